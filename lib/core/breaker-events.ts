@@ -1,0 +1,125 @@
+import type { BreakerState, FailureCategory, RejectionReason, TransitionReason } from './breaker-state.js';
+import type { CircuitOpenError } from './breaker.errors.js';
+
+/** @publicApi */
+export interface StateChangeEvent {
+  from: BreakerState;
+  to: BreakerState;
+  reason: TransitionReason;
+  /** Clock time of the transition. */
+  at: number;
+  /** Set when the breaker opened: when it will admit probes. */
+  openUntil?: number;
+}
+
+/** @publicApi */
+export interface SuccessEvent {
+  durationMs: number;
+  probe: boolean;
+}
+
+/** @publicApi */
+export interface FailureEvent {
+  error: unknown;
+  category: FailureCategory | 'overload';
+  durationMs: number;
+  probe: boolean;
+}
+
+/** @publicApi */
+export interface IgnoredEvent {
+  error: unknown;
+  durationMs: number;
+  probe: boolean;
+}
+
+/** @publicApi */
+export interface RejectedEvent {
+  reason: RejectionReason;
+  error: CircuitOpenError;
+}
+
+/** @publicApi */
+export interface TimeoutEvent {
+  timeoutMs: number;
+  probe: boolean;
+}
+
+/** @publicApi */
+export interface SlowCallEvent {
+  durationMs: number;
+  thresholdMs: number;
+  outcome: 'success' | 'failure';
+}
+
+/** @publicApi */
+export interface ProbeEvent {
+  /** `released`: the probe's outcome was ignored and its permit returned to the budget. */
+  result: 'admitted' | 'succeeded' | 'failed' | 'released';
+}
+
+/** @publicApi */
+export interface BreakerEventMap {
+  stateChange: StateChangeEvent;
+  success: SuccessEvent;
+  failure: FailureEvent;
+  ignored: IgnoredEvent;
+  rejected: RejectedEvent;
+  timeout: TimeoutEvent;
+  slowCall: SlowCallEvent;
+  probe: ProbeEvent;
+}
+
+/** @publicApi */
+export type BreakerEventName = keyof BreakerEventMap;
+
+/** @publicApi */
+export type BreakerListener<E extends BreakerEventName> = (event: BreakerEventMap[E]) => void;
+
+/**
+ * Listeners by event name. A breaker allocates one only when the first listener
+ * subscribes, so a breaker nobody watches pays one `undefined` check per event.
+ *
+ * @internal
+ */
+export class BreakerEventHub {
+  private readonly listeners: { [E in BreakerEventName]?: BreakerListener<E>[] } = {};
+
+  has(event: BreakerEventName): boolean {
+    return this.listeners[event] !== undefined;
+  }
+
+  add<E extends BreakerEventName>(event: E, listener: BreakerListener<E>): () => void {
+    const list = (this.listeners[event] ??= []) as BreakerListener<E>[];
+    list.push(listener);
+    return () => this.remove(event, listener);
+  }
+
+  emit<E extends BreakerEventName>(event: E, payload: BreakerEventMap[E]): void {
+    const list = this.listeners[event];
+    if (list === undefined) return;
+    // A copy, so that a listener that unsubscribes while being called does not skip its neighbour.
+    for (const listener of list.slice()) {
+      // A listener that throws must not break the call it observes, nor starve the other listeners.
+      try {
+        (listener as BreakerListener<E>)(payload);
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+  }
+
+  clear(): void {
+    for (const key of Object.keys(this.listeners)) delete this.listeners[key as BreakerEventName];
+  }
+
+  private remove<E extends BreakerEventName>(event: E, listener: BreakerListener<E>): void {
+    const list = this.listeners[event] as BreakerListener<E>[] | undefined;
+    if (list === undefined) return;
+    const index = list.indexOf(listener);
+    if (index !== -1) list.splice(index, 1);
+    if (list.length === 0) delete this.listeners[event];
+  }
+}

@@ -1,0 +1,110 @@
+import type { ErrorClassifier, ResultClassifier } from './classify.js';
+
+/** A ring buffer of the last `size` outcomes. @publicApi */
+export interface CountWindowOptions {
+  type: 'count';
+  /** How many outcomes the window holds. Default 100. */
+  size: number;
+}
+
+/** Outcomes of the last `durationMs`, summed over `buckets` slices. @publicApi */
+export interface TimeWindowOptions {
+  type: 'time';
+  /** The span of the window. */
+  durationMs: number;
+  /** How many slices the span is cut into; older slices rotate out whole. Default 10. */
+  buckets?: number;
+}
+
+/** @publicApi */
+export type WindowOptions = CountWindowOptions | TimeWindowOptions;
+
+/** @publicApi */
+export interface HalfOpenOptions {
+  /** How many probes one half-open period may admit. Default 1. */
+  maxProbes?: number;
+  /** How many probes may be in flight at once. Default 1. */
+  maxConcurrent?: number;
+  /** How many probes must succeed to close. Default: all of `maxProbes`. */
+  successesToClose?: number;
+  /** The deadline of a probe call. Default: `timeoutMs`. */
+  probeTimeoutMs?: number;
+  /** A probe still unsettled after this long counts as failed. Default: the probe timeout, else 60,000. */
+  maxWaitMs?: number;
+}
+
+/** @publicApi */
+export interface BackoffOptions {
+  /** Each consecutive reopen multiplies the open duration by this. Default 1 (no growth). */
+  multiplier?: number;
+  /** The open duration never grows past this (before jitter). Default: no cap. */
+  maxMs?: number;
+}
+
+/** Client-side throttling while the dependency reports overload. @publicApi */
+export interface OverloadOptions {
+  /**
+   * The SRE `K`: calls are shed with probability
+   * `max(0, (requests - k * accepts) / (requests + 1))` over the window. Default 2.
+   */
+  k?: number;
+}
+
+/**
+ * Everything a breaker can be told. Every option is validated when the breaker
+ * is built.
+ *
+ * @publicApi
+ */
+export interface BreakerOptions {
+  /** Which outcomes the failure rate is computed over. Default `{ type: 'count', size: 100 }`. */
+  window?: WindowOptions;
+  /** Opens when the failure rate in the window is at least this (0..1]. Default 0.5. */
+  failureRateThreshold?: number;
+  /** No rate is judged before the window holds this many counted calls. Default 20. */
+  minimumThroughput?: number;
+  /**
+   * Opens after this many failures in a row. Alone (without `window`,
+   * `failureRateThreshold` or `minimumThroughput`) it is the only trip rule;
+   * beside them, whichever trips first opens the breaker.
+   */
+  consecutiveFailures?: number;
+  /** A call that takes at least this long is slow, whether it succeeded or failed. */
+  slowCallDurationMs?: number;
+  /** Opens when the share of slow calls in the window is at least this (0..1]. Default 1 once `slowCallDurationMs` is set. */
+  slowCallRateThreshold?: number;
+  /** The deadline of every call: the call's signal aborts and it fails with `CallTimeoutError`. Default: none. */
+  timeoutMs?: number;
+  /** How long the breaker stays open before it admits probes. Default 30,000. */
+  openDurationMs?: number;
+  /** Growth of the open duration on consecutive reopens. */
+  backoff?: BackoffOptions;
+  /** Each open duration is drawn from `[d × (1 − jitter), d × (1 + jitter)]`. Default 0. */
+  jitter?: number;
+  /** The longest `Retry-After` the breaker honours. Default 300,000. */
+  maxRetryAfterMs?: number;
+  /** The probe budget of the half-open state. */
+  halfOpen?: HalfOpenOptions;
+  /** How 429 and 503 + `Retry-After` are treated; `false` counts them as failures. Default `{ k: 2 }`. */
+  overload?: false | OverloadOptions;
+  /** Overrides the classification of rejected calls. */
+  classify?: ErrorClassifier;
+  /** Overrides the classification of resolved calls. */
+  classifyResult?: ResultClassifier;
+}
+
+/** @publicApi */
+export const BREAKER_DEFAULTS = Object.freeze({
+  windowSize: 100,
+  timeWindowBuckets: 10,
+  failureRateThreshold: 0.5,
+  minimumThroughput: 20,
+  openDurationMs: 30_000,
+  maxProbes: 1,
+  maxConcurrentProbes: 1,
+  probeMaxWaitMs: 60_000,
+  jitter: 0,
+  maxRetryAfterMs: 300_000,
+  overloadK: 2,
+  slowCallRateThreshold: 1,
+});

@@ -1,0 +1,50 @@
+/**
+ * - `closed`: calls pass and their outcomes are counted.
+ * - `open`: calls are rejected locally until the open duration ends.
+ * - `half-open`: a small budget of probe calls decides between closed and open.
+ * - `isolated`: forced open by `isolate()`, until `reset()`.
+ * - `disabled`: forced closed by `disable()`: records everything, never trips.
+ *
+ * @publicApi
+ */
+export type BreakerState = 'closed' | 'open' | 'half-open' | 'isolated' | 'disabled';
+
+/**
+ * How a settled call is counted.
+ * - `success`: the dependency did its job (a 404 or a 400 is a valid answer).
+ * - `failure`: the dependency could not do its job (5xx, timeouts, connection errors).
+ * - `ignored`: neither; the call does not enter the window (a caller's own abort).
+ * - `overload`: the dependency is shedding load (429, or 503 with `Retry-After`):
+ *   back off, do not stop.
+ *
+ * @publicApi
+ */
+export type CallOutcome = 'success' | 'failure' | 'ignored' | 'overload';
+
+/**
+ * Why a call was rejected without being attempted.
+ * - `open`: the breaker is open.
+ * - `half-open-busy`: half-open and the probe budget is taken.
+ * - `isolated`: forced open by `isolate()`.
+ * - `retry-after`: the dependency asked for a pause with `Retry-After`.
+ * - `throttled`: shed locally because the dependency reports overload.
+ *
+ * @publicApi
+ */
+export type RejectionReason = 'open' | 'half-open-busy' | 'isolated' | 'retry-after' | 'throttled';
+
+/** Why the breaker changed state. @publicApi */
+export type TransitionReason =
+  | 'failure-rate'
+  | 'slow-call-rate'
+  | 'consecutive-failures'
+  | 'open-duration-elapsed'
+  | 'probes-succeeded'
+  | 'probe-failed'
+  | 'probe-expired'
+  | 'isolate'
+  | 'disable'
+  | 'reset';
+
+/** What kind of dependency failure a counted failure was. @publicApi */
+export type FailureCategory = 'timeout' | 'connection' | 'server' | 'other';

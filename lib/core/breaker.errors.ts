@@ -1,0 +1,97 @@
+import type { BreakerState, RejectionReason } from './breaker-state.js';
+import { breakerMessages } from './breaker.messages.js';
+
+// A brand survives two copies of this package in one node_modules tree,
+// where `instanceof` would not.
+const REJECTION_BRAND = Symbol.for('nestjs-circuit-breaker.rejection');
+
+/**
+ * The call was not attempted: the breaker rejected it locally. Distinct from
+ * every dependency error, so that callers, retry policies and logs can tell
+ * "we did not call" from "the dependency failed".
+ *
+ * `retryAfterMs` is the best estimate of when a call may be admitted:
+ * - `open`: until the open duration ends;
+ * - `half-open-busy`: until the pending probe must have settled (its timeout
+ *   or `halfOpen.maxWaitMs`), an upper bound;
+ * - `retry-after`: until the pause the dependency asked for ends;
+ * - `throttled`: a nominal 1 s, since shedding is probabilistic;
+ * - `isolated`: absent; only `reset()` ends isolation.
+ *
+ * `cause` is the last failure the breaker saw, when there was one.
+ *
+ * @publicApi
+ */
+export class CircuitOpenError extends Error {
+  declare readonly name: 'CircuitOpenError';
+  readonly code = 'CIRCUIT_OPEN' as const;
+
+  constructor(
+    readonly breakerName: string,
+    readonly state: BreakerState,
+    readonly reason: RejectionReason,
+    readonly retryAfterMs: number | undefined,
+    cause?: unknown,
+  ) {
+    // A rejection is the hot path of an outage: skipping the stack capture makes
+    // it several times cheaper, and its stack would only show the breaker anyway.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    super(breakerMessages.rejected(breakerName, reason), cause === undefined ? undefined : { cause });
+    Error.stackTraceLimit = limit;
+  }
+}
+Object.defineProperty(CircuitOpenError.prototype, 'name', { value: 'CircuitOpenError' });
+Object.defineProperty(CircuitOpenError.prototype, REJECTION_BRAND, { value: true });
+
+/**
+ * The call was attempted but did not settle within `timeoutMs`; its
+ * `AbortSignal` has been aborted and a late result is discarded. Counted as a
+ * failure.
+ *
+ * @publicApi
+ */
+export class CallTimeoutError extends Error {
+  declare readonly name: 'CallTimeoutError';
+  readonly code = 'CALL_TIMEOUT' as const;
+
+  constructor(
+    readonly breakerName: string,
+    readonly timeoutMs: number,
+    message: string = breakerMessages.timedOut(breakerName, timeoutMs),
+  ) {
+    super(message);
+  }
+}
+Object.defineProperty(CallTimeoutError.prototype, 'name', { value: 'CallTimeoutError' });
+
+/**
+ * A breaker was given an option it cannot work with. Thrown when the breaker is
+ * built (at application start-up under Nest), never on a call.
+ *
+ * @publicApi
+ */
+export class BreakerConfigError extends Error {
+  declare readonly name: 'BreakerConfigError';
+  readonly code = 'BREAKER_CONFIG' as const;
+
+  constructor(
+    message: string,
+    readonly breakerName: string,
+    readonly option?: string,
+  ) {
+    super(message);
+  }
+}
+Object.defineProperty(BreakerConfigError.prototype, 'name', { value: 'BreakerConfigError' });
+
+/**
+ * True for a local rejection by any breaker (a `CircuitOpenError`, also from
+ * another copy of this package). A retry policy should treat it as terminal:
+ * retrying an open breaker is the storm the breaker exists to stop.
+ *
+ * @publicApi
+ */
+export function isBreakerRejection(error: unknown): error is CircuitOpenError {
+  return typeof error === 'object' && error !== null && (error as { [REJECTION_BRAND]?: boolean })[REJECTION_BRAND] === true;
+}

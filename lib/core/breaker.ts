@@ -1,0 +1,759 @@
+import type { BreakerOptions } from './breaker-options.js';
+import {
+  BreakerEventHub,
+  type BreakerEventMap,
+  type BreakerEventName,
+  type BreakerListener,
+} from './breaker-events.js';
+import type { BreakerSnapshot, BreakerTotals } from './breaker-snapshot.js';
+import type { BreakerState, CallOutcome, FailureCategory, RejectionReason, TransitionReason } from './breaker-state.js';
+import { CallTimeoutError, CircuitOpenError } from './breaker.errors.js';
+import { breakerMessages } from './breaker.messages.js';
+import { defaultClassifyError, defaultClassifyResult, failureCategoryOf, retryAfterOf } from './classify.js';
+import { systemClock, type Clock, type RandomSource } from './clock.js';
+import { resolveBreakerOptions, type ResolvedBreakerOptions } from './resolve-options.js';
+import { CountWindow } from './window/count-window.js';
+import {
+  SLOT_FAILURE,
+  SLOT_OVERLOAD,
+  SLOT_SHED,
+  SLOT_SLOW,
+  SLOT_SUCCESS,
+  type OutcomeWindow,
+} from './window/outcome-window.interface.js';
+import { TimeWindow } from './window/time-window.js';
+
+/** What a breaker may be given besides its options. @publicApi */
+export interface BreakerDeps {
+  /** Where time comes from. Default: `Date.now`. */
+  clock?: Clock;
+  /** Where jitter and load shedding draw from. Default: `Math.random`. */
+  random?: RandomSource;
+}
+
+/** @publicApi */
+export interface ExecuteOptions {
+  /** The caller's signal: aborting it aborts the call, which is then `ignored`. */
+  signal?: AbortSignal;
+}
+
+/** What the protected function receives. @publicApi */
+export interface CallContext {
+  /** Aborted when the call times out or the caller aborts; `undefined` when neither can happen. */
+  readonly signal: AbortSignal | undefined;
+}
+
+/** @publicApi */
+export type ProtectedCall<T> = (context: CallContext) => T | PromiseLike<T>;
+
+/**
+ * An admission to call the dependency, for callers that run the call
+ * themselves (an RxJS subscription, a synchronous method). Settle it exactly
+ * once; later settlements are ignored.
+ *
+ * @publicApi
+ */
+export interface CallPermit {
+  /** True when this call is a half-open probe. */
+  readonly probe: boolean;
+  /** The call resolved with `value` (classified with `classifyResult`). */
+  succeed(value?: unknown): CallOutcome;
+  /** The call failed with `error` (classified with `classify`). */
+  fail(error: unknown): CallOutcome;
+  /** The call timed out: counted as a failure. */
+  timeOut(error: CallTimeoutError): void;
+  /** The call's outcome is unknown or irrelevant (the caller went away): `ignored`. */
+  release(): void;
+}
+
+const CLOSED = 0;
+const OPEN = 1;
+const HALF_OPEN = 2;
+const ISOLATED = 3;
+const DISABLED = 4;
+const STATE_NAMES: readonly BreakerState[] = ['closed', 'open', 'half-open', 'isolated', 'disabled'];
+// Shared by every call that has neither a caller signal nor a deadline.
+const NO_SIGNAL: CallContext = Object.freeze({ signal: undefined });
+// A throttled call may be admitted at any moment; this is a polite hint, not a schedule.
+const THROTTLED_RETRY_AFTER_MS = 1_000;
+// The start of a call admitted while nobody needed its duration.
+const NOT_TIMED = Number.NaN;
+
+/** A half-open probe in flight. `expire` settles the caller when the breaker gives up on it. */
+interface ProbeRecord {
+  readonly id: number;
+  readonly startedAt: number;
+  expire: ((error: CallTimeoutError) => void) | undefined;
+}
+
+/**
+ * A circuit breaker: closed, open, half-open (plus isolated and disabled by
+ * hand), in front of one dependency and operation.
+ *
+ * Transitions are lazy: they are decided on the next call or read, never by a
+ * timer, so a breaker costs nothing while idle and behaves deterministically
+ * under an injected clock. Every call does O(1) work.
+ *
+ * @publicApi
+ */
+export class Breaker {
+  readonly name: string;
+  /** The options in force, after defaults and validation. */
+  readonly config: ResolvedBreakerOptions;
+
+  private readonly clock: Clock;
+  private readonly random: RandomSource;
+  private readonly window: OutcomeWindow;
+  private readonly totals = newTotals();
+  private readonly timeInState = [0, 0, 0, 0, 0];
+  private hub: BreakerEventHub | undefined;
+  /** Whether calls must be timed: slow-call detection, a time window, or listeners that want durations. */
+  private timed: boolean;
+
+  private current = CLOSED;
+  private sinceAt: number;
+  private generation = 0;
+  private openUntilAt = 0;
+  private pausedUntilAt = 0;
+  private reopens = 0;
+  private consecutiveFailures = 0;
+  private lastFailure: unknown = undefined;
+
+  private probesAdmitted = 0;
+  private probesSucceeded = 0;
+  private probesFailed = 0;
+  private probeSeq = 0;
+  private probes: ProbeRecord[] = [];
+
+  constructor(name: string, options?: BreakerOptions, deps: BreakerDeps = {}) {
+    if (typeof name !== 'string' || name === '') {
+      throw new TypeError(`A circuit breaker needs a non-empty string name, got ${String(name)}.`);
+    }
+    this.name = name;
+    this.config = resolveBreakerOptions(name, options);
+    this.clock = deps.clock ?? systemClock;
+    this.random = deps.random ?? Math.random;
+    const w = this.config.window;
+    this.window = w.type === 'count' ? new CountWindow(w.size) : new TimeWindow(w.durationMs, w.buckets);
+    this.timed = this.config.slowCallDurationMs !== undefined || w.type === 'time';
+    this.sinceAt = this.clock.now();
+  }
+
+  /** The current state, after any transition that time alone has made due. */
+  get state(): BreakerState {
+    this.refresh(this.clock.now());
+    return STATE_NAMES[this.current]!;
+  }
+
+  /**
+   * Runs `fn` through the breaker. Rejects at once with `CircuitOpenError` when
+   * the breaker does not admit the call; otherwise settles as `fn` does, or
+   * with `CallTimeoutError` after `timeoutMs`, or with the caller's abort reason.
+   */
+  execute<T>(fn: ProtectedCall<T>, options?: ExecuteOptions): Promise<T> {
+    if (typeof fn !== 'function') throw new TypeError(breakerMessages.notAFunction(this.name, fn));
+    const signal = options?.signal;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const token = this.admit();
+    if (typeof token !== 'number') return Promise.reject(token);
+    const startedAt = this.timed ? this.clock.now() : NOT_TIMED;
+    if (token < 0) return this.runGuarded(fn, token, startedAt, this.config.probeTimeoutMs, signal);
+    if (signal === undefined && this.config.timeoutMs === undefined) return this.runPlain(fn, token, startedAt);
+    return this.runGuarded(fn, token, startedAt, this.config.timeoutMs, signal);
+  }
+
+  /**
+   * Admits one call that the caller will run and settle itself, or throws
+   * `CircuitOpenError`. The breaker applies no deadline to it: the caller owns
+   * the call (a probe that is never settled still expires after
+   * `halfOpen.maxWaitMs`).
+   */
+  acquire(): CallPermit {
+    const token = this.admit();
+    if (typeof token !== 'number') throw token;
+    return new Permit(this, token, this.timed ? this.clock.now() : NOT_TIMED);
+  }
+
+  /** Subscribes to an event; returns the function that unsubscribes. */
+  on<E extends BreakerEventName>(event: E, listener: BreakerListener<E>): () => void {
+    if (typeof listener !== 'function') {
+      throw new TypeError(`Circuit breaker "${this.name}": on("${event}") takes a listener function.`);
+    }
+    this.hub ??= new BreakerEventHub();
+    this.timed = true;
+    return this.hub.add(event, listener);
+  }
+
+  /** Forces the breaker open (reason `isolated`) until `reset()`. */
+  isolate(): void {
+    if (this.current !== ISOLATED) this.transition(ISOLATED, 'isolate', this.clock.now(), undefined);
+  }
+
+  /** Lets every call through, still recording outcomes and events, never tripping, until `reset()`. */
+  disable(): void {
+    if (this.current !== DISABLED) this.transition(DISABLED, 'disable', this.clock.now(), undefined);
+  }
+
+  /** Back to closed with an empty window, no backoff and no pause. */
+  reset(): void {
+    const now = this.clock.now();
+    this.pausedUntilAt = 0;
+    if (this.current !== CLOSED) {
+      this.transition(CLOSED, 'reset', now, undefined);
+    } else {
+      this.generation++;
+      this.window.reset();
+      this.consecutiveFailures = 0;
+      this.reopens = 0;
+    }
+  }
+
+  /** Drops every listener. The breaker holds no timer or handle, so nothing else needs releasing. */
+  dispose(): void {
+    this.hub?.clear();
+    this.hub = undefined;
+    this.timed = this.config.slowCallDurationMs !== undefined || this.config.window.type === 'time';
+  }
+
+  snapshot(): BreakerSnapshot {
+    const now = this.clock.now();
+    this.refresh(now);
+    const w = this.window;
+    w.refresh(now);
+    const c = this.config;
+    const state = STATE_NAMES[this.current]!;
+    const timeInStateMs = {} as Record<BreakerState, number>;
+    STATE_NAMES.forEach((name, i) => (timeInStateMs[name] = this.timeInState[i]! + (i === this.current ? now - this.sinceAt : 0)));
+    const t = this.totals;
+    return {
+      name: this.name,
+      state,
+      since: this.sinceAt,
+      openUntil: this.current === OPEN ? this.openUntilAt : undefined,
+      pausedUntil: this.pausedUntilAt > now ? this.pausedUntilAt : undefined,
+      generation: this.generation,
+      window: {
+        ...(c.window.type === 'count' ? { type: 'count', size: c.window.size } : { type: 'time', durationMs: c.window.durationMs, buckets: c.window.buckets }),
+        calls: w.calls,
+        failures: w.failures,
+        slowCalls: w.slowCalls,
+        overloads: w.overloads,
+        shed: w.shed,
+        failureRate: w.calls === 0 ? 0 : w.failures / w.calls,
+        slowCallRate: w.calls === 0 ? 0 : w.slowCalls / w.calls,
+      },
+      halfOpen:
+        this.current === HALF_OPEN
+          ? {
+              probesAdmitted: this.probesAdmitted,
+              probesInFlight: this.probes.length,
+              probesSucceeded: this.probesSucceeded,
+              probesFailed: this.probesFailed,
+            }
+          : undefined,
+      totals: {
+        ...t,
+        rejected: { ...t.rejected },
+        failures: { ...t.failures },
+        probes: { ...t.probes },
+      },
+      timeInStateMs,
+      thresholds: {
+        failureRateThreshold: c.rateRule ? c.failureRateThreshold : undefined,
+        minimumThroughput: c.minimumThroughput,
+        consecutiveFailures: c.consecutiveFailures,
+        slowCallDurationMs: c.slowCallDurationMs,
+        slowCallRateThreshold: c.slowCallRateThreshold,
+        timeoutMs: c.timeoutMs,
+        openDurationMs: c.openDurationMs,
+        nextOpenDurationMs: this.baseOpenDuration(this.current === HALF_OPEN || this.current === OPEN ? this.reopens + 1 : this.reopens),
+        maxProbes: c.maxProbes,
+        maxConcurrentProbes: c.maxConcurrentProbes,
+        successesToClose: c.successesToClose,
+      },
+    };
+  }
+
+  // ---------------------------------------------------------------------------
+  // Admission
+
+  /** A token (the generation; a negative probe id for probes) or the rejection. */
+  private admit(): number | CircuitOpenError {
+    const state = this.current;
+    if (state === CLOSED) {
+      if (this.pausedUntilAt !== 0 || (this.window.overloads !== 0 && this.config.overloadK !== 0)) return this.admitUnderOverload();
+      this.totals.admitted++;
+      return this.generation;
+    }
+    if (state === DISABLED) {
+      this.totals.admitted++;
+      return this.generation;
+    }
+    if (state === ISOLATED) return this.reject('isolated', undefined);
+    const now = this.clock.now();
+    this.refresh(now);
+    if (this.current === OPEN) return this.reject('open', this.openUntilAt - now);
+    return this.admitProbe(now);
+  }
+
+  /** The closed state while the dependency reports overload: honour its pause, then shed a share of calls. */
+  private admitUnderOverload(): number | CircuitOpenError {
+    const now = this.clock.now();
+    if (this.pausedUntilAt !== 0) {
+      if (now < this.pausedUntilAt) return this.reject('retry-after', this.pausedUntilAt - now);
+      this.pausedUntilAt = 0;
+    }
+    const w = this.window;
+    w.refresh(now);
+    if (w.overloads !== 0) {
+      // Google SRE client-side throttling: shed in proportion to what the dependency refuses.
+      const requests = w.calls + w.overloads + w.shed;
+      const rejectProbability = (requests - this.config.overloadK * w.calls) / (requests + 1);
+      if (rejectProbability > 0 && this.random() < rejectProbability) {
+        w.record(SLOT_SHED, now);
+        return this.reject('throttled', THROTTLED_RETRY_AFTER_MS);
+      }
+    }
+    this.totals.admitted++;
+    return this.generation;
+  }
+
+  private admitProbe(now: number): number | CircuitOpenError {
+    const c = this.config;
+    if (this.probesAdmitted >= c.maxProbes || this.probes.length >= c.maxConcurrentProbes) {
+      const oldest = this.probes[0];
+      return this.reject('half-open-busy', oldest === undefined ? 0 : Math.max(0, oldest.startedAt + c.probeMaxWaitMs - now));
+    }
+    this.probesAdmitted++;
+    const id = ++this.probeSeq;
+    this.probes.push({ id, startedAt: now, expire: undefined });
+    this.totals.admitted++;
+    this.totals.probes.admitted++;
+    this.hub?.emit('probe', { result: 'admitted' });
+    return -id;
+  }
+
+  private reject(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
+    const error = new CircuitOpenError(this.name, STATE_NAMES[this.current]!, reason, retryAfterMs, this.lastFailure);
+    const rejected = this.totals.rejected;
+    rejected[reason]++;
+    rejected.total++;
+    this.hub?.emit('rejected', { reason, error });
+    return error;
+  }
+
+  // ---------------------------------------------------------------------------
+  // Running a call
+
+  private async runPlain<T>(fn: ProtectedCall<T>, token: number, startedAt: number): Promise<T> {
+    let value: T;
+    try {
+      value = await fn(NO_SIGNAL);
+    } catch (error) {
+      this.settle(token, this.classifyError(error), error, startedAt, undefined);
+      throw error;
+    }
+    this.settle(token, this.classifyResult(value), value, startedAt, undefined);
+    return value;
+  }
+
+  /** A call with its own signal: a deadline, a caller signal, or a probe that may expire. */
+  private runGuarded<T>(
+    fn: ProtectedCall<T>,
+    token: number,
+    startedAt: number,
+    timeoutMs: number | undefined,
+    callerSignal: AbortSignal | undefined,
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const controller = new AbortController();
+      const probe = token < 0 ? this.findProbe(-token) : undefined;
+      let settled = false;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const finish = (): void => {
+        settled = true;
+        if (timer !== undefined) clearTimeout(timer);
+        callerSignal?.removeEventListener('abort', onCallerAbort);
+        if (probe !== undefined) probe.expire = undefined;
+      };
+      const onCallerAbort = (): void => {
+        if (settled) return;
+        finish();
+        const reason = callerSignal!.reason;
+        controller.abort(reason);
+        this.settle(token, 'ignored', reason, startedAt, undefined);
+        reject(reason);
+      };
+      if (timeoutMs !== undefined) {
+        timer = setTimeout(() => {
+          if (settled) return;
+          finish();
+          const error = new CallTimeoutError(this.name, timeoutMs);
+          controller.abort(error);
+          this.settleTimeout(token, error, startedAt);
+          reject(error);
+        }, timeoutMs);
+        // A deadline must never be the reason a process stays alive.
+        timer.unref?.();
+      }
+      callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+      if (probe !== undefined) {
+        probe.expire = (error) => {
+          if (settled) return;
+          finish();
+          controller.abort(error);
+          reject(error);
+        };
+      }
+      const onValue = (value: T): void => {
+        if (settled) return;
+        finish();
+        this.settle(token, this.classifyResult(value), value, startedAt, undefined);
+        resolve(value);
+      };
+      const onError = (error: unknown): void => {
+        if (settled) return;
+        finish();
+        // The caller's own abort says nothing about the dependency.
+        this.settle(token, callerSignal?.aborted ? 'ignored' : this.classifyError(error), error, startedAt, undefined);
+        reject(error);
+      };
+      let result: T | PromiseLike<T>;
+      try {
+        result = fn({ signal: controller.signal });
+      } catch (error) {
+        onError(error);
+        return;
+      }
+      Promise.resolve(result).then(onValue, onError);
+    });
+  }
+
+  // ---------------------------------------------------------------------------
+  // Classification
+
+  /** @internal */
+  classifyError(error: unknown): CallOutcome {
+    const c = this.config;
+    if (c.classify !== undefined) {
+      const outcome = this.callClassifier('classify', c.classify, error);
+      if (outcome !== undefined) return outcome;
+    }
+    return defaultClassifyError(error, c.overloadK !== 0);
+  }
+
+  /** @internal */
+  classifyResult(value: unknown): CallOutcome {
+    const c = this.config;
+    if (c.classifyResult !== undefined) {
+      const outcome = this.callClassifier('classifyResult', c.classifyResult, value);
+      if (outcome !== undefined) return outcome;
+    }
+    return defaultClassifyResult(value, c.overloadK !== 0);
+  }
+
+  /**
+   * A classifier that throws or answers nonsense is a bug in the application: it
+   * is reported as an uncaught exception, and the call counts as a failure so the
+   * breaker still protects and no permit is lost.
+   */
+  private callClassifier(option: string, classifier: (x: unknown) => CallOutcome | undefined, subject: unknown): CallOutcome | undefined {
+    let outcome: unknown;
+    try {
+      outcome = classifier(subject);
+    } catch (fault) {
+      reportAsync(fault);
+      return 'failure';
+    }
+    if (outcome === undefined || outcome === 'success' || outcome === 'failure' || outcome === 'ignored' || outcome === 'overload') {
+      return outcome;
+    }
+    reportAsync(
+      new TypeError(
+        `Circuit breaker "${this.name}": option "${option}" returned ${JSON.stringify(outcome)}; expected 'success', 'failure', 'ignored', 'overload' or undefined.`,
+      ),
+    );
+    return 'failure';
+  }
+
+  // ---------------------------------------------------------------------------
+  // Settlement
+
+  /** @internal Counts a timed-out call: a failure of category `timeout`. */
+  settleTimeout(token: number, error: CallTimeoutError, startedAt: number): void {
+    this.totals.timeouts++;
+    this.hub?.emit('timeout', { timeoutMs: error.timeoutMs, probe: token < 0 });
+    this.settle(token, 'failure', error, startedAt, 'timeout');
+  }
+
+  /** @internal Counts one settled call; drops its effect on state when it belongs to an older generation. */
+  settle(token: number, outcome: CallOutcome, subject: unknown, startedAt: number, category: FailureCategory | undefined): void {
+    const now = this.timed ? this.clock.now() : 0;
+    // A call admitted before anyone needed durations (a listener added since) reports 0.
+    const durationMs = this.timed && startedAt === startedAt ? now - startedAt : 0;
+    const probe = token < 0;
+    const slowMs = this.config.slowCallDurationMs;
+    const slow = slowMs !== undefined && durationMs >= slowMs && (outcome === 'success' || outcome === 'failure');
+    const totals = this.totals;
+    const hub = this.hub;
+
+    let slot: number;
+    if (outcome === 'success') {
+      totals.successes++;
+      slot = SLOT_SUCCESS;
+      hub?.emit('success', { durationMs, probe });
+    } else if (outcome === 'failure') {
+      const cat = category ?? failureCategoryOf(subject);
+      totals.failures[cat]++;
+      totals.failures.total++;
+      this.lastFailure = subject;
+      slot = SLOT_FAILURE;
+      hub?.emit('failure', { error: subject, category: cat, durationMs, probe });
+    } else if (outcome === 'overload') {
+      totals.overloads++;
+      this.lastFailure = subject;
+      slot = SLOT_OVERLOAD;
+      hub?.emit('failure', { error: subject, category: 'overload', durationMs, probe });
+    } else {
+      totals.ignored++;
+      hub?.emit('ignored', { error: subject, durationMs, probe });
+      if (probe) this.releaseProbe(-token);
+      return;
+    }
+    if (slow) {
+      totals.slowCalls++;
+      slot |= SLOT_SLOW;
+      hub?.emit('slowCall', { durationMs, thresholdMs: slowMs, outcome: outcome as 'success' | 'failure' });
+    }
+
+    if (probe) {
+      this.settleProbe(-token, outcome === 'success' && !slow, subject);
+      return;
+    }
+    if (token !== this.generation) return;
+    const state = this.current;
+    if (state !== CLOSED && state !== DISABLED) return;
+    this.window.record(slot, now);
+    if (outcome === 'failure') this.consecutiveFailures++;
+    else if (outcome === 'success') this.consecutiveFailures = 0;
+    if (state === CLOSED) {
+      if (outcome === 'overload') this.onOverload(subject);
+      else this.evaluate(subject);
+    }
+  }
+
+  /** Trips the breaker if the window or the failure streak says so. */
+  private evaluate(subject: unknown): void {
+    const c = this.config;
+    const w = this.window;
+    if (c.consecutiveFailures !== undefined && this.consecutiveFailures >= c.consecutiveFailures) {
+      this.trip('consecutive-failures', subject);
+      return;
+    }
+    if (!c.rateRule) return;
+    if (c.window.type === 'time') w.refresh(this.clock.now());
+    const calls = w.calls;
+    if (calls < c.minimumThroughput) return;
+    if (w.failures >= c.failureRateThreshold * calls) this.trip('failure-rate', subject);
+    else if (c.slowCallRateThreshold !== undefined && w.slowCalls >= c.slowCallRateThreshold * calls) this.trip('slow-call-rate', subject);
+  }
+
+  private onOverload(subject: unknown): void {
+    const now = this.clock.now();
+    const hint = retryAfterOf(subject, now);
+    if (hint !== undefined && hint > 0) {
+      const until = now + Math.min(hint, this.config.maxRetryAfterMs);
+      if (until > this.pausedUntilAt) this.pausedUntilAt = until;
+    }
+  }
+
+  private trip(reason: TransitionReason, subject: unknown): void {
+    const now = this.clock.now();
+    this.transition(OPEN, reason, now, retryAfterOf(subject, now));
+  }
+
+  private settleProbe(id: number, succeeded: boolean, subject: unknown): void {
+    const index = this.indexOfProbe(id);
+    // Expired, or admitted by a half-open period that has already ended.
+    if (index === -1) return;
+    this.probes.splice(index, 1);
+    const c = this.config;
+    if (succeeded) {
+      this.probesSucceeded++;
+      this.totals.probes.succeeded++;
+      this.hub?.emit('probe', { result: 'succeeded' });
+      if (this.probesSucceeded >= c.successesToClose) this.transition(CLOSED, 'probes-succeeded', this.clock.now(), undefined);
+      return;
+    }
+    this.probesFailed++;
+    this.totals.probes.failed++;
+    this.hub?.emit('probe', { result: 'failed' });
+    // Reopen as soon as closing has become impossible.
+    if (c.maxProbes - this.probesFailed < c.successesToClose) {
+      const now = this.clock.now();
+      this.transition(OPEN, 'probe-failed', now, retryAfterOf(subject, now));
+    }
+  }
+
+  private releaseProbe(id: number): void {
+    const index = this.indexOfProbe(id);
+    if (index === -1) return;
+    this.probes.splice(index, 1);
+    this.probesAdmitted--;
+    this.totals.probes.released++;
+    this.hub?.emit('probe', { result: 'released' });
+  }
+
+  private findProbe(id: number): ProbeRecord | undefined {
+    const index = this.indexOfProbe(id);
+    return index === -1 ? undefined : this.probes[index];
+  }
+
+  private indexOfProbe(id: number): number {
+    const probes = this.probes;
+    for (let i = 0; i < probes.length; i++) if (probes[i]!.id === id) return i;
+    return -1;
+  }
+
+  // ---------------------------------------------------------------------------
+  // Transitions
+
+  /** Makes the transitions that time alone has made due: open → half-open, expired probes. */
+  private refresh(now: number): void {
+    if (this.current === OPEN && now >= this.openUntilAt) this.transition(HALF_OPEN, 'open-duration-elapsed', now, undefined);
+    if (this.current === HALF_OPEN) this.expireProbes(now);
+  }
+
+  /** A probe still unsettled after `halfOpen.maxWaitMs` counts as failed, so a hung probe cannot wedge the breaker. */
+  private expireProbes(now: number): void {
+    const maxWait = this.config.probeMaxWaitMs;
+    while (this.current === HALF_OPEN && this.probes.length > 0 && now - this.probes[0]!.startedAt >= maxWait) {
+      const record = this.probes[0]!;
+      const error = new CallTimeoutError(this.name, maxWait, breakerMessages.probeExpired(this.name, maxWait));
+      record.expire?.(error);
+      this.totals.timeouts++;
+      this.totals.failures.timeout++;
+      this.totals.failures.total++;
+      this.lastFailure = error;
+      this.hub?.emit('timeout', { timeoutMs: maxWait, probe: true });
+      this.hub?.emit('failure', { error, category: 'timeout', durationMs: now - record.startedAt, probe: true });
+      this.probes.shift();
+      this.probesFailed++;
+      this.totals.probes.failed++;
+      this.hub?.emit('probe', { result: 'failed' });
+      if (this.config.maxProbes - this.probesFailed < this.config.successesToClose) {
+        this.transition(OPEN, 'probe-expired', now, undefined);
+      }
+    }
+  }
+
+  private transition(to: number, reason: TransitionReason, now: number, retryAfterHint: number | undefined): void {
+    const from = this.current;
+    this.timeInState[from]! += now - this.sinceAt;
+    this.current = to;
+    this.sinceAt = now;
+    this.generation++;
+    this.probes = [];
+    this.consecutiveFailures = 0;
+    this.openUntilAt = 0;
+    if (to === OPEN) {
+      if (from === HALF_OPEN) this.reopens++;
+      this.openUntilAt = now + this.openDuration(retryAfterHint);
+      this.window.reset();
+    } else if (to === HALF_OPEN) {
+      this.probesAdmitted = this.probesSucceeded = this.probesFailed = 0;
+    } else if (to === CLOSED) {
+      this.reopens = 0;
+      this.window.reset();
+    }
+    this.hub?.emit('stateChange', {
+      from: STATE_NAMES[from]!,
+      to: STATE_NAMES[to]!,
+      reason,
+      at: now,
+      ...(to === OPEN ? { openUntil: this.openUntilAt } : {}),
+    });
+  }
+
+  private baseOpenDuration(reopens: number): number {
+    const c = this.config;
+    return Math.min(c.openDurationMs * c.backoffMultiplier ** reopens, c.backoffMaxMs);
+  }
+
+  /** Backoff, then jitter, then at least the dependency's `Retry-After` (capped). */
+  private openDuration(retryAfterHint: number | undefined): number {
+    const c = this.config;
+    let duration = this.baseOpenDuration(this.reopens);
+    if (c.jitter !== 0) duration *= 1 - c.jitter + 2 * c.jitter * this.random();
+    if (retryAfterHint !== undefined) duration = Math.max(duration, Math.min(retryAfterHint, c.maxRetryAfterMs));
+    return duration;
+  }
+
+  /** @internal Emits to listeners; used by the permit and the Nest layer. */
+  emit<E extends BreakerEventName>(event: E, payload: BreakerEventMap[E]): void {
+    this.hub?.emit(event, payload);
+  }
+}
+
+/** A permit handed out by `acquire()`; settles its breaker once. */
+class Permit implements CallPermit {
+  private settled = false;
+
+  constructor(
+    private readonly breaker: Breaker,
+    private readonly token: number,
+    private readonly startedAt: number,
+  ) {}
+
+  get probe(): boolean {
+    return this.token < 0;
+  }
+
+  succeed(value?: unknown): CallOutcome {
+    if (this.settled) return 'ignored';
+    this.settled = true;
+    const outcome = this.breaker.classifyResult(value);
+    this.breaker.settle(this.token, outcome, value, this.startedAt, undefined);
+    return outcome;
+  }
+
+  fail(error: unknown): CallOutcome {
+    if (this.settled) return 'ignored';
+    this.settled = true;
+    const outcome = this.breaker.classifyError(error);
+    this.breaker.settle(this.token, outcome, error, this.startedAt, undefined);
+    return outcome;
+  }
+
+  timeOut(error: CallTimeoutError): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.breaker.settleTimeout(this.token, error, this.startedAt);
+  }
+
+  release(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.breaker.settle(this.token, 'ignored', undefined, this.startedAt, undefined);
+  }
+}
+
+function newTotals(): BreakerTotals {
+  return {
+    admitted: 0,
+    rejected: { open: 0, 'half-open-busy': 0, isolated: 0, 'retry-after': 0, throttled: 0, total: 0 },
+    successes: 0,
+    failures: { timeout: 0, connection: 0, server: 0, other: 0, total: 0 },
+    ignored: 0,
+    overloads: 0,
+    timeouts: 0,
+    slowCalls: 0,
+    probes: { admitted: 0, succeeded: 0, failed: 0, released: 0 },
+  };
+}
+
+function reportAsync(error: unknown): void {
+  queueMicrotask(() => {
+    throw error;
+  });
+}

@@ -1,0 +1,45 @@
+export { Breaker } from './breaker.js';
+export type { BreakerDeps, CallContext, CallPermit, ExecuteOptions, ProtectedCall } from './breaker.js';
+export { BREAKER_DEFAULTS } from './breaker-options.js';
+export type {
+  BackoffOptions,
+  BreakerOptions,
+  CountWindowOptions,
+  HalfOpenOptions,
+  OverloadOptions,
+  TimeWindowOptions,
+  WindowOptions,
+} from './breaker-options.js';
+export type {
+  BreakerEventMap,
+  BreakerEventName,
+  BreakerListener,
+  FailureEvent,
+  IgnoredEvent,
+  ProbeEvent,
+  RejectedEvent,
+  SlowCallEvent,
+  StateChangeEvent,
+  SuccessEvent,
+  TimeoutEvent,
+} from './breaker-events.js';
+export type {
+  BreakerSnapshot,
+  BreakerThresholds,
+  BreakerTotals,
+  HalfOpenSnapshot,
+  WindowSnapshot,
+} from './breaker-snapshot.js';
+export type { BreakerState, CallOutcome, FailureCategory, RejectionReason, TransitionReason } from './breaker-state.js';
+export { BreakerConfigError, CallTimeoutError, CircuitOpenError, isBreakerRejection } from './breaker.errors.js';
+export {
+  defaultClassifyError,
+  defaultClassifyResult,
+  httpStatusOf,
+  parseRetryAfter,
+  retryAfterOf,
+} from './classify.js';
+export type { ErrorClassifier, ResultClassifier } from './classify.js';
+export { systemClock } from './clock.js';
+export type { Clock, RandomSource } from './clock.js';
+export type { ResolvedBreakerOptions } from './resolve-options.js';
