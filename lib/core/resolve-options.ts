@@ -200,16 +200,18 @@ class OptionChecker {
     return value === undefined ? undefined : this.integer(option, value, min);
   }
 
-  duration(option: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
-    const expected = max === MAX_TIMER_MS ? `a number of milliseconds in [${min === 0 ? 0 : '1'}, ${MAX_TIMER_MS}]` : `a finite number of milliseconds >= ${min}`;
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) this.invalid(option, value, expected);
+  duration(option: string, value: unknown, min: number): number {
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < min) this.invalid(option, value, `a finite number of milliseconds >= ${min}`);
     return value;
   }
 
-  optionalDuration(option: string, value: unknown, max?: number): number | undefined {
+  /** A positive duration or nothing; `max` keeps it within what a timer can wait. */
+  optionalDuration(option: string, value: unknown, max = Number.MAX_SAFE_INTEGER): number | undefined {
     if (value === undefined) return undefined;
-    if (typeof value === 'number' && value <= 0) this.invalid(option, value, 'a positive number of milliseconds');
-    return this.duration(option, value, 0, max);
+    if (typeof value !== 'number' || !(value > 0 && value <= max)) {
+      this.invalid(option, value, max === MAX_TIMER_MS ? `a positive number of milliseconds up to ${MAX_TIMER_MS}` : 'a positive, finite number of milliseconds');
+    }
+    return value;
   }
 
   optionalFunction<F>(option: string, value: F | undefined): F | undefined {

@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { Breaker, CircuitOpenError } from '../../lib/core/index.js';
+import { httpError, ManualClock, sequence } from '../helpers/manual-clock.js';
+
+const call = (breaker: Breaker, error?: unknown) =>
+  breaker.execute(() => (error === undefined ? Promise.resolve('ok') : Promise.reject(error))).catch((e: unknown) => e);
+
+describe('Breaker overload handling (429 / 503 + Retry-After)', () => {
+  it('an overload does not count toward the failure rate', async () => {
+    const breaker = new Breaker('shedding', { window: { type: 'count', size: 10 }, minimumThroughput: 2 }, { random: () => 0.999 });
+    for (let i = 0; i < 10; i++) await call(breaker, httpError(429));
+    expect(breaker.state).toBe('closed');
+    expect(breaker.snapshot().window).toMatchObject({ calls: 0, failures: 0, overloads: 10 });
+    expect(breaker.snapshot().totals).toMatchObject({ overloads: 10, failures: { total: 0 } });
+  });
+
+  it('a Retry-After on an overload pauses new calls for that long, and rejections say so', async () => {
+    const clock = new ManualClock();
+    const breaker = new Breaker('paused', {}, { clock, random: () => 0.999 });
+    await call(breaker, httpError(429, { 'retry-after': '2' }));
+    const rejection = (await call(breaker)) as CircuitOpenError;
+    expect(rejection).toBeInstanceOf(CircuitOpenError);
+    expect(rejection).toMatchObject({ reason: 'retry-after', state: 'closed', retryAfterMs: 2_000 });
+    expect(breaker.snapshot().pausedUntil).toBe(clock.now() + 2_000);
+    clock.advance(1_500);
+    expect(await call(breaker)).toMatchObject({ reason: 'retry-after', retryAfterMs: 500 });
+    clock.advance(500);
+    expect(await call(breaker)).toBe('ok');
+  });
+
+  it('the pause is capped by maxRetryAfterMs', async () => {
+    const clock = new ManualClock();
+    const breaker = new Breaker('capped', { maxRetryAfterMs: 10_000 }, { clock, random: () => 0.999 });
+    await call(breaker, httpError(503, { 'retry-after': '3600' }));
+    expect(await call(breaker)).toMatchObject({ reason: 'retry-after', retryAfterMs: 10_000 });
+  });
+
+  it('without a hint, sheds calls with SRE client-side throttling: p = (requests - k·accepts) / (requests + 1)', async () => {
+    // The random source decides each shedding draw: below p sheds, at or above admits.
+    let draw = 0.999;
+    const breaker = new Breaker('throttled', { window: { type: 'count', size: 100 } }, { random: () => draw });
+    // 6 accepted calls and 14 overloads: requests 20, accepts 6, p = (20 - 12) / 21 = 0.38095...
+    for (let i = 0; i < 6; i++) await call(breaker);
+    for (let i = 0; i < 14; i++) await call(breaker, httpError(429));
+    draw = 0.38;
+    expect(await call(breaker)).toMatchObject({ reason: 'throttled', state: 'closed', retryAfterMs: 1_000 });
+    // The shed call counts as a request: p = (21 - 12) / 22 = 0.40909...
+    draw = 0.409;
+    expect(await call(breaker)).toMatchObject({ reason: 'throttled' });
+    // p = (22 - 12) / 23 = 0.43478...
+    draw = 0.4348;
+    expect(await call(breaker)).toBe('ok');
+    expect(breaker.snapshot().window).toMatchObject({ calls: 7, overloads: 14, shed: 2 });
+    expect(breaker.snapshot().totals.rejected).toMatchObject({ throttled: 2, total: 2 });
+  });
+
+  it('does not shed while accepts keep up with k: p ≤ 0', async () => {
+    const breaker = new Breaker('healthy-enough', {}, { random: () => 0 });
+    // 10 accepts, 10 overloads: 20 - 2·10 = 0.
+    for (let i = 0; i < 10; i++) await call(breaker);
+    for (let i = 0; i < 10; i++) await call(breaker, httpError(429));
+    expect(await call(breaker)).toBe('ok');
+  });
+
+  it('an overload on a half-open probe counts as a failed probe, and its Retry-After lengthens the open period', async () => {
+    const clock = new ManualClock();
+    const breaker = new Breaker('probe-overload', { consecutiveFailures: 1, openDurationMs: 1_000 }, { clock });
+    await call(breaker, httpError(500));
+    clock.advance(1_000);
+    await call(breaker, httpError(429, { 'retry-after': '7' }));
+    expect(breaker.snapshot()).toMatchObject({ state: 'open', openUntil: clock.now() + 7_000 });
+  });
+
+  it('overload: false counts 429 as a failure', async () => {
+    const breaker = new Breaker('strict', { consecutiveFailures: 2, overload: false });
+    await call(breaker, httpError(429));
+    await call(breaker, httpError(429));
+    expect(breaker.state).toBe('open');
+  });
+
+  it('is reset by reset()', async () => {
+    const clock = new ManualClock();
+    const breaker = new Breaker('reset-pause', {}, { clock, random: sequence(0.999) });
+    await call(breaker, httpError(429, { 'retry-after': '60' }));
+    breaker.reset();
+    expect(await call(breaker)).toBe('ok');
+  });
+});

@@ -1,0 +1,116 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Breaker, CallTimeoutError } from '../../lib/core/index.js';
+import { ManualClock } from '../helpers/manual-clock.js';
+
+describe('Breaker per-call timeout', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('rejects with CallTimeoutError, aborts the call signal, counts a timeout failure and discards the late result', async () => {
+    const clock = new ManualClock();
+    const breaker = new Breaker('slow-api', { timeoutMs: 200 }, { clock });
+    let signal: AbortSignal | undefined;
+    let resolveLate!: (v: string) => void;
+    const call = breaker.execute(({ signal: s }) => {
+      signal = s;
+      return new Promise<string>((resolve) => (resolveLate = resolve));
+    });
+    const outcome = expect(call).rejects.toMatchObject({ name: 'CallTimeoutError', code: 'CALL_TIMEOUT', timeoutMs: 200, breakerName: 'slow-api' });
+    expect(signal?.aborted).toBe(false);
+    vi.advanceTimersByTime(199);
+    expect(signal?.aborted).toBe(false);
+    vi.advanceTimersByTime(1);
+    await outcome;
+    expect(signal?.aborted).toBe(true);
+    expect(signal?.reason).toBeInstanceOf(CallTimeoutError);
+    resolveLate('late');
+    await Promise.resolve();
+    expect(breaker.snapshot().totals).toMatchObject({ timeouts: 1, successes: 0, failures: { total: 1, timeout: 1 } });
+  });
+
+  it('clears the timer when the call settles first', async () => {
+    const breaker = new Breaker('fast-api', { timeoutMs: 1_000 });
+    await expect(breaker.execute(() => Promise.resolve(7))).resolves.toBe(7);
+    expect(vi.getTimerCount()).toBe(0);
+    await expect(breaker.execute(() => Promise.reject(new Error('x')))).rejects.toThrow('x');
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('gives each call its own signal linked to the caller signal; a caller abort is ignored, not a failure', async () => {
+    const breaker = new Breaker('linked', { timeoutMs: 1_000, consecutiveFailures: 1 });
+    const caller = new AbortController();
+    let signal: AbortSignal | undefined;
+    const call = breaker.execute(({ signal: s }) => {
+      signal = s;
+      return new Promise(() => undefined);
+    }, { signal: caller.signal });
+    expect(signal).not.toBe(caller.signal);
+    caller.abort(new Error('client went away'));
+    await expect(call).rejects.toThrow('client went away');
+    expect(signal?.aborted).toBe(true);
+    expect(breaker.state).toBe('closed');
+    expect(breaker.snapshot().totals).toMatchObject({ ignored: 1, failures: { total: 0 } });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('a function that rejects because the caller aborted is ignored', async () => {
+    const breaker = new Breaker('abort-propagates', { consecutiveFailures: 1 });
+    const caller = new AbortController();
+    const call = breaker.execute(
+      ({ signal }) =>
+        new Promise((_, reject) => signal!.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')))),
+      { signal: caller.signal },
+    );
+    caller.abort();
+    await expect(call).rejects.toBeDefined();
+    expect(breaker.state).toBe('closed');
+  });
+
+  it('does not call the function when the caller signal is already aborted', async () => {
+    const breaker = new Breaker('pre-aborted');
+    const fn = vi.fn();
+    await expect(breaker.execute(fn, { signal: AbortSignal.abort(new Error('already')) })).rejects.toThrow('already');
+    expect(fn).not.toHaveBeenCalled();
+    expect(breaker.snapshot().totals.admitted).toBe(0);
+  });
+
+  it('bounds probes with halfOpen.probeTimeoutMs', async () => {
+    const clock = new ManualClock();
+    const breaker = new Breaker('probe-deadline', { consecutiveFailures: 1, openDurationMs: 100, halfOpen: { probeTimeoutMs: 50 } }, { clock });
+    await breaker.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
+    clock.advance(100);
+    const probe = breaker.execute(() => new Promise(() => undefined));
+    const outcome = expect(probe).rejects.toMatchObject({ code: 'CALL_TIMEOUT', timeoutMs: 50 });
+    vi.advanceTimersByTime(50);
+    await outcome;
+    expect(breaker.state).toBe('open');
+    expect(breaker.snapshot().thresholds.timeoutMs).toBeUndefined();
+  });
+
+  it('counts a timed-out call as slow when the timeout is past the slow threshold', async () => {
+    const clock = new ManualClock();
+    const breaker = new Breaker('slow-timeout', { timeoutMs: 100, slowCallDurationMs: 80 }, { clock });
+    const call = breaker.execute(() => new Promise(() => undefined));
+    clock.advance(100);
+    vi.advanceTimersByTime(100);
+    await call.catch(() => undefined);
+    expect(breaker.snapshot().window).toMatchObject({ calls: 1, failures: 1, slowCalls: 1 });
+  });
+
+  it('uses an unref()ed timer so a pending deadline never keeps the process alive', () => {
+    vi.useRealTimers();
+    const unref = vi.fn();
+    const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation((() => ({ unref })) as never);
+    try {
+      const breaker = new Breaker('unref', { timeoutMs: 10 });
+      void breaker.execute(() => new Promise(() => undefined));
+      expect(unref).toHaveBeenCalledTimes(1);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
