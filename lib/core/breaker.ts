@@ -554,8 +554,9 @@ export class Breaker {
     if (c.window.type === 'time') w.refresh(this.clock.now());
     const calls = w.calls;
     if (calls < c.minimumThroughput) return;
-    if (w.failures >= c.failureRateThreshold * calls) this.trip('failure-rate', subject);
-    else if (c.slowCallRateThreshold !== undefined && w.slowCalls >= c.slowCallRateThreshold * calls) this.trip('slow-call-rate', subject);
+    // Divide rather than multiply the threshold: 7 / 10 >= 0.7 holds, 7 >= 0.7 * 10 does not in floating point.
+    if (w.failures / calls >= c.failureRateThreshold) this.trip('failure-rate', subject);
+    else if (c.slowCallRateThreshold !== undefined && w.slowCalls / calls >= c.slowCallRateThreshold) this.trip('slow-call-rate', subject);
   }
 
   private onOverload(subject: unknown): void {

@@ -27,6 +27,12 @@ describe('Breaker tripping (closed → open)', () => {
     expect(await run(breaker, succeed(1))).toBe('rejected');
   });
 
+  it('opens at exactly a threshold that floating point cannot hold exactly (7 of 10 at 0.7)', async () => {
+    const breaker = new Breaker('float', { window: { type: 'count', size: 10 }, failureRateThreshold: 0.7, minimumThroughput: 10 });
+    for (let i = 0; i < 10; i++) await run(breaker, i < 3 ? succeed(1) : fail());
+    expect(breaker.state).toBe('open');
+  });
+
   it('opens at exactly the threshold and not below it', async () => {
     const at = new Breaker('at', { window: { type: 'count', size: 4 }, failureRateThreshold: 0.5, minimumThroughput: 4 });
     for (const fn of [succeed(1), succeed(1), fail(), fail()]) await run(at, fn);
