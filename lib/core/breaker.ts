@@ -554,7 +554,7 @@ export class Breaker {
     if (c.window.type === 'time') w.refresh(this.clock.now());
     const calls = w.calls;
     if (calls < c.minimumThroughput) return;
-    // Divide rather than multiply the threshold: 7 / 10 >= 0.7 holds, 7 >= 0.7 * 10 does not in floating point.
+    // Divide rather than multiply: 55 / 100 >= 0.55 holds, but 55 >= 0.55 * 100 (55.00000000000001) does not.
     if (w.failures / calls >= c.failureRateThreshold) this.trip('failure-rate', subject);
     else if (c.slowCallRateThreshold !== undefined && w.slowCalls / calls >= c.slowCallRateThreshold) this.trip('slow-call-rate', subject);
   }

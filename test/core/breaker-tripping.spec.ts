@@ -27,9 +27,10 @@ describe('Breaker tripping (closed → open)', () => {
     expect(await run(breaker, succeed(1))).toBe('rejected');
   });
 
-  it('opens at exactly a threshold that floating point cannot hold exactly (7 of 10 at 0.7)', async () => {
-    const breaker = new Breaker('float', { window: { type: 'count', size: 10 }, failureRateThreshold: 0.7, minimumThroughput: 10 });
-    for (let i = 0; i < 10; i++) await run(breaker, i < 3 ? succeed(1) : fail());
+  it('opens at exactly a threshold that floating point cannot multiply exactly (55 of 100 at 0.55)', async () => {
+    // 0.55 * 100 is 55.00000000000001: a multiplied comparison would miss this boundary.
+    const breaker = new Breaker('float', { window: { type: 'count', size: 100 }, failureRateThreshold: 0.55, minimumThroughput: 100 });
+    for (let i = 0; i < 100; i++) await run(breaker, i < 45 ? succeed(1) : fail());
     expect(breaker.state).toBe('open');
   });
 
