@@ -1,0 +1,388 @@
+#!/usr/bin/env node
+// Checks the package as a consumer gets it: `npm pack`, install the tarball into a
+// throwaway app, then load it from ESM and from CommonJS (Node's require(esm)), load
+// the `./core` subpath, and make sure nothing reachable from the root entry (its JS
+// import graph and the emitted .d.ts files) references an optional peer.
+//
+// It does not build: run `npm run build` first. It needs no network: the tarball
+// has no dependencies, and the required peers are symlinked from this repo's
+// node_modules after npm has finished (npm would prune links it did not make).
+//
+// Usage: node tools/pack-check.mjs   (or `npm run test:pack`)
+
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const started = Date.now();
+
+/**
+ * Optional peers: the root entry must never reach them, in JS or in types. A name
+ * ending in `/` is a scope; peers marked optional in package.json's
+ * peerDependenciesMeta are added at run time.
+ */
+const OPTIONAL_PEERS = ['@nestjs/terminus', 'prom-client', '@opentelemetry/', 'ioredis'];
+/** dist/ folders of the optional integrations (their own subpath exports); not scanned. */
+const INTEGRATION_DIRS = ['terminus', 'prometheus', 'opentelemetry', 'redis'];
+
+class CheckError extends Error {}
+
+const fail = (message) => {
+  throw new CheckError(message);
+};
+const ok = (what, detail = '') => console.log(`ok  ${what}${detail ? ` (${detail})` : ''}`);
+const note = (message) => console.log(`note ${message}`);
+
+// ---------------------------------------------------------------- processes
+
+/** Runs npm the way the surrounding `npm run` did, or from PATH when run directly. */
+function npm(args, cwd) {
+  const execpath = process.env.npm_execpath;
+  const [cmd, argv] =
+    execpath && /\.[cm]?js$/.test(execpath) ? [process.execPath, [execpath, ...args]] : ['npm', args];
+  const result = spawnSync(cmd, argv, {
+    cwd,
+    encoding: 'utf8',
+    shell: process.platform === 'win32' && cmd === 'npm',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (result.error) fail(`could not run npm ${args.join(' ')}: ${result.error.message}`);
+  if (result.status !== 0) {
+    fail(`npm ${args.join(' ')} exited ${result.status}\n${result.stdout}\n${result.stderr}`.trimEnd());
+  }
+  return result.stdout;
+}
+
+/** Runs a probe script with a clean NODE_OPTIONS; returns its stdout and stderr. */
+function node(file, cwd) {
+  const env = { ...process.env };
+  delete env.NODE_OPTIONS;
+  const result = spawnSync(process.execPath, [file], { cwd, encoding: 'utf8', env, timeout: 30_000 });
+  if (result.error) fail(`could not run ${file}: ${result.error.message}`);
+  return { status: result.status ?? result.signal, stdout: result.stdout.trim(), stderr: result.stderr.trim() };
+}
+
+// ---------------------------------------------------------------- lexing
+// Enough of a JS/TS lexer to find module specifiers without being fooled by
+// comments, strings, template literals or regular expressions (tsc output is
+// regular, but its error messages are full of quotes and it has regexes).
+
+const REGEX_PREFIX = new Set(['(', ',', '=', ':', '[', '!', '&', '|', '?', '{', '}', ';', '+', '-', '*', '%', '<', '>', '~', '^', '']);
+const REGEX_KEYWORDS = new Set(['return', 'typeof', 'instanceof', 'in', 'of', 'new', 'delete', 'void', 'throw', 'case', 'do', 'else', 'yield', 'await']);
+
+/**
+ * Returns the code with comments dropped, regexes and template text blanked, and
+ * every quoted string replaced by `"#N"`, where `strings[N]` is its content: so
+ * `import 'x'` written inside a string or a comment can never look like an import.
+ */
+function tokenize(text) {
+  const strings = [];
+  let code = '';
+  let i = 0;
+  let last = ''; // last significant character ('a' for any identifier character)
+  let word = ''; // the identifier that ends right before `i`, if any
+  const braces = []; // one per open template `${`: brace depth inside it
+  while (i < text.length) {
+    const c = text[i];
+    const next = text[i + 1];
+    if (c === '/' && next === '/') {
+      const end = text.indexOf('\n', i);
+      i = end === -1 ? text.length : end;
+      continue;
+    }
+    if (c === '/' && next === '*') {
+      const end = text.indexOf('*/', i + 2);
+      i = end === -1 ? text.length : end + 2;
+      code += ' ';
+      continue;
+    }
+    if (c === '"' || c === "'") {
+      let j = i + 1;
+      while (j < text.length && text[j] !== c && text[j] !== '\n') j += text[j] === '\\' ? 2 : 1;
+      code += `${c}#${strings.length}${c}`;
+      strings.push(text.slice(i + 1, j));
+      i = j + 1;
+      last = c;
+      word = '';
+      continue;
+    }
+    if (c === '`' || (c === '}' && braces.length > 0 && braces.at(-1) === 0)) {
+      // start of a template, or back in one after a `${ ... }`
+      if (c === '}') braces.pop();
+      let j = i + 1;
+      while (j < text.length && text[j] !== '`' && !(text[j] === '$' && text[j + 1] === '{')) {
+        j += text[j] === '\\' ? 2 : 1;
+      }
+      if (text[j] === '$') {
+        braces.push(0);
+        code += ' (';
+        i = j + 2;
+        last = '(';
+      } else {
+        code += ' ';
+        i = j + 1;
+        last = '`';
+      }
+      word = '';
+      continue;
+    }
+    if (c === '/' && (REGEX_PREFIX.has(last) || REGEX_KEYWORDS.has(word))) {
+      let j = i + 1;
+      let inClass = false;
+      while (j < text.length && text[j] !== '\n' && (inClass || text[j] !== '/')) {
+        if (text[j] === '\\') j += 1;
+        else if (text[j] === '[') inClass = true;
+        else if (text[j] === ']') inClass = false;
+        j += 1;
+      }
+      code += ' /re/ ';
+      i = j + 1;
+      last = '/';
+      word = '';
+      continue;
+    }
+    if (braces.length > 0 && c === '{') braces[braces.length - 1] += 1;
+    if (braces.length > 0 && c === '}') braces[braces.length - 1] -= 1;
+    if (/[\w$]/.test(c)) word = /[\w$]/.test(text[i - 1] ?? '') ? word + c : c;
+    else if (!/\s/.test(c)) word = '';
+    if (!/\s/.test(c)) last = /[\w$]/.test(c) ? 'a' : c;
+    code += c;
+    i += 1;
+  }
+  return { code, strings };
+}
+
+/** Module specifiers a JS or .d.ts file refers to (imports, re-exports, import types, references). */
+function specifiersOf(text) {
+  const found = new Set();
+  for (const m of text.matchAll(/^\/\/\/\s*<reference\s+(?:types|path)\s*=\s*(["'])(.*?)\1/gm)) found.add(m[2]);
+  const { code, strings } = tokenize(text);
+  const S = `(["'])#(\\d+)\\1`; // a string placeholder; group 2 is its index
+  const patterns = [
+    `\\b(?:import|export)\\b[^'";]*?\\bfrom\\s*${S}`, // import x from 'y', export * from 'y'
+    `\\bimport\\s*${S}`, // import 'y'
+    `\\bimport\\s*\\(\\s*${S}\\s*[,)]`, // import('y'), import("y").T
+    `\\brequire\\s*\\(\\s*${S}\\s*\\)`, // require('y')
+    `\\bdeclare\\s+module\\s+${S}`, // declare module 'y' (augmentation)
+  ];
+  for (const pattern of patterns) {
+    for (const m of code.matchAll(new RegExp(pattern, 'g'))) found.add(strings[Number(m[2])]);
+  }
+  return [...found];
+}
+
+const packageName = (spec) => spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
+const isRelative = (spec) => spec.startsWith('./') || spec.startsWith('../');
+const optionalPeerOf = (spec) =>
+  OPTIONAL_PEERS.find((peer) => (peer.endsWith('/') ? spec.startsWith(peer) : spec === peer || spec.startsWith(`${peer}/`)));
+
+// ---------------------------------------------------------------- checks
+
+function checkDistBuilt() {
+  if (!existsSync(join(repo, 'dist', 'index.js'))) {
+    fail('dist/index.js is missing: run `npm run build` first (pack-check does not build)');
+  }
+}
+
+function pack(into) {
+  const out = npm(['pack', '--json', '--ignore-scripts', '--pack-destination', into], repo);
+  let info;
+  try {
+    info = JSON.parse(out)[0];
+  } catch {
+    fail(`could not read the output of npm pack --json:\n${out}`);
+  }
+  const tarball = join(into, info.filename);
+  if (!existsSync(tarball)) fail(`npm pack said it wrote ${info.filename}, but ${tarball} is not there`);
+  ok('npm pack', `${info.filename}, ${info.entryCount} files, ${(info.size / 1024).toFixed(1)} kB`);
+  return tarball;
+}
+
+function install(tarball, app, pkg) {
+  mkdirSync(app);
+  writeFileSync(
+    join(app, 'package.json'),
+    `${JSON.stringify({ name: 'pack-check-app', version: '0.0.0', private: true }, null, 2)}\n`,
+  );
+  // --legacy-peer-deps keeps npm from resolving the peers at all (--omit=peer still
+  // fetches their manifests); --prefer-offline keeps any real dependency off the network.
+  npm(
+    ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock', '--legacy-peer-deps', '--prefer-offline', tarball],
+    app,
+  );
+  const installed = join(app, 'node_modules', pkg.name);
+  if (!existsSync(join(installed, 'package.json'))) fail(`npm install did not put ${pkg.name} in ${app}/node_modules`);
+
+  // Required peers: link the repo's own copies, now that npm is done. Optional
+  // peers are left out, so that loading the root proves it does not need them.
+  const peers = Object.keys(pkg.peerDependencies ?? {}).filter((name) => !optionalPeerOf(name));
+  for (const name of peers) {
+    const target = join(repo, 'node_modules', name);
+    if (!existsSync(join(target, 'package.json'))) {
+      fail(`peer ${name} is not installed in ${relative(process.cwd(), join(repo, 'node_modules'))}: run \`npm ci\``);
+    }
+    const link = join(app, 'node_modules', name);
+    mkdirSync(dirname(link), { recursive: true });
+    symlinkSync(target, link, 'junction');
+  }
+  ok('npm install tarball', `peers linked: ${peers.join(', ') || 'none'}`);
+  return installed;
+}
+
+function checkExportTargets(installed, pkg) {
+  const targets = [];
+  const walk = (value) => {
+    if (typeof value === 'string') targets.push(value);
+    else if (value && typeof value === 'object') Object.values(value).forEach(walk);
+  };
+  walk(pkg.exports);
+  if (pkg.main) targets.push(pkg.main);
+  if (pkg.types) targets.push(pkg.types);
+  const missing = [...new Set(targets)].filter((target) => !existsSync(join(installed, target)));
+  if (missing.length > 0) fail(`the tarball lacks files that package.json points to: ${missing.join(', ')}`);
+  ok('exports targets present', `${new Set(targets).size} paths`);
+}
+
+/**
+ * Runs a probe, which prints `ok  <check>` per check it passed; its output is passed
+ * on. Anything on stderr of a passing probe (e.g. an ExperimentalWarning) is a note.
+ */
+function probe(app, file, source, checks) {
+  writeFileSync(join(app, file), source);
+  const { status, stdout, stderr } = node(file, app);
+  if (stdout) console.log(stdout);
+  const passed = stdout.split('\n').filter((line) => line.startsWith('ok  ')).length;
+  if (status !== 0 || passed !== checks) {
+    fail(`${file} (check ${passed + 1} of ${checks}) exited ${status}:\n${stderr || '(nothing on stderr)'}`);
+  }
+  if (stderr) note(`${file} printed on stderr: ${stderr.split('\n')[0]}`);
+}
+
+const ASSERTIONS = `
+function check(m, where) {
+  for (const name of ['Breaker', 'CircuitOpenError', 'isBreakerRejection']) {
+    if (typeof m[name] !== 'function') throw new Error(where + ': export ' + name + ' is ' + typeof m[name]);
+  }
+}
+async function run(m, where) {
+  check(m, where);
+  const value = await new m.Breaker('x').execute(() => 1);
+  if (value !== 1) throw new Error(where + ': new Breaker("x").execute(() => 1) resolved to ' + String(value));
+}
+`;
+
+const ESM_PROBE = `${ASSERTIONS}
+const root = await import('nestjs-circuit-breaker');
+await run(root, 'esm import');
+console.log('ok  esm import');
+const core = await import('nestjs-circuit-breaker/core');
+await run(core, 'esm import ./core');
+if (core.Breaker !== root.Breaker) throw new Error('./core and the root export different Breaker classes');
+console.log('ok  esm import ./core');
+`;
+
+const CJS_PROBE = `${ASSERTIONS}
+(async () => {
+  const root = require('nestjs-circuit-breaker');
+  await run(root, 'cjs require');
+  console.log('ok  cjs require (require(esm))');
+  const core = require('nestjs-circuit-breaker/core');
+  await run(core, 'cjs require ./core');
+  if (core.Breaker !== root.Breaker) throw new Error('./core and the root export different Breaker classes');
+  console.log('ok  cjs require ./core');
+})().catch((error) => {
+  console.error(error && error.code === 'ERR_REQUIRE_ESM'
+    ? 'require(esm) is not available in this Node (' + process.version + '): it needs 20.19+, 22.12+ or 24+'
+    : error);
+  process.exitCode = 1;
+});
+`;
+
+function listFiles(dir) {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath ?? entry.path, entry.name));
+}
+
+function checkTypes(installed) {
+  const dist = join(installed, 'dist');
+  const isIntegration = (file) => relative(dist, file).split(sep).some((part) => INTEGRATION_DIRS.includes(part));
+  const files = listFiles(dist).filter((file) => /\.d\.[cm]?ts$/.test(file) && !isIntegration(file));
+  const offenders = [];
+  for (const file of files) {
+    for (const spec of specifiersOf(readFileSync(file, 'utf8'))) {
+      if (optionalPeerOf(spec)) offenders.push(`${relative(installed, file)} refers to '${spec}'`);
+    }
+  }
+  if (offenders.length > 0) {
+    fail(`type declarations outside the integration folders refer to optional peers:\n  ${offenders.join('\n  ')}`);
+  }
+  ok('types free of optional peers', `${files.length} .d.ts files`);
+}
+
+function checkImportGraph(installed, pkg) {
+  const entry = join(installed, 'dist', 'index.js');
+  const declared = new Set([...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})]);
+  const seen = new Map([[entry, null]]); // file -> the file that first imported it
+  const queue = [entry];
+  const bare = new Set();
+  const problems = [];
+  const chain = (file) => {
+    const parts = [];
+    for (let at = file; at; at = seen.get(at)) parts.unshift(relative(installed, at));
+    return parts.join(' -> ');
+  };
+  while (queue.length > 0) {
+    const file = queue.shift();
+    for (const spec of specifiersOf(readFileSync(file, 'utf8'))) {
+      if (isRelative(spec)) {
+        const target = resolve(dirname(file), spec);
+        if (!existsSync(target)) problems.push(`${chain(file)} imports '${spec}', which is not in the tarball`);
+        else if (!seen.has(target)) {
+          seen.set(target, file);
+          queue.push(target);
+        }
+      } else if (optionalPeerOf(spec)) {
+        problems.push(`${chain(file)} imports optional peer '${spec}'`);
+      } else if (!spec.startsWith('node:')) {
+        bare.add(spec);
+        if (!declared.has(packageName(spec))) {
+          problems.push(`${chain(file)} imports '${spec}', which is neither a dependency nor a peer`);
+        }
+      }
+    }
+  }
+  if (problems.length > 0) fail(`the root entry's import graph is wrong:\n  ${problems.join('\n  ')}`);
+  ok('root import graph free of optional peers', `${seen.size} files, bare imports: ${[...bare].toSorted().join(', ') || 'none'}`);
+}
+
+// ---------------------------------------------------------------- main
+
+const work = mkdtempSync(join(tmpdir(), 'nestjs-circuit-breaker-pack-'));
+let exitCode = 0;
+try {
+  checkDistBuilt();
+  const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8'));
+  for (const [name, meta] of Object.entries(pkg.peerDependenciesMeta ?? {})) {
+    if (meta?.optional && !optionalPeerOf(name)) OPTIONAL_PEERS.push(name);
+  }
+  const tarball = pack(work);
+  const app = join(work, 'app');
+  const installed = install(tarball, app, pkg);
+  checkExportTargets(installed, pkg);
+  // the static checks first: their messages say more than a failed import would
+  checkTypes(installed);
+  checkImportGraph(installed, pkg);
+  probe(app, 'probe.mjs', ESM_PROBE, 2);
+  probe(app, 'probe.cjs', CJS_PROBE, 2);
+  console.log(`pack-check passed in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+} catch (error) {
+  exitCode = 1;
+  console.error(`FAIL pack-check: ${error instanceof CheckError ? error.message : error?.stack ?? error}`);
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+process.exitCode = exitCode;
