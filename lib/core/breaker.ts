@@ -12,6 +12,7 @@ import { breakerMessages } from './breaker.messages.js';
 import { defaultClassifyError, defaultClassifyResult, failureCategoryOf, retryAfterOf } from './classify.js';
 import { systemClock, type Clock, type RandomSource } from './clock.js';
 import { resolveBreakerOptions, type ResolvedBreakerOptions } from './resolve-options.js';
+import { TrackedCall, type CallContext, type CallPermit, type ProtectedCall } from './tracked-call.js';
 import { CountWindow } from './window/count-window.js';
 import {
   SLOT_FAILURE,
@@ -37,34 +38,6 @@ export interface ExecuteOptions {
   signal?: AbortSignal;
 }
 
-/** What the protected function receives. @publicApi */
-export interface CallContext {
-  /** Aborted when the call times out or the caller aborts; `undefined` when neither can happen. */
-  readonly signal: AbortSignal | undefined;
-}
-
-/** @publicApi */
-export type ProtectedCall<T> = (context: CallContext) => T | PromiseLike<T>;
-
-/**
- * An admission to call the dependency, for callers that run the call
- * themselves (an RxJS subscription, a synchronous method). Settle it exactly
- * once; later settlements are ignored.
- *
- * @publicApi
- */
-export interface CallPermit {
-  /** True when this call is a half-open probe. */
-  readonly probe: boolean;
-  /** The call resolved with `value` (classified with `classifyResult`). */
-  succeed(value?: unknown): CallOutcome;
-  /** The call failed with `error` (classified with `classify`). */
-  fail(error: unknown): CallOutcome;
-  /** The call timed out: counted as a failure. */
-  timeOut(error: CallTimeoutError): void;
-  /** The call's outcome is unknown or irrelevant (the caller went away): `ignored`. */
-  release(): void;
-}
 
 const CLOSED = 0;
 const OPEN = 1;
@@ -79,11 +52,11 @@ const THROTTLED_RETRY_AFTER_MS = 1_000;
 // The start of a call admitted while nobody needed its duration.
 const NOT_TIMED = Number.NaN;
 
-/** A half-open probe in flight. `expire` settles the caller when the breaker gives up on it. */
+/** A half-open probe in flight; `call` is told when the breaker gives up on it. */
 interface ProbeRecord {
   readonly id: number;
   readonly startedAt: number;
-  expire: ((error: CallTimeoutError) => void) | undefined;
+  call: { abandon(error: CallTimeoutError): void } | undefined;
 }
 
 /**
@@ -101,7 +74,8 @@ export class Breaker {
   /** The options in force, after defaults and validation. */
   readonly config: ResolvedBreakerOptions;
 
-  private readonly clock: Clock;
+  /** The breaker's time source, for layers that must agree with it (cache ages, deadlines). */
+  readonly clock: Clock;
   private readonly random: RandomSource;
   private readonly window: OutcomeWindow;
   private readonly totals = newTotals();
@@ -157,21 +131,22 @@ export class Breaker {
     const token = this.admit();
     if (typeof token !== 'number') return Promise.reject(token);
     const startedAt = this.timed ? this.clock.now() : NOT_TIMED;
-    if (token < 0) return this.runGuarded(fn, token, startedAt, this.config.probeTimeoutMs, signal);
-    if (signal === undefined && this.config.timeoutMs === undefined) return this.runPlain(fn, token, startedAt);
-    return this.runGuarded(fn, token, startedAt, this.config.timeoutMs, signal);
+    // The common case needs no signal, no timer and no call object.
+    if (token >= 0 && signal === undefined && this.config.timeoutMs === undefined) return this.runPlain(fn, token, startedAt);
+    return new TrackedCall<T>(this, token, startedAt).run(fn, signal);
   }
 
   /**
    * Admits one call that the caller will run and settle itself, or throws
-   * `CircuitOpenError`. The breaker applies no deadline to it: the caller owns
-   * the call (a probe that is never settled still expires after
-   * `halfOpen.maxWaitMs`).
+   * `CircuitOpenError`. Settle it with `succeed`/`fail`/`timeOut`/`release`, or
+   * hand it the call's promise with `track()` to get the breaker's deadline and
+   * classification. A probe that is never settled still expires after
+   * `halfOpen.maxWaitMs`.
    */
-  acquire(): CallPermit {
+  acquire<T = unknown>(): CallPermit<T> {
     const token = this.admit();
     if (typeof token !== 'number') throw token;
-    return new Permit(this, token, this.timed ? this.clock.now() : NOT_TIMED);
+    return new TrackedCall<T>(this, token, this.timed ? this.clock.now() : NOT_TIMED);
   }
 
   /** Subscribes to an event; returns the function that unsubscribes. */
@@ -326,7 +301,7 @@ export class Breaker {
     }
     this.probesAdmitted++;
     const id = ++this.probeSeq;
-    this.probes.push({ id, startedAt: now, expire: undefined });
+    this.probes.push({ id, startedAt: now, call: undefined });
     this.totals.admitted++;
     this.totals.probes.admitted++;
     this.hub?.emit('probe', { result: 'admitted' });
@@ -355,78 +330,6 @@ export class Breaker {
     }
     this.settle(token, this.classifyResult(value), value, startedAt, undefined);
     return value;
-  }
-
-  /** A call with its own signal: a deadline, a caller signal, or a probe that may expire. */
-  private runGuarded<T>(
-    fn: ProtectedCall<T>,
-    token: number,
-    startedAt: number,
-    timeoutMs: number | undefined,
-    callerSignal: AbortSignal | undefined,
-  ): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const controller = new AbortController();
-      const probe = token < 0 ? this.findProbe(-token) : undefined;
-      let settled = false;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const finish = (): void => {
-        settled = true;
-        if (timer !== undefined) clearTimeout(timer);
-        callerSignal?.removeEventListener('abort', onCallerAbort);
-        if (probe !== undefined) probe.expire = undefined;
-      };
-      const onCallerAbort = (): void => {
-        if (settled) return;
-        finish();
-        const reason = callerSignal!.reason;
-        controller.abort(reason);
-        this.settle(token, 'ignored', reason, startedAt, undefined);
-        reject(reason);
-      };
-      if (timeoutMs !== undefined) {
-        timer = setTimeout(() => {
-          if (settled) return;
-          finish();
-          const error = new CallTimeoutError(this.name, timeoutMs);
-          controller.abort(error);
-          this.settleTimeout(token, error, startedAt);
-          reject(error);
-        }, timeoutMs);
-        // A deadline must never be the reason a process stays alive.
-        timer.unref?.();
-      }
-      callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
-      if (probe !== undefined) {
-        probe.expire = (error) => {
-          if (settled) return;
-          finish();
-          controller.abort(error);
-          reject(error);
-        };
-      }
-      const onValue = (value: T): void => {
-        if (settled) return;
-        finish();
-        this.settle(token, this.classifyResult(value), value, startedAt, undefined);
-        resolve(value);
-      };
-      const onError = (error: unknown): void => {
-        if (settled) return;
-        finish();
-        // The caller's own abort says nothing about the dependency.
-        this.settle(token, callerSignal?.aborted ? 'ignored' : this.classifyError(error), error, startedAt, undefined);
-        reject(error);
-      };
-      let result: T | PromiseLike<T>;
-      try {
-        result = fn({ signal: controller.signal });
-      } catch (error) {
-        onError(error);
-        return;
-      }
-      Promise.resolve(result).then(onValue, onError);
-    });
   }
 
   // ---------------------------------------------------------------------------
@@ -605,9 +508,10 @@ export class Breaker {
     this.hub?.emit('probe', { result: 'released' });
   }
 
-  private findProbe(id: number): ProbeRecord | undefined {
+  /** @internal Lets a probe's call object be told when the probe expires. */
+  attachProbe(id: number, call: { abandon(error: CallTimeoutError): void }): void {
     const index = this.indexOfProbe(id);
-    return index === -1 ? undefined : this.probes[index];
+    if (index !== -1) this.probes[index]!.call = call;
   }
 
   private indexOfProbe(id: number): number {
@@ -631,7 +535,7 @@ export class Breaker {
     while (this.current === HALF_OPEN && this.probes.length > 0 && now - this.probes[0]!.startedAt >= maxWait) {
       const record = this.probes[0]!;
       const error = new CallTimeoutError(this.name, maxWait, breakerMessages.probeExpired(this.name, maxWait));
-      record.expire?.(error);
+      record.call?.abandon(error);
       this.totals.timeouts++;
       this.totals.failures.timeout++;
       this.totals.failures.total++;
@@ -693,49 +597,6 @@ export class Breaker {
   /** @internal Emits to listeners; used by the permit and the Nest layer. */
   emit<E extends BreakerEventName>(event: E, payload: BreakerEventMap[E]): void {
     this.hub?.emit(event, payload);
-  }
-}
-
-/** A permit handed out by `acquire()`; settles its breaker once. */
-class Permit implements CallPermit {
-  private settled = false;
-
-  constructor(
-    private readonly breaker: Breaker,
-    private readonly token: number,
-    private readonly startedAt: number,
-  ) {}
-
-  get probe(): boolean {
-    return this.token < 0;
-  }
-
-  succeed(value?: unknown): CallOutcome {
-    if (this.settled) return 'ignored';
-    this.settled = true;
-    const outcome = this.breaker.classifyResult(value);
-    this.breaker.settle(this.token, outcome, value, this.startedAt, undefined);
-    return outcome;
-  }
-
-  fail(error: unknown): CallOutcome {
-    if (this.settled) return 'ignored';
-    this.settled = true;
-    const outcome = this.breaker.classifyError(error);
-    this.breaker.settle(this.token, outcome, error, this.startedAt, undefined);
-    return outcome;
-  }
-
-  timeOut(error: CallTimeoutError): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.breaker.settleTimeout(this.token, error, this.startedAt);
-  }
-
-  release(): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.breaker.settle(this.token, 'ignored', undefined, this.startedAt, undefined);
   }
 }
 

@@ -1,5 +1,6 @@
 export { Breaker } from './breaker.js';
-export type { BreakerDeps, CallContext, CallPermit, ExecuteOptions, ProtectedCall } from './breaker.js';
+export type { BreakerDeps, ExecuteOptions } from './breaker.js';
+export type { CallContext, CallPermit, ProtectedCall } from './tracked-call.js';
 export { BREAKER_DEFAULTS } from './breaker-options.js';
 export type {
   BackoffOptions,

@@ -158,3 +158,48 @@ describe('Breaker half-open probing', () => {
     expect(breaker.snapshot().window.failures).toBe(0);
   });
 });
+
+describe('Breaker.acquire() permits', () => {
+  it('track() applies the deadline and classification to a promise the caller started', async () => {
+    const { vi } = await import('vitest');
+    vi.useFakeTimers();
+    try {
+      const breaker = new Breaker('tracked', { timeoutMs: 100, consecutiveFailures: 1 });
+      const permit = breaker.acquire<string>();
+      expect(permit.timeoutMs).toBe(100);
+      const tracked = permit.track(new Promise<string>(() => undefined));
+      const outcome = expect(tracked).rejects.toMatchObject({ code: 'CALL_TIMEOUT', timeoutMs: 100 });
+      vi.advanceTimersByTime(100);
+      await outcome;
+      expect(permit.outcome).toBe('timeout');
+      expect(breaker.state).toBe('open');
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('settles once: a second verdict is ignored and reports how the call was counted', async () => {
+    const breaker = new Breaker('once', { consecutiveFailures: 2 });
+    const permit = breaker.acquire();
+    expect(permit.fail(new Error('x'))).toBe('failure');
+    expect(permit.succeed(1)).toBe('failure');
+    expect(permit.outcome).toBe('failure');
+    await expect(permit.track(Promise.resolve(1))).rejects.toThrow('Circuit breaker "once": this permit was already settled.');
+    expect(breaker.snapshot().totals).toMatchObject({ admitted: 1, successes: 0, failures: { total: 1 } });
+    const other = breaker.acquire();
+    await expect(other.track(Promise.resolve(5))).resolves.toBe(5);
+    expect(other.outcome).toBe('success');
+  });
+
+  it('release() counts the call as ignored and returns a probe permit', () => {
+    const clock = new ManualClock();
+    const breaker = new Breaker('released', { consecutiveFailures: 1, openDurationMs: 10 }, { clock });
+    breaker.acquire().fail(new Error('x'));
+    clock.advance(10);
+    breaker.acquire().release();
+    expect(breaker.snapshot().halfOpen).toMatchObject({ probesAdmitted: 0, probesInFlight: 0 });
+    expect(() => breaker.acquire()).not.toThrow();
+    expect(() => breaker.acquire()).toThrow(CircuitOpenError);
+  });
+});

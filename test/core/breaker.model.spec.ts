@@ -147,7 +147,8 @@ const configArb: fc.Arbitrary<ModelConfig> = fc
     maxWaitMs: fc.integer({ min: 1, max: 800 }),
   })
   .map((r) => ({
-    windowSize: r.windowSize,
+    // The consecutive-only model passes no window: the engine keeps its default of 100 for telemetry.
+    windowSize: r.consecutive !== undefined && !r.explicitRate ? 100 : r.windowSize,
     minimumThroughput: Math.min(r.minimumThroughputSeed, r.windowSize),
     threshold: r.threshold,
     consecutive: r.consecutive,

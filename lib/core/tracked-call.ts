@@ -1,0 +1,189 @@
+import type { Breaker } from './breaker.js';
+import type { CallOutcome } from './breaker-state.js';
+import { CallTimeoutError } from './breaker.errors.js';
+
+/** What the protected function receives. @publicApi */
+export interface CallContext {
+  /** Aborted when the call times out or the caller aborts; `undefined` when neither can happen. */
+  readonly signal: AbortSignal | undefined;
+}
+
+/** @publicApi */
+export type ProtectedCall<T> = (context: CallContext) => T | PromiseLike<T>;
+
+/**
+ * An admission to call the dependency, for callers that run the call
+ * themselves (an RxJS subscription, a decorated method). It settles its breaker
+ * exactly once; later settlements are ignored.
+ *
+ * @publicApi
+ */
+export interface CallPermit<T = unknown> {
+  /** True when this call is a half-open probe. */
+  readonly probe: boolean;
+  /** How the call was counted, once it was: `'timeout'` for a deadline the breaker enforced. */
+  readonly outcome: CallOutcome | 'timeout' | undefined;
+  /** The deadline that applies to this call: `timeoutMs`, or `halfOpen.probeTimeoutMs` for a probe. */
+  readonly timeoutMs: number | undefined;
+  /** The call resolved with `value` (classified with `classifyResult`). */
+  succeed(value?: unknown): CallOutcome;
+  /** The call failed with `error` (classified with `classify`). */
+  fail(error: unknown): CallOutcome;
+  /** The call ran out of time: counted as a failure. */
+  timeOut(error: CallTimeoutError): void;
+  /** The call's outcome is unknown or irrelevant (the caller went away): `ignored`. */
+  release(): void;
+  /**
+   * Settles the permit from the call's result: a value at once, a promise when it
+   * settles or when the deadline passes (then with `CallTimeoutError`; the
+   * underlying work cannot be aborted from here, pass a signal yourself).
+   */
+  track(result: T | PromiseLike<T>): Promise<T>;
+}
+
+/**
+ * One admitted call that needs more than the plain path: a deadline, a caller
+ * signal, a probe that may expire, or settlement by hand through `acquire()`.
+ *
+ * @internal
+ */
+export class TrackedCall<T> implements CallPermit<T> {
+  outcome: CallOutcome | 'timeout' | undefined = undefined;
+  readonly timeoutMs: number | undefined;
+  private settled = false;
+  private timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  private controller: AbortController | undefined = undefined;
+  private callerSignal: AbortSignal | undefined = undefined;
+  private resolve: ((value: T) => void) | undefined = undefined;
+  private reject: ((error: unknown) => void) | undefined = undefined;
+
+  constructor(
+    private readonly breaker: Breaker,
+    private readonly token: number,
+    private readonly startedAt: number,
+  ) {
+    this.timeoutMs = token < 0 ? breaker.config.probeTimeoutMs : breaker.config.timeoutMs;
+    if (token < 0) breaker.attachProbe(-token, this);
+  }
+
+  get probe(): boolean {
+    return this.token < 0;
+  }
+
+  /** Runs `fn` with a signal of its own, linked to the caller's. */
+  run(fn: (context: { signal: AbortSignal }) => T | PromiseLike<T>, callerSignal: AbortSignal | undefined): Promise<T> {
+    const controller = (this.controller = new AbortController());
+    if (callerSignal !== undefined) {
+      this.callerSignal = callerSignal;
+      callerSignal.addEventListener('abort', this.onCallerAbort, { once: true });
+    }
+    let result: T | PromiseLike<T>;
+    try {
+      result = fn({ signal: controller.signal });
+    } catch (error) {
+      this.fail(error);
+      return Promise.reject(error);
+    }
+    return this.track(result);
+  }
+
+  track(result: T | PromiseLike<T>): Promise<T> {
+    if (this.settled) return Promise.reject(new TypeError(`Circuit breaker "${this.breaker.name}": this permit was already settled.`));
+    if (!isThenable(result)) {
+      this.succeed(result);
+      return Promise.resolve(result);
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+      const timeoutMs = this.timeoutMs;
+      if (timeoutMs !== undefined) {
+        this.timer = setTimeout(this.onDeadline, timeoutMs, timeoutMs);
+        // A deadline must never be the reason a process stays alive.
+        this.timer.unref?.();
+      }
+      result.then(
+        (value) => {
+          if (!this.settled) this.succeed(value);
+        },
+        (error: unknown) => {
+          if (!this.settled) this.fail(error);
+        },
+      );
+    });
+  }
+
+  succeed(value?: unknown): CallOutcome {
+    if (this.settled) return this.countedAs();
+    this.finish();
+    const outcome = this.breaker.classifyResult(value);
+    this.outcome = outcome;
+    this.breaker.settle(this.token, outcome, value, this.startedAt, undefined);
+    this.resolve?.(value as T);
+    return outcome;
+  }
+
+  fail(error: unknown): CallOutcome {
+    if (this.settled) return this.countedAs();
+    this.finish();
+    // The caller's own abort says nothing about the dependency.
+    const outcome = this.callerSignal?.aborted ? 'ignored' : this.breaker.classifyError(error);
+    this.outcome = outcome;
+    this.breaker.settle(this.token, outcome, error, this.startedAt, undefined);
+    this.reject?.(error);
+    return outcome;
+  }
+
+  timeOut(error: CallTimeoutError): void {
+    if (this.settled) return;
+    this.finish();
+    this.outcome = 'timeout';
+    this.controller?.abort(error);
+    this.breaker.settleTimeout(this.token, error, this.startedAt);
+    this.reject?.(error);
+  }
+
+  release(): void {
+    if (this.settled) return;
+    this.finish();
+    this.outcome = 'ignored';
+    this.breaker.settle(this.token, 'ignored', undefined, this.startedAt, undefined);
+  }
+
+  /** The breaker gave up on this probe and has counted it as failed: settle the caller only. */
+  abandon(error: CallTimeoutError): void {
+    if (this.settled) return;
+    this.finish();
+    this.outcome = 'timeout';
+    this.controller?.abort(error);
+    this.reject?.(error);
+  }
+
+  private readonly onDeadline = (timeoutMs: number): void => {
+    if (!this.settled) this.timeOut(new CallTimeoutError(this.breaker.name, timeoutMs));
+  };
+
+  private readonly onCallerAbort = (): void => {
+    if (this.settled) return;
+    this.finish();
+    this.outcome = 'ignored';
+    const reason: unknown = this.callerSignal!.reason;
+    this.controller?.abort(reason);
+    this.breaker.settle(this.token, 'ignored', reason, this.startedAt, undefined);
+    this.reject?.(reason);
+  };
+
+  private finish(): void {
+    this.settled = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
+  }
+
+  private countedAs(): CallOutcome {
+    return this.outcome === 'timeout' ? 'failure' : (this.outcome ?? 'ignored');
+  }
+}
+
+function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof value === 'object' && value !== null && typeof (value as PromiseLike<T>).then === 'function';
+}
