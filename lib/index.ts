@@ -1,3 +1,23 @@
-// The root entry: the engine, and (as it lands) the Nest layer. It never
-// imports an optional peer; integrations have their own subpath exports.
+// The root entry: the engine and the Nest layer. It never imports an optional
+// peer; integrations have their own subpath exports.
 export * from './core/index.js';
+export { CircuitBreakerModule } from './circuit-breaker.module.js';
+export { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
+export type { CircuitBreakerModuleExtras } from './circuit-breaker.module-definition.js';
+export { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
+export { circuitBreaker } from './circuit-breaker.operator.js';
+export type { CircuitBreakerOperatorOptions } from './circuit-breaker.operator.js';
+export { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
+export type { CallTimeoutResponseBody, CircuitOpenResponseBody } from './circuit-breaker.exception-filter.js';
+export { CircuitBreaker } from './decorators/circuit-breaker.decorator.js';
+export { getCircuitBreakerToken, InjectCircuitBreaker } from './decorators/inject-circuit-breaker.decorator.js';
+export type { CircuitBreakerEvent } from './interfaces/circuit-breaker-event.interface.js';
+export type {
+  CircuitBreakerFallback,
+  CircuitBreakerMethodOptions,
+  LastGoodFallback,
+} from './interfaces/circuit-breaker-method-options.interface.js';
+export type {
+  CircuitBreakerModuleOptions,
+  CircuitBreakerOptionsFactory,
+} from './interfaces/circuit-breaker-module-options.interface.js';

@@ -58,6 +58,13 @@ export interface ProbeEvent {
   result: 'admitted' | 'succeeded' | 'failed' | 'released';
 }
 
+/** A caller's fallback served a call that was rejected, failed or timed out. @publicApi */
+export interface FallbackEvent {
+  error: unknown;
+  /** `lastGood`: a cached earlier result was served. */
+  source: 'method' | 'function' | 'observable' | 'lastGood';
+}
+
 /** @publicApi */
 export interface BreakerEventMap {
   stateChange: StateChangeEvent;
@@ -68,6 +75,7 @@ export interface BreakerEventMap {
   timeout: TimeoutEvent;
   slowCall: SlowCallEvent;
   probe: ProbeEvent;
+  fallback: FallbackEvent;
 }
 
 /** @publicApi */

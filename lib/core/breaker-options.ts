@@ -50,6 +50,22 @@ export interface OverloadOptions {
   k?: number;
 }
 
+/** One child breaker per target (host, endpoint, tenant), bounded in number. @publicApi */
+export interface PerKeyOptions {
+  /** At most this many children; past it, idle closed children are evicted first (least recently used). Default 1,000. */
+  maxKeys?: number;
+  /** A closed child unused for this long is evicted. Default: only when `maxKeys` is reached. */
+  idleMs?: number;
+}
+
+/** The family as a breaker of its own, for failures that are not in any single target. @publicApi */
+export interface AggregateOptions {
+  /** Opens when at least this share of known targets is open (or half-open), in (0, 1]. */
+  openWhenOpenRatio: number;
+  /** ...and at least this many targets are known. Default 2. */
+  minKeys?: number;
+}
+
 /**
  * Everything a breaker can be told. Every option is validated when the breaker
  * is built.
@@ -91,6 +107,10 @@ export interface BreakerOptions {
   classify?: ErrorClassifier;
   /** Overrides the classification of resolved calls. */
   classifyResult?: ResultClassifier;
+  /** Makes the breaker a family of per-key children: `breaker.forKey(key)`. */
+  perKey?: PerKeyOptions;
+  /** With `perKey`: the family opens for every key when enough keys are open. */
+  aggregate?: AggregateOptions;
 }
 
 /** @publicApi */
@@ -107,4 +127,6 @@ export const BREAKER_DEFAULTS = Object.freeze({
   maxRetryAfterMs: 300_000,
   overloadK: 2,
   slowCallRateThreshold: 1,
+  maxKeys: 1_000,
+  aggregateMinKeys: 2,
 });

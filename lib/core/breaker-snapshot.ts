@@ -1,3 +1,4 @@
+import type { FamilySnapshot } from './breaker-family.js';
 import type { BreakerState, FailureCategory, RejectionReason } from './breaker-state.js';
 
 /**
@@ -10,6 +11,8 @@ import type { BreakerState, FailureCategory, RejectionReason } from './breaker-s
  */
 export interface BreakerSnapshot {
   name: string;
+  /** For a child of a per-key family: its target's key. */
+  key?: string;
   state: BreakerState;
   /** Clock time the current state began. */
   since: number;
@@ -25,6 +28,8 @@ export interface BreakerSnapshot {
   totals: BreakerTotals;
   /** Milliseconds spent in each state since creation, the current one included. */
   timeInStateMs: Record<BreakerState, number>;
+  /** For a per-key family: its children. Its own state is the aggregate level. */
+  family?: FamilySnapshot;
   thresholds: BreakerThresholds;
 }
 
@@ -70,6 +75,8 @@ export interface BreakerTotals {
   timeouts: number;
   slowCalls: number;
   probes: { admitted: number; succeeded: number; failed: number; released: number };
+  /** Calls a fallback served (reported by the decorator and the operator). */
+  fallbacks: number;
 }
 
 /** @publicApi */

@@ -38,6 +38,7 @@ export type TransitionReason =
   | 'failure-rate'
   | 'slow-call-rate'
   | 'consecutive-failures'
+  | 'open-ratio'
   | 'open-duration-elapsed'
   | 'probes-succeeded'
   | 'probe-failed'

@@ -1,8 +1,8 @@
 import type { BreakerOptions } from './breaker-options.js';
 import {
   BreakerEventHub,
-  type BreakerEventMap,
   type BreakerEventName,
+  type FallbackEvent,
   type BreakerListener,
 } from './breaker-events.js';
 import type { BreakerSnapshot, BreakerTotals } from './breaker-snapshot.js';
@@ -13,6 +13,7 @@ import { defaultClassifyError, defaultClassifyResult, failureCategoryOf, retryAf
 import { systemClock, type Clock, type RandomSource } from './clock.js';
 import { resolveBreakerOptions, type ResolvedBreakerOptions } from './resolve-options.js';
 import { TrackedCall, type CallContext, type CallPermit, type ProtectedCall } from './tracked-call.js';
+import { BreakerFamily } from './breaker-family.js';
 import { CountWindow } from './window/count-window.js';
 import {
   SLOT_FAILURE,
@@ -71,6 +72,10 @@ interface ProbeRecord {
  */
 export class Breaker {
   readonly name: string;
+  /** For a child of a per-key family: the family. */
+  readonly parent: Breaker | undefined;
+  /** For a child of a per-key family: its target's key. */
+  readonly key: string | undefined;
   /** The options in force, after defaults and validation. */
   readonly config: ResolvedBreakerOptions;
 
@@ -99,18 +104,50 @@ export class Breaker {
   private probeSeq = 0;
   private probes: ProbeRecord[] = [];
 
-  constructor(name: string, options?: BreakerOptions, deps: BreakerDeps = {}) {
+  private readonly family: BreakerFamily | undefined;
+  /** The family's probe token of the call being admitted, handed from admit() to the call object. */
+  private parentToken = 0;
+  /** @internal Set by the family when it evicts this child: its later transitions no longer count. */
+  detached = false;
+  /** @internal When the family last handed this child out. */
+  lastUsedAt = 0;
+
+  constructor(name: string, options?: BreakerOptions, deps: BreakerDeps = {}, lineage?: { parent: Breaker; key: string }) {
     if (typeof name !== 'string' || name === '') {
       throw new TypeError(`A circuit breaker needs a non-empty string name, got ${String(name)}.`);
     }
     this.name = name;
-    this.config = resolveBreakerOptions(name, options);
+    this.parent = lineage?.parent;
+    this.key = lineage?.key;
+    // Children share their family's validated options: creating one is cheap.
+    this.config = lineage === undefined ? resolveBreakerOptions(name, options) : lineage.parent.config;
     this.clock = deps.clock ?? systemClock;
     this.random = deps.random ?? Math.random;
+    const perKey = this.config.perKey;
+    this.family =
+      perKey === undefined || lineage !== undefined
+        ? undefined
+        : new BreakerFamily(this, perKey.maxKeys, perKey.idleMs, (key) => new Breaker(`${name}[${key}]`, undefined, deps, { parent: this, key }));
     const w = this.config.window;
     this.window = w.type === 'count' ? new CountWindow(w.size) : new TimeWindow(w.durationMs, w.buckets);
     this.timed = this.config.slowCallDurationMs !== undefined || w.type === 'time';
     this.sinceAt = this.clock.now();
+  }
+
+  /** @internal The state as last decided, without the transitions time has made due. */
+  get storedState(): BreakerState {
+    return STATE_NAMES[this.current]!;
+  }
+
+  /**
+   * The child breaker of one target (host, endpoint, tenant) of a per-key
+   * family, created from the family's options on first use.
+   */
+  forKey(key: string): Breaker {
+    if (this.family === undefined) {
+      throw new TypeError(`Circuit breaker "${this.name}" is not per-key: configure perKey: { maxKeys } to use forKey().`);
+    }
+    return this.family.child(key);
   }
 
   /** The current state, after any transition that time alone has made due. */
@@ -127,13 +164,16 @@ export class Breaker {
   execute<T>(fn: ProtectedCall<T>, options?: ExecuteOptions): Promise<T> {
     if (typeof fn !== 'function') throw new TypeError(breakerMessages.notAFunction(this.name, fn));
     const signal = options?.signal;
+    if (this.family !== undefined) throw new TypeError(familyMisuse(this.name, 'execute'));
     if (signal?.aborted) return Promise.reject(signal.reason);
     const token = this.admit();
     if (typeof token !== 'number') return Promise.reject(token);
     const startedAt = this.timed ? this.clock.now() : NOT_TIMED;
     // The common case needs no signal, no timer and no call object.
-    if (token >= 0 && signal === undefined && this.config.timeoutMs === undefined) return this.runPlain(fn, token, startedAt);
-    return new TrackedCall<T>(this, token, startedAt).run(fn, signal);
+    if (token >= 0 && signal === undefined && this.config.timeoutMs === undefined && this.parentToken === 0) {
+      return this.runPlain(fn, token, startedAt);
+    }
+    return this.trackedCall<T>(token, startedAt).run(fn, signal);
   }
 
   /**
@@ -144,9 +184,20 @@ export class Breaker {
    * `halfOpen.maxWaitMs`.
    */
   acquire<T = unknown>(): CallPermit<T> {
+    if (this.family !== undefined) throw new TypeError(familyMisuse(this.name, 'acquire'));
     const token = this.admit();
     if (typeof token !== 'number') throw token;
-    return new TrackedCall<T>(this, token, this.timed ? this.clock.now() : NOT_TIMED);
+    return this.trackedCall<T>(token, this.timed ? this.clock.now() : NOT_TIMED);
+  }
+
+  private trackedCall<T>(token: number, startedAt: number): TrackedCall<T> {
+    const call = new TrackedCall<T>(this, token, startedAt);
+    if (this.parentToken !== 0) {
+      // The family is half-open and this call is one of its probes: its outcome is the family's too.
+      call.parentCall = new TrackedCall<T>(this.parent!, this.parentToken, startedAt);
+      this.parentToken = 0;
+    }
+    return call;
   }
 
   /** Subscribes to an event; returns the function that unsubscribes. */
@@ -169,8 +220,9 @@ export class Breaker {
     if (this.current !== DISABLED) this.transition(DISABLED, 'disable', this.clock.now(), undefined);
   }
 
-  /** Back to closed with an empty window, no backoff and no pause. */
+  /** Back to closed with an empty window, no backoff and no pause (a family resets every child too). */
   reset(): void {
+    if (this.family !== undefined) for (const child of this.family.all()) child.reset();
     const now = this.clock.now();
     this.pausedUntilAt = 0;
     if (this.current !== CLOSED) {
@@ -202,6 +254,7 @@ export class Breaker {
     const t = this.totals;
     return {
       name: this.name,
+      ...(this.key === undefined ? {} : { key: this.key }),
       state,
       since: this.sinceAt,
       openUntil: this.current === OPEN ? this.openUntilAt : undefined,
@@ -233,6 +286,7 @@ export class Breaker {
         probes: { ...t.probes },
       },
       timeInStateMs,
+      ...(this.family === undefined ? {} : { family: this.family.snapshot() }),
       thresholds: {
         failureRateThreshold: c.rateRule ? c.failureRateThreshold : undefined,
         minimumThroughput: c.minimumThroughput,
@@ -254,6 +308,49 @@ export class Breaker {
 
   /** A token (the generation; a negative probe id for probes) or the rejection. */
   private admit(): number | CircuitOpenError {
+    const parent = this.parent;
+    if (parent !== undefined && parent.current !== CLOSED && parent.current !== DISABLED) return this.admitUnderFamily(parent);
+    return this.admitOwn();
+  }
+
+  /**
+   * A child's call while its family is not closed: the family rejects for every
+   * key while open, and while half-open admits its probes through whichever key
+   * is asked for (a child's own rejection returns the family's probe permit).
+   */
+  private admitUnderFamily(parent: Breaker): number | CircuitOpenError {
+    const gate = parent.admitAsFamily();
+    if (typeof gate !== 'number') return gate;
+    const token = this.admitOwn();
+    if (typeof token !== 'number') {
+      if (gate < 0) parent.settle(gate, 'ignored', undefined, NOT_TIMED, undefined);
+      return token;
+    }
+    this.parentToken = gate;
+    return token;
+  }
+
+  /** @internal The family's own gate: 0 to pass, a probe token, or the rejection. */
+  admitAsFamily(): number | CircuitOpenError {
+    if (this.current === ISOLATED) return this.reject('isolated', undefined);
+    const now = this.clock.now();
+    this.refresh(now);
+    if (this.current === OPEN) return this.reject('open', this.openUntilAt - now);
+    if (this.current === HALF_OPEN) return this.admitProbe(now);
+    return 0;
+  }
+
+  /** @internal A child changed state: keep the family's count, and open the family when enough children are open. */
+  onChildTransition(from: BreakerState, to: BreakerState, now: number): void {
+    const family = this.family!;
+    const grew = family.onChildTransition(from, to);
+    const aggregate = this.config.aggregate;
+    if (!grew || aggregate === undefined || this.current !== CLOSED) return;
+    const known = family.size;
+    if (known >= aggregate.minKeys && family.unhealthy / known >= aggregate.openWhenOpenRatio) this.transition(OPEN, 'open-ratio', now, undefined);
+  }
+
+  private admitOwn(): number | CircuitOpenError {
     const state = this.current;
     if (state === CLOSED) {
       if (this.pausedUntilAt !== 0 || (this.window.overloads !== 0 && this.config.overloadK !== 0)) return this.admitUnderOverload();
@@ -571,6 +668,7 @@ export class Breaker {
       this.reopens = 0;
       this.window.reset();
     }
+    if (this.parent !== undefined && !this.detached) this.parent.onChildTransition(STATE_NAMES[from]!, STATE_NAMES[to]!, now);
     this.hub?.emit('stateChange', {
       from: STATE_NAMES[from]!,
       to: STATE_NAMES[to]!,
@@ -594,9 +692,24 @@ export class Breaker {
     return duration;
   }
 
-  /** @internal Emits to listeners; used by the permit and the Nest layer. */
-  emit<E extends BreakerEventName>(event: E, payload: BreakerEventMap[E]): void {
-    this.hub?.emit(event, payload);
+  /** Counts a call that a fallback served; the decorator and the operator report theirs. */
+  recordFallback(error: unknown, source: FallbackEvent['source']): void {
+    this.totals.fallbacks++;
+    this.hub?.emit('fallback', { error, source });
+  }
+
+  /**
+   * @internal Takes back an admission that turned out not to be a call (a
+   * decorated method that returned an Observable: its subscriptions are the calls).
+   */
+  unadmit(token: number): void {
+    this.totals.admitted--;
+    if (token >= 0) return;
+    const index = this.indexOfProbe(-token);
+    if (index === -1) return;
+    this.probes.splice(index, 1);
+    this.probesAdmitted--;
+    this.totals.probes.admitted--;
   }
 }
 
@@ -611,7 +724,12 @@ function newTotals(): BreakerTotals {
     timeouts: 0,
     slowCalls: 0,
     probes: { admitted: 0, succeeded: 0, failed: 0, released: 0 },
+    fallbacks: 0,
   };
+}
+
+function familyMisuse(name: string, method: string): string {
+  return `Circuit breaker "${name}" is a per-key family: call forKey(key).${method}() so that each target has its own breaker.`;
 }
 
 function reportAsync(error: unknown): void {

@@ -8,6 +8,8 @@ export type {
   CountWindowOptions,
   HalfOpenOptions,
   OverloadOptions,
+  PerKeyOptions,
+  AggregateOptions,
   TimeWindowOptions,
   WindowOptions,
 } from './breaker-options.js';
@@ -16,6 +18,7 @@ export type {
   BreakerEventName,
   BreakerListener,
   FailureEvent,
+  FallbackEvent,
   IgnoredEvent,
   ProbeEvent,
   RejectedEvent,
@@ -44,3 +47,4 @@ export type { ErrorClassifier, ResultClassifier } from './classify.js';
 export { systemClock } from './clock.js';
 export type { Clock, RandomSource } from './clock.js';
 export type { ResolvedBreakerOptions } from './resolve-options.js';
+export type { FamilySnapshot } from './breaker-family.js';

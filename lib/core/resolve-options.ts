@@ -28,6 +28,9 @@ export interface ResolvedBreakerOptions {
   readonly overloadK: number;
   readonly classify: ErrorClassifier | undefined;
   readonly classifyResult: ResultClassifier | undefined;
+  /** Set when the breaker is a per-key family. */
+  readonly perKey: { readonly maxKeys: number; readonly idleMs: number | undefined } | undefined;
+  readonly aggregate: { readonly openWhenOpenRatio: number; readonly minKeys: number } | undefined;
 }
 
 const TOP_LEVEL_KEYS = [
@@ -46,6 +49,8 @@ const TOP_LEVEL_KEYS = [
   'overload',
   'classify',
   'classifyResult',
+  'perKey',
+  'aggregate',
 ] as const satisfies readonly (keyof BreakerOptions)[];
 const HALF_OPEN_KEYS = ['maxProbes', 'maxConcurrent', 'successesToClose', 'probeTimeoutMs', 'maxWaitMs'] as const;
 const BACKOFF_KEYS = ['multiplier', 'maxMs'] as const;
@@ -129,6 +134,24 @@ export function resolveBreakerOptions(name: string, options: BreakerOptions = {}
   const classify = check.optionalFunction('classify', options.classify);
   const classifyResult = check.optionalFunction('classifyResult', options.classifyResult);
 
+  let perKey: ResolvedBreakerOptions['perKey'];
+  if (options.perKey !== undefined) {
+    check.object('perKey', options.perKey, ['maxKeys', 'idleMs']);
+    perKey = Object.freeze({
+      maxKeys: check.integer('perKey.maxKeys', options.perKey.maxKeys ?? BREAKER_DEFAULTS.maxKeys, 1),
+      idleMs: check.optionalDuration('perKey.idleMs', options.perKey.idleMs),
+    });
+  }
+  let aggregate: ResolvedBreakerOptions['aggregate'];
+  if (options.aggregate !== undefined) {
+    if (perKey === undefined) check.fail('aggregate', 'option "aggregate" needs "perKey": only a per-key family has targets to aggregate.');
+    check.object('aggregate', options.aggregate, ['openWhenOpenRatio', 'minKeys']);
+    aggregate = Object.freeze({
+      openWhenOpenRatio: check.ratio('aggregate.openWhenOpenRatio', options.aggregate.openWhenOpenRatio),
+      minKeys: check.integer('aggregate.minKeys', options.aggregate.minKeys ?? BREAKER_DEFAULTS.aggregateMinKeys, 1),
+    });
+  }
+
   return Object.freeze({
     window,
     rateRule: consecutiveFailures === undefined || rateRuleExplicit,
@@ -151,6 +174,8 @@ export function resolveBreakerOptions(name: string, options: BreakerOptions = {}
     overloadK,
     classify,
     classifyResult,
+    perKey,
+    aggregate,
   });
 }
 

@@ -56,6 +56,8 @@ export class TrackedCall<T> implements CallPermit<T> {
   private callerSignal: AbortSignal | undefined = undefined;
   private resolve: ((value: T) => void) | undefined = undefined;
   private reject: ((error: unknown) => void) | undefined = undefined;
+  /** When the call is also a probe of its half-open family: the family's permit, settled alike. */
+  parentCall: TrackedCall<T> | undefined = undefined;
 
   constructor(
     private readonly breaker: Breaker,
@@ -119,6 +121,7 @@ export class TrackedCall<T> implements CallPermit<T> {
     const outcome = this.breaker.classifyResult(value);
     this.outcome = outcome;
     this.breaker.settle(this.token, outcome, value, this.startedAt, undefined);
+    this.parentCall?.succeed(value);
     this.resolve?.(value as T);
     return outcome;
   }
@@ -130,6 +133,8 @@ export class TrackedCall<T> implements CallPermit<T> {
     const outcome = this.callerSignal?.aborted ? 'ignored' : this.breaker.classifyError(error);
     this.outcome = outcome;
     this.breaker.settle(this.token, outcome, error, this.startedAt, undefined);
+    if (outcome === 'ignored') this.parentCall?.release();
+    else this.parentCall?.fail(error);
     this.reject?.(error);
     return outcome;
   }
@@ -140,6 +145,7 @@ export class TrackedCall<T> implements CallPermit<T> {
     this.outcome = 'timeout';
     this.controller?.abort(error);
     this.breaker.settleTimeout(this.token, error, this.startedAt);
+    this.parentCall?.timeOut(error);
     this.reject?.(error);
   }
 
@@ -148,6 +154,16 @@ export class TrackedCall<T> implements CallPermit<T> {
     this.finish();
     this.outcome = 'ignored';
     this.breaker.settle(this.token, 'ignored', undefined, this.startedAt, undefined);
+    this.parentCall?.release();
+  }
+
+  /** @internal Takes the admission back: this was not a call after all. */
+  cancel(): void {
+    if (this.settled) return;
+    this.finish();
+    this.outcome = 'ignored';
+    this.breaker.unadmit(this.token);
+    this.parentCall?.cancel();
   }
 
   /** The breaker gave up on this probe and has counted it as failed: settle the caller only. */
@@ -156,6 +172,7 @@ export class TrackedCall<T> implements CallPermit<T> {
     this.finish();
     this.outcome = 'timeout';
     this.controller?.abort(error);
+    this.parentCall?.timeOut(error);
     this.reject?.(error);
   }
 
@@ -170,6 +187,7 @@ export class TrackedCall<T> implements CallPermit<T> {
     const reason: unknown = this.callerSignal!.reason;
     this.controller?.abort(reason);
     this.breaker.settle(this.token, 'ignored', reason, this.startedAt, undefined);
+    this.parentCall?.release();
     this.reject?.(reason);
   };
 

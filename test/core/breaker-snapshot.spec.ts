@@ -86,6 +86,7 @@ describe('Breaker events and snapshot', () => {
         timeouts: 0,
         slowCalls: 0,
         probes: { admitted: 0, succeeded: 0, failed: 0, released: 0 },
+        fallbacks: 0,
       },
       timeInStateMs: { closed: 15, open: 0, 'half-open': 0, isolated: 0, disabled: 0 },
       thresholds: {

@@ -1,0 +1,14 @@
+/** Metadata key of a method decorated with `@CircuitBreaker()`. @internal */
+export const CIRCUIT_BREAKER_METADATA = 'circuit-breaker:method';
+
+/**
+ * The property through which Nest injects the registry into instances whose
+ * class has a decorated method, per application: two applications in one
+ * process never share a breaker.
+ *
+ * @internal
+ */
+export const REGISTRY_PROPERTY = Symbol.for('nestjs-circuit-breaker.registry');
+
+/** Prefix of the DI token of a named breaker. @internal */
+export const CIRCUIT_BREAKER_TOKEN_PREFIX = 'CircuitBreaker:';

@@ -1,0 +1,28 @@
+/**
+ * Every text the Nest layer shows a person: each names the breaker and the
+ * place (`Class.method`, `forRoot`, ...) and says what to do.
+ *
+ * @internal
+ */
+export const circuitBreakerMessages = {
+  unknownBreaker: (name: string, known: readonly string[]) =>
+    `No circuit breaker named "${name}". Known breakers: ${known.length === 0 ? '(none)' : known.map((k) => `"${k}"`).join(', ')}. ` +
+    'Define it in CircuitBreakerModule.forRoot({ breakers }) or forFeature(), or use getOrCreate().',
+  strictUnknown: (name: string, place: string) =>
+    `Circuit breaker "${name}" used by ${place} is not defined, and CircuitBreakerModule is strict. ` +
+    'Define it in CircuitBreakerModule.forRoot({ breakers }) or forFeature({ ... }), or check the name for a typo.',
+  conflictingOptions: (name: string, first: string, second: string) =>
+    `Circuit breaker "${name}" has options set in two places: ${first} and ${second}. Set them in one place and refer to the breaker by name elsewhere.`,
+  noRegistry: (name: string, place: string) =>
+    `Circuit breaker "${name}" on ${place}: no CircuitBreakerRegistry was injected into this instance. ` +
+    'Import CircuitBreakerModule.forRoot() in your application, and let Nest create the instance (an instance created with `new` gets no registry).',
+  missingFallbackMethod: (place: string, fallback: string) =>
+    `@CircuitBreaker() on ${place}: the fallback method "${fallback}" does not exist on the class. Declare it, or pass a function.`,
+  invalidDecoratorOption: (place: string, option: string, expected: string) =>
+    `@CircuitBreaker() on ${place}: option "${option}" must be ${expected}.`,
+  notAMethod: (place: string) => `@CircuitBreaker() on ${place}: can only decorate a method.`,
+  invalidFeature: (value: unknown) =>
+    `CircuitBreakerModule.forFeature() takes breaker names or a record of name → options, got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}.`,
+  invalidModuleOption: (option: string, expected: string) => `CircuitBreakerModule: option "${option}" must be ${expected}.`,
+  notABreaker: (what: string, value: unknown) => `${what} takes a Breaker, got ${value === null ? 'null' : typeof value}.`,
+};

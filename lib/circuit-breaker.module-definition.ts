@@ -1,0 +1,24 @@
+import { ConfigurableModuleBuilder } from '@nestjs/common';
+import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
+
+/** Options that shape the module itself rather than the breakers. @publicApi */
+export interface CircuitBreakerModuleExtras {
+  /** Register the module globally. Default `true`. */
+  isGlobal?: boolean;
+  /** Register `CircuitBreakerExceptionFilter` globally (503 + `Retry-After`, 504). Default `false`. */
+  httpFilter?: boolean;
+}
+
+export const {
+  ConfigurableModuleClass: ConfigurableCircuitBreakerModule,
+  MODULE_OPTIONS_TOKEN: CIRCUIT_BREAKER_MODULE_OPTIONS,
+  OPTIONS_TYPE: CIRCUIT_BREAKER_OPTIONS_TYPE,
+  ASYNC_OPTIONS_TYPE: CIRCUIT_BREAKER_ASYNC_OPTIONS_TYPE,
+} = new ConfigurableModuleBuilder<CircuitBreakerModuleOptions>({ moduleName: 'CircuitBreaker' })
+  .setClassMethodName('forRoot')
+  .setFactoryMethodName('createCircuitBreakerOptions')
+  .setExtras<CircuitBreakerModuleExtras>({ isGlobal: true, httpFilter: false }, (definition, extras) => ({
+    ...definition,
+    global: extras.isGlobal,
+  }))
+  .build();

@@ -1,0 +1,75 @@
+import { Module, type DynamicModule, type Provider } from '@nestjs/common';
+import { APP_FILTER, DiscoveryModule } from '@nestjs/core';
+import type { BreakerOptions } from './core/index.js';
+import { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
+import { CircuitBreakerExplorer } from './circuit-breaker.explorer.js';
+import { circuitBreakerMessages } from './circuit-breaker.messages.js';
+import {
+  ConfigurableCircuitBreakerModule,
+  type CIRCUIT_BREAKER_ASYNC_OPTIONS_TYPE,
+  type CIRCUIT_BREAKER_OPTIONS_TYPE,
+} from './circuit-breaker.module-definition.js';
+import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
+import { getCircuitBreakerToken } from './decorators/inject-circuit-breaker.decorator.js';
+
+const FOR_FEATURE = 'CircuitBreakerModule.forFeature()';
+
+/**
+ * Circuit breakers for a Nest application.
+ *
+ * - `forRoot(options?)` / `forRootAsync({ useFactory | useClass | useExisting, inject, imports })`:
+ *   once, in the root module; global by default (`isGlobal`), `httpFilter: true`
+ *   registers `CircuitBreakerExceptionFilter` globally.
+ * - `forFeature(['name', ...] | { name: options })`: makes named breakers
+ *   injectable with `@InjectCircuitBreaker(name)` in a feature module.
+ *
+ * @publicApi
+ */
+@Module({})
+export class CircuitBreakerModule extends ConfigurableCircuitBreakerModule {
+  static forRoot(options: typeof CIRCUIT_BREAKER_OPTIONS_TYPE = {}): DynamicModule {
+    const definition = withCoreProviders(super.forRoot(options), options.httpFilter);
+    // The synchronous form knows its names statically: make each injectable by name.
+    const named = Object.keys(options.breakers ?? {}).map((name) => breakerProvider(name, undefined));
+    return {
+      ...definition,
+      providers: [...(definition.providers ?? []), ...named],
+      exports: [...(definition.exports ?? []), ...named.map((p) => p.provide)],
+    };
+  }
+
+  static forRootAsync(options: typeof CIRCUIT_BREAKER_ASYNC_OPTIONS_TYPE): DynamicModule {
+    return withCoreProviders(super.forRootAsync(options), options.httpFilter);
+  }
+
+  static forFeature(breakers: readonly string[] | Record<string, BreakerOptions>): DynamicModule {
+    const entries: [string, BreakerOptions | undefined][] = Array.isArray(breakers)
+      ? breakers.map((name) => [name, undefined])
+      : typeof breakers === 'object' && breakers !== null
+        ? Object.entries(breakers as Record<string, BreakerOptions>)
+        : [];
+    if (entries.length === 0 && !Array.isArray(breakers)) throw new TypeError(circuitBreakerMessages.invalidFeature(breakers));
+    for (const [name] of entries) if (typeof name !== 'string' || name === '') throw new TypeError(circuitBreakerMessages.invalidFeature(name));
+    const providers = entries.map(([name, options]) => breakerProvider(name, options));
+    return { module: CircuitBreakerModule, providers, exports: providers.map((p) => p.provide) };
+  }
+}
+
+function breakerProvider(name: string, options: BreakerOptions | undefined): Provider & { provide: string } {
+  return {
+    provide: getCircuitBreakerToken(name),
+    useFactory: (registry: CircuitBreakerRegistry) => registry.resolve(name, options, options === undefined ? `${FOR_FEATURE} of "${name}"` : FOR_FEATURE),
+    inject: [CircuitBreakerRegistry],
+  };
+}
+
+/** The registry and the explorer belong to the root registration only, never to forFeature(). */
+function withCoreProviders(definition: DynamicModule, httpFilter: boolean | undefined): DynamicModule {
+  const filter: Provider[] = httpFilter === true ? [{ provide: APP_FILTER, useClass: CircuitBreakerExceptionFilter }] : [];
+  return {
+    ...definition,
+    imports: [...(definition.imports ?? []), DiscoveryModule],
+    providers: [...(definition.providers ?? []), CircuitBreakerRegistry, CircuitBreakerExplorer, ...filter],
+    exports: [...(definition.exports ?? []), CircuitBreakerRegistry],
+  };
+}

@@ -1,0 +1,122 @@
+import { from, Observable, type ObservableInput, type OperatorFunction, type Subscription } from 'rxjs';
+import { Breaker, CallTimeoutError, type CallPermit } from './core/index.js';
+import { circuitBreakerMessages } from './circuit-breaker.messages.js';
+
+/** @publicApi */
+export interface CircuitBreakerOperatorOptions<R> {
+  /**
+   * What the subscriber gets instead when the call is rejected, fails or times
+   * out, as in `catchError`. Errors the breaker classifies as success or
+   * ignored (a 400) reach the subscriber unchanged.
+   */
+  fallback?: (error: unknown) => ObservableInput<R>;
+  /** For a per-key breaker: the key of this subscription's target (host, endpoint, tenant). */
+  key?: () => string;
+}
+
+/**
+ * Runs every subscription to the source through `breaker`: each subscription is
+ * one call.
+ *
+ * - The call's outcome is decided by the first of: the first value or
+ *   completion (success, the value classified with `classifyResult`), an error
+ *   (classified with `classify`), the deadline (`timeoutMs`: the source is
+ *   unsubscribed and the subscriber gets `CallTimeoutError`), or unsubscribing
+ *   (ignored; a probe's permit is returned). Later values and errors pass
+ *   through untouched.
+ * - A rejected call never subscribes to the source: the subscriber gets
+ *   `CircuitOpenError` synchronously at subscribe time, or the fallback.
+ *
+ * Cold sources (`HttpService.get()`, `defer(() => fetch(...))`) make one
+ * request per subscription, as intended. A hot source is not started by the
+ * subscription, so the breaker only times how long the subscriber waited for
+ * its first value: share the call, not the breaker.
+ *
+ * @publicApi
+ */
+export function circuitBreaker<T, R = never>(breaker: Breaker, options: CircuitBreakerOperatorOptions<R> = {}): OperatorFunction<T, T | R> {
+  if (!(breaker instanceof Breaker)) throw new TypeError(circuitBreakerMessages.notABreaker('circuitBreaker()', breaker));
+  const { fallback, key } = options;
+  if (fallback !== undefined && typeof fallback !== 'function') throw new TypeError('circuitBreaker(): option "fallback" must be a function returning an ObservableInput.');
+  if (key !== undefined && typeof key !== 'function') throw new TypeError('circuitBreaker(): option "key" must be a function returning a string.');
+
+  return (source) =>
+    new Observable<T | R>((subscriber) => {
+      const target = key === undefined ? breaker : breaker.forKey(key());
+      let permit: CallPermit;
+      try {
+        permit = target.acquire();
+      } catch (rejection) {
+        if (fallback === undefined) {
+          subscriber.error(rejection);
+          return;
+        }
+        target.recordFallback(rejection, 'observable');
+        return from(fallback(rejection)).subscribe(subscriber);
+      }
+
+      let decided = false;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let rescue: Subscription | undefined;
+      const decide = (): void => {
+        decided = true;
+        if (timer !== undefined) clearTimeout(timer);
+      };
+      const failOver = (error: unknown): void => {
+        if (fallback === undefined) {
+          subscriber.error(error);
+          return;
+        }
+        target.recordFallback(error, 'observable');
+        rescue = from(fallback(error)).subscribe(subscriber);
+      };
+
+      const inner = source.subscribe({
+        next: (value) => {
+          if (!decided) {
+            decide();
+            permit.succeed(value);
+          }
+          subscriber.next(value);
+        },
+        error: (error: unknown) => {
+          if (decided) {
+            subscriber.error(error);
+            return;
+          }
+          decide();
+          const outcome = permit.fail(error);
+          if (outcome === 'failure' || outcome === 'overload') failOver(error);
+          else subscriber.error(error);
+        },
+        complete: () => {
+          if (!decided) {
+            decide();
+            permit.succeed(undefined);
+          }
+          subscriber.complete();
+        },
+      });
+
+      if (!decided && permit.timeoutMs !== undefined) {
+        timer = setTimeout(() => {
+          if (decided) return;
+          decided = true;
+          inner.unsubscribe();
+          const error = new CallTimeoutError(target.name, permit.timeoutMs!);
+          permit.timeOut(error);
+          failOver(error);
+        }, permit.timeoutMs);
+        timer.unref?.();
+      }
+
+      return () => {
+        if (!decided) {
+          decide();
+          permit.release();
+        }
+        inner.unsubscribe();
+        rescue?.unsubscribe();
+      };
+    });
+}

@@ -1,0 +1,169 @@
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { Observable, Subject } from 'rxjs';
+import { Breaker, BreakerConfigError, type BreakerEventName, type BreakerOptions, type BreakerSnapshot } from './core/index.js';
+import { resolveBreakerOptions } from './core/resolve-options.js';
+import { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
+import { circuitBreakerMessages } from './circuit-breaker.messages.js';
+import type { CircuitBreakerEvent } from './interfaces/circuit-breaker-event.interface.js';
+import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
+
+const EVENT_NAMES: readonly BreakerEventName[] = ['stateChange', 'success', 'failure', 'ignored', 'rejected', 'timeout', 'slowCall', 'probe', 'fallback'];
+const FOR_ROOT = 'CircuitBreakerModule.forRoot({ breakers })';
+const GET_OR_CREATE = 'CircuitBreakerRegistry.getOrCreate()';
+
+/**
+ * Every breaker of one application, by name. One registry per application
+ * (never process-wide state): two applications or testing modules in one
+ * process never share a breaker.
+ *
+ * @publicApi
+ */
+@Injectable()
+export class CircuitBreakerRegistry implements OnApplicationShutdown {
+  /**
+   * Every event of every breaker, tagged with the breaker's name. Breakers are
+   * only listened to while someone subscribes, so an unobserved application pays
+   * nothing for it.
+   */
+  readonly events$: Observable<CircuitBreakerEvent>;
+
+  private readonly breakers = new Map<string, Breaker>();
+  /** Where each breaker's options were set, for conflict messages. */
+  private readonly origins = new Map<string, string>();
+  private readonly events = new Subject<CircuitBreakerEvent>();
+  private readonly detachers = new Map<string, () => void>();
+  private observers = 0;
+
+  constructor(@Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) private readonly options: CircuitBreakerModuleOptions) {
+    validateModuleOptions(options);
+    this.events$ = new Observable<CircuitBreakerEvent>((subscriber) => {
+      const subscription = this.events.subscribe(subscriber);
+      if (this.observers++ === 0) for (const breaker of this.breakers.values()) this.attach(breaker);
+      return () => {
+        subscription.unsubscribe();
+        if (--this.observers === 0) this.detachAll();
+      };
+    });
+    for (const [name, breakerOptions] of Object.entries(options.breakers ?? {})) this.define(name, breakerOptions, FOR_ROOT);
+  }
+
+  /** Whether the module was configured to accept only breakers it defines. */
+  get strict(): boolean {
+    return this.options.strict === true;
+  }
+
+  /** The breaker named `name`; throws, naming the known breakers, when there is none. */
+  get(name: string): Breaker {
+    const breaker = this.breakers.get(name);
+    if (breaker === undefined) throw new Error(circuitBreakerMessages.unknownBreaker(name, [...this.breakers.keys()]));
+    return breaker;
+  }
+
+  /**
+   * The breaker named `name`, built from `defaults` and `options` if it does not
+   * exist yet (not under `strict`). Options for a name that was configured
+   * elsewhere are an error: one breaker, one place for its options.
+   */
+  getOrCreate(name: string, options?: BreakerOptions): Breaker {
+    return this.resolve(name, options, GET_OR_CREATE);
+  }
+
+  has(name: string): boolean {
+    return this.breakers.has(name);
+  }
+
+  /** Names of every breaker, in creation order. */
+  list(): string[] {
+    return [...this.breakers.keys()];
+  }
+
+  /** A snapshot of every breaker, in creation order. */
+  snapshot(): BreakerSnapshot[] {
+    return [...this.breakers.values()].map((breaker) => breaker.snapshot());
+  }
+
+  onApplicationShutdown(): void {
+    this.detachAll();
+    for (const breaker of this.breakers.values()) breaker.dispose();
+    this.events.complete();
+  }
+
+  /**
+   * @internal The breaker for a use at `place` (a decorator, `forFeature`, an
+   * operator): creates it from `options` when allowed, and rejects options set
+   * in two places.
+   */
+  resolve(name: string, options: BreakerOptions | undefined, place: string): Breaker {
+    const existing = this.breakers.get(name);
+    if (existing !== undefined) {
+      if (options !== undefined) {
+        const origin = this.origins.get(name);
+        if (origin === undefined) throw new BreakerConfigError(circuitBreakerMessages.conflictingOptions(name, 'its first use (built from defaults)', place), name);
+        if (origin !== place) throw new BreakerConfigError(circuitBreakerMessages.conflictingOptions(name, origin, place), name);
+      }
+      return existing;
+    }
+    if (this.strict) throw new BreakerConfigError(circuitBreakerMessages.strictUnknown(name, place), name);
+    return this.define(name, options, place);
+  }
+
+  private define(name: string, options: BreakerOptions | undefined, place: string): Breaker {
+    const breaker = new Breaker(name, mergeOptions(this.options.defaults, options), { clock: this.options.clock });
+    this.breakers.set(name, breaker);
+    if (options !== undefined) this.origins.set(name, place);
+    if (this.observers > 0) this.attach(breaker);
+    return breaker;
+  }
+
+  private attach(breaker: Breaker): void {
+    const name = breaker.name;
+    const offs = EVENT_NAMES.map((type) =>
+      breaker.on(type, (payload) => this.events.next({ breaker: name, type, payload } as CircuitBreakerEvent)),
+    );
+    this.detachers.set(name, () => offs.forEach((off) => off()));
+  }
+
+  private detachAll(): void {
+    for (const detach of this.detachers.values()) detach();
+    this.detachers.clear();
+  }
+}
+
+/**
+ * A breaker's options over the defaults: key by key, with the nested
+ * `halfOpen`, `backoff` and `overload` objects merged too (`overload: false` wins).
+ *
+ * @internal
+ */
+export function mergeOptions(defaults: BreakerOptions | undefined, options: BreakerOptions | undefined): BreakerOptions {
+  if (defaults === undefined) return options ?? {};
+  if (options === undefined) return defaults;
+  const merged: BreakerOptions = { ...defaults, ...options };
+  if (defaults.halfOpen !== undefined || options.halfOpen !== undefined) merged.halfOpen = { ...defaults.halfOpen, ...options.halfOpen };
+  if (defaults.backoff !== undefined || options.backoff !== undefined) merged.backoff = { ...defaults.backoff, ...options.backoff };
+  if (options.overload !== false && defaults.overload !== false && (defaults.overload !== undefined || options.overload !== undefined)) {
+    merged.overload = { ...defaults.overload, ...options.overload };
+  }
+  return merged;
+}
+
+function validateModuleOptions(options: CircuitBreakerModuleOptions): void {
+  if (typeof options !== 'object' || options === null) throw new TypeError(circuitBreakerMessages.invalidModuleOption('options', 'an object'));
+  const known = ['defaults', 'breakers', 'strict', 'clock'];
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) {
+      throw new TypeError(`CircuitBreakerModule: unknown option "${key}". Known options: ${known.join(', ')}, and the module options isGlobal, httpFilter.`);
+    }
+  }
+  if (options.breakers !== undefined && (typeof options.breakers !== 'object' || options.breakers === null || Array.isArray(options.breakers))) {
+    throw new TypeError(circuitBreakerMessages.invalidModuleOption('breakers', 'a record of breaker name → options'));
+  }
+  if (options.strict !== undefined && typeof options.strict !== 'boolean') {
+    throw new TypeError(circuitBreakerMessages.invalidModuleOption('strict', 'a boolean'));
+  }
+  if (options.clock !== undefined && typeof options.clock?.now !== 'function') {
+    throw new TypeError(circuitBreakerMessages.invalidModuleOption('clock', 'an object with a now() method'));
+  }
+  // The defaults alone must make a valid breaker, so that a bad default fails at start-up, not at first use.
+  if (options.defaults !== undefined) resolveBreakerOptions('(defaults)', options.defaults);
+}

@@ -1,0 +1,138 @@
+import type { Breaker } from './breaker.js';
+import type { BreakerState } from './breaker-state.js';
+
+// How many of the least recently used children one insertion looks at for
+// eviction: bounded, so a map full of open children cannot make a call O(n).
+const EVICTION_SCAN = 16;
+
+/** The per-key part of a family's snapshot. @publicApi */
+export interface FamilySnapshot {
+  /** Children currently held. */
+  keys: number;
+  maxKeys: number;
+  /** Children that are open, half-open or isolated (as of their last use). */
+  unhealthyKeys: number;
+  /** Children evicted since creation. */
+  evicted: number;
+  /** Calls for new keys that had to share the overflow child because every held child was busy failing. */
+  overflowed: number;
+}
+
+/**
+ * The children of a per-key breaker: one per target, created on first use,
+ * bounded by `maxKeys` (idle closed children evicted first, least recently
+ * used; open and half-open children never), so keys from untrusted input
+ * cannot grow memory without bound. When every held child is open, new keys
+ * share one overflow child.
+ *
+ * @internal
+ */
+export class BreakerFamily {
+  private readonly children = new Map<string, Breaker>();
+  private overflow: Breaker | undefined;
+  unhealthy = 0;
+  private evicted = 0;
+  private overflowed = 0;
+
+  constructor(
+    private readonly parent: Breaker,
+    private readonly maxKeys: number,
+    private readonly idleMs: number | undefined,
+    private readonly create: (key: string) => Breaker,
+  ) {}
+
+  get size(): number {
+    return this.children.size + (this.overflow === undefined ? 0 : 1);
+  }
+
+  child(key: string): Breaker {
+    const children = this.children;
+    const existing = children.get(key);
+    if (existing !== undefined) {
+      // Re-insertion keeps the map in least-recently-used order.
+      children.delete(key);
+      children.set(key, existing);
+      if (this.idleMs !== undefined) existing.lastUsedAt = this.parent.clock.now();
+      return existing;
+    }
+    if (typeof key !== 'string') {
+      throw new TypeError(`Circuit breaker "${this.parent.name}": forKey() takes a string key, got ${key === null ? 'null' : typeof key}.`);
+    }
+    const now = this.parent.clock.now();
+    if (this.idleMs !== undefined) this.evictIdle(now);
+    if (children.size >= this.maxKeys && !this.evictOne()) {
+      this.overflowed++;
+      return (this.overflow ??= this.create('*overflow*'));
+    }
+    const child = this.create(key);
+    child.lastUsedAt = now;
+    children.set(key, child);
+    return child;
+  }
+
+  /** The child for `key`, if one is held; no side effect. */
+  peek(key: string): Breaker | undefined {
+    return this.children.get(key);
+  }
+
+  all(): IterableIterator<Breaker> {
+    return this.children.values();
+  }
+
+  /** Keeps the count of unhealthy children current; says whether it grew. */
+  onChildTransition(from: BreakerState, to: BreakerState): boolean {
+    const was = isUnhealthy(from);
+    const is = isUnhealthy(to);
+    if (was === is) return false;
+    this.unhealthy += is ? 1 : -1;
+    return is;
+  }
+
+  snapshot(): FamilySnapshot {
+    return { keys: this.size, maxKeys: this.maxKeys, unhealthyKeys: this.unhealthy, evicted: this.evicted, overflowed: this.overflowed };
+  }
+
+  private evictIdle(now: number): void {
+    let budget = 4;
+    for (const [key, child] of this.children) {
+      if (budget-- === 0 || now - child.lastUsedAt < this.idleMs!) return;
+      if (isEvictable(child)) this.remove(key);
+    }
+  }
+
+  private evictOne(): boolean {
+    const skipped: [string, Breaker][] = [];
+    let found = false;
+    let scanned = 0;
+    for (const [key, child] of this.children) {
+      if (scanned++ === EVICTION_SCAN) break;
+      if (isEvictable(child)) {
+        this.remove(key);
+        found = true;
+        break;
+      }
+      skipped.push([key, child]);
+    }
+    // Busy children move to the back, so the next scan looks at others.
+    for (const [key, child] of skipped) {
+      this.children.delete(key);
+      this.children.set(key, child);
+    }
+    return found;
+  }
+
+  private remove(key: string): void {
+    this.children.get(key)!.detached = true;
+    this.children.delete(key);
+    this.evicted++;
+  }
+}
+
+function isUnhealthy(state: BreakerState): boolean {
+  return state === 'open' || state === 'half-open' || state === 'isolated';
+}
+
+function isEvictable(child: Breaker): boolean {
+  const state = child.storedState;
+  return state === 'closed' || state === 'disabled';
+}

@@ -1,0 +1,178 @@
+import { isObservable, Observable } from 'rxjs';
+import type { Breaker, BreakerOptions, CallOutcome, CallPermit } from './core/index.js';
+import { REGISTRY_PROPERTY } from './circuit-breaker.constants.js';
+import { circuitBreakerMessages } from './circuit-breaker.messages.js';
+import { circuitBreaker } from './circuit-breaker.operator.js';
+import type { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
+import type { CircuitBreakerFallback } from './interfaces/circuit-breaker-method-options.interface.js';
+import { LastGoodCache } from './last-good-cache.js';
+
+/** What a method returns, learned from `design:returntype` or from its first result. */
+type MethodKind = 'sync' | 'promise' | 'observable' | undefined;
+
+/**
+ * One method decorated with `@CircuitBreaker()`: its breaker's name and
+ * options, where it is (`Class.method`, for messages), and how it falls back.
+ *
+ * @internal
+ */
+export class DecoratedMethod {
+  kind: MethodKind;
+  private readonly caches = new WeakMap<CircuitBreakerRegistry, LastGoodCache>();
+
+  constructor(
+    readonly name: string,
+    readonly options: BreakerOptions | undefined,
+    readonly place: string,
+    readonly fallback: CircuitBreakerFallback | undefined,
+    readonly key: ((...args: any[]) => string) | undefined,
+    returnType: unknown,
+  ) {
+    this.kind = returnType === Promise ? 'promise' : returnType === Observable ? 'observable' : undefined;
+  }
+
+  /** The place, as the explorer and the registry name it in messages. */
+  get origin(): string {
+    return `@CircuitBreaker() on ${this.place}`;
+  }
+
+  invoke(instance: Record<symbol, unknown> | undefined, original: (...args: any[]) => unknown, args: any[]): unknown {
+    const registry = instance?.[REGISTRY_PROPERTY] as CircuitBreakerRegistry | undefined;
+    if (registry === undefined) throw new Error(circuitBreakerMessages.noRegistry(this.name, this.place));
+    let breaker = registry.resolve(this.name, this.options, this.origin);
+    if (this.key !== undefined) breaker = breaker.forKey(this.key.apply(instance, args));
+
+    if (this.kind === 'observable') {
+      const source = original.apply(instance, args) as Observable<unknown>;
+      return source.pipe(circuitBreaker(breaker, this.fallback === undefined ? {} : { fallback: (error) => this.observableFallback(registry, breaker, instance, error, args) }));
+    }
+
+    let permit: CallPermit;
+    try {
+      permit = breaker.acquire();
+    } catch (rejection) {
+      return this.recover(registry, breaker, instance, rejection, args, this.kind);
+    }
+    let result: unknown;
+    try {
+      result = original.apply(instance, args);
+    } catch (error) {
+      this.kind ??= 'sync';
+      return this.onError(registry, breaker, permit.fail(error), instance, error, args, 'sync');
+    }
+    if (isObservable(result)) {
+      // Its subscriptions are the calls, not this method call.
+      (permit as CallPermit & { cancel(): void }).cancel();
+      this.kind = 'observable';
+      return this.invoke(instance, () => result, args);
+    }
+    if (isThenable(result)) {
+      this.kind = 'promise';
+      return permit.track(result).then(
+        (value) => {
+          if (permit.outcome === 'success') this.remember(registry, breaker, args, value);
+          return value;
+        },
+        (error: unknown) => this.onError(registry, breaker, countedAs(permit.outcome), instance, error, args, 'promise'),
+      );
+    }
+    this.kind ??= 'sync';
+    if (permit.succeed(result) === 'success') this.remember(registry, breaker, args, result);
+    return result;
+  }
+
+  private onError(registry: CircuitBreakerRegistry, breaker: Breaker, outcome: CallOutcome, instance: unknown, error: unknown, args: any[], kind: MethodKind): unknown {
+    // A 400 (success) or a caller's abort (ignored) is the caller's business, not a reason to fall back.
+    if (outcome === 'success' || outcome === 'ignored') return raise(error, kind);
+    return this.recover(registry, breaker, instance, error, args, kind);
+  }
+
+  /** The fallback for a rejected, failed or timed-out call; the error itself when there is none. */
+  private recover(registry: CircuitBreakerRegistry, breaker: Breaker, instance: unknown, error: unknown, args: any[], kind: MethodKind): unknown {
+    const fallback = this.fallback;
+    if (fallback === undefined) return raise(error, kind);
+    if (typeof fallback === 'object') {
+      const hit = this.cache(registry)?.lookup(this.cacheKey(args), breaker.clock.now());
+      if (hit === undefined) return raise(error, kind);
+      breaker.recordFallback(error, 'lastGood');
+      return kind === 'promise' ? Promise.resolve(hit.value) : hit.value;
+    }
+    const fn = (typeof fallback === 'string' ? (instance as Record<string, unknown>)[fallback] : fallback) as (...a: unknown[]) => unknown;
+    breaker.recordFallback(error, typeof fallback === 'string' ? 'method' : 'function');
+    let result: unknown;
+    try {
+      result = fn.call(instance, error, ...args);
+    } catch (fallbackError) {
+      return raise(withCause(fallbackError, error), kind);
+    }
+    if (kind === 'promise') return Promise.resolve(result).catch((fallbackError: unknown) => Promise.reject(withCause(fallbackError, error)));
+    return result;
+  }
+
+  private observableFallback(registry: CircuitBreakerRegistry, breaker: Breaker, instance: unknown, error: unknown, args: any[]): Observable<unknown> {
+    return new Observable((subscriber) => {
+      let value: unknown;
+      try {
+        value = this.recover(registry, breaker, instance, error, args, 'sync');
+      } catch (failure) {
+        subscriber.error(failure);
+        return;
+      }
+      if (isObservable(value)) return value.subscribe(subscriber);
+      if (isThenable(value)) {
+        value.then(
+          (v) => {
+            subscriber.next(v);
+            subscriber.complete();
+          },
+          (e: unknown) => subscriber.error(e),
+        );
+        return;
+      }
+      subscriber.next(value);
+      subscriber.complete();
+    });
+  }
+
+  private remember(registry: CircuitBreakerRegistry, breaker: Breaker, args: any[], value: unknown): void {
+    const cache = this.cache(registry);
+    if (cache !== undefined) cache.store(this.cacheKey(args), value, breaker.clock.now());
+  }
+
+  private cache(registry: CircuitBreakerRegistry): LastGoodCache | undefined {
+    const fallback = this.fallback;
+    if (typeof fallback !== 'object') return undefined;
+    let cache = this.caches.get(registry);
+    if (cache === undefined) {
+      cache = new LastGoodCache(fallback.lastGood.maxAgeMs, fallback.lastGood.maxEntries ?? 100);
+      this.caches.set(registry, cache);
+    }
+    return cache;
+  }
+
+  private cacheKey(args: any[]): string {
+    const fallback = this.fallback as { lastGood: { key?: (...a: any[]) => string } };
+    return fallback.lastGood.key !== undefined ? fallback.lastGood.key(...args) : JSON.stringify(args);
+  }
+}
+
+function raise(error: unknown, kind: MethodKind): unknown {
+  if (kind === 'promise') return Promise.reject(error);
+  throw error;
+}
+
+/** A fallback that throws surfaces its own error, with the call's error as `cause`. */
+function withCause(error: unknown, cause: unknown): unknown {
+  if (typeof error === 'object' && error !== null && (error as { cause?: unknown }).cause === undefined) {
+    Object.defineProperty(error, 'cause', { value: cause, writable: true, configurable: true, enumerable: false });
+  }
+  return error;
+}
+
+function countedAs(outcome: CallPermit['outcome']): CallOutcome {
+  return outcome === 'timeout' ? 'failure' : (outcome ?? 'ignored');
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
+}

@@ -1,0 +1,30 @@
+import type { BreakerOptions, Clock } from '../core/index.js';
+
+/**
+ * Options of `CircuitBreakerModule.forRoot()`.
+ *
+ * @publicApi
+ */
+export interface CircuitBreakerModuleOptions {
+  /** Options every breaker starts from; a breaker's own options override them key by key (`halfOpen`, `backoff` merged too). */
+  defaults?: BreakerOptions;
+  /** Named breakers, built and validated at start-up. */
+  breakers?: Record<string, BreakerOptions>;
+  /**
+   * Only the breakers named in `breakers` may be used: a decorator, `forFeature`
+   * or `getOrCreate` naming another one fails. Default `false`: unknown names are
+   * built from `defaults`.
+   */
+  strict?: boolean;
+  /** The time source of every breaker. Default `Date.now`; inject a manual clock in tests. */
+  clock?: Clock;
+}
+
+/**
+ * What a `useClass` / `useExisting` provider of `forRootAsync()` implements.
+ *
+ * @publicApi
+ */
+export interface CircuitBreakerOptionsFactory {
+  createCircuitBreakerOptions(): CircuitBreakerModuleOptions | Promise<CircuitBreakerModuleOptions>;
+}
