@@ -1,0 +1,141 @@
+import { Injectable, Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  Breaker,
+  CircuitBreakerModule,
+  CircuitBreakerRegistry,
+  getCircuitBreakerToken,
+  InjectCircuitBreaker,
+  type CircuitBreakerModuleOptions,
+  type CircuitBreakerOptionsFactory,
+} from '../lib/index.js';
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (closers.length > 0) await closers.pop()!();
+});
+
+async function start(imports: unknown[], providers: unknown[] = []) {
+  const moduleRef = await Test.createTestingModule({ imports: imports as never[], providers: providers as never[] }).compile();
+  const app = moduleRef.createNestApplication();
+  await app.init();
+  closers.push(() => app.close());
+  return app;
+}
+
+@Injectable()
+class PaymentsClient {
+  constructor(@InjectCircuitBreaker('payments') readonly breaker: Breaker) {}
+}
+
+describe('CircuitBreakerModule', () => {
+  it('forRoot() with no argument gives an empty, global registry', async () => {
+    const app = await start([CircuitBreakerModule.forRoot()]);
+    const registry = app.get(CircuitBreakerRegistry);
+    expect(registry.list()).toEqual([]);
+    expect(registry.getOrCreate('ad-hoc').config.failureRateThreshold).toBe(0.5);
+  });
+
+  it('forRoot({ breakers }) builds each breaker at start-up over the defaults, injectable by name', async () => {
+    const app = await start(
+      [CircuitBreakerModule.forRoot({ defaults: { openDurationMs: 5_000, halfOpen: { maxProbes: 2 } }, breakers: { payments: { halfOpen: { maxConcurrent: 2 } } } })],
+      [PaymentsClient],
+    );
+    const client = app.get(PaymentsClient);
+    expect(client.breaker).toBe(app.get(CircuitBreakerRegistry).get('payments'));
+    expect(client.breaker.config).toMatchObject({ openDurationMs: 5_000, maxProbes: 2, maxConcurrentProbes: 2 });
+    expect(app.get(getCircuitBreakerToken('payments'))).toBe(client.breaker);
+  });
+
+  it('a bad option fails start-up with a message naming the breaker and the option', async () => {
+    await expect(start([CircuitBreakerModule.forRoot({ breakers: { payments: { failureRateThreshold: 2 } } })])).rejects.toThrow(
+      'Circuit breaker "payments": option "failureRateThreshold" must be a number in (0, 1], got 2.',
+    );
+    await expect(start([CircuitBreakerModule.forRoot({ defaults: { jitter: -1 } })])).rejects.toThrow(
+      'Circuit breaker "(defaults)": option "jitter" must be a number in [0, 1], got -1.',
+    );
+    await expect(start([CircuitBreakerModule.forRoot({ breakerz: {} } as never)])).rejects.toThrow('CircuitBreakerModule: unknown option "breakerz".');
+  });
+
+  describe('forRootAsync', () => {
+    const options: CircuitBreakerModuleOptions = { breakers: { inventory: { openDurationMs: 1_234 } } };
+
+    @Injectable()
+    class OptionsFactory implements CircuitBreakerOptionsFactory {
+      createCircuitBreakerOptions() {
+        return options;
+      }
+    }
+    @Module({ providers: [OptionsFactory], exports: [OptionsFactory] })
+    class ConfigModule {}
+
+    it.each([
+      ['useFactory', CircuitBreakerModule.forRootAsync({ useFactory: async () => options })],
+      ['useFactory with inject', CircuitBreakerModule.forRootAsync({ imports: [ConfigModule], inject: [OptionsFactory], useFactory: (f: OptionsFactory) => f.createCircuitBreakerOptions() })],
+      ['useClass', CircuitBreakerModule.forRootAsync({ useClass: OptionsFactory })],
+      ['useExisting', CircuitBreakerModule.forRootAsync({ imports: [ConfigModule], useExisting: OptionsFactory })],
+    ])('%s', async (_label, module) => {
+      const app = await start([module]);
+      expect(app.get(CircuitBreakerRegistry).get('inventory').config.openDurationMs).toBe(1_234);
+    });
+
+    it('makes breakers injectable by name through forFeature()', async () => {
+      @Injectable()
+      class InventoryClient {
+        constructor(@InjectCircuitBreaker('inventory') readonly breaker: Breaker) {}
+      }
+      @Module({ imports: [CircuitBreakerModule.forFeature(['inventory'])], providers: [InventoryClient], exports: [InventoryClient] })
+      class InventoryModule {}
+      const app = await start([CircuitBreakerModule.forRootAsync({ useFactory: () => options }), InventoryModule]);
+      expect(app.get(InventoryClient).breaker.config.openDurationMs).toBe(1_234);
+    });
+  });
+
+  describe('forFeature', () => {
+    it('defines breakers with options, injectable in the feature module', async () => {
+      @Injectable()
+      class Shipping {
+        constructor(@InjectCircuitBreaker('shipping') readonly breaker: Breaker) {}
+      }
+      @Module({ imports: [CircuitBreakerModule.forFeature({ shipping: { consecutiveFailures: 3 } })], providers: [Shipping], exports: [Shipping] })
+      class ShippingModule {}
+      const app = await start([CircuitBreakerModule.forRoot(), ShippingModule]);
+      expect(app.get(Shipping).breaker.config.consecutiveFailures).toBe(3);
+      expect(app.get(CircuitBreakerRegistry).list()).toEqual(['shipping']);
+    });
+
+    it('options for one name in forRoot and forFeature fail start-up naming both places', async () => {
+      @Module({ imports: [CircuitBreakerModule.forFeature({ shipping: { consecutiveFailures: 3 } })] })
+      class ShippingModule {}
+      await expect(start([CircuitBreakerModule.forRoot({ breakers: { shipping: {} } }), ShippingModule])).rejects.toThrow(
+        'Circuit breaker "shipping" has options set in two places: CircuitBreakerModule.forRoot({ breakers }) and CircuitBreakerModule.forFeature(). Set them in one place and refer to the breaker by name elsewhere.',
+      );
+    });
+
+    it('under strict, naming an undefined breaker fails start-up', async () => {
+      @Module({ imports: [CircuitBreakerModule.forFeature(['shiping'])] })
+      class ShippingModule {}
+      await expect(start([CircuitBreakerModule.forRoot({ strict: true, breakers: { shipping: {} } }), ShippingModule])).rejects.toThrow(
+        'Circuit breaker "shiping" used by CircuitBreakerModule.forFeature() of "shiping" is not defined, and CircuitBreakerModule is strict.',
+      );
+    });
+
+    it('rejects what is neither names nor a record', () => {
+      expect(() => CircuitBreakerModule.forFeature('payments' as never)).toThrow(TypeError);
+      expect(() => CircuitBreakerModule.forFeature([''])).toThrow('CircuitBreakerModule.forFeature() takes breaker names or a record of name → options, got "".');
+    });
+  });
+
+  it('two applications in one process never share a breaker', async () => {
+    const module = () => CircuitBreakerModule.forRoot({ breakers: { payments: { consecutiveFailures: 1 } } });
+    const first = await start([module()]);
+    const second = await start([module()]);
+    const a = first.get(CircuitBreakerRegistry).get('payments');
+    const b = second.get(CircuitBreakerRegistry).get('payments');
+    expect(a).not.toBe(b);
+    await a.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
+    expect(a.state).toBe('open');
+    expect(b.state).toBe('closed');
+  });
+});

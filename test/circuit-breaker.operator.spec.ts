@@ -1,0 +1,135 @@
+import { BadRequestException } from '@nestjs/common';
+import { defer, firstValueFrom, NEVER, Observable, of, Subject, throwError } from 'rxjs';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Breaker, CallTimeoutError, circuitBreaker, CircuitOpenError } from '../lib/index.js';
+import { ManualClock } from './helpers/manual-clock.js';
+
+function collect<T>(source: Observable<T>) {
+  const seen: { values: T[]; error?: unknown; complete: boolean } = { values: [], complete: false };
+  const subscription = source.subscribe({
+    next: (v) => seen.values.push(v),
+    error: (e: unknown) => (seen.error = e),
+    complete: () => (seen.complete = true),
+  });
+  return { seen, subscription };
+}
+
+const down = () => Object.assign(new Error('down'), { status: 500 });
+
+describe('circuitBreaker() operator', () => {
+  let clock: ManualClock;
+  beforeEach(() => {
+    clock = new ManualClock();
+  });
+
+  it('a completing source is a success', async () => {
+    const breaker = new Breaker('of', {}, { clock });
+    expect(await firstValueFrom(of(1).pipe(circuitBreaker(breaker)))).toBe(1);
+    expect(breaker.snapshot().totals).toMatchObject({ admitted: 1, successes: 1 });
+  });
+
+  it('an error is classified: a 500 is a failure, a 400 a success that still reaches the subscriber', () => {
+    const breaker = new Breaker('errors', { consecutiveFailures: 2 }, { clock });
+    const bad = collect(throwError(() => new BadRequestException()).pipe(circuitBreaker(breaker)));
+    expect(bad.seen.error).toBeInstanceOf(BadRequestException);
+    expect(collect(throwError(down).pipe(circuitBreaker(breaker))).seen.error).toMatchObject({ message: 'down' });
+    expect(breaker.snapshot().totals).toMatchObject({ successes: 1, failures: { total: 1 } });
+  });
+
+  it('each subscription is one call, and an open breaker never subscribes to the source', () => {
+    const breaker = new Breaker('cold', { consecutiveFailures: 2 }, { clock });
+    let subscriptions = 0;
+    const call = defer(() => {
+      subscriptions++;
+      return throwError(down);
+    }).pipe(circuitBreaker(breaker));
+    collect(call);
+    collect(call);
+    const rejected = collect(call);
+    expect(subscriptions).toBe(2);
+    expect(rejected.seen.error).toBeInstanceOf(CircuitOpenError);
+  });
+
+  it('delivers CircuitOpenError synchronously at subscribe time, or the fallback', () => {
+    const breaker = new Breaker('sync-reject', {}, { clock });
+    breaker.isolate();
+    const plain = collect(of(1).pipe(circuitBreaker(breaker)));
+    expect(plain.seen.error).toMatchObject({ reason: 'isolated' });
+    const rescued = collect(of(1).pipe(circuitBreaker(breaker, { fallback: (e) => of(`fallback after ${(e as Error).name}`) })));
+    expect(rescued.seen).toEqual({ values: ['fallback after CircuitOpenError'], complete: true });
+    expect(breaker.snapshot().totals.fallbacks).toBe(1);
+  });
+
+  it('falls back on failures, never on errors classified as success', () => {
+    const breaker = new Breaker('fallback', {}, { clock });
+    const fallback = () => of('stale');
+    expect(collect(throwError(down).pipe(circuitBreaker(breaker, { fallback }))).seen.values).toEqual(['stale']);
+    expect(collect(throwError(() => new BadRequestException()).pipe(circuitBreaker(breaker, { fallback }))).seen.error).toBeInstanceOf(BadRequestException);
+  });
+
+  it('the first value of a stream that never completes is the success; later errors pass through uncounted', () => {
+    const breaker = new Breaker('stream', { consecutiveFailures: 1 }, { clock });
+    const source = new Subject<number>();
+    const { seen } = collect(source.pipe(circuitBreaker(breaker)));
+    expect(breaker.snapshot().totals.successes).toBe(0);
+    source.next(1);
+    expect(breaker.snapshot().totals.successes).toBe(1);
+    source.next(2);
+    source.error(down());
+    expect(seen.values).toEqual([1, 2]);
+    expect(seen.error).toMatchObject({ message: 'down' });
+    expect(breaker.state).toBe('closed');
+  });
+
+  it('unsubscribing before the outcome counts as ignored and returns a half-open probe permit', () => {
+    const breaker = new Breaker('unsubscribe', { consecutiveFailures: 1, openDurationMs: 100 }, { clock });
+    collect(throwError(down).pipe(circuitBreaker(breaker)));
+    clock.advance(100);
+    const probe = collect(NEVER.pipe(circuitBreaker(breaker)));
+    expect(breaker.snapshot().halfOpen).toMatchObject({ probesAdmitted: 1, probesInFlight: 1 });
+    expect(collect(of(1).pipe(circuitBreaker(breaker))).seen.error).toMatchObject({ reason: 'half-open-busy' });
+    probe.subscription.unsubscribe();
+    expect(breaker.snapshot().halfOpen).toMatchObject({ probesAdmitted: 0, probesInFlight: 0 });
+    expect(breaker.snapshot().totals).toMatchObject({ ignored: 1, probes: { released: 1 } });
+    expect(collect(of(2).pipe(circuitBreaker(breaker))).seen.values).toEqual([2]);
+    expect(breaker.state).toBe('closed');
+  });
+
+  describe('with timeoutMs', () => {
+    beforeEach(() => vi.useFakeTimers());
+    afterEach(() => vi.useRealTimers());
+
+    it('unsubscribes the source and errors with CallTimeoutError', () => {
+      const breaker = new Breaker('deadline', { timeoutMs: 100 }, { clock });
+      let active = 0;
+      const hanging = new Observable<never>(() => {
+        active++;
+        return () => active--;
+      });
+      const { seen } = collect(hanging.pipe(circuitBreaker(breaker)));
+      expect(active).toBe(1);
+      vi.advanceTimersByTime(99);
+      expect(seen.error).toBeUndefined();
+      vi.advanceTimersByTime(1);
+      expect(seen.error).toBeInstanceOf(CallTimeoutError);
+      expect(active).toBe(0);
+      expect(breaker.snapshot().totals).toMatchObject({ timeouts: 1, failures: { timeout: 1 } });
+      expect(vi.getTimerCount()).toBe(0);
+    });
+
+    it('serves the fallback on timeout, and clears the timer when the source answers first', () => {
+      const breaker = new Breaker('deadline-2', { timeoutMs: 100 }, { clock });
+      const { seen } = collect(NEVER.pipe(circuitBreaker(breaker, { fallback: () => of('late fallback') })));
+      vi.advanceTimersByTime(100);
+      expect(seen).toEqual({ values: ['late fallback'], complete: true });
+      collect(of(1).pipe(circuitBreaker(breaker)));
+      expect(vi.getTimerCount()).toBe(0);
+    });
+  });
+
+  it('validates its arguments when created', () => {
+    expect(() => circuitBreaker({} as never)).toThrow('circuitBreaker() takes a Breaker, got object.');
+    expect(() => circuitBreaker(new Breaker('x'), { fallback: 'nope' as never })).toThrow(TypeError);
+  });
+});
+

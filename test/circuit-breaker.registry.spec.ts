@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { firstValueFrom, take, toArray } from 'rxjs';
+import { CircuitBreakerRegistry, type CircuitBreakerEvent } from '../lib/index.js';
+import { mergeOptions } from '../lib/circuit-breaker.registry.js';
+import { ManualClock } from './helpers/manual-clock.js';
+
+describe('CircuitBreakerRegistry', () => {
+  it('get() throws a clear error naming the known breakers', () => {
+    const registry = new CircuitBreakerRegistry({ breakers: { payments: {}, shipping: {} } });
+    expect(() => registry.get('paymnets')).toThrow(
+      'No circuit breaker named "paymnets". Known breakers: "payments", "shipping". Define it in CircuitBreakerModule.forRoot({ breakers }) or forFeature(), or use getOrCreate().',
+    );
+    expect(registry.has('payments')).toBe(true);
+    expect(registry.has('paymnets')).toBe(false);
+  });
+
+  it('getOrCreate() builds unknown names from the defaults, once', () => {
+    const registry = new CircuitBreakerRegistry({ defaults: { openDurationMs: 7_000 } });
+    const created = registry.getOrCreate('search');
+    expect(created.config.openDurationMs).toBe(7_000);
+    expect(registry.getOrCreate('search')).toBe(created);
+    expect(registry.list()).toEqual(['search']);
+  });
+
+  it('getOrCreate() under strict refuses unknown names', () => {
+    const registry = new CircuitBreakerRegistry({ strict: true, breakers: { payments: {} } });
+    expect(registry.getOrCreate('payments')).toBe(registry.get('payments'));
+    expect(() => registry.getOrCreate('search')).toThrow('Circuit breaker "search" used by CircuitBreakerRegistry.getOrCreate() is not defined, and CircuitBreakerModule is strict.');
+  });
+
+  it('getOrCreate() with options for a breaker configured elsewhere is a conflict', () => {
+    const registry = new CircuitBreakerRegistry({ breakers: { payments: {} } });
+    expect(() => registry.getOrCreate('payments', { timeoutMs: 10 })).toThrow(
+      'Circuit breaker "payments" has options set in two places: CircuitBreakerModule.forRoot({ breakers }) and CircuitBreakerRegistry.getOrCreate().',
+    );
+  });
+
+  it('snapshot() reports every breaker in creation order', () => {
+    const registry = new CircuitBreakerRegistry({ breakers: { a: {}, b: {} } });
+    registry.get('b').isolate();
+    expect(registry.snapshot().map((s) => [s.name, s.state])).toEqual([
+      ['a', 'closed'],
+      ['b', 'isolated'],
+    ]);
+  });
+
+  it('events$ tags every event with its breaker, including breakers created later, and only listens while subscribed', async () => {
+    const clock = new ManualClock();
+    const registry = new CircuitBreakerRegistry({ clock, defaults: { consecutiveFailures: 1 } });
+    const a = registry.getOrCreate('a');
+    const seen = firstValueFrom(registry.events$.pipe(take(3), toArray()));
+    const b = registry.getOrCreate('b');
+    await a.execute(() => 1);
+    await b.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
+    const events = (await seen) as CircuitBreakerEvent[];
+    expect(events.map((e) => [e.breaker, e.type])).toEqual([
+      ['a', 'success'],
+      ['b', 'failure'],
+      ['b', 'stateChange'],
+    ]);
+    expect(events[2]!.payload).toEqual({ from: 'closed', to: 'open', reason: 'consecutive-failures', at: clock.now(), openUntil: clock.now() + 30_000 });
+    // The subscription ended with take(3): the breakers are no longer listened to.
+    expect((a as unknown as { hub: { has(e: string): boolean } }).hub.has('success')).toBe(false);
+  });
+
+  it('completes events$ and disposes breakers on shutdown', async () => {
+    const registry = new CircuitBreakerRegistry({ breakers: { a: {} } });
+    let completed = false;
+    registry.events$.subscribe({ complete: () => (completed = true) });
+    registry.onApplicationShutdown();
+    expect(completed).toBe(true);
+  });
+
+  it('merges a breaker options over the defaults, nested objects too', () => {
+    expect(
+      mergeOptions(
+        { openDurationMs: 1, halfOpen: { maxProbes: 3 }, backoff: { multiplier: 2 }, overload: { k: 3 } },
+        { halfOpen: { successesToClose: 2 }, backoff: { maxMs: 10 } },
+      ),
+    ).toEqual({ openDurationMs: 1, halfOpen: { maxProbes: 3, successesToClose: 2 }, backoff: { multiplier: 2, maxMs: 10 }, overload: { k: 3 } });
+    expect(mergeOptions({ overload: { k: 3 } }, { overload: false })).toEqual({ overload: false });
+    expect(mergeOptions(undefined, { timeoutMs: 5 })).toEqual({ timeoutMs: 5 });
+  });
+});

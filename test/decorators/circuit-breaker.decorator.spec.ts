@@ -1,0 +1,317 @@
+import { BadRequestException, Controller, Get, Injectable, Param, Scope, type INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { defer, firstValueFrom, Observable, of, throwError } from 'rxjs';
+import request from 'supertest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { CircuitBreaker, CircuitBreakerModule, CircuitBreakerRegistry, CircuitOpenError, type CircuitBreakerModuleOptions } from '../../lib/index.js';
+import { ManualClock } from '../helpers/manual-clock.js';
+
+const apps: INestApplication[] = [];
+afterEach(async () => {
+  while (apps.length > 0) await apps.pop()!.close();
+});
+
+async function start(options: CircuitBreakerModuleOptions & { httpFilter?: boolean }, providers: unknown[], controllers: unknown[] = []) {
+  const moduleRef = await Test.createTestingModule({
+    imports: [CircuitBreakerModule.forRoot(options)],
+    providers: providers as never[],
+    controllers: controllers as never[],
+  }).compile();
+  const app = moduleRef.createNestApplication({ logger: false });
+  apps.push(app);
+  await app.init();
+  return app;
+}
+
+const down = () => Object.assign(new Error('upstream down'), { status: 503 });
+
+describe('@CircuitBreaker() on providers', () => {
+  @Injectable()
+  class Catalog {
+    calls = 0;
+    healthy = false;
+
+    @CircuitBreaker({ consecutiveFailures: 2, fallback: 'cachedProducts' })
+    async products(category: string): Promise<string[]> {
+      this.calls++;
+      if (!this.healthy) throw down();
+      return [`${category}-1`];
+    }
+
+    cachedProducts(error: unknown, category: string): string[] {
+      return [`cached-${category}`, (error as Error).name];
+    }
+
+    @CircuitBreaker('catalog.search')
+    async search(query: string): Promise<string> {
+      this.calls++;
+      if (query === 'bad') throw new BadRequestException('bad query');
+      throw down();
+    }
+  }
+
+  it('names the breaker ClassName.methodName, keeps `this`, and falls back by method name on failure and rejection', async () => {
+    const app = await start({}, [Catalog]);
+    const catalog = app.get(Catalog);
+    const registry = app.get(CircuitBreakerRegistry);
+    expect(registry.list()).toEqual(['Catalog.products', 'catalog.search']);
+    expect(await catalog.products('shoes')).toEqual(['cached-shoes', 'Error']);
+    expect(await catalog.products('shoes')).toEqual(['cached-shoes', 'Error']);
+    expect(registry.get('Catalog.products').state).toBe('open');
+    expect(await catalog.products('hats')).toEqual(['cached-hats', 'CircuitOpenError']);
+    expect(catalog.calls).toBe(2);
+    expect(registry.get('Catalog.products').snapshot().totals.fallbacks).toBe(3);
+  });
+
+  it('never falls back for an outcome classified as success: a 400 reaches the caller', async () => {
+    const app = await start({}, [Catalog]);
+    const catalog = app.get(Catalog);
+    await expect(catalog.search('bad')).rejects.toBeInstanceOf(BadRequestException);
+    expect(app.get(CircuitBreakerRegistry).get('catalog.search').snapshot().totals.successes).toBe(1);
+  });
+
+  it('keeps the method name and arity', () => {
+    expect(Catalog.prototype.products.name).toBe('products');
+    expect(Catalog.prototype.products.length).toBe(1);
+  });
+
+  it('falls back by function with `this` the instance; a throwing fallback surfaces its own error with the original as cause', async () => {
+    @Injectable()
+    class Recommendations {
+      readonly empty: string[] = [];
+      @CircuitBreaker({ fallback(this: Recommendations) { return this.empty; } })
+      async forUser(): Promise<string[]> {
+        throw down();
+      }
+      @CircuitBreaker({ fallback: () => { throw new Error('fallback broke too'); } })
+      async strict(): Promise<string[]> {
+        throw down();
+      }
+    }
+    const app = await start({}, [Recommendations]);
+    const service = app.get(Recommendations);
+    expect(await service.forUser()).toBe(service.empty);
+    const error = (await service.strict().catch((e: unknown) => e)) as Error;
+    expect(error.message).toBe('fallback broke too');
+    expect((error.cause as Error).message).toBe('upstream down');
+  });
+
+  it('applies the breaker deadline to Promise methods', async () => {
+    vi.useFakeTimers();
+    try {
+      @Injectable()
+      class Slow {
+        @CircuitBreaker({ timeoutMs: 50, fallback: () => 'too slow' })
+        async call(): Promise<string> {
+          return new Promise(() => undefined);
+        }
+      }
+      const app = await start({}, [Slow]);
+      const result = app.get(Slow).call();
+      await vi.advanceTimersByTimeAsync(50);
+      expect(await result).toBe('too slow');
+      expect(app.get(CircuitBreakerRegistry).get('Slow.call').snapshot().totals.timeouts).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('keeps a synchronous method synchronous: a throw is the failure, a rejection throws at once', async () => {
+    @Injectable()
+    class Parser {
+      @CircuitBreaker({ consecutiveFailures: 1 })
+      parse(input: string): number {
+        if (input === 'x') throw new Error('unparseable');
+        return Number(input);
+      }
+    }
+    const app = await start({}, [Parser]);
+    const parser = app.get(Parser);
+    expect(parser.parse('42')).toBe(42);
+    expect(() => parser.parse('x')).toThrow('unparseable');
+    expect(() => parser.parse('1')).toThrow(CircuitOpenError);
+  });
+
+  it('runs Observable methods through the operator: each subscription is one call', async () => {
+    @Injectable()
+    class Feed {
+      subscriptions = 0;
+      @CircuitBreaker({ consecutiveFailures: 2, fallback: () => of('from fallback') })
+      latest(fail: boolean): Observable<string> {
+        return defer(() => {
+          this.subscriptions++;
+          return fail ? throwError(() => down()) : of('fresh');
+        });
+      }
+    }
+    const app = await start({}, [Feed]);
+    const feed = app.get(Feed);
+    const failing = feed.latest(true);
+    expect(await firstValueFrom(failing)).toBe('from fallback');
+    expect(await firstValueFrom(failing)).toBe('from fallback');
+    expect(feed.subscriptions).toBe(2);
+    // Open: the source is not subscribed at all.
+    expect(await firstValueFrom(feed.latest(false))).toBe('from fallback');
+    expect(feed.subscriptions).toBe(2);
+    expect(app.get(CircuitBreakerRegistry).get('Feed.latest').snapshot().totals).toMatchObject({ admitted: 2, rejected: { open: 1 } });
+  });
+
+  it('serves the last good result for the same arguments while fresh, then lets the error through', async () => {
+    const clock = new ManualClock();
+    @Injectable()
+    class Prices {
+      up = true;
+      @CircuitBreaker({ fallback: { lastGood: { maxAgeMs: 60_000, maxEntries: 10 } } })
+      async price(sku: string): Promise<number> {
+        if (!this.up) throw down();
+        return sku.length * 100;
+      }
+    }
+    const app = await start({ clock }, [Prices]);
+    const prices = app.get(Prices);
+    expect(await prices.price('abc')).toBe(300);
+    prices.up = false;
+    clock.advance(60_000);
+    expect(await prices.price('abc')).toBe(300);
+    await expect(prices.price('abcd')).rejects.toThrow('upstream down'); // never seen: nothing to serve
+    clock.advance(1);
+    await expect(prices.price('abc')).rejects.toThrow('upstream down'); // 60,001 ms old: too stale
+  });
+
+  it('works on request-scoped providers, each instance getting the application registry', async () => {
+    @Injectable({ scope: Scope.REQUEST })
+    class PerRequest {
+      @CircuitBreaker('per-request')
+      async work(): Promise<string> {
+        return 'done';
+      }
+    }
+    @Controller('scoped')
+    class ScopedController {
+      constructor(private readonly service: PerRequest) {}
+      @Get()
+      run() {
+        return this.service.work();
+      }
+    }
+    const app = await start({}, [PerRequest], [ScopedController]);
+    await request(app.getHttpServer()).get('/scoped').expect(200, 'done');
+    await request(app.getHttpServer()).get('/scoped').expect(200, 'done');
+    expect(app.get(CircuitBreakerRegistry).get('per-request').snapshot().totals.successes).toBe(2);
+  });
+
+  it('an instance Nest did not create gets a clear error', () => {
+    expect(() => new Catalog().products('x')).toThrow(
+      'Circuit breaker "Catalog.products" on Catalog.products: no CircuitBreakerRegistry was injected into this instance.',
+    );
+  });
+});
+
+describe('@CircuitBreaker() on controller routes', () => {
+  let healthy = true;
+  @Controller('orders')
+  class OrdersController {
+    @CircuitBreaker({ name: 'orders.upstream', consecutiveFailures: 2, openDurationMs: 10_000 })
+    @Get(':id')
+    async above(@Param('id') id: string): Promise<{ id: string }> {
+      if (!healthy) throw down();
+      return { id };
+    }
+
+    @Get()
+    @CircuitBreaker('orders.upstream')
+    async below(): Promise<string[]> {
+      if (!healthy) throw down();
+      return ['o-1'];
+    }
+  }
+
+  it('keeps the route above or below @Get(): 200, then 503 with Retry-After once open', async () => {
+    healthy = true;
+    const clock = new ManualClock();
+    const app = await start({ clock, httpFilter: true }, [], [OrdersController]);
+    const server = app.getHttpServer();
+    await request(server).get('/orders/7').expect(200, { id: '7' });
+    await request(server).get('/orders').expect(200, ['o-1']);
+    healthy = false;
+    await request(server).get('/orders/7').expect(500);
+    await request(server).get('/orders').expect(500);
+    clock.advance(2_500);
+    const rejected = await request(server).get('/orders/7').expect(503);
+    expect(rejected.headers['retry-after']).toBe('8');
+    expect(rejected.body).toEqual({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: 'Circuit breaker "orders.upstream" rejected the call: the circuit is open.',
+      breaker: 'orders.upstream',
+      reason: 'open',
+      retryAfterMs: 7_500,
+    });
+  });
+});
+
+describe('@CircuitBreaker() start-up checks', () => {
+  it('a fallback method that does not exist is an error at decoration time', () => {
+    expect(() => {
+      class Broken {
+        @CircuitBreaker({ fallback: 'nope' })
+        async call(): Promise<void> {}
+      }
+      return Broken;
+    }).toThrow('@CircuitBreaker() on Broken.call: the fallback method "nope" does not exist on the class. Declare it, or pass a function.');
+  });
+
+  it('rejects a lastGood cache without a freshness bound', () => {
+    expect(() => {
+      class Unbounded {
+        @CircuitBreaker({ fallback: { lastGood: {} as never } })
+        async call(): Promise<void> {}
+      }
+      return Unbounded;
+    }).toThrow('@CircuitBreaker() on Unbounded.call: option "fallback.lastGood.maxAgeMs" must be a positive number of milliseconds, got undefined.');
+  });
+
+  it('an unknown breaker under strict fails app.init()', async () => {
+    @Injectable()
+    class Typo {
+      @CircuitBreaker('paymnets')
+      async pay(): Promise<void> {}
+    }
+    await expect(start({ strict: true, breakers: { payments: {} } }, [Typo])).rejects.toThrow(
+      'Circuit breaker "paymnets" used by @CircuitBreaker() on Typo.pay is not defined, and CircuitBreakerModule is strict.',
+    );
+  });
+
+  it('options for one name in two decorators fail app.init() naming both', async () => {
+    @Injectable()
+    class Twice {
+      @CircuitBreaker({ name: 'shared', timeoutMs: 100 })
+      async a(): Promise<void> {}
+      @CircuitBreaker({ name: 'shared', timeoutMs: 200 })
+      async b(): Promise<void> {}
+    }
+    await expect(start({}, [Twice])).rejects.toThrow(
+      'Circuit breaker "shared" has options set in two places: @CircuitBreaker() on Twice.a and @CircuitBreaker() on Twice.b.',
+    );
+  });
+
+  it('options in a decorator and in forRoot({ breakers }) fail app.init()', async () => {
+    @Injectable()
+    class Both {
+      @CircuitBreaker({ name: 'payments', timeoutMs: 100 })
+      async pay(): Promise<void> {}
+    }
+    await expect(start({ breakers: { payments: {} } }, [Both])).rejects.toThrow(
+      'Circuit breaker "payments" has options set in two places: CircuitBreakerModule.forRoot({ breakers }) and @CircuitBreaker() on Both.pay.',
+    );
+  });
+
+  it('a bad breaker option in a decorator fails app.init() naming the breaker and option', async () => {
+    @Injectable()
+    class BadOption {
+      @CircuitBreaker({ minimumThroughput: 0 })
+      async call(): Promise<void> {}
+    }
+    await expect(start({}, [BadOption])).rejects.toThrow('Circuit breaker "BadOption.call": option "minimumThroughput" must be an integer >= 1, got 0.');
+  });
+});
