@@ -32,6 +32,8 @@ export class CircuitBreakerRegistry implements OnApplicationShutdown {
   private readonly origins = new Map<string, string>();
   private readonly events = new Subject<CircuitBreakerEvent>();
   private readonly detachers = new Map<string, () => void>();
+  /** Listeners on per-key children; weak, so an evicted child takes its listeners with it. */
+  private readonly childDetachers = new WeakMap<Breaker, () => void>();
   private observers = 0;
 
   constructor(@Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) private readonly options: CircuitBreakerModuleOptions) {
@@ -116,16 +118,33 @@ export class CircuitBreakerRegistry implements OnApplicationShutdown {
   }
 
   private attach(breaker: Breaker): void {
-    const name = breaker.name;
-    const offs = EVENT_NAMES.map((type) =>
-      breaker.on(type, (payload) => this.events.next({ breaker: name, type, payload } as CircuitBreakerEvent)),
+    const offs = this.listen(breaker, breaker.name, undefined);
+    if (breaker.config.perKey !== undefined) {
+      const attachChild = (child: Breaker) => {
+        const childOffs = this.listen(child, breaker.name, child.key);
+        this.childDetachers.set(child, () => childOffs.forEach((off) => off()));
+      };
+      for (const child of breaker.children()) attachChild(child);
+      offs.push(breaker.onChild(attachChild));
+    }
+    this.detachers.set(breaker.name, () => offs.forEach((off) => off()));
+  }
+
+  private listen(breaker: Breaker, name: string, key: string | undefined): (() => void)[] {
+    return EVENT_NAMES.map((type) =>
+      breaker.on(type, (payload) => this.events.next((key === undefined ? { breaker: name, type, payload } : { breaker: name, key, type, payload }) as CircuitBreakerEvent)),
     );
-    this.detachers.set(name, () => offs.forEach((off) => off()));
   }
 
   private detachAll(): void {
     for (const detach of this.detachers.values()) detach();
     this.detachers.clear();
+    for (const breaker of this.breakers.values()) {
+      for (const child of breaker.children()) {
+        this.childDetachers.get(child)?.();
+        this.childDetachers.delete(child);
+      }
+    }
   }
 }
 

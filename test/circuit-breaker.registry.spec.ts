@@ -82,3 +82,21 @@ describe('CircuitBreakerRegistry', () => {
     expect(mergeOptions(undefined, { timeoutMs: 5 })).toEqual({ timeoutMs: 5 });
   });
 });
+
+describe('CircuitBreakerRegistry with per-key families', () => {
+  it('events$ carries children events tagged with the family name and the key', async () => {
+    const registry = new CircuitBreakerRegistry({ breakers: { upstreams: { perKey: { maxKeys: 10 } } } });
+    const family = registry.get('upstreams');
+    await family.forKey('existing').execute(() => 1);
+    const seen: CircuitBreakerEvent[] = [];
+    const subscription = registry.events$.subscribe((e) => seen.push(e));
+    await family.forKey('existing').execute(() => 2);
+    await family.forKey('new').execute(() => 3);
+    subscription.unsubscribe();
+    await family.forKey('new').execute(() => 4);
+    expect(seen.map((e) => [e.breaker, e.key, e.type])).toEqual([
+      ['upstreams', 'existing', 'success'],
+      ['upstreams', 'new', 'success'],
+    ]);
+  });
+});

@@ -75,8 +75,10 @@ export class BreakerFamily {
     return this.children.get(key);
   }
 
-  all(): IterableIterator<Breaker> {
-    return this.children.values();
+  /** Every child held, the overflow child included. */
+  *all(): IterableIterator<Breaker> {
+    yield* this.children.values();
+    if (this.overflow !== undefined) yield this.overflow;
   }
 
   /** Keeps the count of unhealthy children current; says whether it grew. */

@@ -111,6 +111,7 @@ export class Breaker {
   detached = false;
   /** @internal When the family last handed this child out. */
   lastUsedAt = 0;
+  private childListeners: ((child: Breaker) => void)[] | undefined;
 
   constructor(name: string, options?: BreakerOptions, deps: BreakerDeps = {}, lineage?: { parent: Breaker; key: string }) {
     if (typeof name !== 'string' || name === '') {
@@ -127,7 +128,11 @@ export class Breaker {
     this.family =
       perKey === undefined || lineage !== undefined
         ? undefined
-        : new BreakerFamily(this, perKey.maxKeys, perKey.idleMs, (key) => new Breaker(`${name}[${key}]`, undefined, deps, { parent: this, key }));
+        : new BreakerFamily(this, perKey.maxKeys, perKey.idleMs, (key) => {
+            const child = new Breaker(`${name}[${key}]`, undefined, deps, { parent: this, key });
+            if (this.childListeners !== undefined) for (const listener of this.childListeners) listener(child);
+            return child;
+          });
     const w = this.config.window;
     this.window = w.type === 'count' ? new CountWindow(w.size) : new TimeWindow(w.durationMs, w.buckets);
     this.timed = this.config.slowCallDurationMs !== undefined || w.type === 'time';
@@ -148,6 +153,21 @@ export class Breaker {
       throw new TypeError(`Circuit breaker "${this.name}" is not per-key: configure perKey: { maxKeys } to use forKey().`);
     }
     return this.family.child(key);
+  }
+
+  /** The children a per-key family holds now (none for a plain breaker). */
+  children(): IterableIterator<Breaker> {
+    return this.family?.all() ?? [][Symbol.iterator]();
+  }
+
+  /** Calls `listener` with every child a per-key family creates from now on; returns the unsubscribe function. */
+  onChild(listener: (child: Breaker) => void): () => void {
+    const listeners = (this.childListeners ??= []);
+    listeners.push(listener);
+    return () => {
+      const index = listeners.indexOf(listener);
+      if (index !== -1) listeners.splice(index, 1);
+    };
   }
 
   /** The current state, after any transition that time alone has made due. */

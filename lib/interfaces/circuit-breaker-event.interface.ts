@@ -1,11 +1,12 @@
 import type { BreakerEventMap, BreakerEventName } from '../core/index.js';
 
 /**
- * One event of one breaker, tagged with the breaker's name, as
+ * One event of one breaker, tagged with the breaker's name (for a child of a
+ * per-key family: the family's name, and the child's `key`), as
  * `CircuitBreakerRegistry.events$` emits it.
  *
  * @publicApi
  */
 export type CircuitBreakerEvent = {
-  [E in BreakerEventName]: { breaker: string; type: E; payload: BreakerEventMap[E] };
+  [E in BreakerEventName]: { breaker: string; key?: string; type: E; payload: BreakerEventMap[E] };
 }[BreakerEventName];
