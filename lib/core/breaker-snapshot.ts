@@ -20,6 +20,8 @@ export interface BreakerSnapshot {
   openUntil: number | undefined;
   /** While the dependency's `Retry-After` pause lasts: when it ends. */
   pausedUntil: number | undefined;
+  /** While open or paused: how long until a call may be admitted. */
+  retryAfterMs: number | undefined;
   /** Bumped on every transition; outcomes of older generations are not counted. */
   generation: number;
   window: WindowSnapshot;

@@ -279,6 +279,7 @@ export class Breaker {
       since: this.sinceAt,
       openUntil: this.current === OPEN ? this.openUntilAt : undefined,
       pausedUntil: this.pausedUntilAt > now ? this.pausedUntilAt : undefined,
+      retryAfterMs: this.current === OPEN ? this.openUntilAt - now : this.pausedUntilAt > now ? this.pausedUntilAt - now : undefined,
       generation: this.generation,
       window: {
         ...(c.window.type === 'count' ? { type: 'count', size: c.window.size } : { type: 'time', durationMs: c.window.durationMs, buckets: c.window.buckets }),

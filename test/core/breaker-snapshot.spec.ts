@@ -73,6 +73,7 @@ describe('Breaker events and snapshot', () => {
       since: 1_000,
       openUntil: undefined,
       pausedUntil: undefined,
+      retryAfterMs: undefined,
       generation: 0,
       window: { type: 'count', size: 10, calls: 3, failures: 1, slowCalls: 0, overloads: 1, shed: 0, failureRate: 1 / 3, slowCallRate: 0 },
       halfOpen: undefined,

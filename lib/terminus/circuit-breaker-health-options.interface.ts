@@ -1,0 +1,20 @@
+/** @publicApi */
+export type BreakerHealthStatus = 'up' | 'degraded' | 'down';
+
+/** Options of `CircuitBreakerHealthIndicator.isHealthy()`. @publicApi */
+export interface CircuitBreakerHealthOptions {
+  /** Which breakers (names, per-key families included) feed this check. Default: every breaker of the application. */
+  breakers?: readonly string[];
+  /**
+   * What an open or isolated breaker reports. Default `'down'`: readiness fails
+   * and the load balancer stops sending traffic to this replica. Use
+   * `'degraded'` (HTTP 200, state visible) for a dependency every replica
+   * shares: taking the whole fleet out of rotation would turn a dependency
+   * outage into a full outage.
+   */
+  openStatus?: BreakerHealthStatus;
+  /** What a half-open breaker reports. Default `'degraded'`. */
+  halfOpenStatus?: BreakerHealthStatus;
+  /** `false` hides breaker names and failure rates, for health endpoints exposed to the public: only counts remain. Default `true`. */
+  details?: boolean;
+}

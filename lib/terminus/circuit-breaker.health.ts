@@ -1,0 +1,80 @@
+import { Injectable } from '@nestjs/common';
+import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
+import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
+import type { BreakerSnapshot } from '../core/index.js';
+import type { BreakerHealthStatus, CircuitBreakerHealthOptions } from './circuit-breaker-health-options.interface.js';
+
+/** What the check reports per breaker when details are shown. @publicApi */
+export interface BreakerHealthDetails {
+  state: BreakerSnapshot['state'];
+  since: number;
+  retryAfterMs?: number;
+  failureRate: number;
+  callsInWindow: number;
+  /** For a per-key family: how many of its targets are open or half-open. */
+  unhealthyKeys?: number;
+}
+
+const RANK: Record<BreakerHealthStatus, number> = { up: 0, degraded: 1, down: 2 };
+
+/**
+ * A @nestjs/terminus indicator that reports open breakers, for **readiness**
+ * checks (`/health/ready`). Never use it for liveness: restarting a replica
+ * does not repair a dependency.
+ *
+ * It never throws (in terminus 12 a throwing indicator is an HTTP 500): an
+ * unknown name or an internal error is reported as `down` with a message.
+ *
+ * @publicApi
+ */
+@Injectable()
+export class CircuitBreakerHealthIndicator {
+  constructor(
+    private readonly registry: CircuitBreakerRegistry,
+    private readonly health: HealthIndicatorService,
+  ) {}
+
+  isHealthy<const Key extends string = 'circuit_breakers'>(key: Key = 'circuit_breakers' as Key, options: CircuitBreakerHealthOptions = {}): HealthIndicatorResult<Key> {
+    const indicator = this.health.check(key);
+    try {
+      const { openStatus = 'down', halfOpenStatus = 'degraded', details = true } = options;
+      const names = options.breakers ?? this.registry.list();
+      const unknown = names.filter((name) => !this.registry.has(name));
+      if (unknown.length > 0) {
+        return indicator.down({ message: `Unknown circuit breakers: ${unknown.map((n) => `"${n}"`).join(', ')}.` });
+      }
+      let status: BreakerHealthStatus = 'up';
+      const counts = { total: 0, open: 0, halfOpen: 0 };
+      const breakers: Record<string, BreakerHealthDetails> = {};
+      for (const name of names) {
+        const snapshot = this.registry.get(name).snapshot();
+        counts.total++;
+        let own: BreakerHealthStatus = 'up';
+        if (snapshot.state === 'open' || snapshot.state === 'isolated') {
+          counts.open++;
+          own = openStatus;
+        } else if (snapshot.state === 'half-open') {
+          counts.halfOpen++;
+          own = halfOpenStatus;
+        }
+        if (RANK[own] > RANK[status]) status = own;
+        if (details) breakers[name] = detailsOf(snapshot);
+      }
+      const data = details ? { ...counts, breakers } : counts;
+      return status === 'up' ? indicator.up(data) : status === 'degraded' ? indicator.degraded(data) : indicator.down(data);
+    } catch (error) {
+      return indicator.down({ message: error instanceof Error ? error.message : String(error) });
+    }
+  }
+}
+
+function detailsOf(snapshot: BreakerSnapshot): BreakerHealthDetails {
+  return {
+    state: snapshot.state,
+    since: snapshot.since,
+    ...(snapshot.retryAfterMs === undefined ? {} : { retryAfterMs: snapshot.retryAfterMs }),
+    failureRate: snapshot.window.failureRate,
+    callsInWindow: snapshot.window.calls,
+    ...(snapshot.family === undefined ? {} : { unhealthyKeys: snapshot.family.unhealthyKeys }),
+  };
+}

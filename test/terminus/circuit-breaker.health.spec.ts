@@ -1,0 +1,124 @@
+import { Controller, Get, type INestApplication } from '@nestjs/common';
+import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
+import { Test } from '@nestjs/testing';
+import request from 'supertest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CircuitBreakerModule, CircuitBreakerRegistry } from '../../lib/index.js';
+import { CircuitBreakerHealthIndicator, CircuitBreakerHealthModule, type CircuitBreakerHealthOptions } from '../../lib/terminus/index.js';
+import { ManualClock } from '../helpers/manual-clock.js';
+
+let options: CircuitBreakerHealthOptions = {};
+
+@Controller('health')
+class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly breakers: CircuitBreakerHealthIndicator,
+  ) {}
+
+  @Get('ready')
+  @HealthCheck()
+  ready() {
+    return this.health.check([() => this.breakers.isHealthy('circuit_breakers', options)]);
+  }
+
+  @Get('live')
+  @HealthCheck()
+  live() {
+    return this.health.check([]);
+  }
+}
+
+let app: INestApplication;
+const clock = new ManualClock(1_000_000);
+afterEach(async () => {
+  options = {};
+  await app?.close();
+});
+
+async function start() {
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      TerminusModule.forRoot({ logger: false }),
+      CircuitBreakerModule.forRoot({ clock, breakers: { payments: { consecutiveFailures: 1, openDurationMs: 5_000 }, search: {}, hosts: { perKey: {} } } }),
+      CircuitBreakerHealthModule,
+    ],
+    controllers: [HealthController],
+  }).compile();
+  app = moduleRef.createNestApplication({ logger: false });
+  await app.init();
+  return { server: app.getHttpServer(), registry: app.get(CircuitBreakerRegistry) };
+}
+
+const closed = (since: number) => ({ state: 'closed', since, failureRate: 0, callsInWindow: 0 });
+
+describe('CircuitBreakerHealthIndicator', () => {
+  it('is up while every breaker is closed', async () => {
+    const { server } = await start();
+    const since = clock.now();
+    const response = await request(server).get('/health/ready').expect(200);
+    const info = { circuit_breakers: { status: 'up', total: 3, open: 0, halfOpen: 0, breakers: { payments: closed(since), search: closed(since), hosts: { ...closed(since), unhealthyKeys: 0 } } } };
+    expect(response.body).toEqual({ status: 'ok', info, error: {}, details: info });
+  });
+
+  it('is down (503) while a breaker is open, with its retry estimate, then degraded while half-open, then up', async () => {
+    const { server, registry } = await start();
+    const since = clock.now();
+    await registry.get('payments').execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
+    clock.advance(1_000);
+    const down = await request(server).get('/health/ready').expect(503);
+    const failing = {
+      circuit_breakers: {
+        status: 'down',
+        total: 3,
+        open: 1,
+        halfOpen: 0,
+        breakers: {
+          payments: { state: 'open', since, retryAfterMs: 4_000, failureRate: 0, callsInWindow: 0 },
+          search: closed(since),
+          hosts: { ...closed(since), unhealthyKeys: 0 },
+        },
+      },
+    };
+    expect(down.body).toEqual({ status: 'error', info: {}, error: failing, details: failing });
+
+    clock.advance(4_000);
+    const degraded = await request(server).get('/health/ready').expect(200);
+    expect(degraded.body.status).toBe('degraded');
+    expect(degraded.body.details.circuit_breakers).toMatchObject({ status: 'degraded', open: 0, halfOpen: 1, breakers: { payments: { state: 'half-open', since: since + 5_000 } } });
+
+    await registry.get('payments').execute(() => 'recovered');
+    await request(server).get('/health/ready').expect(200).expect((r) => expect(r.body.status).toBe('ok'));
+  });
+
+  it('openStatus: degraded keeps HTTP 200 with the state visible, for dependencies every replica shares', async () => {
+    options = { openStatus: 'degraded' };
+    const { server, registry } = await start();
+    registry.get('search').isolate();
+    const response = await request(server).get('/health/ready').expect(200);
+    expect(response.body.details.circuit_breakers).toMatchObject({ status: 'degraded', open: 1, breakers: { search: { state: 'isolated' } } });
+  });
+
+  it('details: false hides names and failure rates', async () => {
+    options = { details: false };
+    const { server, registry } = await start();
+    registry.get('search').isolate();
+    const response = await request(server).get('/health/ready').expect(503);
+    expect(response.body.details).toEqual({ circuit_breakers: { status: 'down', total: 3, open: 1, halfOpen: 0 } });
+  });
+
+  it('selects breakers by name, and reports unknown names as down instead of throwing', async () => {
+    options = { breakers: ['search', 'nope'] };
+    const { server } = await start();
+    const response = await request(server).get('/health/ready').expect(503);
+    expect(response.body.details).toEqual({ circuit_breakers: { status: 'down', message: 'Unknown circuit breakers: "nope".' } });
+    options = { breakers: ['search'] };
+    await request(server).get('/health/ready').expect(200);
+  });
+
+  it('liveness does not depend on breakers', async () => {
+    const { server, registry } = await start();
+    registry.get('payments').isolate();
+    await request(server).get('/health/live').expect(200);
+  });
+});
