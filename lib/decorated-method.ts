@@ -1,5 +1,6 @@
 import { isObservable, Observable } from 'rxjs';
 import type { Breaker, BreakerOptions, CallOutcome, CallPermit } from './core/index.js';
+import { runWithCallSignal } from './call-signal.js';
 import { REGISTRY_PROPERTY } from './circuit-breaker.constants.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import { circuitBreaker } from './circuit-breaker.operator.js';
@@ -55,7 +56,8 @@ export class DecoratedMethod {
     }
     let result: unknown;
     try {
-      result = original.apply(instance, args);
+      // Only a call with a deadline has a signal worth passing on: the plain path stays cheap.
+      result = permit.timeoutMs === undefined ? original.apply(instance, args) : runWithCallSignal(permit.signal, () => original.apply(instance, args));
     } catch (error) {
       this.kind ??= 'sync';
       return this.onError(registry, breaker, permit.fail(error), instance, error, args, 'sync');

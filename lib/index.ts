@@ -1,6 +1,7 @@
 // The root entry: the engine and the Nest layer. It never imports an optional
 // peer; integrations have their own subpath exports.
 export * from './core/index.js';
+export { getCallSignal } from './call-signal.js';
 export { CircuitBreakerModule } from './circuit-breaker.module.js';
 export { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
 export type { CircuitBreakerModuleExtras } from './circuit-breaker.module-definition.js';

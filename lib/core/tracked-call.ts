@@ -25,6 +25,8 @@ export interface CallPermit<T = unknown> {
   readonly outcome: CallOutcome | 'timeout' | undefined;
   /** The deadline that applies to this call: `timeoutMs`, or `halfOpen.probeTimeoutMs` for a probe. */
   readonly timeoutMs: number | undefined;
+  /** The call's own signal, aborted on its deadline or when its probe expires; hand it to the work you start. */
+  readonly signal: AbortSignal;
   /** The call resolved with `value` (classified with `classifyResult`). */
   succeed(value?: unknown): CallOutcome;
   /** The call failed with `error` (classified with `classify`). */
@@ -70,6 +72,10 @@ export class TrackedCall<T> implements CallPermit<T> {
 
   get probe(): boolean {
     return this.token < 0;
+  }
+
+  get signal(): AbortSignal {
+    return (this.controller ??= new AbortController()).signal;
   }
 
   /** Runs `fn` with a signal of its own, linked to the caller's. */

@@ -3,7 +3,15 @@ import { Test } from '@nestjs/testing';
 import { defer, firstValueFrom, Observable, of, throwError } from 'rxjs';
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { CircuitBreaker, CircuitBreakerModule, CircuitBreakerRegistry, CircuitOpenError, type CircuitBreakerModuleOptions } from '../../lib/index.js';
+import {
+  CallTimeoutError,
+  CircuitBreaker,
+  CircuitBreakerModule,
+  CircuitBreakerRegistry,
+  CircuitOpenError,
+  getCallSignal,
+  type CircuitBreakerModuleOptions,
+} from '../../lib/index.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
 const apps: INestApplication[] = [];
@@ -111,6 +119,43 @@ describe('@CircuitBreaker() on providers', () => {
       await vi.advanceTimersByTimeAsync(50);
       expect(await result).toBe('too slow');
       expect(app.get(CircuitBreakerRegistry).get('Slow.call').snapshot().totals.timeouts).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('hands the call signal to the method through getCallSignal(): the deadline really aborts the work', async () => {
+    vi.useFakeTimers();
+    try {
+      const signals: (AbortSignal | undefined)[] = [];
+      @Injectable()
+      class Fetcher {
+        @CircuitBreaker({ timeoutMs: 30 })
+        async fetch(): Promise<string> {
+          const signal = getCallSignal();
+          signals.push(signal);
+          await Promise.resolve();
+          // Still the same signal after an await: it follows the async context.
+          signals.push(getCallSignal());
+          return new Promise(() => undefined);
+        }
+        @CircuitBreaker()
+        async plain(): Promise<string> {
+          signals.push(getCallSignal());
+          return 'no deadline, no signal';
+        }
+      }
+      const app = await start({}, [Fetcher]);
+      const fetcher = app.get(Fetcher);
+      const pending = fetcher.fetch().catch((e: unknown) => e);
+      await vi.advanceTimersByTimeAsync(30);
+      expect(await pending).toBeInstanceOf(CallTimeoutError);
+      expect(signals[0]).toBe(signals[1]);
+      expect(signals[0]?.aborted).toBe(true);
+      expect(signals[0]?.reason).toBeInstanceOf(CallTimeoutError);
+      await fetcher.plain();
+      expect(signals[2]).toBeUndefined();
+      expect(getCallSignal()).toBeUndefined();
     } finally {
       vi.useRealTimers();
     }
