@@ -398,9 +398,10 @@ export class Breaker {
     }
     const w = this.window;
     w.refresh(now);
-    if (w.overloads !== 0) {
+    const requests = w.calls + w.overloads + w.shed;
+    // Like the failure rate, shedding waits for a minimum population: one 429 must not shed half the traffic.
+    if (w.overloads !== 0 && requests >= this.config.minimumThroughput) {
       // Google SRE client-side throttling: shed in proportion to what the dependency refuses.
-      const requests = w.calls + w.overloads + w.shed;
       const rejectProbability = (requests - this.config.overloadK * w.calls) / (requests + 1);
       if (rejectProbability > 0 && this.random() < rejectProbability) {
         w.record(SLOT_SHED, now);
@@ -708,7 +709,8 @@ export class Breaker {
   private openDuration(retryAfterHint: number | undefined): number {
     const c = this.config;
     let duration = this.baseOpenDuration(this.reopens);
-    if (c.jitter !== 0) duration *= 1 - c.jitter + 2 * c.jitter * this.random();
+    // Whole milliseconds: open-until times and Retry-After estimates stay readable.
+    if (c.jitter !== 0) duration = Math.round(duration * (1 - c.jitter + 2 * c.jitter * this.random()));
     if (retryAfterHint !== undefined) duration = Math.max(duration, Math.min(retryAfterHint, c.maxRetryAfterMs));
     return duration;
   }

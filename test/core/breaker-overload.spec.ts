@@ -54,6 +54,16 @@ describe('Breaker overload handling (429 / 503 + Retry-After)', () => {
     expect(breaker.snapshot().totals.rejected).toMatchObject({ throttled: 2, total: 2 });
   });
 
+  it('does not shed below minimumThroughput requests: one 429 must not shed half the traffic', async () => {
+    const breaker = new Breaker('few', { minimumThroughput: 5 }, { random: () => 0 });
+    for (let i = 0; i < 4; i++) await call(breaker, httpError(429));
+    // p would be (4 - 0) / 5 = 0.8, but 4 requests are below the minimum.
+    expect(await call(breaker)).toBe('ok');
+    await call(breaker, httpError(429));
+    // 6 requests, 1 accept: p = (6 - 2) / 7 > 0 and random() = 0 sheds.
+    expect(await call(breaker)).toMatchObject({ reason: 'throttled' });
+  });
+
   it('does not shed while accepts keep up with k: p ≤ 0', async () => {
     const breaker = new Breaker('healthy-enough', {}, { random: () => 0 });
     // 10 accepts, 10 overloads: 20 - 2·10 = 0.

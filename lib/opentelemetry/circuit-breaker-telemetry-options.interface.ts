@@ -1,0 +1,23 @@
+import type { MeterProvider } from '@opentelemetry/api';
+
+/**
+ * Options of `CircuitBreakerTelemetryModule.forRoot()`.
+ *
+ * @publicApi
+ */
+export interface CircuitBreakerTelemetryOptions {
+  /**
+   * Where the instruments come from. Default: the global provider,
+   * `metrics.getMeterProvider()` of `@opentelemetry/api`, read when the module
+   * starts: register the SDK before bootstrapping Nest. Without an SDK it is a
+   * no-op and recording costs next to nothing.
+   */
+  meterProvider?: MeterProvider;
+  /**
+   * Adds a `circuit_breaker.key` attribute with the target of each child of a
+   * per-key family. Off by default: keys often come from request data, and
+   * every key is a new stream of every instrument (up to `perKey.maxKeys` per
+   * family). Off, children are counted under their family's name.
+   */
+  keyAttribute?: boolean;
+}

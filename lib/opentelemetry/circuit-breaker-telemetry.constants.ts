@@ -1,0 +1,38 @@
+/** DI token of the options of `CircuitBreakerTelemetryModule.forRoot()`. @internal */
+export const CIRCUIT_BREAKER_TELEMETRY_OPTIONS = 'CIRCUIT_BREAKER_TELEMETRY_OPTIONS';
+
+/** The instrumentation scope: the meter is named after the package. @publicApi */
+export const CIRCUIT_BREAKER_METER_NAME = 'nestjs-circuit-breaker';
+
+/** Instrument names, in the dot-separated style of the OpenTelemetry semantic conventions. @publicApi */
+export const CIRCUIT_BREAKER_INSTRUMENTS = Object.freeze({
+  state: 'circuit_breaker.state',
+  calls: 'circuit_breaker.calls',
+  transitions: 'circuit_breaker.transitions',
+  callDuration: 'circuit_breaker.call.duration',
+  windowFailureRate: 'circuit_breaker.window.failure_rate',
+  windowCalls: 'circuit_breaker.window.calls',
+  probes: 'circuit_breaker.probes',
+});
+
+/** Attribute names. @publicApi */
+export const CIRCUIT_BREAKER_ATTRIBUTES = Object.freeze({
+  name: 'circuit_breaker.name',
+  key: 'circuit_breaker.key',
+  state: 'circuit_breaker.state',
+  outcome: 'circuit_breaker.outcome',
+  rejectionReason: 'circuit_breaker.rejection.reason',
+  transitionFrom: 'circuit_breaker.transition.from',
+  transitionTo: 'circuit_breaker.transition.to',
+  probeResult: 'circuit_breaker.probe.result',
+});
+
+/**
+ * Advised bucket boundaries of the call duration histogram, in seconds: those
+ * the semantic conventions advise for HTTP client durations, which suit remote
+ * calls of a few milliseconds to a timeout of several seconds. A View can
+ * override them.
+ *
+ * @publicApi
+ */
+export const CALL_DURATION_BOUNDARIES: readonly number[] = Object.freeze([0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10]);

@@ -1,0 +1,166 @@
+import { createRequire } from 'node:module';
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import {
+  metrics,
+  type Attributes,
+  type BatchObservableResult,
+  type Counter,
+  type Histogram,
+  type Meter,
+  type ObservableGauge,
+  type ObservableUpDownCounter,
+} from '@opentelemetry/api';
+import type { Subscription } from 'rxjs';
+import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
+import type { BreakerSnapshot, BreakerState, FailureEvent } from '../core/index.js';
+import type { CircuitBreakerEvent } from '../interfaces/circuit-breaker-event.interface.js';
+import type { CircuitBreakerTelemetryOptions } from './circuit-breaker-telemetry-options.interface.js';
+import {
+  CALL_DURATION_BOUNDARIES,
+  CIRCUIT_BREAKER_ATTRIBUTES as ATTR,
+  CIRCUIT_BREAKER_INSTRUMENTS as NAMES,
+  CIRCUIT_BREAKER_METER_NAME,
+  CIRCUIT_BREAKER_TELEMETRY_OPTIONS,
+} from './circuit-breaker-telemetry.constants.js';
+
+// Every state, so that each breaker reports a 1 for its state and a 0 for the others.
+const STATES: readonly BreakerState[] = ['closed', 'open', 'half-open', 'isolated', 'disabled'];
+const PACKAGE_VERSION = packageVersion();
+
+/**
+ * Records circuit breaker metrics through the OpenTelemetry metrics API:
+ * counters and the duration histogram from `CircuitBreakerRegistry.events$`,
+ * the state and window instruments from breaker snapshots taken on each
+ * collection. Provided by `CircuitBreakerTelemetryModule`.
+ *
+ * @publicApi
+ */
+@Injectable()
+export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDestroy {
+  private readonly meter: Meter;
+  private readonly keyAttribute: boolean;
+  private readonly calls: Counter;
+  private readonly transitions: Counter;
+  private readonly probes: Counter;
+  private readonly callDuration: Histogram;
+  private readonly state: ObservableUpDownCounter;
+  private readonly windowFailureRate: ObservableGauge;
+  private readonly windowCalls: ObservableGauge;
+  private subscription: Subscription | undefined = undefined;
+
+  constructor(
+    private readonly breakers: CircuitBreakerRegistry,
+    @Inject(CIRCUIT_BREAKER_TELEMETRY_OPTIONS) options: CircuitBreakerTelemetryOptions,
+  ) {
+    this.keyAttribute = options.keyAttribute === true;
+    this.meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(CIRCUIT_BREAKER_METER_NAME, PACKAGE_VERSION);
+    const meter = this.meter;
+    this.calls = meter.createCounter(NAMES.calls, {
+      description:
+        'Calls through the circuit breaker by outcome: success, failure, timeout, overload, ignored, ' +
+        'rejected (not attempted; circuit_breaker.rejection.reason says why), fallback (served by a fallback, also counted under its own outcome).',
+      unit: '{call}',
+    });
+    this.transitions = meter.createCounter(NAMES.transitions, { description: 'State changes of the circuit breaker.', unit: '{transition}' });
+    this.probes = meter.createCounter(NAMES.probes, {
+      description: 'Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
+      unit: '{probe}',
+    });
+    this.callDuration = meter.createHistogram(NAMES.callDuration, {
+      description: 'Duration of the calls the circuit breaker let through and counted as a success or a failure.',
+      unit: 's',
+      advice: { explicitBucketBoundaries: [...CALL_DURATION_BOUNDARIES] },
+    });
+    // A state is modelled as the semantic conventions model statuses (hw.status): an up-down counter, 1 for the current state, 0 for the others.
+    this.state = meter.createObservableUpDownCounter(NAMES.state, {
+      description: 'Whether the circuit breaker is in this state (1) or not (0); open, isolated and half-open breakers reject calls.',
+      unit: '1',
+    });
+    this.windowFailureRate = meter.createObservableGauge(NAMES.windowFailureRate, {
+      description: 'Failures among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate it opens on.',
+      unit: '1',
+    });
+    this.windowCalls = meter.createObservableGauge(NAMES.windowCalls, {
+      description: 'Calls (successes and failures) in the circuit breaker window; no rate is judged below its minimum throughput.',
+      unit: '{call}',
+    });
+  }
+
+  onModuleInit(): void {
+    // One callback per application: every application sharing a provider reports its own breakers, and only while it runs.
+    this.meter.addBatchObservableCallback(this.observe, [this.state, this.windowFailureRate, this.windowCalls]);
+    this.subscription = this.breakers.events$.subscribe((event) => this.record(event));
+  }
+
+  // Before the registry's own shutdown, which disposes the breakers: a collection in between must not report them.
+  onModuleDestroy(): void {
+    this.subscription?.unsubscribe();
+    this.subscription = undefined;
+    this.meter.removeBatchObservableCallback(this.observe, [this.state, this.windowFailureRate, this.windowCalls]);
+  }
+
+  private readonly observe = (result: BatchObservableResult): void => {
+    for (const [attributes, snapshot] of this.snapshots()) {
+      for (const state of STATES) result.observe(this.state, snapshot.state === state ? 1 : 0, { ...attributes, [ATTR.state]: state });
+      result.observe(this.windowFailureRate, snapshot.window.failureRate, attributes);
+      result.observe(this.windowCalls, snapshot.window.calls, attributes);
+    }
+  };
+
+  /** Every breaker, children of per-key families too when they carry their key. */
+  private *snapshots(): Generator<[Attributes, BreakerSnapshot]> {
+    for (const snapshot of this.breakers.snapshot()) {
+      const name = snapshot.name;
+      yield [{ [ATTR.name]: name }, snapshot];
+      if (this.keyAttribute && snapshot.family !== undefined) {
+        for (const child of this.breakers.get(name).children()) yield [{ [ATTR.name]: name, [ATTR.key]: child.key! }, child.snapshot()];
+      }
+    }
+  }
+
+  private record(event: CircuitBreakerEvent): void {
+    const id: Attributes =
+      this.keyAttribute && event.key !== undefined ? { [ATTR.name]: event.breaker, [ATTR.key]: event.key } : { [ATTR.name]: event.breaker };
+    switch (event.type) {
+      case 'success':
+        this.calls.add(1, { ...id, [ATTR.outcome]: 'success' });
+        this.callDuration.record(event.payload.durationMs / 1000, id);
+        break;
+      case 'failure':
+        this.calls.add(1, { ...id, [ATTR.outcome]: failureOutcome(event.payload) });
+        this.callDuration.record(event.payload.durationMs / 1000, id);
+        break;
+      case 'ignored':
+        this.calls.add(1, { ...id, [ATTR.outcome]: 'ignored' });
+        break;
+      case 'rejected':
+        this.calls.add(1, { ...id, [ATTR.outcome]: 'rejected', [ATTR.rejectionReason]: event.payload.reason });
+        break;
+      case 'fallback':
+        this.calls.add(1, { ...id, [ATTR.outcome]: 'fallback' });
+        break;
+      case 'stateChange':
+        this.transitions.add(1, { ...id, [ATTR.transitionFrom]: event.payload.from, [ATTR.transitionTo]: event.payload.to });
+        break;
+      case 'probe':
+        this.probes.add(1, { ...id, [ATTR.probeResult]: event.payload.result });
+        break;
+      // 'timeout' comes with a 'failure' of category 'timeout', which counts the call; 'slowCall' has no instrument.
+      default:
+        break;
+    }
+  }
+}
+
+function failureOutcome(payload: FailureEvent): string {
+  return payload.category === 'overload' || payload.category === 'timeout' ? payload.category : 'failure';
+}
+
+/** The version of the instrumentation scope; a bundle that drops package.json gets a scope without one rather than a crash. */
+function packageVersion(): string | undefined {
+  try {
+    return (createRequire(import.meta.url)('../../package.json') as { version?: string }).version;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,30 @@
+import type { BreakerState } from '../core/index.js';
+
+/** DI token of the options of `CircuitBreakerMetricsModule.forRoot()`. @internal */
+export const CIRCUIT_BREAKER_METRICS_OPTIONS = 'CIRCUIT_BREAKER_METRICS_OPTIONS';
+
+/** Metric names before the prefix. @publicApi */
+export const CIRCUIT_BREAKER_METRIC_NAMES = Object.freeze({
+  state: 'circuit_breaker_state',
+  calls: 'circuit_breaker_calls_total',
+  transitions: 'circuit_breaker_transitions_total',
+  callDuration: 'circuit_breaker_call_duration_seconds',
+  windowFailureRate: 'circuit_breaker_window_failure_rate',
+  windowCalls: 'circuit_breaker_window_calls',
+  probes: 'circuit_breaker_probes_total',
+});
+
+/**
+ * Upper bounds of the call duration histogram, in seconds: the boundaries
+ * OpenTelemetry advises for HTTP client durations, which suit remote calls of
+ * a few milliseconds to a timeout of several seconds.
+ *
+ * @publicApi
+ */
+export const CALL_DURATION_BUCKETS: readonly number[] = Object.freeze([0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10]);
+
+/** Every state, so that the state gauge has a series per state and `== 1` queries always find one. @internal */
+export const BREAKER_STATES: readonly BreakerState[] = ['closed', 'open', 'half-open', 'isolated', 'disabled'];
+
+/** What a prefix may be: it must keep every metric name valid. @internal */
+export const METRIC_NAME_PREFIX = /^(?:[a-zA-Z_:][a-zA-Z0-9_:]*)?$/;

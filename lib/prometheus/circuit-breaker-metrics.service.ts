@@ -1,0 +1,233 @@
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Counter, Gauge, Histogram, register } from 'prom-client';
+import type { Subscription } from 'rxjs';
+import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
+import type { BreakerSnapshot, FailureEvent } from '../core/index.js';
+import type { CircuitBreakerEvent } from '../interfaces/circuit-breaker-event.interface.js';
+import type { CircuitBreakerMetricsOptions } from './circuit-breaker-metrics-options.interface.js';
+import {
+  BREAKER_STATES,
+  CALL_DURATION_BUCKETS,
+  CIRCUIT_BREAKER_METRIC_NAMES as NAMES,
+  CIRCUIT_BREAKER_METRICS_OPTIONS,
+} from './circuit-breaker-metrics.constants.js';
+import { circuitBreakerMetricsMessages } from './circuit-breaker-metrics.messages.js';
+
+type MetricRegistry = NonNullable<CircuitBreakerMetricsOptions['registry']>;
+type Labels = Record<string, string>;
+type MetricType = 'counter' | 'gauge' | 'histogram';
+
+/** The metrics fed by events; the gauges feed themselves on each scrape. */
+interface EventMetrics {
+  calls: Counter<string>;
+  transitions: Counter<string>;
+  probes: Counter<string>;
+  callDuration: Histogram<string>;
+}
+
+/**
+ * The applications alive in this process, per metric registry and prefix.
+ * Metrics are registered once per registry and shared by every application
+ * that reports to it, so the gauges cannot belong to one application: on a
+ * scrape they read every application still running. Keyed weakly by registry,
+ * so a registry a test throws away takes its sets with it; the sets outlive
+ * `registry.clear()`, so metrics registered again after it still see every
+ * application.
+ */
+const liveApplications = new WeakMap<MetricRegistry, Map<string, Set<CircuitBreakerRegistry>>>();
+
+/**
+ * Feeds prom-client metrics from `CircuitBreakerRegistry.events$` (counters and
+ * the duration histogram) and from breaker snapshots taken on each scrape (the
+ * state and window gauges). Provided by `CircuitBreakerMetricsModule`.
+ *
+ * @publicApi
+ */
+@Injectable()
+export class CircuitBreakerMetricsService implements OnModuleInit, OnModuleDestroy {
+  private readonly live: Set<CircuitBreakerRegistry>;
+  private readonly metrics: EventMetrics;
+  private readonly keyLabel: boolean;
+  private subscription: Subscription | undefined = undefined;
+
+  constructor(
+    private readonly breakers: CircuitBreakerRegistry,
+    @Inject(CIRCUIT_BREAKER_METRICS_OPTIONS) options: CircuitBreakerMetricsOptions,
+  ) {
+    const registry = options.registry ?? register;
+    const prefix = options.prefix ?? '';
+    this.keyLabel = options.keyLabel === true;
+    this.live = liveApplicationsOf(registry, prefix);
+    this.metrics = registerMetrics(registry, prefix, this.keyLabel, this.live);
+  }
+
+  onModuleInit(): void {
+    this.live.add(this.breakers);
+    this.subscription = this.breakers.events$.subscribe((event) => this.record(event));
+  }
+
+  // Before the registry's own shutdown, which disposes the breakers: a scrape in between must not report them.
+  onModuleDestroy(): void {
+    this.subscription?.unsubscribe();
+    this.subscription = undefined;
+    this.live.delete(this.breakers);
+  }
+
+  private record(event: CircuitBreakerEvent): void {
+    const { calls, transitions, probes, callDuration } = this.metrics;
+    const id: Labels = this.keyLabel ? { name: event.breaker, key: event.key ?? '' } : { name: event.breaker };
+    switch (event.type) {
+      case 'success':
+        calls.inc({ ...id, outcome: 'success', reason: '' });
+        callDuration.observe(id, event.payload.durationMs / 1000);
+        break;
+      case 'failure':
+        calls.inc({ ...id, outcome: failureOutcome(event.payload), reason: '' });
+        callDuration.observe(id, event.payload.durationMs / 1000);
+        break;
+      case 'ignored':
+        calls.inc({ ...id, outcome: 'ignored', reason: '' });
+        break;
+      case 'rejected':
+        calls.inc({ ...id, outcome: 'rejected', reason: event.payload.reason });
+        break;
+      case 'fallback':
+        calls.inc({ ...id, outcome: 'fallback', reason: '' });
+        break;
+      case 'stateChange':
+        transitions.inc({ ...id, from: event.payload.from, to: event.payload.to });
+        break;
+      case 'probe':
+        probes.inc({ ...id, result: event.payload.result });
+        break;
+      // 'timeout' comes with a 'failure' of category 'timeout', which counts the call; 'slowCall' has no metric.
+      default:
+        break;
+    }
+  }
+}
+
+function failureOutcome(payload: FailureEvent): string {
+  return payload.category === 'overload' || payload.category === 'timeout' ? payload.category : 'failure';
+}
+
+function liveApplicationsOf(registry: MetricRegistry, prefix: string): Set<CircuitBreakerRegistry> {
+  let byPrefix = liveApplications.get(registry);
+  if (byPrefix === undefined) liveApplications.set(registry, (byPrefix = new Map()));
+  let live = byPrefix.get(prefix);
+  if (live === undefined) byPrefix.set(prefix, (live = new Set()));
+  return live;
+}
+
+/** Every breaker of every live application, children of per-key families too when they are labelled by key. */
+function* liveSnapshots(live: Set<CircuitBreakerRegistry>, keyLabel: boolean): Generator<[Labels, BreakerSnapshot]> {
+  for (const breakers of live) {
+    for (const snapshot of breakers.snapshot()) {
+      const name = snapshot.name;
+      yield [keyLabel ? { name, key: '' } : { name }, snapshot];
+      if (keyLabel && snapshot.family !== undefined) {
+        for (const child of breakers.get(name).children()) yield [{ name, key: child.key! }, child.snapshot()];
+      }
+    }
+  }
+}
+
+/**
+ * The metrics of one (registry, prefix), registered by the first application
+ * and reused by the next: prom-client refuses a second metric of the same name.
+ */
+function registerMetrics(registry: MetricRegistry, prefix: string, keyLabel: boolean, live: Set<CircuitBreakerRegistry>): EventMetrics {
+  const id = keyLabel ? ['name', 'key'] : ['name'];
+  const registers = [registry];
+  const metric = <T>(type: MetricType, name: string, labelNames: string[], create: (name: string, labelNames: string[]) => T): T => {
+    const fullName = prefix + name;
+    const existing = registry.getSingleMetric(fullName) as unknown as { type?: string; labelNames?: readonly string[] } | undefined;
+    if (existing === undefined) return create(fullName, labelNames);
+    if (existing.type !== type || !sameLabels(existing.labelNames ?? [], labelNames)) {
+      throw new Error(
+        circuitBreakerMetricsMessages.conflictingMetric(fullName, describe(existing.type ?? 'unknown', existing.labelNames ?? []), `a ${describe(type, labelNames)}`),
+      );
+    }
+    return existing as T;
+  };
+
+  metric('gauge', NAMES.state, [...id, 'state'], (name, labelNames) =>
+    new Gauge({
+      name,
+      help: 'Whether the circuit breaker is in this state (1) or not (0); open, isolated and half-open breakers reject calls.',
+      labelNames,
+      registers,
+      collect() {
+        // Series of breakers whose application has closed since the last scrape must go.
+        this.reset();
+        for (const [labels, snapshot] of liveSnapshots(live, keyLabel)) {
+          for (const state of BREAKER_STATES) this.set({ ...labels, state }, snapshot.state === state ? 1 : 0);
+        }
+      },
+    }),
+  );
+  metric('gauge', NAMES.windowFailureRate, id, (name, labelNames) =>
+    new Gauge({
+      name,
+      help: 'Failures among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate it opens on.',
+      labelNames,
+      registers,
+      collect() {
+        this.reset();
+        for (const [labels, snapshot] of liveSnapshots(live, keyLabel)) this.set(labels, snapshot.window.failureRate);
+      },
+    }),
+  );
+  metric('gauge', NAMES.windowCalls, id, (name, labelNames) =>
+    new Gauge({
+      name,
+      help: 'Calls (successes and failures) in the circuit breaker window; no rate is judged below its minimum throughput.',
+      labelNames,
+      registers,
+      collect() {
+        this.reset();
+        for (const [labels, snapshot] of liveSnapshots(live, keyLabel)) this.set(labels, snapshot.window.calls);
+      },
+    }),
+  );
+  return {
+    calls: metric('counter', NAMES.calls, [...id, 'outcome', 'reason'], (name, labelNames) =>
+      new Counter({
+        name,
+        help:
+          'Calls through the circuit breaker by outcome: success, failure, timeout, overload, ignored, ' +
+          'rejected (not attempted; reason says why), fallback (served by a fallback, also counted under its own outcome).',
+        labelNames,
+        registers,
+      }),
+    ),
+    transitions: metric('counter', NAMES.transitions, [...id, 'from', 'to'], (name, labelNames) =>
+      new Counter({ name, help: 'State changes of the circuit breaker.', labelNames, registers }),
+    ),
+    probes: metric('counter', NAMES.probes, [...id, 'result'], (name, labelNames) =>
+      new Counter({
+        name,
+        help: 'Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
+        labelNames,
+        registers,
+      }),
+    ),
+    callDuration: metric('histogram', NAMES.callDuration, id, (name, labelNames) =>
+      new Histogram({
+        name,
+        help: 'Duration of the calls the circuit breaker let through and counted as a success or a failure, in seconds.',
+        labelNames,
+        buckets: [...CALL_DURATION_BUCKETS],
+        registers,
+      }),
+    ),
+  };
+}
+
+function sameLabels(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((label) => b.includes(label));
+}
+
+function describe(type: string, labelNames: readonly string[]): string {
+  return `${type} with labels ${labelNames.length === 0 ? '(none)' : labelNames.join(', ')}`;
+}

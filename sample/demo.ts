@@ -1,0 +1,153 @@
+import { CircuitBreakerRegistry, type CircuitBreakerEvent } from 'nestjs-circuit-breaker';
+import { startSample, type RunningSample } from './src/bootstrap.js';
+import type { UpstreamServer } from './src/upstream/upstream.server.js';
+
+/**
+ * `npm run demo`: starts the sample and its fake upstreams, drives a scripted
+ * outage through them over real HTTP, and prints a timeline of what every
+ * breaker did. Exits 0 when every phase behaved as expected, so it doubles as
+ * a smoke test.
+ */
+
+const colour = process.stdout.isTTY === true && process.env.NO_COLOR === undefined;
+const paint = (code: number) => (text: string) => (colour ? `\u001b[${code}m${text}\u001b[0m` : text);
+const bold = paint(1);
+const dim = paint(2);
+const red = paint(31);
+const green = paint(32);
+const yellow = paint(33);
+const cyan = paint(36);
+
+const started = Date.now();
+const stamp = () => dim(`[${((Date.now() - started) / 1000).toFixed(2).padStart(6)}s]`);
+const line = (text: string) => console.log(`${stamp()} ${text}`);
+const stateColour = (state: string) => (state === 'closed' ? green(state) : state === 'half-open' ? yellow(state) : red(state));
+const statusColour = (status: number) => (status < 300 ? green(String(status)) : status < 500 ? yellow(String(status)) : red(String(status)));
+
+let failures = 0;
+function check(ok: boolean, description: string): void {
+  if (!ok) failures++;
+  console.log(`           ${ok ? green('✔') : red('✘')} ${description}`);
+}
+
+function describeEvent(event: CircuitBreakerEvent): string | undefined {
+  const who = cyan((event.key === undefined ? event.breaker : `${event.breaker}[${event.key}]`).padEnd(16));
+  switch (event.type) {
+    case 'stateChange':
+      return `${who} ${stateColour(event.payload.from)} → ${stateColour(event.payload.to)} ${dim(`(${event.payload.reason})`)}`;
+    case 'rejected':
+      return `${who} rejected locally ${dim(`(${event.payload.reason}, retry in ${event.payload.error.retryAfterMs ?? '?'} ms)`)}`;
+    case 'fallback':
+      return `${who} served by fallback ${dim(`(${event.payload.source})`)}`;
+    case 'timeout':
+      return `${who} ${red('timed out')} ${dim(`after ${event.payload.timeoutMs} ms; its request was aborted`)}`;
+    case 'failure':
+      return event.payload.category === 'overload' ? `${who} ${yellow('overloaded')} ${dim('(429: back off, do not stop)')}` : undefined;
+    default:
+      return undefined;
+  }
+}
+
+async function get(sample: RunningSample, path: string): Promise<{ status: number; retryAfter: string | null; body: unknown }> {
+  const t0 = Date.now();
+  const response = await fetch(`${sample.url}${path}`);
+  const body = await response.json().catch(() => undefined);
+  const retryAfter = response.headers.get('retry-after');
+  line(`GET ${path.padEnd(24)} → ${statusColour(response.status)} ${dim(`${Date.now() - t0} ms`)}${retryAfter ? dim(` Retry-After: ${retryAfter}`) : ''}`);
+  return { status: response.status, retryAfter, body };
+}
+
+async function readiness(sample: RunningSample): Promise<number> {
+  const response = await fetch(`${sample.url}/health/ready`);
+  await response.arrayBuffer();
+  line(`${bold('/health/ready')} → ${statusColour(response.status)}`);
+  return response.status;
+}
+
+function phase(title: string): void {
+  console.log(`\n${bold(`── ${title} `.padEnd(72, '─'))}`);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function hits(upstream: UpstreamServer, run: () => Promise<unknown>): Promise<number> {
+  const before = upstream.requests;
+  await run();
+  return upstream.requests - before;
+}
+
+async function main(): Promise<void> {
+  const sample = await startSample({ logger: ['error'] });
+  const registry = sample.app.get(CircuitBreakerRegistry);
+  const subscription = registry.events$.subscribe((event) => {
+    const text = describeEvent(event);
+    if (text !== undefined) line(text);
+  });
+  const { primary, warehouses } = sample.upstreams;
+  const state = (name: string) => registry.get(name).state;
+  console.log(bold(`nestjs-circuit-breaker demo: the sample on ${sample.url}, its upstreams on loopback`));
+
+  try {
+    phase('1. healthy upstreams');
+    const healthy = [await get(sample, '/catalog/products/1'), await get(sample, '/catalog/products/2'), await get(sample, '/catalog/products/3')];
+    healthy.push(await get(sample, '/pricing/1'), await get(sample, '/inventory/a/42'), await get(sample, '/inventory/b/42'));
+    check(healthy.every((r) => r.status === 200), 'every call answered 200');
+    check((await readiness(sample)) === 200, 'ready: 200');
+
+    phase('2. the catalog fails (500): the breaker opens and calls fail fast');
+    primary.setBehaviour({ mode: 'failing' });
+    const during: number[] = [];
+    const reached = await hits(primary, async () => {
+      for (let i = 0; i < 6; i++) during.push((await get(sample, '/catalog/products/1')).status);
+    });
+    check(state('catalog') === 'open', `catalog is ${state('catalog')} after 3 failures in a window of 6 calls (50%)`);
+    check(reached === 3, `only ${reached} of 6 calls reached the upstream; the rest were rejected in microseconds`);
+    check(during.every((s) => s === 200), 'every caller still got product 1: the last good answer (lastGood fallback, fresh for 60 s)');
+    const uncached = await get(sample, '/catalog/products/9');
+    check(uncached.status === 503 && uncached.retryAfter !== null, 'a product never seen before gets 503 with Retry-After: no stale answer to serve');
+    check((await readiness(sample)) === 503, 'ready: 503, this replica leaves the load balancer');
+
+    phase('3. the catalog recovers: after the open duration one probe closes the breaker');
+    primary.setBehaviour({ mode: 'healthy' });
+    const wait = registry.get('catalog').snapshot().retryAfterMs ?? 0;
+    line(dim(`waiting ${wait} ms for the open duration (2 s ± 10% jitter) to pass...`));
+    await sleep(wait + 20);
+    check(state('catalog') === 'half-open', 'catalog is half-open: it admits one probe');
+    const probe = await get(sample, '/catalog/products/2');
+    check(probe.status === 200 && state('catalog') === 'closed', 'the probe succeeded and the catalog is closed again');
+    check((await readiness(sample)) === 200, 'ready: 200');
+
+    phase('4. pricing is overloaded (429 + Retry-After: 2): back off, do not open');
+    primary.setBehaviour({ mode: 'overloaded', retryAfterSeconds: 2 });
+    const overloaded: { status: number; retryAfter: string | null }[] = [];
+    const pricingHits = await hits(primary, async () => {
+      for (let i = 0; i < 3; i++) overloaded.push(await get(sample, '/pricing/1'));
+    });
+    check(overloaded[0]?.status === 429, 'the first call reached pricing and got its 429');
+    check(overloaded.slice(1).every((r) => r.status === 503 && r.retryAfter === '2'), 'the next calls waited locally: 503 with Retry-After: 2, as pricing asked');
+    check(pricingHits === 1 && state('pricing') === 'closed', 'pricing received 1 call and its breaker stays closed: overload is not breakage');
+    check((await readiness(sample)) === 200, 'ready: 200');
+    primary.setBehaviour({ mode: 'healthy' });
+
+    phase('5. warehouse a hangs: the deadline cuts it, warehouse b is untouched');
+    warehouses.a.setBehaviour({ mode: 'hanging' });
+    const hung = [await get(sample, '/inventory/a/42'), await get(sample, '/inventory/a/42'), await get(sample, '/inventory/a/42')];
+    check(hung[0]?.status === 504 && hung[1]?.status === 504, 'two calls to warehouse a were cut at 800 ms: 504 Gateway Timeout');
+    check(hung[2]?.status === 503, 'then inventory[a] opened: the third call failed fast with 503');
+    check((await get(sample, '/inventory/b/42')).status === 200, 'warehouse b still answers 200: one breaker per target');
+    const family = registry.get('inventory').snapshot();
+    check(family.state === 'closed' && family.family?.unhealthyKeys === 1, 'the inventory family stays closed with 1 unhealthy key of 2');
+    check((await readiness(sample)) === 200, 'ready: 200, a per-target outage does not take the replica out');
+  } finally {
+    subscription.unsubscribe();
+    await sample.close();
+  }
+
+  console.log(`\n${failures === 0 ? green(bold('Every phase behaved as expected.')) : red(bold(`${failures} check(s) failed.`))}`);
+  process.exitCode = failures === 0 ? 0 : 1;
+}
+
+main().catch((error: unknown) => {
+  console.error(red('The demo crashed:'), error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,33 @@
+import { HttpModule } from '@nestjs/axios';
+import { Module, type DynamicModule } from '@nestjs/common';
+import { TerminusModule } from '@nestjs/terminus';
+import { CircuitBreakerModule, type Clock } from 'nestjs-circuit-breaker';
+import { CircuitBreakerHealthModule } from 'nestjs-circuit-breaker/terminus';
+import { BreakersController } from './breakers/breakers.controller.js';
+import { CatalogController } from './catalog/catalog.controller.js';
+import { CatalogService } from './catalog/catalog.service.js';
+import { HealthController } from './health/health.controller.js';
+import { InventoryController } from './inventory/inventory.controller.js';
+import { InventoryService } from './inventory/inventory.service.js';
+import { PricingController } from './pricing/pricing.controller.js';
+import { PricingService } from './pricing/pricing.service.js';
+import { BREAKER_DEFAULTS, BREAKERS, UPSTREAMS, type Upstreams } from './sample.config.js';
+
+@Module({})
+export class AppModule {
+  /** `clock` lets the end-to-end tests move time instead of waiting for it. */
+  static register(upstreams: Upstreams, clock?: Clock): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        // httpFilter: CircuitOpenError → 503 + Retry-After, CallTimeoutError → 504.
+        CircuitBreakerModule.forRoot({ defaults: BREAKER_DEFAULTS, breakers: BREAKERS, strict: true, httpFilter: true, clock }),
+        TerminusModule.forRoot({ logger: false }),
+        CircuitBreakerHealthModule,
+        HttpModule,
+      ],
+      controllers: [CatalogController, PricingController, InventoryController, HealthController, BreakersController],
+      providers: [{ provide: UPSTREAMS, useValue: upstreams }, CatalogService, PricingService, InventoryService],
+    };
+  }
+}

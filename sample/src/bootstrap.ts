@@ -1,0 +1,40 @@
+import 'reflect-metadata';
+import type { INestApplication, LoggerService, LogLevel } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { Clock } from 'nestjs-circuit-breaker';
+import type { AddressInfo } from 'node:net';
+import { AppModule } from './app.module.js';
+import { UpstreamServer } from './upstream/upstream.server.js';
+
+export interface RunningSample {
+  app: INestApplication;
+  /** Base URL of the sample application. */
+  url: string;
+  upstreams: { primary: UpstreamServer; warehouses: Record<'a' | 'b', UpstreamServer> };
+  close(): Promise<void>;
+}
+
+/** Starts the three fake dependencies and the sample application, all on loopback. */
+export async function startSample(options: { port?: number; logger?: LoggerService | LogLevel[] | false; clock?: Clock } = {}): Promise<RunningSample> {
+  const primary = new UpstreamServer('primary');
+  const a = new UpstreamServer('warehouse-a');
+  const b = new UpstreamServer('warehouse-b');
+  await Promise.all([primary.start(), a.start(), b.start()]);
+  const app = await NestFactory.create(AppModule.register({ primary: primary.url, warehouses: { a: a.url, b: b.url } }, options.clock), {
+    logger: options.logger ?? ['error', 'warn', 'log'],
+    // Keep-alive connections would otherwise hold close() for seconds.
+    forceCloseConnections: true,
+  });
+  app.enableShutdownHooks();
+  await app.listen(options.port ?? 0, '127.0.0.1');
+  const { port } = app.getHttpServer().address() as AddressInfo;
+  return {
+    app,
+    url: `http://127.0.0.1:${port}`,
+    upstreams: { primary, warehouses: { a, b } },
+    async close() {
+      await app.close();
+      await Promise.all([primary.close(), a.close(), b.close()]);
+    },
+  };
+}

@@ -1,0 +1,22 @@
+import { startSample } from './bootstrap.js';
+
+// `npm run sample`: the sample on http://127.0.0.1:3000 for exploration with curl (see the README).
+const sample = await startSample({ port: Number(process.env.PORT ?? 3000) });
+const { primary, warehouses } = sample.upstreams;
+console.log(`
+Sample listening on ${sample.url}
+  upstreams: primary ${primary.url}, warehouse a ${warehouses.a.url}, warehouse b ${warehouses.b.url}
+
+Try:
+  curl ${sample.url}/catalog/products/1
+  curl -X POST ${primary.url}/__behaviour -H 'content-type: application/json' -d '{"mode":"failing"}'
+  curl ${sample.url}/catalog/products/1          # repeat: served from the last good answer, then the breaker opens
+  curl -i ${sample.url}/health/ready             # 503 while a breaker is open
+  curl ${sample.url}/breakers | jq .
+`);
+const stop = async () => {
+  await sample.close();
+  process.exit(0);
+};
+process.once('SIGINT', stop);
+process.once('SIGTERM', stop);

@@ -1,0 +1,188 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CircuitBreakerRegistry } from 'nestjs-circuit-breaker';
+import { startSample, type RunningSample } from '../src/bootstrap.js';
+
+/** A clock the test moves; per-call deadlines still use real timers (that is what they are for). */
+class TestClock {
+  time = Date.now();
+  now = () => this.time;
+  advance(ms: number) {
+    this.time += ms;
+  }
+}
+
+let sample: RunningSample;
+let clock: TestClock;
+
+beforeEach(async () => {
+  clock = new TestClock();
+  sample = await startSample({ logger: false, clock });
+});
+afterEach(async () => {
+  await sample?.close();
+});
+
+async function get(path: string) {
+  const response = await fetch(`${sample.url}${path}`);
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) };
+}
+
+const closedDetails = (since: number) => ({ state: 'closed', since, failureRate: 0, callsInWindow: 0 });
+
+describe('the sample application over real HTTP', () => {
+  it('readiness goes 200 → 503 → 200 across an outage, with the exact terminus bodies for up, down and degraded', async () => {
+    const since = clock.now();
+    const up = await get('/health/ready');
+    expect(up.status).toBe(200);
+    expect(up.body.status).toBe('ok');
+    expect(up.body.details.circuit_breakers).toEqual({
+      status: 'up',
+      total: 4,
+      open: 0,
+      halfOpen: 0,
+      breakers: {
+        catalog: closedDetails(since),
+        'catalog.search': closedDetails(since),
+        pricing: closedDetails(since),
+        inventory: { ...closedDetails(since), unhealthyKeys: 0 },
+      },
+    });
+
+    sample.upstreams.primary.setBehaviour({ mode: 'failing' });
+    for (let i = 0; i < 4; i++) expect((await get('/catalog/search?q=cup')).body).toEqual([]); // fallback: no results
+    const registry = sample.app.get(CircuitBreakerRegistry);
+    const openUntil = registry.get('catalog.search').snapshot().openUntil!;
+    const down = await get('/health/ready');
+    expect(down.status).toBe(503);
+    const failing = {
+      circuit_breakers: {
+        status: 'down',
+        total: 4,
+        open: 1,
+        halfOpen: 0,
+        breakers: {
+          catalog: closedDetails(since),
+          'catalog.search': { state: 'open', since, retryAfterMs: openUntil - clock.now(), failureRate: 0, callsInWindow: 0 },
+          pricing: closedDetails(since),
+          inventory: { ...closedDetails(since), unhealthyKeys: 0 },
+        },
+      },
+    };
+    expect(down.body).toEqual({ status: 'error', info: {}, error: failing, details: failing });
+
+    clock.time = openUntil;
+    const degraded = await get('/health/ready');
+    expect(degraded.status).toBe(200);
+    expect(degraded.body.status).toBe('degraded');
+    expect(degraded.body.details.circuit_breakers).toMatchObject({ status: 'degraded', open: 0, halfOpen: 1, breakers: { 'catalog.search': { state: 'half-open', since: openUntil } } });
+
+    sample.upstreams.primary.setBehaviour({ mode: 'healthy' });
+    expect((await get('/catalog/search?q=cup')).body).toEqual([{ id: '1', name: 'Espresso cup', price: 12 }]);
+    const recovered = await get('/health/ready');
+    expect(recovered.status).toBe(200);
+    expect(recovered.body.status).toBe('ok');
+  });
+
+  it('the public health endpoint hides breaker names and failure rates', async () => {
+    sample.app.get(CircuitBreakerRegistry).get('pricing').isolate();
+    const response = await get('/health/public');
+    expect(response.status).toBe(503);
+    expect(response.body).toEqual({
+      status: 'error',
+      info: {},
+      error: { circuit_breakers: { status: 'down', total: 4, open: 1, halfOpen: 0 } },
+      details: { circuit_breakers: { status: 'down', total: 4, open: 1, halfOpen: 0 } },
+    });
+    expect((await get('/health/live')).status).toBe(200);
+  });
+
+  it('an open breaker answers 503 with Retry-After through the exception filter, and the upstream sees no traffic', async () => {
+    sample.upstreams.primary.setBehaviour({ mode: 'failing' });
+    for (let i = 0; i < 4; i++) expect((await get('/catalog/products/3')).status).toBe(500);
+    const before = sample.upstreams.primary.requests;
+    const rejected = await get('/catalog/products/3');
+    expect(sample.upstreams.primary.requests).toBe(before);
+    expect(rejected.status).toBe(503);
+    const retryAfterMs = sample.app.get(CircuitBreakerRegistry).get('catalog').snapshot().retryAfterMs!;
+    expect(rejected.headers.get('retry-after')).toBe(String(Math.ceil(retryAfterMs / 1000)));
+    expect(rejected.body).toEqual({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: 'Circuit breaker "catalog" rejected the call: the circuit is open.',
+      breaker: 'catalog',
+      reason: 'open',
+      retryAfterMs,
+    });
+  });
+
+  it('4xx answers from the upstream never open the breaker', async () => {
+    for (let i = 0; i < 10; i++) {
+      const response = await get('/catalog/products/bad');
+      expect(response.status).toBe(400);
+      expect(response.body.message).toBe('product ids are digits');
+    }
+    for (let i = 0; i < 5; i++) expect((await get('/catalog/products/404')).status).toBe(404);
+    const snapshot = sample.app.get(CircuitBreakerRegistry).get('catalog').snapshot();
+    expect(snapshot.state).toBe('closed');
+    expect(snapshot.totals).toMatchObject({ successes: 15, failures: { total: 0 } });
+  });
+
+  it('a 429 with Retry-After pauses pricing without opening it', async () => {
+    sample.upstreams.primary.setBehaviour({ mode: 'overloaded', retryAfterSeconds: 3 });
+    expect((await get('/pricing/1')).status).toBe(429);
+    const paused = await get('/pricing/1');
+    expect(paused.status).toBe(503);
+    expect(paused.headers.get('retry-after')).toBe('3');
+    expect(paused.body).toMatchObject({ breaker: 'pricing', reason: 'retry-after', retryAfterMs: 3_000 });
+    expect(sample.app.get(CircuitBreakerRegistry).get('pricing').state).toBe('closed');
+    clock.advance(3_000);
+    sample.upstreams.primary.setBehaviour({ mode: 'healthy' });
+    expect((await get('/pricing/1')).body).toEqual({ id: '1', price: 12, currency: 'EUR' });
+  });
+
+  it('a hung upstream is cut by the timeout (504), its request aborted, and only that warehouse is affected', async () => {
+    sample.upstreams.warehouses.a.setBehaviour({ mode: 'hanging' });
+    const started = Date.now();
+    const cut = await get('/inventory/a/7');
+    expect(cut.status).toBe(504);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(790);
+    expect(cut.body).toEqual({
+      statusCode: 504,
+      error: 'Gateway Timeout',
+      message: 'Circuit breaker "inventory[a]": the call did not settle within 800 ms and was aborted.',
+      breaker: 'inventory[a]',
+      timeoutMs: 800,
+    });
+    expect((await get('/inventory/b/7')).body).toEqual({ sku: '7', available: 7, warehouse: 'warehouse-b' });
+  });
+
+  it('GET /breakers returns the registry snapshot', async () => {
+    await get('/catalog/products/1');
+    const response = await get('/breakers');
+    expect(response.body.map((s: { name: string; state: string }) => [s.name, s.state])).toEqual([
+      ['catalog', 'closed'],
+      ['catalog.search', 'closed'],
+      ['pricing', 'closed'],
+      ['inventory', 'closed'],
+    ]);
+    expect(response.body[0].totals).toMatchObject({ admitted: 1, successes: 1 });
+  });
+});
+
+describe('the sample shuts down cleanly', () => {
+  it('leaves no server, socket or timer behind after close(), even with a call hung on a deadline', async () => {
+    const count = (kind: string) => process.getActiveResourcesInfo().filter((r) => r === kind).length;
+    const before = { servers: count('TCPServerWrap'), sockets: count('TCPSocketWrap'), timers: count('Timeout') };
+    const own = await startSample({ logger: false });
+    own.upstreams.warehouses.a.setBehaviour({ mode: 'hanging' });
+    const pending = fetch(`${own.url}/inventory/a/1`).then((r) => r.status, () => 'closed');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const closing = Date.now();
+    await own.close();
+    expect(Date.now() - closing).toBeLessThan(500);
+    await pending;
+    expect(count('TCPServerWrap')).toBeLessThanOrEqual(before.servers);
+    expect(count('Timeout')).toBeLessThanOrEqual(before.timers);
+  });
+});

@@ -1,0 +1,294 @@
+import { Test } from '@nestjs/testing';
+import { Registry, register } from 'prom-client';
+import { firstValueFrom, of } from 'rxjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { circuitBreaker, CircuitBreakerModule, CircuitBreakerRegistry, type BreakerOptions } from '../../lib/index.js';
+import { CircuitBreakerMetricsModule, type CircuitBreakerMetricsOptions } from '../../lib/prometheus/index.js';
+import { httpError, ManualClock } from '../helpers/manual-clock.js';
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (closers.length > 0) await closers.pop()!();
+  register.clear();
+});
+
+async function start(clock: ManualClock, breakers: Record<string, BreakerOptions>, metrics?: CircuitBreakerMetricsOptions) {
+  const moduleRef = await Test.createTestingModule({
+    imports: [CircuitBreakerModule.forRoot({ clock, breakers }), CircuitBreakerMetricsModule.forRoot(metrics)],
+  }).compile();
+  await moduleRef.init();
+  let open = true;
+  const close = async () => {
+    if (open) await moduleRef.close();
+    open = false;
+  };
+  closers.push(close);
+  return { registry: moduleRef.get(CircuitBreakerRegistry), close };
+}
+
+/** The sample lines of one metric (of a histogram: pass `<name>_bucket`, `_sum` or `_count`), in exposition order. */
+function series(exposition: string, name: string): string[] {
+  return exposition.split('\n').filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `));
+}
+
+/** A call that takes `ms` on the injected clock, then settles as `settle` does. */
+function taking<T>(clock: ManualClock, ms: number, settle: () => Promise<T>) {
+  return async () => {
+    clock.advance(ms);
+    return settle();
+  };
+}
+
+const ok = () => Promise.resolve('ok');
+const rejecting = (error: unknown) => () => Promise.reject(error);
+const swallow = () => undefined;
+const timedOut = () => Object.assign(new Error('connect ETIMEDOUT'), { code: 'ETIMEDOUT' });
+
+describe('CircuitBreakerMetricsModule', () => {
+  it('reports a scripted outage: state, calls by outcome and rejection reason, transitions, probes, durations and the window', async () => {
+    const clock = new ManualClock();
+    const metrics = new Registry();
+    const { registry } = await start(clock, { payments: { consecutiveFailures: 3, openDurationMs: 30_000 } }, { registry: metrics });
+    const payments = registry.get('payments');
+
+    // Closed: two successes, a call the caller gave up on, a 429, then a timeout and an error.
+    await payments.execute(taking(clock, 120, ok));
+    await payments.execute(taking(clock, 40, ok));
+    const abandoned = payments.acquire();
+    clock.advance(5);
+    abandoned.release();
+    await payments.execute(taking(clock, 30, rejecting(httpError(429)))).catch(swallow);
+    await payments.execute(taking(clock, 2_000, rejecting(timedOut()))).catch(swallow);
+    await payments.execute(taking(clock, 20, rejecting(new Error('boom')))).catch(swallow);
+
+    let scrape = await metrics.metrics();
+    expect(series(scrape, 'circuit_breaker_window_calls')).toEqual(['circuit_breaker_window_calls{name="payments"} 4']);
+    expect(series(scrape, 'circuit_breaker_window_failure_rate')).toEqual(['circuit_breaker_window_failure_rate{name="payments"} 0.5']);
+
+    // The third failure in a row opens it; open, it rejects, and a fallback serves one of the rejected calls.
+    await payments.execute(taking(clock, 10, rejecting(httpError(503)))).catch(swallow);
+    await payments.execute(ok).catch(swallow);
+    expect(await firstValueFrom(of('fresh').pipe(circuitBreaker(payments, { fallback: () => of('cached') })))).toBe('cached');
+
+    scrape = await metrics.metrics();
+    expect(series(scrape, 'circuit_breaker_state')).toEqual([
+      'circuit_breaker_state{name="payments",state="closed"} 0',
+      'circuit_breaker_state{name="payments",state="open"} 1',
+      'circuit_breaker_state{name="payments",state="half-open"} 0',
+      'circuit_breaker_state{name="payments",state="isolated"} 0',
+      'circuit_breaker_state{name="payments",state="disabled"} 0',
+    ]);
+    expect(series(scrape, 'circuit_breaker_window_calls')).toEqual(['circuit_breaker_window_calls{name="payments"} 0']);
+    expect(series(scrape, 'circuit_breaker_window_failure_rate')).toEqual(['circuit_breaker_window_failure_rate{name="payments"} 0']);
+
+    // Nobody calls, yet the scrape sees the open duration has ended.
+    clock.advance(30_000);
+    scrape = await metrics.metrics();
+    expect(series(scrape, 'circuit_breaker_state')).toContain('circuit_breaker_state{name="payments",state="half-open"} 1');
+    expect(series(scrape, 'circuit_breaker_state')).toContain('circuit_breaker_state{name="payments",state="open"} 0');
+
+    // Half-open: a probe hangs, a second call finds the budget taken, the probe expires and the breaker reopens.
+    payments.acquire();
+    await payments.execute(ok).catch(swallow);
+    clock.advance(60_000);
+    scrape = await metrics.metrics();
+    expect(series(scrape, 'circuit_breaker_state')).toContain('circuit_breaker_state{name="payments",state="open"} 1');
+
+    // Open again for 30 s, then a probe that succeeds in 60 ms closes it.
+    clock.advance(30_000);
+    await payments.execute(taking(clock, 60, ok));
+
+    scrape = await metrics.metrics();
+    expect(series(scrape, 'circuit_breaker_state')).toEqual([
+      'circuit_breaker_state{name="payments",state="closed"} 1',
+      'circuit_breaker_state{name="payments",state="open"} 0',
+      'circuit_breaker_state{name="payments",state="half-open"} 0',
+      'circuit_breaker_state{name="payments",state="isolated"} 0',
+      'circuit_breaker_state{name="payments",state="disabled"} 0',
+    ]);
+    // The expired probe emits both `timeout` and `failure`: it is one call, counted once as a timeout.
+    expect(series(scrape, 'circuit_breaker_calls_total')).toEqual([
+      'circuit_breaker_calls_total{name="payments",outcome="success",reason=""} 3',
+      'circuit_breaker_calls_total{name="payments",outcome="ignored",reason=""} 1',
+      'circuit_breaker_calls_total{name="payments",outcome="overload",reason=""} 1',
+      'circuit_breaker_calls_total{name="payments",outcome="timeout",reason=""} 2',
+      'circuit_breaker_calls_total{name="payments",outcome="failure",reason=""} 2',
+      'circuit_breaker_calls_total{name="payments",outcome="rejected",reason="open"} 2',
+      'circuit_breaker_calls_total{name="payments",outcome="fallback",reason=""} 1',
+      'circuit_breaker_calls_total{name="payments",outcome="rejected",reason="half-open-busy"} 1',
+    ]);
+    expect(series(scrape, 'circuit_breaker_transitions_total')).toEqual([
+      'circuit_breaker_transitions_total{name="payments",from="closed",to="open"} 1',
+      'circuit_breaker_transitions_total{name="payments",from="open",to="half-open"} 2',
+      'circuit_breaker_transitions_total{name="payments",from="half-open",to="open"} 1',
+      'circuit_breaker_transitions_total{name="payments",from="half-open",to="closed"} 1',
+    ]);
+    expect(series(scrape, 'circuit_breaker_probes_total')).toEqual([
+      'circuit_breaker_probes_total{name="payments",result="admitted"} 2',
+      'circuit_breaker_probes_total{name="payments",result="failed"} 1',
+      'circuit_breaker_probes_total{name="payments",result="succeeded"} 1',
+    ]);
+    // Observed: 0.12, 0.04, 0.03 (the 429), 2, 0.02, 0.01, 60 (the expired probe), 0.06; not the released call.
+    expect(series(scrape, 'circuit_breaker_call_duration_seconds_bucket')).toEqual([
+      'circuit_breaker_call_duration_seconds_bucket{le="0.005",name="payments"} 0',
+      'circuit_breaker_call_duration_seconds_bucket{le="0.01",name="payments"} 1',
+      'circuit_breaker_call_duration_seconds_bucket{le="0.025",name="payments"} 2',
+      'circuit_breaker_call_duration_seconds_bucket{le="0.05",name="payments"} 4',
+      'circuit_breaker_call_duration_seconds_bucket{le="0.075",name="payments"} 5',
+      'circuit_breaker_call_duration_seconds_bucket{le="0.1",name="payments"} 5',
+      'circuit_breaker_call_duration_seconds_bucket{le="0.25",name="payments"} 6',
+      'circuit_breaker_call_duration_seconds_bucket{le="0.5",name="payments"} 6',
+      'circuit_breaker_call_duration_seconds_bucket{le="0.75",name="payments"} 6',
+      'circuit_breaker_call_duration_seconds_bucket{le="1",name="payments"} 6',
+      'circuit_breaker_call_duration_seconds_bucket{le="2.5",name="payments"} 7',
+      'circuit_breaker_call_duration_seconds_bucket{le="5",name="payments"} 7',
+      'circuit_breaker_call_duration_seconds_bucket{le="7.5",name="payments"} 7',
+      'circuit_breaker_call_duration_seconds_bucket{le="10",name="payments"} 7',
+      'circuit_breaker_call_duration_seconds_bucket{le="+Inf",name="payments"} 8',
+    ]);
+    expect(series(scrape, 'circuit_breaker_call_duration_seconds_sum')).toEqual(['circuit_breaker_call_duration_seconds_sum{name="payments"} 62.28']);
+    expect(series(scrape, 'circuit_breaker_call_duration_seconds_count')).toEqual(['circuit_breaker_call_duration_seconds_count{name="payments"} 8']);
+    expect(series(scrape, 'circuit_breaker_window_calls')).toEqual(['circuit_breaker_window_calls{name="payments"} 0']);
+  });
+
+  it('names, types and help of every metric follow Prometheus conventions, behind the prefix', async () => {
+    const metrics = new Registry();
+    await start(new ManualClock(), { payments: {} }, { registry: metrics, prefix: 'shop_' });
+    const scrape = await metrics.metrics();
+    expect(scrape.split('\n').filter((line) => line.startsWith('# TYPE'))).toEqual([
+      '# TYPE shop_circuit_breaker_state gauge',
+      '# TYPE shop_circuit_breaker_window_failure_rate gauge',
+      '# TYPE shop_circuit_breaker_window_calls gauge',
+      '# TYPE shop_circuit_breaker_calls_total counter',
+      '# TYPE shop_circuit_breaker_transitions_total counter',
+      '# TYPE shop_circuit_breaker_probes_total counter',
+      '# TYPE shop_circuit_breaker_call_duration_seconds histogram',
+    ]);
+    expect(scrape.split('\n').filter((line) => line.startsWith('# HELP'))).toEqual([
+      '# HELP shop_circuit_breaker_state Whether the circuit breaker is in this state (1) or not (0); open, isolated and half-open breakers reject calls.',
+      '# HELP shop_circuit_breaker_window_failure_rate Failures among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate it opens on.',
+      '# HELP shop_circuit_breaker_window_calls Calls (successes and failures) in the circuit breaker window; no rate is judged below its minimum throughput.',
+      '# HELP shop_circuit_breaker_calls_total Calls through the circuit breaker by outcome: success, failure, timeout, overload, ignored, rejected (not attempted; reason says why), fallback (served by a fallback, also counted under its own outcome).',
+      '# HELP shop_circuit_breaker_transitions_total State changes of the circuit breaker.',
+      '# HELP shop_circuit_breaker_probes_total Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
+      '# HELP shop_circuit_breaker_call_duration_seconds Duration of the calls the circuit breaker let through and counted as a success or a failure, in seconds.',
+    ]);
+  });
+
+  it('two applications share the global register: metrics are reused, and a closed application leaves the gauges', async () => {
+    const clock = new ManualClock();
+    const first = await start(clock, { inventory: {} });
+    const second = await start(clock, { shipping: {} });
+    await first.registry.get('inventory').execute(ok);
+    await second.registry.get('shipping').execute(ok);
+    // Built after start-up: the registry reports it too.
+    await second.registry.getOrCreate('late').execute(ok);
+
+    let scrape = await register.metrics();
+    expect(series(scrape, 'circuit_breaker_state').filter((line) => line.includes('state="closed"'))).toEqual([
+      'circuit_breaker_state{name="inventory",state="closed"} 1',
+      'circuit_breaker_state{name="shipping",state="closed"} 1',
+      'circuit_breaker_state{name="late",state="closed"} 1',
+    ]);
+    expect(series(scrape, 'circuit_breaker_window_calls')).toEqual([
+      'circuit_breaker_window_calls{name="inventory"} 1',
+      'circuit_breaker_window_calls{name="shipping"} 1',
+      'circuit_breaker_window_calls{name="late"} 1',
+    ]);
+
+    await first.close();
+    // A closed application no longer counts calls, even through a breaker someone kept.
+    await first.registry.get('inventory').execute(ok);
+    scrape = await register.metrics();
+    expect(series(scrape, 'circuit_breaker_state').filter((line) => line.includes('state="closed"'))).toEqual([
+      'circuit_breaker_state{name="shipping",state="closed"} 1',
+      'circuit_breaker_state{name="late",state="closed"} 1',
+    ]);
+    expect(series(scrape, 'circuit_breaker_window_calls')).toEqual(['circuit_breaker_window_calls{name="shipping"} 1', 'circuit_breaker_window_calls{name="late"} 1']);
+    // Counters are totals of the process: the closed application's calls stay counted.
+    expect(series(scrape, 'circuit_breaker_calls_total')).toEqual([
+      'circuit_breaker_calls_total{name="inventory",outcome="success",reason=""} 1',
+      'circuit_breaker_calls_total{name="shipping",outcome="success",reason=""} 1',
+      'circuit_breaker_calls_total{name="late",outcome="success",reason=""} 1',
+    ]);
+  });
+
+  it('counts the children of a per-key family under the family name by default', async () => {
+    const clock = new ManualClock();
+    const metrics = new Registry();
+    const { registry } = await start(clock, { upstreams: { perKey: { maxKeys: 10 }, consecutiveFailures: 1 } }, { registry: metrics });
+    const family = registry.get('upstreams');
+    await family.forKey('a').execute(taking(clock, 15, ok));
+    await family.forKey('b').execute(rejecting(new Error('down'))).catch(swallow);
+    await family.forKey('b').execute(ok).catch(swallow);
+
+    const scrape = await metrics.metrics();
+    expect(series(scrape, 'circuit_breaker_state')).toEqual([
+      'circuit_breaker_state{name="upstreams",state="closed"} 1',
+      'circuit_breaker_state{name="upstreams",state="open"} 0',
+      'circuit_breaker_state{name="upstreams",state="half-open"} 0',
+      'circuit_breaker_state{name="upstreams",state="isolated"} 0',
+      'circuit_breaker_state{name="upstreams",state="disabled"} 0',
+    ]);
+    expect(series(scrape, 'circuit_breaker_calls_total')).toEqual([
+      'circuit_breaker_calls_total{name="upstreams",outcome="success",reason=""} 1',
+      'circuit_breaker_calls_total{name="upstreams",outcome="failure",reason=""} 1',
+      'circuit_breaker_calls_total{name="upstreams",outcome="rejected",reason="open"} 1',
+    ]);
+    expect(series(scrape, 'circuit_breaker_transitions_total')).toEqual(['circuit_breaker_transitions_total{name="upstreams",from="closed",to="open"} 1']);
+    expect(series(scrape, 'circuit_breaker_call_duration_seconds_count')).toEqual(['circuit_breaker_call_duration_seconds_count{name="upstreams"} 2']);
+  });
+
+  it('keyLabel: true labels every metric with the key, the family itself with an empty key', async () => {
+    const clock = new ManualClock();
+    const metrics = new Registry();
+    const { registry } = await start(clock, { upstreams: { perKey: { maxKeys: 10 }, consecutiveFailures: 1 } }, { registry: metrics, keyLabel: true });
+    const family = registry.get('upstreams');
+    await family.forKey('a').execute(taking(clock, 15, ok));
+    await family.forKey('b').execute(rejecting(new Error('down'))).catch(swallow);
+    await family.forKey('b').execute(ok).catch(swallow);
+
+    const scrape = await metrics.metrics();
+    expect(series(scrape, 'circuit_breaker_state').filter((line) => line.endsWith(' 1'))).toEqual([
+      'circuit_breaker_state{name="upstreams",key="",state="closed"} 1',
+      'circuit_breaker_state{name="upstreams",key="a",state="closed"} 1',
+      'circuit_breaker_state{name="upstreams",key="b",state="open"} 1',
+    ]);
+    expect(series(scrape, 'circuit_breaker_window_calls')).toEqual([
+      'circuit_breaker_window_calls{name="upstreams",key=""} 0',
+      'circuit_breaker_window_calls{name="upstreams",key="a"} 1',
+      'circuit_breaker_window_calls{name="upstreams",key="b"} 0',
+    ]);
+    expect(series(scrape, 'circuit_breaker_calls_total')).toEqual([
+      'circuit_breaker_calls_total{name="upstreams",key="a",outcome="success",reason=""} 1',
+      'circuit_breaker_calls_total{name="upstreams",key="b",outcome="failure",reason=""} 1',
+      'circuit_breaker_calls_total{name="upstreams",key="b",outcome="rejected",reason="open"} 1',
+    ]);
+    expect(series(scrape, 'circuit_breaker_transitions_total')).toEqual(['circuit_breaker_transitions_total{name="upstreams",key="b",from="closed",to="open"} 1']);
+    expect(series(scrape, 'circuit_breaker_call_duration_seconds_sum')).toEqual([
+      'circuit_breaker_call_duration_seconds_sum{name="upstreams",key="a"} 0.015',
+      'circuit_breaker_call_duration_seconds_sum{name="upstreams",key="b"} 0',
+    ]);
+  });
+
+  it('refuses to share a registry between applications that label keys differently', async () => {
+    const metrics = new Registry();
+    await start(new ManualClock(), { payments: {} }, { registry: metrics });
+    await expect(start(new ManualClock(), { payments: {} }, { registry: metrics, keyLabel: true })).rejects.toThrow(
+      'CircuitBreakerMetricsModule: the registry already holds a metric "circuit_breaker_state" (gauge with labels name, state), ' +
+        'but this module needs a gauge with labels name, key, state. ' +
+        'Give every CircuitBreakerMetricsModule.forRoot() that shares a registry the same keyLabel, or a different prefix.',
+    );
+  });
+
+  it('validates its options when the module is defined', () => {
+    expect(() => CircuitBreakerMetricsModule.forRoot({ registery: new Registry() } as never)).toThrow(
+      'CircuitBreakerMetricsModule: unknown option "registery". Known options: registry, prefix, keyLabel.',
+    );
+    expect(() => CircuitBreakerMetricsModule.forRoot({ registry: {} as never })).toThrow('CircuitBreakerMetricsModule: option "registry" must be a prom-client Registry, got object.');
+    expect(() => CircuitBreakerMetricsModule.forRoot({ prefix: '1st-' })).toThrow(
+      'CircuitBreakerMetricsModule: option "prefix" must be a string of letters, digits, _ and : that does not start with a digit, got "1st-".',
+    );
+    expect(() => CircuitBreakerMetricsModule.forRoot({ keyLabel: 'yes' as never })).toThrow('CircuitBreakerMetricsModule: option "keyLabel" must be a boolean, got "yes".');
+  });
+});
