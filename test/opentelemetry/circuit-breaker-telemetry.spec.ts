@@ -1,0 +1,270 @@
+import { readFileSync } from 'node:fs';
+import { Test } from '@nestjs/testing';
+import { metrics as otelMetrics } from '@opentelemetry/api';
+import { DataPointType, MeterProvider, MetricReader, type MetricData } from '@opentelemetry/sdk-metrics';
+import { firstValueFrom, of } from 'rxjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { circuitBreaker, CircuitBreakerModule, CircuitBreakerRegistry, type BreakerOptions } from '../../lib/index.js';
+import { CircuitBreakerTelemetryModule, type CircuitBreakerTelemetryOptions } from '../../lib/opentelemetry/index.js';
+import { httpError, ManualClock } from '../helpers/manual-clock.js';
+
+/** Collects on demand: no export interval, no timer. */
+class TestReader extends MetricReader {
+  protected override async onForceFlush(): Promise<void> {}
+  protected override async onShutdown(): Promise<void> {}
+}
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (closers.length > 0) await closers.pop()!();
+});
+
+function sdk() {
+  const reader = new TestReader();
+  const meterProvider = new MeterProvider({ readers: [reader] });
+  closers.push(() => meterProvider.shutdown());
+  return { reader, meterProvider };
+}
+
+async function start(clock: ManualClock, breakers: Record<string, BreakerOptions>, telemetry?: CircuitBreakerTelemetryOptions) {
+  const moduleRef = await Test.createTestingModule({
+    imports: [CircuitBreakerModule.forRoot({ clock, breakers }), CircuitBreakerTelemetryModule.forRoot(telemetry)],
+  }).compile();
+  await moduleRef.init();
+  let open = true;
+  const close = async () => {
+    if (open) await moduleRef.close();
+    open = false;
+  };
+  closers.push(close);
+  return { registry: moduleRef.get(CircuitBreakerRegistry), close };
+}
+
+/** The package's instruments as one collection sees them, by name. */
+async function collect(reader: MetricReader): Promise<Map<string, MetricData>> {
+  const { resourceMetrics, errors } = await reader.collect();
+  expect(errors).toEqual([]);
+  const scope = resourceMetrics.scopeMetrics.find((s) => s.scope.name === 'nestjs-circuit-breaker');
+  return new Map((scope?.metrics ?? []).map((metric) => [metric.descriptor.name, metric]));
+}
+
+/** The data points of one instrument, without their timestamps. */
+function points(collected: Map<string, MetricData>, name: string): { attributes: Record<string, unknown>; value: unknown }[] {
+  return (collected.get(name)?.dataPoints ?? []).map((point) => ({ attributes: point.attributes, value: point.value }));
+}
+
+function taking<T>(clock: ManualClock, ms: number, settle: () => Promise<T>) {
+  return async () => {
+    clock.advance(ms);
+    return settle();
+  };
+}
+
+const ok = () => Promise.resolve('ok');
+const rejecting = (error: unknown) => () => Promise.reject(error);
+const swallow = () => undefined;
+const timedOut = () => Object.assign(new Error('connect ETIMEDOUT'), { code: 'ETIMEDOUT' });
+const payments = { 'circuit_breaker.name': 'payments' };
+const stateOf = (name: Record<string, string>, current: string) =>
+  ['closed', 'open', 'half-open', 'isolated', 'disabled'].map((state) => ({ attributes: { ...name, 'circuit_breaker.state': state }, value: state === current ? 1 : 0 }));
+
+describe('CircuitBreakerTelemetryModule', () => {
+  it('records a scripted outage: state, calls by outcome and rejection reason, transitions, probes, durations and the window', async () => {
+    const clock = new ManualClock();
+    const { reader, meterProvider } = sdk();
+    const { registry } = await start(clock, { payments: { consecutiveFailures: 3, openDurationMs: 30_000 } }, { meterProvider });
+    const breaker = registry.get('payments');
+
+    await breaker.execute(taking(clock, 120, ok));
+    await breaker.execute(taking(clock, 40, ok));
+    const abandoned = breaker.acquire();
+    clock.advance(5);
+    abandoned.release();
+    await breaker.execute(taking(clock, 30, rejecting(httpError(429)))).catch(swallow);
+    await breaker.execute(taking(clock, 2_000, rejecting(timedOut()))).catch(swallow);
+    await breaker.execute(taking(clock, 20, rejecting(new Error('boom')))).catch(swallow);
+
+    let collected = await collect(reader);
+    expect(points(collected, 'circuit_breaker.window.calls')).toEqual([{ attributes: payments, value: 4 }]);
+    expect(points(collected, 'circuit_breaker.window.failure_rate')).toEqual([{ attributes: payments, value: 0.5 }]);
+
+    await breaker.execute(taking(clock, 10, rejecting(httpError(503)))).catch(swallow);
+    await breaker.execute(ok).catch(swallow);
+    expect(await firstValueFrom(of('fresh').pipe(circuitBreaker(breaker, { fallback: () => of('cached') })))).toBe('cached');
+    collected = await collect(reader);
+    expect(points(collected, 'circuit_breaker.state')).toEqual(stateOf(payments, 'open'));
+
+    // Nobody calls, yet the collection sees the open duration has ended.
+    clock.advance(30_000);
+    collected = await collect(reader);
+    expect(points(collected, 'circuit_breaker.state')).toEqual(stateOf(payments, 'half-open'));
+
+    breaker.acquire();
+    await breaker.execute(ok).catch(swallow);
+    clock.advance(60_000);
+    collected = await collect(reader);
+    expect(points(collected, 'circuit_breaker.state')).toEqual(stateOf(payments, 'open'));
+
+    clock.advance(30_000);
+    await breaker.execute(taking(clock, 60, ok));
+
+    collected = await collect(reader);
+    expect(points(collected, 'circuit_breaker.state')).toEqual(stateOf(payments, 'closed'));
+    const outcome = (value: string, reason?: string) => ({
+      ...payments,
+      'circuit_breaker.outcome': value,
+      ...(reason === undefined ? {} : { 'circuit_breaker.rejection.reason': reason }),
+    });
+    // The expired probe emits both `timeout` and `failure`: it is one call, counted once as a timeout.
+    expect(points(collected, 'circuit_breaker.calls')).toEqual([
+      { attributes: outcome('success'), value: 3 },
+      { attributes: outcome('ignored'), value: 1 },
+      { attributes: outcome('overload'), value: 1 },
+      { attributes: outcome('timeout'), value: 2 },
+      { attributes: outcome('failure'), value: 2 },
+      { attributes: outcome('rejected', 'open'), value: 2 },
+      { attributes: outcome('fallback'), value: 1 },
+      { attributes: outcome('rejected', 'half-open-busy'), value: 1 },
+    ]);
+    const transition = (from: string, to: string) => ({ ...payments, 'circuit_breaker.transition.from': from, 'circuit_breaker.transition.to': to });
+    expect(points(collected, 'circuit_breaker.transitions')).toEqual([
+      { attributes: transition('closed', 'open'), value: 1 },
+      { attributes: transition('open', 'half-open'), value: 2 },
+      { attributes: transition('half-open', 'open'), value: 1 },
+      { attributes: transition('half-open', 'closed'), value: 1 },
+    ]);
+    expect(points(collected, 'circuit_breaker.probes')).toEqual([
+      { attributes: { ...payments, 'circuit_breaker.probe.result': 'admitted' }, value: 2 },
+      { attributes: { ...payments, 'circuit_breaker.probe.result': 'failed' }, value: 1 },
+      { attributes: { ...payments, 'circuit_breaker.probe.result': 'succeeded' }, value: 1 },
+    ]);
+    // Recorded: 0.12, 0.04, 0.03 (the 429), 2, 0.02, 0.01, 60 (the expired probe), 0.06; not the released call.
+    expect(points(collected, 'circuit_breaker.call.duration')).toEqual([
+      {
+        attributes: payments,
+        value: {
+          buckets: { boundaries: [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10], counts: [0, 1, 1, 2, 1, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1] },
+          count: 8,
+          sum: 62.28,
+          min: 0.01,
+          max: 60,
+        },
+      },
+    ]);
+    expect(points(collected, 'circuit_breaker.window.calls')).toEqual([{ attributes: payments, value: 0 }]);
+    expect(points(collected, 'circuit_breaker.window.failure_rate')).toEqual([{ attributes: payments, value: 0 }]);
+  });
+
+  it('uses a meter named after the package, and instruments with semantic-convention names, types and units', async () => {
+    const { reader, meterProvider } = sdk();
+    const clock = new ManualClock();
+    const { registry } = await start(clock, { payments: { consecutiveFailures: 1, openDurationMs: 1_000 } }, { meterProvider });
+    const breaker = registry.get('payments');
+    await breaker.execute(rejecting(new Error('down'))).catch(swallow);
+    clock.advance(1_000);
+    await breaker.execute(ok);
+    const { resourceMetrics } = await reader.collect();
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(resourceMetrics.scopeMetrics.map((s) => s.scope)).toEqual([{ name: 'nestjs-circuit-breaker', version }]);
+    // As an exporter sees them: counters are monotonic sums, the state a non-monotonic sum (an up-down counter).
+    const shape = (m: MetricData) => [m.descriptor.name, DataPointType[m.dataPointType], 'isMonotonic' in m ? m.isMonotonic : undefined, m.descriptor.unit];
+    expect(resourceMetrics.scopeMetrics[0]!.metrics.map(shape)).toEqual([
+      ['circuit_breaker.calls', 'SUM', true, '{call}'],
+      ['circuit_breaker.transitions', 'SUM', true, '{transition}'],
+      ['circuit_breaker.probes', 'SUM', true, '{probe}'],
+      ['circuit_breaker.call.duration', 'HISTOGRAM', undefined, 's'],
+      ['circuit_breaker.state', 'SUM', false, '1'],
+      ['circuit_breaker.window.failure_rate', 'GAUGE', undefined, '1'],
+      ['circuit_breaker.window.calls', 'GAUGE', undefined, '{call}'],
+    ]);
+  });
+
+  it('defaults to the global meter provider', async () => {
+    const { reader, meterProvider } = sdk();
+    otelMetrics.setGlobalMeterProvider(meterProvider);
+    closers.push(async () => otelMetrics.disable());
+    const { registry } = await start(new ManualClock(), { payments: {} });
+    await registry.get('payments').execute(ok);
+    const collected = await collect(reader);
+    expect(points(collected, 'circuit_breaker.calls')).toEqual([{ attributes: { ...payments, 'circuit_breaker.outcome': 'success' }, value: 1 }]);
+  });
+
+  it('two applications share a provider; a closed application is no longer observed', async () => {
+    const clock = new ManualClock();
+    const { reader, meterProvider } = sdk();
+    const first = await start(clock, { inventory: {} }, { meterProvider });
+    const second = await start(clock, { shipping: {} }, { meterProvider });
+    await first.registry.get('inventory').execute(ok);
+    await second.registry.get('shipping').execute(ok);
+
+    let collected = await collect(reader);
+    expect(points(collected, 'circuit_breaker.window.calls')).toEqual([
+      { attributes: { 'circuit_breaker.name': 'inventory' }, value: 1 },
+      { attributes: { 'circuit_breaker.name': 'shipping' }, value: 1 },
+    ]);
+
+    await first.close();
+    first.registry.get('inventory').isolate();
+    await first.registry.get('inventory').execute(ok).catch(swallow);
+    second.registry.get('shipping').isolate();
+    collected = await collect(reader);
+    // sdk-metrics 2.12 still exports the last value of a stream no callback observes any more
+    // (open-telemetry/opentelemetry-js#4096), so only what happened after close() can tell.
+    expect(points(collected, 'circuit_breaker.state')).toContainEqual({ attributes: { 'circuit_breaker.name': 'shipping', 'circuit_breaker.state': 'isolated' }, value: 1 });
+    expect(points(collected, 'circuit_breaker.state')).not.toContainEqual({ attributes: { 'circuit_breaker.name': 'inventory', 'circuit_breaker.state': 'isolated' }, value: 1 });
+    expect(points(collected, 'circuit_breaker.calls')).toEqual([
+      { attributes: { 'circuit_breaker.name': 'inventory', 'circuit_breaker.outcome': 'success' }, value: 1 },
+      { attributes: { 'circuit_breaker.name': 'shipping', 'circuit_breaker.outcome': 'success' }, value: 1 },
+    ]);
+  });
+
+  it('counts the children of a per-key family under the family name, or with keyAttribute: true under their key', async () => {
+    const run = async (keyAttribute: boolean) => {
+      const clock = new ManualClock();
+      const { reader, meterProvider } = sdk();
+      const { registry } = await start(clock, { upstreams: { perKey: { maxKeys: 10 }, consecutiveFailures: 1 } }, { meterProvider, keyAttribute });
+      const family = registry.get('upstreams');
+      await family.forKey('a').execute(taking(clock, 15, ok));
+      await family.forKey('b').execute(rejecting(new Error('down'))).catch(swallow);
+      await family.forKey('b').execute(ok).catch(swallow);
+      return collect(reader);
+    };
+    const upstreams = { 'circuit_breaker.name': 'upstreams' };
+    const keyA = { ...upstreams, 'circuit_breaker.key': 'a' };
+    const keyB = { ...upstreams, 'circuit_breaker.key': 'b' };
+
+    let collected = await run(false);
+    expect(points(collected, 'circuit_breaker.state')).toEqual(stateOf(upstreams, 'closed'));
+    expect(points(collected, 'circuit_breaker.calls')).toEqual([
+      { attributes: { ...upstreams, 'circuit_breaker.outcome': 'success' }, value: 1 },
+      { attributes: { ...upstreams, 'circuit_breaker.outcome': 'failure' }, value: 1 },
+      { attributes: { ...upstreams, 'circuit_breaker.outcome': 'rejected', 'circuit_breaker.rejection.reason': 'open' }, value: 1 },
+    ]);
+
+    collected = await run(true);
+    expect(points(collected, 'circuit_breaker.state')).toEqual([...stateOf(upstreams, 'closed'), ...stateOf(keyA, 'closed'), ...stateOf(keyB, 'open')]);
+    expect(points(collected, 'circuit_breaker.window.calls')).toEqual([
+      { attributes: upstreams, value: 0 },
+      { attributes: keyA, value: 1 },
+      { attributes: keyB, value: 0 },
+    ]);
+    expect(points(collected, 'circuit_breaker.calls')).toEqual([
+      { attributes: { ...keyA, 'circuit_breaker.outcome': 'success' }, value: 1 },
+      { attributes: { ...keyB, 'circuit_breaker.outcome': 'failure' }, value: 1 },
+      { attributes: { ...keyB, 'circuit_breaker.outcome': 'rejected', 'circuit_breaker.rejection.reason': 'open' }, value: 1 },
+    ]);
+    expect(points(collected, 'circuit_breaker.transitions')).toEqual([
+      { attributes: { ...keyB, 'circuit_breaker.transition.from': 'closed', 'circuit_breaker.transition.to': 'open' }, value: 1 },
+    ]);
+  });
+
+  it('validates its options when the module is defined', () => {
+    expect(() => CircuitBreakerTelemetryModule.forRoot({ provider: {} } as never)).toThrow(
+      'CircuitBreakerTelemetryModule: unknown option "provider". Known options: meterProvider, keyAttribute.',
+    );
+    expect(() => CircuitBreakerTelemetryModule.forRoot({ meterProvider: {} as never })).toThrow(
+      'CircuitBreakerTelemetryModule: option "meterProvider" must be an OpenTelemetry MeterProvider (with getMeter()), got object.',
+    );
+    expect(() => CircuitBreakerTelemetryModule.forRoot({ keyAttribute: 1 as never })).toThrow('CircuitBreakerTelemetryModule: option "keyAttribute" must be a boolean, got number.');
+  });
+});
