@@ -1,6 +1,8 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { APP_FILTER, DiscoveryModule } from '@nestjs/core';
 import type { BreakerOptions } from './core/index.js';
+import { CircuitBreakerEventPublisher } from './circuit-breaker-event.publisher.js';
+import { CircuitBreakerTransitionLogger } from './circuit-breaker-transition.logger.js';
 import { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
 import { CircuitBreakerExplorer } from './circuit-breaker.explorer.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
@@ -69,7 +71,7 @@ function withCoreProviders(definition: DynamicModule, httpFilter: boolean | unde
   return {
     ...definition,
     imports: [...(definition.imports ?? []), DiscoveryModule],
-    providers: [...(definition.providers ?? []), CircuitBreakerRegistry, CircuitBreakerExplorer, ...filter],
+    providers: [...(definition.providers ?? []), CircuitBreakerRegistry, CircuitBreakerExplorer, CircuitBreakerTransitionLogger, CircuitBreakerEventPublisher, ...filter],
     exports: [...(definition.exports ?? []), CircuitBreakerRegistry],
   };
 }

@@ -31,19 +31,21 @@ export class CircuitBreakerRegistry implements OnApplicationShutdown {
   /** Where each breaker's options were set, for conflict messages. */
   private readonly origins = new Map<string, string>();
   private readonly events = new Subject<CircuitBreakerEvent>();
-  private readonly detachers = new Map<string, () => void>();
-  /** Listeners on per-key children; weak, so an evicted child takes its listeners with it. */
-  private readonly childDetachers = new WeakMap<Breaker, () => void>();
-  private observers = 0;
+  private readonly observers = new Set<Observer>();
+  private stopEvents: (() => void) | undefined;
+  private subscribers = 0;
 
   constructor(@Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) private readonly options: CircuitBreakerModuleOptions) {
     validateModuleOptions(options);
     this.events$ = new Observable<CircuitBreakerEvent>((subscriber) => {
       const subscription = this.events.subscribe(subscriber);
-      if (this.observers++ === 0) for (const breaker of this.breakers.values()) this.attach(breaker);
+      if (this.subscribers++ === 0) this.stopEvents = this.observe(EVENT_NAMES, (event) => this.events.next(event));
       return () => {
         subscription.unsubscribe();
-        if (--this.observers === 0) this.detachAll();
+        if (--this.subscribers === 0) {
+          this.stopEvents?.();
+          this.stopEvents = undefined;
+        }
       };
     });
     for (const [name, breakerOptions] of Object.entries(options.breakers ?? {})) this.define(name, breakerOptions, FOR_ROOT);
@@ -84,8 +86,27 @@ export class CircuitBreakerRegistry implements OnApplicationShutdown {
     return [...this.breakers.values()].map((breaker) => breaker.snapshot());
   }
 
+  /**
+   * @internal Calls `sink` with every event of the given types from every
+   * breaker, per-key children and breakers created later included, until the
+   * returned function is called. Only the named types are listened to, so
+   * watching transitions costs a healthy call nothing.
+   */
+  observe(types: readonly BreakerEventName[], sink: (event: CircuitBreakerEvent) => void): () => void {
+    const observer: Observer = { types, sink, offs: [], childOffs: new WeakMap() };
+    this.observers.add(observer);
+    for (const breaker of this.breakers.values()) this.attach(observer, breaker);
+    return () => {
+      if (!this.observers.delete(observer)) return;
+      for (const off of observer.offs) off();
+      for (const breaker of this.breakers.values()) {
+        for (const child of breaker.children()) observer.childOffs.get(child)?.forEach((off) => off());
+      }
+    };
+  }
+
   onApplicationShutdown(): void {
-    this.detachAll();
+    this.observers.clear();
     for (const breaker of this.breakers.values()) breaker.dispose();
     this.events.complete();
   }
@@ -113,39 +134,32 @@ export class CircuitBreakerRegistry implements OnApplicationShutdown {
     const breaker = new Breaker(name, mergeOptions(this.options.defaults, options), { clock: this.options.clock });
     this.breakers.set(name, breaker);
     if (options !== undefined) this.origins.set(name, place);
-    if (this.observers > 0) this.attach(breaker);
+    for (const observer of this.observers) this.attach(observer, breaker);
     return breaker;
   }
 
-  private attach(breaker: Breaker): void {
-    const offs = this.listen(breaker, breaker.name, undefined);
-    if (breaker.config.perKey !== undefined) {
-      const attachChild = (child: Breaker) => {
-        const childOffs = this.listen(child, breaker.name, child.key);
-        this.childDetachers.set(child, () => childOffs.forEach((off) => off()));
-      };
-      for (const child of breaker.children()) attachChild(child);
-      offs.push(breaker.onChild(attachChild));
-    }
-    this.detachers.set(breaker.name, () => offs.forEach((off) => off()));
+  private attach(observer: Observer, breaker: Breaker): void {
+    observer.offs.push(...this.listen(observer, breaker, breaker.name, undefined));
+    if (breaker.config.perKey === undefined) return;
+    // Children's listeners live in a weak map: an evicted child takes them with it.
+    const attachChild = (child: Breaker) => observer.childOffs.set(child, this.listen(observer, child, breaker.name, child.key));
+    for (const child of breaker.children()) attachChild(child);
+    observer.offs.push(breaker.onChild(attachChild));
   }
 
-  private listen(breaker: Breaker, name: string, key: string | undefined): (() => void)[] {
-    return EVENT_NAMES.map((type) =>
-      breaker.on(type, (payload) => this.events.next((key === undefined ? { breaker: name, type, payload } : { breaker: name, key, type, payload }) as CircuitBreakerEvent)),
+  private listen(observer: Observer, breaker: Breaker, name: string, key: string | undefined): (() => void)[] {
+    const { sink } = observer;
+    return observer.types.map((type) =>
+      breaker.on(type, (payload) => sink((key === undefined ? { breaker: name, type, payload } : { breaker: name, key, type, payload }) as CircuitBreakerEvent)),
     );
   }
+}
 
-  private detachAll(): void {
-    for (const detach of this.detachers.values()) detach();
-    this.detachers.clear();
-    for (const breaker of this.breakers.values()) {
-      for (const child of breaker.children()) {
-        this.childDetachers.get(child)?.();
-        this.childDetachers.delete(child);
-      }
-    }
-  }
+interface Observer {
+  readonly types: readonly BreakerEventName[];
+  readonly sink: (event: CircuitBreakerEvent) => void;
+  readonly offs: (() => void)[];
+  readonly childOffs: WeakMap<Breaker, (() => void)[]>;
 }
 
 /**
@@ -168,7 +182,7 @@ export function mergeOptions(defaults: BreakerOptions | undefined, options: Brea
 
 function validateModuleOptions(options: CircuitBreakerModuleOptions): void {
   if (typeof options !== 'object' || options === null) throw new TypeError(circuitBreakerMessages.invalidModuleOption('options', 'an object'));
-  const known = ['defaults', 'breakers', 'strict', 'clock'];
+  const known = ['defaults', 'breakers', 'strict', 'clock', 'logging', 'eventEmitter'];
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) {
       throw new TypeError(`CircuitBreakerModule: unknown option "${key}". Known options: ${known.join(', ')}, and the module options isGlobal, httpFilter.`);
@@ -183,6 +197,21 @@ function validateModuleOptions(options: CircuitBreakerModuleOptions): void {
   if (options.clock !== undefined && typeof options.clock?.now !== 'function') {
     throw new TypeError(circuitBreakerMessages.invalidModuleOption('clock', 'an object with a now() method'));
   }
+  validateLogging(options.logging);
+  if (options.eventEmitter !== undefined && typeof options.eventEmitter?.emit !== 'function') {
+    throw new TypeError(circuitBreakerMessages.invalidModuleOption('eventEmitter', 'an object with an emit(event, payload) method, such as EventEmitter2'));
+  }
   // The defaults alone must make a valid breaker, so that a bad default fails at start-up, not at first use.
   if (options.defaults !== undefined) resolveBreakerOptions('(defaults)', options.defaults);
+}
+
+function validateLogging(logging: CircuitBreakerModuleOptions['logging']): void {
+  if (logging === undefined || logging === false) return;
+  if (typeof logging !== 'object' || logging === null) throw new TypeError(circuitBreakerMessages.invalidModuleOption('logging', 'false or { level?, maxPerSecond? }'));
+  if (logging.level !== undefined && !['verbose', 'debug', 'log', 'warn'].includes(logging.level)) {
+    throw new TypeError(circuitBreakerMessages.invalidModuleOption('logging.level', `'verbose', 'debug', 'log' or 'warn', got ${JSON.stringify(logging.level)}`));
+  }
+  if (logging.maxPerSecond !== undefined && (!Number.isInteger(logging.maxPerSecond) || logging.maxPerSecond < 1)) {
+    throw new TypeError(circuitBreakerMessages.invalidModuleOption('logging.maxPerSecond', `an integer >= 1, got ${String(logging.maxPerSecond)}`));
+  }
 }

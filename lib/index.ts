@@ -2,6 +2,8 @@
 // peer; integrations have their own subpath exports.
 export * from './core/index.js';
 export { getCallSignal } from './call-signal.js';
+export { CIRCUIT_BREAKER_EVENTS } from './circuit-breaker-event.publisher.js';
+export type { CircuitBreakerRejectedPayload, CircuitBreakerTransitionPayload } from './circuit-breaker-event.publisher.js';
 export { CircuitBreakerModule } from './circuit-breaker.module.js';
 export { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
 export type { CircuitBreakerModuleExtras } from './circuit-breaker.module-definition.js';
@@ -13,6 +15,7 @@ export type { CallTimeoutResponseBody, CircuitOpenResponseBody } from './circuit
 export { CircuitBreaker } from './decorators/circuit-breaker.decorator.js';
 export { getCircuitBreakerToken, InjectCircuitBreaker } from './decorators/inject-circuit-breaker.decorator.js';
 export type { CircuitBreakerEvent } from './interfaces/circuit-breaker-event.interface.js';
+export type { CircuitBreakerEventSink, CircuitBreakerLoggingOptions } from './interfaces/circuit-breaker-logging-options.interface.js';
 export type {
   CircuitBreakerFallback,
   CircuitBreakerMethodOptions,

@@ -58,7 +58,14 @@ describe('CircuitBreakerRegistry', () => {
       ['b', 'failure'],
       ['b', 'stateChange'],
     ]);
-    expect(events[2]!.payload).toEqual({ from: 'closed', to: 'open', reason: 'consecutive-failures', at: clock.now(), openUntil: clock.now() + 30_000 });
+    expect(events[2]!.payload).toEqual({
+      from: 'closed',
+      to: 'open',
+      reason: 'consecutive-failures',
+      at: clock.now(),
+      openUntil: clock.now() + 30_000,
+      window: { calls: 1, failures: 1, slowCalls: 0 },
+    });
     // The subscription ended with take(3): the breakers are no longer listened to.
     expect((a as unknown as { hub: { has(e: string): boolean } }).hub.has('success')).toBe(false);
   });

@@ -10,6 +10,8 @@ export interface StateChangeEvent {
   at: number;
   /** Set when the breaker opened: when it will admit probes. */
   openUntil?: number;
+  /** Set when a closed breaker opened: the window that decided it. */
+  window?: { calls: number; failures: number; slowCalls: number };
 }
 
 /** @publicApi */

@@ -226,7 +226,8 @@ export class Breaker {
       throw new TypeError(`Circuit breaker "${this.name}": on("${event}") takes a listener function.`);
     }
     this.hub ??= new BreakerEventHub();
-    this.timed = true;
+    // Only events that carry a duration make calls read the clock.
+    if (event === 'success' || event === 'failure' || event === 'ignored' || event === 'slowCall') this.timed = true;
     return this.hub.add(event, listener);
   }
 
@@ -257,6 +258,7 @@ export class Breaker {
 
   /** Drops every listener. The breaker holds no timer or handle, so nothing else needs releasing. */
   dispose(): void {
+    if (this.family !== undefined) for (const child of this.family.all()) child.dispose();
     this.hub?.clear();
     this.hub = undefined;
     this.timed = this.config.slowCallDurationMs !== undefined || this.config.window.type === 'time';
@@ -673,6 +675,11 @@ export class Breaker {
 
   private transition(to: number, reason: TransitionReason, now: number, retryAfterHint: number | undefined): void {
     const from = this.current;
+    // The evidence that opened the breaker, for logs and events: the window is emptied below.
+    const evidence =
+      to === OPEN && from === CLOSED && this.hub?.has('stateChange') === true
+        ? { calls: this.window.calls, failures: this.window.failures, slowCalls: this.window.slowCalls }
+        : undefined;
     this.timeInState[from]! += now - this.sinceAt;
     this.current = to;
     this.sinceAt = now;
@@ -697,6 +704,7 @@ export class Breaker {
       reason,
       at: now,
       ...(to === OPEN ? { openUntil: this.openUntilAt } : {}),
+      ...(evidence === undefined ? {} : { window: evidence }),
     });
   }
 

@@ -1,4 +1,5 @@
 import type { BreakerOptions, Clock } from '../core/index.js';
+import type { CircuitBreakerEventSink, CircuitBreakerLoggingOptions } from './circuit-breaker-logging-options.interface.js';
 
 /**
  * Options of `CircuitBreakerModule.forRoot()`.
@@ -18,6 +19,13 @@ export interface CircuitBreakerModuleOptions {
   strict?: boolean;
   /** The time source of every breaker. Default `Date.now`; inject a manual clock in tests. */
   clock?: Clock;
+  /** Transition logs; `false` turns them off. Default `{ level: 'log', maxPerSecond: 10 }`. */
+  logging?: false | CircuitBreakerLoggingOptions;
+  /**
+   * Publishes `circuit-breaker.opened`, `.half-opened`, `.closed`, `.isolated`
+   * and `.rejected` to it, e.g. `EventEmitter2` from `@nestjs/event-emitter`.
+   */
+  eventEmitter?: CircuitBreakerEventSink;
 }
 
 /**

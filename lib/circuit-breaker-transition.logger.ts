@@ -1,0 +1,116 @@
+import { Inject, Injectable, Logger, type LogLevel, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import type { StateChangeEvent } from './core/index.js';
+import { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
+import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
+import type { CircuitBreakerEvent } from './interfaces/circuit-breaker-event.interface.js';
+import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
+
+const SEVERITY: Record<string, number> = { verbose: 0, debug: 1, log: 2, warn: 3 };
+const WINDOW_MS = 1_000;
+
+/**
+ * Logs every state transition: an open breaker is an incident signal, not a
+ * silent optimisation. Opening and isolation at `warn` with the reason and the
+ * evidence, closing at `log`. Rate-controlled: when many breakers (or per-key
+ * children) change state together, at most `maxPerSecond` lines are written and
+ * one summary line counts the rest.
+ *
+ * @internal
+ */
+@Injectable()
+export class CircuitBreakerTransitionLogger implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('CircuitBreaker');
+  private stop: (() => void) | undefined;
+  private windowStart = -Infinity;
+  private written = 0;
+  private suppressed = 0;
+  private summaryTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly registry: CircuitBreakerRegistry,
+    @Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) private readonly options: CircuitBreakerModuleOptions,
+  ) {}
+
+  onModuleInit(): void {
+    if (this.options.logging === false) return;
+    this.stop = this.registry.observe(['stateChange'], (event) => this.onTransition(event));
+  }
+
+  onApplicationShutdown(): void {
+    this.stop?.();
+    if (this.summaryTimer !== undefined) clearTimeout(this.summaryTimer);
+    this.flushSummary();
+  }
+
+  private onTransition(event: CircuitBreakerEvent): void {
+    if (event.type !== 'stateChange') return;
+    const level = levelOf(event.payload);
+    const minimum = (this.options.logging || undefined)?.level ?? 'log';
+    if (SEVERITY[level]! < SEVERITY[minimum]!) return;
+    // The breakers' clock, so that tests that move it move this window too.
+    const now = (this.options.clock ?? Date).now();
+    if (now - this.windowStart >= WINDOW_MS) {
+      this.flushSummary();
+      this.windowStart = now;
+      this.written = 0;
+    }
+    const limit = (this.options.logging || undefined)?.maxPerSecond ?? 10;
+    if (this.written >= limit) {
+      this.suppressed++;
+      // One timer per application, only while lines are being held back.
+      this.summaryTimer ??= setTimeout(() => {
+        this.summaryTimer = undefined;
+        this.flushSummary();
+      }, WINDOW_MS - (now - this.windowStart));
+      this.summaryTimer.unref?.();
+      return;
+    }
+    this.written++;
+    this.write(level, describe(event));
+  }
+
+  private flushSummary(): void {
+    if (this.suppressed === 0) return;
+    const limit = (this.options.logging || undefined)?.maxPerSecond ?? 10;
+    this.logger.warn(`${this.suppressed} more circuit breaker transition(s) not logged (limit ${limit} per second); see the metrics or GET the registry snapshot.`);
+    this.suppressed = 0;
+  }
+
+  private write(level: LogLevel, message: string): void {
+    if (level === 'warn') this.logger.warn(message);
+    else if (level === 'log') this.logger.log(message);
+    else if (level === 'debug') this.logger.debug(message);
+    else this.logger.verbose(message);
+  }
+}
+
+function levelOf(change: StateChangeEvent): 'warn' | 'log' | 'debug' {
+  if (change.to === 'open' || change.to === 'isolated' || change.to === 'disabled') return 'warn';
+  if (change.to === 'half-open') return 'debug';
+  return 'log';
+}
+
+function describe(event: Extract<CircuitBreakerEvent, { type: 'stateChange' }>): string {
+  const change = event.payload;
+  const who = event.key === undefined ? `"${event.breaker}"` : `"${event.breaker}" [${event.key}]`;
+  switch (change.to) {
+    case 'open': {
+      const evidence = change.window;
+      const why =
+        evidence === undefined
+          ? change.reason
+          : change.reason === 'slow-call-rate'
+            ? `${change.reason}: ${evidence.slowCalls} of ${evidence.calls} calls slow`
+            : `${change.reason}: ${evidence.failures} of ${evidence.calls} calls failed (${Math.round((evidence.failures / Math.max(1, evidence.calls)) * 100)}%)`;
+      return `Circuit breaker ${who} opened (${why}); calls fail fast for ${change.openUntil! - change.at} ms.`;
+    }
+    case 'half-open':
+      return `Circuit breaker ${who} is half-open: admitting probes.`;
+    case 'closed':
+      return `Circuit breaker ${who} closed (${change.reason}).`;
+    case 'isolated':
+      return `Circuit breaker ${who} isolated by hand: every call is rejected until reset().`;
+    default:
+      return `Circuit breaker ${who} disabled by hand: every call passes and nothing trips until reset().`;
+  }
+}

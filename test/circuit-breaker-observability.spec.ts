@@ -1,0 +1,135 @@
+import { Injectable, type LoggerService } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  CIRCUIT_BREAKER_EVENTS,
+  CircuitBreakerModule,
+  CircuitBreakerRegistry,
+  type CircuitBreakerModuleOptions,
+} from '../lib/index.js';
+import { ManualClock } from './helpers/manual-clock.js';
+
+class CapturingLogger implements LoggerService {
+  readonly lines: string[] = [];
+  log(message: string, context?: string) {
+    this.lines.push(`log [${context}] ${message}`);
+  }
+  warn(message: string, context?: string) {
+    this.lines.push(`warn [${context}] ${message}`);
+  }
+  error(message: string, context?: string) {
+    this.lines.push(`error [${context}] ${message}`);
+  }
+  debug(message: string, context?: string) {
+    this.lines.push(`debug [${context}] ${message}`);
+  }
+  verbose(message: string, context?: string) {
+    this.lines.push(`verbose [${context}] ${message}`);
+  }
+}
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (closers.length > 0) await closers.pop()!();
+});
+
+async function start(options: CircuitBreakerModuleOptions) {
+  const logger = new CapturingLogger();
+  const moduleRef = await Test.createTestingModule({ imports: [CircuitBreakerModule.forRoot(options)] }).compile();
+  const app = moduleRef.createNestApplication({ logger });
+  await app.init();
+  closers.push(() => app.close());
+  const lines = () => logger.lines.filter((l) => l.includes('[CircuitBreaker]'));
+  return { registry: app.get(CircuitBreakerRegistry), lines };
+}
+
+const failOnce = (registry: CircuitBreakerRegistry, name: string) =>
+  registry.get(name).execute(() => Promise.reject(Object.assign(new Error('down'), { status: 503 }))).catch(() => undefined);
+
+describe('transition logs', () => {
+  it('logs opening at warn with the evidence, closing at log, isolation at warn; half-opening only at debug', async () => {
+    const clock = new ManualClock();
+    const { registry, lines } = await start({
+      clock,
+      breakers: { payments: { window: { type: 'count', size: 4 }, minimumThroughput: 4, openDurationMs: 2_000 } },
+    });
+    const payments = registry.get('payments');
+    await payments.execute(() => 1);
+    for (let i = 0; i < 3; i++) await failOnce(registry, 'payments');
+    clock.advance(2_000);
+    await payments.execute(() => 'probe');
+    payments.isolate();
+    expect(lines()).toEqual([
+      'warn [CircuitBreaker] Circuit breaker "payments" opened (failure-rate: 3 of 4 calls failed (75%)); calls fail fast for 2000 ms.',
+      'log [CircuitBreaker] Circuit breaker "payments" closed (probes-succeeded).',
+      'warn [CircuitBreaker] Circuit breaker "payments" isolated by hand: every call is rejected until reset().',
+    ]);
+  });
+
+  it('writes at most maxPerSecond lines when 1,000 per-key breakers open in the same second, then one summary', async () => {
+    const clock = new ManualClock();
+    const { registry, lines } = await start({
+      clock,
+      logging: { maxPerSecond: 5 },
+      breakers: { hosts: { perKey: { maxKeys: 2_000 }, consecutiveFailures: 1 } },
+    });
+    const hosts = registry.get('hosts');
+    for (let i = 0; i < 1_000; i++) await hosts.forKey(`host-${i}`).execute(() => Promise.reject(new Error('refused'))).catch(() => undefined);
+    expect(lines()).toHaveLength(5);
+    expect(lines()[0]).toBe('warn [CircuitBreaker] Circuit breaker "hosts" [host-0] opened (consecutive-failures: 1 of 1 calls failed (100%)); calls fail fast for 30000 ms.');
+    clock.advance(1_000);
+    await hosts.forKey('host-late').execute(() => Promise.reject(new Error('refused'))).catch(() => undefined);
+    expect(lines().slice(5)).toEqual([
+      'warn [CircuitBreaker] 995 more circuit breaker transition(s) not logged (limit 5 per second); see the metrics or GET the registry snapshot.',
+      'warn [CircuitBreaker] Circuit breaker "hosts" [host-late] opened (consecutive-failures: 1 of 1 calls failed (100%)); calls fail fast for 30000 ms.',
+    ]);
+  });
+
+  it('logging: false writes nothing; level: warn keeps only warnings', async () => {
+    const off = await start({ logging: false, breakers: { a: { consecutiveFailures: 1 } } });
+    await failOnce(off.registry, 'a');
+    expect(off.lines()).toEqual([]);
+    const clock = new ManualClock();
+    const quiet = await start({ clock, logging: { level: 'warn' }, breakers: { a: { consecutiveFailures: 1, openDurationMs: 10 } } });
+    await failOnce(quiet.registry, 'a');
+    clock.advance(10);
+    await quiet.registry.get('a').execute(() => 1);
+    expect(quiet.lines().map((l) => l.split(' ')[0])).toEqual(['warn']);
+  });
+
+  it('rejects bad logging options at start-up', async () => {
+    await expect(start({ logging: { maxPerSecond: 0 } })).rejects.toThrow('CircuitBreakerModule: option "logging.maxPerSecond" must be an integer >= 1, got 0.');
+  });
+});
+
+describe('events for the rest of the application', () => {
+  it('publishes opened, half-opened, closed, isolated and rejected with typed payloads to any emitter', async () => {
+    const emitted: [string, unknown][] = [];
+    @Injectable()
+    class Emitter {
+      emit(event: string, payload: unknown) {
+        emitted.push([event, payload]);
+        return true;
+      }
+    }
+    const clock = new ManualClock(1_000);
+    const { registry } = await start({ clock, eventEmitter: new Emitter(), breakers: { payments: { consecutiveFailures: 1, openDurationMs: 100 } } });
+    await failOnce(registry, 'payments');
+    await registry.get('payments').execute(() => 1).catch(() => undefined);
+    clock.advance(100);
+    await registry.get('payments').execute(() => 1);
+    registry.get('payments').isolate();
+    expect(emitted).toEqual([
+      [CIRCUIT_BREAKER_EVENTS.opened, { breaker: 'payments', from: 'closed', to: 'open', reason: 'consecutive-failures', at: 1_000, openUntil: 1_100 }],
+      [CIRCUIT_BREAKER_EVENTS.rejected, { breaker: 'payments', reason: 'open', retryAfterMs: 100 }],
+      ['circuit-breaker.half-opened', { breaker: 'payments', from: 'open', to: 'half-open', reason: 'open-duration-elapsed', at: 1_100 }],
+      ['circuit-breaker.closed', { breaker: 'payments', from: 'half-open', to: 'closed', reason: 'probes-succeeded', at: 1_100 }],
+      ['circuit-breaker.isolated', { breaker: 'payments', from: 'closed', to: 'isolated', reason: 'isolate', at: 1_100 }],
+    ]);
+  });
+
+  it('watching transitions does not make healthy calls pay for timing', async () => {
+    const { registry } = await start({ eventEmitter: { emit: () => true }, breakers: { quiet: {} } });
+    expect((registry.get('quiet') as unknown as { timed: boolean }).timed).toBe(false);
+  });
+});
