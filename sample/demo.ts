@@ -138,6 +138,18 @@ async function main(): Promise<void> {
     const family = registry.get('inventory').snapshot();
     check(family.state === 'closed' && family.family?.unhealthyKeys === 1, 'the inventory family stays closed with 1 unhealthy key of 2');
     check((await readiness(sample)) === 200, 'ready: 200, a per-target outage does not take the replica out');
+
+    phase('6. what Prometheus scrapes from /metrics');
+    const scrape = await (await fetch(`${sample.url}/metrics`)).text();
+    const shown = scrape
+      .split('\n')
+      .filter((l) => /^circuit_breaker_(calls_total|transitions_total|state)\{name="catalog"/.test(l) && !l.endsWith(' 0'));
+    for (const metric of shown) console.log(`           ${dim(metric)}`);
+    const value = (series: string) => Number(scrape.split('\n').find((l) => l.startsWith(series))?.split(' ').pop());
+    check(value('circuit_breaker_calls_total{name="catalog",outcome="rejected",reason="open"}') === 4, 'catalog: 4 rejections counted apart from the 3 remote failures');
+    check(value('circuit_breaker_calls_total{name="catalog",outcome="failure",reason=""}') === 3, 'catalog: 3 remote failures');
+    check(value('circuit_breaker_transitions_total{name="catalog",from="closed",to="open"}') === 1, 'catalog: one closed → open transition');
+    check(value('circuit_breaker_state{name="catalog",state="closed"}') === 1, 'catalog: state gauge says closed again');
   } finally {
     subscription.unsubscribe();
     await sample.close();

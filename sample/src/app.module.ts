@@ -2,6 +2,7 @@ import { HttpModule } from '@nestjs/axios';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { CircuitBreakerModule, type Clock } from 'nestjs-circuit-breaker';
+import { CircuitBreakerMetricsModule } from 'nestjs-circuit-breaker/prometheus';
 import { CircuitBreakerHealthModule } from 'nestjs-circuit-breaker/terminus';
 import { BreakersController } from './breakers/breakers.controller.js';
 import { CatalogController } from './catalog/catalog.controller.js';
@@ -9,6 +10,7 @@ import { CatalogService } from './catalog/catalog.service.js';
 import { HealthController } from './health/health.controller.js';
 import { InventoryController } from './inventory/inventory.controller.js';
 import { InventoryService } from './inventory/inventory.service.js';
+import { MetricsController } from './metrics/metrics.controller.js';
 import { PricingController } from './pricing/pricing.controller.js';
 import { PricingService } from './pricing/pricing.service.js';
 import { BREAKER_DEFAULTS, BREAKERS, UPSTREAMS, type Upstreams } from './sample.config.js';
@@ -24,9 +26,10 @@ export class AppModule {
         CircuitBreakerModule.forRoot({ defaults: BREAKER_DEFAULTS, breakers: BREAKERS, strict: true, httpFilter: true, clock }),
         TerminusModule.forRoot({ logger: false }),
         CircuitBreakerHealthModule,
+        CircuitBreakerMetricsModule.forRoot(),
         HttpModule,
       ],
-      controllers: [CatalogController, PricingController, InventoryController, HealthController, BreakersController],
+      controllers: [CatalogController, PricingController, InventoryController, HealthController, BreakersController, MetricsController],
       providers: [{ provide: UPSTREAMS, useValue: upstreams }, CatalogService, PricingService, InventoryService],
     };
   }
