@@ -43,6 +43,8 @@ export type TransitionReason =
   | 'probes-succeeded'
   | 'probe-failed'
   | 'probe-expired'
+  | 'shared-open'
+  | 'shared-close'
   | 'isolate'
   | 'disable'
   | 'reset';

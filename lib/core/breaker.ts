@@ -14,6 +14,7 @@ import { systemClock, type Clock, type RandomSource } from './clock.js';
 import { resolveBreakerOptions, type ResolvedBreakerOptions } from './resolve-options.js';
 import { TrackedCall, type CallContext, type CallPermit, type ProtectedCall } from './tracked-call.js';
 import { BreakerFamily } from './breaker-family.js';
+import type { BreakerCoordinator } from './breaker-coordinator.interface.js';
 import { CountWindow } from './window/count-window.js';
 import {
   SLOT_FAILURE,
@@ -31,6 +32,8 @@ export interface BreakerDeps {
   clock?: Clock;
   /** Where jitter and load shedding draw from. Default: `Math.random`. */
   random?: RandomSource;
+  /** Shares transitions with other replicas (see `nestjs-circuit-breaker/redis`). Default: none, local state only. */
+  coordinator?: BreakerCoordinator;
 }
 
 /** @publicApi */
@@ -82,6 +85,7 @@ export class Breaker {
   /** The breaker's time source, for layers that must agree with it (cache ages, deadlines). */
   readonly clock: Clock;
   private readonly random: RandomSource;
+  private readonly coordinator: BreakerCoordinator | undefined;
   private readonly window: OutcomeWindow;
   private readonly totals = newTotals();
   private readonly timeInState = [0, 0, 0, 0, 0];
@@ -124,6 +128,7 @@ export class Breaker {
     this.config = lineage === undefined ? resolveBreakerOptions(name, options) : lineage.parent.config;
     this.clock = deps.clock ?? systemClock;
     this.random = deps.random ?? Math.random;
+    this.coordinator = deps.coordinator;
     const perKey = this.config.perKey;
     this.family =
       perKey === undefined || lineage !== undefined
@@ -239,6 +244,28 @@ export class Breaker {
   /** Lets every call through, still recording outcomes and events, never tripping, until `reset()`. */
   disable(): void {
     if (this.current !== DISABLED) this.transition(DISABLED, 'disable', this.clock.now(), undefined);
+  }
+
+  /**
+   * Opens the breaker until `openUntil` because other replicas found the
+   * dependency broken (reason `shared-open`). Only a closed or half-open
+   * breaker adopts; a later `openUntil` extends an open one.
+   */
+  adoptOpen(openUntil: number): void {
+    const now = this.clock.now();
+    if (openUntil <= now) return;
+    if (this.current === OPEN) {
+      if (openUntil > this.openUntilAt) this.openUntilAt = openUntil;
+      return;
+    }
+    if (this.current !== CLOSED && this.current !== HALF_OPEN) return;
+    this.transition(OPEN, 'shared-open', now, undefined, openUntil);
+  }
+
+  /** Closes an open or half-open breaker because the fleet's probe succeeded elsewhere (reason `shared-close`). */
+  adoptClosed(): void {
+    if (this.current !== OPEN && this.current !== HALF_OPEN) return;
+    this.transition(CLOSED, 'shared-close', this.clock.now(), undefined);
   }
 
   /** Back to closed with an empty window, no backoff and no pause (a family resets every child too). */
@@ -387,7 +414,8 @@ export class Breaker {
     if (state === ISOLATED) return this.reject('isolated', undefined);
     const now = this.clock.now();
     this.refresh(now);
-    if (this.current === OPEN) return this.reject('open', this.openUntilAt - now);
+    // Past its open duration but still open: the fleet's probe is someone else's, decided within its deadline.
+    if (this.current === OPEN) return this.reject('open', Math.max(this.openUntilAt - now, now >= this.openUntilAt ? this.config.probeMaxWaitMs : 0));
     return this.admitProbe(now);
   }
 
@@ -646,7 +674,9 @@ export class Breaker {
 
   /** Makes the transitions that time alone has made due: open → half-open, expired probes. */
   private refresh(now: number): void {
-    if (this.current === OPEN && now >= this.openUntilAt) this.transition(HALF_OPEN, 'open-duration-elapsed', now, undefined);
+    if (this.current === OPEN && now >= this.openUntilAt && (this.coordinator === undefined || this.coordinator.mayProbe(this))) {
+      this.transition(HALF_OPEN, 'open-duration-elapsed', now, undefined);
+    }
     if (this.current === HALF_OPEN) this.expireProbes(now);
   }
 
@@ -673,7 +703,7 @@ export class Breaker {
     }
   }
 
-  private transition(to: number, reason: TransitionReason, now: number, retryAfterHint: number | undefined): void {
+  private transition(to: number, reason: TransitionReason, now: number, retryAfterHint: number | undefined, adoptedOpenUntil?: number): void {
     const from = this.current;
     // The evidence that opened the breaker, for logs and events: the window is emptied below.
     const evidence =
@@ -689,7 +719,7 @@ export class Breaker {
     this.openUntilAt = 0;
     if (to === OPEN) {
       if (from === HALF_OPEN) this.reopens++;
-      this.openUntilAt = now + this.openDuration(retryAfterHint);
+      this.openUntilAt = adoptedOpenUntil ?? now + this.openDuration(retryAfterHint);
       this.window.reset();
     } else if (to === HALF_OPEN) {
       this.probesAdmitted = this.probesSucceeded = this.probesFailed = 0;
@@ -698,14 +728,17 @@ export class Breaker {
       this.window.reset();
     }
     if (this.parent !== undefined && !this.detached) this.parent.onChildTransition(STATE_NAMES[from]!, STATE_NAMES[to]!, now);
-    this.hub?.emit('stateChange', {
+    if (this.hub === undefined && this.coordinator === undefined) return;
+    const change = {
       from: STATE_NAMES[from]!,
       to: STATE_NAMES[to]!,
       reason,
       at: now,
       ...(to === OPEN ? { openUntil: this.openUntilAt } : {}),
       ...(evidence === undefined ? {} : { window: evidence }),
-    });
+    };
+    this.hub?.emit('stateChange', change);
+    this.coordinator?.transitioned(this, change);
   }
 
   private baseOpenDuration(reopens: number): number {

@@ -48,3 +48,4 @@ export { systemClock } from './clock.js';
 export type { Clock, RandomSource } from './clock.js';
 export type { ResolvedBreakerOptions } from './resolve-options.js';
 export type { FamilySnapshot } from './breaker-family.js';
+export type { BreakerCoordinator } from './breaker-coordinator.interface.js';
