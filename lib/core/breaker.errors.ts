@@ -43,6 +43,53 @@ export class CircuitOpenError extends Error {
 }
 Object.defineProperty(CircuitOpenError.prototype, 'name', { value: 'CircuitOpenError' });
 Object.defineProperty(CircuitOpenError.prototype, REJECTION_BRAND, { value: true });
+// The breaker's own rejections are built without the Error constructor (see
+// createRejection): their message and stack are computed when someone reads them.
+Object.defineProperties(CircuitOpenError.prototype, {
+  message: {
+    get(this: CircuitOpenError) {
+      return breakerMessages.rejected(this.breakerName, this.reason);
+    },
+    configurable: true,
+  },
+  stack: {
+    get(this: CircuitOpenError) {
+      return `CircuitOpenError: ${this.message}\n    at <rejected by circuit breaker "${this.breakerName}": the call was not attempted>`;
+    },
+    configurable: true,
+  },
+});
+
+/**
+ * A rejection as the breaker makes one on every call while open: an object of
+ * the `CircuitOpenError` class without running the Error constructor, so
+ * neither a stack nor a message is built unless someone reads it. During an
+ * outage this is the hot path; it is several times cheaper than even a
+ * stackless `new Error()`.
+ *
+ * @internal
+ */
+export function createRejection(
+  breakerName: string,
+  state: BreakerState,
+  reason: RejectionReason,
+  retryAfterMs: number | undefined,
+  cause: unknown,
+): CircuitOpenError {
+  return new Rejection(breakerName, state, reason, retryAfterMs, cause);
+}
+
+// A plain constructor sharing CircuitOpenError's prototype: `instanceof`
+// CircuitOpenError and Error hold, and V8 allocates it like any small object.
+const Rejection = function (this: Record<string, unknown>, breakerName: string, state: BreakerState, reason: RejectionReason, retryAfterMs: number | undefined, cause: unknown) {
+  this.code = 'CIRCUIT_OPEN';
+  this.breakerName = breakerName;
+  this.state = state;
+  this.reason = reason;
+  this.retryAfterMs = retryAfterMs;
+  this.cause = cause;
+} as unknown as new (breakerName: string, state: BreakerState, reason: RejectionReason, retryAfterMs: number | undefined, cause: unknown) => CircuitOpenError;
+Rejection.prototype = CircuitOpenError.prototype;
 
 /**
  * The call was attempted but did not settle within `timeoutMs`; its

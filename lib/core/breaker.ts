@@ -7,7 +7,7 @@ import {
 } from './breaker-events.js';
 import type { BreakerSnapshot, BreakerTotals } from './breaker-snapshot.js';
 import type { BreakerState, CallOutcome, FailureCategory, RejectionReason, TransitionReason } from './breaker-state.js';
-import { CallTimeoutError, CircuitOpenError } from './breaker.errors.js';
+import { CallTimeoutError, createRejection, type CircuitOpenError } from './breaker.errors.js';
 import { breakerMessages } from './breaker.messages.js';
 import { defaultClassifyError, defaultClassifyResult, failureCategoryOf, retryAfterOf } from './classify.js';
 import { systemClock, type Clock, type RandomSource } from './clock.js';
@@ -458,7 +458,7 @@ export class Breaker {
   }
 
   private reject(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
-    const error = new CircuitOpenError(this.name, STATE_NAMES[this.current]!, reason, retryAfterMs, this.lastFailure);
+    const error = createRejection(this.name, STATE_NAMES[this.current]!, reason, retryAfterMs, this.lastFailure);
     const rejected = this.totals.rejected;
     rejected[reason]++;
     rejected.total++;

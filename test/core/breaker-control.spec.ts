@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { Breaker, CircuitOpenError, isBreakerRejection, type StateChangeEvent } from '../../lib/core/index.js';
 import { ManualClock } from '../helpers/manual-clock.js';
@@ -62,6 +63,25 @@ describe('Breaker manual control', () => {
     const error = new CircuitOpenError('cheap', 'open', 'open', 10);
     expect(error.stack).toBe('CircuitOpenError: Circuit breaker "cheap" rejected the call: the circuit is open.');
     expect(Error.stackTraceLimit).toBeGreaterThan(0);
+  });
+
+  it('the breaker\'s own rejections skip the Error constructor but read like errors', async () => {
+    const breaker = new Breaker('lazy', { consecutiveFailures: 1 });
+    const cause = new Error('down');
+    await breaker.execute(() => Promise.reject(cause)).catch(() => undefined);
+    const rejection = (await breaker.execute(() => 1).catch((e: unknown) => e)) as CircuitOpenError;
+    expect(rejection).toBeInstanceOf(CircuitOpenError);
+    expect(rejection).toBeInstanceOf(Error);
+    expect(rejection.name).toBe('CircuitOpenError');
+    expect(rejection.message).toBe('Circuit breaker "lazy" rejected the call: the circuit is open.');
+    expect(String(rejection)).toBe('CircuitOpenError: Circuit breaker "lazy" rejected the call: the circuit is open.');
+    expect(rejection.stack).toBe(
+      'CircuitOpenError: Circuit breaker "lazy" rejected the call: the circuit is open.\n    at <rejected by circuit breaker "lazy": the call was not attempted>',
+    );
+    expect(rejection.cause).toBe(cause);
+    expect(rejection).toMatchObject({ code: 'CIRCUIT_OPEN', breakerName: 'lazy', state: 'open', reason: 'open' });
+    expect(isBreakerRejection(rejection)).toBe(true);
+    expect(inspect(rejection)).toContain('Circuit breaker "lazy" rejected the call');
   });
 
   it('execute() with something that is not a function throws a TypeError at once', () => {
