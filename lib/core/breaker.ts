@@ -5,7 +5,8 @@ import {
   type FallbackEvent,
   type BreakerListener,
 } from './breaker-events.js';
-import type { BreakerSnapshot, BreakerTotals } from './breaker-snapshot.js';
+import type { BreakerSnapshot } from './breaker-snapshot.js';
+import { BreakerCounters } from './breaker-counters.js';
 import type { BreakerState, CallOutcome, FailureCategory, RejectionReason, TransitionReason } from './breaker-state.js';
 import { CallTimeoutError, createRejection, type CircuitOpenError } from './breaker.errors.js';
 import { breakerMessages } from './breaker.messages.js';
@@ -51,6 +52,8 @@ const DISABLED = 4;
 const STATE_NAMES: readonly BreakerState[] = ['closed', 'open', 'half-open', 'isolated', 'disabled'];
 // Shared by every call that has neither a caller signal nor a deadline.
 const NO_SIGNAL: CallContext = Object.freeze({ signal: undefined });
+// Most breakers never probe: they share one empty list until they do.
+const NO_PROBES: ProbeRecord[] = [];
 // A throttled call may be admitted at any moment; this is a polite hint, not a schedule.
 const THROTTLED_RETRY_AFTER_MS = 1_000;
 // The start of a call admitted while nobody needed its duration.
@@ -87,8 +90,7 @@ export class Breaker {
   private readonly random: RandomSource;
   private readonly coordinator: BreakerCoordinator | undefined;
   private readonly window: OutcomeWindow;
-  private readonly totals = newTotals();
-  private readonly timeInState = [0, 0, 0, 0, 0];
+  private readonly counters = new BreakerCounters();
   private hub: BreakerEventHub | undefined;
   /** Whether calls must be timed: slow-call detection, a time window, or listeners that want durations. */
   private timed: boolean;
@@ -106,7 +108,7 @@ export class Breaker {
   private probesSucceeded = 0;
   private probesFailed = 0;
   private probeSeq = 0;
-  private probes: ProbeRecord[] = [];
+  private probes: ProbeRecord[] = NO_PROBES;
 
   private readonly family: BreakerFamily | undefined;
   /** The family's probe token of the call being admitted, handed from admit() to the call object. */
@@ -298,9 +300,7 @@ export class Breaker {
     w.refresh(now);
     const c = this.config;
     const state = STATE_NAMES[this.current]!;
-    const timeInStateMs = {} as Record<BreakerState, number>;
-    STATE_NAMES.forEach((name, i) => (timeInStateMs[name] = this.timeInState[i]! + (i === this.current ? now - this.sinceAt : 0)));
-    const t = this.totals;
+    const timeInStateMs = this.counters.timeInState(this.current, now - this.sinceAt);
     return {
       name: this.name,
       ...(this.key === undefined ? {} : { key: this.key }),
@@ -329,12 +329,7 @@ export class Breaker {
               probesFailed: this.probesFailed,
             }
           : undefined,
-      totals: {
-        ...t,
-        rejected: { ...t.rejected },
-        failures: { ...t.failures },
-        probes: { ...t.probes },
-      },
+      totals: this.counters.totals(),
       timeInStateMs,
       ...(this.family === undefined ? {} : { family: this.family.snapshot() }),
       thresholds: {
@@ -404,11 +399,11 @@ export class Breaker {
     const state = this.current;
     if (state === CLOSED) {
       if (this.pausedUntilAt !== 0 || (this.window.overloads !== 0 && this.config.overloadK !== 0)) return this.admitUnderOverload();
-      this.totals.admitted++;
+      this.counters.admitted++;
       return this.generation;
     }
     if (state === DISABLED) {
-      this.totals.admitted++;
+      this.counters.admitted++;
       return this.generation;
     }
     if (state === ISOLATED) return this.reject('isolated', undefined);
@@ -438,7 +433,7 @@ export class Breaker {
         return this.reject('throttled', THROTTLED_RETRY_AFTER_MS);
       }
     }
-    this.totals.admitted++;
+    this.counters.admitted++;
     return this.generation;
   }
 
@@ -450,18 +445,17 @@ export class Breaker {
     }
     this.probesAdmitted++;
     const id = ++this.probeSeq;
+    if (this.probes === NO_PROBES) this.probes = [];
     this.probes.push({ id, startedAt: now, call: undefined });
-    this.totals.admitted++;
-    this.totals.probes.admitted++;
+    this.counters.admitted++;
+    this.counters.probesAdmitted++;
     this.hub?.emit('probe', { result: 'admitted' });
     return -id;
   }
 
   private reject(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
     const error = createRejection(this.name, STATE_NAMES[this.current]!, reason, retryAfterMs, this.lastFailure);
-    const rejected = this.totals.rejected;
-    rejected[reason]++;
-    rejected.total++;
+    this.counters.reject(reason);
     this.hub?.emit('rejected', { reason, error });
     return error;
   }
@@ -533,7 +527,7 @@ export class Breaker {
 
   /** @internal Counts a timed-out call: a failure of category `timeout`. */
   settleTimeout(token: number, error: CallTimeoutError, startedAt: number): void {
-    this.totals.timeouts++;
+    this.counters.timeouts++;
     this.hub?.emit('timeout', { timeoutMs: error.timeoutMs, probe: token < 0 });
     this.settle(token, 'failure', error, startedAt, 'timeout');
   }
@@ -546,34 +540,33 @@ export class Breaker {
     const probe = token < 0;
     const slowMs = this.config.slowCallDurationMs;
     const slow = slowMs !== undefined && durationMs >= slowMs && (outcome === 'success' || outcome === 'failure');
-    const totals = this.totals;
+    const counters = this.counters;
     const hub = this.hub;
 
     let slot: number;
     if (outcome === 'success') {
-      totals.successes++;
+      counters.successes++;
       slot = SLOT_SUCCESS;
       hub?.emit('success', { durationMs, probe });
     } else if (outcome === 'failure') {
       const cat = category ?? failureCategoryOf(subject);
-      totals.failures[cat]++;
-      totals.failures.total++;
+      counters.fail(cat);
       this.lastFailure = subject;
       slot = SLOT_FAILURE;
       hub?.emit('failure', { error: subject, category: cat, durationMs, probe });
     } else if (outcome === 'overload') {
-      totals.overloads++;
+      counters.overloads++;
       this.lastFailure = subject;
       slot = SLOT_OVERLOAD;
       hub?.emit('failure', { error: subject, category: 'overload', durationMs, probe });
     } else {
-      totals.ignored++;
+      counters.ignored++;
       hub?.emit('ignored', { error: subject, durationMs, probe });
       if (probe) this.releaseProbe(-token);
       return;
     }
     if (slow) {
-      totals.slowCalls++;
+      counters.slowCalls++;
       slot |= SLOT_SLOW;
       hub?.emit('slowCall', { durationMs, thresholdMs: slowMs, outcome: outcome as 'success' | 'failure' });
     }
@@ -633,13 +626,13 @@ export class Breaker {
     const c = this.config;
     if (succeeded) {
       this.probesSucceeded++;
-      this.totals.probes.succeeded++;
+      this.counters.probesSucceeded++;
       this.hub?.emit('probe', { result: 'succeeded' });
       if (this.probesSucceeded >= c.successesToClose) this.transition(CLOSED, 'probes-succeeded', this.clock.now(), undefined);
       return;
     }
     this.probesFailed++;
-    this.totals.probes.failed++;
+    this.counters.probesFailed++;
     this.hub?.emit('probe', { result: 'failed' });
     // Reopen as soon as closing has become impossible.
     if (c.maxProbes - this.probesFailed < c.successesToClose) {
@@ -653,7 +646,7 @@ export class Breaker {
     if (index === -1) return;
     this.probes.splice(index, 1);
     this.probesAdmitted--;
-    this.totals.probes.released++;
+    this.counters.probesReleased++;
     this.hub?.emit('probe', { result: 'released' });
   }
 
@@ -687,15 +680,14 @@ export class Breaker {
       const record = this.probes[0]!;
       const error = new CallTimeoutError(this.name, maxWait, breakerMessages.probeExpired(this.name, maxWait));
       record.call?.abandon(error);
-      this.totals.timeouts++;
-      this.totals.failures.timeout++;
-      this.totals.failures.total++;
+      this.counters.timeouts++;
+      this.counters.fail('timeout');
       this.lastFailure = error;
       this.hub?.emit('timeout', { timeoutMs: maxWait, probe: true });
       this.hub?.emit('failure', { error, category: 'timeout', durationMs: now - record.startedAt, probe: true });
       this.probes.shift();
       this.probesFailed++;
-      this.totals.probes.failed++;
+      this.counters.probesFailed++;
       this.hub?.emit('probe', { result: 'failed' });
       if (this.config.maxProbes - this.probesFailed < this.config.successesToClose) {
         this.transition(OPEN, 'probe-expired', now, undefined);
@@ -710,11 +702,11 @@ export class Breaker {
       to === OPEN && from === CLOSED && this.hub?.has('stateChange') === true
         ? { calls: this.window.calls, failures: this.window.failures, slowCalls: this.window.slowCalls }
         : undefined;
-    this.timeInState[from]! += now - this.sinceAt;
+    this.counters.spend(from, now - this.sinceAt);
     this.current = to;
     this.sinceAt = now;
     this.generation++;
-    this.probes = [];
+    this.probes = NO_PROBES;
     this.consecutiveFailures = 0;
     this.openUntilAt = 0;
     if (to === OPEN) {
@@ -758,7 +750,7 @@ export class Breaker {
 
   /** Counts a call that a fallback served; the decorator and the operator report theirs. */
   recordFallback(error: unknown, source: FallbackEvent['source']): void {
-    this.totals.fallbacks++;
+    this.counters.fallbacks++;
     this.hub?.emit('fallback', { error, source });
   }
 
@@ -767,30 +759,16 @@ export class Breaker {
    * decorated method that returned an Observable: its subscriptions are the calls).
    */
   unadmit(token: number): void {
-    this.totals.admitted--;
+    this.counters.admitted--;
     if (token >= 0) return;
     const index = this.indexOfProbe(-token);
     if (index === -1) return;
     this.probes.splice(index, 1);
     this.probesAdmitted--;
-    this.totals.probes.admitted--;
+    this.counters.probesAdmitted--;
   }
 }
 
-function newTotals(): BreakerTotals {
-  return {
-    admitted: 0,
-    rejected: { open: 0, 'half-open-busy': 0, isolated: 0, 'retry-after': 0, throttled: 0, total: 0 },
-    successes: 0,
-    failures: { timeout: 0, connection: 0, server: 0, other: 0, total: 0 },
-    ignored: 0,
-    overloads: 0,
-    timeouts: 0,
-    slowCalls: 0,
-    probes: { admitted: 0, succeeded: 0, failed: 0, released: 0 },
-    fallbacks: 0,
-  };
-}
 
 function familyMisuse(name: string, method: string): string {
   return `Circuit breaker "${name}" is a per-key family: call forKey(key).${method}() so that each target has its own breaker.`;
