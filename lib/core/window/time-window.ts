@@ -20,8 +20,9 @@ export class TimeWindow implements OutcomeWindow {
   slowCalls = 0;
   overloads = 0;
   shed = 0;
-  // One row of FIELDS counters per bucket.
-  private readonly counts: Float64Array;
+  // One row of FIELDS counters per bucket, in a plain array of small integers:
+  // far smaller than a typed array for the handful of buckets a window has.
+  private readonly counts: number[];
   private readonly bucketMs: number;
   /** The absolute number (now / bucketMs) of the newest bucket. */
   private head = -Infinity;
@@ -32,7 +33,7 @@ export class TimeWindow implements OutcomeWindow {
     private readonly buckets: number,
   ) {
     this.bucketMs = durationMs / buckets;
-    this.counts = new Float64Array(buckets * FIELDS);
+    this.counts = new Array<number>(buckets * FIELDS).fill(0);
   }
 
   record(slot: number, now: number): void {
