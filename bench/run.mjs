@@ -1,0 +1,136 @@
+// The benchmark of issue 5. Run it through npm, which builds dist/ first:
+//
+//   npm run bench         full run (under 3 minutes); writes bench/results.json,
+//                         bench/RESULTS.md and bench/ratios.svg
+//   npm run bench:quick   quick run (under 30 s); prints the tables only
+//
+// Directly: node --expose-gc bench/run.mjs [--quick] [--write] [--only closed,open,mixed,footprint,half-open,hygiene,nest]
+
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { toMarkdown, toSvg, toText } from './report.mjs';
+import { closedPath } from './scenarios/closed-path.mjs';
+import { footprint } from './scenarios/footprint.mjs';
+import { halfOpen } from './scenarios/half-open.mjs';
+import { hygiene } from './scenarios/hygiene.mjs';
+import { mixedTraffic, opossumWindowGrowth } from './scenarios/mixed-traffic.mjs';
+import { nestLayer } from './scenarios/nest-layer.mjs';
+import { openPath } from './scenarios/open-path.mjs';
+import { evaluateTargets } from './targets.mjs';
+
+const CONFIG = {
+  full: {
+    // Batches long enough (a few ms) that a scavenge inside one is averaged out.
+    batchSize: { closed: 20_000, open: 2_000, mixed: 10_000 },
+    warmupRounds: 3,
+    rounds: { closed: 250, open: 300, mixed: 250 },
+    opossumGrowthRounds: 30,
+    footprintCount: 100_000,
+  },
+  quick: {
+    batchSize: { closed: 20_000, open: 2_000, mixed: 10_000 },
+    warmupRounds: 2,
+    rounds: { closed: 30, open: 30, mixed: 20 },
+    opossumGrowthRounds: 6,
+    footprintCount: 20_000,
+  },
+};
+
+const NOTES = [
+  '`minimal` is a hand-written consecutive-failure breaker (state, counter, opened-at time, a fresh `new Error()` per rejection): the near-floor cost of any breaker.',
+  '`ours` is `new Breaker(name)` with default options (count window of 100) unless a row says otherwise; on the open path it was tripped by 20 failures (the default minimum throughput), the isolated row uses `isolate()`.',
+  'Open path: opossum was forced open with `open()`, the others were tripped by failures, and every breaker was given an open duration of an hour (`openDurationMs`, `resetTimeout`, `halfOpenAfter`) so that none half-opens during the run; the dependency was never called.',
+  'opossum recomputes its window statistics on every failure, and with its default `rollingPercentilesEnabled: true` that sorts every latency of the last 10 s: the cost of a failure grows with the call rate. The side-by-side mixed-traffic rows therefore run opossum with percentiles off; the growth table measures its defaults separately, on fresh breakers whose window holds 2,000 or 10,000 calls.',
+  'Open path: the "raw" row is not a breaker but the floor of any rejection: awaiting an already-rejected promise whose error already exists (Node\'s bookkeeping of a promise rejected before it has a handler, the throw and the catch). Every breaker pays it, plus the error it creates.',
+  'Footprint: heapUsed and arrayBuffers deltas around the creation of the breakers, after forced GCs, in a fresh child process per kind; every breaker has its own name (`svc-<i>`, about 30 bytes of the heap figure) where the library takes one. "timers (all)" counts every Timeout a breaker creates, found with an async hook, "timers (ref\'d)" only those that keep a process alive (`process.getActiveResourcesInfo()`).',
+  'Half-open: cockatiel lets one test call through and makes the others wait for it instead of rejecting them, so they all reach the dependency once it has closed. `minimal` has no budget.',
+  'Hygiene: opossum arms a ref\'d timer per call when it has a timeout (its default is 10 s), so a call left hanging keeps the process alive until that timer fires; the case above uses 60 s like ours and is killed.',
+];
+
+function parseArgs(argv) {
+  const quick = argv.includes('--quick');
+  const onlyIndex = argv.indexOf('--only');
+  const only = onlyIndex === -1 ? undefined : new Set(argv[onlyIndex + 1].split(','));
+  return { quick, only, write: argv.includes('--write') || (!quick && only === undefined) };
+}
+
+function environment() {
+  const git = (args) => {
+    try {
+      return execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      return undefined;
+    }
+  };
+  const version = (name) => JSON.parse(readFileSync(new URL(`../node_modules/${name}/package.json`, import.meta.url), 'utf8')).version;
+  return {
+    date: new Date().toISOString(),
+    node: process.version,
+    v8: process.versions.v8,
+    platform: `${process.platform} ${process.arch}`,
+    cpuModel: os.cpus()[0]?.model ?? 'unknown',
+    cores: os.cpus().length,
+    loadAverageAtStart: os.loadavg().map((l) => Number(l.toFixed(2))),
+    commit: git(['rev-parse', '--short', 'HEAD']) ?? 'unknown',
+    dirty: (git(['status', '--porcelain', '--', 'lib']) ?? '') !== '',
+    peers: { opossum: version('opossum'), cockatiel: version('cockatiel') },
+  };
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  if (typeof globalThis.gc !== 'function') {
+    console.error('Run with node --expose-gc (npm run bench does).');
+    process.exit(2);
+  }
+  const mode = args.quick ? 'quick' : 'full';
+  const cfg = CONFIG[mode];
+  const want = (name) => args.only === undefined || args.only.has(name);
+  const started = performance.now();
+  const phases = {};
+  const phase = async (name, fn) => {
+    const t0 = performance.now();
+    process.stderr.write(`· ${name}…\n`);
+    const result = await fn();
+    phases[name] = performance.now() - t0;
+    return result;
+  };
+  const timing = (name, seed) => ({ batchSize: cfg.batchSize[name], warmupRounds: cfg.warmupRounds, rounds: cfg.rounds[name], seed });
+
+  const results = { mode, environment: environment(), config: cfg };
+  // The hygiene children mostly wait (one is expected to be killed after 10 s): start them first and collect them last.
+  const hygieneRun = want('hygiene') ? phase('hygiene', () => hygiene({ killAfterMs: 10_000 })) : undefined;
+  if (want('footprint')) results.footprint = await phase('footprint', () => footprint({ count: cfg.footprintCount }));
+  if (want('half-open')) results.halfOpen = await phase('half-open', () => halfOpen());
+  if (want('nest')) results.nest = await phase('nest', () => nestLayer());
+  if (want('closed')) results.closed = await phase('closed', () => closedPath(timing('closed', 11)));
+  if (want('open')) results.open = await phase('open', () => openPath(timing('open', 22)));
+  if (want('mixed')) {
+    results.mixed = await phase('mixed', () => mixedTraffic(timing('mixed', 33)));
+    results.opossumGrowth = await phase('opossum-growth', () => opossumWindowGrowth({ rounds: cfg.opossumGrowthRounds }));
+  }
+  if (hygieneRun) results.hygiene = await hygieneRun;
+  results.targets = evaluateTargets(results);
+  results.notes = NOTES;
+  results.phasesMs = phases;
+  results.durationMs = performance.now() - started;
+  results.environment.loadAverageAtEnd = os.loadavg().map((l) => Number(l.toFixed(2)));
+
+  console.log(toText(results));
+  console.log(`\n${mode} run: ${(results.durationMs / 1000).toFixed(1)} s (not counting the build)`);
+
+  if (args.write) {
+    const here = (name) => fileURLToPath(new URL(name, import.meta.url));
+    writeFileSync(here('./results.json'), `${JSON.stringify(results, null, 2)}\n`);
+    writeFileSync(here('./RESULTS.md'), toMarkdown(results));
+    writeFileSync(here('./ratios.svg'), toSvg(results));
+    console.log('wrote bench/results.json, bench/RESULTS.md, bench/ratios.svg');
+  }
+  const problems = [results.closed, results.open, results.mixed].flatMap((s) => s?.problems ?? []);
+  if (problems.length > 0) process.exitCode = 1;
+}
+
+await main();

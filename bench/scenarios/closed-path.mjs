@@ -1,0 +1,32 @@
+// Scenario 1: the closed path. Every call resolves; the cost is what a breaker
+// adds to `await fn()` when nothing is wrong.
+
+import { compileBatch, runInterleaved } from '../harness.mjs';
+import { implementations, isClosed } from '../implementations.mjs';
+
+export const CLOSED_PATH_IDS = ['raw', 'minimal', 'ours', 'opossumNoTimeout', 'opossumDefaults', 'cockatielConsecutive', 'cockatielCount'];
+
+export async function closedPath({ batchSize, rounds, warmupRounds, seed }) {
+  const ok = () => Promise.resolve(1);
+  const entries = CLOSED_PATH_IDS.map((id) => {
+    const impl = implementations[id];
+    const target = impl.create(ok);
+    return { id, label: impl.label, impl, target, ...compileBatch('value', impl.call, target, ok) };
+  });
+  const result = await runInterleaved(entries, { batchSize, rounds, warmupRounds, seed });
+  const problems = entries.filter((e) => !isClosed(e.target)).map((e) => `${e.label} is not closed after the closed-path run`);
+  for (const e of entries) e.impl.dispose?.(e.target);
+  return {
+    title: 'Closed path',
+    description: 'await b.execute(() => Promise.resolve(1))',
+    batchSize,
+    rounds,
+    rows: entries.map((e) => ({
+      id: e.id,
+      label: e.label,
+      nsPerCall: result.nsPerCall[e.id],
+      ratioToMinimal: result.ratio(e.id, 'minimal'),
+    })),
+    problems,
+  };
+}

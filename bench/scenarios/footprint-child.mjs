@@ -1,0 +1,75 @@
+// Run by footprint.mjs as `node --expose-gc footprint-child.mjs <kind> <count>`.
+// Prints one JSON line: the heap and array-buffer bytes per breaker over `count`
+// breakers, and the timers each breaker creates.
+
+import { createHook } from 'node:async_hooks';
+import { Breaker, cockatielBreaker, ConsecutiveBreaker, CountBreaker, handleAll, MinimalBreaker, OpossumBreaker } from '../implementations.mjs';
+
+const action = () => Promise.resolve(1);
+// Breakers built from one configuration share its options object, as an application's would.
+const TIME_WINDOW = { window: { type: 'time', durationMs: 10_000, buckets: 10 } };
+
+export const MAKERS = {
+  'ours-count-100': (i) => new Breaker(`svc-${i}`),
+  'ours-time-10': (i) => new Breaker(`svc-${i}`, TIME_WINDOW),
+  minimal: () => new MinimalBreaker(),
+  'opossum-defaults': (i) => new OpossumBreaker(action, { name: `svc-${i}` }),
+  'cockatiel-consecutive': () => cockatielBreaker(handleAll, { halfOpenAfter: 30_000, breaker: new ConsecutiveBreaker(5) }),
+  'cockatiel-count-100': () => cockatielBreaker(handleAll, { halfOpenAfter: 30_000, breaker: new CountBreaker({ threshold: 0.5, size: 100 }) }),
+};
+
+const settle = () => {
+  for (let i = 0; i < 4; i++) globalThis.gc();
+};
+const refTimers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+
+function measure(kind, count) {
+  const make = MAKERS[kind];
+  if (make === undefined) throw new Error(`unknown footprint kind ${kind}`);
+  if (typeof globalThis.gc !== 'function') throw new Error('run with --expose-gc');
+  // Load and warm the code paths first so that only the breakers themselves are counted.
+  let warm = [];
+  for (let i = 0; i < 1_000; i++) warm.push(make(-i - 1));
+  warm = undefined;
+  const keep = Array.from({ length: count });
+  settle();
+  const refBefore = refTimers();
+  const before = process.memoryUsage();
+  for (let i = 0; i < count; i++) keep[i] = make(i);
+  settle();
+  const after = process.memoryUsage();
+  const refAfter = refTimers();
+
+  // Every timer a breaker creates, ref'd or not (getActiveResourcesInfo lists only ref'd ones).
+  const live = new Set();
+  const hook = createHook({
+    init(id, type) {
+      if (type === 'Timeout') live.add(id);
+    },
+    destroy(id) {
+      live.delete(id);
+    },
+  }).enable();
+  const sample = 1_000;
+  const extra = [];
+  for (let i = 0; i < sample; i++) extra.push(make(count + i));
+  hook.disable();
+
+  const per = (a, b) => (a - b) / count;
+  return {
+    kind,
+    count,
+    heapUsedPerBreaker: per(after.heapUsed, before.heapUsed),
+    arrayBuffersPerBreaker: per(after.arrayBuffers, before.arrayBuffers),
+    rssPerBreaker: per(after.rss, before.rss),
+    bytesPerBreaker: per(after.heapUsed + after.arrayBuffers, before.heapUsed + before.arrayBuffers),
+    timersPerBreaker: live.size / sample,
+    refTimersPerBreaker: (refAfter - refBefore) / count,
+    kept: keep.length + extra.length,
+  };
+}
+
+const [kind, count] = process.argv.slice(2);
+process.stdout.write(`${JSON.stringify(measure(kind, Number(count)))}\n`);
+// opossum's intervals are unref'd, but there is no reason to wait for anything.
+process.exit(0);
