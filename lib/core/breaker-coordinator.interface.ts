@@ -20,4 +20,44 @@ export interface BreakerCoordinator {
    * verdict with `adoptClosed()` or `adoptOpen()`, or answers `true`.
    */
   mayProbe(breaker: Breaker): boolean;
+  /**
+   * How `breaker` shares its state right now, for its snapshot (`coordination`)
+   * and health details; `undefined` when it does not share (a per-key child).
+   */
+  describe?(breaker: Breaker): BreakerCoordination | undefined;
+}
+
+/** How a breaker shares its state with other replicas, as its snapshot shows it. @publicApi */
+export interface BreakerCoordination {
+  /**
+   * Whether the breaker's transitions reach the other replicas now. `false`
+   * while the store is unreachable: the breaker then decides alone, as an
+   * unshared one would, until sharing resumes by itself.
+   */
+  shared: boolean;
+  /** Store operations that failed or timed out since the store started (counted for the whole store). */
+  storeErrors: number;
+}
+
+/**
+ * Where breakers of several replicas share their state (`RedisBreakerStore`
+ * from `nestjs-circuit-breaker/redis`). `CircuitBreakerModule.forRoot({ store })`
+ * gives `coordinator` to every breaker that shares, calls `hydrate()` with
+ * them before the application serves, and `close()` at shutdown. Without the
+ * module: pass `{ coordinator: store.coordinator }` as the breaker's deps and
+ * call `hydrate()` yourself.
+ *
+ * @publicApi
+ */
+export interface BreakerStore {
+  /** The coordinator to give every breaker that shares its state through this store. */
+  readonly coordinator: BreakerCoordinator;
+  /**
+   * Starts following the shared state of `breakers` and adopts it (an ongoing
+   * outage opens them at once). Never rejects: when the store cannot answer
+   * within its own deadline, the breakers start with local state.
+   */
+  hydrate(breakers: readonly Breaker[]): Promise<void>;
+  /** Writes what is pending (within a deadline), stops following, and releases what the store opened itself. */
+  close(): Promise<void>;
 }

@@ -66,6 +66,16 @@ export interface AggregateOptions {
   minKeys?: number;
 }
 
+/** Sharing a breaker's state with the other replicas of the application. @publicApi */
+export interface ShareOptions {
+  /**
+   * How many distinct replicas must report the breaker open (each within its
+   * own open period) before the others adopt the open state. Default 2, so that
+   * one replica with a network problem of its own cannot open the fleet.
+   */
+  quorum?: number;
+}
+
 /**
  * Everything a breaker can be told. Every option is validated when the breaker
  * is built.
@@ -111,6 +121,13 @@ export interface BreakerOptions {
   perKey?: PerKeyOptions;
   /** With `perKey`: the family opens for every key when enough keys are open. */
   aggregate?: AggregateOptions;
+  /**
+   * Shares the breaker's transitions with other replicas through the module's
+   * `store` (see `nestjs-circuit-breaker/redis`). Default: shared when the
+   * module has a store, local otherwise; `false` keeps this breaker local.
+   * Per-key children always decide locally; their family is shared.
+   */
+  share?: boolean | ShareOptions;
 }
 
 /** @publicApi */
@@ -129,4 +146,5 @@ export const BREAKER_DEFAULTS = Object.freeze({
   slowCallRateThreshold: 1,
   maxKeys: 1_000,
   aggregateMinKeys: 2,
+  shareQuorum: 2,
 });

@@ -1,3 +1,4 @@
+import type { BreakerCoordination } from './breaker-coordinator.interface.js';
 import type { FamilySnapshot } from './breaker-family.js';
 import type { BreakerState, FailureCategory, RejectionReason } from './breaker-state.js';
 
@@ -32,6 +33,8 @@ export interface BreakerSnapshot {
   timeInStateMs: Record<BreakerState, number>;
   /** For a per-key family: its children. Its own state is the aggregate level. */
   family?: FamilySnapshot;
+  /** For a breaker that shares its state with other replicas: whether it does so now. */
+  coordination?: BreakerCoordination;
   thresholds: BreakerThresholds;
 }
 

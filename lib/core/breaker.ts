@@ -15,7 +15,7 @@ import { systemClock, type Clock, type RandomSource } from './clock.js';
 import { resolveBreakerOptions, type ResolvedBreakerOptions } from './resolve-options.js';
 import { TrackedCall, type CallContext, type CallPermit, type ProtectedCall } from './tracked-call.js';
 import { BreakerFamily } from './breaker-family.js';
-import type { BreakerCoordinator } from './breaker-coordinator.interface.js';
+import type { BreakerCoordination, BreakerCoordinator } from './breaker-coordinator.interface.js';
 import { CountWindow } from './window/count-window.js';
 import {
   SLOT_FAILURE,
@@ -332,6 +332,7 @@ export class Breaker {
       totals: this.counters.totals(),
       timeInStateMs,
       ...(this.family === undefined ? {} : { family: this.family.snapshot() }),
+      ...this.coordination(),
       thresholds: {
         failureRateThreshold: c.rateRule ? c.failureRateThreshold : undefined,
         minimumThroughput: c.minimumThroughput,
@@ -346,6 +347,11 @@ export class Breaker {
         successesToClose: c.successesToClose,
       },
     };
+  }
+
+  private coordination(): { coordination?: BreakerCoordination } {
+    const coordination = this.coordinator?.describe?.(this);
+    return coordination === undefined ? {} : { coordination };
   }
 
   // ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@ export type {
   OverloadOptions,
   PerKeyOptions,
   AggregateOptions,
+  ShareOptions,
   TimeWindowOptions,
   WindowOptions,
 } from './breaker-options.js';
@@ -48,4 +49,4 @@ export { systemClock } from './clock.js';
 export type { Clock, RandomSource } from './clock.js';
 export type { ResolvedBreakerOptions } from './resolve-options.js';
 export type { FamilySnapshot } from './breaker-family.js';
-export type { BreakerCoordinator } from './breaker-coordinator.interface.js';
+export type { BreakerCoordination, BreakerCoordinator, BreakerStore } from './breaker-coordinator.interface.js';

@@ -1,4 +1,4 @@
-import { BREAKER_DEFAULTS, type BreakerOptions, type WindowOptions } from './breaker-options.js';
+import { BREAKER_DEFAULTS, type BreakerOptions, type ShareOptions, type WindowOptions } from './breaker-options.js';
 import { BreakerConfigError } from './breaker.errors.js';
 import { breakerMessages } from './breaker.messages.js';
 import type { ErrorClassifier, ResultClassifier } from './classify.js';
@@ -31,6 +31,8 @@ export interface ResolvedBreakerOptions {
   /** Set when the breaker is a per-key family. */
   readonly perKey: { readonly maxKeys: number; readonly idleMs: number | undefined } | undefined;
   readonly aggregate: { readonly openWhenOpenRatio: number; readonly minKeys: number } | undefined;
+  /** `false`: never shared; `undefined`: shared when the module has a store; otherwise shared with this quorum. */
+  readonly share: false | { readonly quorum: number } | undefined;
 }
 
 const TOP_LEVEL_KEYS = [
@@ -51,6 +53,7 @@ const TOP_LEVEL_KEYS = [
   'classifyResult',
   'perKey',
   'aggregate',
+  'share',
 ] as const satisfies readonly (keyof BreakerOptions)[];
 const HALF_OPEN_KEYS = ['maxProbes', 'maxConcurrent', 'successesToClose', 'probeTimeoutMs', 'maxWaitMs'] as const;
 const BACKOFF_KEYS = ['multiplier', 'maxMs'] as const;
@@ -152,6 +155,8 @@ export function resolveBreakerOptions(name: string, options: BreakerOptions = {}
     });
   }
 
+  const share = check.share(options.share);
+
   return Object.freeze({
     window,
     rateRule: consecutiveFailures === undefined || rateRuleExplicit,
@@ -176,6 +181,7 @@ export function resolveBreakerOptions(name: string, options: BreakerOptions = {}
     classifyResult,
     perKey,
     aggregate,
+    share,
   });
 }
 
@@ -242,6 +248,14 @@ class OptionChecker {
   optionalFunction<F>(option: string, value: F | undefined): F | undefined {
     if (value !== undefined && typeof value !== 'function') this.invalid(option, value, 'a function');
     return value;
+  }
+
+  share(value: boolean | ShareOptions | undefined): ResolvedBreakerOptions['share'] {
+    if (value === undefined || value === false) return value;
+    if (value === true) return Object.freeze({ quorum: BREAKER_DEFAULTS.shareQuorum });
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) this.invalid('share', value, 'true, false or { quorum }');
+    this.object('share', value, ['quorum']);
+    return Object.freeze({ quorum: this.integer('share.quorum', value.quorum ?? BREAKER_DEFAULTS.shareQuorum, 1) });
   }
 
   window(value: WindowOptions | undefined): Readonly<Required<WindowOptions>> {
