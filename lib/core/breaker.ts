@@ -12,7 +12,8 @@ import { CallTimeoutError, createRejection, type CircuitOpenError } from './brea
 import { breakerMessages } from './breaker.messages.js';
 import { defaultClassifyError, defaultClassifyResult, failureCategoryOf, retryAfterOf } from './classify.js';
 import { systemClock, type Clock, type RandomSource } from './clock.js';
-import { resolveBreakerOptions, type ResolvedBreakerOptions } from './resolve-options.js';
+import { configFor } from './config-cache.js';
+import type { ResolvedBreakerOptions } from './resolve-options.js';
 import { TrackedCall, type CallContext, type CallPermit, type ProtectedCall } from './tracked-call.js';
 import { BreakerFamily } from './breaker-family.js';
 import type { BreakerCoordination, BreakerCoordinator } from './breaker-coordinator.interface.js';
@@ -127,7 +128,7 @@ export class Breaker {
     this.parent = lineage?.parent;
     this.key = lineage?.key;
     // Children share their family's validated options: creating one is cheap.
-    this.config = lineage === undefined ? resolveBreakerOptions(name, options) : lineage.parent.config;
+    this.config = lineage === undefined ? configFor(name, options) : lineage.parent.config;
     this.clock = deps.clock ?? systemClock;
     this.random = deps.random ?? Math.random;
     this.coordinator = deps.coordinator;
