@@ -30,6 +30,7 @@ export interface FamilySnapshot {
 export class BreakerFamily {
   private readonly children = new Map<string, Breaker>();
   private overflow: Breaker | undefined;
+  private childListeners: ((child: Breaker) => void)[] | undefined;
   unhealthy = 0;
   private evicted = 0;
   private overflowed = 0;
@@ -62,12 +63,27 @@ export class BreakerFamily {
     if (this.idleMs !== undefined) this.evictIdle(now);
     if (children.size >= this.maxKeys && !this.evictOne()) {
       this.overflowed++;
-      return (this.overflow ??= this.create('*overflow*'));
+      return (this.overflow ??= this.born(this.create('*overflow*')));
     }
-    const child = this.create(key);
+    const child = this.born(this.create(key));
     child.lastUsedAt = now;
     children.set(key, child);
     return child;
+  }
+
+  /** Whether `child` is still held (not evicted). */
+  holds(child: Breaker): boolean {
+    return child.key !== undefined && (this.children.get(child.key) === child || this.overflow === child);
+  }
+
+  /** Calls `listener` with every child created from now on; returns the unsubscribe function. */
+  onChild(listener: (child: Breaker) => void): () => void {
+    const listeners = (this.childListeners ??= []);
+    listeners.push(listener);
+    return () => {
+      const index = listeners.indexOf(listener);
+      if (index !== -1) listeners.splice(index, 1);
+    };
   }
 
   /** The child for `key`, if one is held; no side effect. */
@@ -92,6 +108,11 @@ export class BreakerFamily {
 
   snapshot(): FamilySnapshot {
     return { keys: this.size, maxKeys: this.maxKeys, unhealthyKeys: this.unhealthy, evicted: this.evicted, overflowed: this.overflowed };
+  }
+
+  private born(child: Breaker): Breaker {
+    if (this.childListeners !== undefined) for (const listener of this.childListeners) listener(child);
+    return child;
   }
 
   private evictIdle(now: number): void {
@@ -124,7 +145,6 @@ export class BreakerFamily {
   }
 
   private remove(key: string): void {
-    this.children.get(key)!.detached = true;
     this.children.delete(key);
     this.evicted++;
   }

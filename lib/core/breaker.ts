@@ -53,12 +53,23 @@ const DISABLED = 4;
 const STATE_NAMES: readonly BreakerState[] = ['closed', 'open', 'half-open', 'isolated', 'disabled'];
 // Shared by every call that has neither a caller signal nor a deadline.
 const NO_SIGNAL: CallContext = Object.freeze({ signal: undefined });
-// Most breakers never probe: they share one empty list until they do.
-const NO_PROBES: ProbeRecord[] = [];
+// Probe ids only need to be unique within a breaker; one counter serves all.
+let probeSeq = 0;
+// A child's admission hands the half-open family's probe token to the call
+// object it creates right after, synchronously: no field per breaker needed.
+let pendingFamilyToken = 0;
 // A throttled call may be admitted at any moment; this is a polite hint, not a schedule.
 const THROTTLED_RETRY_AFTER_MS = 1_000;
 // The start of a call admitted while nobody needed its duration.
 const NOT_TIMED = Number.NaN;
+
+/** The probe budget of one half-open period. */
+interface HalfOpenRound {
+  admitted: number;
+  succeeded: number;
+  failed: number;
+  readonly probes: ProbeRecord[];
+}
 
 /** A half-open probe in flight; `call` is told when the breaker gives up on it. */
 interface ProbeRecord {
@@ -105,20 +116,12 @@ export class Breaker {
   private consecutiveFailures = 0;
   private lastFailure: unknown = undefined;
 
-  private probesAdmitted = 0;
-  private probesSucceeded = 0;
-  private probesFailed = 0;
-  private probeSeq = 0;
-  private probes: ProbeRecord[] = NO_PROBES;
+  /** Only while half-open: the probe budget in use. */
+  private round: HalfOpenRound | undefined = undefined;
 
   private readonly family: BreakerFamily | undefined;
-  /** The family's probe token of the call being admitted, handed from admit() to the call object. */
-  private parentToken = 0;
-  /** @internal Set by the family when it evicts this child: its later transitions no longer count. */
-  detached = false;
   /** @internal When the family last handed this child out. */
   lastUsedAt = 0;
-  private childListeners: ((child: Breaker) => void)[] | undefined;
 
   constructor(name: string, options?: BreakerOptions, deps: BreakerDeps = {}, lineage?: { parent: Breaker; key: string }) {
     if (typeof name !== 'string' || name === '') {
@@ -138,7 +141,6 @@ export class Breaker {
         ? undefined
         : new BreakerFamily(this, perKey.maxKeys, perKey.idleMs, (key) => {
             const child = new Breaker(`${name}[${key}]`, undefined, deps, { parent: this, key });
-            if (this.childListeners !== undefined) for (const listener of this.childListeners) listener(child);
             return child;
           });
     const w = this.config.window;
@@ -170,12 +172,8 @@ export class Breaker {
 
   /** Calls `listener` with every child a per-key family creates from now on; returns the unsubscribe function. */
   onChild(listener: (child: Breaker) => void): () => void {
-    const listeners = (this.childListeners ??= []);
-    listeners.push(listener);
-    return () => {
-      const index = listeners.indexOf(listener);
-      if (index !== -1) listeners.splice(index, 1);
-    };
+    if (this.family === undefined) return () => undefined;
+    return this.family.onChild(listener);
   }
 
   /** The current state, after any transition that time alone has made due. */
@@ -198,7 +196,7 @@ export class Breaker {
     if (typeof token !== 'number') return Promise.reject(token);
     const startedAt = this.timed ? this.clock.now() : NOT_TIMED;
     // The common case needs no signal, no timer and no call object.
-    if (token >= 0 && signal === undefined && this.config.timeoutMs === undefined && this.parentToken === 0) {
+    if (token >= 0 && signal === undefined && this.config.timeoutMs === undefined && pendingFamilyToken === 0) {
       return this.runPlain(fn, token, startedAt);
     }
     return this.trackedCall<T>(token, startedAt).run(fn, signal);
@@ -220,10 +218,10 @@ export class Breaker {
 
   private trackedCall<T>(token: number, startedAt: number): TrackedCall<T> {
     const call = new TrackedCall<T>(this, token, startedAt);
-    if (this.parentToken !== 0) {
+    if (pendingFamilyToken !== 0) {
       // The family is half-open and this call is one of its probes: its outcome is the family's too.
-      call.parentCall = new TrackedCall<T>(this.parent!, this.parentToken, startedAt);
-      this.parentToken = 0;
+      call.parentCall = new TrackedCall<T>(this.parent!, pendingFamilyToken, startedAt);
+      pendingFamilyToken = 0;
     }
     return call;
   }
@@ -322,14 +320,14 @@ export class Breaker {
         slowCallRate: w.calls === 0 ? 0 : w.slowCalls / w.calls,
       },
       halfOpen:
-        this.current === HALF_OPEN
-          ? {
-              probesAdmitted: this.probesAdmitted,
-              probesInFlight: this.probes.length,
-              probesSucceeded: this.probesSucceeded,
-              probesFailed: this.probesFailed,
-            }
-          : undefined,
+        this.round === undefined
+          ? undefined
+          : {
+              probesAdmitted: this.round.admitted,
+              probesInFlight: this.round.probes.length,
+              probesSucceeded: this.round.succeeded,
+              probesFailed: this.round.failed,
+            },
       totals: this.counters.totals(),
       timeInStateMs,
       ...(this.family === undefined ? {} : { family: this.family.snapshot() }),
@@ -378,7 +376,7 @@ export class Breaker {
       if (gate < 0) parent.settle(gate, 'ignored', undefined, NOT_TIMED, undefined);
       return token;
     }
-    this.parentToken = gate;
+    pendingFamilyToken = gate;
     return token;
   }
 
@@ -446,14 +444,14 @@ export class Breaker {
 
   private admitProbe(now: number): number | CircuitOpenError {
     const c = this.config;
-    if (this.probesAdmitted >= c.maxProbes || this.probes.length >= c.maxConcurrentProbes) {
-      const oldest = this.probes[0];
+    const round = this.round!;
+    if (round.admitted >= c.maxProbes || round.probes.length >= c.maxConcurrentProbes) {
+      const oldest = round.probes[0];
       return this.reject('half-open-busy', oldest === undefined ? 0 : Math.max(0, oldest.startedAt + c.probeMaxWaitMs - now));
     }
-    this.probesAdmitted++;
-    const id = ++this.probeSeq;
-    if (this.probes === NO_PROBES) this.probes = [];
-    this.probes.push({ id, startedAt: now, call: undefined });
+    round.admitted++;
+    const id = ++probeSeq;
+    round.probes.push({ id, startedAt: now, call: undefined });
     this.counters.admitted++;
     this.counters.probesAdmitted++;
     this.hub?.emit('probe', { result: 'admitted' });
@@ -629,20 +627,21 @@ export class Breaker {
     const index = this.indexOfProbe(id);
     // Expired, or admitted by a half-open period that has already ended.
     if (index === -1) return;
-    this.probes.splice(index, 1);
+    const round = this.round!;
+    round.probes.splice(index, 1);
     const c = this.config;
     if (succeeded) {
-      this.probesSucceeded++;
+      round.succeeded++;
       this.counters.probesSucceeded++;
       this.hub?.emit('probe', { result: 'succeeded' });
-      if (this.probesSucceeded >= c.successesToClose) this.transition(CLOSED, 'probes-succeeded', this.clock.now(), undefined);
+      if (round.succeeded >= c.successesToClose) this.transition(CLOSED, 'probes-succeeded', this.clock.now(), undefined);
       return;
     }
-    this.probesFailed++;
+    round.failed++;
     this.counters.probesFailed++;
     this.hub?.emit('probe', { result: 'failed' });
     // Reopen as soon as closing has become impossible.
-    if (c.maxProbes - this.probesFailed < c.successesToClose) {
+    if (c.maxProbes - round.failed < c.successesToClose) {
       const now = this.clock.now();
       this.transition(OPEN, 'probe-failed', now, retryAfterOf(subject, now));
     }
@@ -651,8 +650,8 @@ export class Breaker {
   private releaseProbe(id: number): void {
     const index = this.indexOfProbe(id);
     if (index === -1) return;
-    this.probes.splice(index, 1);
-    this.probesAdmitted--;
+    this.round!.probes.splice(index, 1);
+    this.round!.admitted--;
     this.counters.probesReleased++;
     this.hub?.emit('probe', { result: 'released' });
   }
@@ -660,11 +659,12 @@ export class Breaker {
   /** @internal Lets a probe's call object be told when the probe expires. */
   attachProbe(id: number, call: { abandon(error: CallTimeoutError): void }): void {
     const index = this.indexOfProbe(id);
-    if (index !== -1) this.probes[index]!.call = call;
+    if (index !== -1) this.round!.probes[index]!.call = call;
   }
 
   private indexOfProbe(id: number): number {
-    const probes = this.probes;
+    const probes = this.round?.probes;
+    if (probes === undefined) return -1;
     for (let i = 0; i < probes.length; i++) if (probes[i]!.id === id) return i;
     return -1;
   }
@@ -683,8 +683,9 @@ export class Breaker {
   /** A probe still unsettled after `halfOpen.maxWaitMs` counts as failed, so a hung probe cannot wedge the breaker. */
   private expireProbes(now: number): void {
     const maxWait = this.config.probeMaxWaitMs;
-    while (this.current === HALF_OPEN && this.probes.length > 0 && now - this.probes[0]!.startedAt >= maxWait) {
-      const record = this.probes[0]!;
+    let round: HalfOpenRound | undefined;
+    while ((round = this.round) !== undefined && round.probes.length > 0 && now - round.probes[0]!.startedAt >= maxWait) {
+      const record = round.probes[0]!;
       const error = new CallTimeoutError(this.name, maxWait, breakerMessages.probeExpired(this.name, maxWait));
       record.call?.abandon(error);
       this.counters.timeouts++;
@@ -692,11 +693,11 @@ export class Breaker {
       this.lastFailure = error;
       this.hub?.emit('timeout', { timeoutMs: maxWait, probe: true });
       this.hub?.emit('failure', { error, category: 'timeout', durationMs: now - record.startedAt, probe: true });
-      this.probes.shift();
-      this.probesFailed++;
+      round.probes.shift();
+      round.failed++;
       this.counters.probesFailed++;
       this.hub?.emit('probe', { result: 'failed' });
-      if (this.config.maxProbes - this.probesFailed < this.config.successesToClose) {
+      if (this.config.maxProbes - round.failed < this.config.successesToClose) {
         this.transition(OPEN, 'probe-expired', now, undefined);
       }
     }
@@ -713,7 +714,7 @@ export class Breaker {
     this.current = to;
     this.sinceAt = now;
     this.generation++;
-    this.probes = NO_PROBES;
+    this.round = undefined;
     this.consecutiveFailures = 0;
     this.openUntilAt = 0;
     if (to === OPEN) {
@@ -721,12 +722,13 @@ export class Breaker {
       this.openUntilAt = adoptedOpenUntil ?? now + this.openDuration(retryAfterHint);
       this.window.reset();
     } else if (to === HALF_OPEN) {
-      this.probesAdmitted = this.probesSucceeded = this.probesFailed = 0;
+      this.round = { admitted: 0, succeeded: 0, failed: 0, probes: [] };
     } else if (to === CLOSED) {
       this.reopens = 0;
       this.window.reset();
     }
-    if (this.parent !== undefined && !this.detached) this.parent.onChildTransition(STATE_NAMES[from]!, STATE_NAMES[to]!, now);
+    // An evicted child is no longer the family's: its transitions do not count.
+    if (this.parent !== undefined && this.parent.family!.holds(this)) this.parent.onChildTransition(STATE_NAMES[from]!, STATE_NAMES[to]!, now);
     if (this.hub === undefined && this.coordinator === undefined) return;
     const change = {
       from: STATE_NAMES[from]!,
@@ -770,8 +772,8 @@ export class Breaker {
     if (token >= 0) return;
     const index = this.indexOfProbe(-token);
     if (index === -1) return;
-    this.probes.splice(index, 1);
-    this.probesAdmitted--;
+    this.round!.probes.splice(index, 1);
+    this.round!.admitted--;
     this.counters.probesAdmitted--;
   }
 }
