@@ -2,16 +2,10 @@ import type { BreakerTotals } from './breaker-snapshot.js';
 import type { BreakerState, FailureCategory, RejectionReason } from './breaker-state.js';
 
 /**
- * Every counter of one breaker in one flat object of small integers: a
- * breaker per target multiplies this, so it must stay a single allocation.
- * Snapshots build the nested, readable shape on demand.
- *
- * @internal
+ * Counters that only move when something goes wrong (rejections, timeouts,
+ * overloads, probes, transitions): a healthy breaker never allocates them.
  */
-export class BreakerCounters {
-  admitted = 0;
-  successes = 0;
-  ignored = 0;
+class RareCounters {
   overloads = 0;
   timeouts = 0;
   slowCalls = 0;
@@ -21,10 +15,6 @@ export class BreakerCounters {
   rejectedIsolated = 0;
   rejectedRetryAfter = 0;
   rejectedThrottled = 0;
-  failedTimeout = 0;
-  failedConnection = 0;
-  failedServer = 0;
-  failedOther = 0;
   probesAdmitted = 0;
   probesSucceeded = 0;
   probesFailed = 0;
@@ -34,13 +24,40 @@ export class BreakerCounters {
   msHalfOpen = 0;
   msIsolated = 0;
   msDisabled = 0;
+}
+
+const NONE = Object.freeze(new RareCounters());
+
+/**
+ * Every counter of one breaker, in as few allocations as a breaker per target
+ * can afford: the counters every call moves sit here, the others in an object
+ * created the first time one of them moves. Snapshots build the nested,
+ * readable shape on demand.
+ *
+ * @internal
+ */
+export class BreakerCounters {
+  admitted = 0;
+  successes = 0;
+  ignored = 0;
+  failedTimeout = 0;
+  failedConnection = 0;
+  failedServer = 0;
+  failedOther = 0;
+  private more: RareCounters | undefined = undefined;
+
+  /** The rare counters, for writing. */
+  get rare(): RareCounters {
+    return (this.more ??= new RareCounters());
+  }
 
   reject(reason: RejectionReason): void {
-    if (reason === 'open') this.rejectedOpen++;
-    else if (reason === 'half-open-busy') this.rejectedHalfOpenBusy++;
-    else if (reason === 'isolated') this.rejectedIsolated++;
-    else if (reason === 'retry-after') this.rejectedRetryAfter++;
-    else this.rejectedThrottled++;
+    const rare = this.rare;
+    if (reason === 'open') rare.rejectedOpen++;
+    else if (reason === 'half-open-busy') rare.rejectedHalfOpenBusy++;
+    else if (reason === 'isolated') rare.rejectedIsolated++;
+    else if (reason === 'retry-after') rare.rejectedRetryAfter++;
+    else rare.rejectedThrottled++;
   }
 
   fail(category: FailureCategory): void {
@@ -52,25 +69,28 @@ export class BreakerCounters {
 
   /** Adds time spent in a state (indexed as the breaker numbers its states). */
   spend(state: number, ms: number): void {
-    if (state === 0) this.msClosed += ms;
-    else if (state === 1) this.msOpen += ms;
-    else if (state === 2) this.msHalfOpen += ms;
-    else if (state === 3) this.msIsolated += ms;
-    else this.msDisabled += ms;
+    const rare = this.rare;
+    if (state === 0) rare.msClosed += ms;
+    else if (state === 1) rare.msOpen += ms;
+    else if (state === 2) rare.msHalfOpen += ms;
+    else if (state === 3) rare.msIsolated += ms;
+    else rare.msDisabled += ms;
   }
 
   timeInState(current: number, currentMs: number): Record<BreakerState, number> {
+    const rare = this.more ?? NONE;
     return {
-      closed: this.msClosed + (current === 0 ? currentMs : 0),
-      open: this.msOpen + (current === 1 ? currentMs : 0),
-      'half-open': this.msHalfOpen + (current === 2 ? currentMs : 0),
-      isolated: this.msIsolated + (current === 3 ? currentMs : 0),
-      disabled: this.msDisabled + (current === 4 ? currentMs : 0),
+      closed: rare.msClosed + (current === 0 ? currentMs : 0),
+      open: rare.msOpen + (current === 1 ? currentMs : 0),
+      'half-open': rare.msHalfOpen + (current === 2 ? currentMs : 0),
+      isolated: rare.msIsolated + (current === 3 ? currentMs : 0),
+      disabled: rare.msDisabled + (current === 4 ? currentMs : 0),
     };
   }
 
   totals(): BreakerTotals {
-    const rejected = { open: this.rejectedOpen, 'half-open-busy': this.rejectedHalfOpenBusy, isolated: this.rejectedIsolated, 'retry-after': this.rejectedRetryAfter, throttled: this.rejectedThrottled };
+    const rare = this.more ?? NONE;
+    const rejected = { open: rare.rejectedOpen, 'half-open-busy': rare.rejectedHalfOpenBusy, isolated: rare.rejectedIsolated, 'retry-after': rare.rejectedRetryAfter, throttled: rare.rejectedThrottled };
     const failures = { timeout: this.failedTimeout, connection: this.failedConnection, server: this.failedServer, other: this.failedOther };
     return {
       admitted: this.admitted,
@@ -78,11 +98,11 @@ export class BreakerCounters {
       successes: this.successes,
       failures: { ...failures, total: failures.timeout + failures.connection + failures.server + failures.other },
       ignored: this.ignored,
-      overloads: this.overloads,
-      timeouts: this.timeouts,
-      slowCalls: this.slowCalls,
-      probes: { admitted: this.probesAdmitted, succeeded: this.probesSucceeded, failed: this.probesFailed, released: this.probesReleased },
-      fallbacks: this.fallbacks,
+      overloads: rare.overloads,
+      timeouts: rare.timeouts,
+      slowCalls: rare.slowCalls,
+      probes: { admitted: rare.probesAdmitted, succeeded: rare.probesSucceeded, failed: rare.probesFailed, released: rare.probesReleased },
+      fallbacks: rare.fallbacks,
     };
   }
 }

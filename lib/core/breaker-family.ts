@@ -66,7 +66,8 @@ export class BreakerFamily {
       return (this.overflow ??= this.born(this.create('*overflow*')));
     }
     const child = this.born(this.create(key));
-    child.lastUsedAt = now;
+    // A time is a boxed number: store it only when idle eviction needs it.
+    if (this.idleMs !== undefined) child.lastUsedAt = now;
     children.set(key, child);
     return child;
   }

@@ -89,7 +89,8 @@ interface ProbeRecord {
  * @publicApi
  */
 export class Breaker {
-  readonly name: string;
+  /** A child's name is derived from its family's and its key, when asked: one string less per target. */
+  private readonly ownName: string | undefined;
   /** For a child of a per-key family: the family. */
   readonly parent: Breaker | undefined;
   /** For a child of a per-key family: its target's key. */
@@ -127,7 +128,7 @@ export class Breaker {
     if (typeof name !== 'string' || name === '') {
       throw new TypeError(`A circuit breaker needs a non-empty string name, got ${String(name)}.`);
     }
-    this.name = name;
+    this.ownName = lineage === undefined ? name : undefined;
     this.parent = lineage?.parent;
     this.key = lineage?.key;
     // Children share their family's validated options: creating one is cheap.
@@ -147,6 +148,11 @@ export class Breaker {
     this.window = w.type === 'count' ? new CountWindow(w.size) : new TimeWindow(w.durationMs, w.buckets);
     this.timed = this.config.slowCallDurationMs !== undefined || w.type === 'time';
     this.sinceAt = this.clock.now();
+  }
+
+  /** Names the breaker in errors, events, logs and metrics; a child of a family is `family[key]`. */
+  get name(): string {
+    return this.ownName ?? `${this.parent!.name}[${this.key}]`;
   }
 
   /** @internal The state as last decided, without the transitions time has made due. */
@@ -453,7 +459,7 @@ export class Breaker {
     const id = ++probeSeq;
     round.probes.push({ id, startedAt: now, call: undefined });
     this.counters.admitted++;
-    this.counters.probesAdmitted++;
+    this.counters.rare.probesAdmitted++;
     this.hub?.emit('probe', { result: 'admitted' });
     return -id;
   }
@@ -532,7 +538,7 @@ export class Breaker {
 
   /** @internal Counts a timed-out call: a failure of category `timeout`. */
   settleTimeout(token: number, error: CallTimeoutError, startedAt: number): void {
-    this.counters.timeouts++;
+    this.counters.rare.timeouts++;
     this.hub?.emit('timeout', { timeoutMs: error.timeoutMs, probe: token < 0 });
     this.settle(token, 'failure', error, startedAt, 'timeout');
   }
@@ -560,7 +566,7 @@ export class Breaker {
       slot = SLOT_FAILURE;
       hub?.emit('failure', { error: subject, category: cat, durationMs, probe });
     } else if (outcome === 'overload') {
-      counters.overloads++;
+      counters.rare.overloads++;
       this.lastFailure = subject;
       slot = SLOT_OVERLOAD;
       hub?.emit('failure', { error: subject, category: 'overload', durationMs, probe });
@@ -571,7 +577,7 @@ export class Breaker {
       return;
     }
     if (slow) {
-      counters.slowCalls++;
+      counters.rare.slowCalls++;
       slot |= SLOT_SLOW;
       hub?.emit('slowCall', { durationMs, thresholdMs: slowMs, outcome: outcome as 'success' | 'failure' });
     }
@@ -632,13 +638,13 @@ export class Breaker {
     const c = this.config;
     if (succeeded) {
       round.succeeded++;
-      this.counters.probesSucceeded++;
+      this.counters.rare.probesSucceeded++;
       this.hub?.emit('probe', { result: 'succeeded' });
       if (round.succeeded >= c.successesToClose) this.transition(CLOSED, 'probes-succeeded', this.clock.now(), undefined);
       return;
     }
     round.failed++;
-    this.counters.probesFailed++;
+    this.counters.rare.probesFailed++;
     this.hub?.emit('probe', { result: 'failed' });
     // Reopen as soon as closing has become impossible.
     if (c.maxProbes - round.failed < c.successesToClose) {
@@ -652,7 +658,7 @@ export class Breaker {
     if (index === -1) return;
     this.round!.probes.splice(index, 1);
     this.round!.admitted--;
-    this.counters.probesReleased++;
+    this.counters.rare.probesReleased++;
     this.hub?.emit('probe', { result: 'released' });
   }
 
@@ -688,14 +694,14 @@ export class Breaker {
       const record = round.probes[0]!;
       const error = new CallTimeoutError(this.name, maxWait, breakerMessages.probeExpired(this.name, maxWait));
       record.call?.abandon(error);
-      this.counters.timeouts++;
+      this.counters.rare.timeouts++;
       this.counters.fail('timeout');
       this.lastFailure = error;
       this.hub?.emit('timeout', { timeoutMs: maxWait, probe: true });
       this.hub?.emit('failure', { error, category: 'timeout', durationMs: now - record.startedAt, probe: true });
       round.probes.shift();
       round.failed++;
-      this.counters.probesFailed++;
+      this.counters.rare.probesFailed++;
       this.hub?.emit('probe', { result: 'failed' });
       if (this.config.maxProbes - round.failed < this.config.successesToClose) {
         this.transition(OPEN, 'probe-expired', now, undefined);
@@ -759,7 +765,7 @@ export class Breaker {
 
   /** Counts a call that a fallback served; the decorator and the operator report theirs. */
   recordFallback(error: unknown, source: FallbackEvent['source']): void {
-    this.counters.fallbacks++;
+    this.counters.rare.fallbacks++;
     this.hub?.emit('fallback', { error, source });
   }
 
@@ -774,7 +780,7 @@ export class Breaker {
     if (index === -1) return;
     this.round!.probes.splice(index, 1);
     this.round!.admitted--;
-    this.counters.probesAdmitted--;
+    this.counters.rare.probesAdmitted--;
   }
 }
 

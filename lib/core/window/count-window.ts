@@ -24,8 +24,6 @@ export class CountWindow implements OutcomeWindow {
   overloads = 0;
   shed = 0;
   private readonly words: number[];
-  private word = 0;
-  private shift = 0;
   private index = 0;
 
   constructor(private readonly size: number) {
@@ -33,29 +31,24 @@ export class CountWindow implements OutcomeWindow {
   }
 
   record(slot: number, _now: number): void {
+    const index = this.index;
+    // Derived rather than stored: two fewer fields on every breaker.
+    const word = (index / SLOTS_PER_WORD) | 0;
+    const shift = (index - word * SLOTS_PER_WORD) * BITS;
     const words = this.words;
-    const word = this.word;
-    const shift = this.shift;
     const current = words[word]!;
     const old = (current >>> shift) & MASK;
     if (old !== 0) this.count(FLAGS_OF_CODE[old]!, -1);
     words[word] = (current & ~(MASK << shift)) | (CODE_OF_FLAGS[slot]! << shift);
     this.count(slot, 1);
-    if (++this.index === this.size) {
-      this.index = this.word = this.shift = 0;
-    } else if (shift === (SLOTS_PER_WORD - 1) * BITS) {
-      this.word = word + 1;
-      this.shift = 0;
-    } else {
-      this.shift = shift + BITS;
-    }
+    this.index = index + 1 === this.size ? 0 : index + 1;
   }
 
   refresh(_now: number): void {}
 
   reset(): void {
     this.words.fill(0);
-    this.index = this.word = this.shift = 0;
+    this.index = 0;
     this.calls = this.failures = this.slowCalls = this.overloads = this.shed = 0;
   }
 
