@@ -27,7 +27,7 @@ export class CountWindow implements OutcomeWindow {
   private index = 0;
 
   constructor(private readonly size: number) {
-    this.words = new Array<number>(Math.ceil(size / SLOTS_PER_WORD)).fill(0);
+    this.words = Array.from({ length: Math.ceil(size / SLOTS_PER_WORD) }, () => 0);
   }
 
   record(slot: number, _now: number): void {

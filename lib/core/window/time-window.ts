@@ -33,7 +33,7 @@ export class TimeWindow implements OutcomeWindow {
     private readonly buckets: number,
   ) {
     this.bucketMs = durationMs / buckets;
-    this.counts = new Array<number>(buckets * FIELDS).fill(0);
+    this.counts = Array.from({ length: buckets * FIELDS }, () => 0);
   }
 
   record(slot: number, now: number): void {
