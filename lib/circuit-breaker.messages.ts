@@ -25,4 +25,7 @@ export const circuitBreakerMessages = {
     `CircuitBreakerModule.forFeature() takes breaker names or a record of name → options, got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}.`,
   invalidModuleOption: (option: string, expected: string) => `CircuitBreakerModule: option "${option}" must be ${expected}.`,
   notABreaker: (what: string, value: unknown) => `${what} takes a Breaker, got ${value === null ? 'null' : typeof value}.`,
+  shareWithoutStore: (name: string) =>
+    `Circuit breaker "${name}": option "share" needs a store to share through. ` +
+    'Configure one, e.g. CircuitBreakerModule.forRoot({ store: new RedisBreakerStore({ redis }) }) from nestjs-circuit-breaker/redis, or remove "share".',
 };

@@ -1,6 +1,6 @@
-import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Observable, Subject } from 'rxjs';
-import { Breaker, BreakerConfigError, type BreakerEventName, type BreakerOptions, type BreakerSnapshot } from './core/index.js';
+import { Breaker, BreakerConfigError, type BreakerEventName, type BreakerOptions, type BreakerSnapshot, type BreakerStore } from './core/index.js';
 import { resolveBreakerOptions } from './core/resolve-options.js';
 import { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
@@ -19,7 +19,7 @@ const GET_OR_CREATE = 'CircuitBreakerRegistry.getOrCreate()';
  * @publicApi
  */
 @Injectable()
-export class CircuitBreakerRegistry implements OnApplicationShutdown {
+export class CircuitBreakerRegistry implements OnApplicationBootstrap, OnApplicationShutdown {
   /**
    * Every event of every breaker, tagged with the breaker's name. Breakers are
    * only listened to while someone subscribes, so an unobserved application pays
@@ -34,6 +34,9 @@ export class CircuitBreakerRegistry implements OnApplicationShutdown {
   private readonly observers = new Set<Observer>();
   private stopEvents: (() => void) | undefined;
   private subscribers = 0;
+  /** Breakers that share their state through the store; hydrated at bootstrap, or when created after it. */
+  private readonly shared: Breaker[] = [];
+  private bootstrapped = false;
 
   constructor(@Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) private readonly options: CircuitBreakerModuleOptions) {
     validateModuleOptions(options);
@@ -105,10 +108,22 @@ export class CircuitBreakerRegistry implements OnApplicationShutdown {
     };
   }
 
-  onApplicationShutdown(): void {
+  /**
+   * Reads the shared state of every shared breaker before the application
+   * serves, so that a replica started during an outage starts open. Bounded by
+   * the store's own deadline; never fails the start-up.
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    this.bootstrapped = true;
+    if (this.options.store !== undefined && this.shared.length > 0) await this.options.store.hydrate(this.shared);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
     this.observers.clear();
     for (const breaker of this.breakers.values()) breaker.dispose();
     this.events.complete();
+    // Last, and without delaying the rest: the store may still have this replica's last transitions to write.
+    await this.options.store?.close();
   }
 
   /**
@@ -131,7 +146,18 @@ export class CircuitBreakerRegistry implements OnApplicationShutdown {
   }
 
   private define(name: string, options: BreakerOptions | undefined, place: string): Breaker {
-    const breaker = new Breaker(name, mergeOptions(this.options.defaults, options), { clock: this.options.clock });
+    const merged = mergeOptions(this.options.defaults, options);
+    const store = this.options.store;
+    if (store === undefined && merged.share !== undefined && merged.share !== false) {
+      throw new BreakerConfigError(circuitBreakerMessages.shareWithoutStore(name), name, 'share');
+    }
+    const shares = store !== undefined && merged.share !== false;
+    const breaker = new Breaker(name, merged, { clock: this.options.clock, ...(shares ? { coordinator: store.coordinator } : {}) });
+    if (shares) {
+      this.shared.push(breaker);
+      // Created after start-up (getOrCreate at run time): it catches up with the fleet in the background.
+      if (this.bootstrapped) void store.hydrate([breaker]);
+    }
     this.breakers.set(name, breaker);
     if (options !== undefined) this.origins.set(name, place);
     for (const observer of this.observers) this.attach(observer, breaker);
@@ -174,6 +200,10 @@ export function mergeOptions(defaults: BreakerOptions | undefined, options: Brea
   const merged: BreakerOptions = { ...defaults, ...options };
   if (defaults.halfOpen !== undefined || options.halfOpen !== undefined) merged.halfOpen = { ...defaults.halfOpen, ...options.halfOpen };
   if (defaults.backoff !== undefined || options.backoff !== undefined) merged.backoff = { ...defaults.backoff, ...options.backoff };
+  // `share: true` means "share, as the defaults say how".
+  if (typeof defaults.share === 'object' && (options.share === true || typeof options.share === 'object')) {
+    merged.share = { ...defaults.share, ...(options.share === true ? {} : options.share) };
+  }
   if (options.overload !== false && defaults.overload !== false && (defaults.overload !== undefined || options.overload !== undefined)) {
     merged.overload = { ...defaults.overload, ...options.overload };
   }
@@ -182,7 +212,7 @@ export function mergeOptions(defaults: BreakerOptions | undefined, options: Brea
 
 function validateModuleOptions(options: CircuitBreakerModuleOptions): void {
   if (typeof options !== 'object' || options === null) throw new TypeError(circuitBreakerMessages.invalidModuleOption('options', 'an object'));
-  const known = ['defaults', 'breakers', 'strict', 'clock', 'logging', 'eventEmitter'];
+  const known = ['defaults', 'breakers', 'strict', 'clock', 'logging', 'eventEmitter', 'store'];
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) {
       throw new TypeError(`CircuitBreakerModule: unknown option "${key}". Known options: ${known.join(', ')}, and the module options isGlobal, httpFilter.`);
@@ -201,8 +231,19 @@ function validateModuleOptions(options: CircuitBreakerModuleOptions): void {
   if (options.eventEmitter !== undefined && typeof options.eventEmitter?.emit !== 'function') {
     throw new TypeError(circuitBreakerMessages.invalidModuleOption('eventEmitter', 'an object with an emit(event, payload) method, such as EventEmitter2'));
   }
+  const store = options.store as Partial<BreakerStore> | null | undefined;
+  if (
+    store !== undefined &&
+    (typeof store !== 'object' || store === null || typeof store.hydrate !== 'function' || typeof store.close !== 'function' || typeof store.coordinator?.mayProbe !== 'function')
+  ) {
+    throw new TypeError(circuitBreakerMessages.invalidModuleOption('store', 'a BreakerStore such as new RedisBreakerStore({ redis }) from nestjs-circuit-breaker/redis'));
+  }
   // The defaults alone must make a valid breaker, so that a bad default fails at start-up, not at first use.
   if (options.defaults !== undefined) resolveBreakerOptions('(defaults)', options.defaults);
+  const share = options.defaults?.share;
+  if (store === undefined && share !== undefined && share !== false) {
+    throw new BreakerConfigError(circuitBreakerMessages.shareWithoutStore('(defaults)'), '(defaults)', 'share');
+  }
 }
 
 function validateLogging(logging: CircuitBreakerModuleOptions['logging']): void {

@@ -1,4 +1,4 @@
-import type { BreakerOptions, Clock } from '../core/index.js';
+import type { BreakerOptions, BreakerStore, Clock } from '../core/index.js';
 import type { CircuitBreakerEventSink, CircuitBreakerLoggingOptions } from './circuit-breaker-logging-options.interface.js';
 
 /**
@@ -26,6 +26,14 @@ export interface CircuitBreakerModuleOptions {
    * and `.rejected` to it, e.g. `EventEmitter2` from `@nestjs/event-emitter`.
    */
   eventEmitter?: CircuitBreakerEventSink;
+  /**
+   * Shares breaker state between the replicas of the application, e.g.
+   * `new RedisBreakerStore({ redis })` from `nestjs-circuit-breaker/redis`.
+   * Every breaker shares unless its options say `share: false`; the shared
+   * state is read before the application serves. Default: none, every
+   * replica decides alone.
+   */
+  store?: BreakerStore;
 }
 
 /**

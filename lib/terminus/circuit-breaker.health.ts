@@ -13,6 +13,10 @@ export interface BreakerHealthDetails {
   callsInWindow: number;
   /** For a per-key family: how many of its targets are open or half-open. */
   unhealthyKeys?: number;
+  /** For a breaker that shares its state (a module `store`): whether it reaches the other replicas now. */
+  shared?: boolean;
+  /** For a breaker that shares its state: the store's failed or timed-out operations since start. */
+  storeErrors?: number;
 }
 
 const RANK: Record<BreakerHealthStatus, number> = { up: 0, degraded: 1, down: 2 };
@@ -76,5 +80,6 @@ function detailsOf(snapshot: BreakerSnapshot): BreakerHealthDetails {
     failureRate: snapshot.window.failureRate,
     callsInWindow: snapshot.window.calls,
     ...(snapshot.family === undefined ? {} : { unhealthyKeys: snapshot.family.unhealthyKeys }),
+    ...(snapshot.coordination === undefined ? {} : { shared: snapshot.coordination.shared, storeErrors: snapshot.coordination.storeErrors }),
   };
 }
