@@ -10,10 +10,10 @@ import {
   type ObservableGauge,
   type ObservableUpDownCounter,
 } from '@opentelemetry/api';
-import type { Subscription } from 'rxjs';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
-import type { BreakerSnapshot, BreakerState, FailureEvent } from '../core/index.js';
+import type { BreakerSnapshot, BreakerState } from '../core/index.js';
 import type { CircuitBreakerEvent } from '../interfaces/circuit-breaker-event.interface.js';
+import { MEASURED_EVENTS, measure, snapshotsOf } from '../metrics/breaker-measurements.js';
 import type { CircuitBreakerTelemetryOptions } from './circuit-breaker-telemetry-options.interface.js';
 import {
   CALL_DURATION_BOUNDARIES,
@@ -46,7 +46,7 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
   private readonly state: ObservableUpDownCounter;
   private readonly windowFailureRate: ObservableGauge;
   private readonly windowCalls: ObservableGauge;
-  private subscription: Subscription | undefined = undefined;
+  private stop: (() => void) | undefined = undefined;
 
   constructor(
     private readonly breakers: CircuitBreakerRegistry,
@@ -89,13 +89,13 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
   onModuleInit(): void {
     // One callback per application: every application sharing a provider reports its own breakers, and only while it runs.
     this.meter.addBatchObservableCallback(this.observe, [this.state, this.windowFailureRate, this.windowCalls]);
-    this.subscription = this.breakers.events$.subscribe((event) => this.record(event));
+    this.stop = this.breakers.observe(MEASURED_EVENTS, (event) => this.record(event));
   }
 
   // Before the registry's own shutdown, which disposes the breakers: a collection in between must not report them.
   onModuleDestroy(): void {
-    this.subscription?.unsubscribe();
-    this.subscription = undefined;
+    this.stop?.();
+    this.stop = undefined;
     this.meter.removeBatchObservableCallback(this.observe, [this.state, this.windowFailureRate, this.windowCalls]);
   }
 
@@ -109,51 +109,25 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
 
   /** Every breaker, children of per-key families too when they carry their key. */
   private *snapshots(): Generator<[Attributes, BreakerSnapshot]> {
-    for (const snapshot of this.breakers.snapshot()) {
-      const name = snapshot.name;
-      yield [{ [ATTR.name]: name }, snapshot];
-      if (this.keyAttribute && snapshot.family !== undefined) {
-        for (const child of this.breakers.get(name).children()) yield [{ [ATTR.name]: name, [ATTR.key]: child.key! }, child.snapshot()];
-      }
+    for (const { name, key, snapshot } of snapshotsOf(this.breakers, this.keyAttribute)) {
+      yield [key === undefined ? { [ATTR.name]: name } : { [ATTR.name]: name, [ATTR.key]: key }, snapshot];
     }
   }
 
   private record(event: CircuitBreakerEvent): void {
+    const measurement = measure(event);
+    if (measurement === undefined) return;
     const id: Attributes =
       this.keyAttribute && event.key !== undefined ? { [ATTR.name]: event.breaker, [ATTR.key]: event.key } : { [ATTR.name]: event.breaker };
-    switch (event.type) {
-      case 'success':
-        this.calls.add(1, { ...id, [ATTR.outcome]: 'success' });
-        this.callDuration.record(event.payload.durationMs / 1000, id);
-        break;
-      case 'failure':
-        this.calls.add(1, { ...id, [ATTR.outcome]: failureOutcome(event.payload) });
-        this.callDuration.record(event.payload.durationMs / 1000, id);
-        break;
-      case 'ignored':
-        this.calls.add(1, { ...id, [ATTR.outcome]: 'ignored' });
-        break;
-      case 'rejected':
-        this.calls.add(1, { ...id, [ATTR.outcome]: 'rejected', [ATTR.rejectionReason]: event.payload.reason });
-        break;
-      case 'fallback':
-        this.calls.add(1, { ...id, [ATTR.outcome]: 'fallback' });
-        break;
-      case 'stateChange':
-        this.transitions.add(1, { ...id, [ATTR.transitionFrom]: event.payload.from, [ATTR.transitionTo]: event.payload.to });
-        break;
-      case 'probe':
-        this.probes.add(1, { ...id, [ATTR.probeResult]: event.payload.result });
-        break;
-      // 'timeout' comes with a 'failure' of category 'timeout', which counts the call; 'slowCall' has no instrument.
-      default:
-        break;
+    if (measurement.kind === 'call') {
+      this.calls.add(1, { ...id, [ATTR.outcome]: measurement.outcome, ...(measurement.reason === undefined ? {} : { [ATTR.rejectionReason]: measurement.reason }) });
+      if (measurement.durationMs !== undefined) this.callDuration.record(measurement.durationMs / 1000, id);
+    } else if (measurement.kind === 'transition') {
+      this.transitions.add(1, { ...id, [ATTR.transitionFrom]: measurement.from, [ATTR.transitionTo]: measurement.to });
+    } else {
+      this.probes.add(1, { ...id, [ATTR.probeResult]: measurement.result });
     }
   }
-}
-
-function failureOutcome(payload: FailureEvent): string {
-  return payload.category === 'overload' || payload.category === 'timeout' ? payload.category : 'failure';
 }
 
 /** The version of the instrumentation scope; a bundle that drops package.json gets a scope without one rather than a crash. */

@@ -1,9 +1,9 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { Counter, Gauge, Histogram, register } from 'prom-client';
-import type { Subscription } from 'rxjs';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
-import type { BreakerSnapshot, FailureEvent } from '../core/index.js';
+import type { BreakerSnapshot } from '../core/index.js';
 import type { CircuitBreakerEvent } from '../interfaces/circuit-breaker-event.interface.js';
+import { MEASURED_EVENTS, measure, snapshotsOf } from '../metrics/breaker-measurements.js';
 import type { CircuitBreakerMetricsOptions } from './circuit-breaker-metrics-options.interface.js';
 import {
   BREAKER_STATES,
@@ -48,7 +48,7 @@ export class CircuitBreakerMetricsService implements OnModuleInit, OnModuleDestr
   private readonly live: Set<CircuitBreakerRegistry>;
   private readonly metrics: EventMetrics;
   private readonly keyLabel: boolean;
-  private subscription: Subscription | undefined = undefined;
+  private stop: (() => void) | undefined = undefined;
 
   constructor(
     private readonly breakers: CircuitBreakerRegistry,
@@ -63,52 +63,30 @@ export class CircuitBreakerMetricsService implements OnModuleInit, OnModuleDestr
 
   onModuleInit(): void {
     this.live.add(this.breakers);
-    this.subscription = this.breakers.events$.subscribe((event) => this.record(event));
+    this.stop = this.breakers.observe(MEASURED_EVENTS, (event) => this.record(event));
   }
 
   // Before the registry's own shutdown, which disposes the breakers: a scrape in between must not report them.
   onModuleDestroy(): void {
-    this.subscription?.unsubscribe();
-    this.subscription = undefined;
+    this.stop?.();
+    this.stop = undefined;
     this.live.delete(this.breakers);
   }
 
   private record(event: CircuitBreakerEvent): void {
+    const measurement = measure(event);
+    if (measurement === undefined) return;
     const { calls, transitions, probes, callDuration } = this.metrics;
     const id: Labels = this.keyLabel ? { name: event.breaker, key: event.key ?? '' } : { name: event.breaker };
-    switch (event.type) {
-      case 'success':
-        calls.inc({ ...id, outcome: 'success', reason: '' });
-        callDuration.observe(id, event.payload.durationMs / 1000);
-        break;
-      case 'failure':
-        calls.inc({ ...id, outcome: failureOutcome(event.payload), reason: '' });
-        callDuration.observe(id, event.payload.durationMs / 1000);
-        break;
-      case 'ignored':
-        calls.inc({ ...id, outcome: 'ignored', reason: '' });
-        break;
-      case 'rejected':
-        calls.inc({ ...id, outcome: 'rejected', reason: event.payload.reason });
-        break;
-      case 'fallback':
-        calls.inc({ ...id, outcome: 'fallback', reason: '' });
-        break;
-      case 'stateChange':
-        transitions.inc({ ...id, from: event.payload.from, to: event.payload.to });
-        break;
-      case 'probe':
-        probes.inc({ ...id, result: event.payload.result });
-        break;
-      // 'timeout' comes with a 'failure' of category 'timeout', which counts the call; 'slowCall' has no metric.
-      default:
-        break;
+    if (measurement.kind === 'call') {
+      calls.inc({ ...id, outcome: measurement.outcome, reason: measurement.reason ?? '' });
+      if (measurement.durationMs !== undefined) callDuration.observe(id, measurement.durationMs / 1000);
+    } else if (measurement.kind === 'transition') {
+      transitions.inc({ ...id, from: measurement.from, to: measurement.to });
+    } else {
+      probes.inc({ ...id, result: measurement.result });
     }
   }
-}
-
-function failureOutcome(payload: FailureEvent): string {
-  return payload.category === 'overload' || payload.category === 'timeout' ? payload.category : 'failure';
 }
 
 function liveApplicationsOf(registry: MetricRegistry, prefix: string): Set<CircuitBreakerRegistry> {
@@ -122,13 +100,7 @@ function liveApplicationsOf(registry: MetricRegistry, prefix: string): Set<Circu
 /** Every breaker of every live application, children of per-key families too when they are labelled by key. */
 function* liveSnapshots(live: Set<CircuitBreakerRegistry>, keyLabel: boolean): Generator<[Labels, BreakerSnapshot]> {
   for (const breakers of live) {
-    for (const snapshot of breakers.snapshot()) {
-      const name = snapshot.name;
-      yield [keyLabel ? { name, key: '' } : { name }, snapshot];
-      if (keyLabel && snapshot.family !== undefined) {
-        for (const child of breakers.get(name).children()) yield [{ name, key: child.key! }, child.snapshot()];
-      }
-    }
+    for (const { name, key, snapshot } of snapshotsOf(breakers, keyLabel)) yield [keyLabel ? { name, key: key ?? '' } : { name }, snapshot];
   }
 }
 

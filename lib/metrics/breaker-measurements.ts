@@ -1,0 +1,67 @@
+import type { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
+import type { BreakerEventName, BreakerSnapshot, BreakerState, ProbeEvent, RejectionReason } from '../core/index.js';
+import type { CircuitBreakerEvent } from '../interfaces/circuit-breaker-event.interface.js';
+
+/** How a call is counted by the metric integrations. @internal */
+export type MeasuredOutcome = 'success' | 'failure' | 'timeout' | 'overload' | 'ignored' | 'rejected' | 'fallback';
+
+/**
+ * What one breaker event means for metrics, whatever the metrics library:
+ * a call (with its outcome, the rejection reason, the duration of an admitted
+ * call), a transition, or a probe.
+ *
+ * @internal
+ */
+export type Measurement =
+  | { kind: 'call'; outcome: MeasuredOutcome; reason: RejectionReason | undefined; durationMs: number | undefined }
+  | { kind: 'transition'; from: BreakerState; to: BreakerState }
+  | { kind: 'probe'; result: ProbeEvent['result'] };
+
+/**
+ * The events metrics need. `timeout` is left out: the same call also emits a
+ * `failure` of category `timeout`, which counts it once; `slowCall` has no metric.
+ *
+ * @internal
+ */
+export const MEASURED_EVENTS: readonly BreakerEventName[] = ['success', 'failure', 'ignored', 'rejected', 'fallback', 'stateChange', 'probe'];
+
+/** @internal */
+export function measure(event: CircuitBreakerEvent): Measurement | undefined {
+  switch (event.type) {
+    case 'success':
+      return { kind: 'call', outcome: 'success', reason: undefined, durationMs: event.payload.durationMs };
+    case 'failure': {
+      const category = event.payload.category;
+      const outcome = category === 'overload' || category === 'timeout' ? category : 'failure';
+      return { kind: 'call', outcome, reason: undefined, durationMs: event.payload.durationMs };
+    }
+    case 'ignored':
+      return { kind: 'call', outcome: 'ignored', reason: undefined, durationMs: undefined };
+    case 'rejected':
+      return { kind: 'call', outcome: 'rejected', reason: event.payload.reason, durationMs: undefined };
+    case 'fallback':
+      return { kind: 'call', outcome: 'fallback', reason: undefined, durationMs: undefined };
+    case 'stateChange':
+      return { kind: 'transition', from: event.payload.from, to: event.payload.to };
+    case 'probe':
+      return { kind: 'probe', result: event.payload.result };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Every breaker of an application, with the children of per-key families when
+ * they are to be reported by key.
+ *
+ * @internal
+ */
+export function* snapshotsOf(registry: CircuitBreakerRegistry, withChildren: boolean): Generator<{ name: string; key: string | undefined; snapshot: BreakerSnapshot }> {
+  for (const snapshot of registry.snapshot()) {
+    const name = snapshot.name;
+    yield { name, key: undefined, snapshot };
+    if (withChildren && snapshot.family !== undefined) {
+      for (const child of registry.get(name).children()) yield { name, key: child.key, snapshot: child.snapshot() };
+    }
+  }
+}
