@@ -1,0 +1,43 @@
+import type { Cluster, Redis } from 'ioredis';
+
+/** Where the store writes its warnings; Nest's `Logger` fits. @publicApi */
+export interface RedisBreakerStoreLogger {
+  warn(message: string): void;
+  log(message: string): void;
+}
+
+/**
+ * Options of `new RedisBreakerStore()`.
+ *
+ * @publicApi
+ */
+export interface RedisBreakerStoreOptions {
+  /**
+   * The ioredis client (5 or 6; a `Cluster` too) the store sends its writes and
+   * reads with. It stays yours: `close()` does not quit it.
+   */
+  redis: Redis | Cluster;
+  /**
+   * The connection that receives other replicas' signals (pub/sub needs a
+   * connection of its own). Default: `redis.duplicate()`, which the store
+   * quits on `close()`.
+   */
+  subscriber?: Redis | Cluster;
+  /** Namespaces keys and the channel, so that applications can share one Redis. Default `'circuit-breaker:'`. */
+  keyPrefix?: string;
+  /**
+   * This replica's name in the quorum: replicas with the same id count once.
+   * Default `<hostname>:<pid>`; set a stable one (a pod name) if you prefer.
+   */
+  instanceId?: string;
+  /** How often the shared state of every breaker is read back, repairing missed signals. Default 5,000. */
+  reconcileIntervalMs?: number;
+  /** A store operation slower than this counts as failed: breakers decide locally. Default 1,000. */
+  operationTimeoutMs?: number;
+  /** How long start-up waits for Redis before serving with local state. Default 2,000. */
+  hydrateTimeoutMs?: number;
+  /** How many breakers may wait with an unwritten transition. Default 1,000. */
+  maxQueue?: number;
+  /** Where the one warning per outage goes; `false` for none. Default: Nest's `Logger` ('CircuitBreakerRedisStore'). */
+  logger?: RedisBreakerStoreLogger | false;
+}

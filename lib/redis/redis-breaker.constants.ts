@@ -1,0 +1,27 @@
+/** Defaults of `RedisBreakerStore`. @publicApi */
+export const REDIS_BREAKER_STORE_DEFAULTS = Object.freeze({
+  keyPrefix: 'circuit-breaker:',
+  /** How often every shared breaker's state is read back, repairing a missed pub/sub message. */
+  reconcileIntervalMs: 5_000,
+  /** The longest any store operation may take before it counts as failed and breakers decide locally. */
+  operationTimeoutMs: 1_000,
+  /** How long start-up waits for Redis before serving with local state. */
+  hydrateTimeoutMs: 2_000,
+  /** How many breakers may have an unwritten transition; past it the oldest is dropped (and replayed on reconnect). */
+  maxQueue: 1_000,
+});
+
+/**
+ * Keys live this long after their last write, so the state of a breaker that
+ * no longer exists does not stay in Redis forever. A day is far longer than
+ * any open period.
+ *
+ * @internal
+ */
+export const KEY_TTL_MS = 86_400_000;
+
+/** The version of the signal format; a replica ignores signals of another version. @internal */
+export const SIGNAL_VERSION = 1;
+
+/** The suffixes of a breaker's keys and of the store's channel. @internal */
+export const KEY_SUFFIX = Object.freeze({ state: 'state', opens: 'opens', probe: 'probe', channel: 'signals' });

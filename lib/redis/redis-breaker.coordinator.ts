@@ -1,0 +1,286 @@
+import type { Breaker, BreakerCoordination, BreakerCoordinator, ResolvedBreakerOptions, StateChangeEvent } from '../core/index.js';
+import { BREAKER_DEFAULTS } from '../core/index.js';
+import { breakerKeys, type BreakerKeys } from './redis-breaker.keys.js';
+import type { FleetState } from './redis-breaker.signal.js';
+
+/** A transition of this replica's own that the fleet must hear about. @internal */
+export type WriteOp =
+  /** Opened by its own evidence (`reopen`: its fleet probe failed). */
+  | { readonly kind: 'open'; readonly openUntil: number; readonly at: number; readonly reopen: boolean }
+  /** Its probe succeeded. */
+  | { readonly kind: 'close'; readonly at: number }
+  /** Reset by hand: its report no longer holds. */
+  | { readonly kind: 'withdraw' };
+
+const NONE = 0;
+const REQUESTING = 1;
+const WON = 2;
+const LOST = 3;
+type Permit = typeof NONE | typeof REQUESTING | typeof WON | typeof LOST;
+
+/**
+ * What the coordinator knows about one shared breaker: the fleet's state as
+ * last heard, and where this replica stands with the fleet's probe permit.
+ *
+ * @internal
+ */
+export class SharedBreaker {
+  readonly name: string;
+  readonly keys: BreakerKeys;
+  readonly quorum: number;
+  /** The newest fleet generation applied; older signals and reads are ignored. */
+  generation = 0;
+  fleetOpen = false;
+  /** The local breaker's open-until time as last known (its clock). */
+  openUntil = 0;
+  /** When this replica last opened on its own evidence: a close verdict older than that must not close it. */
+  ownOpenAt = Number.NEGATIVE_INFINITY;
+  permit: Permit = NONE;
+  /** While the permit is won or lost: until when that answer holds (the breaker's clock). */
+  permitUntil = 0;
+  /** The latest own transition: replayed when sharing resumes after an outage. */
+  lastOwn: WriteOp | undefined;
+
+  constructor(
+    readonly breaker: Breaker,
+    prefix: string,
+  ) {
+    this.name = breaker.name;
+    this.keys = breakerKeys(prefix, breaker.name);
+    const share = breaker.config.share;
+    this.quorum = share === undefined || share === false ? BREAKER_DEFAULTS.shareQuorum : share.quorum;
+  }
+}
+
+/**
+ * What the coordinator needs from the store. Nothing here is awaited by a
+ * call: writes are queued, permit requests answer later through `onPermit()`.
+ *
+ * @internal
+ */
+export interface FleetLink {
+  /** Whether the store reaches Redis now; while it does not, every breaker decides locally. */
+  isShared(): boolean;
+  storeErrors(): number;
+  write(record: SharedBreaker, op: WriteOp): void;
+  /** Asks for the fleet's probe permit of `record` for `ttlMs`; the answer comes through `onPermit()`. */
+  requestPermit(record: SharedBreaker, ttlMs: number): void;
+}
+
+/**
+ * The local half of shared state: decides from what this replica already
+ * knows, synchronously, and leaves every exchange with Redis to the store.
+ *
+ * - Own transitions become writes (reports, verdicts); adopted ones
+ *   (`shared-open`, `shared-close`) never do, so an adoption is never counted
+ *   as evidence.
+ * - The fleet's state (from signals, reads and hydration) is adopted when it
+ *   is newer than what was last applied.
+ * - While the fleet is open, only the holder of the fleet's probe permit
+ *   half-opens; the permit is asked for when the open period ends (by one
+ *   timer for the whole store), so that the first calls after it already find
+ *   the answer.
+ * - Per-key children are not shared: they decide locally (their family is).
+ *
+ * @internal
+ */
+export class RedisBreakerCoordinator implements BreakerCoordinator {
+  private readonly records = new WeakMap<Breaker, SharedBreaker>();
+  private readonly byName = new Map<string, SharedBreaker[]>();
+  private wakeTimer: ReturnType<typeof setTimeout> | undefined;
+  /** `Date.now()` at which the wake timer fires. */
+  private wakeDue = Number.POSITIVE_INFINITY;
+  private closed = false;
+
+  constructor(
+    private readonly prefix: string,
+    private readonly link: FleetLink,
+  ) {}
+
+  /** Starts following `breaker`; `undefined` for what is never shared (per-key children, after close). */
+  register(breaker: Breaker): SharedBreaker | undefined {
+    if (breaker.parent !== undefined || this.closed) return undefined;
+    let record = this.records.get(breaker);
+    if (record !== undefined) return record;
+    record = new SharedBreaker(breaker, this.prefix);
+    this.records.set(breaker, record);
+    const named = this.byName.get(breaker.name);
+    if (named === undefined) this.byName.set(breaker.name, [record]);
+    else named.push(record);
+    return record;
+  }
+
+  /** Every followed breaker. */
+  all(): SharedBreaker[] {
+    return [...this.byName.values()].flat();
+  }
+
+  transitioned(breaker: Breaker, change: StateChangeEvent): void {
+    const record = this.register(breaker);
+    if (record === undefined) return;
+    const { from, to, reason } = change;
+    if (to === 'open') record.openUntil = change.openUntil ?? 0;
+    // Half-opening is what a won permit is for; any other move ends the permit episode.
+    if (to !== 'half-open') record.permit = NONE;
+    let op: WriteOp | undefined;
+    if (reason === 'shared-open' || reason === 'shared-close') {
+      // Adopted: the fleet already knows.
+    } else if (to === 'open' && (from === 'closed' || from === 'half-open')) {
+      record.ownOpenAt = change.at;
+      op = { kind: 'open', openUntil: record.openUntil, at: change.at, reopen: from === 'half-open' };
+    } else if (to === 'closed' && from === 'half-open') {
+      op = { kind: 'close', at: change.at };
+    } else if (to === 'closed' && reason === 'reset') {
+      op = { kind: 'withdraw' };
+    }
+    if (op !== undefined) {
+      record.lastOwn = op;
+      this.link.write(record, op);
+    }
+    if (to === 'open') this.scheduleWake(record);
+  }
+
+  mayProbe(breaker: Breaker): boolean {
+    const record = this.records.get(breaker);
+    // Not shared, Redis unreachable (fail open: local behaviour), or a lone opener the fleet does not share.
+    if (record === undefined || !this.link.isShared() || !record.fleetOpen) return true;
+    const now = breaker.clock.now();
+    if (record.permit === WON && now < record.permitUntil) return true;
+    if (record.permit === REQUESTING || (record.permit === LOST && now < record.permitUntil)) return false;
+    this.request(record);
+    return false;
+  }
+
+  describe(breaker: Breaker): BreakerCoordination | undefined {
+    if (breaker.parent !== undefined) return undefined;
+    return { shared: !this.closed && this.link.isShared(), storeErrors: this.link.storeErrors() };
+  }
+
+  /** Applies the fleet's state of a breaker (from a signal, a reconcile read or hydration) when it is newer than what was applied. */
+  apply(fleet: FleetState): void {
+    const records = this.byName.get(fleet.name);
+    if (records === undefined || this.closed) return;
+    for (const record of records) this.applyTo(record, fleet);
+  }
+
+  /** The answer to a permit request: `won`, or lost with `ttlMs` left on the holder's permit; `undefined` when the request failed. */
+  onPermit(record: SharedBreaker, won: boolean | undefined, ttlMs: number): void {
+    // The fleet moved on while the request was out (a verdict, an adoption): the answer is stale.
+    if (record.permit !== REQUESTING) return;
+    if (won === undefined) {
+      record.permit = NONE;
+      return;
+    }
+    record.permit = won ? WON : LOST;
+    record.permitUntil = record.breaker.clock.now() + Math.max(0, ttlMs);
+    if (!won) this.scheduleWake(record);
+  }
+
+  /**
+   * What each breaker must tell the fleet again after an outage: its latest
+   * own transition, if it still holds (an open report only while its period lasts).
+   */
+  replay(): [SharedBreaker, WriteOp][] {
+    const out: [SharedBreaker, WriteOp][] = [];
+    for (const record of this.all()) {
+      const op = record.lastOwn;
+      if (op === undefined) continue;
+      if (op.kind === 'open' && (record.breaker.storedState !== 'open' || op.openUntil <= record.breaker.clock.now())) continue;
+      out.push([record, op]);
+    }
+    return out;
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.wakeTimer);
+    this.wakeTimer = undefined;
+    this.byName.clear();
+  }
+
+  private applyTo(record: SharedBreaker, fleet: FleetState): void {
+    if (fleet.generation <= record.generation) return;
+    record.generation = fleet.generation;
+    record.fleetOpen = fleet.state === 'open';
+    record.permit = NONE;
+    const breaker = record.breaker;
+    const now = breaker.clock.now();
+    if (fleet.state === 'open') {
+      const until = Math.min(fleet.openUntil, now + longestOpenMs(breaker.config));
+      if (until <= now) return;
+      // Opens a closed or half-open breaker (reason shared-open), or extends an open one to the fleet's time.
+      breaker.adoptOpen(until);
+      if (breaker.storedState === 'open' && until > record.openUntil) record.openUntil = until;
+      this.scheduleWake(record);
+      return;
+    }
+    const state = breaker.storedState;
+    // A close verdict ends the outage it was about, not one this replica found after it.
+    if ((state === 'open' || state === 'half-open') && record.ownOpenAt <= fleet.at) breaker.adoptClosed();
+  }
+
+  private request(record: SharedBreaker): void {
+    record.permit = REQUESTING;
+    this.link.requestPermit(record, permitTtlMs(record.breaker.config));
+  }
+
+  /** When `record` next needs the permit asked for: its open period's end, or the end of a lost permit. */
+  private dueOf(record: SharedBreaker): number | undefined {
+    if (!record.fleetOpen || record.breaker.storedState !== 'open') return undefined;
+    if (record.permit === NONE) return record.openUntil;
+    if (record.permit === LOST) return record.permitUntil;
+    return undefined;
+  }
+
+  private scheduleWake(record: SharedBreaker): void {
+    if (this.closed) return;
+    const due = this.dueOf(record);
+    if (due === undefined) return;
+    const at = Date.now() + Math.max(0, due - record.breaker.clock.now());
+    if (at >= this.wakeDue) return;
+    clearTimeout(this.wakeTimer);
+    this.wakeDue = at;
+    // One timer for the whole store, never keeping the process alive.
+    this.wakeTimer = setTimeout(() => this.wake(), at - Date.now());
+    this.wakeTimer.unref();
+  }
+
+  /** The store's one timer (and the store, when sharing resumes): asks for the permits that are due, then sleeps until the next one. */
+  wake(): void {
+    clearTimeout(this.wakeTimer);
+    this.wakeTimer = undefined;
+    this.wakeDue = Number.POSITIVE_INFINITY;
+    for (const record of this.all()) {
+      const due = this.dueOf(record);
+      if (due === undefined) continue;
+      if (due <= record.breaker.clock.now()) {
+        if (this.link.isShared()) this.request(record);
+      } else {
+        this.scheduleWake(record);
+      }
+    }
+  }
+}
+
+/**
+ * How long a won permit lasts: the whole half-open period, that is every probe
+ * of the budget run in turn, each within its deadline. It expires in Redis
+ * after that, so a holder that dies mid-probe blocks the fleet no longer.
+ *
+ * @internal
+ */
+export function permitTtlMs(config: ResolvedBreakerOptions): number {
+  return Math.ceil(config.probeMaxWaitMs * Math.ceil(config.maxProbes / config.maxConcurrentProbes));
+}
+
+/**
+ * The longest open period this breaker could have chosen itself: an adopted
+ * open-until further away than this comes from a replica whose clock is off,
+ * and is cut to it.
+ *
+ * @internal
+ */
+export function longestOpenMs(config: ResolvedBreakerOptions): number {
+  const base = config.backoffMultiplier === 1 ? config.openDurationMs : config.backoffMaxMs;
+  return Math.max(base * (1 + config.jitter), config.maxRetryAfterMs);
+}

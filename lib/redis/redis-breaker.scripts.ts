@@ -1,0 +1,106 @@
+/**
+ * The store's Lua scripts. Each runs atomically on the node of its breaker's
+ * slot (every key it touches carries the breaker's hash tag) and publishes the
+ * change it made in the same step, so the state hash and the signals never
+ * disagree. Times are milliseconds of the writer's clock; numbers are stored
+ * with `%.17g` so that none is rounded.
+ *
+ * @internal
+ */
+export const REDIS_BREAKER_SCRIPTS = {
+  /**
+   * This replica opened its breaker: a trip (a report), or its fleet probe
+   * failed (a reopen verdict, ARGV[5] = '1'). The fleet opens when `quorum`
+   * distinct replicas report it open within their open periods, until the
+   * latest of their open-until times; a failed fleet probe reopens it at once.
+   *
+   * KEYS: state hash, open reports, probe permit.
+   * ARGV: instance, openUntil, now, quorum, reopen ('1'/'0'), channel, name, key TTL.
+   * Returns {live reports, 1 if the fleet state changed else 0}.
+   */
+  open: `
+local instance, untilMs, now = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+if redis.call('GET', KEYS[3]) == instance then redis.call('DEL', KEYS[3]) end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if untilMs > now then
+  redis.call('ZADD', KEYS[2], untilMs, instance)
+  redis.call('PEXPIRE', KEYS[2], ARGV[8])
+end
+local reports = redis.call('ZCARD', KEYS[2])
+local fleet = redis.call('HMGET', KEYS[1], 'state', 'openUntil', 'generation')
+local fleetOpen = fleet[1] == 'open'
+local fleetUntil = tonumber(fleet[2]) or 0
+local newUntil
+if ARGV[5] == '1' and fleetOpen then
+  newUntil = math.max(untilMs, fleetUntil)
+elseif reports >= tonumber(ARGV[4]) then
+  newUntil = tonumber(redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')[2])
+  if fleetOpen and fleetUntil >= newUntil then return {reports, 0} end
+else
+  return {reports, 0}
+end
+if newUntil <= now then return {reports, 0} end
+local generation = math.max((tonumber(fleet[3]) or 0) + 1, now)
+redis.call('HSET', KEYS[1], 'state', 'open', 'openUntil', string.format('%.17g', newUntil), 'generation', string.format('%.17g', generation),
+  'origin', instance, 'at', ARGV[3], 'reports', reports)
+redis.call('PEXPIRE', KEYS[1], ARGV[8])
+redis.call('PUBLISH', ARGV[6], cjson.encode({ v = 1, b = ARGV[7], s = 'open', u = newUntil, g = generation, o = instance, a = now }))
+return {reports, 1}
+`,
+
+  /**
+   * This replica's probe succeeded (half-open → closed). If the fleet is open
+   * it closes, and every report is dropped (they described the outage that
+   * just ended); if not, this replica only withdraws its own report. A verdict
+   * older than the fleet's last change (written late, after an outage) is
+   * ignored.
+   *
+   * KEYS: state hash, open reports, probe permit.
+   * ARGV: instance, now, channel, name, key TTL.
+   * Returns 1 if the fleet closed, else 0.
+   */
+  close: `
+local instance, now = ARGV[1], tonumber(ARGV[2])
+if redis.call('GET', KEYS[3]) == instance then redis.call('DEL', KEYS[3]) end
+local fleet = redis.call('HMGET', KEYS[1], 'state', 'generation', 'at')
+if fleet[1] ~= 'open' then
+  redis.call('ZREM', KEYS[2], instance)
+  return 0
+end
+if (tonumber(fleet[3]) or 0) > now then return 0 end
+local generation = math.max((tonumber(fleet[2]) or 0) + 1, now)
+redis.call('DEL', KEYS[2])
+redis.call('HSET', KEYS[1], 'state', 'closed', 'openUntil', '0', 'generation', string.format('%.17g', generation),
+  'origin', instance, 'at', ARGV[2], 'reports', 0)
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+redis.call('PUBLISH', ARGV[3], cjson.encode({ v = 1, b = ARGV[4], s = 'closed', u = 0, g = generation, o = instance, a = now }))
+return 1
+`,
+
+  /**
+   * This replica's breaker was reset by hand: its report no longer holds, and
+   * a permit it holds is given back. The fleet's state is left alone.
+   *
+   * KEYS: open reports, probe permit. ARGV: instance.
+   */
+  withdraw: `
+if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
+return redis.call('ZREM', KEYS[1], ARGV[1])
+`,
+
+  /**
+   * Asks for the fleet's probe permit: won when nobody holds it (or this
+   * replica already does: renewed). Returns {1, ttl} when won, {0, remaining
+   * ms of the holder's permit} when lost.
+   *
+   * KEYS: probe permit. ARGV: instance, TTL in ms.
+   */
+  permit: `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1, tonumber(ARGV[2])} end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {1, tonumber(ARGV[2])}
+end
+return {0, redis.call('PTTL', KEYS[1])}
+`,
+} as const;

@@ -1,0 +1,65 @@
+import { SIGNAL_VERSION } from './redis-breaker.constants.js';
+
+/**
+ * The fleet's state of one breaker, as the state hash holds it and as a
+ * signal (pub/sub message) carries it after every change.
+ *
+ * @internal
+ */
+export interface FleetState {
+  /** The breaker's name (not escaped). */
+  readonly name: string;
+  readonly state: 'open' | 'closed';
+  /** While open: until when the fleet rejects (the origin's clock). 0 when closed. */
+  readonly openUntil: number;
+  /** Grows with every change of the fleet's state; a replica applies only newer ones. */
+  readonly generation: number;
+  /** The instance whose write made the change. */
+  readonly origin: string;
+  /** When the change was made (the origin's clock). */
+  readonly at: number;
+}
+
+/**
+ * Reads a signal; `undefined` for anything that is not a well-formed signal of
+ * this version (another version's replicas during a rolling upgrade, or
+ * someone else's message on the channel), which is ignored, never thrown.
+ *
+ * Wire format (JSON, written by the scripts with cjson):
+ * `{ "v": 1, "b": name, "s": "open" | "closed", "u": openUntil, "g": generation, "o": origin, "a": at }`.
+ *
+ * @internal
+ */
+export function decodeSignal(message: string): FleetState | undefined {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(message);
+  } catch {
+    return undefined;
+  }
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const { v, b, s, u, g, o, a } = raw as Record<string, unknown>;
+  if (v !== SIGNAL_VERSION || typeof b !== 'string' || (s !== 'open' && s !== 'closed') || typeof o !== 'string') return undefined;
+  if (!isFiniteNumber(u) || !isFiniteNumber(g) || !isFiniteNumber(a)) return undefined;
+  return { name: b, state: s, openUntil: u, generation: g, origin: o, at: a };
+}
+
+/**
+ * Reads the state hash (`HGETALL`); `undefined` when the breaker has no shared
+ * state yet (or it expired) or the hash is not one this version wrote.
+ *
+ * @internal
+ */
+export function decodeStateHash(name: string, hash: Record<string, string>): FleetState | undefined {
+  const state = hash.state;
+  if (state !== 'open' && state !== 'closed') return undefined;
+  const openUntil = Number(hash.openUntil ?? 0);
+  const generation = Number(hash.generation);
+  const at = Number(hash.at ?? 0);
+  if (!Number.isFinite(openUntil) || !Number.isFinite(generation) || !Number.isFinite(at)) return undefined;
+  return { name, state, openUntil, generation, origin: hash.origin ?? '', at };
+}
+
+function isFiniteNumber(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value);
+}

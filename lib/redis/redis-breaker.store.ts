@@ -1,0 +1,440 @@
+import { Logger } from '@nestjs/common';
+import type { Cluster, Redis } from 'ioredis';
+import { hostname } from 'node:os';
+import type { Breaker, BreakerCoordinator, BreakerStore } from '../core/index.js';
+import type { RedisBreakerStoreLogger, RedisBreakerStoreOptions } from './redis-breaker-store-options.interface.js';
+import { KEY_TTL_MS, REDIS_BREAKER_STORE_DEFAULTS } from './redis-breaker.constants.js';
+import { RedisBreakerCoordinator, type FleetLink, type SharedBreaker, type WriteOp } from './redis-breaker.coordinator.js';
+import { channelOf } from './redis-breaker.keys.js';
+import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
+import { REDIS_BREAKER_SCRIPTS as SCRIPTS } from './redis-breaker.scripts.js';
+import { decodeSignal, decodeStateHash } from './redis-breaker.signal.js';
+import { WriteQueue } from './redis-breaker-write.queue.js';
+
+type Client = Redis | Cluster;
+type Listener = (...args: unknown[]) => void;
+
+const KNOWN_OPTIONS = [
+  'redis',
+  'subscriber',
+  'keyPrefix',
+  'instanceId',
+  'reconcileIntervalMs',
+  'operationTimeoutMs',
+  'hydrateTimeoutMs',
+  'maxQueue',
+  'logger',
+] as const satisfies readonly (keyof RedisBreakerStoreOptions)[];
+// setTimeout fires at once for anything longer.
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * Shares circuit breaker state between the replicas of an application through
+ * Redis, without ever making a call wait for Redis:
+ *
+ * - every replica keeps its own window and decides locally; its transitions are
+ *   written asynchronously (a bounded queue, flushed once per tick) and
+ *   published;
+ * - the others adopt an open state once `quorum` distinct replicas (default 2)
+ *   report it within their open periods, until the shared open-until;
+ * - at the end of the open period one replica at a time holds the fleet's
+ *   probe permit (`SET NX PX`, expiring with the probe deadline), and its
+ *   verdict closes or reopens every replica;
+ * - start-up reads the shared state (`hydrate`) before the application serves;
+ * - when Redis is unreachable or slow every breaker keeps working locally: no
+ *   Redis error ever reaches a caller, one warning per outage, `shared: false`
+ *   in snapshots, and sharing resumes by itself on reconnect.
+ *
+ * @publicApi
+ */
+export class RedisBreakerStore implements BreakerStore {
+  readonly coordinator: BreakerCoordinator;
+  /** This replica's name in the quorum. */
+  readonly instanceId: string;
+  /** The prefix of every key and of the channel. */
+  readonly keyPrefix: string;
+
+  private readonly fleet: RedisBreakerCoordinator;
+  private readonly redis: Client;
+  private readonly subscriber: Client;
+  private readonly ownsSubscriber: boolean;
+  private readonly channel: string;
+  private readonly reconcileIntervalMs: number;
+  private readonly operationTimeoutMs: number;
+  private readonly hydrateTimeoutMs: number;
+  private readonly logger: RedisBreakerStoreLogger | undefined;
+  private readonly queue: WriteQueue<SharedBreaker, WriteOp>;
+  private readonly detach: (() => void)[] = [];
+
+  private phase: 'idle' | 'running' | 'closed' = 'idle';
+  private subscribed: Promise<void> | undefined;
+  private isSubscribed = false;
+  /** hydrate() calls waiting for both connections to be ready and subscribed. */
+  private readonly readyWaiters = new Set<() => void>();
+  /** The last store operation failed or timed out; cleared by the next success. */
+  private failing = false;
+  private errors = 0;
+  /** When the current outage was reported (one warning per outage); undefined while none is. */
+  private downSince: number | undefined;
+  private flushing = false;
+  private flushScheduled = false;
+  private reconciling = false;
+  private reconcileTimer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(options: RedisBreakerStoreOptions) {
+    validateOptions(options);
+    const d = REDIS_BREAKER_STORE_DEFAULTS;
+    this.redis = options.redis;
+    this.ownsSubscriber = options.subscriber === undefined;
+    // Redis.duplicate() and Cluster.duplicate() both copy the connection options; their signatures differ.
+    this.subscriber = options.subscriber ?? (options.redis as Redis).duplicate();
+    this.keyPrefix = options.keyPrefix ?? d.keyPrefix;
+    this.instanceId = options.instanceId ?? `${hostname()}:${process.pid}`;
+    this.channel = channelOf(this.keyPrefix);
+    this.reconcileIntervalMs = options.reconcileIntervalMs ?? d.reconcileIntervalMs;
+    this.operationTimeoutMs = options.operationTimeoutMs ?? d.operationTimeoutMs;
+    this.hydrateTimeoutMs = options.hydrateTimeoutMs ?? d.hydrateTimeoutMs;
+    this.logger = options.logger === false ? undefined : (options.logger ?? new Logger('CircuitBreakerRedisStore'));
+    this.queue = new WriteQueue(options.maxQueue ?? d.maxQueue);
+    const link: FleetLink = {
+      isShared: () => this.shared,
+      storeErrors: () => this.errors,
+      write: (record, op) => this.write(record, op),
+      requestPermit: (record, ttlMs) => this.requestPermit(record, ttlMs),
+    };
+    this.fleet = new RedisBreakerCoordinator(this.keyPrefix, link);
+    this.coordinator = this.fleet;
+  }
+
+  /** Whether breakers share their state now: both connections are ready and the last operation succeeded. */
+  get shared(): boolean {
+    return this.phase === 'running' && !this.failing && this.isSubscribed && this.redis.status === 'ready' && this.subscriber.status === 'ready';
+  }
+
+  /** Store operations that failed or timed out, and connection errors, since the store started. */
+  get storeErrors(): number {
+    return this.errors;
+  }
+
+  /** Writes dropped because the queue was full (each breaker's latest state is written again when sharing resumes). */
+  get droppedWrites(): number {
+    return this.queue.dropped;
+  }
+
+  async hydrate(breakers: readonly Breaker[]): Promise<void> {
+    if (this.phase === 'closed') return;
+    const records = breakers.map((breaker) => this.fleet.register(breaker)).filter((r): r is SharedBreaker => r !== undefined);
+    this.start();
+    const ready = this.whenReady();
+    try {
+      await withDeadline(ready, this.hydrateTimeoutMs, () => messages.hydrateTimedOut(this.hydrateTimeoutMs));
+      if (this.phase === 'running') await this.read(records);
+    } catch (error) {
+      this.failed(error);
+    } finally {
+      ready.cancel();
+    }
+  }
+
+  /**
+   * Reads the shared state of every breaker now and adopts what changed, as
+   * the periodic reconcile does. Resolves whether or not Redis answers.
+   */
+  async reconcile(): Promise<void> {
+    if (this.phase !== 'running' || this.reconciling || !this.connected()) return;
+    this.reconciling = true;
+    try {
+      await this.read(this.fleet.all());
+    } catch (error) {
+      this.failed(error);
+    } finally {
+      this.reconciling = false;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.phase === 'closed') return;
+    const wasRunning = this.phase === 'running';
+    if (wasRunning && this.shared && this.queue.size > 0) {
+      // What this replica did last still matters to the others: give it one deadline to get out.
+      await this.send(this.queue.drain()).catch(() => undefined);
+    }
+    this.phase = 'closed';
+    clearInterval(this.reconcileTimer);
+    // A hydrate() still waiting for Redis returns now: the application is stopping.
+    for (const resolve of this.readyWaiters) resolve();
+    this.readyWaiters.clear();
+    this.fleet.close();
+    this.queue.clear();
+    for (const off of this.detach.splice(0)) off();
+    if (!wasRunning) return;
+    if (this.ownsSubscriber) {
+      await withDeadline(this.subscriber.quit(), this.operationTimeoutMs, () => 'quit').catch(() => undefined);
+      this.subscriber.disconnect();
+    } else {
+      await withDeadline(this.subscriber.unsubscribe(this.channel), this.operationTimeoutMs, () => 'unsubscribe').catch(() => undefined);
+    }
+  }
+
+  // ---------------------------------------------------------------------------
+  // Connections and health
+
+  private start(): void {
+    if (this.phase !== 'idle') return;
+    this.phase = 'running';
+    // A fresh connection is a fresh start: the failure of an operation on the old one no longer counts.
+    const ready = () => {
+      this.failing = false;
+      this.notifyReady();
+      this.recovered();
+    };
+    this.on(this.redis, 'ready', ready);
+    this.on(this.subscriber, 'ready', ready);
+    for (const client of [this.redis, this.subscriber]) {
+      // An error event without a listener would be printed by ioredis; here it is counted and reported once per outage.
+      this.on(client, 'error', (error) => {
+        this.errors++;
+        this.down(error);
+      });
+      this.on(client, 'close', () => this.down(new Error('connection closed')));
+    }
+    this.on(this.subscriber, 'message', (channel, message) => {
+      if (channel !== this.channel) return;
+      const fleet = decodeSignal(String(message));
+      if (fleet !== undefined) this.fleet.apply(fleet);
+    });
+    if (this.ownsSubscriber && this.subscriber.status === 'wait') this.subscriber.connect().catch(() => undefined);
+    if (this.redis.status === 'wait') this.redis.connect().catch(() => undefined);
+    this.subscribed = this.subscribe();
+    this.reconcileTimer = setInterval(() => void this.reconcile(), this.reconcileIntervalMs);
+    this.reconcileTimer.unref();
+  }
+
+  private async subscribe(): Promise<void> {
+    // ioredis resubscribes by itself after a reconnect; this first subscription is retried until it lands.
+    for (;;) {
+      try {
+        await this.subscriber.subscribe(this.channel);
+        this.isSubscribed = true;
+        this.notifyReady();
+        this.recovered();
+        return;
+      } catch (error) {
+        if (this.phase !== 'running') return;
+        this.errors++;
+        this.down(error);
+        await new Promise<void>((resolve) => setTimeout(resolve, Math.min(this.operationTimeoutMs, 1_000)).unref());
+      }
+    }
+  }
+
+  private on(client: Client, event: string, listener: Listener): void {
+    client.on(event, listener);
+    this.detach.push(() => client.off(event, listener));
+  }
+
+  private connected(): boolean {
+    return this.redis.status === 'ready' && this.subscriber.status === 'ready';
+  }
+
+  /** Resolves once both connections are ready and the channel is subscribed. */
+  private whenReady(): Promise<void> & { cancel(): void } {
+    let waiter: (() => void) | undefined;
+    const promise = new Promise<void>((resolve) => {
+      waiter = resolve;
+      this.readyWaiters.add(resolve);
+    });
+    this.notifyReady();
+    return Object.assign(promise, { cancel: () => this.readyWaiters.delete(waiter!) });
+  }
+
+  private notifyReady(): void {
+    if (!this.isSubscribed || !this.connected()) return;
+    for (const resolve of this.readyWaiters) resolve();
+    this.readyWaiters.clear();
+  }
+
+  /** Sharing is interrupted: the one warning of this outage, and breakers decide locally until it ends. */
+  private down(error: unknown): void {
+    if (this.phase !== 'running' || this.downSince !== undefined) return;
+    this.downSince = Date.now();
+    this.logger?.warn(messages.unreachable(error instanceof Error ? error.message : String(error)));
+  }
+
+  private failed(error: unknown): void {
+    if (this.phase !== 'running') return;
+    this.errors++;
+    this.failing = true;
+    this.down(error);
+  }
+
+  private succeeded(): void {
+    this.failing = false;
+    this.recovered();
+  }
+
+  /** Called whenever something worked: if that ends an outage, tell the fleet again what it missed. */
+  private recovered(): void {
+    if (this.downSince === undefined || !this.shared) return;
+    const down = Date.now() - this.downSince;
+    this.downSince = undefined;
+    this.logger?.log(messages.resumed(down));
+    for (const [record, op] of this.fleet.replay()) this.queue.push(record, op);
+    this.scheduleFlush();
+    void this.reconcile();
+    this.fleet.wake();
+  }
+
+  // ---------------------------------------------------------------------------
+  // Writes
+
+  private write(record: SharedBreaker, op: WriteOp): void {
+    if (this.phase === 'closed') return;
+    // A breaker shared without hydrate() (the engine used without the module): start on its first transition.
+    this.start();
+    this.queue.push(record, op);
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled || this.phase !== 'running') return;
+    this.flushScheduled = true;
+    // Once per tick: the transitions of one tick go out together.
+    setImmediate(() => {
+      this.flushScheduled = false;
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    // One batch at a time, and only while Redis answers: the rest waits in the bounded queue.
+    if (this.flushing || this.queue.size === 0 || !this.shared) return;
+    this.flushing = true;
+    try {
+      await this.send(this.queue.drain());
+      this.succeeded();
+    } catch (error) {
+      // The batch is not retried as such: replay() resends every breaker's latest own transition when sharing resumes.
+      this.failed(error);
+    } finally {
+      this.flushing = false;
+      if (this.queue.size > 0) this.scheduleFlush();
+    }
+  }
+
+  private async send(batch: [SharedBreaker, WriteOp][]): Promise<void> {
+    const commands = batch.map(([record, op]) => this.command(record, op));
+    const redis = this.redis;
+    let results: Promise<unknown>;
+    if (redis.isCluster) {
+      // A cluster pipeline must stay within one slot; breakers spread over slots.
+      results = Promise.all(commands.map(([script, keys, args]) => redis.eval(script, keys.length, ...keys, ...args)));
+    } else {
+      const pipeline = redis.pipeline();
+      for (const [script, keys, args] of commands) pipeline.eval(script, keys.length, ...keys, ...args);
+      results = pipeline.exec().then((replies) => {
+        const error = replies?.find(([e]) => e !== null)?.[0];
+        if (error) throw error;
+      });
+    }
+    await withDeadline(results, this.operationTimeoutMs, () => messages.timedOut('writing transitions', this.operationTimeoutMs));
+  }
+
+  private command(record: SharedBreaker, op: WriteOp): [string, string[], (string | number)[]] {
+    const { keys } = record;
+    const id = this.instanceId;
+    switch (op.kind) {
+      case 'open':
+        return [
+          SCRIPTS.open,
+          [keys.state, keys.opens, keys.probe],
+          [id, op.openUntil, op.at, record.quorum, op.reopen ? '1' : '0', this.channel, record.name, KEY_TTL_MS],
+        ];
+      case 'close':
+        return [SCRIPTS.close, [keys.state, keys.opens, keys.probe], [id, op.at, this.channel, record.name, KEY_TTL_MS]];
+      default:
+        return [SCRIPTS.withdraw, [keys.opens, keys.probe], [id]];
+    }
+  }
+
+  // ---------------------------------------------------------------------------
+  // Reads and the probe permit
+
+  private async read(records: readonly SharedBreaker[]): Promise<void> {
+    if (records.length === 0) return;
+    const hashes = await withDeadline(
+      Promise.all(records.map((record) => this.redis.hgetall(record.keys.state))),
+      this.operationTimeoutMs,
+      () => messages.timedOut('reading shared state', this.operationTimeoutMs),
+    );
+    this.succeeded();
+    records.forEach((record, i) => {
+      const fleet = decodeStateHash(record.name, hashes[i]!);
+      if (fleet !== undefined) this.fleet.apply(fleet);
+    });
+  }
+
+  private requestPermit(record: SharedBreaker, ttlMs: number): void {
+    const reply = this.redis.eval(SCRIPTS.permit, 1, record.keys.probe, this.instanceId, ttlMs) as Promise<[number, number]>;
+    withDeadline(reply, this.operationTimeoutMs, () => messages.timedOut('the probe permit', this.operationTimeoutMs)).then(
+      ([won, ms]) => {
+        this.succeeded();
+        this.fleet.onPermit(record, won === 1, ms);
+      },
+      (error: unknown) => {
+        this.failed(error);
+        this.fleet.onPermit(record, undefined, 0);
+      },
+    );
+  }
+}
+
+/** Settles as `promise` does, or rejects after `ms` with the message `what()` (the timer never keeps the process alive). */
+function withDeadline<T>(promise: Promise<T>, ms: number, what: () => string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(what())), ms);
+    timer.unref();
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+function validateOptions(options: RedisBreakerStoreOptions): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new TypeError(messages.notAnObject(options));
+  for (const key of Object.keys(options)) {
+    if (!(KNOWN_OPTIONS as readonly string[]).includes(key)) throw new TypeError(messages.unknownOption(key, KNOWN_OPTIONS));
+  }
+  const client = (name: string, value: unknown) => {
+    const c = value as Partial<Redis> | null;
+    if (typeof c !== 'object' || c === null || typeof c.eval !== 'function' || typeof c.hgetall !== 'function' || typeof c.on !== 'function') {
+      throw new TypeError(messages.invalidOption(name, 'an ioredis client (Redis or Cluster)', value));
+    }
+  };
+  if (options.redis === undefined) throw new TypeError(messages.missingRedis());
+  client('redis', options.redis);
+  if (typeof (options.redis as Partial<Redis>).duplicate !== 'function' && options.subscriber === undefined) {
+    throw new TypeError(messages.invalidOption('redis', 'an ioredis client (Redis or Cluster)', options.redis));
+  }
+  if (options.subscriber !== undefined) {
+    client('subscriber', options.subscriber);
+    if (options.subscriber === options.redis) {
+      throw new TypeError(messages.invalidOption('subscriber', 'a connection of its own (pub/sub takes a connection over), e.g. redis.duplicate()', 'the same client as "redis"'));
+    }
+  }
+  if (options.keyPrefix !== undefined && typeof options.keyPrefix !== 'string') throw new TypeError(messages.invalidOption('keyPrefix', 'a string', options.keyPrefix));
+  if (options.instanceId !== undefined && (typeof options.instanceId !== 'string' || options.instanceId === '')) {
+    throw new TypeError(messages.invalidOption('instanceId', 'a non-empty string', options.instanceId));
+  }
+  for (const name of ['reconcileIntervalMs', 'operationTimeoutMs', 'hydrateTimeoutMs'] as const) {
+    const value = options[name];
+    if (value !== undefined && (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_TIMER_MS)) {
+      throw new TypeError(messages.invalidOption(name, `an integer number of milliseconds in [1, ${MAX_TIMER_MS}]`, value));
+    }
+  }
+  const max = options.maxQueue;
+  if (max !== undefined && (typeof max !== 'number' || !Number.isInteger(max) || max < 1)) throw new TypeError(messages.invalidOption('maxQueue', 'an integer >= 1', max));
+  const logger = options.logger;
+  if (logger !== undefined && logger !== false && (typeof logger !== 'object' || logger === null || typeof logger.warn !== 'function' || typeof logger.log !== 'function')) {
+    throw new TypeError(messages.invalidOption('logger', 'false or an object with warn() and log() methods', logger));
+  }
+}

@@ -1,0 +1,224 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Breaker, type BreakerOptions } from '../../lib/core/index.js';
+import { RedisBreakerCoordinator, longestOpenMs, permitTtlMs, type FleetLink, type SharedBreaker, type WriteOp } from '../../lib/redis/redis-breaker.coordinator.js';
+import type { FleetState } from '../../lib/redis/redis-breaker.signal.js';
+import { ManualClock } from '../helpers/manual-clock.js';
+
+/** The store's side, recorded: what was written and which permits were asked for. */
+class FakeLink implements FleetLink {
+  shared = true;
+  readonly writes: string[] = [];
+  readonly permits: { record: SharedBreaker; ttlMs: number }[] = [];
+  isShared(): boolean {
+    return this.shared;
+  }
+  storeErrors(): number {
+    return 4;
+  }
+  write(record: SharedBreaker, op: WriteOp): void {
+    this.writes.push(`${record.name} ${JSON.stringify(op)}`);
+  }
+  requestPermit(record: SharedBreaker, ttlMs: number): void {
+    this.permits.push({ record, ttlMs });
+  }
+}
+
+const OPTIONS: BreakerOptions = { consecutiveFailures: 1, openDurationMs: 1_000, halfOpen: { maxWaitMs: 300 } };
+const fail = (b: Breaker) => b.execute(() => Promise.reject(new Error('down'))).catch((e: unknown) => e);
+const fleet = (state: 'open' | 'closed', generation: number, openUntil = 0, at = 0): FleetState => ({ name: 'payments', state, openUntil, generation, origin: 'other', at });
+
+function setup(options: BreakerOptions = OPTIONS) {
+  const clock = new ManualClock(10_000);
+  const link = new FakeLink();
+  const coordinator = new RedisBreakerCoordinator('cb:', link);
+  const breaker = new Breaker('payments', options, { clock, coordinator });
+  const record = coordinator.register(breaker)!;
+  const reasons: string[] = [];
+  breaker.on('stateChange', (change) => reasons.push(`${change.from}->${change.to} (${change.reason})`));
+  return { clock, link, coordinator, breaker, record, reasons };
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('RedisBreakerCoordinator: own transitions become writes, adopted ones never do', () => {
+  it('writes a trip as a report, a failed probe as a reopen, a good probe as a close, a reset as a withdrawal', async () => {
+    const { clock, link, breaker } = setup();
+    await fail(breaker);
+    clock.advance(1_000);
+    await fail(breaker); // the probe fails
+    clock.advance(1_000);
+    await breaker.execute(() => 'ok'); // the probe succeeds
+    await fail(breaker);
+    breaker.reset();
+    expect(link.writes).toEqual([
+      'payments {"kind":"open","openUntil":11000,"at":10000,"reopen":false}',
+      'payments {"kind":"open","openUntil":12000,"at":11000,"reopen":true}',
+      'payments {"kind":"close","at":12000}',
+      'payments {"kind":"open","openUntil":13000,"at":12000,"reopen":false}',
+      'payments {"kind":"withdraw"}',
+    ]);
+  });
+
+  it('writes nothing for an adopted open or close, isolation or disabling', () => {
+    const { coordinator, link, breaker, reasons } = setup();
+    coordinator.apply(fleet('open', 1, 15_000));
+    coordinator.apply(fleet('closed', 2));
+    breaker.isolate();
+    breaker.disable();
+    expect(reasons).toEqual(['closed->open (shared-open)', 'open->closed (shared-close)', 'closed->isolated (isolate)', 'isolated->disabled (disable)']);
+    expect(link.writes).toEqual([]);
+  });
+
+  it('does not share per-key children: they decide locally, and only the family is described', async () => {
+    const clock = new ManualClock(0);
+    const link = new FakeLink();
+    const coordinator = new RedisBreakerCoordinator('cb:', link);
+    const family = new Breaker('hosts', { ...OPTIONS, perKey: {} }, { clock, coordinator });
+    const child = family.forKey('a');
+    await fail(child);
+    expect(child.state).toBe('open');
+    expect(link.writes).toEqual([]);
+    expect(coordinator.register(child)).toBeUndefined();
+    expect(coordinator.mayProbe(child)).toBe(true);
+    expect(coordinator.describe(child)).toBeUndefined();
+    expect(coordinator.describe(family)).toEqual({ shared: true, storeErrors: 4 });
+  });
+});
+
+describe('RedisBreakerCoordinator: adopting the fleet state', () => {
+  it('adopts a newer fleet open until the shared time, extends an open breaker, and ignores older generations', () => {
+    const { coordinator, breaker, reasons } = setup();
+    coordinator.apply(fleet('open', 5, 14_000));
+    expect(breaker.snapshot()).toMatchObject({ state: 'open', openUntil: 14_000 });
+    coordinator.apply(fleet('open', 6, 16_000));
+    expect(breaker.snapshot().openUntil).toBe(16_000);
+    coordinator.apply(fleet('closed', 6));
+    coordinator.apply(fleet('closed', 3));
+    expect(breaker.state).toBe('open');
+    expect(reasons).toEqual(['closed->open (shared-open)']);
+  });
+
+  it('ignores a fleet open that is already over', () => {
+    const { coordinator, breaker } = setup();
+    coordinator.apply(fleet('open', 1, 9_000));
+    expect(breaker.state).toBe('closed');
+  });
+
+  it('cuts an open-until further away than any open period this breaker could choose (a replica with a wrong clock)', () => {
+    const { coordinator, breaker } = setup({ ...OPTIONS, maxRetryAfterMs: 5_000 });
+    expect(longestOpenMs(breaker.config)).toBe(5_000);
+    coordinator.apply(fleet('open', 1, 10_000 + 3_600_000));
+    expect(breaker.snapshot().openUntil).toBe(15_000);
+  });
+
+  it('closes on a fleet close verdict, but not a breaker that opened on its own evidence after the verdict was made', async () => {
+    const { clock, coordinator, breaker } = setup();
+    coordinator.apply(fleet('open', 1, 14_000));
+    coordinator.apply(fleet('closed', 2, 0, 10_500));
+    expect(breaker.state).toBe('closed');
+    clock.advance(1_000);
+    await fail(breaker); // opens on its own at 11,000
+    coordinator.apply(fleet('closed', 3, 0, 10_900)); // a verdict made before that: late news
+    expect(breaker.state).toBe('open');
+    coordinator.apply(fleet('closed', 4, 0, 11_000));
+    expect(breaker.state).toBe('closed');
+  });
+});
+
+describe('RedisBreakerCoordinator: the fleet probe permit', () => {
+  it('lets a lone opener and every breaker while Redis is unreachable probe locally', async () => {
+    const { clock, link, breaker, coordinator } = setup();
+    await fail(breaker);
+    clock.advance(1_000);
+    // The fleet is not open (below quorum): nobody else is waiting for a verdict.
+    expect(coordinator.mayProbe(breaker)).toBe(true);
+    coordinator.apply(fleet('open', 1, 11_000));
+    link.shared = false;
+    expect(coordinator.mayProbe(breaker)).toBe(true);
+    expect(link.permits).toEqual([]);
+  });
+
+  it('asks once for the permit, stays open while asking, and half-opens when it is won', async () => {
+    const { clock, link, breaker, coordinator, record } = setup();
+    await fail(breaker);
+    coordinator.apply(fleet('open', 1, 11_000));
+    clock.advance(1_000);
+    const first = await breaker.execute(() => 'probe').catch((e: unknown) => e);
+    expect(first).toMatchObject({ reason: 'open', retryAfterMs: 300 });
+    await breaker.execute(() => 'probe').catch(() => undefined);
+    expect(link.permits).toEqual([{ record, ttlMs: 300 }]);
+    coordinator.onPermit(record, true, 300);
+    await expect(breaker.execute(() => 'probe')).resolves.toBe('probe');
+    expect(breaker.state).toBe('closed');
+  });
+
+  it('keeps rejecting while another replica holds the permit, and asks again when it lapses', async () => {
+    const { clock, link, breaker, coordinator, record } = setup();
+    await fail(breaker);
+    coordinator.apply(fleet('open', 1, 11_000));
+    clock.advance(1_000);
+    expect(coordinator.mayProbe(breaker)).toBe(false);
+    coordinator.onPermit(record, false, 250);
+    clock.advance(249);
+    expect(coordinator.mayProbe(breaker)).toBe(false);
+    expect(link.permits).toHaveLength(1);
+    clock.advance(1);
+    expect(coordinator.mayProbe(breaker)).toBe(false);
+    expect(link.permits).toHaveLength(2);
+  });
+
+  it('drops a permit answer that arrives after the fleet moved on, and asks again after a failed request', async () => {
+    const { clock, link, breaker, coordinator, record } = setup();
+    await fail(breaker);
+    coordinator.apply(fleet('open', 1, 11_000));
+    clock.advance(1_000);
+    expect(coordinator.mayProbe(breaker)).toBe(false);
+    coordinator.onPermit(record, undefined, 0); // the request failed
+    expect(coordinator.mayProbe(breaker)).toBe(false);
+    expect(link.permits).toHaveLength(2);
+    coordinator.apply(fleet('closed', 2, 0, 11_000));
+    coordinator.onPermit(record, true, 300);
+    expect(breaker.state).toBe('closed');
+    expect(record.permit).toBe(0);
+  });
+
+  it('lasts the whole half-open period: every probe of the budget in turn, each within its deadline', () => {
+    expect(permitTtlMs(new Breaker('a', { halfOpen: { maxProbes: 3, maxConcurrent: 2, maxWaitMs: 100 } }).config)).toBe(200);
+    expect(permitTtlMs(new Breaker('b', { halfOpen: { maxProbes: 1, maxWaitMs: 2_500 } }).config)).toBe(2_500);
+  });
+
+  it('asks for the permit when the open period ends, before any call, with one timer for the store', async () => {
+    vi.useFakeTimers({ now: 10_000 });
+    const { clock, link, coordinator, record } = setup();
+    coordinator.apply(fleet('open', 1, 11_000));
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(999);
+    expect(link.permits).toHaveLength(0);
+    clock.advance(1_000);
+    vi.advanceTimersByTime(1);
+    expect(link.permits).toEqual([{ record, ttlMs: 300 }]);
+    coordinator.onPermit(record, false, 200);
+    // Lost: the timer comes back when the holder's permit lapses, in case its verdict never arrives.
+    clock.advance(200);
+    vi.advanceTimersByTime(200);
+    expect(link.permits).toHaveLength(2);
+    coordinator.close();
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe('RedisBreakerCoordinator: replay after an outage', () => {
+  it('replays each breaker\'s latest own transition while it still holds', async () => {
+    const { clock, breaker, coordinator, record } = setup();
+    expect(coordinator.replay()).toEqual([]);
+    await fail(breaker);
+    expect(coordinator.replay()).toEqual([[record, { kind: 'open', openUntil: 11_000, at: 10_000, reopen: false }]]);
+    clock.advance(1_000);
+    // The report's open period is over: it would count for nothing.
+    expect(coordinator.replay()).toEqual([]);
+    await breaker.execute(() => 'ok');
+    expect(coordinator.replay()).toEqual([[record, { kind: 'close', at: 11_000 }]]);
+  });
+});
