@@ -39,12 +39,21 @@ function growthTable(mixed, opossumGrowth) {
 
 function footprintTable(footprint) {
   return {
-    headers: ['breaker', 'heapUsed B', 'arrayBuffers B', 'heap + buffers B', 'rss B (rough)', 'timers (all)', 'timers (ref\'d)'],
-    align: ['l', 'r', 'r', 'r', 'r', 'r', 'r'],
+    headers: ['breaker', 'heapUsed B', 'arrayBuffers B', 'heap + buffers B (new)', 'after one call B', 'rss B (rough)', 'timers (all)', "timers (ref'd)"],
+    align: ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
     rows: footprint.rows.map((r) =>
       r.pending
-        ? [r.label, '', '', 'pending', '', '', '']
-        : [r.label, bytes(r.heapUsedPerBreaker), bytes(r.arrayBuffersPerBreaker), bytes(r.bytesPerBreaker), bytes(r.rssPerBreaker), String(r.timersPerBreaker), String(r.refTimersPerBreaker)],
+        ? [r.label, '', '', 'pending', '', '', '', '']
+        : [
+            r.label,
+            bytes(r.heapUsedPerBreaker),
+            bytes(r.arrayBuffersPerBreaker),
+            bytes(r.bytesPerBreaker),
+            bytes(r.bytesPerBreakerUsed),
+            bytes(r.rssPerBreaker),
+            String(r.timersPerBreaker),
+            String(r.refTimersPerBreaker),
+          ],
     ),
   };
 }

@@ -1,6 +1,7 @@
 // Run by footprint.mjs as `node --expose-gc footprint-child.mjs <kind> <count>`.
 // Prints one JSON line: the heap and array-buffer bytes per breaker over `count`
-// breakers, and the timers each breaker creates.
+// breakers, just created and again after one call each, and the timers each
+// breaker creates.
 
 import { createHook } from 'node:async_hooks';
 import { Breaker, cockatielBreaker, ConsecutiveBreaker, CountBreaker, handleAll, MinimalBreaker, OpossumBreaker } from '../implementations.mjs';
@@ -18,12 +19,22 @@ export const MAKERS = {
   'cockatiel-count-100': () => cockatielBreaker(handleAll, { halfOpenAfter: 30_000, breaker: new CountBreaker({ threshold: 0.5, size: 100 }) }),
 };
 
+/** One call through each kind of breaker, so that anything allocated on first use is counted too. */
+const CALL = {
+  'ours-count-100': (b) => b.execute(action),
+  'ours-time-10': (b) => b.execute(action),
+  minimal: (b) => b.execute(action),
+  'opossum-defaults': (b) => b.fire(),
+  'cockatiel-consecutive': (b) => b.execute(action),
+  'cockatiel-count-100': (b) => b.execute(action),
+};
+
 const settle = () => {
   for (let i = 0; i < 4; i++) globalThis.gc();
 };
 const refTimers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 
-function measure(kind, count) {
+async function measure(kind, count) {
   const make = MAKERS[kind];
   if (make === undefined) throw new Error(`unknown footprint kind ${kind}`);
   if (typeof globalThis.gc !== 'function') throw new Error('run with --expose-gc');
@@ -39,6 +50,13 @@ function measure(kind, count) {
   settle();
   const after = process.memoryUsage();
   const refAfter = refTimers();
+
+  // The same breakers after one call each.
+  const call = CALL[kind];
+  for (let i = 0; i < count; i++) await call(keep[i]);
+  await new Promise((resolve) => setImmediate(resolve));
+  settle();
+  const used = process.memoryUsage();
 
   // Every timer a breaker creates, ref'd or not (getActiveResourcesInfo lists only ref'd ones).
   const live = new Set();
@@ -63,6 +81,7 @@ function measure(kind, count) {
     arrayBuffersPerBreaker: per(after.arrayBuffers, before.arrayBuffers),
     rssPerBreaker: per(after.rss, before.rss),
     bytesPerBreaker: per(after.heapUsed + after.arrayBuffers, before.heapUsed + before.arrayBuffers),
+    bytesPerBreakerUsed: per(used.heapUsed + used.arrayBuffers, before.heapUsed + before.arrayBuffers),
     timersPerBreaker: live.size / sample,
     refTimersPerBreaker: (refAfter - refBefore) / count,
     kept: keep.length + extra.length,
@@ -70,6 +89,6 @@ function measure(kind, count) {
 }
 
 const [kind, count] = process.argv.slice(2);
-process.stdout.write(`${JSON.stringify(measure(kind, Number(count)))}\n`);
+process.stdout.write(`${JSON.stringify(await measure(kind, Number(count)))}\n`);
 // opossum's intervals are unref'd, but there is no reason to wait for anything.
 process.exit(0);
