@@ -17,6 +17,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.spec.ts', 'sample/test/**/*.spec.ts'],
     setupFiles: ['reflect-metadata'],
+    // Builds dist/ for the redis scenarios' replica processes when it is stale (see the file).
+    globalSetup: ['test/redis/global-setup.ts'],
     environment: 'node',
     testTimeout: 20_000,
   },

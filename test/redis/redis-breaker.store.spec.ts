@@ -1,0 +1,190 @@
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Breaker, type BreakerOptions, type Clock } from '../../lib/core/index.js';
+import { deferred, ManualClock } from '../helpers/manual-clock.js';
+import { RedisBreakerStore, type RedisBreakerStoreOptions } from '../../lib/redis/index.js';
+import { RedisServer, redisServerAvailable } from './helpers/redis-server.js';
+import { eventually, nextTransition } from './helpers/wait.js';
+
+// The store against a real Redis, with several stores in one process standing
+// for replicas (each with its own connections and instance id). The scenarios
+// with separate processes are in the *.scenario.spec.ts files.
+
+const available = redisServerAvailable();
+const OPTIONS: BreakerOptions = { consecutiveFailures: 1, openDurationMs: 400, halfOpen: { maxWaitMs: 2_000 } };
+const tally = (values: unknown[]) => values.reduce<Record<string, number>>((counts, v) => ({ ...counts, [String(v)]: (counts[String(v)] ?? 0) + 1 }), {});
+const fail = (b: Breaker) => b.execute(() => Promise.reject(new Error('down'))).catch((e: unknown) => e);
+
+let server: RedisServer;
+let admin: Redis;
+let prefixSeq = 0;
+const opened: { store: RedisBreakerStore; redis: Redis }[] = [];
+
+interface Replica {
+  store: RedisBreakerStore;
+  breaker: Breaker;
+  warnings: string[];
+}
+
+async function replica(
+  instanceId: string,
+  prefix: string,
+  options: BreakerOptions = OPTIONS,
+  storeOptions: Partial<RedisBreakerStoreOptions> = {},
+  port = server.port,
+  clock?: Clock,
+): Promise<Replica> {
+  const redis = new Redis(port, '127.0.0.1', { retryStrategy: () => 50, maxRetriesPerRequest: 1 });
+  redis.on('error', () => undefined);
+  const warnings: string[] = [];
+  const store = new RedisBreakerStore({
+    redis,
+    keyPrefix: prefix,
+    instanceId,
+    logger: { warn: (m) => warnings.push(m), log: () => undefined },
+    ...storeOptions,
+  });
+  opened.push({ store, redis });
+  const breaker = new Breaker('payments', options, { coordinator: store.coordinator, ...(clock === undefined ? {} : { clock }) });
+  await store.hydrate([breaker]);
+  return { store, breaker, warnings };
+}
+
+describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
+  let prefix: string;
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    admin = new Redis(server.port, '127.0.0.1');
+  });
+
+  afterAll(async () => {
+    await admin?.quit();
+    await server?.kill();
+  });
+
+  // Every test has keys and a channel of its own.
+  beforeEach(() => {
+    prefix = `t${++prefixSeq}:`;
+  });
+
+  afterEach(async () => {
+    for (const { store, redis } of opened.splice(0)) {
+      await store.close();
+      redis.disconnect();
+    }
+  });
+
+  it('adopts an open once two replicas report it, not after one, until the latest open-until', async () => {
+    const [a, b, c] = [await replica('a', prefix), await replica('b', prefix), await replica('c', prefix)];
+    await fail(a.breaker);
+    await eventually('the report of a', async () => ((await admin.zcard(`${prefix}{payments}:opens`)) === 1 ? true : undefined));
+    await c.store.reconcile();
+    expect([b.breaker.state, c.breaker.state]).toEqual(['closed', 'closed']);
+    expect(await admin.hgetall(`${prefix}{payments}:state`)).toEqual({});
+
+    const adopted = nextTransition(c.breaker, (change) => change.reason === 'shared-open');
+    await fail(b.breaker);
+    const change = await adopted;
+    const bUntil = b.breaker.snapshot().openUntil!;
+    expect(change.openUntil).toBe(bUntil);
+    // The first opener is aligned to the fleet's time too: the whole fleet reaches the end of its open period together.
+    await eventually('a aligned to the fleet', () => (a.breaker.snapshot().openUntil === bUntil ? true : undefined));
+    expect(await admin.hgetall(`${prefix}{payments}:state`)).toMatchObject({ state: 'open', openUntil: String(bUntil), origin: 'b', reports: '2' });
+  });
+
+  it('admits exactly one probe for the fleet when the open period ends, and its success closes every replica', async () => {
+    const replicas = [await replica('a', prefix), await replica('b', prefix), await replica('c', prefix)];
+    await Promise.all(replicas.slice(0, 2).map((r) => fail(r.breaker)));
+    await eventually('every replica open', () => (replicas.every((r) => r.breaker.storedState === 'open') ? true : undefined));
+    const until = Math.max(...replicas.map((r) => r.breaker.snapshot().openUntil!));
+    // The permit is asked for when the open period ends; calls after that find the answer.
+    await eventually('the permit taken', async () => ((await admin.get(`${prefix}{payments}:probe`)) ?? undefined));
+    expect(Date.now()).toBeGreaterThanOrEqual(until);
+    const holder = await admin.get(`${prefix}{payments}:probe`);
+    const closedEverywhere = Promise.all(replicas.map((r) => nextTransition(r.breaker, (change) => change.to === 'closed')));
+    // Every call stays in flight until all have been made: they are concurrent, as a burst of traffic is.
+    const gate = deferred<void>();
+    let reached = 0;
+    const outcomes = Promise.all(
+      replicas.flatMap((r) =>
+        Array.from({ length: 50 }, () =>
+          r.breaker
+            .execute(() => {
+              reached++;
+              return gate.promise;
+            })
+            .then(
+              () => 'ok',
+              (e: { reason?: string }) => e.reason,
+            ),
+        ),
+      ),
+    );
+    expect(reached).toBe(1);
+    gate.resolve();
+    expect(tally(await outcomes)).toEqual({ ok: 1, 'half-open-busy': 49, open: 100 });
+    const reasons = (await closedEverywhere).map((change) => change.reason);
+    const holderIndex = ['a', 'b', 'c'].indexOf(holder!);
+    expect(reasons[holderIndex]).toBe('probes-succeeded');
+    expect(reasons.filter((reason) => reason === 'shared-close')).toHaveLength(2);
+    expect(await admin.exists(`${prefix}{payments}:probe`, `${prefix}{payments}:opens`)).toBe(0);
+  });
+
+  it('reopens every replica when the fleet probe fails, with the prober\'s new open period', async () => {
+    const replicas = [await replica('a', prefix), await replica('b', prefix)];
+    await Promise.all(replicas.map((r) => fail(r.breaker)));
+    await eventually('the permit taken', async () => ((await admin.get(`${prefix}{payments}:probe`)) ?? undefined));
+    const holder = replicas[['a', 'b'].indexOf((await admin.get(`${prefix}{payments}:probe`))!)]!;
+    const other = replicas.find((r) => r !== holder)!;
+    await expect(fail(holder.breaker)).resolves.toMatchObject({ message: 'down' });
+    expect(holder.breaker.storedState).toBe('open');
+    const reopenedUntil = holder.breaker.snapshot().openUntil!;
+    // The other replica was still open (waiting for the verdict): it keeps rejecting until the prober's new time.
+    await eventually('the other replica following the reopen', () => (other.breaker.snapshot().openUntil === reopenedUntil ? true : undefined));
+    expect(other.breaker.state).toBe('open');
+    expect(await admin.hget(`${prefix}{payments}:state`, 'openUntil')).toBe(String(reopenedUntil));
+  });
+
+  it('starts a replica open during an outage, before it serves', async () => {
+    const [a, b] = [await replica('a', prefix), await replica('b', prefix)];
+    await Promise.all([fail(a.breaker), fail(b.breaker)]);
+    await eventually('the fleet open', async () => ((await admin.hget(`${prefix}{payments}:state`, 'state')) === 'open' ? true : undefined));
+    const late = await replica('late', prefix);
+    expect(late.breaker.snapshot()).toMatchObject({ state: 'open', openUntil: b.breaker.snapshot().openUntil, coordination: { shared: true, storeErrors: 0 } });
+  });
+
+  it('escapes breaker names in keys and keeps applications with different prefixes apart', async () => {
+    const name = 'GET /orders/{id}*';
+    const other = `${prefix}other:`;
+    const stores = [await replica('a', prefix), await replica('b', prefix), await replica('x', other), await replica('y', other)].map((r) => r.store);
+    const breakers = stores.map((store) => new Breaker(name, OPTIONS, { coordinator: store.coordinator }));
+    await Promise.all(stores.map((store, i) => store.hydrate([breakers[i]!])));
+    await Promise.all([fail(breakers[0]!), fail(breakers[1]!)]);
+    await eventually('the fleet open', async () => ((await admin.hget(`${prefix}{GET%20%2Forders%2F%7Bid%7D%2A}:state`, 'state')) === 'open' ? true : undefined));
+    await Promise.all(stores.map((store) => store.reconcile()));
+    expect(breakers.map((b) => b.storedState)).toEqual(['open', 'open', 'closed', 'closed']);
+    expect(new Set(await admin.keys(`${prefix}{*`))).toEqual(new Set([`${prefix}{GET%20%2Forders%2F%7Bid%7D%2A}:opens`, `${prefix}{GET%20%2Forders%2F%7Bid%7D%2A}:state`]));
+  });
+
+  it('fails open when Redis is unreachable from the start: local breaking works, one warning, shared: false', async () => {
+    const closedPort = await (async () => {
+      const probe = await RedisServer.start();
+      await probe.kill();
+      return probe.port;
+    })();
+    const clock = new ManualClock(Date.now());
+    const started = Date.now();
+    const lonely = await replica('lonely', prefix, OPTIONS, { hydrateTimeoutMs: 300 }, closedPort, clock);
+    // Start-up waited for Redis no longer than its deadline.
+    expect(Date.now() - started).toBeLessThan(1_000);
+    for (let i = 0; i < 3; i++) expect(await fail(lonely.breaker)).toMatchObject(i === 0 ? { message: 'down' } : { reason: 'open' });
+    clock.advance(400);
+    // The open period is over and no Redis answers: the breaker probes on its own.
+    await expect(lonely.breaker.execute(() => 'probe')).resolves.toBe('probe');
+    expect(lonely.breaker.snapshot().coordination).toEqual({ shared: false, storeErrors: expect.any(Number) });
+    expect(lonely.breaker.snapshot().coordination!.storeErrors).toBeGreaterThan(0);
+    expect(lonely.warnings).toHaveLength(1);
+    expect(lonely.warnings[0]).toMatch(/^Redis is unreachable \(.+\): every circuit breaker now decides on its own, and sharing resumes by itself when Redis is back\.$/);
+  });
+});
