@@ -482,6 +482,24 @@ export class Breaker {
       this.settle(token, this.classifyError(error), error, startedAt, undefined);
       throw error;
     }
+    // The common case in full, without the general bookkeeping: a success of the
+    // current closed generation that nobody times, watches or classifies by hand.
+    if (
+      token === this.generation &&
+      this.current === CLOSED &&
+      !this.timed &&
+      this.hub === undefined &&
+      this.config.classifyResult === undefined &&
+      (typeof value !== 'object' || value === null || defaultClassifyResult(value, this.config.overloadK !== 0) === 'success')
+    ) {
+      this.counters.successes++;
+      this.consecutiveFailures = 0;
+      const w = this.window;
+      w.record(SLOT_SUCCESS, 0);
+      // A success can only trip a window that already holds failures (when it completes the minimum population).
+      if (w.failures !== 0) this.evaluate(value);
+      return value;
+    }
     this.settle(token, this.classifyResult(value), value, startedAt, undefined);
     return value;
   }
