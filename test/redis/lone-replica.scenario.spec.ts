@@ -21,7 +21,7 @@ describe.skipIf(!available)('scenario 2: one replica alone cannot open the fleet
     expect(await a.burst('upstream', 3)).toEqual({ 'upstream-error': 3 });
     expect((await a.snapshot('upstream')).state).toBe('open');
     // Its report is in Redis, one of the two needed; the fleet's state was never written.
-    await eventually("a's report", async () => ((await fleet.admin.zrange('shop:{upstream}:opens', 0, -1)).join() === 'a' ? true : undefined));
+    await eventually("a's report", async () => ((await fleet.admin.zrange('shop:{upstream}:opens', 0, '-1')).join() === 'a' ? true : undefined));
     expect(await fleet.admin.exists('shop:{upstream}:state')).toBe(0);
 
     // The others read the shared state back (as the periodic reconcile does) and stay closed, serving.

@@ -54,7 +54,13 @@ export async function startFleet(options: { ids: string[]; breakers: Record<stri
 
 /** Median and 99th percentile (nearest rank) of `values`. */
 export function percentiles(values: number[]): { median: number; p99: number; max: number } {
-  const sorted = [...values].sort((a, b) => a - b);
+  // toSorted() is in Node 20 but not in the ES2022 lib the project compiles against: insert in order instead.
+  const sorted: number[] = [];
+  for (const value of values) {
+    let i = sorted.length;
+    while (i > 0 && sorted[i - 1]! > value) i--;
+    sorted.splice(i, 0, value);
+  }
   const rank = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
   return { median: rank(0.5), p99: rank(0.99), max: sorted[sorted.length - 1]! };
 }

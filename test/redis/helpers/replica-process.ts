@@ -171,6 +171,7 @@ export class ReplicaProcess {
       if (message.error !== undefined) waiter?.reject(new Error(`Replica ${this.id}: ${message.error}`));
       else waiter?.resolve(message.result);
     }
-    for (const listener of [...this.listeners]) listener(message);
+    // A listener may remove itself while called: a Set iteration allows that.
+    for (const listener of this.listeners) listener(message);
   }
 }
