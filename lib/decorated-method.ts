@@ -1,5 +1,5 @@
 import { isObservable, Observable } from 'rxjs';
-import type { Breaker, BreakerOptions, CallOutcome, CallPermit } from './core/index.js';
+import { CallTimeoutError, isBreakerRejection, type Breaker, type BreakerOptions, type CallOutcome, type CallPermit } from './core/index.js';
 import { runWithCallSignal } from './call-signal.js';
 import { REGISTRY_PROPERTY } from './circuit-breaker.constants.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
@@ -48,6 +48,9 @@ export class DecoratedMethod {
       return source.pipe(circuitBreaker(breaker, this.fallback === undefined ? {} : { fallback: (error) => this.observableFallback(registry, breaker, instance, error, args) }));
     }
 
+    if (this.kind === 'promise') return this.invokeAsync(registry, breaker, instance, original, args);
+
+    // A method whose return type is not known yet (or is a plain value): admit, call, then see what came back.
     let permit: CallPermit;
     try {
       permit = breaker.acquire();
@@ -81,6 +84,30 @@ export class DecoratedMethod {
     this.kind ??= 'sync';
     if (permit.succeed(result) === 'success') this.remember(registry, breaker, args, result);
     return result;
+  }
+
+  /** A method known to return a Promise: the breaker's own execute(), with its allocation-free path. */
+  private invokeAsync(
+    registry: CircuitBreakerRegistry,
+    breaker: Breaker,
+    instance: unknown,
+    original: (...args: any[]) => unknown,
+    args: any[],
+  ): Promise<unknown> {
+    // Only a call with a deadline has a signal worth passing on.
+    const call = breaker.execute(({ signal }) =>
+      signal === undefined ? (original.apply(instance, args) as Promise<unknown>) : runWithCallSignal(signal, () => original.apply(instance, args) as Promise<unknown>),
+    );
+    if (this.fallback === undefined) return call;
+    return call.then(
+      typeof this.fallback === 'object'
+        ? (value) => {
+            if (breaker.classifyResult(value) === 'success') this.remember(registry, breaker, args, value);
+            return value;
+          }
+        : undefined,
+      (error: unknown) => this.onError(registry, breaker, failureOutcome(breaker, error), instance, error, args, 'promise'),
+    );
   }
 
   private onError(registry: CircuitBreakerRegistry, breaker: Breaker, outcome: CallOutcome, instance: unknown, error: unknown, args: any[], kind: MethodKind): unknown {
@@ -169,6 +196,12 @@ function withCause(error: unknown, cause: unknown): unknown {
     Object.defineProperty(error, 'cause', { value: cause, writable: true, configurable: true, enumerable: false });
   }
   return error;
+}
+
+/** How a rejected execute() counted its call: rejections and deadlines are what fallbacks are for. */
+function failureOutcome(breaker: Breaker, error: unknown): CallOutcome {
+  if (isBreakerRejection(error) || (error instanceof CallTimeoutError && error.breakerName === breaker.name)) return 'failure';
+  return breaker.classifyError(error);
 }
 
 function countedAs(outcome: CallPermit['outcome']): CallOutcome {

@@ -245,6 +245,31 @@ describe('@CircuitBreaker() on providers', () => {
     expect(app.get(CircuitBreakerRegistry).get('per-request').snapshot().totals.successes).toBe(2);
   });
 
+  it('learns the kind of a method without type metadata from its first result, with the same behaviour before and after', async () => {
+    // Plain JavaScript, decorated by hand: no design:returntype to read.
+    class Untyped {
+      up = false;
+      async fetch(id: string) {
+        if (!this.up) throw down();
+        return `item ${id}`;
+      }
+      spare(error: unknown, id: string) {
+        return `spare ${id} after ${(error as Error).name}`;
+      }
+    }
+    const descriptor = Object.getOwnPropertyDescriptor(Untyped.prototype, 'fetch')!;
+    CircuitBreaker({ name: 'untyped', consecutiveFailures: 2, fallback: 'spare' })(Untyped.prototype, 'fetch', descriptor);
+    Object.defineProperty(Untyped.prototype, 'fetch', descriptor);
+    const app = await start({}, [Untyped]);
+    const untyped = app.get(Untyped);
+    expect(await untyped.fetch('1')).toBe('spare 1 after Error'); // learned: a Promise method
+    expect(await untyped.fetch('2')).toBe('spare 2 after Error'); // through execute(): opens the breaker
+    expect(await untyped.fetch('3')).toBe('spare 3 after CircuitOpenError');
+    app.get(CircuitBreakerRegistry).get('untyped').reset();
+    untyped.up = true;
+    expect(await untyped.fetch('4')).toBe('item 4');
+  });
+
   it('an instance Nest did not create gets a clear error', () => {
     expect(() => new Catalog().products('x')).toThrow(
       'Circuit breaker "Catalog.products" on Catalog.products: no CircuitBreakerRegistry was injected into this instance.',
