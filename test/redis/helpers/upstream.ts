@@ -36,8 +36,9 @@ export class Upstream {
     return total;
   }
 
-  /** Answers every held call with 200. */
+  /** Stops holding: answers every held call with 200, and the calls to come too (mode `ok`). */
   release(): void {
+    if (this.mode === 'hold') this.mode = 'ok';
     for (const res of this.held.splice(0)) res.end('ok');
   }
 
