@@ -167,6 +167,37 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     expect(new Set(await admin.keys(`${prefix}{*`))).toEqual(new Set([`${prefix}{GET%20%2Forders%2F%7Bid%7D%2A}:opens`, `${prefix}{GET%20%2Forders%2F%7Bid%7D%2A}:state`]));
   });
 
+  it('fails open when Redis stops answering (a frozen server): the probe goes local, and the verdict reaches the fleet once Redis answers again', async () => {
+    const clock = new ManualClock(Date.now());
+    const fast = { operationTimeoutMs: 200, reconcileIntervalMs: 100 };
+    const a = await replica('a', prefix, OPTIONS, fast, server.port, clock);
+    const b = await replica('b', prefix, OPTIONS, fast, server.port, clock);
+    await Promise.all([fail(a.breaker), fail(b.breaker)]);
+    await eventually('the fleet open', async () => ((await admin.hget(`${prefix}{payments}:state`, 'state')) === 'open' ? true : undefined));
+    server.pause();
+    try {
+      clock.advance(400);
+      // The permit request goes out and hangs: the call is rejected at once, it never waits for Redis.
+      const started = Date.now();
+      expect(await a.breaker.execute(() => 'too early').catch((e: unknown) => e)).toMatchObject({ reason: 'open' });
+      expect(Date.now() - started).toBeLessThan(50);
+      await eventually('a giving up on Redis', () => (a.store.shared ? undefined : true), 2_000);
+      // Fail open: the probe is local now.
+      await expect(a.breaker.execute(() => 'probe')).resolves.toBe('probe');
+      expect(a.breaker.snapshot()).toMatchObject({ state: 'closed', coordination: { shared: false } });
+      expect(a.warnings).toEqual(['Redis is unreachable (the probe permit did not answer within 200 ms (operationTimeoutMs)): every circuit breaker now decides on its own, and sharing resumes by itself when Redis is back.']);
+      expect(b.breaker.storedState).toBe('open');
+      const closed = nextTransition(b.breaker, (change) => change.reason === 'shared-close');
+      server.resume();
+      // a's verdict was kept and is written once Redis answers: b closes on it.
+      await closed;
+      expect(a.store.shared).toBe(true);
+      expect(a.warnings).toHaveLength(1);
+    } finally {
+      server.resume();
+    }
+  });
+
   it('fails open when Redis is unreachable from the start: local breaking works, one warning, shared: false', async () => {
     const closedPort = await (async () => {
       const probe = await RedisServer.start();

@@ -67,6 +67,15 @@ export class RedisServer {
     running.delete(child);
   }
 
+  /** Freezes the server (SIGSTOP): connections stay open, nothing answers. A slow Redis at its worst. */
+  pause(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.child?.kill('SIGCONT');
+  }
+
   /** Starts a fresh, empty server on the same port. */
   async restart(): Promise<void> {
     await this.kill();
