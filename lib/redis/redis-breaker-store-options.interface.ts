@@ -14,9 +14,14 @@ export interface RedisBreakerStoreLogger {
 export interface RedisBreakerStoreOptions {
   /**
    * The ioredis client (5 or 6; a `Cluster` too) the store sends its writes and
-   * reads with. It stays yours: `close()` does not quit it.
+   * reads with. It stays yours (`close()` does not quit it) unless `closeClient`.
    */
   redis: Redis | Cluster;
+  /**
+   * Also quit `redis` on `close()`: for a client made for the store alone, e.g.
+   * in a `forRootAsync` factory, which has nowhere else to close it. Default `false`.
+   */
+  closeClient?: boolean;
   /**
    * The connection that receives other replicas' signals (pub/sub needs a
    * connection of its own). Default: `redis.duplicate()`, which the store

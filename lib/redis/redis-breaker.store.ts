@@ -24,6 +24,7 @@ const KNOWN_OPTIONS = [
   'hydrateTimeoutMs',
   'maxQueue',
   'logger',
+  'closeClient',
 ] as const satisfies readonly (keyof RedisBreakerStoreOptions)[];
 // setTimeout fires at once for anything longer.
 const MAX_TIMER_MS = 2_147_483_647;
@@ -58,6 +59,7 @@ export class RedisBreakerStore implements BreakerStore {
   private readonly redis: Client;
   private readonly subscriber: Client;
   private readonly ownsSubscriber: boolean;
+  private readonly closeClient: boolean;
   private readonly channel: string;
   private readonly reconcileIntervalMs: number;
   private readonly operationTimeoutMs: number;
@@ -86,6 +88,7 @@ export class RedisBreakerStore implements BreakerStore {
     const d = REDIS_BREAKER_STORE_DEFAULTS;
     this.redis = options.redis;
     this.ownsSubscriber = options.subscriber === undefined;
+    this.closeClient = options.closeClient === true;
     // Redis.duplicate() and Cluster.duplicate() both copy the connection options; their signatures differ.
     this.subscriber = options.subscriber ?? (options.redis as Redis).duplicate();
     this.keyPrefix = options.keyPrefix ?? d.keyPrefix;
@@ -167,13 +170,23 @@ export class RedisBreakerStore implements BreakerStore {
     this.fleet.close();
     this.queue.clear();
     for (const off of this.detach.splice(0)) off();
-    if (!wasRunning) return;
     if (this.ownsSubscriber) {
-      await withDeadline(this.subscriber.quit(), this.operationTimeoutMs, () => 'quit').catch(() => undefined);
-      this.subscriber.disconnect();
-    } else {
+      // Made by the store, so closed by it, even if it never started (a non-lazy duplicate is already connecting).
+      await this.shutdown(this.subscriber);
+    } else if (wasRunning) {
       await withDeadline(this.subscriber.unsubscribe(this.channel), this.operationTimeoutMs, () => 'unsubscribe').catch(() => undefined);
     }
+    if (this.closeClient) await this.shutdown(this.redis);
+  }
+
+  /** QUIT within the operation deadline when connected (a lazy client that never connected is not woken for it), then drop the socket. */
+  private async shutdown(client: Client): Promise<void> {
+    if (client.status === 'end') return;
+    const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
+    if (client.status === 'ready') await withDeadline(client.quit(), this.operationTimeoutMs, () => 'quit').catch(() => undefined);
+    client.disconnect();
+    // Resolve close() only once the connection is gone, so that nothing of the store is left running after it.
+    await withDeadline(ended, this.operationTimeoutMs, () => 'end').catch(() => undefined);
   }
 
   // ---------------------------------------------------------------------------
@@ -433,6 +446,7 @@ function validateOptions(options: RedisBreakerStoreOptions): void {
   }
   const max = options.maxQueue;
   if (max !== undefined && (typeof max !== 'number' || !Number.isInteger(max) || max < 1)) throw new TypeError(messages.invalidOption('maxQueue', 'an integer >= 1', max));
+  if (options.closeClient !== undefined && typeof options.closeClient !== 'boolean') throw new TypeError(messages.invalidOption('closeClient', 'a boolean', options.closeClient));
   const logger = options.logger;
   if (logger !== undefined && logger !== false && (typeof logger !== 'object' || logger === null || typeof logger.warn !== 'function' || typeof logger.log !== 'function')) {
     throw new TypeError(messages.invalidOption('logger', 'false or an object with warn() and log() methods', logger));

@@ -198,6 +198,21 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     }
   });
 
+  it('closes the subscriber it made and leaves the client alone, unless closeClient', async () => {
+    const mine = new Redis(server.port, '127.0.0.1');
+    const kept = new RedisBreakerStore({ redis: mine, keyPrefix: prefix, logger: false });
+    await kept.hydrate([new Breaker('a', OPTIONS, { coordinator: kept.coordinator })]);
+    expect(kept.shared).toBe(true);
+    await kept.close();
+    expect(mine.status).toBe('ready');
+    const given = new RedisBreakerStore({ redis: mine, keyPrefix: prefix, logger: false, closeClient: true });
+    await given.hydrate([new Breaker('b', OPTIONS, { coordinator: given.coordinator })]);
+    await given.close();
+    expect(mine.status).toBe('end');
+    // Every connection the store made is gone: only the test's own admin connection is left.
+    expect(String(await admin.client('LIST')).trim().split('\n')).toHaveLength(1);
+  });
+
   it('fails open when Redis is unreachable from the start: local breaking works, one warning, shared: false', async () => {
     const closedPort = await (async () => {
       const probe = await RedisServer.start();

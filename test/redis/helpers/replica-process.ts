@@ -120,14 +120,22 @@ export class ReplicaProcess {
     return message as ReplicaTransition;
   }
 
-  /** Closes the application (the store writes what is pending) and waits for the process to end. */
+  /**
+   * Closes the application (the store writes what is pending) and waits for the
+   * process to end on its own; fails if it has to be killed (a handle was left running).
+   */
   async stop(): Promise<void> {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     const exited = new Promise((resolve) => this.child.once('exit', resolve));
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), 5_000);
+    let killed = false;
+    const timer = setTimeout(() => {
+      killed = true;
+      this.child.kill('SIGKILL');
+    }, 5_000);
     this.request('close', {}).catch(() => undefined);
     await exited;
     clearTimeout(timer);
+    if (killed) throw new Error(`Replica ${this.id} did not exit within 5 s of app.close(): something it started was left running.`);
   }
 
   /** Kills the process at once, as a crash would. */
