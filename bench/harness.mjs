@@ -73,7 +73,8 @@ export function quantile(values, q) {
 
 export const median = (values) => quantile(values, 0.5);
 
-function summarize(values) {
+/** Median and quartiles of a list of numbers. */
+export function summarize(values) {
   return { median: median(values), p25: quantile(values, 0.25), p75: quantile(values, 0.75), n: values.length };
 }
 
@@ -86,10 +87,16 @@ async function runChecked(entry, n) {
 /**
  * Runs `entries` ({ id, batch, expect }) in interleaved rounds.
  *
+ * Every round starts with a forced full GC unless `gcBetweenRounds` is false.
+ * (A full GC also deoptimizes optimized code that embeds objects that have died
+ * since, so code that keeps such objects, rxjs's subscribe chain for one, runs
+ * partly unoptimized for a while after each; the steady-state rows of scenario 7
+ * are measured without it to show the difference.)
+ *
  * Returns, per id, the ns/call of every round and their summary, and a
  * `ratio(a, b)` that summarizes the per-round ratios time(a) / time(b).
  */
-export async function runInterleaved(entries, { batchSize, rounds, warmupRounds, seed = 1 }) {
+export async function runInterleaved(entries, { batchSize, rounds, warmupRounds, seed = 1, gcBetweenRounds = true }) {
   const random = seededRandom(seed);
   for (let w = 0; w < warmupRounds; w++) {
     for (const entry of shuffled(entries, random)) {
@@ -100,7 +107,7 @@ export async function runInterleaved(entries, { batchSize, rounds, warmupRounds,
   const perRound = Object.fromEntries(entries.map((e) => [e.id, []]));
   for (let r = 0; r < rounds; r++) {
     // A clean heap at the start of each round; the shuffled order spreads what is left over.
-    globalThis.gc?.();
+    if (gcBetweenRounds) globalThis.gc?.();
     await tick();
     for (const entry of shuffled(entries, random)) {
       const t0 = performance.now();

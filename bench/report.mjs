@@ -1,7 +1,7 @@
 // Everything a run shows: the stdout table, RESULTS.md and the SVG chart.
 // (results.json is the results object itself.)
 
-const MARK = { pass: '✅ pass', fail: '❌ FAIL', pending: '⏳ pending', 'not run': '– not run' };
+const MARK = { pass: '✅ pass', fail: '❌ FAIL', pending: '⏳ pending', 'not run': '– not run', skipped: '– skipped' };
 
 const ns = (s) => (s === undefined ? '' : s.median >= 10_000 ? `${(s.median / 1000).toFixed(1)} µs` : `${Math.round(s.median)} ns`);
 const ratio = (s) => (s === undefined ? '' : `${s.median.toFixed(2)}x`);
@@ -17,6 +17,22 @@ function timingTable(scenario) {
     headers: ['implementation', 'ns/call (median)', 'ratio to minimal (median)', 'ratio p25–p75'],
     align: ['l', 'r', 'r', 'r'],
     rows: scenario.rows.map((r) => [r.label, ns(r.nsPerCall), ratio(r.ratioToMinimal), spread(r.ratioToMinimal)]),
+  };
+}
+
+function nestTable(part, baselineLabel) {
+  return {
+    headers: ['row', 'ns/call (median)', `ratio to ${baselineLabel} (median)`, 'ratio p25–p75', 'steady state: ns/call', 'ratio', 'p25–p75'],
+    align: ['l', 'r', 'r', 'r', 'r', 'r', 'r'],
+    rows: part.rows.map((r) => [r.label, ns(r.nsPerCall), ratio(r.ratio), spread(r.ratio), ns(r.steady.nsPerCall), ratio(r.steady.ratio), spread(r.steady.ratio)]),
+  };
+}
+
+function sharedRedisTable(shared) {
+  return {
+    headers: ['breaker', 'ns/call (median)', 'ratio to in-memory (median)', 'ratio p25–p75'],
+    align: ['l', 'r', 'r', 'r'],
+    rows: shared.rows.map((r) => [r.label, ns(r.nsPerCall), r.ratioToMemory ? ratio(r.ratioToMemory) : '1.00x (baseline)', spread(r.ratioToMemory)]),
   };
 }
 
@@ -41,20 +57,16 @@ function footprintTable(footprint) {
   return {
     headers: ['breaker', 'heapUsed B', 'arrayBuffers B', 'heap + buffers B (new)', 'after one call B', 'rss B (rough)', 'timers (all)', "timers (ref'd)"],
     align: ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
-    rows: footprint.rows.map((r) =>
-      r.pending
-        ? [r.label, '', '', 'pending', '', '', '', '']
-        : [
-            r.label,
-            bytes(r.heapUsedPerBreaker),
-            bytes(r.arrayBuffersPerBreaker),
-            bytes(r.bytesPerBreaker),
-            bytes(r.bytesPerBreakerUsed),
-            bytes(r.rssPerBreaker),
-            String(r.timersPerBreaker),
-            String(r.refTimersPerBreaker),
-          ],
-    ),
+    rows: footprint.rows.map((r) => [
+      r.label,
+      bytes(r.heapUsedPerBreaker),
+      bytes(r.arrayBuffersPerBreaker),
+      bytes(r.bytesPerBreaker),
+      bytes(r.bytesPerBreakerUsed),
+      bytes(r.rssPerBreaker),
+      String(r.timersPerBreaker),
+      String(r.refTimersPerBreaker),
+    ]),
   };
 }
 
@@ -113,10 +125,55 @@ function sections(results) {
     out.push({ title: `3. Mixed traffic: ${mixed.description} (${batchNote(mixed)})`, table: timingTable(mixed), problems: mixed.problems });
     out.push({ title: '3b. Cost growth from 2,000 to 10,000 calls in the window', table: growthTable(mixed, opossumGrowth) });
   }
-  if (footprint) out.push({ title: `4. Footprint: bytes per breaker over ${footprint.count.toLocaleString('en-US')} breakers`, table: footprintTable(footprint) });
+  if (footprint) {
+    const child = footprint.rows.find((r) => r.kind === 'per-key-child');
+    const after =
+      child?.familyEntryPerChild === undefined
+        ? undefined
+        : `The per-key child row counts everything a new target adds to a family: the child breaker (which shares the family's options and derives its name), ` +
+          `its key string (\`key-<i>\`) and its entry in the family's Map. The key strings in a Map of the same size, measured alone, take ` +
+          `${bytes(child.familyEntryPerChild)} B per key, so the child breaker's own share is about ` +
+          `${bytes(Math.max(child.bytesPerBreaker, child.bytesPerBreakerUsed) - child.familyEntryPerChild)} B.`;
+    out.push({ title: `4. Footprint: bytes per breaker over ${footprint.count.toLocaleString('en-US')} breakers`, table: footprintTable(footprint), after });
+  }
   if (halfOpen) out.push({ title: `5. Half-open admission: ${halfOpen.concurrent.toLocaleString('en-US')} concurrent calls at the end of the open duration`, table: halfOpenTable(halfOpen) });
   if (hygiene) out.push({ title: `6. Hygiene: does the process exit on its own? (killed after ${ms(hygiene.killAfterMs)})`, table: hygieneTable(hygiene) });
-  if (nest) out.push({ title: '7. Nest layer', text: nest.message });
+  if (nest?.status === 'measured') {
+    const added = (s) => `${Math.round(s.median)} ns (p25–p75 ${Math.round(s.p25)}–${Math.round(s.p75)} ns)`;
+    const steadyNote =
+      'The first three figure columns are timed like every other scenario (a forced full GC before each round; the target is judged on them); ' +
+      'the steady-state columns are the same rows again without the forced GCs.';
+    out.push({
+      title: `7. Nest layer: ${nest.decorator.description} (${batchNote(nest.decorator)}, twice)`,
+      table: nestTable(nest.decorator, 'direct execute'),
+      after:
+        `Added by the decorator over a direct execute, per call (median of per-round differences): ${added(nest.decorator.addedNs)}; ` +
+        `steady state ${added(nest.decorator.steadyAddedNs)}. ${steadyNote}`,
+      problems: nest.problems,
+    });
+    out.push({
+      title: `7b. Nest layer: ${nest.operator.description} (${batchNote(nest.operator)}, twice)`,
+      table: nestTable(nest.operator, 'bare of(1)'),
+      after:
+        `Added by the operator, per subscription (median of per-round differences): ${added(nest.operator.addedNs)}; steady state ${added(nest.operator.steadyAddedNs)}. ` +
+        'No target; reported only. The forced full GC before each round deoptimizes much of rxjs\'s subscribe chain and the operator ' +
+        "(V8 discards optimized code that embeds objects that have died: `--trace-deopt` reports 'weak objects'), so those rounds mostly measure re-optimization; " +
+        'the steady-state columns are the per-subscription cost.',
+    });
+  } else if (nest) out.push({ title: '7. Nest layer', text: nest.message });
+  const shared = results.sharedRedis;
+  if (shared?.skipped !== undefined) out.push({ title: '8. Shared state on Redis (issue 6)', text: shared.skipped });
+  else if (shared) {
+    const a = shared.adoption;
+    out.push({
+      title: `8. Shared state on Redis (issue 6): ${shared.description} (${batchNote(shared)})`,
+      table: sharedRedisTable(shared),
+      after:
+        `Adoption on loopback (three stores as three replicas; from the transition that makes the quorum to the third replica's adoption), over ${a.n} outages: ` +
+        `median ${a.medianMs.toFixed(2)} ms, p99 ${a.p99Ms.toFixed(2)} ms, max ${a.maxMs.toFixed(2)} ms. ${shared.redis}.`,
+      problems: shared.problems,
+    });
+  }
   return out;
 }
 
@@ -125,6 +182,7 @@ export function toText(results) {
   for (const s of sections(results)) {
     parts.push(s.title);
     parts.push(s.table ? textTable(s.table) : s.text);
+    if (s.after) parts.push(s.after);
     for (const p of s.problems ?? []) parts.push(`PROBLEM: ${p}`);
     parts.push('');
   }
@@ -163,7 +221,7 @@ export function toMarkdown(results) {
   out.push('Method: one process, one run; every implementation is timed in batches of sequential awaited calls, all implementations');
   out.push('interleaved in a freshly shuffled order each round, after a warm-up. The ratio to `minimal` is taken within each round');
   out.push('and the median over rounds is reported (with the 25th–75th percentile), because absolute times drift between minutes');
-  out.push('while side-by-side ratios do not. Footprint and hygiene run in child processes.');
+  out.push('while side-by-side ratios do not. Footprint, hygiene and the Nest layer run in child processes.');
   out.push('');
   out.push('## Targets');
   out.push('');
@@ -178,6 +236,7 @@ export function toMarkdown(results) {
     out.push('');
     out.push(s.table ? markdownTable(s.table) : s.text);
     out.push('');
+    if (s.after) out.push(s.after, '');
     for (const p of s.problems ?? []) out.push(`**Problem:** ${p}\n`);
   }
   out.push('## Notes');

@@ -4,9 +4,13 @@
 //                         bench/RESULTS.md and bench/ratios.svg
 //   npm run bench:quick   quick run (under 30 s); prints the tables only
 //
-// Directly: node --expose-gc bench/run.mjs [--quick] [--write] [--only closed,open,mixed,footprint,half-open,hygiene,nest]
+// Directly: node --expose-gc bench/run.mjs [--quick] [--write] [--only closed,open,mixed,footprint,half-open,hygiene,nest,redis]
+//
+// The shared-state rows (issue 6, bench/scenarios/shared-redis.mjs) run only when a
+// `redis-server` binary is on PATH: the scenario starts its own on a free loopback
+// port. Without one the run says so and the rest is unchanged.
 
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -17,25 +21,28 @@ import { footprint } from './scenarios/footprint.mjs';
 import { halfOpen } from './scenarios/half-open.mjs';
 import { hygiene } from './scenarios/hygiene.mjs';
 import { mixedTraffic, opossumWindowGrowth } from './scenarios/mixed-traffic.mjs';
-import { nestLayer } from './scenarios/nest-layer.mjs';
+import { nestLayerIsolated } from './scenarios/nest-layer.mjs';
 import { openPath } from './scenarios/open-path.mjs';
 import { evaluateTargets } from './targets.mjs';
 
 const CONFIG = {
   full: {
     // Batches long enough (a few ms) that a scavenge inside one is averaged out.
-    batchSize: { closed: 20_000, open: 2_000, mixed: 10_000 },
+    // The decorator rows are timed exactly like the closed path; an operator call costs several times as much, so its batches are shorter.
+    batchSize: { closed: 20_000, open: 2_000, mixed: 10_000, decorator: 20_000, operator: 5_000 },
     warmupRounds: 3,
-    rounds: { closed: 250, open: 300, mixed: 250 },
+    rounds: { closed: 250, open: 300, mixed: 250, decorator: 250, operator: 250 },
     opossumGrowthRounds: 30,
     footprintCount: 100_000,
+    redis: { batchSize: 20_000, rounds: 100, warmupRounds: 3, seed: 66, transitions: 200 },
   },
   quick: {
-    batchSize: { closed: 20_000, open: 2_000, mixed: 10_000 },
+    batchSize: { closed: 20_000, open: 2_000, mixed: 10_000, decorator: 20_000, operator: 5_000 },
     warmupRounds: 2,
-    rounds: { closed: 30, open: 30, mixed: 20 },
+    rounds: { closed: 30, open: 30, mixed: 20, decorator: 30, operator: 30 },
     opossumGrowthRounds: 6,
     footprintCount: 20_000,
+    redis: { batchSize: 20_000, rounds: 20, warmupRounds: 2, seed: 66, transitions: 50 },
   },
 };
 
@@ -45,10 +52,33 @@ const NOTES = [
   'Open path: opossum was forced open with `open()`, the others were tripped by failures, and every breaker was given an open duration of an hour (`openDurationMs`, `resetTimeout`, `halfOpenAfter`) so that none half-opens during the run; the dependency was never called.',
   'opossum recomputes its window statistics on every failure, and with its default `rollingPercentilesEnabled: true` that sorts every latency of the last 10 s: the cost of a failure grows with the call rate. The side-by-side mixed-traffic rows therefore run opossum with percentiles off; the growth table measures its defaults separately, on fresh breakers whose window holds 2,000 or 10,000 calls.',
   'Open path: the "raw" row is not a breaker but the floor of any rejection: awaiting an already-rejected promise whose error already exists (Node\'s bookkeeping of a promise rejected before it has a handler, the throw and the catch). Every breaker pays it, plus the error it creates.',
-  'Footprint: heapUsed and arrayBuffers deltas around the creation of the breakers, after forced GCs, in a fresh child process per kind, and again once every breaker has made one call (anything allocated on first use); the targets take the larger figure; every breaker has its own name (`svc-<i>`, about 30 bytes of the heap figure) where the library takes one. "timers (all)" counts every Timeout a breaker creates, found with an async hook, "timers (ref\'d)" only those that keep a process alive (`process.getActiveResourcesInfo()`).',
+  'Footprint: heapUsed and arrayBuffers deltas around the creation of the breakers, after forced GCs, in a fresh child process per kind, and again once every breaker has made one call (anything allocated on first use); the targets take the larger figure; every breaker has its own name (`svc-<i>`, about 30 bytes of the heap figure) where the library takes one; a per-key child has its key instead (`key-<i>`, in one family created before the first reading, with room for every child so that none is evicted). "timers (all)" counts every Timeout a breaker creates, found with an async hook, "timers (ref\'d)" only those that keep a process alive (`process.getActiveResourcesInfo()`).',
+  'Nest layer: no Nest application is started. The decorator is applied to the class by hand as TypeScript applies a legacy decorator (with the `design:returntype` metadata that `emitDecoratorMetadata` emits for an async method), and a `CircuitBreakerRegistry` is set on the instance\'s registry property, which is all that Nest\'s injection does; the direct row calls `execute` on the same breaker (default options) with the same work. The operator rows subscribe to `of(1)` through `firstValueFrom` and so include its promise and subscriber in both rows. The scenario runs in a child process of its own, so that its calls do not shape the optimized code of the other scenarios (nor theirs its), and every row is timed twice: like the other scenarios, with a forced full GC before each round (the target is judged on these), and in the steady state without.',
+  'Shared state on Redis (issue 6, bench/scenarios/shared-redis.mjs): runs only where a `redis-server` binary is on PATH; it starts its own on a free loopback port, in this process, after every other scenario.',
   'Half-open: cockatiel lets one test call through and makes the others wait for it instead of rejecting them, so they all reach the dependency once it has closed. `minimal` has no budget.',
   'Hygiene: opossum arms a ref\'d timer per call when it has a timeout (its default is 10 s), so a call left hanging keeps the process alive until that timer fires; the case above uses 60 s like ours and is killed.',
 ];
+
+/** The `redis-server --version` line, or undefined when there is no redis-server on PATH. */
+function redisServerVersion() {
+  const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
+  return probe.error === undefined && probe.status === 0 ? probe.stdout.trim() : undefined;
+}
+
+/** Issue 6's rows: only with a redis-server on PATH, and only then is the scenario (and ioredis) loaded. */
+async function sharedState(options) {
+  if (redisServerVersion() === undefined) {
+    return { title: 'Shared state on Redis', skipped: 'skipped: no redis-server on PATH' };
+  }
+  const { sharedRedis } = await import('./scenarios/shared-redis.mjs');
+  try {
+    return await sharedRedis(options);
+  } catch (error) {
+    // A redis-server that is there but does not work is a problem of the run, not a reason to lose the other rows.
+    const message = `the shared-state scenario failed: ${error instanceof Error ? error.message : String(error)}`;
+    return { title: 'Shared state on Redis', skipped: `not measured: ${message}`, problems: [message] };
+  }
+}
 
 function parseArgs(argv) {
   const quick = argv.includes('--quick');
@@ -105,13 +135,16 @@ async function main() {
   const hygieneRun = want('hygiene') ? phase('hygiene', () => hygiene({ killAfterMs: 10_000 })) : undefined;
   if (want('footprint')) results.footprint = await phase('footprint', () => footprint({ count: cfg.footprintCount }));
   if (want('half-open')) results.halfOpen = await phase('half-open', () => halfOpen());
-  if (want('nest')) results.nest = await phase('nest', () => nestLayer());
   if (want('closed')) results.closed = await phase('closed', () => closedPath(timing('closed', 11)));
   if (want('open')) results.open = await phase('open', () => openPath(timing('open', 22)));
   if (want('mixed')) {
     results.mixed = await phase('mixed', () => mixedTraffic(timing('mixed', 33)));
     results.opossumGrowth = await phase('opossum-growth', () => opossumWindowGrowth({ rounds: cfg.opossumGrowthRounds }));
   }
+  // In a child process: the decorator's calls through execute() would otherwise shape the code the scenarios above measure.
+  if (want('nest')) results.nest = await phase('nest', () => nestLayerIsolated({ decorator: timing('decorator', 44), operator: timing('operator', 55) }));
+  // Last: it runs in this process (it starts its own redis-server), after the in-memory scenarios.
+  if (want('redis')) results.sharedRedis = await phase('shared-redis', () => sharedState(cfg.redis));
   if (hygieneRun) results.hygiene = await hygieneRun;
   results.targets = evaluateTargets(results);
   results.notes = NOTES;
@@ -129,7 +162,7 @@ async function main() {
     writeFileSync(here('./ratios.svg'), toSvg(results));
     console.log('wrote bench/results.json, bench/RESULTS.md, bench/ratios.svg');
   }
-  const problems = [results.closed, results.open, results.mixed].flatMap((s) => s?.problems ?? []);
+  const problems = [results.closed, results.open, results.mixed, results.nest, results.sharedRedis].flatMap((s) => s?.problems ?? []);
   if (problems.length > 0) process.exitCode = 1;
 }
 

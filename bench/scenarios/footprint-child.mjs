@@ -10,19 +10,39 @@ const action = () => Promise.resolve(1);
 // Breakers built from one configuration share its options object, as an application's would.
 const TIME_WINDOW = { window: { type: 'time', durationMs: 10_000, buckets: 10 } };
 
+// The family whose children the per-key kind makes; a fresh one per phase (warm-up, measurement, timer sample), see SETUP.
+let family;
+
 export const MAKERS = {
   'ours-count-100': (i) => new Breaker(`svc-${i}`),
   'ours-time-10': (i) => new Breaker(`svc-${i}`, TIME_WINDOW),
+  // An idle child of a per-key family: its breaker (which shares the family's
+  // options and derives its name), its own key string and its entry in the family's Map.
+  'per-key-child': (i) => family.forKey(`key-${i}`),
   minimal: () => new MinimalBreaker(),
   'opossum-defaults': (i) => new OpossumBreaker(action, { name: `svc-${i}` }),
   'cockatiel-consecutive': () => cockatielBreaker(handleAll, { halfOpenAfter: 30_000, breaker: new ConsecutiveBreaker(5) }),
   'cockatiel-count-100': () => cockatielBreaker(handleAll, { halfOpenAfter: 30_000, breaker: new CountBreaker({ threshold: 0.5, size: 100 }) }),
 };
 
+/**
+ * Run before each phase with the number of breakers it is about to make. The
+ * per-key kind gets a fresh family (default options, count window of 100) with
+ * room for them all plus 10, so that no child is evicted; the measured family is
+ * created before the first heap reading, so only its children and the growth of
+ * its Map are counted.
+ */
+const SETUP = {
+  'per-key-child': (n) => {
+    family = new Breaker('family', { perKey: { maxKeys: n + 10 } });
+  },
+};
+
 /** One call through each kind of breaker, so that anything allocated on first use is counted too. */
 const CALL = {
   'ours-count-100': (b) => b.execute(action),
   'ours-time-10': (b) => b.execute(action),
+  'per-key-child': (b) => b.execute(action),
   minimal: (b) => b.execute(action),
   'opossum-defaults': (b) => b.fire(),
   'cockatiel-consecutive': (b) => b.execute(action),
@@ -38,11 +58,15 @@ async function measure(kind, count) {
   const make = MAKERS[kind];
   if (make === undefined) throw new Error(`unknown footprint kind ${kind}`);
   if (typeof globalThis.gc !== 'function') throw new Error('run with --expose-gc');
+  const setup = SETUP[kind] ?? (() => undefined);
   // Load and warm the code paths first so that only the breakers themselves are counted.
+  const warmCount = 1_000;
+  setup(warmCount);
   let warm = [];
-  for (let i = 0; i < 1_000; i++) warm.push(make(-i - 1));
+  for (let i = 0; i < warmCount; i++) warm.push(make(-i - 1));
   warm = undefined;
   const keep = Array.from({ length: count });
+  setup(count);
   settle();
   const refBefore = refTimers();
   const before = process.memoryUsage();
@@ -69,12 +93,15 @@ async function measure(kind, count) {
     },
   }).enable();
   const sample = 1_000;
+  setup(sample);
   const extra = [];
   for (let i = 0; i < sample; i++) extra.push(make(count + i));
   hook.disable();
 
   const per = (a, b) => (a - b) / count;
+  const familyEntry = kind === 'per-key-child' ? { familyEntryPerChild: mapEntryBytes(count) } : {};
   return {
+    ...familyEntry,
     kind,
     count,
     heapUsedPerBreaker: per(after.heapUsed, before.heapUsed),
@@ -86,6 +113,23 @@ async function measure(kind, count) {
     refTimersPerBreaker: (refAfter - refBefore) / count,
     kept: keep.length + extra.length,
   };
+}
+
+/**
+ * What a family's Map entry and key string cost per child on their own: the
+ * same keys in a Map of the same size, all pointing at one object. Part of the
+ * per-key figure, shown separately so that the breaker's own share is visible.
+ */
+function mapEntryBytes(count) {
+  const shared = {};
+  settle();
+  const before = process.memoryUsage().heapUsed;
+  const map = new Map();
+  for (let i = 0; i < count; i++) map.set(`key-${i}`, shared);
+  settle();
+  const bytes = (process.memoryUsage().heapUsed - before) / count;
+  if (map.size !== count) throw new Error('map lost entries');
+  return bytes;
 }
 
 const [kind, count] = process.argv.slice(2);
