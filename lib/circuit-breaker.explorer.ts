@@ -1,29 +1,25 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { CIRCUIT_BREAKER_METADATA } from './circuit-breaker.constants.js';
-import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 import type { DecoratedMethod } from './decorated-method.js';
 
 /**
- * Finds every `@CircuitBreaker()` method of the application at start-up and
- * builds its breaker, so that a bad option, an unknown name under `strict`, or
- * options set in two places fail `app.init()` instead of the first call.
+ * Finds every `@CircuitBreaker()` method of the application, so that the
+ * registry can build their breakers at start-up: a bad option, an unknown name
+ * under `strict`, or options set in two places fail `app.init()` instead of the
+ * first call. Classes are known before any instance exists, so this works from
+ * the registry's constructor, before other providers ask for breakers by name.
  *
  * @internal
  */
 @Injectable()
-export class CircuitBreakerExplorer implements OnModuleInit {
+export class CircuitBreakerExplorer {
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
-    private readonly registry: CircuitBreakerRegistry,
   ) {}
 
-  onModuleInit(): void {
-    for (const method of this.decoratedMethods()) this.registry.resolve(method.name, method.options, method.origin);
-  }
-
-  private decoratedMethods(): DecoratedMethod[] {
+  decoratedMethods(): DecoratedMethod[] {
     const prototypes = new Set<object>();
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
       // Request-scoped providers have no instance yet: their class is enough.

@@ -20,6 +20,10 @@ export const circuitBreakerMessages = {
     `@CircuitBreaker() on ${place}: the fallback method "${fallback}" does not exist on the class. Declare it, or pass a function.`,
   invalidDecoratorOption: (place: string, option: string, expected: string) =>
     `@CircuitBreaker() on ${place}: option "${option}" must be ${expected}.`,
+  keyMismatch: (name: string, place: string, perKey: boolean) =>
+    perKey
+      ? `Circuit breaker "${name}" is per-key (perKey), but ${place} gives no key. Add key: (...args) => target, so that each call goes to its target's breaker.`
+      : `${place} gives a key, but circuit breaker "${name}" is not per-key. Configure perKey: { maxKeys } on it, or remove the key.`,
   notAMethod: (place: string) => `@CircuitBreaker() on ${place}: can only decorate a method.`,
   invalidFeature: (value: unknown) =>
     `CircuitBreakerModule.forFeature() takes breaker names or a record of name → options, got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}.`,

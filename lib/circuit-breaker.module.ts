@@ -71,7 +71,7 @@ function withCoreProviders(definition: DynamicModule, httpFilter: boolean | unde
   return {
     ...definition,
     imports: [...(definition.imports ?? []), DiscoveryModule],
-    providers: [...(definition.providers ?? []), CircuitBreakerRegistry, CircuitBreakerExplorer, CircuitBreakerTransitionLogger, CircuitBreakerEventPublisher, ...filter],
+    providers: [...(definition.providers ?? []), CircuitBreakerExplorer, CircuitBreakerRegistry, CircuitBreakerTransitionLogger, CircuitBreakerEventPublisher, ...filter],
     exports: [...(definition.exports ?? []), CircuitBreakerRegistry],
   };
 }

@@ -1,8 +1,10 @@
-import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Optional, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Observable, Subject } from 'rxjs';
 import { Breaker, BreakerConfigError, type BreakerEventName, type BreakerOptions, type BreakerSnapshot, type BreakerStore } from './core/index.js';
 import { resolveBreakerOptions } from './core/resolve-options.js';
+import { CircuitBreakerExplorer } from './circuit-breaker.explorer.js';
 import { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
+import type { DecoratedMethod } from './decorated-method.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import type { CircuitBreakerEvent } from './interfaces/circuit-breaker-event.interface.js';
 import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
@@ -19,7 +21,7 @@ const GET_OR_CREATE = 'CircuitBreakerRegistry.getOrCreate()';
  * @publicApi
  */
 @Injectable()
-export class CircuitBreakerRegistry implements OnApplicationBootstrap, OnApplicationShutdown {
+export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   /**
    * Every event of every breaker, tagged with the breaker's name. Breakers are
    * only listened to while someone subscribes, so an unobserved application pays
@@ -37,8 +39,13 @@ export class CircuitBreakerRegistry implements OnApplicationBootstrap, OnApplica
   /** Breakers that share their state through the store; hydrated at bootstrap, or when created after it. */
   private readonly shared: Breaker[] = [];
   private bootstrapped = false;
+  /** The application's @CircuitBreaker() methods, found at construction. */
+  private readonly methods: DecoratedMethod[];
 
-  constructor(@Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) private readonly options: CircuitBreakerModuleOptions) {
+  constructor(
+    @Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) private readonly options: CircuitBreakerModuleOptions,
+    @Optional() explorer?: CircuitBreakerExplorer,
+  ) {
     validateModuleOptions(options);
     this.events$ = new Observable<CircuitBreakerEvent>((subscriber) => {
       const subscription = this.events.subscribe(subscriber);
@@ -52,6 +59,24 @@ export class CircuitBreakerRegistry implements OnApplicationBootstrap, OnApplica
       };
     });
     for (const [name, breakerOptions] of Object.entries(options.breakers ?? {})) this.define(name, breakerOptions, FOR_ROOT);
+    // Decorators that define a breaker do so before any provider can ask for it by name (forFeature, injection).
+    this.methods = explorer?.decoratedMethods() ?? [];
+    for (const method of this.methods) if (method.options !== undefined) this.resolve(method.name, method.options, method.origin);
+  }
+
+  /**
+   * Decorators that only name a breaker are checked once every provider,
+   * forFeature() definitions included, has been built: the name must exist under
+   * `strict`, and a per-key breaker needs a `key` (and only it takes one).
+   */
+  onModuleInit(): void {
+    for (const method of this.methods) {
+      const breaker = this.resolve(method.name, undefined, method.origin);
+      const perKey = breaker.config.perKey !== undefined;
+      if (perKey !== (method.key !== undefined)) {
+        throw new BreakerConfigError(circuitBreakerMessages.keyMismatch(method.name, method.origin, perKey), method.name, perKey ? 'key' : 'perKey');
+      }
+    }
   }
 
   /** Whether the module was configured to accept only breakers it defines. */

@@ -1,4 +1,4 @@
-import { BadRequestException, Controller, Get, Injectable, Param, Scope, type INestApplication } from '@nestjs/common';
+import { BadRequestException, Controller, Get, Injectable, Module, Param, Scope, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { defer, firstValueFrom, Observable, of, throwError } from 'rxjs';
 import request from 'supertest';
@@ -10,6 +10,8 @@ import {
   CircuitBreakerRegistry,
   CircuitOpenError,
   getCallSignal,
+  InjectCircuitBreaker,
+  type Breaker,
   type CircuitBreakerModuleOptions,
 } from '../../lib/index.js';
 import { ManualClock } from '../helpers/manual-clock.js';
@@ -373,6 +375,46 @@ describe('@CircuitBreaker() start-up checks', () => {
     }
     await expect(start({ breakers: { payments: {} } }, [Both])).rejects.toThrow(
       'Circuit breaker "payments" has options set in two places: CircuitBreakerModule.forRoot({ breakers }) and @CircuitBreaker() on Both.pay.',
+    );
+  });
+
+  it('a decorator that defines a breaker and a forFeature() that names it start together, sharing one breaker', async () => {
+    @Injectable()
+    class Payments {
+      constructor(@InjectCircuitBreaker('payments') readonly injected: Breaker) {}
+      @CircuitBreaker({ name: 'payments', timeoutMs: 250 })
+      async charge(): Promise<string> {
+        return 'charged';
+      }
+    }
+    @Module({ imports: [CircuitBreakerModule.forFeature(['payments'])], providers: [Payments], exports: [Payments] })
+    class PaymentsModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [CircuitBreakerModule.forRoot(), PaymentsModule] }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    apps.push(app);
+    await app.init();
+    const payments = app.get(Payments);
+    expect(payments.injected.config.timeoutMs).toBe(250);
+    expect(await payments.charge()).toBe('charged');
+    expect(payments.injected.snapshot().totals.successes).toBe(1);
+  });
+
+  it('a per-key breaker without a key, or a key on a plain breaker, fails app.init()', async () => {
+    @Injectable()
+    class NoKey {
+      @CircuitBreaker('hosts')
+      async call(): Promise<void> {}
+    }
+    await expect(start({ breakers: { hosts: { perKey: {} } } }, [NoKey])).rejects.toThrow(
+      'Circuit breaker "hosts" is per-key (perKey), but @CircuitBreaker() on NoKey.call gives no key. Add key: (...args) => target, so that each call goes to its target\'s breaker.',
+    );
+    @Injectable()
+    class StrayKey {
+      @CircuitBreaker({ name: 'plain', key: (host: string) => host })
+      async call(_host: string): Promise<void> {}
+    }
+    await expect(start({ breakers: { plain: {} } }, [StrayKey])).rejects.toThrow(
+      '@CircuitBreaker() on StrayKey.call gives a key, but circuit breaker "plain" is not per-key. Configure perKey: { maxKeys } on it, or remove the key.',
     );
   });
 
