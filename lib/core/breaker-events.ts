@@ -95,6 +95,10 @@ export type BreakerListener<E extends BreakerEventName> = (event: BreakerEventMa
 export class BreakerEventHub {
   private readonly listeners: { [E in BreakerEventName]?: BreakerListener<E>[] } = {};
 
+  isEmpty(): boolean {
+    return Object.keys(this.listeners).length === 0;
+  }
+
   has(event: BreakerEventName): boolean {
     return this.listeners[event] !== undefined;
   }

@@ -1,10 +1,6 @@
 import type { Breaker } from './breaker.js';
 import type { BreakerState } from './breaker-state.js';
 
-// How many of the least recently used children one insertion looks at for
-// eviction: bounded, so a map full of open children cannot make a call O(n).
-const EVICTION_SCAN = 16;
-
 /** The per-key part of a family's snapshot. @publicApi */
 export interface FamilySnapshot {
   /** Children currently held. */
@@ -124,25 +120,25 @@ export class BreakerFamily {
     }
   }
 
+  /**
+   * Evicts the least recently used closed child. Children that are failing are
+   * moved to the back as they are passed over, so the next search starts among
+   * others; and when every child is failing, the count of unhealthy children
+   * says so without a search.
+   */
   private evictOne(): boolean {
-    const skipped: [string, Breaker][] = [];
-    let found = false;
-    let scanned = 0;
+    if (this.unhealthy >= this.children.size) return false;
+    let left = this.children.size;
     for (const [key, child] of this.children) {
-      if (scanned++ === EVICTION_SCAN) break;
+      if (left-- === 0) break;
       if (isEvictable(child)) {
         this.remove(key);
-        found = true;
-        break;
+        return true;
       }
-      skipped.push([key, child]);
-    }
-    // Busy children move to the back, so the next scan looks at others.
-    for (const [key, child] of skipped) {
       this.children.delete(key);
       this.children.set(key, child);
     }
-    return found;
+    return false;
   }
 
   private remove(key: string): void {

@@ -146,7 +146,7 @@ export class Breaker {
           });
     const w = this.config.window;
     this.window = w.type === 'count' ? new CountWindow(w.size) : new TimeWindow(w.durationMs, w.buckets);
-    this.timed = this.config.slowCallDurationMs !== undefined || w.type === 'time';
+    this.timed = this.needsTiming();
     this.sinceAt = this.clock.now();
   }
 
@@ -237,10 +237,27 @@ export class Breaker {
     if (typeof listener !== 'function') {
       throw new TypeError(`Circuit breaker "${this.name}": on("${event}") takes a listener function.`);
     }
-    this.hub ??= new BreakerEventHub();
+    const hub = (this.hub ??= new BreakerEventHub());
     // Only events that carry a duration make calls read the clock.
     if (event === 'success' || event === 'failure' || event === 'ignored' || event === 'slowCall') this.timed = true;
-    return this.hub.add(event, listener);
+    const off = hub.add(event, listener);
+    return () => {
+      off();
+      // A listener that comes and goes must not slow the breaker for good.
+      if (this.hub !== hub) return;
+      if (hub.isEmpty()) this.hub = undefined;
+      this.timed = this.needsTiming();
+    };
+  }
+
+  /** Whether calls must be timed: slow-call detection, a time window, or listeners of durations. */
+  private needsTiming(): boolean {
+    const hub = this.hub;
+    return (
+      this.config.slowCallDurationMs !== undefined ||
+      this.config.window.type === 'time' ||
+      (hub !== undefined && (hub.has('success') || hub.has('failure') || hub.has('ignored') || hub.has('slowCall')))
+    );
   }
 
   /** Forces the breaker open (reason `isolated`) until `reset()`. */
@@ -295,7 +312,7 @@ export class Breaker {
     if (this.family !== undefined) for (const child of this.family.all()) child.dispose();
     this.hub?.clear();
     this.hub = undefined;
-    this.timed = this.config.slowCallDurationMs !== undefined || this.config.window.type === 'time';
+    this.timed = this.needsTiming();
   }
 
   snapshot(): BreakerSnapshot {
@@ -391,7 +408,7 @@ export class Breaker {
     if (this.current === ISOLATED) return this.reject('isolated', undefined);
     const now = this.clock.now();
     this.refresh(now);
-    if (this.current === OPEN) return this.reject('open', this.openUntilAt - now);
+    if (this.current === OPEN) return this.reject('open', this.openRetryAfter(now));
     if (this.current === HALF_OPEN) return this.admitProbe(now);
     return 0;
   }
@@ -420,9 +437,13 @@ export class Breaker {
     if (state === ISOLATED) return this.reject('isolated', undefined);
     const now = this.clock.now();
     this.refresh(now);
-    // Past its open duration but still open: the fleet's probe is someone else's, decided within its deadline.
-    if (this.current === OPEN) return this.reject('open', Math.max(this.openUntilAt - now, now >= this.openUntilAt ? this.config.probeMaxWaitMs : 0));
+    if (this.current === OPEN) return this.reject('open', this.openRetryAfter(now));
     return this.admitProbe(now);
+  }
+
+  /** Until the open duration ends; past it (the fleet's probe is someone else's), until that probe must be decided. */
+  private openRetryAfter(now: number): number {
+    return now < this.openUntilAt ? this.openUntilAt - now : this.config.probeMaxWaitMs;
   }
 
   /** The closed state while the dependency reports overload: honour its pause, then shed a share of calls. */
@@ -497,7 +518,7 @@ export class Breaker {
       const w = this.window;
       w.record(SLOT_SUCCESS, 0);
       // A success can only trip a window that already holds failures (when it completes the minimum population).
-      if (w.failures !== 0) this.evaluate(value);
+      if (w.failures !== 0) this.evaluate(undefined);
       return value;
     }
     this.settle(token, this.classifyResult(value), value, startedAt, undefined);
@@ -612,25 +633,31 @@ export class Breaker {
     else if (outcome === 'success') this.consecutiveFailures = 0;
     if (state === CLOSED) {
       if (outcome === 'overload') this.onOverload(subject);
-      else this.evaluate(subject);
+      else this.evaluate(outcome === 'failure' ? subject : undefined);
     }
   }
 
   /** Trips the breaker if the window or the failure streak says so. */
-  private evaluate(subject: unknown): void {
+  /**
+   * Trips the breaker if the failure streak, the failure rate or the slow-call
+   * rate says so. `failure` is the failure just recorded, if the call was one:
+   * only a failure's `Retry-After` may lengthen the open period.
+   */
+  private evaluate(failure: unknown): void {
     const c = this.config;
     const w = this.window;
     if (c.consecutiveFailures !== undefined && this.consecutiveFailures >= c.consecutiveFailures) {
-      this.trip('consecutive-failures', subject);
+      this.trip('consecutive-failures', failure);
       return;
     }
-    if (!c.rateRule) return;
+    // The slow-call rule stands on its own: configuring it is asking for it, whatever the failure rules.
+    if (!c.rateRule && c.slowCallRateThreshold === undefined) return;
     if (c.window.type === 'time') w.refresh(this.clock.now());
     const calls = w.calls;
     if (calls < c.minimumThroughput) return;
     // Divide rather than multiply: 55 / 100 >= 0.55 holds, but 55 >= 0.55 * 100 (55.00000000000001) does not.
-    if (w.failures / calls >= c.failureRateThreshold) this.trip('failure-rate', subject);
-    else if (c.slowCallRateThreshold !== undefined && w.slowCalls / calls >= c.slowCallRateThreshold) this.trip('slow-call-rate', subject);
+    if (c.rateRule && w.failures / calls >= c.failureRateThreshold) this.trip('failure-rate', failure);
+    else if (c.slowCallRateThreshold !== undefined && w.slowCalls / calls >= c.slowCallRateThreshold) this.trip('slow-call-rate', failure);
   }
 
   private onOverload(subject: unknown): void {

@@ -96,7 +96,11 @@ export class TrackedCall<T> implements CallPermit<T> {
   }
 
   track(result: T | PromiseLike<T>): Promise<T> {
-    if (this.settled) return Promise.reject(new TypeError(`Circuit breaker "${this.breaker.name}": this permit was already settled.`));
+    if (this.settled) {
+      // The caller aborted while the call was being started: its reason, not a complaint about the permit.
+      if (this.outcome === 'ignored' && this.callerSignal?.aborted) return Promise.reject(this.callerSignal.reason);
+      return Promise.reject(new TypeError(`Circuit breaker "${this.breaker.name}": this permit was already settled.`));
+    }
     if (!isThenable(result)) {
       this.succeed(result);
       return Promise.resolve(result);

@@ -139,3 +139,15 @@ describe('per-key families', () => {
     });
   });
 });
+
+describe('per-key eviction when many children are failing', () => {
+  it('evicts a closed child beyond the least recently used failing ones, and overflows only when all are failing', async () => {
+    const family = new Breaker('mixed', { perKey: { maxKeys: 100 }, consecutiveFailures: 1 });
+    for (let i = 0; i < 40; i++) await fail(family.forKey(`open-${i}`));
+    for (let i = 0; i < 60; i++) await ok(family.forKey(`closed-${i}`));
+    const fresh = family.forKey('new-a');
+    expect(fresh.name).toBe('mixed[new-a]');
+    expect(family.snapshot().family).toMatchObject({ keys: 100, evicted: 1, overflowed: 0 });
+    expect(family.forKey('open-0').state).toBe('open'); // failing children are never evicted
+  });
+});
