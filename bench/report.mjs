@@ -144,7 +144,7 @@ function sections(results) {
       'The first three figure columns are timed like every other scenario (a forced full GC before each round; the target is judged on them); ' +
       'the steady-state columns are the same rows again without the forced GCs.';
     out.push({
-      title: `7. Nest layer: ${nest.decorator.description} (${batchNote(nest.decorator)}, twice)`,
+      title: `7. Nest layer: ${nest.decorator.description} (${batchNote(nest.decorator)}; steady state: ${nest.decorator.steadyRounds} rounds)`,
       table: nestTable(nest.decorator, 'direct execute'),
       after:
         `Added by the decorator over a direct execute, per call (median of per-round differences): ${added(nest.decorator.addedNs)}; ` +
@@ -152,7 +152,7 @@ function sections(results) {
       problems: nest.problems,
     });
     out.push({
-      title: `7b. Nest layer: ${nest.operator.description} (${batchNote(nest.operator)}, twice)`,
+      title: `7b. Nest layer: ${nest.operator.description} (${batchNote(nest.operator)}; steady state: ${nest.operator.steadyRounds} rounds)`,
       table: nestTable(nest.operator, 'bare of(1)'),
       after:
         `Added by the operator, per subscription (median of per-round differences): ${added(nest.operator.addedNs)}; steady state ${added(nest.operator.steadyAddedNs)}. ` +

@@ -80,10 +80,11 @@ const OPERATOR_ROWS = [
  */
 async function measure(specs, entries, timing, baseline, subject) {
   const standard = await runInterleaved(entries, timing);
-  const steady = await runInterleaved(entries, { ...timing, seed: timing.seed + 1, gcBetweenRounds: false });
+  const steady = await runInterleaved(entries, { ...timing, rounds: timing.steadyRounds, seed: timing.seed + 1, gcBetweenRounds: false });
   return {
     batchSize: timing.batchSize,
     rounds: timing.rounds,
+    steadyRounds: timing.steadyRounds,
     baseline,
     rows: specs.map((row) => ({
       id: row.id,
@@ -106,7 +107,8 @@ export async function nestLayer({ decorator: decoratorTiming, operator: operator
     return { title: 'Nest layer', status: 'pending', short: NEST_PENDING_MESSAGE, message: NEST_PENDING_MESSAGE, exports };
   }
   const problems = [];
-  const callsOf = (t) => (t.warmupRounds + t.rounds) * t.batchSize * 2; // two runs: standard and steady
+  // Both runs, standard and steady, each with its warm-up.
+  const callsOf = (t) => (2 * t.warmupRounds + t.rounds + t.steadyRounds) * t.batchSize;
 
   // (a) Decorator against a direct execute, on the same breaker.
   const { service, breaker } = await decoratedService(pkg);
