@@ -37,10 +37,13 @@ export async function startFleet(options: { ids: string[]; breakers: Record<stri
     replicas: [],
     startReplica,
     async close() {
-      await Promise.all(all.map((replica) => replica.stop()));
+      // Everything is released even when a replica fails to stop; that failure is reported afterwards.
+      const stopped = await Promise.allSettled(all.map((replica) => replica.stop()));
       await upstream.close();
       admin.disconnect();
       await server.kill();
+      const failure = stopped.find((result) => result.status === 'rejected');
+      if (failure !== undefined) throw failure.reason;
     },
   };
   try {
