@@ -50,7 +50,7 @@ export class CircuitBreakerExceptionFilter implements ExceptionFilter<CircuitOpe
         reason: exception.reason,
         ...(exception.retryAfterMs === undefined ? {} : { retryAfterMs: exception.retryAfterMs }),
       };
-      if (exception.retryAfterMs !== undefined) adapter.setHeader(response, 'Retry-After', String(Math.ceil(exception.retryAfterMs / 1000)));
+      if (exception.retryAfterMs !== undefined) adapter.setHeader(response, 'Retry-After', String(Math.max(0, Math.ceil(exception.retryAfterMs / 1000))));
       adapter.reply(response, body, HttpStatus.SERVICE_UNAVAILABLE);
       return;
     }

@@ -24,6 +24,8 @@ export const circuitBreakerMessages = {
     perKey
       ? `Circuit breaker "${name}" is per-key (perKey), but ${place} gives no key. Add key: (...args) => target, so that each call goes to its target's breaker.`
       : `${place} gives a key, but circuit breaker "${name}" is not per-key. Configure perKey: { maxKeys } on it, or remove the key.`,
+  uncacheableArguments: (place: string, error: unknown) =>
+    `@CircuitBreaker() on ${place}: the lastGood fallback cannot key these arguments (${error instanceof Error ? error.message : String(error)}); such calls are not cached. Give fallback.lastGood a key function.`,
   notAMethod: (place: string) => `@CircuitBreaker() on ${place}: can only decorate a method.`,
   invalidFeature: (value: unknown) =>
     `CircuitBreakerModule.forFeature() takes breaker names or a record of name → options, got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}.`,

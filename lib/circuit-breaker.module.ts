@@ -32,7 +32,7 @@ export class CircuitBreakerModule extends ConfigurableCircuitBreakerModule {
   static forRoot(options: typeof CIRCUIT_BREAKER_OPTIONS_TYPE = {}): DynamicModule {
     const definition = withCoreProviders(super.forRoot(options), options.httpFilter);
     // The synchronous form knows its names statically: make each injectable by name.
-    const named = Object.keys(options.breakers ?? {}).map((name) => breakerProvider(name, undefined));
+    const named = Object.keys(options.breakers ?? {}).map((name) => breakerProvider(name, undefined, undefined));
     return {
       ...definition,
       providers: [...(definition.providers ?? []), ...named],
@@ -52,15 +52,18 @@ export class CircuitBreakerModule extends ConfigurableCircuitBreakerModule {
         : [];
     if (entries.length === 0 && !Array.isArray(breakers)) throw new TypeError(circuitBreakerMessages.invalidFeature(breakers));
     for (const [name] of entries) if (typeof name !== 'string' || name === '') throw new TypeError(circuitBreakerMessages.invalidFeature(name));
-    const providers = entries.map(([name, options]) => breakerProvider(name, options));
+    // Each call is its own source: two modules giving options for one name must conflict, not silently keep the first.
+    const source = Symbol('forFeature');
+    const providers = entries.map(([name, options]) => breakerProvider(name, options, source));
     return { module: CircuitBreakerModule, providers, exports: providers.map((p) => p.provide) };
   }
 }
 
-function breakerProvider(name: string, options: BreakerOptions | undefined): Provider & { provide: string } {
+function breakerProvider(name: string, options: BreakerOptions | undefined, source: symbol | undefined): Provider & { provide: string } {
   return {
     provide: getCircuitBreakerToken(name),
-    useFactory: (registry: CircuitBreakerRegistry) => registry.resolve(name, options, options === undefined ? `${FOR_FEATURE} of "${name}"` : FOR_FEATURE),
+    useFactory: (registry: CircuitBreakerRegistry) =>
+      options === undefined ? registry.resolve(name, undefined, `${FOR_FEATURE} of "${name}"`) : registry.resolve(name, options, FOR_FEATURE, source),
     inject: [CircuitBreakerRegistry],
   };
 }

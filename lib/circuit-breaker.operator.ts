@@ -98,6 +98,19 @@ export function circuitBreaker<T, R = never>(breaker: Breaker, options: CircuitB
         },
       });
 
+      if (!decided && permit.probe) {
+        // A probe the breaker gives up on (halfOpen.maxWaitMs) is failed there; end it here too.
+        permit.signal.addEventListener(
+          'abort',
+          () => {
+            if (decided) return;
+            decide();
+            inner.unsubscribe();
+            failOver(permit.signal.reason);
+          },
+          { once: true },
+        );
+      }
       if (!decided && permit.timeoutMs !== undefined) {
         timer = setTimeout(() => {
           if (decided) return;

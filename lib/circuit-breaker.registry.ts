@@ -31,7 +31,7 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
 
   private readonly breakers = new Map<string, Breaker>();
   /** Where each breaker's options were set, for conflict messages. */
-  private readonly origins = new Map<string, string>();
+  private readonly origins = new Map<string, { place: string; source: unknown }>();
   private readonly events = new Subject<CircuitBreakerEvent>();
   private readonly observers = new Set<Observer>();
   private stopEvents: (() => void) | undefined;
@@ -156,21 +156,22 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
    * operator): creates it from `options` when allowed, and rejects options set
    * in two places.
    */
-  resolve(name: string, options: BreakerOptions | undefined, place: string): Breaker {
+  resolve(name: string, options: BreakerOptions | undefined, place: string, source: unknown = place): Breaker {
     const existing = this.breakers.get(name);
     if (existing !== undefined) {
       if (options !== undefined) {
         const origin = this.origins.get(name);
         if (origin === undefined) throw new BreakerConfigError(circuitBreakerMessages.conflictingOptions(name, 'its first use (built from defaults)', place), name);
-        if (origin !== place) throw new BreakerConfigError(circuitBreakerMessages.conflictingOptions(name, origin, place), name);
+        // Two places may read the same (two forFeature() calls): what tells them apart is where the options came from.
+        if (origin.source !== source) throw new BreakerConfigError(circuitBreakerMessages.conflictingOptions(name, origin.place, place), name);
       }
       return existing;
     }
     if (this.strict) throw new BreakerConfigError(circuitBreakerMessages.strictUnknown(name, place), name);
-    return this.define(name, options, place);
+    return this.define(name, options, place, source);
   }
 
-  private define(name: string, options: BreakerOptions | undefined, place: string): Breaker {
+  private define(name: string, options: BreakerOptions | undefined, place: string, source: unknown = place): Breaker {
     const merged = mergeOptions(this.options.defaults, options);
     const store = this.options.store;
     if (store === undefined && merged.share !== undefined && merged.share !== false) {
@@ -184,7 +185,7 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
       if (this.bootstrapped) void store.hydrate([breaker]);
     }
     this.breakers.set(name, breaker);
-    if (options !== undefined) this.origins.set(name, place);
+    if (options !== undefined) this.origins.set(name, { place, source });
     for (const observer of this.observers) this.attach(observer, breaker);
     return breaker;
   }
@@ -223,16 +224,21 @@ export function mergeOptions(defaults: BreakerOptions | undefined, options: Brea
   if (defaults === undefined) return options ?? {};
   if (options === undefined) return defaults;
   const merged: BreakerOptions = { ...defaults, ...options };
-  if (defaults.halfOpen !== undefined || options.halfOpen !== undefined) merged.halfOpen = { ...defaults.halfOpen, ...options.halfOpen };
-  if (defaults.backoff !== undefined || options.backoff !== undefined) merged.backoff = { ...defaults.backoff, ...options.backoff };
+  // Nested objects merge only when both sides are objects: anything else is kept as given, for validation to reject.
+  for (const key of ['halfOpen', 'backoff', 'overload'] as const) {
+    const base = defaults[key];
+    const own = options[key];
+    if (isObject(base) && isObject(own)) (merged as Record<string, unknown>)[key] = { ...base, ...own };
+  }
   // `share: true` means "share, as the defaults say how".
-  if (typeof defaults.share === 'object' && (options.share === true || typeof options.share === 'object')) {
+  if (isObject(defaults.share) && (options.share === true || isObject(options.share))) {
     merged.share = { ...defaults.share, ...(options.share === true ? {} : options.share) };
   }
-  if (options.overload !== false && defaults.overload !== false && (defaults.overload !== undefined || options.overload !== undefined)) {
-    merged.overload = { ...defaults.overload, ...options.overload };
-  }
   return merged;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function validateModuleOptions(options: CircuitBreakerModuleOptions): void {
@@ -246,6 +252,15 @@ function validateModuleOptions(options: CircuitBreakerModuleOptions): void {
   if (options.breakers !== undefined && (typeof options.breakers !== 'object' || options.breakers === null || Array.isArray(options.breakers))) {
     throw new TypeError(circuitBreakerMessages.invalidModuleOption('breakers', 'a record of breaker name → options'));
   }
+  for (const [name, breakerOptions] of Object.entries(options.breakers ?? {})) {
+    if (!isObject(breakerOptions)) {
+      throw new BreakerConfigError(
+        `Circuit breaker "${name}": its options in CircuitBreakerModule.forRoot({ breakers }) must be an object, got ${breakerOptions === null ? 'null' : typeof breakerOptions}.`,
+        name,
+      );
+    }
+  }
+  if (options.defaults !== undefined && !isObject(options.defaults)) throw new TypeError(circuitBreakerMessages.invalidModuleOption('defaults', 'an object of breaker options'));
   if (options.strict !== undefined && typeof options.strict !== 'boolean') {
     throw new TypeError(circuitBreakerMessages.invalidModuleOption('strict', 'a boolean'));
   }

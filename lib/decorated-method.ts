@@ -1,4 +1,5 @@
-import { isObservable, Observable } from 'rxjs';
+import { Logger } from '@nestjs/common';
+import { isObservable, Observable, tap } from 'rxjs';
 import { CallTimeoutError, isBreakerRejection, type Breaker, type BreakerOptions, type CallOutcome, type CallPermit } from './core/index.js';
 import { runWithCallSignal } from './call-signal.js';
 import { REGISTRY_PROPERTY } from './circuit-breaker.constants.js';
@@ -19,7 +20,12 @@ type MethodKind = 'sync' | 'promise' | 'observable' | undefined;
  */
 export class DecoratedMethod {
   kind: MethodKind;
+  /** The place, as the explorer and the registry name it in messages. */
+  readonly origin: string;
   private readonly caches = new WeakMap<CircuitBreakerRegistry, LastGoodCache>();
+  /** The breaker of each application, looked up once. */
+  private readonly breakers = new WeakMap<CircuitBreakerRegistry, Breaker>();
+  private warnedAboutKeys = false;
 
   constructor(
     readonly name: string,
@@ -28,23 +34,38 @@ export class DecoratedMethod {
     readonly fallback: CircuitBreakerFallback | undefined,
     readonly key: ((...args: any[]) => string) | undefined,
     returnType: unknown,
+    original: (...args: any[]) => unknown,
   ) {
-    this.kind = returnType === Promise ? 'promise' : returnType === Observable ? 'observable' : undefined;
-  }
-
-  /** The place, as the explorer and the registry name it in messages. */
-  get origin(): string {
-    return `@CircuitBreaker() on ${this.place}`;
+    this.origin = `@CircuitBreaker() on ${place}`;
+    // An async function returns a Promise whatever its annotation says; so does a method declared to.
+    this.kind =
+      returnType === Promise || original.constructor.name === 'AsyncFunction' ? 'promise' : returnType === Observable ? 'observable' : undefined;
   }
 
   invoke(instance: Record<symbol, unknown> | undefined, original: (...args: any[]) => unknown, args: any[]): unknown {
     const registry = instance?.[REGISTRY_PROPERTY] as CircuitBreakerRegistry | undefined;
     if (registry === undefined) throw new Error(circuitBreakerMessages.noRegistry(this.name, this.place));
-    let breaker = registry.resolve(this.name, this.options, this.origin);
+    let breaker = this.breakers.get(registry);
+    if (breaker === undefined) {
+      breaker = registry.resolve(this.name, this.options, this.origin);
+      this.breakers.set(registry, breaker);
+    }
     if (this.key !== undefined) breaker = breaker.forKey(this.key.apply(instance, args));
 
     if (this.kind === 'observable') {
-      const source = original.apply(instance, args) as Observable<unknown>;
+      let source = original.apply(instance, args) as Observable<unknown>;
+      if (typeof this.fallback === 'object') {
+        // The first value of a call the breaker counts a success is what a later failure may serve.
+        const target = breaker;
+        let first = true;
+        source = source.pipe(
+          tap((value) => {
+            if (!first) return;
+            first = false;
+            if (target.classifyResult(value) === 'success') this.remember(registry, target, args, value);
+          }),
+        );
+      }
       return source.pipe(circuitBreaker(breaker, this.fallback === undefined ? {} : { fallback: (error) => this.observableFallback(registry, breaker, instance, error, args) }));
     }
 
@@ -55,6 +76,8 @@ export class DecoratedMethod {
     try {
       permit = breaker.acquire();
     } catch (rejection) {
+      // Only a rejection is what fallbacks are for; a misuse (a per-key breaker without a key) must surface.
+      if (!isBreakerRejection(rejection)) throw rejection;
       return this.recover(registry, breaker, instance, rejection, args, this.kind);
     }
     let result: unknown;
@@ -121,7 +144,8 @@ export class DecoratedMethod {
     const fallback = this.fallback;
     if (fallback === undefined) return raise(error, kind);
     if (typeof fallback === 'object') {
-      const hit = this.cache(registry)?.lookup(this.cacheKey(args), breaker.clock.now());
+      const key = this.cacheKey(args);
+      const hit = key === undefined ? undefined : this.cache(registry)?.lookup(key, breaker.clock.now());
       if (hit === undefined) return raise(error, kind);
       breaker.recordFallback(error, 'lastGood');
       return kind === 'promise' ? Promise.resolve(hit.value) : hit.value;
@@ -165,7 +189,9 @@ export class DecoratedMethod {
 
   private remember(registry: CircuitBreakerRegistry, breaker: Breaker, args: any[], value: unknown): void {
     const cache = this.cache(registry);
-    if (cache !== undefined) cache.store(this.cacheKey(args), value, breaker.clock.now());
+    if (cache === undefined) return;
+    const key = this.cacheKey(args);
+    if (key !== undefined) cache.store(key, value, breaker.clock.now());
   }
 
   private cache(registry: CircuitBreakerRegistry): LastGoodCache | undefined {
@@ -179,9 +205,22 @@ export class DecoratedMethod {
     return cache;
   }
 
-  private cacheKey(args: any[]): string {
+  /**
+   * The cache key of a call's arguments, or `undefined` when there is none
+   * (arguments JSON cannot hold, such as a request object): the call is then
+   * served and counted as usual, only not cached, and that is said once.
+   */
+  private cacheKey(args: any[]): string | undefined {
     const fallback = this.fallback as { lastGood: { key?: (...a: any[]) => string } };
-    return fallback.lastGood.key !== undefined ? fallback.lastGood.key(...args) : JSON.stringify(args);
+    try {
+      return fallback.lastGood.key !== undefined ? fallback.lastGood.key(...args) : JSON.stringify(args);
+    } catch (error) {
+      if (!this.warnedAboutKeys) {
+        this.warnedAboutKeys = true;
+        new Logger('CircuitBreaker').warn(circuitBreakerMessages.uncacheableArguments(this.place, error));
+      }
+      return undefined;
+    }
   }
 }
 

@@ -36,6 +36,7 @@ export function CircuitBreaker(nameOrOptions?: string | CircuitBreakerMethodOpti
       fallback,
       key,
       Reflect.getMetadata('design:returntype', target, propertyKey),
+      original as (...args: unknown[]) => unknown,
     );
     // A named `function`, not an arrow: `this` is the instance Nest (or the caller) calls it on.
     const wrapped = function (this: Record<symbol, unknown>, ...args: unknown[]): unknown {
