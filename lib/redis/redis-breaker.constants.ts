@@ -20,6 +20,16 @@ export const REDIS_BREAKER_STORE_DEFAULTS = Object.freeze({
  */
 export const KEY_TTL_MS = 86_400_000;
 
+/**
+ * How long a probe permit is first held: a claim, renewed to the whole probe
+ * deadline only when its holder really half-opens. A replica that wins the
+ * permit without traffic for the breaker (the permit is asked for when the open
+ * period ends, before any call) blocks the fleet's probe this long at most.
+ *
+ * @internal
+ */
+export const PERMIT_CLAIM_MS = 1_000;
+
 /** The version of the signal format; a replica ignores signals of another version. @internal */
 export const SIGNAL_VERSION = 1;
 

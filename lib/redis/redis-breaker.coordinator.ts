@@ -1,5 +1,6 @@
 import type { Breaker, BreakerCoordination, BreakerCoordinator, ResolvedBreakerOptions, StateChangeEvent } from '../core/index.js';
 import { BREAKER_DEFAULTS } from '../core/index.js';
+import { PERMIT_CLAIM_MS } from './redis-breaker.constants.js';
 import { breakerKeys, type BreakerKeys } from './redis-breaker.keys.js';
 import type { FleetState } from './redis-breaker.signal.js';
 
@@ -65,6 +66,8 @@ export interface FleetLink {
   write(record: SharedBreaker, op: WriteOp): void;
   /** Asks for the fleet's probe permit of `record` for `ttlMs`; the answer comes through `onPermit()`. */
   requestPermit(record: SharedBreaker, ttlMs: number): void;
+  /** Extends the permit this replica holds to `ttlMs` (its probes have started). */
+  renewPermit(record: SharedBreaker, ttlMs: number): void;
 }
 
 /**
@@ -136,6 +139,12 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     if (op !== undefined) {
       record.lastOwn = op;
       this.link.write(record, op);
+    }
+    if (to === 'half-open' && record.permit === WON) {
+      // The claim becomes the whole probe deadline, now that the probes really start.
+      const ttl = permitTtlMs(breaker.config);
+      record.permitUntil = change.at + ttl;
+      this.link.renewPermit(record, ttl);
     }
     if (to === 'open') this.scheduleWake(record);
   }
@@ -221,7 +230,8 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
 
   private request(record: SharedBreaker): void {
     record.permit = REQUESTING;
-    this.link.requestPermit(record, permitTtlMs(record.breaker.config));
+    // A short claim first: renewed when this replica half-opens (see transitioned()).
+    this.link.requestPermit(record, Math.min(PERMIT_CLAIM_MS, permitTtlMs(record.breaker.config)));
   }
 
   /** When `record` next needs the permit asked for: its open period's end, or the end of a lost permit. */

@@ -103,4 +103,15 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return {0, redis.call('PTTL', KEYS[1])}
 `,
+
+  /**
+   * The holder half-opened: its claim becomes the whole probe deadline. Does
+   * nothing if the permit lapsed and went to another replica meanwhile.
+   *
+   * KEYS: probe permit. ARGV: instance, TTL in ms. Returns 1 if renewed.
+   */
+  renew: `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+`,
 } as const;

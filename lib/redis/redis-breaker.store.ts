@@ -104,6 +104,7 @@ export class RedisBreakerStore implements BreakerStore {
       storeErrors: () => this.errors,
       write: (record, op) => this.write(record, op),
       requestPermit: (record, ttlMs) => this.requestPermit(record, ttlMs),
+      renewPermit: (record, ttlMs) => this.renewPermit(record, ttlMs),
     };
     this.fleet = new RedisBreakerCoordinator(this.keyPrefix, link);
     this.coordinator = this.fleet;
@@ -385,6 +386,16 @@ export class RedisBreakerStore implements BreakerStore {
       const fleet = decodeStateHash(record.name, hashes[i]!);
       if (fleet !== undefined) this.fleet.apply(fleet);
     });
+  }
+
+  private renewPermit(record: SharedBreaker, ttlMs: number): void {
+    // Redis unreachable: the breaker probes locally anyway, and the claim lapses by itself.
+    if (!this.shared) return;
+    const reply = this.redis.eval(SCRIPTS.renew, 1, record.keys.probe, this.instanceId, ttlMs) as Promise<number>;
+    withDeadline(reply, this.operationTimeoutMs, () => messages.timedOut('renewing the probe permit', this.operationTimeoutMs)).then(
+      () => this.succeeded(),
+      (error: unknown) => this.failed(error),
+    );
   }
 
   private requestPermit(record: SharedBreaker, ttlMs: number): void {

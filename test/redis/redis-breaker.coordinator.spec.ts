@@ -9,6 +9,7 @@ class FakeLink implements FleetLink {
   shared = true;
   readonly writes: string[] = [];
   readonly permits: { record: SharedBreaker; ttlMs: number }[] = [];
+  readonly renewals: number[] = [];
   isShared(): boolean {
     return this.shared;
   }
@@ -20,6 +21,9 @@ class FakeLink implements FleetLink {
   }
   requestPermit(record: SharedBreaker, ttlMs: number): void {
     this.permits.push({ record, ttlMs });
+  }
+  renewPermit(_record: SharedBreaker, ttlMs: number): void {
+    this.renewals.push(ttlMs);
   }
 }
 
@@ -182,6 +186,20 @@ describe('RedisBreakerCoordinator: the fleet probe permit', () => {
     coordinator.onPermit(record, true, 300);
     expect(breaker.state).toBe('closed');
     expect(record.permit).toBe(0);
+  });
+
+  it('claims the permit for a second at most, and holds it for the whole probe deadline once the probe starts', async () => {
+    const { clock, link, breaker, coordinator, record } = setup({ ...OPTIONS, halfOpen: { maxWaitMs: 60_000 } });
+    await fail(breaker);
+    coordinator.apply(fleet('open', 1, 11_000));
+    clock.advance(1_000);
+    expect(coordinator.mayProbe(breaker)).toBe(false);
+    // A replica that wins without traffic for the breaker must not block the fleet's probe for a minute.
+    expect(link.permits.map((p) => p.ttlMs)).toEqual([1_000]);
+    coordinator.onPermit(record, true, 1_000);
+    expect(link.renewals).toEqual([]);
+    await breaker.execute(() => 'probe');
+    expect(link.renewals).toEqual([60_000]);
   });
 
   it('lasts the whole half-open period: every probe of the budget in turn, each within its deadline', () => {

@@ -102,6 +102,8 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     await eventually('the permit taken', async () => ((await admin.get(`${prefix}{payments}:probe`)) ?? undefined));
     expect(Date.now()).toBeGreaterThanOrEqual(until);
     const holder = await admin.get(`${prefix}{payments}:probe`);
+    // Taken before any call: only a short claim, until the holder's probe really starts.
+    expect(await admin.pttl(`${prefix}{payments}:probe`)).toBeLessThanOrEqual(1_000);
     const closedEverywhere = Promise.all(replicas.map((r) => nextTransition(r.breaker, (change) => change.to === 'closed')));
     // Every call stays in flight until all have been made: they are concurrent, as a burst of traffic is.
     const gate = deferred<void>();
@@ -122,6 +124,8 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
       ),
     );
     expect(reached).toBe(1);
+    // The probe is in flight: the claim became the probe deadline (halfOpen.maxWaitMs 2,000).
+    await eventually('the permit renewed', async () => ((await admin.pttl(`${prefix}{payments}:probe`)) > 1_000 ? true : undefined));
     gate.resolve();
     expect(tally(await outcomes)).toEqual({ ok: 1, 'half-open-busy': 49, open: 100 });
     const reasons = (await closedEverywhere).map((change) => change.reason);
