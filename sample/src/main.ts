@@ -10,9 +10,10 @@ Sample listening on ${sample.url}
 Try:
   curl ${sample.url}/catalog/products/1
   curl -X POST ${primary.url}/__behaviour -H 'content-type: application/json' -d '{"mode":"failing"}'
-  curl ${sample.url}/catalog/products/1          # repeat: served from the last good answer, then the breaker opens
+  curl ${sample.url}/catalog/products/1          # repeat: the last good answer, then the breaker opens
   curl -i ${sample.url}/health/ready             # 503 while a breaker is open
-  curl ${sample.url}/breakers | jq .
+  curl ${sample.url}/breakers                    # every breaker's snapshot
+  curl ${sample.url}/metrics                     # Prometheus
 `);
 const stop = async () => {
   await sample.close();
