@@ -209,6 +209,26 @@ export class Breaker {
   }
 
   /**
+   * @internal `execute()` for a decorated method: `method.apply(thisArg, args)`
+   * without a closure per call on the plain path. A call that needs a signal
+   * (a deadline, a probe, a family probe) goes through `withSignal`, which
+   * hands the signal to the method its own way.
+   */
+  executeMethod<T>(
+    method: (...args: any[]) => T | PromiseLike<T>,
+    thisArg: unknown,
+    args: unknown[],
+    withSignal: (signal: AbortSignal, method: (...args: any[]) => T | PromiseLike<T>, thisArg: unknown, args: unknown[]) => T | PromiseLike<T>,
+  ): Promise<T> {
+    if (this.family !== undefined) throw new TypeError(familyMisuse(this.name, 'execute'));
+    const token = this.admit();
+    if (typeof token !== 'number') return Promise.reject(token);
+    const startedAt = this.timed ? this.clock.now() : NOT_TIMED;
+    if (token >= 0 && this.config.timeoutMs === undefined && pendingFamilyToken === 0) return this.runMethod(method, thisArg, args, token, startedAt);
+    return this.trackedCall<T>(token, startedAt).run(({ signal }) => withSignal(signal, method, thisArg, args), undefined);
+  }
+
+  /**
    * Admits one call that the caller will run and settle itself, or throws
    * `CircuitOpenError`. Settle it with `succeed`/`fail`/`timeOut`/`release`, or
    * hand it the call's promise with `track()` to get the breaker's deadline and
@@ -503,13 +523,30 @@ export class Breaker {
       this.settle(token, this.classifyError(error), error, startedAt, undefined);
       throw error;
     }
+    this.settleValue(token, value, startedAt);
+    return value;
+  }
+
+  private async runMethod<T>(method: (...args: any[]) => T | PromiseLike<T>, thisArg: unknown, args: unknown[], token: number, startedAt: number): Promise<T> {
+    let value: T;
+    try {
+      value = await method.apply(thisArg, args);
+    } catch (error) {
+      this.settle(token, this.classifyError(error), error, startedAt, undefined);
+      throw error;
+    }
+    this.settleValue(token, value, startedAt);
+    return value;
+  }
+
+  private settleValue(token: number, value: unknown, startedAt: number): void {
     // The common case in full, without the general bookkeeping: a success of the
-    // current closed generation that nobody times, watches or classifies by hand.
+    // current closed generation that nobody times (no duration listeners, no slow
+    // calls, no time window) or classifies by hand.
     if (
       token === this.generation &&
       this.current === CLOSED &&
       !this.timed &&
-      this.hub === undefined &&
       this.config.classifyResult === undefined &&
       (typeof value !== 'object' || value === null || defaultClassifyResult(value, this.config.overloadK !== 0) === 'success')
     ) {
@@ -519,10 +556,9 @@ export class Breaker {
       w.record(SLOT_SUCCESS, 0);
       // A success can only trip a window that already holds failures (when it completes the minimum population).
       if (w.failures !== 0) this.evaluate(undefined);
-      return value;
+      return;
     }
     this.settle(token, this.classifyResult(value), value, startedAt, undefined);
-    return value;
   }
 
   // ---------------------------------------------------------------------------
