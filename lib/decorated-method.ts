@@ -44,17 +44,35 @@ export class DecoratedMethod {
       returnType === Promise || original.constructor.name === 'AsyncFunction' ? 'promise' : returnType === Observable ? 'observable' : undefined;
   }
 
-  invoke(instance: Record<symbol, unknown> | undefined, original: (...args: any[]) => unknown, args: any[]): unknown {
+  /** Whether every call can go straight to the breaker: a Promise method without fallback or key. */
+  get direct(): boolean {
+    return this.kind === 'promise' && this.fallback === undefined && this.key === undefined;
+  }
+
+  /** The breaker of the application that created `instance`. */
+  breakerOf(instance: Record<symbol, unknown> | undefined): Breaker {
     const registry = instance?.[REGISTRY_PROPERTY] as CircuitBreakerRegistry | undefined;
-    if (registry === undefined) throw new Error(circuitBreakerMessages.noRegistry(this.name, this.place));
     // Nearly always the same application as last time: one comparison instead of a lookup.
-    let breaker = this.lastRegistry === registry ? this.lastBreaker! : this.breakers.get(registry);
+    if (registry === this.lastRegistry && registry !== undefined) return this.lastBreaker!;
+    if (registry === undefined) throw new Error(circuitBreakerMessages.noRegistry(this.name, this.place));
+    let breaker = this.breakers.get(registry);
     if (breaker === undefined) {
       breaker = registry.resolve(this.name, this.options, this.origin);
       this.breakers.set(registry, breaker);
     }
     this.lastRegistry = registry;
     this.lastBreaker = breaker;
+    return breaker;
+  }
+
+  /** A Promise method without fallback or key: nothing to do but run it through the breaker. */
+  invokeDirect(instance: Record<symbol, unknown> | undefined, original: (...args: any[]) => unknown, args: any[]): Promise<unknown> {
+    return this.breakerOf(instance).executeMethod(original as (...a: unknown[]) => Promise<unknown>, instance, args, callWithSignal);
+  }
+
+  invoke(instance: Record<symbol, unknown> | undefined, original: (...args: any[]) => unknown, args: any[]): unknown {
+    let breaker = this.breakerOf(instance);
+    const registry = this.lastRegistry!;
     if (this.key !== undefined) breaker = breaker.forKey(this.key.apply(instance, args));
 
     if (this.kind === 'observable') {

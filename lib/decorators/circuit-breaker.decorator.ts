@@ -39,9 +39,15 @@ export function CircuitBreaker(nameOrOptions?: string | CircuitBreakerMethodOpti
       original as (...args: unknown[]) => unknown,
     );
     // A named `function`, not an arrow: `this` is the instance Nest (or the caller) calls it on.
-    const wrapped = function (this: Record<symbol, unknown>, ...args: unknown[]): unknown {
-      return method.invoke(this, original as (...a: unknown[]) => unknown, args);
-    };
+    const call = original as (...a: unknown[]) => unknown;
+    // A Promise method without fallback or key, the common case, takes the shortest way to the breaker.
+    const wrapped = method.direct
+      ? function (this: Record<symbol, unknown>, ...args: unknown[]): unknown {
+          return method.invokeDirect(this, call, args);
+        }
+      : function (this: Record<symbol, unknown>, ...args: unknown[]): unknown {
+          return method.invoke(this, call, args);
+        };
     // Nest reads route, guard and pipe metadata from the function it finds on the prototype.
     for (const metadataKey of Reflect.getOwnMetadataKeys(original)) {
       Reflect.defineMetadata(metadataKey, Reflect.getOwnMetadata(metadataKey, original), wrapped);
