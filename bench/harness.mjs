@@ -122,3 +122,13 @@ export async function runInterleaved(entries, { batchSize, rounds, warmupRounds,
   const ratio = (a, b) => summarize(perRound[a].map((t, i) => t / perRound[b][i]));
   return { nsPerCall, ratio, perRound };
 }
+
+/** One row per implementation: its median ns per call and its median ratio to `minimal`. */
+export function ratioRows(entries, result) {
+  return entries.map((e) => ({
+    id: e.id,
+    label: e.label,
+    nsPerCall: result.nsPerCall[e.id],
+    ratioToMinimal: result.ratio(e.id, 'minimal'),
+  }));
+}

@@ -1,7 +1,7 @@
 // Scenario 1: the closed path. Every call resolves; the cost is what a breaker
 // adds to `await fn()` when nothing is wrong.
 
-import { compileBatch, runInterleaved } from '../harness.mjs';
+import { compileBatch, ratioRows, runInterleaved } from '../harness.mjs';
 import { implementations, isClosed } from '../implementations.mjs';
 
 export const CLOSED_PATH_IDS = ['raw', 'minimal', 'ours', 'opossumNoTimeout', 'opossumDefaults', 'cockatielConsecutive', 'cockatielCount'];
@@ -21,12 +21,7 @@ export async function closedPath({ batchSize, rounds, warmupRounds, seed }) {
     description: 'await b.execute(() => Promise.resolve(1))',
     batchSize,
     rounds,
-    rows: entries.map((e) => ({
-      id: e.id,
-      label: e.label,
-      nsPerCall: result.nsPerCall[e.id],
-      ratioToMinimal: result.ratio(e.id, 'minimal'),
-    })),
+    rows: ratioRows(entries, result),
     problems,
   };
 }

@@ -4,7 +4,7 @@
 // with the number of calls the window holds: 2,000 versus 10,000.
 
 import { performance } from 'node:perf_hooks';
-import { compileBatch, median, runInterleaved, seededRandom, tick } from '../harness.mjs';
+import { compileBatch, median, ratioRows, runInterleaved, seededRandom, tick } from '../harness.mjs';
 import { Breaker, implementations, isClosed, OpossumBreaker } from '../implementations.mjs';
 
 const FAILURE = new Error('dependency failed');
@@ -67,12 +67,7 @@ export async function mixedTraffic({ batchSize, rounds, warmupRounds, seed }) {
     description: '1 call in 10 fails, below every trip threshold',
     batchSize,
     rounds,
-    rows: entries.map((e) => ({
-      id: e.id,
-      label: e.label,
-      nsPerCall: result.nsPerCall[e.id],
-      ratioToMinimal: result.ratio(e.id, 'minimal'),
-    })),
+    rows: ratioRows(entries, result),
     growth: GROWTH_PAIRS.map((p) => ({ ...p, ratio: result.ratio(p.large, p.small) })),
     problems,
   };

@@ -1,7 +1,7 @@
 // Scenario 2: the open path. The breaker is open; the cost is one rejection
 // (the error it creates and the rejected promise), the dependency is never called.
 
-import { compileBatch, runInterleaved } from '../harness.mjs';
+import { compileBatch, ratioRows, runInterleaved } from '../harness.mjs';
 import { Breaker, cockatielBreaker, ConsecutiveBreaker, CountBreaker, handleAll, implementations, MinimalBreaker } from '../implementations.mjs';
 
 const FAILURE = new Error('dependency down');
@@ -93,12 +93,7 @@ export async function openPath({ batchSize, rounds, warmupRounds, seed }) {
     description: 'one rejection by an open breaker',
     batchSize,
     rounds,
-    rows: entries.map((e) => ({
-      id: e.id,
-      label: e.label,
-      nsPerCall: result.nsPerCall[e.id],
-      ratioToMinimal: result.ratio(e.id, 'minimal'),
-    })),
+    rows: ratioRows(entries, result),
     problems,
   };
 }
