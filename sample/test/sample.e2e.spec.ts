@@ -35,19 +35,21 @@ describe('the sample application over real HTTP', () => {
     const since = clock.now();
     const up = await get('/health/ready');
     expect(up.status).toBe(200);
-    expect(up.body.status).toBe('ok');
-    expect(up.body.details.circuit_breakers).toEqual({
-      status: 'up',
-      total: 4,
-      open: 0,
-      halfOpen: 0,
-      breakers: {
-        catalog: closedDetails(since),
-        'catalog.search': closedDetails(since),
-        pricing: closedDetails(since),
-        inventory: { ...closedDetails(since), unhealthyKeys: 0 },
+    const healthy = {
+      circuit_breakers: {
+        status: 'up',
+        total: 4,
+        open: 0,
+        halfOpen: 0,
+        breakers: {
+          catalog: closedDetails(since),
+          'catalog.search': closedDetails(since),
+          pricing: closedDetails(since),
+          inventory: { ...closedDetails(since), unhealthyKeys: 0 },
+        },
       },
-    });
+    };
+    expect(up.body).toEqual({ status: 'ok', info: healthy, error: {}, details: healthy });
 
     sample.upstreams.primary.setBehaviour({ mode: 'failing' });
     for (let i = 0; i < 4; i++) expect((await get('/catalog/search?q=cup')).body).toEqual([]); // fallback: no results
@@ -74,8 +76,21 @@ describe('the sample application over real HTTP', () => {
     clock.time = openUntil;
     const degraded = await get('/health/ready');
     expect(degraded.status).toBe(200);
-    expect(degraded.body.status).toBe('degraded');
-    expect(degraded.body.details.circuit_breakers).toMatchObject({ status: 'degraded', open: 0, halfOpen: 1, breakers: { 'catalog.search': { state: 'half-open', since: openUntil } } });
+    const probing = {
+      circuit_breakers: {
+        status: 'degraded',
+        total: 4,
+        open: 0,
+        halfOpen: 1,
+        breakers: {
+          catalog: closedDetails(since),
+          'catalog.search': { state: 'half-open', since: openUntil, failureRate: 0, callsInWindow: 0 },
+          pricing: closedDetails(since),
+          inventory: { ...closedDetails(since), unhealthyKeys: 0 },
+        },
+      },
+    };
+    expect(degraded.body).toEqual({ status: 'degraded', info: probing, error: {}, details: probing });
 
     sample.upstreams.primary.setBehaviour({ mode: 'healthy' });
     expect((await get('/catalog/search?q=cup')).body).toEqual([{ id: '1', name: 'Espresso cup', price: 12 }]);
