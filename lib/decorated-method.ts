@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { isObservable, Observable, tap } from 'rxjs';
-import { CallTimeoutError, isBreakerRejection, type Breaker, type BreakerOptions, type CallOutcome, type CallPermit } from './core/index.js';
+import { isBreakerRejection, type Breaker, type BreakerOptions, type CallOutcome, type CallPermit } from './core/index.js';
 import { runWithCallSignal } from './call-signal.js';
 import { REGISTRY_PROPERTY } from './circuit-breaker.constants.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
@@ -92,9 +92,13 @@ export class DecoratedMethod {
       return source.pipe(circuitBreaker(breaker, this.fallback === undefined ? {} : { fallback: (error) => this.observableFallback(registry, breaker, instance, error, args) }));
     }
 
-    if (this.kind === 'promise') return this.invokeAsync(registry, breaker, instance, original, args);
+    // A Promise method without a fallback (but with a key) needs nothing the breaker's execute() does not do.
+    if (this.kind === 'promise' && this.fallback === undefined) {
+      return breaker.executeMethod(original as (...a: unknown[]) => Promise<unknown>, instance, args, callWithSignal);
+    }
 
-    // A method whose return type is not known yet (or is a plain value): admit, call, then see what came back.
+    // Anything else (a fallback to decide on, a plain value, a return type not known yet): admit, call, then see
+    // what came back; the permit says how the call was counted, so classifiers run once.
     let permit: CallPermit;
     try {
       permit = breaker.acquire();
@@ -130,27 +134,6 @@ export class DecoratedMethod {
     this.kind ??= 'sync';
     if (permit.succeed(result) === 'success') this.remember(registry, breaker, args, result);
     return result;
-  }
-
-  /** A method known to return a Promise: the breaker's own execute(), with its allocation-free path. */
-  private invokeAsync(
-    registry: CircuitBreakerRegistry,
-    breaker: Breaker,
-    instance: unknown,
-    original: (...args: any[]) => unknown,
-    args: any[],
-  ): Promise<unknown> {
-    const call = breaker.executeMethod(original as (...a: unknown[]) => Promise<unknown>, instance, args, callWithSignal);
-    if (this.fallback === undefined) return call;
-    return call.then(
-      typeof this.fallback === 'object'
-        ? (value) => {
-            if (breaker.classifyResult(value) === 'success') this.remember(registry, breaker, args, value);
-            return value;
-          }
-        : undefined,
-      (error: unknown) => this.onError(registry, breaker, failureOutcome(breaker, error), instance, error, args, 'promise'),
-    );
   }
 
   private onError(registry: CircuitBreakerRegistry, breaker: Breaker, outcome: CallOutcome, instance: unknown, error: unknown, args: any[], kind: MethodKind): unknown {
@@ -260,12 +243,6 @@ function withCause(error: unknown, cause: unknown): unknown {
 /** Runs a method with its call's signal available to getCallSignal(). */
 function callWithSignal(signal: AbortSignal, method: (...args: unknown[]) => unknown, thisArg: unknown, args: unknown[]): Promise<unknown> {
   return runWithCallSignal(signal, () => method.apply(thisArg, args) as Promise<unknown>);
-}
-
-/** How a rejected execute() counted its call: rejections and deadlines are what fallbacks are for. */
-function failureOutcome(breaker: Breaker, error: unknown): CallOutcome {
-  if (isBreakerRejection(error) || (error instanceof CallTimeoutError && error.breakerName === breaker.name)) return 'failure';
-  return breaker.classifyError(error);
 }
 
 function countedAs(outcome: CallPermit['outcome']): CallOutcome {

@@ -427,3 +427,32 @@ describe('@CircuitBreaker() start-up checks', () => {
     await expect(start({}, [BadOption])).rejects.toThrow('Circuit breaker "BadOption.call": option "minimumThroughput" must be an integer >= 1, got 0.');
   });
 });
+
+describe('@CircuitBreaker() classification', () => {
+  it('runs a custom classifier once per call, also for methods with a fallback', async () => {
+    const seen: unknown[] = [];
+    @Injectable()
+    class Counted {
+      @CircuitBreaker({
+        fallback: () => 'fallback',
+        classify: (error) => {
+          seen.push(error);
+          return undefined;
+        },
+        classifyResult: (value) => {
+          seen.push(value);
+          return undefined;
+        },
+      })
+      async call(fail: boolean): Promise<string> {
+        if (fail) throw down();
+        return 'value';
+      }
+    }
+    const app = await start({}, [Counted]);
+    const counted = app.get(Counted);
+    expect(await counted.call(false)).toBe('value');
+    expect(await counted.call(true)).toBe('fallback');
+    expect(seen).toHaveLength(2);
+  });
+});
