@@ -171,6 +171,15 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
     return this.define(name, options, place, source);
   }
 
+  /**
+   * @internal A breaker defined by `forFeature({ name: options })`: central
+   * configuration like `forRoot({ breakers })`, so allowed under `strict`.
+   */
+  defineFeature(name: string, options: BreakerOptions, place: string, source: unknown): Breaker {
+    if (!this.breakers.has(name)) return this.define(name, options, place, source);
+    return this.resolve(name, options, place, source);
+  }
+
   private define(name: string, options: BreakerOptions | undefined, place: string, source: unknown = place): Breaker {
     const merged = mergeOptions(this.options.defaults, options);
     const store = this.options.store;

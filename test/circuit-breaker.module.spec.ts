@@ -113,6 +113,13 @@ describe('CircuitBreakerModule', () => {
       );
     });
 
+    it('under strict, forFeature() may define breakers: it is central configuration too', async () => {
+      @Module({ imports: [CircuitBreakerModule.forFeature({ shipping: { consecutiveFailures: 3 } })] })
+      class ShippingModule {}
+      const app = await start([CircuitBreakerModule.forRoot({ strict: true }), ShippingModule]);
+      expect(app.get(CircuitBreakerRegistry).get('shipping').config.consecutiveFailures).toBe(3);
+    });
+
     it('under strict, naming an undefined breaker fails start-up', async () => {
       @Module({ imports: [CircuitBreakerModule.forFeature(['shiping'])] })
       class ShippingModule {}
