@@ -1,7 +1,8 @@
-import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { BreakerState, RejectionReason, TransitionReason } from './core/index.js';
 import { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
 import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
+import type { CircuitBreakerEventSink } from './interfaces/circuit-breaker-logging-options.interface.js';
 import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
 
 /** Payload of `circuit-breaker.opened`, `.half-opened`, `.closed` and `.isolated`. @publicApi */
@@ -49,6 +50,7 @@ const BY_STATE: Partial<Record<BreakerState, string>> = {
 @Injectable()
 export class CircuitBreakerEventPublisher implements OnModuleInit, OnApplicationShutdown {
   private stop: (() => void) | undefined;
+  private readonly logger = new Logger('CircuitBreaker');
 
   constructor(
     private readonly registry: CircuitBreakerRegistry,
@@ -63,7 +65,7 @@ export class CircuitBreakerEventPublisher implements OnModuleInit, OnApplication
       if (event.type === 'rejected') {
         const { reason, error } = event.payload;
         const payload: CircuitBreakerRejectedPayload = { breaker: event.breaker, ...key, reason, ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }) };
-        sink.emit(CIRCUIT_BREAKER_EVENTS.rejected, payload);
+        this.publish(sink, CIRCUIT_BREAKER_EVENTS.rejected, payload);
         return;
       }
       if (event.type !== 'stateChange') return;
@@ -71,8 +73,21 @@ export class CircuitBreakerEventPublisher implements OnModuleInit, OnApplication
       if (name === undefined) return;
       const { from, to, reason, at, openUntil } = event.payload;
       const payload: CircuitBreakerTransitionPayload = { breaker: event.breaker, ...key, from, to, reason, at, ...(openUntil === undefined ? {} : { openUntil }) };
-      sink.emit(name, payload);
+      this.publish(sink, name, payload);
     });
+  }
+
+  /**
+   * A listener of the application that throws must not crash the process (the
+   * breaker re-throws listener errors as uncaught exceptions), least of all
+   * when a breaker opens, in the middle of an incident: it is logged instead.
+   */
+  private publish(sink: CircuitBreakerEventSink, event: string, payload: unknown): void {
+    try {
+      sink.emit(event, payload);
+    } catch (error) {
+      this.logger.error(`A listener of ${event} threw: ${error instanceof Error ? error.message : String(error)}`, error instanceof Error ? error.stack : undefined);
+    }
   }
 
   onApplicationShutdown(): void {

@@ -11,6 +11,7 @@ import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-m
 
 const EVENT_NAMES: readonly BreakerEventName[] = ['stateChange', 'success', 'failure', 'ignored', 'rejected', 'timeout', 'slowCall', 'probe', 'fallback'];
 const FOR_ROOT = 'CircuitBreakerModule.forRoot({ breakers })';
+const CALL_EVENTS = new Set<BreakerEventName>(['success', 'failure', 'ignored', 'timeout', 'slowCall']);
 const GET_OR_CREATE = 'CircuitBreakerRegistry.getOrCreate()';
 
 /**
@@ -210,7 +211,11 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
 
   private listen(observer: Observer, breaker: Breaker, name: string, key: string | undefined): (() => void)[] {
     const { sink } = observer;
-    return observer.types.map((type) =>
+    // A family's own call events only mirror its children's (a family probe is a child's call): reporting
+    // both would count one call twice. The family reports its transitions, rejections and probes.
+    const family = key === undefined && breaker.config.perKey !== undefined;
+    const types = family ? observer.types.filter((type) => !CALL_EVENTS.has(type)) : observer.types;
+    return types.map((type) =>
       breaker.on(type, (payload) => sink((key === undefined ? { breaker: name, type, payload } : { breaker: name, key, type, payload }) as CircuitBreakerEvent)),
     );
   }

@@ -17,8 +17,9 @@ class CapturingLogger implements LoggerService {
   warn(message: string, context?: string) {
     this.lines.push(`warn [${context}] ${message}`);
   }
-  error(message: string, context?: string) {
-    this.lines.push(`error [${context}] ${message}`);
+  error(message: string, ...rest: unknown[]) {
+    // Nest passes (message, stack, context) for errors.
+    this.lines.push(`error [${String(rest.at(-1))}] ${message}`);
   }
   debug(message: string, context?: string) {
     this.lines.push(`debug [${context}] ${message}`);
@@ -126,6 +127,28 @@ describe('events for the rest of the application', () => {
       ['circuit-breaker.closed', { breaker: 'payments', from: 'half-open', to: 'closed', reason: 'probes-succeeded', at: 1_100 }],
       ['circuit-breaker.isolated', { breaker: 'payments', from: 'closed', to: 'isolated', reason: 'isolate', at: 1_100 }],
     ]);
+  });
+
+  it('a listener of the application that throws is logged, not thrown at the process', async () => {
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown) => uncaught.push(error);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const { registry, lines } = await start({
+        eventEmitter: {
+          emit: () => {
+            throw new Error('listener bug');
+          },
+        },
+        breakers: { payments: { consecutiveFailures: 1 } },
+      });
+      await failOnce(registry, 'payments');
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(uncaught).toEqual([]);
+      expect(lines()).toContain('error [CircuitBreaker] A listener of circuit-breaker.opened threw: listener bug');
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
   });
 
   it('watching transitions does not make healthy calls pay for timing', async () => {

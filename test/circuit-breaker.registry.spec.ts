@@ -107,3 +107,23 @@ describe('CircuitBreakerRegistry with per-key families', () => {
     ]);
   });
 });
+
+describe('events of a per-key family', () => {
+  it('a family probe is reported once, by the child that made it', async () => {
+    const clock = new ManualClock();
+    const registry = new CircuitBreakerRegistry({
+      clock,
+      breakers: { inv: { perKey: { maxKeys: 10 }, aggregate: { openWhenOpenRatio: 0.5, minKeys: 2 }, consecutiveFailures: 1, openDurationMs: 100 } },
+    });
+    const family = registry.get('inv');
+    await family.forKey('a').execute(() => Promise.reject(new Error('x'))).catch(() => undefined);
+    await family.forKey('b').execute(() => Promise.reject(new Error('x'))).catch(() => undefined);
+    clock.advance(100);
+    const seen: string[] = [];
+    const subscription = registry.events$.subscribe((e) => seen.push(`${e.key ?? '(family)'} ${e.type}`));
+    await family.forKey('c').execute(() => 'ok');
+    subscription.unsubscribe();
+    expect(seen.filter((e) => e.endsWith(' success'))).toEqual(['c success']);
+    expect(seen).toContain('(family) probe');
+  });
+});

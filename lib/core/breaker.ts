@@ -184,7 +184,7 @@ export class Breaker {
 
   /** The current state, after any transition that time alone has made due. */
   get state(): BreakerState {
-    this.refresh(this.clock.now());
+    this.refresh(this.clock.now(), false);
     return STATE_NAMES[this.current]!;
   }
 
@@ -337,7 +337,7 @@ export class Breaker {
 
   snapshot(): BreakerSnapshot {
     const now = this.clock.now();
-    this.refresh(now);
+    this.refresh(now, false);
     const w = this.window;
     w.refresh(now);
     const c = this.config;
@@ -350,7 +350,7 @@ export class Breaker {
       since: this.sinceAt,
       openUntil: this.current === OPEN ? this.openUntilAt : undefined,
       pausedUntil: this.pausedUntilAt > now ? this.pausedUntilAt : undefined,
-      retryAfterMs: this.current === OPEN ? this.openUntilAt - now : this.pausedUntilAt > now ? this.pausedUntilAt - now : undefined,
+      retryAfterMs: this.current === OPEN ? this.openRetryAfter(now) : this.pausedUntilAt > now ? this.pausedUntilAt - now : undefined,
       generation: this.generation,
       window: {
         ...(c.window.type === 'count' ? { type: 'count', size: c.window.size } : { type: 'time', durationMs: c.window.durationMs, buckets: c.window.buckets }),
@@ -427,7 +427,7 @@ export class Breaker {
   admitAsFamily(): number | CircuitOpenError {
     if (this.current === ISOLATED) return this.reject('isolated', undefined);
     const now = this.clock.now();
-    this.refresh(now);
+    this.refresh(now, true);
     if (this.current === OPEN) return this.reject('open', this.openRetryAfter(now));
     if (this.current === HALF_OPEN) return this.admitProbe(now);
     return 0;
@@ -456,7 +456,7 @@ export class Breaker {
     }
     if (state === ISOLATED) return this.reject('isolated', undefined);
     const now = this.clock.now();
-    this.refresh(now);
+    this.refresh(now, true);
     if (this.current === OPEN) return this.reject('open', this.openRetryAfter(now));
     return this.admitProbe(now);
   }
@@ -759,9 +759,13 @@ export class Breaker {
   // ---------------------------------------------------------------------------
   // Transitions
 
-  /** Makes the transitions that time alone has made due: open → half-open, expired probes. */
-  private refresh(now: number): void {
-    if (this.current === OPEN && now >= this.openUntilAt && (this.coordinator === undefined || this.coordinator.mayProbe(this))) {
+  /**
+   * Makes the transitions that time alone has made due. Only an admission
+   * (`admitting`) asks a coordinator for the fleet's probe permit: a health
+   * check, a scrape or a snapshot must never take the fleet's probe.
+   */
+  private refresh(now: number, admitting: boolean): void {
+    if (this.current === OPEN && now >= this.openUntilAt && (this.coordinator === undefined || (admitting && this.coordinator.mayProbe(this)))) {
       this.transition(HALF_OPEN, 'open-duration-elapsed', now, undefined);
     }
     if (this.current === HALF_OPEN) this.expireProbes(now);

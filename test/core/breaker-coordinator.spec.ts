@@ -43,7 +43,15 @@ describe('Breaker coordination hooks (shared state)', () => {
     expect(rejection).toMatchObject({ reason: 'open', retryAfterMs: 5_000 });
     expect(breaker.state).toBe('open');
     coordinator.probeAllowed = true;
-    expect(breaker.state).toBe('half-open');
+    // Reading never asks for the fleet's probe: a health check or a scrape must not take it.
+    const asked = coordinator.asked;
+    expect(breaker.state).toBe('open');
+    expect(breaker.snapshot()).toMatchObject({ state: 'open', retryAfterMs: 5_000 });
+    expect(coordinator.asked).toBe(asked);
+    // A call does: it becomes the probe, and closes the breaker.
+    await expect(breaker.execute(() => 'probe')).resolves.toBe('probe');
+    expect(coordinator.asked).toBe(asked + 1);
+    expect(breaker.state).toBe('closed');
   });
 
   it('adopts an open state from the fleet until the shared time, and a close', async () => {
