@@ -13,6 +13,20 @@ const available = redisServerAvailable();
 const UNREACHABLE = /^Redis is unreachable \(.+\): every circuit breaker now decides on its own, and sharing resumes by itself when Redis is back\.$/;
 const RESUMED = /^Redis is reachable again after \d+ ms: circuit breakers share their state again\.$/;
 
+/**
+ * Checks a replica's log as a sequence of outages: a warning opens each and a
+ * recovery line closes it, so two warnings never follow each other (one
+ * warning per outage). A replica stalled longer than operationTimeoutMs on a
+ * busy machine may add a whole outage of its own: that is allowed. Returns how
+ * many lines there are.
+ */
+function expectOutages(replica: ReplicaProcess): number {
+  for (const [i, line] of replica.logs.entries()) {
+    expect(line).toEqual(i % 2 === 0 ? { level: 'warn', message: expect.stringMatching(UNREACHABLE) } : { level: 'log', message: expect.stringMatching(RESUMED) });
+  }
+  return replica.logs.length;
+}
+
 const sharedEverywhere = (replicas: ReplicaProcess[], shared: boolean) =>
   eventually(`every replica reporting shared: ${shared}`, async () => {
     const snapshots = await Promise.all(replicas.map((r) => r.snapshot('upstream')));
@@ -25,7 +39,8 @@ describe.skipIf(!available)('scenario 4: Redis killed mid-traffic, then restarte
     fleet = await startFleet({
       ids: ['a', 'b', 'c'],
       breakers: { upstream: { consecutiveFailures: 3, openDurationMs: 60_000 } },
-      store: { operationTimeoutMs: 300, reconcileIntervalMs: 500 },
+      // A deadline a busy machine's event-loop stalls stay well within, so that the only outage is the one the test makes.
+      store: { operationTimeoutMs: 1_000, reconcileIntervalMs: 500 },
     });
   }, 30_000);
   afterAll(() => fleet?.close());
@@ -55,17 +70,18 @@ describe.skipIf(!available)('scenario 4: Redis killed mid-traffic, then restarte
     expect(aDown).toMatchObject({ state: 'open', coordination: { shared: false } });
     expect(aDown.coordination!.storeErrors).toBeGreaterThan(0);
     expect(down.map((s) => s.state)).toEqual(['closed', 'closed', 'closed']);
-    for (const r of replicas) expect(r.logs).toEqual([{ level: 'warn', message: expect.stringMatching(UNREACHABLE) }]);
+    // Each replica is in an outage, and said so once.
+    const linesWhenDown = replicas.map((r) => expectOutages(r));
+    for (const r of replicas) expect(r.logs.at(-1)?.level).toBe('warn');
 
     // Redis is back, empty. Nobody restarts: the replicas reconnect, and a tells the fleet again that it is open.
     await server.restart();
     await sharedEverywhere(replicas, true);
     await eventually("a's report written again", async () => ((await admin.zrange('shop:{upstream}:opens', 0, '-1')).join() === 'a' ? true : undefined));
-    for (const r of replicas) {
-      expect(r.logs).toEqual([
-        { level: 'warn', message: expect.stringMatching(UNREACHABLE) },
-        { level: 'log', message: expect.stringMatching(RESUMED) },
-      ]);
+    // ... and the outage ended with one recovery line.
+    for (const [i, r] of replicas.entries()) {
+      expectOutages(r);
+      expect(r.logs[linesWhenDown[i]!]).toEqual({ level: 'log', message: expect.stringMatching(RESUMED) });
     }
 
     // Sharing works again: b's third failure makes the quorum with a's replayed report, and c adopts.

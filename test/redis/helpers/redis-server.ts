@@ -76,10 +76,24 @@ export class RedisServer {
     this.child?.kill('SIGCONT');
   }
 
-  /** Starts a fresh, empty server on the same port. */
+  /**
+   * Starts a fresh, empty server on the same port. The port was free for the
+   * whole outage: something else (a port probe of another test file) may hold
+   * it for a moment, so the relaunch is tried a few times, as start() does.
+   */
   async restart(): Promise<void> {
     await this.kill();
-    await this.launch();
+    let lastError: unknown;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        await this.launch();
+        return;
+      } catch (error) {
+        lastError = error;
+        await new Promise((resolve) => setTimeout(resolve, 100 * (attempt + 1)));
+      }
+    }
+    throw lastError;
   }
 
   private launch(): Promise<void> {
