@@ -57,7 +57,12 @@ export class RedisBreakerStore implements BreakerStore {
 
   private readonly fleet: RedisBreakerCoordinator;
   private readonly redis: Client;
-  private readonly subscriber: Client;
+  /**
+   * The pub/sub connection: the one given, or `redis.duplicate()` made when the
+   * store starts (a duplicate connects at once, and its errors must have a
+   * listener from its first moment, or ioredis prints each of them).
+   */
+  private subscriber: Client | undefined;
   private readonly ownsSubscriber: boolean;
   private readonly closeClient: boolean;
   private readonly channel: string;
@@ -89,8 +94,7 @@ export class RedisBreakerStore implements BreakerStore {
     this.redis = options.redis;
     this.ownsSubscriber = options.subscriber === undefined;
     this.closeClient = options.closeClient === true;
-    // Redis.duplicate() and Cluster.duplicate() both copy the connection options; their signatures differ.
-    this.subscriber = options.subscriber ?? (options.redis as Redis).duplicate();
+    this.subscriber = options.subscriber;
     this.keyPrefix = options.keyPrefix ?? d.keyPrefix;
     this.instanceId = options.instanceId ?? `${hostname()}:${process.pid}`;
     this.channel = channelOf(this.keyPrefix);
@@ -112,7 +116,7 @@ export class RedisBreakerStore implements BreakerStore {
 
   /** Whether breakers share their state now: both connections are ready and the last operation succeeded. */
   get shared(): boolean {
-    return this.phase === 'running' && !this.failing && this.isSubscribed && this.redis.status === 'ready' && this.subscriber.status === 'ready';
+    return this.phase === 'running' && !this.failing && this.isSubscribed && this.connected();
   }
 
   /** Store operations that failed or timed out, and connection errors, since the store started. */
@@ -172,9 +176,9 @@ export class RedisBreakerStore implements BreakerStore {
     this.queue.clear();
     for (const off of this.detach.splice(0)) off();
     if (this.ownsSubscriber) {
-      // Made by the store, so closed by it, even if it never started (a non-lazy duplicate is already connecting).
-      await this.shutdown(this.subscriber);
-    } else if (wasRunning) {
+      // Made by the store (when it started), so closed by it.
+      if (this.subscriber !== undefined) await this.shutdown(this.subscriber);
+    } else if (wasRunning && this.subscriber !== undefined) {
       await withDeadline(this.subscriber.unsubscribe(this.channel), this.operationTimeoutMs, () => 'unsubscribe').catch(() => undefined);
     }
     if (this.closeClient) await this.shutdown(this.redis);
@@ -196,6 +200,9 @@ export class RedisBreakerStore implements BreakerStore {
   private start(): void {
     if (this.phase !== 'idle') return;
     this.phase = 'running';
+    // Redis.duplicate() and Cluster.duplicate() both copy the connection options; their signatures differ.
+    // Made only now, and given its listeners in the same step: nothing it does goes unheard.
+    const subscriber = (this.subscriber ??= (this.redis as Redis).duplicate());
     // A fresh connection is a fresh start: the failure of an operation on the old one no longer counts.
     const ready = () => {
       this.failing = false;
@@ -203,8 +210,8 @@ export class RedisBreakerStore implements BreakerStore {
       this.recovered();
     };
     this.on(this.redis, 'ready', ready);
-    this.on(this.subscriber, 'ready', ready);
-    for (const client of [this.redis, this.subscriber]) {
+    this.on(subscriber, 'ready', ready);
+    for (const client of [this.redis, subscriber]) {
       // An error event without a listener would be printed by ioredis; here it is counted and reported once per outage.
       this.on(client, 'error', (error) => {
         this.errors++;
@@ -212,23 +219,23 @@ export class RedisBreakerStore implements BreakerStore {
       });
       this.on(client, 'close', () => this.down(new Error('connection closed')));
     }
-    this.on(this.subscriber, 'message', (channel, message) => {
+    this.on(subscriber, 'message', (channel, message) => {
       if (channel !== this.channel) return;
       const fleet = decodeSignal(String(message));
       if (fleet !== undefined) this.fleet.apply(fleet);
     });
-    if (this.ownsSubscriber && this.subscriber.status === 'wait') this.subscriber.connect().catch(() => undefined);
+    if (this.ownsSubscriber && subscriber.status === 'wait') subscriber.connect().catch(() => undefined);
     if (this.redis.status === 'wait') this.redis.connect().catch(() => undefined);
-    this.subscribed = this.subscribe();
+    this.subscribed = this.subscribe(subscriber);
     this.reconcileTimer = setInterval(() => void this.reconcile(), this.reconcileIntervalMs);
     this.reconcileTimer.unref();
   }
 
-  private async subscribe(): Promise<void> {
+  private async subscribe(subscriber: Client): Promise<void> {
     // ioredis resubscribes by itself after a reconnect; this first subscription is retried until it lands.
     for (;;) {
       try {
-        await this.subscriber.subscribe(this.channel);
+        await subscriber.subscribe(this.channel);
         this.isSubscribed = true;
         this.notifyReady();
         this.recovered();
@@ -248,7 +255,7 @@ export class RedisBreakerStore implements BreakerStore {
   }
 
   private connected(): boolean {
-    return this.redis.status === 'ready' && this.subscriber.status === 'ready';
+    return this.redis.status === 'ready' && this.subscriber?.status === 'ready';
   }
 
   /** Resolves once both connections are ready and the channel is subscribed. */

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Breaker, type BreakerOptions, type Clock } from '../../lib/core/index.js';
 import { deferred, ManualClock } from '../helpers/manual-clock.js';
 import { RedisBreakerStore, type RedisBreakerStoreOptions } from '../../lib/redis/index.js';
@@ -33,6 +33,15 @@ let server: RedisServer;
 let admin: Redis;
 let prefixSeq = 0;
 const opened: { store: RedisBreakerStore; redis: Redis }[] = [];
+
+/** A loopback port where no Redis listens (one did a moment ago). */
+async function closedPort(): Promise<number> {
+  const gone = await RedisServer.start();
+  await gone.kill();
+  return gone.port;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Replica {
   store: RedisBreakerStore;
@@ -231,14 +240,10 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
   });
 
   it('fails open when Redis is unreachable from the start: local breaking works, one warning, shared: false', async () => {
-    const closedPort = await (async () => {
-      const probe = await RedisServer.start();
-      await probe.kill();
-      return probe.port;
-    })();
+    const port = await closedPort();
     const clock = new ManualClock(Date.now());
     const started = Date.now();
-    const lonely = await replica('lonely', prefix, OPTIONS, { hydrateTimeoutMs: 300 }, closedPort, clock);
+    const lonely = await replica('lonely', prefix, OPTIONS, { hydrateTimeoutMs: 300 }, port, clock);
     // Start-up waited for Redis no longer than its deadline.
     expect(Date.now() - started).toBeLessThan(1_000);
     for (let i = 0; i < 3; i++) expect(await fail(lonely.breaker)).toMatchObject(i === 0 ? { message: 'down' } : { reason: 'open' });
@@ -249,5 +254,27 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     expect(lonely.breaker.snapshot().coordination!.storeErrors).toBeGreaterThan(0);
     expect(lonely.warnings).toHaveLength(1);
     expect(lonely.warnings[0]).toMatch(/^Redis is unreachable \(.+\): every circuit breaker now decides on its own, and sharing resumes by itself when Redis is back\.$/);
+  });
+  it('prints no ioredis error while Redis is down before the store starts, and warns once when it does', async () => {
+    const port = await closedPort();
+    // ioredis prints "[ioredis] Unhandled error event" for every error of a connection nobody listens to.
+    const printed = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const redis = new Redis(port, '127.0.0.1', { retryStrategy: () => 20, maxRetriesPerRequest: 1 });
+      redis.on('error', () => undefined);
+      const warnings: string[] = [];
+      const store = new RedisBreakerStore({ redis, keyPrefix: prefix, hydrateTimeoutMs: 200, logger: { warn: (m) => warnings.push(m), log: () => undefined } });
+      opened.push({ store, redis });
+      await sleep(300);
+      expect(printed).not.toHaveBeenCalled();
+      expect(warnings).toEqual([]);
+      await store.hydrate([new Breaker('payments', OPTIONS, { coordinator: store.coordinator })]);
+      await sleep(300);
+      expect(printed).not.toHaveBeenCalled();
+      expect(warnings).toHaveLength(1);
+      expect(store.storeErrors).toBeGreaterThan(1);
+    } finally {
+      printed.mockRestore();
+    }
   });
 });
