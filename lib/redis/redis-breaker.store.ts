@@ -85,7 +85,16 @@ export class RedisBreakerStore implements BreakerStore {
   private downSince: number | undefined;
   private flushing = false;
   private flushScheduled = false;
-  private reconciling = false;
+  /**
+   * Reads (and PINGs) sent and not settled yet: answered, failed, or given up
+   * by ioredis, whatever their deadline decided meanwhile. A frozen Redis keeps
+   * its connections "ready" and answers nothing: until it answers what it was
+   * sent, reconcile sends nothing more, so what waits in ioredis' queue is one
+   * read per breaker at most.
+   */
+  private readsInFlight = 0;
+  /** A reconcile asked for while reads were in flight: it runs once they have settled. */
+  private reconcileAfterReads: { promise: Promise<void>; resolve: () => void } | undefined;
   private reconcileTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(options: RedisBreakerStoreOptions) {
@@ -149,15 +158,40 @@ export class RedisBreakerStore implements BreakerStore {
    * the periodic reconcile does. Resolves whether or not Redis answers.
    */
   async reconcile(): Promise<void> {
-    if (this.phase !== 'running' || this.reconciling || !this.connected()) return;
-    this.reconciling = true;
+    if (this.phase !== 'running' || !this.connected()) return;
+    if (this.readsInFlight === 0) return this.reconcileNow();
+    // The last reads are still unanswered: this round goes out once they settle, and this call waits for it within the deadline.
+    this.reconcileAfterReads ??= deferred();
+    await withDeadline(this.reconcileAfterReads.promise, this.operationTimeoutMs, () => 'reconcile').catch(() => undefined);
+  }
+
+  private async reconcileNow(): Promise<void> {
+    if (this.phase !== 'running' || !this.connected()) return;
     try {
+      if (this.failing) {
+        // Redis has not answered lately: one PING asks whether it does now, rather than a read per breaker.
+        await withDeadline(this.track([this.redis.ping()]), this.operationTimeoutMs, () => messages.timedOut('PING', this.operationTimeoutMs));
+        // Sharing resumes, and recovered() may have started the read already.
+        this.succeeded();
+        if (this.readsInFlight > 0) return;
+      }
       await this.read(this.fleet.all());
     } catch (error) {
       this.failed(error);
-    } finally {
-      this.reconciling = false;
     }
+  }
+
+  /** Counts `commands` in flight until each settles, and runs a reconcile that waited for them. */
+  private track<T>(commands: Promise<T>[]): Promise<T[]> {
+    this.readsInFlight += commands.length;
+    const settled = () => {
+      if (--this.readsInFlight > 0 || this.reconcileAfterReads === undefined) return;
+      const waiting = this.reconcileAfterReads;
+      this.reconcileAfterReads = undefined;
+      void this.reconcileNow().finally(waiting.resolve);
+    };
+    for (const command of commands) command.then(settled, settled);
+    return Promise.all(commands);
   }
 
   async close(): Promise<void> {
@@ -384,7 +418,7 @@ export class RedisBreakerStore implements BreakerStore {
   private async read(records: readonly SharedBreaker[]): Promise<void> {
     if (records.length === 0) return;
     const hashes = await withDeadline(
-      Promise.all(records.map((record) => this.redis.hgetall(record.keys.state))),
+      this.track(records.map((record) => this.redis.hgetall(record.keys.state))),
       this.operationTimeoutMs,
       () => messages.timedOut('reading shared state', this.operationTimeoutMs),
     );
@@ -418,6 +452,12 @@ export class RedisBreakerStore implements BreakerStore {
       },
     );
   }
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
 }
 
 /** Settles as `promise` does, or rejects after `ms` with the message `what()` (the timer never keeps the process alive). */

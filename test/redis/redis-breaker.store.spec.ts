@@ -277,4 +277,49 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
       printed.mockRestore();
     }
   });
+  it('sends nothing more to a frozen Redis until it answers what it was sent: one read per breaker at most, then one PING', async () => {
+    const redis = new Redis(server.port, '127.0.0.1', { retryStrategy: () => 50 });
+    redis.on('error', () => undefined);
+    const warnings: string[] = [];
+    const logs: string[] = [];
+    const store = new RedisBreakerStore({
+      redis,
+      keyPrefix: prefix,
+      operationTimeoutMs: 100,
+      reconcileIntervalMs: 20,
+      logger: { warn: (m) => warnings.push(m), log: (m) => logs.push(m) },
+    });
+    opened.push({ store, redis });
+    const breakers = Array.from({ length: 50 }, (_, i) => new Breaker(`b${i}`, OPTIONS, { coordinator: store.coordinator }));
+    await store.hydrate(breakers);
+    // What ioredis holds for this connection: sent and unanswered, or waiting to be sent.
+    const queued = () => {
+      const internals = redis as unknown as { commandQueue: { length: number }; offlineQueue: { length: number } };
+      return internals.commandQueue.length + internals.offlineQueue.length;
+    };
+    const sent = { hgetall: 0, ping: 0 };
+    const hgetall = redis.hgetall.bind(redis);
+    const ping = redis.ping.bind(redis);
+    vi.spyOn(redis, 'hgetall').mockImplementation(((key: string) => (sent.hgetall++, hgetall(key))) as typeof redis.hgetall);
+    vi.spyOn(redis, 'ping').mockImplementation((() => (sent.ping++, ping())) as typeof redis.ping);
+    server.pause();
+    try {
+      await eventually('the store giving up on Redis', () => (store.shared ? undefined : true), 2_000);
+      // Frozen, the connection still looks ready: a round per interval (20 ms) would pile up without end.
+      await sleep(600);
+      expect(redis.status).toBe('ready');
+      expect(sent.hgetall).toBeLessThanOrEqual(breakers.length);
+      expect(queued()).toBeLessThanOrEqual(breakers.length);
+      expect(warnings).toHaveLength(1);
+    } finally {
+      server.resume();
+    }
+    // Once the frozen reads are answered, a PING finds Redis back, and every breaker is read again.
+    await eventually('sharing resumed', () => (store.shared ? true : undefined), 3_000);
+    await eventually('the breakers read again', () => (sent.hgetall >= 2 * breakers.length ? true : undefined), 3_000);
+    expect(sent.ping).toBeGreaterThanOrEqual(1);
+    expect(warnings).toHaveLength(1);
+    expect(logs).toEqual([expect.stringMatching(/^Redis is reachable again after \d+ ms/)]);
+    expect(queued()).toBeLessThanOrEqual(breakers.length);
+  });
 });
