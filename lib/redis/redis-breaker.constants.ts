@@ -30,6 +30,16 @@ export const KEY_TTL_MS = 86_400_000;
  */
 export const PERMIT_CLAIM_MS = 1_000;
 
+/**
+ * How much earlier than Redis this replica stops counting on a permit it won:
+ * the time its renewal (sent when it half-opens) has to reach Redis before the
+ * claim expires there. At most a quarter of the permit, so that a short one
+ * stays usable.
+ *
+ * @internal
+ */
+export const PERMIT_MARGIN_MS = 250;
+
 /** The version of the signal format; a replica ignores signals of another version. @internal */
 export const SIGNAL_VERSION = 1;
 

@@ -1,6 +1,6 @@
 import type { Breaker, BreakerCoordination, BreakerCoordinator, ResolvedBreakerOptions, StateChangeEvent } from '../core/index.js';
 import { BREAKER_DEFAULTS } from '../core/index.js';
-import { PERMIT_CLAIM_MS } from './redis-breaker.constants.js';
+import { PERMIT_CLAIM_MS, PERMIT_MARGIN_MS } from './redis-breaker.constants.js';
 import { breakerKeys, type BreakerKeys } from './redis-breaker.keys.js';
 import type { FleetState } from './redis-breaker.signal.js';
 
@@ -39,6 +39,10 @@ export class SharedBreaker {
   permit: Permit = NONE;
   /** While the permit is won or lost: until when that answer holds (the breaker's clock). */
   permitUntil = 0;
+  /** When the last permit request was sent (the breaker's clock): Redis starts the permit's expiry no earlier. */
+  permitAskedAt = 0;
+  /** Counts permit requests, so that the answer to a renewal of an earlier episode is recognised as stale. */
+  episode = 0;
   /** The latest own transition: replayed when sharing resumes after an outage. */
   lastOwn: WriteOp | undefined;
 
@@ -66,7 +70,7 @@ export interface FleetLink {
   write(record: SharedBreaker, op: WriteOp): void;
   /** Asks for the fleet's probe permit of `record` for `ttlMs`; the answer comes through `onPermit()`. */
   requestPermit(record: SharedBreaker, ttlMs: number): void;
-  /** Extends the permit this replica holds to `ttlMs` (its probes have started). */
+  /** Extends the permit this replica holds to `ttlMs` (its probes have started); the answer comes through `onRenewed()`. */
   renewPermit(record: SharedBreaker, ttlMs: number): void;
 }
 
@@ -181,8 +185,28 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
       return;
     }
     record.permit = won ? WON : LOST;
-    record.permitUntil = record.breaker.clock.now() + Math.max(0, ttlMs);
+    // Redis started the expiry when it ran the request, after it was sent and before this answer arrived: counting from
+    // the answer would outlive the permit by the round trip. A won permit ends a margin earlier still, so that the
+    // renewal sent on half-opening reaches Redis while the claim holds.
+    const ttl = Math.max(0, ttlMs);
+    record.permitUntil = record.permitAskedAt + ttl - (won ? permitMarginMs(ttl) : 0);
     if (!won) this.scheduleWake(record);
+  }
+
+  /**
+   * The answer to a renewal sent when the holder half-opened (`episode`: the
+   * request it renews). Not renewed: the claim lapsed before the renewal
+   * reached Redis, and another replica holds the permit (`ttlMs` left on it)
+   * and may be probing. This replica then stops probing, and waits for that
+   * verdict as any other replica does: it is open again (its probes in flight
+   * no longer count) until the other permit lapses.
+   */
+  onRenewed(record: SharedBreaker, episode: number, renewed: boolean, ttlMs: number): void {
+    if (renewed || record.episode !== episode || record.permit !== WON || this.closed) return;
+    record.permit = NONE;
+    const breaker = record.breaker;
+    if (breaker.storedState !== 'half-open') return;
+    breaker.adoptOpen(breaker.clock.now() + Math.max(1, ttlMs));
   }
 
   /**
@@ -230,6 +254,8 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
 
   private request(record: SharedBreaker): void {
     record.permit = REQUESTING;
+    record.permitAskedAt = record.breaker.clock.now();
+    record.episode++;
     // A short claim first: renewed when this replica half-opens (see transitioned()).
     this.link.requestPermit(record, Math.min(PERMIT_CLAIM_MS, permitTtlMs(record.breaker.config)));
   }
@@ -281,6 +307,16 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
  */
 export function permitTtlMs(config: ResolvedBreakerOptions): number {
   return Math.ceil(config.probeMaxWaitMs * Math.ceil(config.maxProbes / config.maxConcurrentProbes));
+}
+
+/**
+ * How much earlier than Redis a won permit ends locally: `PERMIT_MARGIN_MS`,
+ * at most a quarter of the permit.
+ *
+ * @internal
+ */
+export function permitMarginMs(ttlMs: number): number {
+  return Math.min(PERMIT_MARGIN_MS, Math.floor(ttlMs / 4));
 }
 
 /**

@@ -105,13 +105,19 @@ return {0, redis.call('PTTL', KEYS[1])}
 `,
 
   /**
-   * The holder half-opened: its claim becomes the whole probe deadline. Does
-   * nothing if the permit lapsed and went to another replica meanwhile.
+   * The holder half-opened: its claim becomes the whole probe deadline. If the
+   * claim lapsed meanwhile and nobody took the permit, it is taken again; if
+   * another replica holds it, nothing changes and the caller must stop probing.
    *
-   * KEYS: probe permit. ARGV: instance, TTL in ms. Returns 1 if renewed.
+   * KEYS: probe permit. ARGV: instance, TTL in ms.
+   * Returns {1, ttl} if this replica holds the permit now, {0, remaining ms of the holder's permit} if another does.
    */
   renew: `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] or not holder then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return {1, tonumber(ARGV[2])}
+end
+return {0, redis.call('PTTL', KEYS[1])}
 `,
 } as const;

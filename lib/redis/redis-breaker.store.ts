@@ -432,9 +432,14 @@ export class RedisBreakerStore implements BreakerStore {
   private renewPermit(record: SharedBreaker, ttlMs: number): void {
     // Redis unreachable: the breaker probes locally anyway, and the claim lapses by itself.
     if (!this.shared) return;
-    const reply = this.redis.eval(SCRIPTS.renew, 1, record.keys.probe, this.instanceId, ttlMs) as Promise<number>;
+    const episode = record.episode;
+    const reply = this.redis.eval(SCRIPTS.renew, 1, record.keys.probe, this.instanceId, ttlMs) as Promise<[number, number]>;
     withDeadline(reply, this.operationTimeoutMs, () => messages.timedOut('renewing the probe permit', this.operationTimeoutMs)).then(
-      () => this.succeeded(),
+      ([renewed, ms]) => {
+        this.succeeded();
+        // Not renewed: the claim lapsed and another replica took the permit; this one stops probing.
+        this.fleet.onRenewed(record, episode, renewed === 1, ms);
+      },
       (error: unknown) => this.failed(error),
     );
   }

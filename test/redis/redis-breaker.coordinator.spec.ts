@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Breaker, type BreakerOptions } from '../../lib/core/index.js';
-import { RedisBreakerCoordinator, longestOpenMs, permitTtlMs, type FleetLink, type SharedBreaker, type WriteOp } from '../../lib/redis/redis-breaker.coordinator.js';
+import { RedisBreakerCoordinator, longestOpenMs, permitMarginMs, permitTtlMs, type FleetLink, type SharedBreaker, type WriteOp } from '../../lib/redis/redis-breaker.coordinator.js';
 import type { FleetState } from '../../lib/redis/redis-breaker.signal.js';
-import { ManualClock } from '../helpers/manual-clock.js';
+import { deferred, ManualClock } from '../helpers/manual-clock.js';
 
 /** The store's side, recorded: what was written and which permits were asked for. */
 class FakeLink implements FleetLink {
@@ -200,6 +200,85 @@ describe('RedisBreakerCoordinator: the fleet probe permit', () => {
     expect(link.renewals).toEqual([]);
     await breaker.execute(() => 'probe');
     expect(link.renewals).toEqual([60_000]);
+  });
+
+  it('counts a won permit from when it was asked for, less a margin, not from when the answer arrived', async () => {
+    const { clock, link, breaker, coordinator, record } = setup({ ...OPTIONS, halfOpen: { maxWaitMs: 60_000 } });
+    await fail(breaker);
+    coordinator.apply(fleet('open', 1, 11_000));
+    clock.advance(1_000);
+    expect(coordinator.mayProbe(breaker)).toBe(false); // asked at 11,000 for a claim of 1,000 ms
+    // The answer takes 400 ms: Redis started the expiry when it ran the request, so the claim ends by 12,000 whatever the delay.
+    clock.advance(400);
+    coordinator.onPermit(record, true, 1_000);
+    expect(permitMarginMs(1_000)).toBe(250);
+    clock.set(11_749);
+    expect(coordinator.mayProbe(breaker)).toBe(true);
+    expect(link.permits).toHaveLength(1);
+    // From here on the renewal sent on half-opening might reach Redis after the claim expired: ask again instead.
+    clock.set(11_750);
+    expect(coordinator.mayProbe(breaker)).toBe(false);
+    expect(link.permits).toHaveLength(2);
+    // A short permit keeps three quarters of itself.
+    expect(permitMarginMs(300)).toBe(75);
+  });
+
+  it('counts a lost permit from when it was asked for too, and asks again when the holder\'s permit lapses', async () => {
+    const { clock, link, breaker, coordinator, record } = setup();
+    await fail(breaker);
+    coordinator.apply(fleet('open', 1, 11_000));
+    clock.advance(1_000);
+    expect(coordinator.mayProbe(breaker)).toBe(false);
+    clock.advance(100);
+    coordinator.onPermit(record, false, 250); // the holder had 250 ms left when Redis ran the request, at 11,000 or later
+    clock.set(11_249);
+    expect(coordinator.mayProbe(breaker)).toBe(false);
+    expect(link.permits).toHaveLength(1);
+    clock.set(11_250);
+    expect(coordinator.mayProbe(breaker)).toBe(false);
+    expect(link.permits).toHaveLength(2);
+  });
+
+  it('stops probing when the renewal finds the permit taken by another replica, and waits for its verdict as a non-holder', async () => {
+    const { clock, link, breaker, coordinator, record, reasons } = setup({ ...OPTIONS, halfOpen: { maxWaitMs: 5_000, maxProbes: 2 } });
+    await fail(breaker);
+    coordinator.apply(fleet('open', 1, 11_000));
+    clock.advance(1_000);
+    expect(coordinator.mayProbe(breaker)).toBe(false);
+    coordinator.onPermit(record, true, 1_000);
+    const probe = breaker.execute(() => new Promise<string>(() => undefined)).catch((e: unknown) => e);
+    expect(breaker.state).toBe('half-open');
+    expect(link.renewals).toEqual([10_000]);
+    // Not renewed: the claim had lapsed, and another replica holds the permit for 700 ms more.
+    coordinator.onRenewed(record, record.episode, false, 700);
+    expect(breaker.snapshot()).toMatchObject({ state: 'open', openUntil: 11_700 });
+    expect(reasons.at(-1)).toBe('half-open->open (shared-open)');
+    // No second probe here, and no verdict of this replica's: the other replica's is awaited.
+    expect(await breaker.execute(() => 'second probe').catch((e: unknown) => e)).toMatchObject({ reason: 'open' });
+    expect(link.writes).toHaveLength(1);
+    void probe;
+    // When the other permit lapses without a verdict, this replica asks again.
+    clock.set(11_700);
+    expect(coordinator.mayProbe(breaker)).toBe(false);
+    expect(link.permits).toHaveLength(2);
+  });
+
+  it('ignores a renewal answer that is stale: renewed, of an earlier request, or after the probe ended', async () => {
+    const { clock, breaker, coordinator, record } = setup();
+    await fail(breaker);
+    coordinator.apply(fleet('open', 1, 11_000));
+    clock.advance(1_000);
+    coordinator.mayProbe(breaker);
+    coordinator.onPermit(record, true, 300);
+    const gate = deferred<string>();
+    const probe = breaker.execute(() => gate.promise);
+    coordinator.onRenewed(record, record.episode, true, 300);
+    coordinator.onRenewed(record, record.episode - 1, false, 300);
+    expect(breaker.state).toBe('half-open');
+    gate.resolve('ok');
+    await probe;
+    coordinator.onRenewed(record, record.episode, false, 300);
+    expect(breaker.state).toBe('closed');
   });
 
   it('lasts the whole half-open period: every probe of the budget in turn, each within its deadline', () => {

@@ -158,6 +158,47 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     expect(await admin.exists(`${prefix}{payments}:probe`, `${prefix}{payments}:opens`)).toBe(0);
   });
 
+  it('stops probing when its claim lapsed and another replica took the permit before the renewal reached Redis', async () => {
+    const replicas = [await replica('a', prefix), await replica('b', prefix)];
+    await Promise.all(replicas.map((r) => fail(r.breaker)));
+    const key = `${prefix}{payments}:probe`;
+    const holder = replicas[['a', 'b'].indexOf(await eventually('the permit taken', async () => (await admin.get(key)) ?? undefined))]!;
+    // The holder stalls past its claim, which lapses; a replica "z" takes the permit meanwhile.
+    await admin.set(key, 'z', 'PX', 5_000);
+    const reopened = nextTransition(holder.breaker, (change) => change.to === 'open');
+    const gate = deferred<string>();
+    const probe = holder.breaker.execute(() => gate.promise);
+    expect(holder.breaker.state).toBe('half-open');
+    // The renewal finds z's permit: the holder is open again, waiting for z's verdict as every other replica does.
+    const change = await reopened;
+    expect(change.reason).toBe('shared-open');
+    expect(change.openUntil! - Date.now()).toBeGreaterThan(3_000);
+    expect(await holder.breaker.execute(() => 'a second probe').catch((e: unknown) => e)).toMatchObject({ reason: 'open' });
+    expect(await admin.get(key)).toBe('z');
+    // Its abandoned probe is no verdict.
+    gate.resolve('ok');
+    await expect(probe).resolves.toBe('ok');
+    expect(holder.breaker.storedState).toBe('open');
+    expect(await admin.hget(`${prefix}{payments}:state`, 'state')).toBe('open');
+  });
+
+  it('takes the permit again on half-opening when its claim lapsed and nobody took it', async () => {
+    const replicas = [await replica('a', prefix), await replica('b', prefix)];
+    await Promise.all(replicas.map((r) => fail(r.breaker)));
+    const key = `${prefix}{payments}:probe`;
+    const holderId = await eventually('the permit taken', async () => (await admin.get(key)) ?? undefined);
+    const holder = replicas[['a', 'b'].indexOf(holderId)]!;
+    await admin.del(key);
+    const gate = deferred<string>();
+    const probe = holder.breaker.execute(() => gate.promise);
+    await eventually('the permit taken again for the probe deadline', async () => ((await admin.pttl(key)) > 1_000 ? true : undefined));
+    expect(await admin.get(key)).toBe(holderId);
+    expect(holder.breaker.state).toBe('half-open');
+    gate.resolve('ok');
+    await probe;
+    await eventually('every replica closed', () => (replicas.every((r) => r.breaker.storedState === 'closed') ? true : undefined));
+  });
+
   it('reopens every replica when the fleet probe fails, with the prober\'s new open period', async () => {
     const replicas = [await replica('a', prefix), await replica('b', prefix)];
     await Promise.all(replicas.map((r) => fail(r.breaker)));
