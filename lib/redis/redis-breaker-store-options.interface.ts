@@ -39,7 +39,7 @@ export interface RedisBreakerStoreOptions {
   reconcileIntervalMs?: number;
   /** A store operation slower than this counts as failed: breakers decide locally. Default 1,000. */
   operationTimeoutMs?: number;
-  /** How long start-up waits for Redis before serving with local state. Default 2,000. */
+  /** How long start-up waits for Redis in all, connecting and reading the shared state, before serving with local state. Default 2,000. */
   hydrateTimeoutMs?: number;
   /** How many breakers may wait with an unwritten transition. Default 1,000. */
   maxQueue?: number;

@@ -5,7 +5,7 @@ export const REDIS_BREAKER_STORE_DEFAULTS = Object.freeze({
   reconcileIntervalMs: 5_000,
   /** The longest any store operation may take before it counts as failed and breakers decide locally. */
   operationTimeoutMs: 1_000,
-  /** How long start-up waits for Redis before serving with local state. */
+  /** How long start-up waits for Redis in all (connecting and reading) before serving with local state. */
   hydrateTimeoutMs: 2_000,
   /** How many breakers may have an unwritten transition; past it the oldest is dropped (and replayed on reconnect). */
   maxQueue: 1_000,

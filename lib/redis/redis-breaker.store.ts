@@ -142,10 +142,14 @@ export class RedisBreakerStore implements BreakerStore {
     if (this.phase === 'closed') return;
     const records = breakers.map((breaker) => this.fleet.register(breaker)).filter((r): r is SharedBreaker => r !== undefined);
     this.start();
+    // One deadline for the whole start-up, the wait for the connections and the read together.
+    const deadline = Date.now() + this.hydrateTimeoutMs;
+    const timedOut = () => messages.hydrateTimedOut(this.hydrateTimeoutMs);
     const ready = this.whenReady();
     try {
-      await withDeadline(ready, this.hydrateTimeoutMs, () => messages.hydrateTimedOut(this.hydrateTimeoutMs));
-      if (this.phase === 'running') await this.read(records);
+      await withDeadline(ready, this.hydrateTimeoutMs, timedOut);
+      const left = Math.max(1, deadline - Date.now());
+      if (this.phase === 'running') await (left < this.operationTimeoutMs ? this.read(records, left, timedOut) : this.read(records));
     } catch (error) {
       this.failed(error);
     } finally {
@@ -415,13 +419,14 @@ export class RedisBreakerStore implements BreakerStore {
   // ---------------------------------------------------------------------------
   // Reads and the probe permit
 
-  private async read(records: readonly SharedBreaker[]): Promise<void> {
+  /** Reads and applies the fleet's state of `records`, within `timeoutMs` (the operation deadline unless told). */
+  private async read(
+    records: readonly SharedBreaker[],
+    timeoutMs = this.operationTimeoutMs,
+    timedOut = () => messages.timedOut('reading shared state', this.operationTimeoutMs),
+  ): Promise<void> {
     if (records.length === 0) return;
-    const hashes = await withDeadline(
-      this.track(records.map((record) => this.redis.hgetall(record.keys.state))),
-      this.operationTimeoutMs,
-      () => messages.timedOut('reading shared state', this.operationTimeoutMs),
-    );
+    const hashes = await withDeadline(this.track(records.map((record) => this.redis.hgetall(record.keys.state))), timeoutMs, timedOut);
     this.succeeded();
     records.forEach((record, i) => {
       const fleet = decodeStateHash(record.name, hashes[i]!);

@@ -363,4 +363,20 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     expect(logs).toEqual([expect.stringMatching(/^Redis is reachable again after \d+ ms/)]);
     expect(queued()).toBeLessThanOrEqual(breakers.length);
   });
+  it('waits for start-up at most hydrateTimeoutMs in all, reading included, even when an operation may take longer', async () => {
+    const a = await replica('a', prefix, OPTIONS, { hydrateTimeoutMs: 300, operationTimeoutMs: 5_000 });
+    // The connections are ready: the read is what hangs.
+    server.pause();
+    try {
+      const started = Date.now();
+      await a.store.hydrate([new Breaker('late', OPTIONS, { coordinator: a.store.coordinator })]);
+      // The start-up deadline ended it, not the operation deadline.
+      expect(a.warnings).toEqual([
+        'Redis is unreachable (start-up could not read the shared state within 300 ms (hydrateTimeoutMs)): every circuit breaker now decides on its own, and sharing resumes by itself when Redis is back.',
+      ]);
+      expect(Date.now() - started).toBeLessThan(4_000);
+    } finally {
+      server.resume();
+    }
+  });
 });
