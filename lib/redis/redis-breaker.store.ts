@@ -159,7 +159,10 @@ export class RedisBreakerStore implements BreakerStore {
 
   /**
    * Reads the shared state of every breaker now and adopts what changed, as
-   * the periodic reconcile does. Resolves whether or not Redis answers.
+   * the periodic reconcile does. If Redis has not yet answered the last reads
+   * (a frozen Redis must not collect more), the read goes out once it has, and
+   * this call waits for it at most `operationTimeoutMs`. Resolves whether or
+   * not Redis answers.
    */
   async reconcile(): Promise<void> {
     if (this.phase !== 'running' || !this.connected()) return;
