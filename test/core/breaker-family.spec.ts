@@ -66,6 +66,15 @@ describe('per-key families', () => {
   });
 
   describe('aggregate level', () => {
+    /** Four known targets, two of them open: the family has just opened (0.5 >= 0.5). */
+    const openedFamily = async () => {
+      const clock = new ManualClock();
+      const family = aggregate(clock);
+      for (const key of ['a', 'b', 'c', 'd']) await ok(family.forKey(key));
+      await fail(family.forKey('a'));
+      await fail(family.forKey('b'));
+      return { clock, family };
+    };
     const aggregate = (clock: ManualClock) =>
       new Breaker('fleet', { perKey: { maxKeys: 100 }, aggregate: { openWhenOpenRatio: 0.5, minKeys: 4 }, consecutiveFailures: 1, openDurationMs: 1_000 }, { clock });
 
@@ -96,11 +105,7 @@ describe('per-key families', () => {
     });
 
     it('after its open duration, probes through whichever key is asked for and closes on success', async () => {
-      const clock = new ManualClock();
-      const family = aggregate(clock);
-      for (const key of ['a', 'b', 'c', 'd']) await ok(family.forKey(key));
-      await fail(family.forKey('a'));
-      await fail(family.forKey('b'));
+      const { clock, family } = await openedFamily();
       clock.advance(1_000);
       expect(family.state).toBe('half-open');
       // A child's own rejection counts as ignored and returns the family's probe permit.
@@ -112,22 +117,14 @@ describe('per-key families', () => {
     });
 
     it('reopens when the probe fails', async () => {
-      const clock = new ManualClock();
-      const family = aggregate(clock);
-      for (const key of ['a', 'b', 'c', 'd']) await ok(family.forKey(key));
-      await fail(family.forKey('a'));
-      await fail(family.forKey('b'));
+      const { clock, family } = await openedFamily();
       clock.advance(1_000);
       await fail(family.forKey('d'));
       expect(family.snapshot()).toMatchObject({ state: 'open', openUntil: clock.now() + 1_000 });
     });
 
     it('reset() on the family resets every child', async () => {
-      const clock = new ManualClock();
-      const family = aggregate(clock);
-      for (const key of ['a', 'b', 'c', 'd']) await ok(family.forKey(key));
-      await fail(family.forKey('a'));
-      await fail(family.forKey('b'));
+      const { family } = await openedFamily();
       family.reset();
       expect(family.state).toBe('closed');
       expect(family.forKey('a').state).toBe('closed');
