@@ -85,7 +85,11 @@ async function measurePaths(store, admin, { batchSize, rounds, warmupRounds, see
   await sharedWaiting.execute(reject).catch(() => undefined);
   // The coordinator's record of the breaker (internal, read here only to know the setup is complete): permit 3 = lost.
   const record = store.coordinator.records.get(sharedWaiting);
-  await waitFor(() => record.fleetOpen && sharedWaiting.state === 'open' && record.permit === 3);
+  // Only an admission asks for the fleet's probe permit (reading the state does not): keep calling until it is lost.
+  await waitFor(async () => {
+    await sharedWaiting.execute(reject).catch(() => undefined);
+    return record.fleetOpen && sharedWaiting.state === 'open' && record.permit === 3;
+  });
 
   const entries = [
     { id: 'memory', label: 'in-memory (closed)', kind: 'value', target: memory, dep: ok },
