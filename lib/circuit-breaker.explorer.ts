@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { CIRCUIT_BREAKER_METADATA } from './circuit-breaker.constants.js';
 import type { DecoratedMethod } from './decorated-method.js';
+import { FeatureDefinition } from './feature-definition.js';
 
 /**
  * Finds every `@CircuitBreaker()` method of the application, so that the
@@ -18,6 +19,18 @@ export class CircuitBreakerExplorer {
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
   ) {}
+
+  /**
+   * The options every `forFeature({ name: options })` of the application gives,
+   * read before any provider is built: value providers exist from the start.
+   */
+  featureDefinitions(): FeatureDefinition[] {
+    const definitions: FeatureDefinition[] = [];
+    for (const wrapper of this.discovery.getProviders()) {
+      if (wrapper.instance instanceof FeatureDefinition) definitions.push(wrapper.instance);
+    }
+    return definitions;
+  }
 
   decoratedMethods(): DecoratedMethod[] {
     const prototypes = new Set<object>();

@@ -13,6 +13,7 @@ import {
 } from './circuit-breaker.module-definition.js';
 import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 import { getCircuitBreakerToken } from './decorators/inject-circuit-breaker.decorator.js';
+import { FeatureDefinition } from './feature-definition.js';
 
 const FOR_FEATURE = 'CircuitBreakerModule.forFeature()';
 
@@ -52,14 +53,17 @@ export class CircuitBreakerModule extends ConfigurableCircuitBreakerModule {
         : [];
     if (entries.length === 0 && !Array.isArray(breakers)) throw new TypeError(circuitBreakerMessages.invalidFeature(breakers));
     for (const [name] of entries) if (typeof name !== 'string' || name === '') throw new TypeError(circuitBreakerMessages.invalidFeature(name));
-    // Each call is its own source: two modules giving options for one name must conflict, not silently keep the first.
-    const source = Symbol('forFeature');
-    const providers = entries.map(([name, options]) => breakerProvider(name, options, source));
-    return { module: CircuitBreakerModule, providers, exports: providers.map((p) => p.provide) };
+    // The definition is read by the registry before any provider asks for a breaker by name (whatever the
+    // module order), and is this call's identity: two calls giving options for one name conflict.
+    const defined = entries.filter((entry): entry is [string, BreakerOptions] => entry[1] !== undefined);
+    const definition = new FeatureDefinition(defined);
+    const providers = entries.map(([name, options]) => breakerProvider(name, options, definition));
+    const definitionProvider: Provider[] = defined.length === 0 ? [] : [{ provide: Symbol('CircuitBreakerFeature'), useValue: definition }];
+    return { module: CircuitBreakerModule, providers: [...definitionProvider, ...providers], exports: providers.map((p) => p.provide) };
   }
 }
 
-function breakerProvider(name: string, options: BreakerOptions | undefined, source: symbol | undefined): Provider & { provide: string } {
+function breakerProvider(name: string, options: BreakerOptions | undefined, source: FeatureDefinition | undefined): Provider & { provide: string } {
   return {
     provide: getCircuitBreakerToken(name),
     useFactory: (registry: CircuitBreakerRegistry) =>

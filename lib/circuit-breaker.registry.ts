@@ -13,6 +13,7 @@ const EVENT_NAMES: readonly BreakerEventName[] = ['stateChange', 'success', 'fai
 const FOR_ROOT = 'CircuitBreakerModule.forRoot({ breakers })';
 const CALL_EVENTS = new Set<BreakerEventName>(['success', 'failure', 'ignored', 'timeout', 'slowCall']);
 const GET_OR_CREATE = 'CircuitBreakerRegistry.getOrCreate()';
+const FOR_FEATURE = 'CircuitBreakerModule.forFeature()';
 
 /**
  * Every breaker of one application, by name. One registry per application
@@ -60,7 +61,11 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
       };
     });
     for (const [name, breakerOptions] of Object.entries(options.breakers ?? {})) this.define(name, breakerOptions, FOR_ROOT);
-    // Decorators that define a breaker do so before any provider can ask for it by name (forFeature, injection).
+    // forFeature() definitions and decorators that define a breaker do so before any provider can ask for it
+    // by name (forFeature(['name']), injection), whatever the order in which modules are built.
+    for (const definition of explorer?.featureDefinitions() ?? []) {
+      for (const [name, breakerOptions] of definition.breakers) this.defineFeature(name, breakerOptions, FOR_FEATURE, definition);
+    }
     this.methods = explorer?.decoratedMethods() ?? [];
     for (const method of this.methods) if (method.options !== undefined) this.resolve(method.name, method.options, method.origin);
   }

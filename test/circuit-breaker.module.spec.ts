@@ -113,6 +113,24 @@ describe('CircuitBreakerModule', () => {
       );
     });
 
+    it('a module naming a breaker starts beside a module defining it, whichever is built first', async () => {
+      @Injectable()
+      class Reader {
+        constructor(@InjectCircuitBreaker('payments') readonly breaker: Breaker) {}
+      }
+      @Module({ imports: [CircuitBreakerModule.forFeature(['payments'])], providers: [Reader], exports: [Reader] })
+      class NamingModule {}
+      @Module({ imports: [CircuitBreakerModule.forFeature({ payments: { consecutiveFailures: 4 } })] })
+      class DefiningModule {}
+      for (const order of [
+        [NamingModule, DefiningModule],
+        [DefiningModule, NamingModule],
+      ]) {
+        const app = await start([CircuitBreakerModule.forRootAsync({ useFactory: () => ({}) }), ...order]);
+        expect(app.get(Reader).breaker.config.consecutiveFailures).toBe(4);
+      }
+    });
+
     it('under strict, forFeature() may define breakers: it is central configuration too', async () => {
       @Module({ imports: [CircuitBreakerModule.forFeature({ shipping: { consecutiveFailures: 3 } })] })
       class ShippingModule {}
