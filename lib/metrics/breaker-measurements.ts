@@ -2,6 +2,18 @@ import type { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
 import type { BreakerEventName, BreakerSnapshot, BreakerState, ProbeEvent, RejectionReason } from '../core/index.js';
 import type { CircuitBreakerEvent } from '../interfaces/circuit-breaker-event.interface.js';
 
+/** Every state, so that a state metric has a series per state and `== 1` queries always find one. @internal */
+export const MEASURED_STATES: readonly BreakerState[] = ['closed', 'open', 'half-open', 'isolated', 'disabled'];
+
+/**
+ * Upper bounds of the call duration histogram, in seconds: the boundaries
+ * OpenTelemetry advises for HTTP client durations, which suit remote calls of
+ * a few milliseconds to a timeout of several seconds. Both integrations use them.
+ *
+ * @internal
+ */
+export const CALL_DURATION_BOUNDS_SECONDS: readonly number[] = Object.freeze([0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10]);
+
 /** How a call is counted by the metric integrations. @internal */
 export type MeasuredOutcome = 'success' | 'failure' | 'timeout' | 'overload' | 'ignored' | 'rejected' | 'fallback';
 

@@ -1,3 +1,4 @@
+import { CALL_DURATION_BOUNDS_SECONDS } from '../metrics/breaker-measurements.js';
 /** DI token of the options of `CircuitBreakerTelemetryModule.forRoot()`. @internal */
 export const CIRCUIT_BREAKER_TELEMETRY_OPTIONS = 'CIRCUIT_BREAKER_TELEMETRY_OPTIONS';
 
@@ -35,4 +36,4 @@ export const CIRCUIT_BREAKER_ATTRIBUTES = Object.freeze({
  *
  * @publicApi
  */
-export const CALL_DURATION_BOUNDARIES: readonly number[] = Object.freeze([0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10]);
+export const CALL_DURATION_BOUNDARIES: readonly number[] = CALL_DURATION_BOUNDS_SECONDS;

@@ -11,9 +11,9 @@ import {
   type ObservableUpDownCounter,
 } from '@opentelemetry/api';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
-import type { BreakerSnapshot, BreakerState } from '../core/index.js';
+import type { BreakerSnapshot } from '../core/index.js';
 import type { CircuitBreakerEvent } from '../interfaces/circuit-breaker-event.interface.js';
-import { MEASURED_EVENTS, measure, snapshotsOf } from '../metrics/breaker-measurements.js';
+import { MEASURED_EVENTS, MEASURED_STATES, measure, snapshotsOf } from '../metrics/breaker-measurements.js';
 import type { CircuitBreakerTelemetryOptions } from './circuit-breaker-telemetry-options.interface.js';
 import {
   CALL_DURATION_BOUNDARIES,
@@ -24,7 +24,6 @@ import {
 } from './circuit-breaker-telemetry.constants.js';
 
 // Every state, so that each breaker reports a 1 for its state and a 0 for the others.
-const STATES: readonly BreakerState[] = ['closed', 'open', 'half-open', 'isolated', 'disabled'];
 const PACKAGE_VERSION = packageVersion();
 
 /**
@@ -101,7 +100,7 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
 
   private readonly observe = (result: BatchObservableResult): void => {
     for (const [attributes, snapshot] of this.snapshots()) {
-      for (const state of STATES) result.observe(this.state, snapshot.state === state ? 1 : 0, { ...attributes, [ATTR.state]: state });
+      for (const state of MEASURED_STATES) result.observe(this.state, snapshot.state === state ? 1 : 0, { ...attributes, [ATTR.state]: state });
       result.observe(this.windowFailureRate, snapshot.window.failureRate, attributes);
       result.observe(this.windowCalls, snapshot.window.calls, attributes);
     }

@@ -1,3 +1,4 @@
+import { CALL_DURATION_BOUNDS_SECONDS, MEASURED_STATES } from '../metrics/breaker-measurements.js';
 import type { BreakerState } from '../core/index.js';
 
 /** DI token of the options of `CircuitBreakerMetricsModule.forRoot()`. @internal */
@@ -21,10 +22,10 @@ export const CIRCUIT_BREAKER_METRIC_NAMES = Object.freeze({
  *
  * @publicApi
  */
-export const CALL_DURATION_BUCKETS: readonly number[] = Object.freeze([0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10]);
+export const CALL_DURATION_BUCKETS: readonly number[] = CALL_DURATION_BOUNDS_SECONDS;
 
 /** Every state, so that the state gauge has a series per state and `== 1` queries always find one. @internal */
-export const BREAKER_STATES: readonly BreakerState[] = ['closed', 'open', 'half-open', 'isolated', 'disabled'];
+export const BREAKER_STATES: readonly BreakerState[] = MEASURED_STATES;
 
 /** What a prefix may be: it must keep every metric name valid. @internal */
 export const METRIC_NAME_PREFIX = /^(?:[a-zA-Z_:][a-zA-Z0-9_:]*)?$/;
