@@ -28,8 +28,4 @@ export class LastGoodCache {
     }
     return entry;
   }
-
-  get size(): number {
-    return this.entries.size;
-  }
 }

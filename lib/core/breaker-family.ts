@@ -83,11 +83,6 @@ export class BreakerFamily {
     };
   }
 
-  /** The child for `key`, if one is held; no side effect. */
-  peek(key: string): Breaker | undefined {
-    return this.children.get(key);
-  }
-
   /** Every child held, the overflow child included. */
   *all(): IterableIterator<Breaker> {
     yield* this.children.values();
