@@ -148,7 +148,7 @@ export class DecoratedMethod {
     if (fallback === undefined) return raise(error, kind);
     if (typeof fallback === 'object') {
       const key = this.cacheKey(args);
-      const hit = key === undefined ? undefined : this.cache(registry)?.lookup(key, breaker.clock.now());
+      const hit = key === undefined ? undefined : this.cache(registry)?.lookup(key, breaker.monotonic());
       if (hit === undefined) return raise(error, kind);
       breaker.recordFallback(error, 'lastGood');
       return kind === 'promise' ? Promise.resolve(hit.value) : hit.value;
@@ -194,7 +194,7 @@ export class DecoratedMethod {
     const cache = this.cache(registry);
     if (cache === undefined) return;
     const key = this.cacheKey(args);
-    if (key !== undefined) cache.store(key, value, breaker.clock.now());
+    if (key !== undefined) cache.store(key, value, breaker.monotonic());
   }
 
   private cache(registry: CircuitBreakerRegistry): LastGoodCache | undefined {

@@ -49,13 +49,13 @@ export class BreakerFamily {
       // Re-insertion keeps the map in least-recently-used order.
       children.delete(key);
       children.set(key, existing);
-      if (this.idleMs !== undefined) existing.lastUsedAt = this.parent.clock.now();
+      if (this.idleMs !== undefined) existing.lastUsedAt = this.parent.monotonic();
       return existing;
     }
     if (typeof key !== 'string') {
       throw new TypeError(`Circuit breaker "${this.parent.name}": forKey() takes a string key, got ${key === null ? 'null' : typeof key}.`);
     }
-    const now = this.parent.clock.now();
+    const now = this.parent.monotonic();
     if (this.idleMs !== undefined) this.evictIdle(now);
     if (children.size >= this.maxKeys && !this.evictOne()) {
       this.overflowed++;
