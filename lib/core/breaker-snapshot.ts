@@ -1,6 +1,7 @@
 import type { BreakerCoordination } from './breaker-coordinator.interface.js';
 import type { FamilySnapshot } from './breaker-family.js';
-import type { BreakerState, FailureCategory, RejectionReason } from './breaker-state.js';
+import type { BreakerState, FailureCategory, RejectionReason, TransitionReason } from './breaker-state.js';
+import { httpStatusOf } from './classify.js';
 
 /**
  * Everything a dashboard needs about one breaker at one instant: the state and
@@ -31,6 +32,14 @@ export interface BreakerSnapshot {
   totals: BreakerTotals;
   /** Milliseconds spent in each state since creation, the current one included. */
   timeInStateMs: Record<BreakerState, number>;
+  /**
+   * Why the breaker is in its state: the last transition, dated when it was
+   * due, and for an opening from closed the window that made it (the window
+   * itself starts empty again on every transition). Absent before the first.
+   */
+  lastTransition?: TransitionEvidence;
+  /** The last failure the breaker counted, as far as it can be read. Absent before the first. */
+  lastFailure?: FailureSummary;
   /** For a per-key family: its children. Its own state is the aggregate level. */
   family?: FamilySnapshot;
   /** For a breaker that shares its state with other replicas: whether it does so now. */
@@ -98,4 +107,54 @@ export interface BreakerThresholds {
   maxProbes: number;
   maxConcurrentProbes: number;
   successesToClose: number;
+}
+
+/** @publicApi */
+export interface TransitionEvidence {
+  from: BreakerState;
+  to: BreakerState;
+  reason: TransitionReason;
+  /** When it happened, or was due (a lazy transition is dated when time made it due). */
+  at: number;
+  /** When a closed breaker opened: the window it opened on. */
+  window?: { calls: number; failures: number; slowCalls: number; failureRate: number };
+}
+
+/** @publicApi */
+export interface FailureSummary {
+  /** `timeout`, `connection`, `server`, `other`, or `overload` for a 429 or a 503 with `Retry-After`. */
+  category: FailureCategory | 'overload';
+  /** The error's class name (`Error`, `AxiosError`, `CallTimeoutError`...), when it is an Error. */
+  name?: string;
+  /** The HTTP status it carried, if any. */
+  status?: number;
+  /** Its message, at most 200 characters. */
+  message?: string;
+}
+
+const MESSAGE_LIMIT = 200;
+
+/**
+ * A failure, described without trusting it: a getter or a Proxy trap that
+ * throws leaves that part out. Run only when a snapshot is taken.
+ *
+ * @internal
+ */
+export function describeFailure(failure: unknown, category: FailureCategory | 'overload'): FailureSummary {
+  const summary: FailureSummary = { category };
+  const status = httpStatusOf(failure);
+  if (status !== undefined) summary.status = status;
+  try {
+    if (failure instanceof Error) {
+      const name: unknown = failure.name;
+      const message: unknown = failure.message;
+      if (typeof name === 'string') summary.name = name;
+      if (typeof message === 'string') summary.message = message.length > MESSAGE_LIMIT ? `${message.slice(0, MESSAGE_LIMIT - 1)}…` : message;
+    } else if (typeof failure === 'string') {
+      summary.message = failure.slice(0, MESSAGE_LIMIT);
+    }
+  } catch {
+    // What cannot be read is left out.
+  }
+  return summary;
 }

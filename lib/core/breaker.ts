@@ -5,7 +5,7 @@ import {
   type FallbackEvent,
   type BreakerListener,
 } from './breaker-events.js';
-import type { BreakerSnapshot } from './breaker-snapshot.js';
+import { describeFailure, type BreakerSnapshot, type TransitionEvidence } from './breaker-snapshot.js';
 import { BreakerCounters } from './breaker-counters.js';
 import type { BreakerState, CallOutcome, FailureCategory, RejectionReason, TransitionReason } from './breaker-state.js';
 import { BreakerHookError, CallTimeoutError, createRejection, type CircuitOpenError } from './breaker.errors.js';
@@ -21,12 +21,12 @@ import { CountWindow } from './window/count-window.js';
 import {
   SLOT_FAILURE,
   SLOT_OVERLOAD,
-  SLOT_SHED,
   SLOT_SLOW,
   SLOT_SUCCESS,
   type OutcomeWindow,
 } from './window/outcome-window.interface.js';
 import { TimeWindow } from './window/time-window.js';
+import { OverloadThrottle } from './overload-throttle.js';
 
 /** What a breaker may be given besides its options. @publicApi */
 export interface BreakerDeps {
@@ -64,6 +64,8 @@ let probeSeq = 0;
 // A child's admission hands the half-open family's probe token to the call
 // object it creates right after, synchronously: no field per breaker needed.
 let pendingFamilyToken = 0;
+// How long overload evidence counts with a count window; a time window uses its own duration. SRE's throttle looks at minutes.
+const OVERLOAD_WINDOW_MS = 60_000;
 // A throttled call may be admitted at any moment; this is a polite hint, not a schedule.
 const THROTTLED_RETRY_AFTER_MS = 1_000;
 // The start of a call admitted while nobody needed its duration.
@@ -133,6 +135,11 @@ export class Breaker {
   private reopens = 0;
   private consecutiveFailures = 0;
   private lastFailure: unknown = undefined;
+  /** Only while the dependency reports overload: the evidence client-side throttling sheds by. */
+  private throttle: OverloadThrottle | undefined = undefined;
+  private lastFailureCategory: FailureCategory | 'overload' = 'other';
+  /** The last transition and, when a closed breaker opened, the window that made it: why it is in its state. */
+  private lastChange: LastChange | undefined = undefined;
 
   /** Only while half-open: the probe budget in use. */
   private round: HalfOpenRound | undefined = undefined;
@@ -348,6 +355,7 @@ export class Breaker {
     } else {
       this.generation++;
       this.window.reset();
+      this.throttle = undefined;
       this.consecutiveFailures = 0;
       this.reopens = 0;
     }
@@ -385,7 +393,7 @@ export class Breaker {
         failures: w.failures,
         slowCalls: w.slowCalls,
         overloads: w.overloads,
-        shed: w.shed,
+        shed: this.throttle === undefined ? 0 : (this.throttle.refresh(now), this.throttle.shed),
         failureRate: w.calls === 0 ? 0 : w.failures / w.calls,
         slowCallRate: w.calls === 0 ? 0 : w.slowCalls / w.calls,
       },
@@ -400,6 +408,8 @@ export class Breaker {
             },
       totals: this.counters.totals(),
       timeInStateMs,
+      ...(this.lastChange === undefined ? {} : { lastTransition: evidenceOf(this.lastChange, toWall) }),
+      ...(this.lastFailure === undefined ? {} : { lastFailure: describeFailure(this.lastFailure, this.lastFailureCategory) }),
       ...(this.family === undefined ? {} : { family: this.family.snapshot() }),
       ...this.coordination(),
       thresholds: {
@@ -473,7 +483,7 @@ export class Breaker {
   private admitOwn(): number | CircuitOpenError {
     const state = this.current;
     if (state === CLOSED) {
-      if (this.pausedUntilAt !== 0 || (this.window.overloads !== 0 && this.config.overloadK !== 0)) return this.admitUnderOverload();
+      if (this.pausedUntilAt !== 0 || this.throttle !== undefined) return this.admitUnderOverload();
       this.counters.admitted++;
       return this.generation;
     }
@@ -500,21 +510,21 @@ export class Breaker {
       if (now < this.pausedUntilAt) return this.reject('retry-after', this.pausedUntilAt - now);
       this.pausedUntilAt = 0;
     }
-    const w = this.window;
-    w.refresh(now);
-    const requests = w.calls + w.overloads + w.shed;
-    // Like the failure rate, shedding waits for a minimum population: one 429 must not shed half the traffic.
-    if (w.overloads !== 0 && requests >= this.config.minimumThroughput) {
+    const throttle = this.throttle;
+    if (throttle !== undefined) {
       // Google SRE client-side throttling: shed in proportion to what the dependency refuses.
-      const rejectProbability = (requests - this.config.overloadK * w.calls) / (requests + 1);
+      const rejectProbability = throttle.rejectProbability(this.config.overloadK, this.config.minimumThroughput, now);
       if (rejectProbability > 0 && this.random() < rejectProbability) {
-        w.record(SLOT_SHED, now);
+        throttle.countShed(now);
         return this.reject('throttled', THROTTLED_RETRY_AFTER_MS);
       }
+      // The overloads have left its window: the dependency is healthy again, and calls take the plain path.
+      if (throttle.overloads === 0) this.throttle = undefined;
     }
     this.counters.admitted++;
     return this.generation;
   }
+
 
   private admitProbe(now: number): number | CircuitOpenError {
     const c = this.config;
@@ -574,6 +584,7 @@ export class Breaker {
       token === this.generation &&
       this.current === CLOSED &&
       !this.timed &&
+      this.throttle === undefined &&
       this.config.classifyResult === undefined &&
       (typeof value !== 'object' || value === null || defaultClassifyResult(value, this.config.overloadK !== 0) === 'success')
     ) {
@@ -677,11 +688,13 @@ export class Breaker {
       const cat = category ?? failureCategoryOf(subject);
       counters.fail(cat);
       this.lastFailure = subject;
+      this.lastFailureCategory = cat;
       slot = SLOT_FAILURE;
       hub?.emit('failure', { error: subject, category: cat, durationMs, probe });
     } else if (outcome === 'overload') {
       counters.rare.overloads++;
       this.lastFailure = subject;
+      this.lastFailureCategory = 'overload';
       slot = SLOT_OVERLOAD;
       hub?.emit('failure', { error: subject, category: 'overload', durationMs, probe });
     } else {
@@ -708,7 +721,8 @@ export class Breaker {
     else if (outcome === 'success') this.consecutiveFailures = 0;
     if (state === CLOSED) {
       if (outcome === 'overload') this.onOverload(subject);
-      else this.evaluate(outcome === 'failure' ? subject : undefined);
+      else this.throttle?.record(false, this.monotonic());
+      if (outcome !== 'overload') this.evaluate(outcome === 'failure' ? subject : undefined);
     }
   }
 
@@ -742,7 +756,16 @@ export class Breaker {
       const until = now + Math.min(hint, this.config.maxRetryAfterMs);
       if (until > this.pausedUntilAt) this.pausedUntilAt = until;
     }
+    if (this.config.overloadK === 0) return;
+    let throttle = this.throttle;
+    if (throttle === undefined) {
+      const w = this.config.window;
+      // The accepted calls the window holds are the evidence that came before: the throttle starts with them.
+      throttle = this.throttle = new OverloadThrottle(w.type === 'time' ? w.durationMs : OVERLOAD_WINDOW_MS, now, this.window.calls);
+    }
+    throttle.record(true, now);
   }
+
 
   private trip(reason: TransitionReason, subject: unknown): void {
     this.transition(OPEN, reason, this.monotonic(), retryAfterOf(subject, this.clock.now()));
@@ -802,10 +825,19 @@ export class Breaker {
    * check, a scrape or a snapshot must never take the fleet's probe.
    */
   private refresh(now: number, admitting: boolean): void {
+    this.halfOpenIfDue(now, admitting);
+    if (this.current !== HALF_OPEN) return;
+    this.expireProbes(now);
+    // A probe that expired long ago reopened the breaker long ago: that open period may be over too.
+    this.halfOpenIfDue(now, admitting);
+  }
+
+  private halfOpenIfDue(now: number, admitting: boolean): void {
     if (this.current === OPEN && now >= this.openUntilAt && (this.coordinator === undefined || (admitting && this.coordinator.mayProbe(this)))) {
-      this.transition(HALF_OPEN, 'open-duration-elapsed', now, undefined);
+      // Dated when it was due, not when someone first looked: `since` and time in state stay true for an idle breaker.
+      // With a coordinator it was due when the fleet's probe permit came, which is now.
+      this.transition(HALF_OPEN, 'open-duration-elapsed', this.coordinator === undefined ? this.openUntilAt : now, undefined);
     }
-    if (this.current === HALF_OPEN) this.expireProbes(now);
   }
 
   /** A probe still unsettled after `halfOpen.maxWaitMs` counts as failed, so a hung probe cannot wedge the breaker. */
@@ -819,6 +851,7 @@ export class Breaker {
       this.counters.rare.timeouts++;
       this.counters.fail('timeout');
       this.lastFailure = error;
+      this.lastFailureCategory = 'timeout';
       this.hub?.emit('timeout', { timeoutMs: maxWait, probe: true });
       this.hub?.emit('failure', { error, category: 'timeout', durationMs: now - record.startedAt, probe: true });
       round.probes.shift();
@@ -826,26 +859,27 @@ export class Breaker {
       this.counters.rare.probesFailed++;
       this.hub?.emit('probe', { result: 'failed' });
       if (this.config.maxProbes - round.failed < this.config.successesToClose) {
-        this.transition(OPEN, 'probe-expired', now, undefined);
+        this.transition(OPEN, 'probe-expired', record.startedAt + maxWait, undefined);
       }
     }
   }
 
   private transition(to: number, reason: TransitionReason, now: number, retryAfterHint: number | undefined, adoptedOpenUntil?: number): void {
     const from = this.current;
-    // The evidence that opened the breaker, for logs and events: the window is emptied below.
-    const evidence =
-      to === OPEN && from === CLOSED && this.hub?.has('stateChange') === true
-        ? { calls: this.window.calls, failures: this.window.failures, slowCalls: this.window.slowCalls }
-        : undefined;
+    // The evidence that opened the breaker, for logs, events and snapshots: the window is emptied below.
+    const evidence = to === OPEN && from === CLOSED ? { calls: this.window.calls, failures: this.window.failures, slowCalls: this.window.slowCalls } : undefined;
+    this.lastChange = { from, to, reason, at: now, window: evidence };
     this.counters.spend(from, now - this.sinceAt);
     this.current = to;
     this.sinceAt = now;
-    const toWall = (this.wallOffset = this.clock.now() - now);
+    // From the current readings: `now` may be when the transition was due, earlier than this moment.
+    const toWall = (this.wallOffset = this.clock.now() - this.monotonic());
     this.generation++;
     this.round = undefined;
     this.consecutiveFailures = 0;
     this.openUntilAt = 0;
+    // Opening or closing starts the evidence afresh, as it starts the window afresh.
+    this.throttle = undefined;
     if (to === OPEN) {
       if (from === HALF_OPEN) this.reopens++;
       this.openUntilAt = adoptedOpenUntil === undefined ? now + this.openDuration(retryAfterHint) : adoptedOpenUntil - toWall;
@@ -908,6 +942,26 @@ export class Breaker {
   }
 }
 
+
+/** A transition as the breaker remembers it: states as numbers, the time on its monotonic reading. */
+interface LastChange {
+  readonly from: number;
+  readonly to: number;
+  readonly reason: TransitionReason;
+  readonly at: number;
+  readonly window: { calls: number; failures: number; slowCalls: number } | undefined;
+}
+
+function evidenceOf(change: LastChange, toWall: number): TransitionEvidence {
+  const window = change.window;
+  return {
+    from: STATE_NAMES[change.from]!,
+    to: STATE_NAMES[change.to]!,
+    reason: change.reason,
+    at: change.at + toWall,
+    ...(window === undefined ? {} : { window: { ...window, failureRate: window.calls === 0 ? 0 : window.failures / window.calls } }),
+  };
+}
 
 function isAbortSignal(value: unknown): value is AbortSignal {
   if (value instanceof AbortSignal) return true;

@@ -32,7 +32,9 @@ export type {
   BreakerSnapshot,
   BreakerThresholds,
   BreakerTotals,
+  FailureSummary,
   HalfOpenSnapshot,
+  TransitionEvidence,
   WindowSnapshot,
 } from './breaker-snapshot.js';
 export type { BreakerState, CallOutcome, FailureCategory, RejectionReason, TransitionReason } from './breaker-state.js';

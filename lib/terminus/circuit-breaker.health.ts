@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
-import type { BreakerSnapshot } from '../core/index.js';
+import type { BreakerSnapshot, FailureSummary, TransitionEvidence } from '../core/index.js';
 import type { BreakerHealthStatus, CircuitBreakerHealthOptions } from './circuit-breaker-health-options.interface.js';
 
 /** What the check reports per breaker when details are shown. @publicApi */
@@ -11,6 +11,10 @@ export interface BreakerHealthDetails {
   retryAfterMs?: number;
   failureRate: number;
   callsInWindow: number;
+  /** Why it is in its state: the last transition (dated when it was due) and, for an opening, the window it opened on. */
+  lastTransition?: TransitionEvidence;
+  /** The last failure it counted: category, error class, HTTP status, message (at most 200 characters). */
+  lastFailure?: FailureSummary;
   /** For a per-key family: how many of its targets are open or half-open. */
   unhealthyKeys?: number;
   /** For a breaker that shares its state (a module `store`): whether it reaches the other replicas now. */
@@ -79,6 +83,8 @@ function detailsOf(snapshot: BreakerSnapshot): BreakerHealthDetails {
     ...(snapshot.retryAfterMs === undefined ? {} : { retryAfterMs: snapshot.retryAfterMs }),
     failureRate: snapshot.window.failureRate,
     callsInWindow: snapshot.window.calls,
+    ...(snapshot.lastTransition === undefined ? {} : { lastTransition: snapshot.lastTransition }),
+    ...(snapshot.lastFailure === undefined ? {} : { lastFailure: snapshot.lastFailure }),
     ...(snapshot.family === undefined ? {} : { unhealthyKeys: snapshot.family.unhealthyKeys }),
     ...(snapshot.coordination === undefined ? {} : { shared: snapshot.coordination.shared, storeErrors: snapshot.coordination.storeErrors }),
   };

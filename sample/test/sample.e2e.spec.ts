@@ -55,6 +55,7 @@ describe('the sample application over real HTTP', () => {
     for (let i = 0; i < 4; i++) expect((await get('/catalog/search?q=cup')).body).toEqual([]); // fallback: no results
     const registry = sample.app.get(CircuitBreakerRegistry);
     const openUntil = registry.get('catalog.search').snapshot().openUntil!;
+    const primaryFailure = { category: 'server', name: 'HttpException', status: 500, message: 'primary is failing' };
     const down = await get('/health/ready');
     expect(down.status).toBe(503);
     const failing = {
@@ -65,7 +66,16 @@ describe('the sample application over real HTTP', () => {
         halfOpen: 0,
         breakers: {
           catalog: closedDetails(since),
-          'catalog.search': { state: 'open', since, retryAfterMs: openUntil - clock.now(), failureRate: 0, callsInWindow: 0 },
+          'catalog.search': {
+            state: 'open',
+            since,
+            retryAfterMs: openUntil - clock.now(),
+            failureRate: 0,
+            callsInWindow: 0,
+            // The window starts empty once open; why it opened stays.
+            lastTransition: { from: 'closed', to: 'open', reason: 'failure-rate', at: since, window: { calls: 4, failures: 4, slowCalls: 0, failureRate: 1 } },
+            lastFailure: primaryFailure,
+          },
           pricing: closedDetails(since),
           inventory: { ...closedDetails(since), unhealthyKeys: 0 },
         },
@@ -84,7 +94,14 @@ describe('the sample application over real HTTP', () => {
         halfOpen: 1,
         breakers: {
           catalog: closedDetails(since),
-          'catalog.search': { state: 'half-open', since: openUntil, failureRate: 0, callsInWindow: 0 },
+          'catalog.search': {
+            state: 'half-open',
+            since: openUntil,
+            failureRate: 0,
+            callsInWindow: 0,
+            lastTransition: { from: 'open', to: 'half-open', reason: 'open-duration-elapsed', at: openUntil },
+            lastFailure: primaryFailure,
+          },
           pricing: closedDetails(since),
           inventory: { ...closedDetails(since), unhealthyKeys: 0 },
         },

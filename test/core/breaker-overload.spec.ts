@@ -44,11 +44,10 @@ describe('Breaker overload handling (429 / 503 + Retry-After)', () => {
     for (let i = 0; i < 14; i++) await call(breaker, httpError(429));
     draw = 0.38;
     expect(await call(breaker)).toMatchObject({ reason: 'throttled', state: 'closed', retryAfterMs: 1_000 });
-    // The shed call counts as a request: p = (21 - 12) / 22 = 0.40909...
-    draw = 0.409;
+    // A shed call was not made: it is no evidence of overload, and p stays 0.38095...
+    draw = 0.3809;
     expect(await call(breaker)).toMatchObject({ reason: 'throttled' });
-    // p = (22 - 12) / 23 = 0.43478...
-    draw = 0.4348;
+    draw = 0.381;
     expect(await call(breaker)).toBe('ok');
     expect(breaker.snapshot().window).toMatchObject({ calls: 7, overloads: 14, shed: 2 });
     expect(breaker.snapshot().totals.rejected).toMatchObject({ throttled: 2, total: 2 });
@@ -95,4 +94,36 @@ describe('Breaker overload handling (429 / 503 + Retry-After)', () => {
     breaker.reset();
     expect(await call(breaker)).toBe('ok');
   });
+
+  it('overload evidence ages with time, with a count window too: an hour later nothing is shed', async () => {
+    const clock = new ManualClock();
+    let draw = 0;
+    const breaker = new Breaker('decays', { window: { type: 'count', size: 100 } }, { clock, random: () => draw });
+    for (let i = 0; i < 30; i++) await call(breaker, httpError(429));
+    expect(await call(breaker)).toMatchObject({ reason: 'throttled' });
+    clock.advance(60_000);
+    // Whatever the draw: the 30 refusals have left the throttle's 60 s window.
+    draw = 0;
+    expect(await call(breaker)).toBe('ok');
+    expect(await call(breaker)).toBe('ok');
+    expect(breaker.snapshot().window).toMatchObject({ shed: 0 });
+  });
+
+  it('shedding does not feed itself: a healthy dependency behind a throttle is found again by the calls let through', async () => {
+    let draw = 0.999;
+    const breaker = new Breaker('recovers', { window: { type: 'count', size: 100 } }, { random: () => draw });
+    for (let i = 0; i < 30; i++) await call(breaker, httpError(429));
+    // p = 30 / 31 = 0.967...: with draws of 0.5 every call is shed, and shed calls do not raise it.
+    draw = 0.5;
+    for (let i = 0; i < 200; i++) expect(await call(breaker)).toMatchObject({ reason: 'throttled' });
+    draw = 0.97;
+    expect(await call(breaker)).toBe('ok');
+    // One accepted call: p = (31 - 2) / 32 = 0.906..., and each success lowers it further.
+    draw = 0.91;
+    expect(await call(breaker)).toBe('ok');
+    draw = 0.85;
+    expect(await call(breaker)).toBe('ok');
+    expect(breaker.snapshot().window).toMatchObject({ calls: 3, overloads: 30, shed: 200 });
+  });
+
 });

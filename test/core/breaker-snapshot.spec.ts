@@ -91,6 +91,7 @@ describe('Breaker events and snapshot', () => {
         fallbacks: 0,
       },
       timeInStateMs: { closed: 15, open: 0, 'half-open': 0, isolated: 0, disabled: 0 },
+      lastFailure: { category: 'overload', name: 'Error', message: 'HTTP 429', status: 429 },
       thresholds: {
         failureRateThreshold: 0.5,
         minimumThroughput: 5,
@@ -120,6 +121,50 @@ describe('Breaker events and snapshot', () => {
     expect(snap.halfOpen).toEqual({ probesAdmitted: 1, probesInFlight: 1, probesSucceeded: 0, probesFailed: 0 });
     expect(snap.timeInStateMs).toEqual({ closed: 100, open: 300, 'half-open': 20, isolated: 0, disabled: 0 });
     expect(snap.generation).toBe(2);
+  });
+
+  it('keeps why it is in its state: the transition and the window that opened it, the last failure', async () => {
+    const clock = new ManualClock(0);
+    const breaker = new Breaker('why', { window: { type: 'count', size: 10 }, minimumThroughput: 4, openDurationMs: 3_000 }, { clock });
+    await breaker.execute(() => 'ok');
+    for (let i = 0; i < 3; i++) await breaker.execute(() => Promise.reject(Object.assign(new Error('upstream 502'), { status: 502 }))).catch(() => undefined);
+    const opened = breaker.snapshot();
+    // The window starts empty in the open state; the evidence stays.
+    expect(opened.window).toMatchObject({ calls: 0, failures: 0, failureRate: 0 });
+    expect(opened.lastTransition).toEqual({ from: 'closed', to: 'open', reason: 'failure-rate', at: 0, window: { calls: 4, failures: 3, slowCalls: 0, failureRate: 0.75 } });
+    expect(opened.lastFailure).toEqual({ category: 'server', name: 'Error', status: 502, message: 'upstream 502' });
+  });
+
+  it('dates a lazy transition when it was due: an untouched breaker read later says when it half-opened', async () => {
+    const clock = new ManualClock(0);
+    const breaker = new Breaker('lazy', { consecutiveFailures: 1, openDurationMs: 3_000 }, { clock });
+    await breaker.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
+    clock.advance(15_000);
+    const snap = breaker.snapshot();
+    expect(snap).toMatchObject({ state: 'half-open', since: 3_000, lastTransition: { from: 'open', to: 'half-open', reason: 'open-duration-elapsed', at: 3_000 } });
+    expect(snap.timeInStateMs).toMatchObject({ open: 3_000, 'half-open': 12_000 });
+  });
+
+  it('dates an expired probe\'s reopening when the probe was due', async () => {
+    const clock = new ManualClock(0);
+    const breaker = new Breaker('expired', { consecutiveFailures: 1, openDurationMs: 1_000, halfOpen: { maxWaitMs: 2_000 } }, { clock });
+    await breaker.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
+    clock.advance(1_000);
+    breaker.execute(() => new Promise(() => undefined)).catch(() => undefined);
+    clock.advance(2_500);
+    expect(breaker.snapshot()).toMatchObject({ state: 'open', since: 3_000, openUntil: 4_000, lastTransition: { reason: 'probe-expired', at: 3_000 } });
+  });
+
+  it('a probe that expired long ago, whose open period is over too, is read as half-open since that period ended', async () => {
+    const clock = new ManualClock(0);
+    const breaker = new Breaker('expired', { consecutiveFailures: 1, openDurationMs: 1_000, halfOpen: { maxWaitMs: 2_000 } }, { clock });
+    await breaker.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
+    clock.advance(1_000);
+    breaker.execute(() => new Promise(() => undefined)).catch(() => undefined);
+    clock.advance(10_000);
+    const snap = breaker.snapshot();
+    expect(snap).toMatchObject({ state: 'half-open', since: 4_000, lastTransition: { reason: 'open-duration-elapsed', at: 4_000 } });
+    expect(snap.timeInStateMs).toMatchObject({ closed: 0, open: 2_000, 'half-open': 9_000 });
   });
 
   it('a snapshot is a copy: mutating it does not touch the breaker', async () => {

@@ -74,7 +74,15 @@ describe('CircuitBreakerHealthIndicator', () => {
         open: 1,
         halfOpen: 0,
         breakers: {
-          payments: { state: 'open', since, retryAfterMs: 4_000, failureRate: 0, callsInWindow: 0 },
+          payments: {
+            state: 'open',
+            since,
+            retryAfterMs: 4_000,
+            failureRate: 0,
+            callsInWindow: 0,
+            lastTransition: { from: 'closed', to: 'open', reason: 'consecutive-failures', at: since, window: { calls: 1, failures: 1, slowCalls: 0, failureRate: 1 } },
+            lastFailure: { category: 'other', name: 'Error', message: 'down' },
+          },
           search: closed(since),
           hosts: { ...closed(since), unhealthyKeys: 0 },
         },
