@@ -122,7 +122,7 @@ export class BreakerFamily {
    * says so without a search.
    */
   private evictOne(): boolean {
-    if (this.unhealthy >= this.children.size) return false;
+    if (this.failingHeld() >= this.children.size) return false;
     let left = this.children.size;
     for (const [key, child] of this.children) {
       if (left-- === 0) break;
@@ -134,6 +134,18 @@ export class BreakerFamily {
       this.children.set(key, child);
     }
     return false;
+  }
+
+  /**
+   * Held children that are failing. The overflow child is counted in
+   * `unhealthy` (it is a target for the aggregate level) but holds no slot:
+   * counting it here made one closed child look failing, and sent every new
+   * key to an open overflow child while that closed child could be evicted.
+   */
+  private failingHeld(): number {
+    const overflow = this.overflow;
+    // Its stored state is what its last transition reported to the count.
+    return overflow !== undefined && isUnhealthy(overflow.storedState) ? this.unhealthy - 1 : this.unhealthy;
   }
 
   private remove(key: string): void {

@@ -148,3 +148,26 @@ describe('per-key eviction when many children are failing', () => {
     expect(family.forKey('open-0').state).toBe('open'); // failing children are never evicted
   });
 });
+
+describe('the overflow child', () => {
+  it('is not a held child: once one held child closes, a new key evicts it instead of overflowing', async () => {
+    const clock = new ManualClock();
+    const family = new Breaker('hosts', { perKey: { maxKeys: 3 }, consecutiveFailures: 1, openDurationMs: 1_000 }, { clock });
+    const a = family.forKey('a');
+    await fail(a);
+    await fail(family.forKey('b'));
+    await fail(family.forKey('c'));
+    const overflow = family.forKey('d');
+    await fail(overflow); // the overflow child opens too
+    expect(overflow.state).toBe('open');
+    clock.advance(1_000);
+    expect(await ok(a)).toBe('ok'); // a's probe succeeds: a is closed and evictable
+    expect(a.state).toBe('closed');
+    const e = family.forKey('e');
+    expect(e).not.toBe(overflow);
+    expect(e.key).toBe('e');
+    expect(await ok(e)).toBe('ok');
+    expect(family.snapshot().family).toMatchObject({ keys: 4, evicted: 1, overflowed: 1, unhealthyKeys: 3 });
+    expect([...family.children()].map((child) => child.key)).toEqual(['b', 'c', 'e', overflow.key]);
+  });
+});
