@@ -1,5 +1,24 @@
+import { createHash } from 'node:crypto';
 import type { Breaker } from './breaker.js';
 import type { BreakerState } from './breaker-state.js';
+
+/**
+ * Marks a key the family made up: the bounded form of a long key, and the
+ * overflow child's key. A caller's key that begins with it is bounded too, so
+ * no caller can name one of these (or steal another caller's long key's child).
+ */
+const MARK = '…';
+const MARK_CODE = MARK.charCodeAt(0);
+/** 128 bits of SHA-256, in hex: even a caller who picks keys to collide cannot. */
+const HASH_LENGTH = 32;
+
+/**
+ * The key of a family's overflow child. No caller's key is ever stored as
+ * this, so events, metrics and snapshots can tell the overflow child apart.
+ *
+ * @publicApi
+ */
+export const OVERFLOW_KEY = `${MARK}overflow`;
 
 /** The per-key part of a family's snapshot. @publicApi */
 export interface FamilySnapshot {
@@ -18,8 +37,9 @@ export interface FamilySnapshot {
  * The children of a per-key breaker: one per target, created on first use,
  * bounded by `maxKeys` (idle closed children evicted first, least recently
  * used; open and half-open children never), so keys from untrusted input
- * cannot grow memory without bound. When every held child is open, new keys
- * share one overflow child.
+ * cannot grow memory without bound, and keys longer than `maxKeyLength`
+ * stored in a bounded form. When every held child is open, new keys share one
+ * overflow child.
  *
  * @internal
  */
@@ -30,19 +50,24 @@ export class BreakerFamily {
   unhealthy = 0;
   private evicted = 0;
   private overflowed = 0;
+  private readonly maxKeyLength: number;
 
   constructor(
     private readonly parent: Breaker,
     private readonly maxKeys: number,
     private readonly idleMs: number | undefined,
     private readonly create: (key: string) => Breaker,
-  ) {}
+  ) {
+    this.maxKeyLength = parent.config.perKey!.maxKeyLength;
+  }
 
   get size(): number {
     return this.children.size + (this.overflow === undefined ? 0 : 1);
   }
 
   child(key: string): Breaker {
+    // The common key is a short plain string: three comparisons, no hashing.
+    if (typeof key !== 'string' || key.length > this.maxKeyLength || key.charCodeAt(0) === MARK_CODE) key = this.bound(key);
     const children = this.children;
     const existing = children.get(key);
     if (existing !== undefined) {
@@ -52,20 +77,37 @@ export class BreakerFamily {
       if (this.idleMs !== undefined) existing.lastUsedAt = this.parent.clock.now();
       return existing;
     }
-    if (typeof key !== 'string') {
-      throw new TypeError(`Circuit breaker "${this.parent.name}": forKey() takes a string key, got ${key === null ? 'null' : typeof key}.`);
-    }
     const now = this.parent.clock.now();
     if (this.idleMs !== undefined) this.evictIdle(now);
     if (children.size >= this.maxKeys && !this.evictOne()) {
       this.overflowed++;
-      return (this.overflow ??= this.born(this.create('*overflow*')));
+      return (this.overflow ??= this.born(this.create(OVERFLOW_KEY)));
     }
     const child = this.born(this.create(key));
     // A time is a boxed number: store it only when idle eviction needs it.
     if (this.idleMs !== undefined) child.lastUsedAt = now;
     children.set(key, child);
     return child;
+  }
+
+  /**
+   * The stored form of a key that is too long or begins with the mark: the
+   * mark, as much of its start as fits, the mark, and a hash of all of it.
+   * At most `maxKeyLength` long, and never equal to a key stored as is (those
+   * never begin with the mark) nor to `OVERFLOW_KEY` (too short).
+   */
+  private bound(key: string): string {
+    if (typeof key !== 'string') {
+      throw new TypeError(`Circuit breaker "${this.parent.name}": forKey() takes a string key, got ${key === null ? 'null' : typeof key}.`);
+    }
+    // UTF-16 code units, not UTF-8: lone surrogates would all encode to one replacement character and collide.
+    const hash = createHash('sha256').update(key, 'utf16le').digest('hex').slice(0, HASH_LENGTH);
+    const room = this.maxKeyLength - HASH_LENGTH - 2;
+    let start = key.slice(0, room);
+    // Half a surrogate pair would show as a replacement character in metrics and logs.
+    const last = start.charCodeAt(start.length - 1);
+    if (last >= 0xd800 && last <= 0xdbff) start = start.slice(0, -1);
+    return `${MARK}${start}${MARK}${hash}`;
   }
 
   /** Whether `child` is still held (not evicted). */

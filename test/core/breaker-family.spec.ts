@@ -44,7 +44,7 @@ describe('per-key families', () => {
     await fail(family.forKey('a'));
     await fail(family.forKey('b'));
     const x = family.forKey('x');
-    expect(x.name).toBe('full[*overflow*]');
+    expect(x.name).toBe('full[…overflow]');
     expect(family.forKey('y')).toBe(x);
     expect(family.snapshot().family).toMatchObject({ keys: 3, overflowed: 2 });
   });
