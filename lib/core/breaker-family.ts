@@ -47,6 +47,7 @@ export class BreakerFamily {
   private readonly children = new Map<string, Breaker>();
   private overflow: Breaker | undefined;
   private childListeners: ((child: Breaker) => void)[] | undefined;
+  private evictListeners: ((child: Breaker) => void)[] | undefined;
   unhealthy = 0;
   private evicted = 0;
   private overflowed = 0;
@@ -125,6 +126,21 @@ export class BreakerFamily {
     };
   }
 
+  /**
+   * Calls `listener` with every child evicted from now on (never the overflow
+   * child, which is never evicted), so that what is kept per child elsewhere
+   * (metric series) stays bounded by `maxKeys` too. Returns the unsubscribe
+   * function. The listener runs during `forKey()`: it must not call it.
+   */
+  onEvict(listener: (child: Breaker) => void): () => void {
+    const listeners = (this.evictListeners ??= []);
+    listeners.push(listener);
+    return () => {
+      const index = listeners.indexOf(listener);
+      if (index !== -1) listeners.splice(index, 1);
+    };
+  }
+
   /** Every child held, the overflow child included. */
   *all(): IterableIterator<Breaker> {
     yield* this.children.values();
@@ -153,7 +169,7 @@ export class BreakerFamily {
     let budget = 4;
     for (const [key, child] of this.children) {
       if (budget-- === 0 || now - child.lastUsedAt < this.idleMs!) return;
-      if (isEvictable(child)) this.remove(key);
+      if (isEvictable(child)) this.remove(key, child);
     }
   }
 
@@ -169,7 +185,7 @@ export class BreakerFamily {
     for (const [key, child] of this.children) {
       if (left-- === 0) break;
       if (isEvictable(child)) {
-        this.remove(key);
+        this.remove(key, child);
         return true;
       }
       this.children.delete(key);
@@ -190,9 +206,10 @@ export class BreakerFamily {
     return overflow !== undefined && isUnhealthy(overflow.storedState) ? this.unhealthy - 1 : this.unhealthy;
   }
 
-  private remove(key: string): void {
+  private remove(key: string, child: Breaker): void {
     this.children.delete(key);
     this.evicted++;
+    if (this.evictListeners !== undefined) for (const listener of this.evictListeners) listener(child);
   }
 }
 

@@ -171,3 +171,28 @@ describe('the overflow child', () => {
     expect([...family.children()].map((child) => child.key)).toEqual(['b', 'c', 'e', overflow.key]);
   });
 });
+
+describe('onEvict', () => {
+  it('tells of every evicted child (least recently used or idle), never of the overflow child, until unsubscribed', async () => {
+    const clock = new ManualClock();
+    const family = new Breaker('evictions', { perKey: { maxKeys: 2, idleMs: 1_000 }, consecutiveFailures: 1 }, { clock });
+    const evicted: (string | undefined)[] = [];
+    const off = family.onEvict((child) => evicted.push(child.key));
+    family.forKey('a');
+    family.forKey('b');
+    family.forKey('c'); // a is the least recently used
+    clock.advance(1_000);
+    family.forKey('d'); // b and c are idle
+    await fail(family.forKey('d'));
+    await fail(family.forKey('e'));
+    family.forKey('f'); // both held children are open: overflow, nothing evicted
+    expect(evicted).toEqual(['a', 'b', 'c']);
+    off();
+    clock.advance(1_000);
+    family.forKey('d').reset();
+    family.forKey('g');
+    expect(evicted).toEqual(['a', 'b', 'c']);
+    expect(family.snapshot().family).toMatchObject({ evicted: 4, overflowed: 1 });
+    expect(new Breaker('plain').onEvict(() => undefined)()).toBeUndefined();
+  });
+});
