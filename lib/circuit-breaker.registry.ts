@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Observable, Subject } from 'rxjs';
 import { Breaker, BreakerConfigError, type BreakerEventName, type BreakerOptions, type BreakerSnapshot, type BreakerStore } from './core/index.js';
 import { resolveBreakerOptions } from './core/resolve-options.js';
@@ -196,7 +196,7 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
       throw new BreakerConfigError(circuitBreakerMessages.shareWithoutStore(name), name, 'share');
     }
     const shares = store !== undefined && merged.share !== false;
-    const breaker = new Breaker(name, merged, { clock: this.options.clock, ...(shares ? { coordinator: store.coordinator } : {}) });
+    const breaker = new Breaker(name, merged, { clock: this.options.clock, reportError, ...(shares ? { coordinator: store.coordinator } : {}) });
     if (shares) {
       this.shared.push(breaker);
       // Created after start-up (getOrCreate at run time): it catches up with the fleet in the background.
@@ -325,4 +325,17 @@ function validateLogging(logging: CircuitBreakerModuleOptions['logging']): void 
   if (logging.maxPerSecond !== undefined && (!Number.isInteger(logging.maxPerSecond) || logging.maxPerSecond < 1)) {
     throw new TypeError(circuitBreakerMessages.invalidModuleOption('logging.maxPerSecond', `an integer >= 1, got ${String(logging.maxPerSecond)}`));
   }
+}
+
+const faultLogger = new Logger('CircuitBreaker');
+
+/** The application's listener or classifier faults, in the application's log (the error names the breaker and the fix). */
+function reportError(error: Error): void {
+  let stack: string | undefined;
+  try {
+    stack = error.cause instanceof Error ? error.cause.stack : undefined;
+  } catch {
+    // What was thrown cannot be read: the message already says so.
+  }
+  faultLogger.error(error.message, stack);
 }

@@ -115,15 +115,16 @@ export class DecoratedMethod {
       this.kind ??= 'sync';
       return this.onError(registry, breaker, permit.fail(error), instance, error, args, 'sync');
     }
-    if (isObservable(result)) {
+    const shape = shapeOf(result);
+    if (shape === 'observable') {
       // Its subscriptions are the calls, not this method call.
       (permit as CallPermit & { cancel(): void }).cancel();
       this.kind = 'observable';
       return this.invoke(instance, () => result, args);
     }
-    if (isThenable(result)) {
+    if (shape === 'thenable') {
       this.kind = 'promise';
-      return permit.track(result).then(
+      return permit.track(result as PromiseLike<unknown>).then(
         (value) => {
           if (permit.outcome === 'success') this.remember(registry, breaker, args, value);
           return value;
@@ -148,7 +149,7 @@ export class DecoratedMethod {
     if (fallback === undefined) return raise(error, kind);
     if (typeof fallback === 'object') {
       const key = this.cacheKey(args);
-      const hit = key === undefined ? undefined : this.cache(registry)?.lookup(key, breaker.clock.now());
+      const hit = key === undefined ? undefined : this.cache(registry)?.lookup(key, breaker.monotonic());
       if (hit === undefined) return raise(error, kind);
       breaker.recordFallback(error, 'lastGood');
       return kind === 'promise' ? Promise.resolve(hit.value) : hit.value;
@@ -194,7 +195,7 @@ export class DecoratedMethod {
     const cache = this.cache(registry);
     if (cache === undefined) return;
     const key = this.cacheKey(args);
-    if (key !== undefined) cache.store(key, value, breaker.clock.now());
+    if (key !== undefined) cache.store(key, value, breaker.monotonic());
   }
 
   private cache(registry: CircuitBreakerRegistry): LastGoodCache | undefined {
@@ -232,12 +233,29 @@ function raise(error: unknown, kind: MethodKind): unknown {
   throw error;
 }
 
-/** A fallback that throws surfaces its own error, with the call's error as `cause`. */
+/** A fallback that throws surfaces its own error, with the call's error as `cause` where it can carry one. */
 function withCause(error: unknown, cause: unknown): unknown {
-  if (typeof error === 'object' && error !== null && (error as { cause?: unknown }).cause === undefined) {
-    Object.defineProperty(error, 'cause', { value: cause, writable: true, configurable: true, enumerable: false });
+  try {
+    if (typeof error === 'object' && error !== null && (error as { cause?: unknown }).cause === undefined && Object.isExtensible(error)) {
+      Object.defineProperty(error, 'cause', { value: cause, writable: true, configurable: true, enumerable: false });
+    }
+  } catch {
+    // A Proxy or a sealed error keeps what it has: the fallback's error still reaches the caller unchanged.
   }
   return error;
+}
+
+/**
+ * What a method returned: an Observable, a thenable, or a plain value. A value
+ * that cannot be looked at (a getter or a Proxy trap that throws) is a plain
+ * value: the caller gets it as it is, and the breaker classifies it.
+ */
+function shapeOf(result: unknown): 'observable' | 'thenable' | 'value' {
+  try {
+    return isObservable(result) ? 'observable' : isThenable(result) ? 'thenable' : 'value';
+  } catch {
+    return 'value';
+  }
 }
 
 /** Runs a method with its call's signal available to getCallSignal(). */

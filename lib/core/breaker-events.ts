@@ -95,6 +95,9 @@ export type BreakerListener<E extends BreakerEventName> = (event: BreakerEventMa
 export class BreakerEventHub {
   private readonly listeners: { [E in BreakerEventName]?: BreakerListener<E>[] } = {};
 
+  /** `onFault` hears about a listener that threw: the call it observed must not. */
+  constructor(private readonly onFault: (event: BreakerEventName, error: unknown) => void) {}
+
   isEmpty(): boolean {
     return Object.keys(this.listeners).length === 0;
   }
@@ -118,9 +121,7 @@ export class BreakerEventHub {
       try {
         (listener as BreakerListener<E>)(payload);
       } catch (error) {
-        queueMicrotask(() => {
-          throw error;
-        });
+        this.onFault(event, error);
       }
     }
   }

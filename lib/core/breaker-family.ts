@@ -75,10 +75,10 @@ export class BreakerFamily {
       // Re-insertion keeps the map in least-recently-used order.
       children.delete(key);
       children.set(key, existing);
-      if (this.idleMs !== undefined) existing.lastUsedAt = this.parent.clock.now();
+      if (this.idleMs !== undefined) existing.lastUsedAt = this.parent.monotonic();
       return existing;
     }
-    const now = this.parent.clock.now();
+    const now = this.parent.monotonic();
     if (this.idleMs !== undefined) this.evictIdle(now);
     if (children.size >= this.maxKeys && !this.evictOne()) {
       this.overflowed++;

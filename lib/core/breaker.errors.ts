@@ -140,5 +140,28 @@ Object.defineProperty(BreakerConfigError.prototype, 'name', { value: 'BreakerCon
  * @publicApi
  */
 export function isBreakerRejection(error: unknown): error is CircuitOpenError {
-  return typeof error === 'object' && error !== null && (error as { [REJECTION_BRAND]?: boolean })[REJECTION_BRAND] === true;
+  if (typeof error !== 'object' || error === null) return false;
+  try {
+    return (error as { [REJECTION_BRAND]?: boolean })[REJECTION_BRAND] === true;
+  } catch {
+    // A Proxy whose traps throw is certainly not one of ours.
+    return false;
+  }
 }
+
+/**
+ * The application's own code, run by a breaker (an event listener, a
+ * classifier), threw or answered nonsense. Given to `reportError`, never to a
+ * caller: the call it observed settled with its own outcome. `cause` is what
+ * was thrown.
+ *
+ * @publicApi
+ */
+export class BreakerHookError extends Error {
+  readonly code = 'CIRCUIT_BREAKER_HOOK_FAILED' as const;
+
+  constructor(message: string, cause: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+  }
+}
+Object.defineProperty(BreakerHookError.prototype, 'name', { value: 'BreakerHookError' });

@@ -8,10 +8,10 @@ import {
 import type { BreakerSnapshot } from './breaker-snapshot.js';
 import { BreakerCounters } from './breaker-counters.js';
 import type { BreakerState, CallOutcome, FailureCategory, RejectionReason, TransitionReason } from './breaker-state.js';
-import { CallTimeoutError, createRejection, type CircuitOpenError } from './breaker.errors.js';
+import { BreakerHookError, CallTimeoutError, createRejection, type CircuitOpenError } from './breaker.errors.js';
 import { breakerMessages } from './breaker.messages.js';
 import { defaultClassifyError, defaultClassifyResult, failureCategoryOf, retryAfterOf } from './classify.js';
-import { systemClock, type Clock, type RandomSource } from './clock.js';
+import { monotonicOf, systemClock, type Clock, type RandomSource } from './clock.js';
 import { configFor } from './config-cache.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
 import { TrackedCall, type CallContext, type CallPermit, type ProtectedCall } from './tracked-call.js';
@@ -36,6 +36,12 @@ export interface BreakerDeps {
   random?: RandomSource;
   /** Shares transitions with other replicas (see `nestjs-circuit-breaker/redis`). Default: none, local state only. */
   coordinator?: BreakerCoordinator;
+  /**
+   * Told when the application's own code run by the breaker (a listener, a
+   * classifier) throws or answers nonsense. The call is not affected, and each
+   * source is reported once per breaker. Default: `console.error`.
+   */
+  reportError?: (error: Error) => void;
 }
 
 /** @publicApi */
@@ -98,10 +104,15 @@ export class Breaker {
   /** The options in force, after defaults and validation. */
   readonly config: ResolvedBreakerOptions;
 
-  /** The breaker's time source, for layers that must agree with it (cache ages, deadlines). */
+  /** The breaker's time source: wall time for timestamps, and the monotonic reading durations run on. */
   readonly clock: Clock;
+  /** @internal The reading every duration runs on (see `Clock`): layers that age things with the breaker use it too. */
+  readonly monotonic: () => number;
   private readonly random: RandomSource;
   private readonly coordinator: BreakerCoordinator | undefined;
+  private readonly reportError: ((error: Error) => void) | undefined;
+  /** The sources (listeners, classifiers) whose faults were reported already: once each is enough to fix them. */
+  private reportedFaults: Set<string> | undefined = undefined;
   private readonly window: OutcomeWindow;
   private readonly counters = new BreakerCounters();
   private hub: BreakerEventHub | undefined;
@@ -110,6 +121,12 @@ export class Breaker {
 
   private current = CLOSED;
   private sinceAt: number;
+  /**
+   * Wall time minus the monotonic reading, taken at the last transition: times
+   * shown to people are the breaker's times plus this, so that a time that came
+   * in as wall time (a shared open-until) goes out exactly as it came in.
+   */
+  private wallOffset: number;
   private generation = 0;
   private openUntilAt = 0;
   private pausedUntilAt = 0;
@@ -133,9 +150,12 @@ export class Breaker {
     this.key = lineage?.key;
     // Children share their family's validated options: creating one is cheap.
     this.config = lineage === undefined ? configFor(name, options) : lineage.parent.config;
+    checkDeps(this.name, deps);
     this.clock = deps.clock ?? systemClock;
+    this.monotonic = monotonicOf(this.clock);
     this.random = deps.random ?? Math.random;
     this.coordinator = deps.coordinator;
+    this.reportError = deps.reportError;
     const perKey = this.config.perKey;
     this.family =
       perKey === undefined || lineage !== undefined
@@ -147,7 +167,8 @@ export class Breaker {
     const w = this.config.window;
     this.window = w.type === 'count' ? new CountWindow(w.size) : new TimeWindow(w.durationMs, w.buckets);
     this.timed = this.needsTiming();
-    this.sinceAt = this.clock.now();
+    this.sinceAt = this.monotonic();
+    this.wallOffset = this.clock.now() - this.sinceAt;
   }
 
   /** Names the breaker in errors, events, logs and metrics; a child of a family is `family[key]`. */
@@ -190,7 +211,7 @@ export class Breaker {
 
   /** The current state, after any transition that time alone has made due. */
   get state(): BreakerState {
-    this.refresh(this.clock.now(), false);
+    this.refresh(this.monotonic(), false);
     return STATE_NAMES[this.current]!;
   }
 
@@ -203,10 +224,14 @@ export class Breaker {
     if (typeof fn !== 'function') throw new TypeError(breakerMessages.notAFunction(this.name, fn));
     const signal = options?.signal;
     if (this.family !== undefined) throw new TypeError(familyMisuse(this.name, 'execute'));
-    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (signal !== undefined) {
+      // Checked before admission: a bad signal found later would leak the admission (a probe permit included).
+      if (!isAbortSignal(signal)) throw new TypeError(breakerMessages.invalidSignal(this.name, signal));
+      if (signal.aborted) return Promise.reject(signal.reason);
+    }
     const token = this.admit();
     if (typeof token !== 'number') return Promise.reject(token);
-    const startedAt = this.timed ? this.clock.now() : NOT_TIMED;
+    const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
     // The common case needs no signal, no timer and no call object.
     if (token >= 0 && signal === undefined && this.config.timeoutMs === undefined && pendingFamilyToken === 0) {
       return this.runPlain(fn, token, startedAt);
@@ -229,7 +254,7 @@ export class Breaker {
     if (this.family !== undefined) throw new TypeError(familyMisuse(this.name, 'execute'));
     const token = this.admit();
     if (typeof token !== 'number') return Promise.reject(token);
-    const startedAt = this.timed ? this.clock.now() : NOT_TIMED;
+    const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
     if (token >= 0 && this.config.timeoutMs === undefined && pendingFamilyToken === 0) return this.runMethod(method, thisArg, args, token, startedAt);
     return this.trackedCall<T>(token, startedAt).run(({ signal }) => withSignal(signal, method, thisArg, args), undefined);
   }
@@ -245,7 +270,7 @@ export class Breaker {
     if (this.family !== undefined) throw new TypeError(familyMisuse(this.name, 'acquire'));
     const token = this.admit();
     if (typeof token !== 'number') throw token;
-    return this.trackedCall<T>(token, this.timed ? this.clock.now() : NOT_TIMED);
+    return this.trackedCall<T>(token, this.timed ? this.monotonic() : NOT_TIMED);
   }
 
   private trackedCall<T>(token: number, startedAt: number): TrackedCall<T> {
@@ -263,7 +288,7 @@ export class Breaker {
     if (typeof listener !== 'function') {
       throw new TypeError(`Circuit breaker "${this.name}": on("${event}") takes a listener function.`);
     }
-    const hub = (this.hub ??= new BreakerEventHub());
+    const hub = (this.hub ??= new BreakerEventHub(this.onListenerFault));
     // Only events that carry a duration make calls read the clock.
     if (event === 'success' || event === 'failure' || event === 'ignored' || event === 'slowCall') this.timed = true;
     const off = hub.add(event, listener);
@@ -288,12 +313,12 @@ export class Breaker {
 
   /** Forces the breaker open (reason `isolated`) until `reset()`. */
   isolate(): void {
-    if (this.current !== ISOLATED) this.transition(ISOLATED, 'isolate', this.clock.now(), undefined);
+    if (this.current !== ISOLATED) this.transition(ISOLATED, 'isolate', this.monotonic(), undefined);
   }
 
   /** Lets every call through, still recording outcomes and events, never tripping, until `reset()`. */
   disable(): void {
-    if (this.current !== DISABLED) this.transition(DISABLED, 'disable', this.clock.now(), undefined);
+    if (this.current !== DISABLED) this.transition(DISABLED, 'disable', this.monotonic(), undefined);
   }
 
   /**
@@ -302,26 +327,27 @@ export class Breaker {
    * breaker adopts; a later `openUntil` extends an open one.
    */
   adoptOpen(openUntil: number): void {
-    const now = this.clock.now();
-    if (openUntil <= now) return;
+    if (openUntil <= this.clock.now()) return;
     if (this.current === OPEN) {
-      if (openUntil > this.openUntilAt) this.openUntilAt = openUntil;
+      // Replicas share wall times; the breaker keeps its own on the monotonic reading.
+      const until = openUntil - this.wallOffset;
+      if (until > this.openUntilAt) this.openUntilAt = until;
       return;
     }
     if (this.current !== CLOSED && this.current !== HALF_OPEN) return;
-    this.transition(OPEN, 'shared-open', now, undefined, openUntil);
+    this.transition(OPEN, 'shared-open', this.monotonic(), undefined, openUntil);
   }
 
   /** Closes an open or half-open breaker because the fleet's probe succeeded elsewhere (reason `shared-close`). */
   adoptClosed(): void {
     if (this.current !== OPEN && this.current !== HALF_OPEN) return;
-    this.transition(CLOSED, 'shared-close', this.clock.now(), undefined);
+    this.transition(CLOSED, 'shared-close', this.monotonic(), undefined);
   }
 
   /** Back to closed with an empty window, no backoff and no pause (a family resets every child too). */
   reset(): void {
     if (this.family !== undefined) for (const child of this.family.all()) child.reset();
-    const now = this.clock.now();
+    const now = this.monotonic();
     this.pausedUntilAt = 0;
     if (this.current !== CLOSED) {
       this.transition(CLOSED, 'reset', now, undefined);
@@ -342,20 +368,21 @@ export class Breaker {
   }
 
   snapshot(): BreakerSnapshot {
-    const now = this.clock.now();
+    const now = this.monotonic();
     this.refresh(now, false);
     const w = this.window;
     w.refresh(now);
     const c = this.config;
     const state = STATE_NAMES[this.current]!;
     const timeInStateMs = this.counters.timeInState(this.current, now - this.sinceAt);
+    const toWall = this.wallOffset;
     return {
       name: this.name,
       ...(this.key === undefined ? {} : { key: this.key }),
       state,
-      since: this.sinceAt,
-      openUntil: this.current === OPEN ? this.openUntilAt : undefined,
-      pausedUntil: this.pausedUntilAt > now ? this.pausedUntilAt : undefined,
+      since: this.sinceAt + toWall,
+      openUntil: this.current === OPEN ? this.openUntilAt + toWall : undefined,
+      pausedUntil: this.pausedUntilAt > now ? this.pausedUntilAt + toWall : undefined,
       retryAfterMs: this.current === OPEN ? this.openRetryAfter(now) : this.pausedUntilAt > now ? this.pausedUntilAt - now : undefined,
       generation: this.generation,
       window: {
@@ -432,7 +459,7 @@ export class Breaker {
   /** @internal The family's own gate: 0 to pass, a probe token, or the rejection. */
   admitAsFamily(): number | CircuitOpenError {
     if (this.current === ISOLATED) return this.reject('isolated', undefined);
-    const now = this.clock.now();
+    const now = this.monotonic();
     this.refresh(now, true);
     if (this.current === OPEN) return this.reject('open', this.openRetryAfter(now));
     if (this.current === HALF_OPEN) return this.admitProbe(now);
@@ -461,7 +488,7 @@ export class Breaker {
       return this.generation;
     }
     if (state === ISOLATED) return this.reject('isolated', undefined);
-    const now = this.clock.now();
+    const now = this.monotonic();
     this.refresh(now, true);
     if (this.current === OPEN) return this.reject('open', this.openRetryAfter(now));
     return this.admitProbe(now);
@@ -474,7 +501,7 @@ export class Breaker {
 
   /** The closed state while the dependency reports overload: honour its pause, then shed a share of calls. */
   private admitUnderOverload(): number | CircuitOpenError {
-    const now = this.clock.now();
+    const now = this.monotonic();
     if (this.pausedUntilAt !== 0) {
       if (now < this.pausedUntilAt) return this.reject('retry-after', this.pausedUntilAt - now);
       this.pausedUntilAt = 0;
@@ -592,26 +619,38 @@ export class Breaker {
 
   /**
    * A classifier that throws or answers nonsense is a bug in the application: it
-   * is reported as an uncaught exception, and the call counts as a failure so the
-   * breaker still protects and no permit is lost.
+   * is reported (never to the caller, who gets its own outcome), and the call
+   * counts as a failure so the breaker still protects and no permit is lost.
    */
   private callClassifier(option: string, classifier: (x: unknown) => CallOutcome | undefined, subject: unknown): CallOutcome | undefined {
     let outcome: unknown;
     try {
       outcome = classifier(subject);
     } catch (fault) {
-      reportAsync(fault);
+      this.reportFault(option, new BreakerHookError(breakerMessages.classifierThrew(this.name, option, fault), fault));
       return 'failure';
     }
     if (outcome === undefined || outcome === 'success' || outcome === 'failure' || outcome === 'ignored' || outcome === 'overload') {
       return outcome;
     }
-    reportAsync(
-      new TypeError(
-        `Circuit breaker "${this.name}": option "${option}" returned ${JSON.stringify(outcome)}; expected 'success', 'failure', 'ignored', 'overload' or undefined.`,
-      ),
-    );
+    this.reportFault(option, new BreakerHookError(breakerMessages.classifierAnswered(this.name, option, outcome), undefined));
     return 'failure';
+  }
+
+  private readonly onListenerFault = (event: BreakerEventName, fault: unknown): void => {
+    this.reportFault(`on('${event}')`, new BreakerHookError(breakerMessages.listenerThrew(this.name, event, fault), fault));
+  };
+
+  /** Reports the first fault of each source; the later ones would only repeat it. */
+  private reportFault(source: string, error: Error): void {
+    const reported = (this.reportedFaults ??= new Set());
+    if (reported.has(source)) return;
+    reported.add(source);
+    try {
+      (this.reportError ?? defaultReportError)(error);
+    } catch {
+      // A reporter that throws has nowhere left to report to; the call must still settle.
+    }
   }
 
   // ---------------------------------------------------------------------------
@@ -626,7 +665,7 @@ export class Breaker {
 
   /** @internal Counts one settled call; drops its effect on state when it belongs to an older generation. */
   settle(token: number, outcome: CallOutcome, subject: unknown, startedAt: number, category: FailureCategory | undefined): void {
-    const now = this.timed ? this.clock.now() : 0;
+    const now = this.timed ? this.monotonic() : 0;
     // A call admitted before anyone needed durations (a listener added since) reports 0.
     const durationMs = this.timed && startedAt === startedAt ? now - startedAt : 0;
     const probe = token < 0;
@@ -694,7 +733,7 @@ export class Breaker {
     }
     // The slow-call rule stands on its own: configuring it is asking for it, whatever the failure rules.
     if (!c.rateRule && c.slowCallRateThreshold === undefined) return;
-    if (c.window.type === 'time') w.refresh(this.clock.now());
+    if (c.window.type === 'time') w.refresh(this.monotonic());
     const calls = w.calls;
     if (calls < c.minimumThroughput) return;
     // Divide rather than multiply: 55 / 100 >= 0.55 holds, but 55 >= 0.55 * 100 (55.00000000000001) does not.
@@ -703,8 +742,8 @@ export class Breaker {
   }
 
   private onOverload(subject: unknown): void {
-    const now = this.clock.now();
-    const hint = retryAfterOf(subject, now);
+    const now = this.monotonic();
+    const hint = retryAfterOf(subject, this.clock.now());
     if (hint !== undefined && hint > 0) {
       const until = now + Math.min(hint, this.config.maxRetryAfterMs);
       if (until > this.pausedUntilAt) this.pausedUntilAt = until;
@@ -712,8 +751,7 @@ export class Breaker {
   }
 
   private trip(reason: TransitionReason, subject: unknown): void {
-    const now = this.clock.now();
-    this.transition(OPEN, reason, now, retryAfterOf(subject, now));
+    this.transition(OPEN, reason, this.monotonic(), retryAfterOf(subject, this.clock.now()));
   }
 
   private settleProbe(id: number, succeeded: boolean, subject: unknown): void {
@@ -727,7 +765,7 @@ export class Breaker {
       round.succeeded++;
       this.counters.rare.probesSucceeded++;
       this.hub?.emit('probe', { result: 'succeeded' });
-      if (round.succeeded >= c.successesToClose) this.transition(CLOSED, 'probes-succeeded', this.clock.now(), undefined);
+      if (round.succeeded >= c.successesToClose) this.transition(CLOSED, 'probes-succeeded', this.monotonic(), undefined);
       return;
     }
     round.failed++;
@@ -735,8 +773,7 @@ export class Breaker {
     this.hub?.emit('probe', { result: 'failed' });
     // Reopen as soon as closing has become impossible.
     if (c.maxProbes - round.failed < c.successesToClose) {
-      const now = this.clock.now();
-      this.transition(OPEN, 'probe-failed', now, retryAfterOf(subject, now));
+      this.transition(OPEN, 'probe-failed', this.monotonic(), retryAfterOf(subject, this.clock.now()));
     }
   }
 
@@ -810,13 +847,14 @@ export class Breaker {
     this.counters.spend(from, now - this.sinceAt);
     this.current = to;
     this.sinceAt = now;
+    const toWall = (this.wallOffset = this.clock.now() - now);
     this.generation++;
     this.round = undefined;
     this.consecutiveFailures = 0;
     this.openUntilAt = 0;
     if (to === OPEN) {
       if (from === HALF_OPEN) this.reopens++;
-      this.openUntilAt = adoptedOpenUntil ?? now + this.openDuration(retryAfterHint);
+      this.openUntilAt = adoptedOpenUntil === undefined ? now + this.openDuration(retryAfterHint) : adoptedOpenUntil - toWall;
       this.window.reset();
     } else if (to === HALF_OPEN) {
       this.round = { admitted: 0, succeeded: 0, failed: 0, probes: [] };
@@ -827,12 +865,13 @@ export class Breaker {
     // An evicted child is no longer the family's: its transitions do not count.
     if (this.parent !== undefined && this.parent.family!.holds(this)) this.parent.onChildTransition(STATE_NAMES[from]!, STATE_NAMES[to]!, now);
     if (this.hub === undefined && this.coordinator === undefined) return;
+    // Events carry wall times: people read them, and replicas share them.
     const change = {
       from: STATE_NAMES[from]!,
       to: STATE_NAMES[to]!,
       reason,
-      at: now,
-      ...(to === OPEN ? { openUntil: this.openUntilAt } : {}),
+      at: now + toWall,
+      ...(to === OPEN ? { openUntil: this.openUntilAt + toWall } : {}),
       ...(evidence === undefined ? {} : { window: evidence }),
     };
     this.hub?.emit('stateChange', change);
@@ -876,12 +915,58 @@ export class Breaker {
 }
 
 
+function isAbortSignal(value: unknown): value is AbortSignal {
+  if (value instanceof AbortSignal) return true;
+  // A signal from another realm or a polyfill: what the call uses of it is enough.
+  const loose = value as Partial<AbortSignal> | null;
+  try {
+    return (
+      typeof loose === 'object' &&
+      loose !== null &&
+      typeof loose.aborted === 'boolean' &&
+      typeof loose.addEventListener === 'function' &&
+      typeof loose.removeEventListener === 'function'
+    );
+  } catch {
+    return false;
+  }
+}
+
 function familyMisuse(name: string, method: string): string {
   return `Circuit breaker "${name}" is a per-key family: call forKey(key).${method}() so that each target has its own breaker.`;
 }
 
-function reportAsync(error: unknown): void {
-  queueMicrotask(() => {
-    throw error;
-  });
+function defaultReportError(error: Error): void {
+  console.error(error);
+}
+
+/** Checks what a breaker is given besides its options, so that a wrong clock fails here and not on the first call. */
+function checkDeps(name: string, deps: BreakerDeps): void {
+  if (typeof deps !== 'object' || deps === null) throw new TypeError(breakerMessages.invalidDep(name, 'deps', deps, 'an object'));
+  const { clock, random, reportError } = deps;
+  if (clock !== undefined) {
+    if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') {
+      throw new TypeError(breakerMessages.invalidDep(name, 'clock', clock, 'an object with a now() method returning milliseconds'));
+    }
+    if (clock.monotonic !== undefined && typeof clock.monotonic !== 'function') {
+      throw new TypeError(breakerMessages.invalidDep(name, 'clock.monotonic', clock.monotonic, 'a method returning milliseconds, or left out'));
+    }
+    for (const reading of ['now', 'monotonic'] as const) {
+      if (reading === 'monotonic' && clock.monotonic === undefined) continue;
+      const value: unknown = clock[reading]!();
+      if (typeof value !== 'number' || !Number.isFinite(value)) {
+        throw new TypeError(breakerMessages.invalidDep(name, `clock.${reading}()`, value, 'a finite number of milliseconds'));
+      }
+    }
+  }
+  if (random !== undefined) {
+    if (typeof random !== 'function') throw new TypeError(breakerMessages.invalidDep(name, 'random', random, 'a function returning a number in [0, 1)'));
+    const value: unknown = random();
+    if (typeof value !== 'number' || !(value >= 0 && value < 1)) {
+      throw new TypeError(breakerMessages.invalidDep(name, 'random()', value, 'a number in [0, 1)'));
+    }
+  }
+  if (reportError !== undefined && typeof reportError !== 'function') {
+    throw new TypeError(breakerMessages.invalidDep(name, 'reportError', reportError, 'a function'));
+  }
 }

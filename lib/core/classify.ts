@@ -40,23 +40,38 @@ type Loose = Record<string, unknown> & { response?: Loose; cause?: unknown };
  * The HTTP status an error or a response carries, wherever the common clients
  * put it: Nest's `HttpException#getStatus()`, axios/got/superagent's
  * `error.response.status(Code)`, a fetch `Response#status`, or `status` /
- * `statusCode` on the error itself (http-errors).
+ * `statusCode` on the error itself (http-errors). `undefined` when there is
+ * none, or when reading it throws.
  *
  * @publicApi
  */
 export function httpStatusOf(value: unknown): number | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
-  const loose = value as Loose;
-  if (typeof loose.getStatus === 'function') {
-    const status = (loose.getStatus as () => unknown).call(value);
+  try {
+    return readHttpStatus(value as Loose);
+  } catch {
+    // A getter or a Proxy trap that throws: the value carries no status we can trust.
+    return undefined;
+  }
+}
+
+// Each property is read once: a getter may answer differently the second time.
+function readHttpStatus(value: Loose): number | undefined {
+  const getStatus = value.getStatus;
+  if (typeof getStatus === 'function') {
+    const status: unknown = getStatus.call(value);
     if (isHttpStatus(status)) return status;
   }
-  if (isHttpStatus(loose.status)) return loose.status;
-  if (isHttpStatus(loose.statusCode)) return loose.statusCode;
-  const response = loose.response;
+  const status = value.status;
+  if (isHttpStatus(status)) return status;
+  const statusCode = value.statusCode;
+  if (isHttpStatus(statusCode)) return statusCode;
+  const response = value.response;
   if (typeof response === 'object' && response !== null) {
-    if (isHttpStatus(response.status)) return response.status;
-    if (isHttpStatus(response.statusCode)) return response.statusCode;
+    const responseStatus = response.status;
+    if (isHttpStatus(responseStatus)) return responseStatus;
+    const responseStatusCode = response.statusCode;
+    if (isHttpStatus(responseStatusCode)) return responseStatusCode;
   }
   return undefined;
 }
@@ -67,10 +82,12 @@ function isHttpStatus(value: unknown): value is number {
 
 /** The Node or undici error code of an error, or of the error that caused it (fetch wraps them). */
 function errorCodeOf(error: Loose): string | undefined {
-  if (typeof error.code === 'string') return error.code;
+  const code = error.code;
+  if (typeof code === 'string') return code;
   const cause = error.cause as Loose | undefined;
-  if (typeof cause === 'object' && cause !== null && typeof cause.code === 'string') return cause.code;
-  return undefined;
+  if (typeof cause !== 'object' || cause === null) return undefined;
+  const causeCode = cause.code;
+  return typeof causeCode === 'string' ? causeCode : undefined;
 }
 
 function classifyStatus(status: number, error: unknown, overload: boolean): CallOutcome {
@@ -88,7 +105,9 @@ function classifyStatus(status: number, error: unknown, overload: boolean): Call
  * - connection and DNS errors (`ECONNREFUSED`, `ECONNRESET`, `ETIMEDOUT`,
  *   `EPIPE`, `ENOTFOUND`, `EAI_AGAIN`, ...), undici `UND_ERR_*`, and timeouts
  *   are failures;
- * - anything unrecognised is a failure.
+ * - anything unrecognised is a failure, and so is an error whose getters or
+ *   Proxy traps throw while they are read (the default classification never
+ *   throws: the call is counted and the caller gets its own error).
  *
  * A caller's own abort is recognised by the breaker itself (it knows the
  * caller's signal) and is `ignored`.
@@ -105,15 +124,23 @@ export function defaultClassifyError(error: unknown, overload = true): CallOutco
  * The default classification of a resolved call: an HTTP response (an object
  * with a numeric `status` and `headers`, such as a fetch `Response` or an
  * axios response accepted by `validateStatus`) is classified by its status;
- * any other value is a success.
+ * any other value is a success. A value whose `status` or `headers` cannot be
+ * read (a throwing getter, a revoked Proxy) is a failure.
  *
  * @publicApi
  */
 export function defaultClassifyResult(value: unknown, overload = true): CallOutcome {
   if (typeof value !== 'object' || value === null) return 'success';
-  const loose = value as Loose;
-  if (typeof loose.status !== 'number' || typeof loose.headers !== 'object' || loose.headers === null) return 'success';
-  return isHttpStatus(loose.status) ? classifyStatus(loose.status, value, overload) : 'success';
+  let status: unknown;
+  try {
+    const loose = value as Loose;
+    status = loose.status;
+    if (typeof status !== 'number' || typeof loose.headers !== 'object' || loose.headers === null) return 'success';
+  } catch {
+    // A result that cannot even be read is no answer the caller can use.
+    return 'failure';
+  }
+  return isHttpStatus(status) ? classifyStatus(status, value, overload) : 'success';
 }
 
 /**
@@ -122,16 +149,22 @@ export function defaultClassifyResult(value: unknown, overload = true): CallOutc
  * @internal
  */
 export function failureCategoryOf(error: unknown): FailureCategory {
-  if (error instanceof CallTimeoutError) return 'timeout';
   if (typeof error !== 'object' || error === null) return 'other';
-  const loose = error as Loose;
-  if (loose.name === 'TimeoutError') return 'timeout';
-  const code = errorCodeOf(loose);
+  try {
+    return readFailureCategory(error as Loose);
+  } catch {
+    return 'other';
+  }
+}
+
+function readFailureCategory(error: Loose): FailureCategory {
+  if (error instanceof CallTimeoutError || error.name === 'TimeoutError') return 'timeout';
+  const code = errorCodeOf(error);
   if (code !== undefined) {
     if (TIMEOUT_CODES.has(code) || (code.startsWith('UND_ERR_') && code.endsWith('TIMEOUT'))) return 'timeout';
     if (CONNECTION_CODES.has(code) || code.startsWith('UND_ERR_')) return 'connection';
   }
-  const status = httpStatusOf(error);
+  const status = readHttpStatus(error);
   if (status === 408) return 'timeout';
   if (status !== undefined) return 'server';
   return 'other';
@@ -143,29 +176,46 @@ export function failureCategoryOf(error: unknown): FailureCategory {
  * `Retry-After` header (delta-seconds or HTTP-date) from a fetch `Response`,
  * axios/got/superagent `response.headers`, http-errors `headers`, or the body
  * of a Nest `HttpException` (`{ retryAfter }` or `{ retryAfterMs }`).
+ * `undefined` when there is none, or when reading it throws.
  *
  * @publicApi
  */
 export function retryAfterOf(value: unknown, now: number): number | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
-  const loose = value as Loose;
-  if (typeof loose.retryAfterMs === 'number' && loose.retryAfterMs >= 0) return loose.retryAfterMs;
-  const fromHeaders = headerValue(loose.headers) ?? headerValue(loose.response?.headers);
-  if (fromHeaders !== undefined) return parseRetryAfter(fromHeaders, now);
-  const response = loose.response;
-  if (typeof response === 'object' && response !== null && typeof response.retryAfterMs === 'number') {
-    return response.retryAfterMs >= 0 ? response.retryAfterMs : undefined;
+  try {
+    return readRetryAfter(value as Loose, now);
+  } catch {
+    // A hint that cannot be read is no hint: the breaker's own open duration applies.
+    return undefined;
   }
-  if (typeof loose.getResponse === 'function') {
-    const body = (loose.getResponse as () => unknown).call(value) as Loose | string;
+}
+
+function readRetryAfter(value: Loose, now: number): number | undefined {
+  const own = value.retryAfterMs;
+  if (isPause(own)) return own;
+  const response = typeof value.response === 'object' && value.response !== null ? value.response : undefined;
+  const fromHeaders = headerValue(value.headers) ?? headerValue(response?.headers);
+  if (fromHeaders !== undefined) return parseRetryAfter(fromHeaders, now);
+  if (response !== undefined) {
+    const fromResponse = response.retryAfterMs;
+    if (typeof fromResponse === 'number') return isPause(fromResponse) ? fromResponse : undefined;
+  }
+  const getResponse = value.getResponse;
+  if (typeof getResponse === 'function') {
+    const body: unknown = getResponse.call(value);
     if (typeof body === 'object' && body !== null) {
-      if (typeof body.retryAfterMs === 'number' && body.retryAfterMs >= 0) return body.retryAfterMs;
-      if (typeof body.retryAfter === 'number' || typeof body.retryAfter === 'string') {
-        return parseRetryAfter(String(body.retryAfter), now);
-      }
+      const ms = (body as Loose).retryAfterMs;
+      if (isPause(ms)) return ms;
+      const header = (body as Loose).retryAfter;
+      if (typeof header === 'number' || typeof header === 'string') return parseRetryAfter(String(header), now);
     }
   }
   return undefined;
+}
+
+/** A usable pause: a number of milliseconds, not negative, not NaN. */
+function isPause(value: unknown): value is number {
+  return typeof value === 'number' && value >= 0;
 }
 
 function headerValue(headers: unknown): string | undefined {

@@ -2,17 +2,40 @@
  * The breaker's only source of time. Injected so that every transition can be
  * tested by moving a number instead of sleeping.
  *
- * `now()` returns milliseconds. The default is the wall clock (`Date.now`) so
- * that `since` and `openUntil` in snapshots are readable timestamps and an
- * HTTP-date `Retry-After` can be compared with them.
+ * Two readings, both in milliseconds:
+ * - `now()` is wall time (ms since the epoch): the timestamps shown to people
+ *   (`since`, `openUntil`, event times), an HTTP-date `Retry-After`, and the
+ *   open-until times replicas share.
+ * - `monotonic()` never goes back: every duration (the open period, probe
+ *   deadlines, windows, throttling pauses, idle eviction) runs on it, so an
+ *   NTP correction or a resumed VM cannot keep a breaker open for the size of
+ *   the step.
+ *
+ * A clock without `monotonic()` drives both with `now()`: a test clock that
+ * only moves forward needs nothing more. To test a wall-clock step, give both.
  *
  * @publicApi
  */
 export interface Clock {
   now(): number;
+  monotonic?(): number;
 }
 
-export const systemClock: Clock = { now: Date.now };
+// performance.now() counts from the process's start; the time origin makes
+// the monotonic reading look like wall time until the first clock step, which
+// keeps internal times readable when debugging.
+const origin = performance.timeOrigin;
+
+export const systemClock: Clock = {
+  now: Date.now,
+  monotonic: () => Math.floor(origin + performance.now()),
+};
 
 /** A source of uniform numbers in [0, 1): jitter and load shedding draw from it. */
 export type RandomSource = () => number;
+
+/** @internal The reading durations run on: `monotonic()` where the clock has one. */
+export function monotonicOf(clock: Clock): () => number {
+  if (clock === systemClock) return systemClock.monotonic!;
+  return typeof clock.monotonic === 'function' ? () => clock.monotonic!() : () => clock.now();
+}

@@ -36,7 +36,7 @@ export type {
   WindowSnapshot,
 } from './breaker-snapshot.js';
 export type { BreakerState, CallOutcome, FailureCategory, RejectionReason, TransitionReason } from './breaker-state.js';
-export { BreakerConfigError, CallTimeoutError, CircuitOpenError, isBreakerRejection } from './breaker.errors.js';
+export { BreakerConfigError, BreakerHookError, CallTimeoutError, CircuitOpenError, isBreakerRejection } from './breaker.errors.js';
 export {
   defaultClassifyError,
   defaultClassifyResult,

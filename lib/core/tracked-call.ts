@@ -101,9 +101,17 @@ export class TrackedCall<T> implements CallPermit<T> {
       if (this.outcome === 'ignored' && this.callerSignal?.aborted) return Promise.reject(this.callerSignal.reason);
       return Promise.reject(new TypeError(`Circuit breaker "${this.breaker.name}": this permit was already settled.`));
     }
-    if (!isThenable(result)) {
+    let then: unknown;
+    try {
+      then = thenOf(result);
+    } catch (error) {
+      // A `then` that cannot even be read: the call failed, as `await` would say.
+      this.fail(error);
+      return Promise.reject(error);
+    }
+    if (typeof then !== 'function') {
       this.succeed(result);
-      return Promise.resolve(result);
+      return Promise.resolve(result as T);
     }
     return new Promise<T>((resolve, reject) => {
       this.resolve = resolve;
@@ -114,14 +122,21 @@ export class TrackedCall<T> implements CallPermit<T> {
         // A deadline must never be the reason a process stays alive.
         this.timer.unref?.();
       }
-      result.then(
-        (value) => {
-          if (!this.settled) this.succeed(value);
-        },
-        (error: unknown) => {
-          if (!this.settled) this.fail(error);
-        },
-      );
+      const onError = (error: unknown): void => {
+        if (!this.settled) this.fail(error);
+      };
+      try {
+        (then as PromiseLike<T>['then']).call(
+          result,
+          (value) => {
+            if (!this.settled) this.succeed(value);
+          },
+          onError,
+        );
+      } catch (error) {
+        // A thenable whose then() throws has failed now; a later settlement of it is ignored, as promises do.
+        onError(error);
+      }
     });
   }
 
@@ -212,6 +227,7 @@ export class TrackedCall<T> implements CallPermit<T> {
   }
 }
 
-function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return typeof value === 'object' && value !== null && typeof (value as PromiseLike<T>).then === 'function';
+/** The `then` of a thenable (an object or a function with one, as the Promise spec reads it), or undefined. */
+function thenOf(value: unknown): unknown {
+  return (typeof value === 'object' && value !== null) || typeof value === 'function' ? (value as PromiseLike<unknown>).then : undefined;
 }

@@ -17,7 +17,7 @@ export interface CircuitBreakerModuleOptions {
    * built from `defaults`.
    */
   strict?: boolean;
-  /** The time source of every breaker. Default `Date.now`; inject a manual clock in tests. */
+  /** The time source of every breaker (wall time for timestamps, `monotonic()` for durations; see `Clock`). Inject a manual clock in tests. */
   clock?: Clock;
   /** Transition logs; `false` turns them off. Default `{ level: 'log', maxPerSecond: 10 }`. */
   logging?: false | CircuitBreakerLoggingOptions;

@@ -127,25 +127,30 @@ describe('custom classifiers', () => {
     expect(breaker.state).toBe('open');
   });
 
-  it('a classifier that throws or answers nonsense counts the call as a failure and reports the bug', async () => {
-    const reported: unknown[] = [];
-    const onError = (error: unknown) => reported.push(error);
-    process.on('uncaughtException', onError);
-    try {
-      const clock = new ManualClock();
-      const throwing = new Breaker('throws', { consecutiveFailures: 1, classify: () => { throw new Error('classifier bug'); } }, { clock });
-      await expect(throwing.execute(() => Promise.reject(new Error('original')))).rejects.toThrow('original');
-      expect(throwing.state).toBe('open');
-      const nonsense = new Breaker('nonsense', { consecutiveFailures: 1, classifyResult: () => 'maybe' as never });
-      await expect(nonsense.execute(() => 1)).resolves.toBe(1);
-      expect(nonsense.state).toBe('open');
-      await new Promise((resolve) => setImmediate(resolve));
-      expect(reported.map((e) => (e as Error).message)).toEqual([
-        'classifier bug',
-        `Circuit breaker "nonsense": option "classifyResult" returned "maybe"; expected 'success', 'failure', 'ignored', 'overload' or undefined.`,
-      ]);
-    } finally {
-      process.off('uncaughtException', onError);
-    }
+  it('a classifier that throws or answers nonsense counts the call as a failure and reports the bug once, never to the caller', async () => {
+    const reported: Error[] = [];
+    const reportError = (error: Error) => reported.push(error);
+    const clock = new ManualClock();
+    const classifierBug = new Error('classifier bug');
+    const throwing = new Breaker('throws', { consecutiveFailures: 2, classify: () => { throw classifierBug; } }, { clock, reportError });
+    await expect(throwing.execute(() => Promise.reject(new Error('original')))).rejects.toThrow('original');
+    await expect(throwing.execute(() => Promise.reject(new Error('again')))).rejects.toThrow('again');
+    expect(throwing.state).toBe('open');
+    const nonsense = new Breaker('nonsense', { consecutiveFailures: 1, classifyResult: () => 'maybe' as never }, { reportError });
+    await expect(nonsense.execute(() => 1)).resolves.toBe(1);
+    expect(nonsense.state).toBe('open');
+    expect(reported.map((e) => [e.name, e.message, e.cause])).toEqual([
+      [
+        'BreakerHookError',
+        'Circuit breaker "throws": option "classify" threw Error: classifier bug. The call counted as a failure; make the classifier return an outcome instead of throwing. Later faults of this classifier are not reported again.',
+        classifierBug,
+      ],
+      [
+        'BreakerHookError',
+        'Circuit breaker "nonsense": option "classifyResult" returned "maybe"; expected \'success\', \'failure\', \'ignored\', \'overload\' or undefined. The call counted as a failure; fix the classifier. Later faults of this classifier are not reported again.',
+        undefined,
+      ],
+    ]);
   });
+
 });
