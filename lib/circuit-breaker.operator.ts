@@ -68,7 +68,16 @@ export function circuitBreaker<T, R = never>(breaker: Breaker, options: CircuitB
           return;
         }
         target.recordFallback(error, 'observable');
-        rescue = from(fallback(error)).subscribe(subscriber);
+        let replacement: Observable<T | R>;
+        try {
+          replacement = from(fallback(error));
+        } catch (fallbackError) {
+          // Here we run inside the source's error handler, a timer or an abort listener, where a throw would
+          // become an uncaught exception and leave the subscriber waiting forever; catchError does the same.
+          subscriber.error(fallbackError);
+          return;
+        }
+        rescue = replacement.subscribe(subscriber);
       };
 
       const inner = source.subscribe({

@@ -124,10 +124,13 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
    * @internal Calls `sink` with every event of the given types from every
    * breaker, per-key children and breakers created later included, until the
    * returned function is called. Only the named types are listened to, so
-   * watching transitions costs a healthy call nothing.
+   * watching transitions costs a healthy call nothing. `evicted` is told of
+   * each per-key child its family evicts, after which that child's events no
+   * longer reach `sink` (a call still in flight on it settles unreported), so
+   * what `sink` keeps per key can be dropped for good.
    */
-  observe(types: readonly BreakerEventName[], sink: (event: CircuitBreakerEvent) => void): () => void {
-    const observer: Observer = { types, sink, offs: [], childOffs: new WeakMap() };
+  observe(types: readonly BreakerEventName[], sink: (event: CircuitBreakerEvent) => void, evicted?: (name: string, key: string) => void): () => void {
+    const observer: Observer = { types, sink, evicted, offs: [], childOffs: new WeakMap() };
     this.observers.add(observer);
     for (const breaker of this.breakers.values()) this.attach(observer, breaker);
     return () => {
@@ -212,6 +215,13 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
     const attachChild = (child: Breaker) => observer.childOffs.set(child, this.listen(observer, child, breaker.name, child.key));
     for (const child of breaker.children()) attachChild(child);
     observer.offs.push(breaker.onChild(attachChild));
+    observer.offs.push(
+      breaker.onEvict((child) => {
+        observer.childOffs.get(child)?.forEach((off) => off());
+        observer.childOffs.delete(child);
+        observer.evicted?.(breaker.name, child.key!);
+      }),
+    );
   }
 
   private listen(observer: Observer, breaker: Breaker, name: string, key: string | undefined): (() => void)[] {
@@ -229,6 +239,7 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
 interface Observer {
   readonly types: readonly BreakerEventName[];
   readonly sink: (event: CircuitBreakerEvent) => void;
+  readonly evicted: ((name: string, key: string) => void) | undefined;
   readonly offs: (() => void)[];
   readonly childOffs: WeakMap<Breaker, (() => void)[]>;
 }

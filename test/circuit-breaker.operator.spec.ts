@@ -127,6 +127,66 @@ describe('circuitBreaker() operator', () => {
     });
   });
 
+  describe('a fallback that throws or returns no ObservableInput', () => {
+    // Before the fix these threw from the source's error handler, a timer or an abort listener: an uncaught
+    // exception, and a subscriber that never heard the end.
+    afterEach(() => vi.useRealTimers());
+    const broken = new Error('fallback broken');
+    const throwing = () => {
+      throw broken;
+    };
+
+    it('errors the subscriber after a source error, as catchError does', () => {
+      const breaker = new Breaker('fallback-throws', {}, { clock });
+      const { seen } = collect(throwError(down).pipe(circuitBreaker(breaker, { fallback: throwing })));
+      expect(seen).toEqual({ values: [], error: broken, complete: false });
+      expect(breaker.snapshot().totals).toMatchObject({ failures: { total: 1 }, fallbacks: 1 });
+    });
+
+    it('errors the subscriber with from()\'s TypeError when the fallback returns something that is not an ObservableInput', () => {
+      const breaker = new Breaker('fallback-undefined', {}, { clock });
+      const { seen } = collect(throwError(down).pipe(circuitBreaker(breaker, { fallback: () => undefined as never })));
+      expect(seen.values).toEqual([]);
+      expect(seen.complete).toBe(false);
+      expect(seen.error).toBeInstanceOf(TypeError);
+    });
+
+    it('errors the subscriber after an asynchronous source error', () => {
+      const breaker = new Breaker('fallback-throws-async', {}, { clock });
+      const source = new Subject<number>();
+      const { seen } = collect(source.pipe(circuitBreaker(breaker, { fallback: throwing })));
+      source.error(down());
+      expect(seen).toEqual({ values: [], error: broken, complete: false });
+    });
+
+    it('errors the subscriber after the deadline', () => {
+      vi.useFakeTimers();
+      const breaker = new Breaker('fallback-throws-timeout', { timeoutMs: 100 }, { clock });
+      const { seen } = collect(NEVER.pipe(circuitBreaker(breaker, { fallback: throwing })));
+      expect(() => vi.advanceTimersByTime(100)).not.toThrow();
+      expect(seen).toEqual({ values: [], error: broken, complete: false });
+      expect(breaker.snapshot().totals).toMatchObject({ timeouts: 1, fallbacks: 1 });
+    });
+
+    it('errors the subscriber of a probe that expired (halfOpen.maxWaitMs)', () => {
+      const breaker = new Breaker('fallback-throws-probe', { consecutiveFailures: 1, openDurationMs: 100, halfOpen: { maxWaitMs: 50 } }, { clock });
+      collect(throwError(down).pipe(circuitBreaker(breaker)));
+      clock.advance(100);
+      const probe = collect(NEVER.pipe(circuitBreaker(breaker, { fallback: throwing })));
+      clock.advance(50);
+      // The next call finds the probe expired and aborts its signal, running the probe's fallback.
+      expect(() => breaker.state).not.toThrow();
+      collect(of(1).pipe(circuitBreaker(breaker)));
+      expect(probe.seen).toEqual({ values: [], error: broken, complete: false });
+    });
+
+    it('still errors the subscriber on a rejection (the path that already did)', () => {
+      const breaker = new Breaker('fallback-throws-rejected', {}, { clock });
+      breaker.isolate();
+      expect(collect(of(1).pipe(circuitBreaker(breaker, { fallback: throwing }))).seen).toEqual({ values: [], error: broken, complete: false });
+    });
+  });
+
   it('validates its arguments when created', () => {
     expect(() => circuitBreaker({} as never)).toThrow('circuitBreaker() takes a Breaker, got object.');
     expect(() => circuitBreaker(new Breaker('x'), { fallback: 'nope' as never })).toThrow(TypeError);

@@ -1,5 +1,24 @@
+import { createHash } from 'node:crypto';
 import type { Breaker } from './breaker.js';
 import type { BreakerState } from './breaker-state.js';
+
+/**
+ * Marks a key the family made up: the bounded form of a long key, and the
+ * overflow child's key. A caller's key that begins with it is bounded too, so
+ * no caller can name one of these (or steal another caller's long key's child).
+ */
+const MARK = '…';
+const MARK_CODE = MARK.charCodeAt(0);
+/** 128 bits of SHA-256, in hex: even a caller who picks keys to collide cannot. */
+const HASH_LENGTH = 32;
+
+/**
+ * The key of a family's overflow child. No caller's key is ever stored as
+ * this, so events, metrics and snapshots can tell the overflow child apart.
+ *
+ * @publicApi
+ */
+export const OVERFLOW_KEY = `${MARK}overflow`;
 
 /** The per-key part of a family's snapshot. @publicApi */
 export interface FamilySnapshot {
@@ -18,8 +37,9 @@ export interface FamilySnapshot {
  * The children of a per-key breaker: one per target, created on first use,
  * bounded by `maxKeys` (idle closed children evicted first, least recently
  * used; open and half-open children never), so keys from untrusted input
- * cannot grow memory without bound. When every held child is open, new keys
- * share one overflow child.
+ * cannot grow memory without bound, and keys longer than `maxKeyLength`
+ * stored in a bounded form. When every held child is open, new keys share one
+ * overflow child.
  *
  * @internal
  */
@@ -27,22 +47,28 @@ export class BreakerFamily {
   private readonly children = new Map<string, Breaker>();
   private overflow: Breaker | undefined;
   private childListeners: ((child: Breaker) => void)[] | undefined;
+  private evictListeners: ((child: Breaker) => void)[] | undefined;
   unhealthy = 0;
   private evicted = 0;
   private overflowed = 0;
+  private readonly maxKeyLength: number;
 
   constructor(
     private readonly parent: Breaker,
     private readonly maxKeys: number,
     private readonly idleMs: number | undefined,
     private readonly create: (key: string) => Breaker,
-  ) {}
+  ) {
+    this.maxKeyLength = parent.config.perKey!.maxKeyLength;
+  }
 
   get size(): number {
     return this.children.size + (this.overflow === undefined ? 0 : 1);
   }
 
   child(key: string): Breaker {
+    // The common key is a short plain string: three comparisons, no hashing.
+    if (typeof key !== 'string' || key.length > this.maxKeyLength || key.charCodeAt(0) === MARK_CODE) key = this.bound(key);
     const children = this.children;
     const existing = children.get(key);
     if (existing !== undefined) {
@@ -52,20 +78,37 @@ export class BreakerFamily {
       if (this.idleMs !== undefined) existing.lastUsedAt = this.parent.monotonic();
       return existing;
     }
-    if (typeof key !== 'string') {
-      throw new TypeError(`Circuit breaker "${this.parent.name}": forKey() takes a string key, got ${key === null ? 'null' : typeof key}.`);
-    }
     const now = this.parent.monotonic();
     if (this.idleMs !== undefined) this.evictIdle(now);
     if (children.size >= this.maxKeys && !this.evictOne()) {
       this.overflowed++;
-      return (this.overflow ??= this.born(this.create('*overflow*')));
+      return (this.overflow ??= this.born(this.create(OVERFLOW_KEY)));
     }
     const child = this.born(this.create(key));
     // A time is a boxed number: store it only when idle eviction needs it.
     if (this.idleMs !== undefined) child.lastUsedAt = now;
     children.set(key, child);
     return child;
+  }
+
+  /**
+   * The stored form of a key that is too long or begins with the mark: the
+   * mark, as much of its start as fits, the mark, and a hash of all of it.
+   * At most `maxKeyLength` long, and never equal to a key stored as is (those
+   * never begin with the mark) nor to `OVERFLOW_KEY` (too short).
+   */
+  private bound(key: string): string {
+    if (typeof key !== 'string') {
+      throw new TypeError(`Circuit breaker "${this.parent.name}": forKey() takes a string key, got ${key === null ? 'null' : typeof key}.`);
+    }
+    // UTF-16 code units, not UTF-8: lone surrogates would all encode to one replacement character and collide.
+    const hash = createHash('sha256').update(key, 'utf16le').digest('hex').slice(0, HASH_LENGTH);
+    const room = this.maxKeyLength - HASH_LENGTH - 2;
+    let start = key.slice(0, room);
+    // Half a surrogate pair would show as a replacement character in metrics and logs.
+    const last = start.charCodeAt(start.length - 1);
+    if (last >= 0xd800 && last <= 0xdbff) start = start.slice(0, -1);
+    return `${MARK}${start}${MARK}${hash}`;
   }
 
   /** Whether `child` is still held (not evicted). */
@@ -76,6 +119,21 @@ export class BreakerFamily {
   /** Calls `listener` with every child created from now on; returns the unsubscribe function. */
   onChild(listener: (child: Breaker) => void): () => void {
     const listeners = (this.childListeners ??= []);
+    listeners.push(listener);
+    return () => {
+      const index = listeners.indexOf(listener);
+      if (index !== -1) listeners.splice(index, 1);
+    };
+  }
+
+  /**
+   * Calls `listener` with every child evicted from now on (never the overflow
+   * child, which is never evicted), so that what is kept per child elsewhere
+   * (metric series) stays bounded by `maxKeys` too. Returns the unsubscribe
+   * function. The listener runs during `forKey()`: it must not call it.
+   */
+  onEvict(listener: (child: Breaker) => void): () => void {
+    const listeners = (this.evictListeners ??= []);
     listeners.push(listener);
     return () => {
       const index = listeners.indexOf(listener);
@@ -111,7 +169,7 @@ export class BreakerFamily {
     let budget = 4;
     for (const [key, child] of this.children) {
       if (budget-- === 0 || now - child.lastUsedAt < this.idleMs!) return;
-      if (isEvictable(child)) this.remove(key);
+      if (isEvictable(child)) this.remove(key, child);
     }
   }
 
@@ -122,12 +180,12 @@ export class BreakerFamily {
    * says so without a search.
    */
   private evictOne(): boolean {
-    if (this.unhealthy >= this.children.size) return false;
+    if (this.failingHeld() >= this.children.size) return false;
     let left = this.children.size;
     for (const [key, child] of this.children) {
       if (left-- === 0) break;
       if (isEvictable(child)) {
-        this.remove(key);
+        this.remove(key, child);
         return true;
       }
       this.children.delete(key);
@@ -136,9 +194,22 @@ export class BreakerFamily {
     return false;
   }
 
-  private remove(key: string): void {
+  /**
+   * Held children that are failing. The overflow child is counted in
+   * `unhealthy` (it is a target for the aggregate level) but holds no slot:
+   * counting it here made one closed child look failing, and sent every new
+   * key to an open overflow child while that closed child could be evicted.
+   */
+  private failingHeld(): number {
+    const overflow = this.overflow;
+    // Its stored state is what its last transition reported to the count.
+    return overflow !== undefined && isUnhealthy(overflow.storedState) ? this.unhealthy - 1 : this.unhealthy;
+  }
+
+  private remove(key: string, child: Breaker): void {
     this.children.delete(key);
     this.evicted++;
+    if (this.evictListeners !== undefined) for (const listener of this.evictListeners) listener(child);
   }
 }
 

@@ -56,6 +56,15 @@ export interface PerKeyOptions {
   maxKeys?: number;
   /** A closed child unused for this long is evicted. Default: only when `maxKeys` is reached. */
   idleMs?: number;
+  /**
+   * Keys longer than this (in UTF-16 code units) are stored in a bounded form
+   * of at most this length: `…`, the start of the key, `…` and 32 hex digits
+   * of a SHA-256 hash of the whole key, so distinct keys stay distinct
+   * children. Keys that begin with `…` (U+2026) are stored that way too,
+   * whatever their length: no caller can name a bounded key or the overflow
+   * child. At least 64. Default 256.
+   */
+  maxKeyLength?: number;
 }
 
 /** The family as a breaker of its own, for failures that are not in any single target. @publicApi */
@@ -145,6 +154,7 @@ export const BREAKER_DEFAULTS = Object.freeze({
   overloadK: 2,
   slowCallRateThreshold: 1,
   maxKeys: 1_000,
+  maxKeyLength: 256,
   aggregateMinKeys: 2,
   shareQuorum: 2,
 });

@@ -210,6 +210,12 @@ export class Breaker {
     return this.family.onChild(listener);
   }
 
+  /** Calls `listener` with every child a per-key family evicts from now on; returns the unsubscribe function. */
+  onEvict(listener: (child: Breaker) => void): () => void {
+    if (this.family === undefined) return () => undefined;
+    return this.family.onEvict(listener);
+  }
+
   /** The current state, after any transition that time alone has made due. */
   get state(): BreakerState {
     this.refresh(this.monotonic(), false);

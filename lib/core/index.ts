@@ -50,5 +50,6 @@ export type { ErrorClassifier, ResultClassifier } from './classify.js';
 export { systemClock } from './clock.js';
 export type { Clock, RandomSource } from './clock.js';
 export type { ResolvedBreakerOptions } from './resolve-options.js';
+export { OVERFLOW_KEY } from './breaker-family.js';
 export type { FamilySnapshot } from './breaker-family.js';
 export type { BreakerCoordination, BreakerCoordinator, BreakerStore } from './breaker-coordinator.interface.js';

@@ -29,7 +29,7 @@ export interface ResolvedBreakerOptions {
   readonly classify: ErrorClassifier | undefined;
   readonly classifyResult: ResultClassifier | undefined;
   /** Set when the breaker is a per-key family. */
-  readonly perKey: { readonly maxKeys: number; readonly idleMs: number | undefined } | undefined;
+  readonly perKey: { readonly maxKeys: number; readonly idleMs: number | undefined; readonly maxKeyLength: number } | undefined;
   readonly aggregate: { readonly openWhenOpenRatio: number; readonly minKeys: number } | undefined;
   /** `false`: never shared; `undefined`: shared when the module has a store; otherwise shared with this quorum. */
   readonly share: false | { readonly quorum: number } | undefined;
@@ -139,10 +139,12 @@ export function resolveBreakerOptions(name: string, options: BreakerOptions = {}
 
   let perKey: ResolvedBreakerOptions['perKey'];
   if (options.perKey !== undefined) {
-    check.object('perKey', options.perKey, ['maxKeys', 'idleMs']);
+    check.object('perKey', options.perKey, ['maxKeys', 'idleMs', 'maxKeyLength']);
     perKey = Object.freeze({
       maxKeys: check.integer('perKey.maxKeys', options.perKey.maxKeys ?? BREAKER_DEFAULTS.maxKeys, 1),
       idleMs: check.optionalDuration('perKey.idleMs', options.perKey.idleMs),
+      // Room for the bounded form of a long key: its two marks, its hash and some of its start.
+      maxKeyLength: check.integer('perKey.maxKeyLength', options.perKey.maxKeyLength ?? BREAKER_DEFAULTS.maxKeyLength, 64),
     });
   }
   let aggregate: ResolvedBreakerOptions['aggregate'];

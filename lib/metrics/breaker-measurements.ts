@@ -17,6 +17,25 @@ export const CALL_DURATION_BOUNDS_SECONDS: readonly number[] = Object.freeze([0.
 /** How a call is counted by the metric integrations. @internal */
 export type MeasuredOutcome = 'success' | 'failure' | 'timeout' | 'overload' | 'ignored' | 'rejected' | 'fallback';
 
+// Records over every member of a union: the compiler says when a new outcome, reason or result is missing here.
+const OUTCOMES = Object.keys({ success: 0, failure: 0, timeout: 0, overload: 0, ignored: 0, rejected: 0, fallback: 0 } satisfies Record<MeasuredOutcome, 0>) as MeasuredOutcome[];
+const REASONS = Object.keys({ open: 0, 'half-open-busy': 0, isolated: 0, 'retry-after': 0, throttled: 0 } satisfies Record<RejectionReason, 0>) as RejectionReason[];
+
+/**
+ * Every label set a breaker's events can produce, beside its identity: what
+ * a metric integration removes when a per-key child is evicted, since its
+ * libraries forget series one complete label set at a time.
+ *
+ * @internal
+ */
+export const MEASURED_LABEL_SETS = Object.freeze({
+  calls: OUTCOMES.flatMap<{ outcome: MeasuredOutcome; reason: RejectionReason | undefined }>((outcome) =>
+    outcome === 'rejected' ? REASONS.map((reason) => ({ outcome, reason })) : [{ outcome, reason: undefined }],
+  ),
+  transitions: MEASURED_STATES.flatMap((from) => MEASURED_STATES.map((to) => ({ from, to }))),
+  probes: Object.keys({ admitted: 0, succeeded: 0, failed: 0, released: 0 } satisfies Record<ProbeEvent['result'], 0>) as ProbeEvent['result'][],
+});
+
 /**
  * What one breaker event means for metrics, whatever the metrics library:
  * a call (with its outcome, the rejection reason, the duration of an admitted

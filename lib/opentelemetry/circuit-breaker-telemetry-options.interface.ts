@@ -16,8 +16,12 @@ export interface CircuitBreakerTelemetryOptions {
   /**
    * Adds a `circuit_breaker.key` attribute with the target of each child of a
    * per-key family. Off by default: keys often come from request data, and
-   * every key is a new stream of every instrument (up to `perKey.maxKeys` per
-   * family). Off, children are counted under their family's name.
+   * every key is a new stream of every instrument. The observed instruments
+   * report held children only (at most `perKey.maxKeys` per family); the
+   * counters and the histogram keep an evicted key's streams under cumulative
+   * temporality (the API cannot forget an attribute set; the SDK's cardinality
+   * limit caps them), and drop them under delta temporality. Off, children are
+   * counted under their family's name.
    */
   keyAttribute?: boolean;
 }

@@ -17,8 +17,9 @@ export interface CircuitBreakerMetricsOptions {
    * Adds a `key` label with the target of each child of a per-key family
    * (`''` for plain breakers and for the family itself). Off by default: keys
    * often come from request data, and every key is a new series of every
-   * metric (up to `perKey.maxKeys` per family). Off, children are counted under
-   * their family's name.
+   * metric. `perKey.maxKeys` bounds them: the series of a child are removed
+   * when its family evicts it. Off, children are counted under their family's
+   * name.
    */
   keyLabel?: boolean;
 }

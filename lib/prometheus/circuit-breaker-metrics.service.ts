@@ -3,7 +3,7 @@ import { Counter, Gauge, Histogram, register } from 'prom-client';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
 import type { BreakerSnapshot } from '../core/index.js';
 import type { CircuitBreakerEvent } from '../interfaces/circuit-breaker-event.interface.js';
-import { MEASURED_EVENTS, measure, snapshotsOf } from '../metrics/breaker-measurements.js';
+import { MEASURED_EVENTS, MEASURED_LABEL_SETS, measure, snapshotsOf } from '../metrics/breaker-measurements.js';
 import type { CircuitBreakerMetricsOptions } from './circuit-breaker-metrics-options.interface.js';
 import {
   BREAKER_STATES,
@@ -63,7 +63,9 @@ export class CircuitBreakerMetricsService implements OnModuleInit, OnModuleDestr
 
   onModuleInit(): void {
     this.live.add(this.breakers);
-    this.stop = this.breakers.observe(MEASURED_EVENTS, (event) => this.record(event));
+    // With a key label, the series of an evicted child must go with it, or maxKeys bounds nothing here.
+    const forget = this.keyLabel ? (name: string, key: string) => this.forget(name, key) : undefined;
+    this.stop = this.breakers.observe(MEASURED_EVENTS, (event) => this.record(event), forget);
   }
 
   // Before the registry's own shutdown, which disposes the breakers: a scrape in between must not report them.
@@ -86,6 +88,15 @@ export class CircuitBreakerMetricsService implements OnModuleInit, OnModuleDestr
     } else {
       probes.inc({ ...id, result: measurement.result });
     }
+  }
+
+  /** Removes every series of an evicted child from the event-fed metrics; the gauges drop it on their next scrape. */
+  private forget(name: string, key: string): void {
+    const { calls, transitions, probes, callDuration } = this.metrics;
+    for (const { outcome, reason } of MEASURED_LABEL_SETS.calls) calls.remove({ name, key, outcome, reason: reason ?? '' });
+    for (const { from, to } of MEASURED_LABEL_SETS.transitions) transitions.remove({ name, key, from, to });
+    for (const result of MEASURED_LABEL_SETS.probes) probes.remove({ name, key, result });
+    callDuration.remove({ name, key });
   }
 }
 

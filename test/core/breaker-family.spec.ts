@@ -44,7 +44,7 @@ describe('per-key families', () => {
     await fail(family.forKey('a'));
     await fail(family.forKey('b'));
     const x = family.forKey('x');
-    expect(x.name).toBe('full[*overflow*]');
+    expect(x.name).toBe('full[…overflow]');
     expect(family.forKey('y')).toBe(x);
     expect(family.snapshot().family).toMatchObject({ keys: 3, overflowed: 2 });
   });
@@ -146,5 +146,53 @@ describe('per-key eviction when many children are failing', () => {
     expect(fresh.name).toBe('mixed[new-a]');
     expect(family.snapshot().family).toMatchObject({ keys: 100, evicted: 1, overflowed: 0 });
     expect(family.forKey('open-0').state).toBe('open'); // failing children are never evicted
+  });
+});
+
+describe('the overflow child', () => {
+  it('is not a held child: once one held child closes, a new key evicts it instead of overflowing', async () => {
+    const clock = new ManualClock();
+    const family = new Breaker('hosts', { perKey: { maxKeys: 3 }, consecutiveFailures: 1, openDurationMs: 1_000 }, { clock });
+    const a = family.forKey('a');
+    await fail(a);
+    await fail(family.forKey('b'));
+    await fail(family.forKey('c'));
+    const overflow = family.forKey('d');
+    await fail(overflow); // the overflow child opens too
+    expect(overflow.state).toBe('open');
+    clock.advance(1_000);
+    expect(await ok(a)).toBe('ok'); // a's probe succeeds: a is closed and evictable
+    expect(a.state).toBe('closed');
+    const e = family.forKey('e');
+    expect(e).not.toBe(overflow);
+    expect(e.key).toBe('e');
+    expect(await ok(e)).toBe('ok');
+    expect(family.snapshot().family).toMatchObject({ keys: 4, evicted: 1, overflowed: 1, unhealthyKeys: 3 });
+    expect([...family.children()].map((child) => child.key)).toEqual(['b', 'c', 'e', overflow.key]);
+  });
+});
+
+describe('onEvict', () => {
+  it('tells of every evicted child (least recently used or idle), never of the overflow child, until unsubscribed', async () => {
+    const clock = new ManualClock();
+    const family = new Breaker('evictions', { perKey: { maxKeys: 2, idleMs: 1_000 }, consecutiveFailures: 1 }, { clock });
+    const evicted: (string | undefined)[] = [];
+    const off = family.onEvict((child) => evicted.push(child.key));
+    family.forKey('a');
+    family.forKey('b');
+    family.forKey('c'); // a is the least recently used
+    clock.advance(1_000);
+    family.forKey('d'); // b and c are idle
+    await fail(family.forKey('d'));
+    await fail(family.forKey('e'));
+    family.forKey('f'); // both held children are open: overflow, nothing evicted
+    expect(evicted).toEqual(['a', 'b', 'c']);
+    off();
+    clock.advance(1_000);
+    family.forKey('d').reset();
+    family.forKey('g');
+    expect(evicted).toEqual(['a', 'b', 'c']);
+    expect(family.snapshot().family).toMatchObject({ evicted: 4, overflowed: 1 });
+    expect(new Breaker('plain').onEvict(() => undefined)()).toBeUndefined();
   });
 });

@@ -203,6 +203,33 @@ describe('@CircuitBreaker() on providers', () => {
     expect(app.get(CircuitBreakerRegistry).get('Feed.latest').snapshot().totals).toMatchObject({ admitted: 2, rejected: { open: 1 } });
   });
 
+  it('an Observable method whose fallback throws errors the subscriber with the fallback error, never an uncaught exception', async () => {
+    const broken = new Error('fallback broken');
+    @Injectable()
+    class Quotes {
+      @CircuitBreaker({ fallback: 'stale' })
+      latest(): Observable<string> {
+        return throwError(() => down());
+      }
+
+      stale(): string {
+        throw broken;
+      }
+
+      @CircuitBreaker({ fallback: { lastGood: { maxAgeMs: 1_000 } } })
+      cached(): Observable<string> {
+        return throwError(() => down());
+      }
+    }
+    const app = await start({}, [Quotes]);
+    const quotes = app.get(Quotes);
+    const error = await firstValueFrom(quotes.latest()).catch((e: unknown) => e);
+    expect(error).toBe(broken);
+    expect((error as Error).cause).toMatchObject({ message: 'upstream down' });
+    // Nothing cached yet: the call's own error, through the same path.
+    await expect(firstValueFrom(quotes.cached())).rejects.toMatchObject({ message: 'upstream down' });
+  });
+
   it('serves the last good result for the same arguments while fresh, then lets the error through', async () => {
     const clock = new ManualClock();
     @Injectable()

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Test } from '@nestjs/testing';
 import { metrics as otelMetrics } from '@opentelemetry/api';
-import { DataPointType, MeterProvider, MetricReader, type MetricData } from '@opentelemetry/sdk-metrics';
+import { AggregationTemporality, DataPointType, MeterProvider, MetricReader, type MetricData } from '@opentelemetry/sdk-metrics';
 import { firstValueFrom, of } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { circuitBreaker, CircuitBreakerModule, CircuitBreakerRegistry, type BreakerOptions } from '../../lib/index.js';
@@ -256,6 +256,30 @@ describe('CircuitBreakerTelemetryModule', () => {
     expect(points(collected, 'circuit_breaker.transitions')).toEqual([
       { attributes: { ...keyB, 'circuit_breaker.transition.from': 'closed', 'circuit_breaker.transition.to': 'open' }, value: 1 },
     ]);
+  });
+
+  it('with keyAttribute: observed instruments report held children only; counters forget evicted keys only under delta temporality', async () => {
+    // The OpenTelemetry API cannot forget an attribute set, so nothing here can remove an evicted child's counter
+    // streams: under cumulative temporality the SDK keeps them (up to its cardinality limit), under delta it drops
+    // every stream not recorded in the interval. This pins down what the README says.
+    const clock = new ManualClock();
+    const reader = new TestReader({ aggregationTemporalitySelector: () => AggregationTemporality.DELTA });
+    const meterProvider = new MeterProvider({ readers: [reader] });
+    closers.push(() => meterProvider.shutdown());
+    const { registry } = await start(clock, { hosts: { perKey: { maxKeys: 3 } } }, { meterProvider, keyAttribute: true });
+    const hosts = registry.get('hosts');
+    for (let i = 0; i < 50; i++) await hosts.forKey(`host-${i}`).execute(ok);
+    const keysOf = (collected: Map<string, MetricData>, name: string) =>
+      [...new Set(points(collected, name).map((point) => point.attributes['circuit_breaker.key']))].sort();
+
+    let collected = await collect(reader);
+    expect(keysOf(collected, 'circuit_breaker.state')).toEqual(['host-47', 'host-48', 'host-49', undefined]);
+    expect(keysOf(collected, 'circuit_breaker.calls')).toHaveLength(50);
+
+    await hosts.forKey('host-49').execute(ok);
+    collected = await collect(reader);
+    expect(keysOf(collected, 'circuit_breaker.state')).toEqual(['host-47', 'host-48', 'host-49', undefined]);
+    expect(keysOf(collected, 'circuit_breaker.calls')).toEqual(['host-49']);
   });
 
   it('validates its options when the module is defined', () => {

@@ -271,6 +271,48 @@ describe('CircuitBreakerMetricsModule', () => {
     ]);
   });
 
+  describe('keyLabel: true and evicted children', () => {
+    /** The distinct key label values across every metric of a scrape. */
+    const keysIn = (exposition: string) => [...new Set([...exposition.matchAll(/key="([^"]*)"/g)].map((match) => match[1]))].sort();
+
+    it('removes every series of an evicted child, so maxKeys bounds the series too', async () => {
+      const clock = new ManualClock();
+      const metrics = new Registry();
+      const { registry } = await start(clock, { hosts: { perKey: { maxKeys: 5 }, consecutiveFailures: 1, openDurationMs: 1_000 } }, { registry: metrics, keyLabel: true });
+      const hosts = registry.get('hosts');
+      for (let i = 0; i < 200; i++) {
+        const child = hosts.forKey(`host-${i}`);
+        // Every kind of series: a failure that opens it, a rejection, then a probe that closes it (evictable again).
+        await child.execute(taking(clock, 10, rejecting(new Error('down')))).catch(swallow);
+        await child.execute(ok).catch(swallow);
+        clock.advance(1_000);
+        await child.execute(taking(clock, 10, ok));
+      }
+      const scrape = await metrics.metrics();
+      const held = [...hosts.children()].map((child) => child.key!);
+      expect(held).toEqual(['host-195', 'host-196', 'host-197', 'host-198', 'host-199']);
+      expect(keysIn(scrape)).toEqual(['', ...held].sort());
+      // Per held child: 3 call outcomes, 3 transitions, 2 probe results, one histogram.
+      expect(series(scrape, 'circuit_breaker_calls_total').filter((line) => line.includes('key="host-'))).toHaveLength(15);
+      expect(series(scrape, 'circuit_breaker_transitions_total').filter((line) => line.includes('key="host-'))).toHaveLength(15);
+      expect(series(scrape, 'circuit_breaker_probes_total').filter((line) => line.includes('key="host-'))).toHaveLength(10);
+      expect(series(scrape, 'circuit_breaker_call_duration_seconds_count').filter((line) => line.includes('key="host-'))).toHaveLength(5);
+      expect(hosts.snapshot().family).toMatchObject({ keys: 5, evicted: 195, overflowed: 0 });
+    });
+
+    it('does not bring an evicted child back through a call that settles after its eviction', async () => {
+      const clock = new ManualClock();
+      const metrics = new Registry();
+      const { registry } = await start(clock, { hosts: { perKey: { maxKeys: 2 } } }, { registry: metrics, keyLabel: true });
+      const hosts = registry.get('hosts');
+      const straggler = hosts.forKey('slow').acquire();
+      await hosts.forKey('a').execute(ok);
+      await hosts.forKey('b').execute(ok); // evicts "slow", its call still in flight
+      straggler.succeed('late');
+      expect(keysIn(await metrics.metrics())).toEqual(['', 'a', 'b']);
+    });
+  });
+
   it('refuses to share a registry between applications that label keys differently', async () => {
     const metrics = new Registry();
     await start(new ManualClock(), { payments: {} }, { registry: metrics });
