@@ -233,8 +233,7 @@ function invoke(service: HostileService, registry: CircuitBreakerRegistry, st: S
         observe(st.behaviour, performed).pipe(
           circuitBreaker(registry.get('operator'), {
             fallback: () => {
-              // A fallback that throws is issue #11's second defect; only a value-serving one is exercised here.
-              void fallbackMode;
+              if (fallbackMode === 'throws') throw FALLBACK_ERROR;
               return [FALLBACK_VALUE];
             },
           }),
@@ -257,7 +256,7 @@ function checkOutcome(call: Call, fallbackMode: FallbackMode): void {
     result = { value: (result.value as Record<symbol, unknown>)[SYNC] };
   }
   const hasFallback = st.path.endsWith('fallback') || st.path === 'promise-keyed';
-  const fallbackServes = st.path === 'operator-fallback' || fallbackMode === 'value';
+  const fallbackServes = fallbackMode === 'value';
   if (hasFallback) {
     if ('value' in result && result.value === FALLBACK_VALUE) return;
     if ('error' in result && result.error === FALLBACK_ERROR && !fallbackServes) return;
