@@ -110,7 +110,7 @@ export class DecoratedMethod {
     let result: unknown;
     try {
       // Only a call with a deadline has a signal worth passing on: the plain path stays cheap.
-      result = permit.timeoutMs === undefined ? original.apply(instance, args) : runWithCallSignal(permit.signal, () => original.apply(instance, args));
+      result = permit.timeoutMs === undefined ? original.apply(instance, args) : runWithCallSignal(permit, () => original.apply(instance, args));
     } catch (error) {
       this.kind ??= 'sync';
       return this.onError(registry, breaker, permit.fail(error), instance, error, args, 'sync');
@@ -259,8 +259,8 @@ function shapeOf(result: unknown): 'observable' | 'thenable' | 'value' {
 }
 
 /** Runs a method with its call's signal available to getCallSignal(). */
-function callWithSignal(signal: AbortSignal, method: (...args: unknown[]) => unknown, thisArg: unknown, args: unknown[]): Promise<unknown> {
-  return runWithCallSignal(signal, () => method.apply(thisArg, args) as Promise<unknown>);
+function callWithSignal(call: { readonly signal: AbortSignal }, method: (...args: unknown[]) => unknown, thisArg: unknown, args: unknown[]): Promise<unknown> {
+  return runWithCallSignal(call, () => method.apply(thisArg, args) as Promise<unknown>);
 }
 
 function countedAs(outcome: CallPermit['outcome']): CallOutcome {

@@ -256,14 +256,15 @@ export class Breaker {
     method: (...args: any[]) => T | PromiseLike<T>,
     thisArg: unknown,
     args: unknown[],
-    withSignal: (signal: AbortSignal, method: (...args: any[]) => T | PromiseLike<T>, thisArg: unknown, args: unknown[]) => T | PromiseLike<T>,
+    withSignal: (call: CallContext & { readonly signal: AbortSignal }, method: (...args: any[]) => T | PromiseLike<T>, thisArg: unknown, args: unknown[]) => T | PromiseLike<T>,
   ): Promise<T> {
     if (this.family !== undefined) throw new TypeError(familyMisuse(this.name, 'execute'));
     const token = this.admit();
     if (typeof token !== 'number') return Promise.reject(token);
     const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
     if (token >= 0 && this.config.timeoutMs === undefined && pendingFamilyToken === 0) return this.runMethod(method, thisArg, args, token, startedAt);
-    return this.trackedCall<T>(token, startedAt).run(({ signal }) => withSignal(signal, method, thisArg, args), undefined);
+    // The context, not its signal: reading the signal is what makes its AbortController.
+    return this.trackedCall<T>(token, startedAt).run((context) => withSignal(context, method, thisArg, args), undefined);
   }
 
   /**
