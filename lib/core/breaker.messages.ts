@@ -1,3 +1,5 @@
+import { describeValue } from './option.messages.js';
+
 /**
  * Every text the engine shows a person. Each names the breaker, the option or
  * the reason, and says what to do about it.
@@ -5,13 +7,13 @@
  * @internal
  */
 export const breakerMessages = {
-  invalidOption: (breaker: string, option: string, value: unknown, expected: string) =>
-    `Circuit breaker "${breaker}": option "${option}" must be ${expected}, got ${describe(value)}.`,
-  unknownOption: (breaker: string, option: string, known: readonly string[]) =>
-    `Circuit breaker "${breaker}": unknown option "${option}". Known options: ${known.join(', ')}.`,
-  conflictingOptions: (breaker: string, detail: string) => `Circuit breaker "${breaker}": ${detail}`,
+  unknownEvent: (breaker: string, event: unknown, known: readonly string[]) =>
+    `Circuit breaker "${breaker}": on() got ${describeValue(event)}, which is not an event of a breaker. Listen to one of: ${known.join(', ')}.`,
+  notAListener: (breaker: string, event: string, listener: unknown) =>
+    `Circuit breaker "${breaker}": on("${event}") takes a listener function, got ${describeValue(listener)}. Pass (event) => { ... }.`,
+  badName: (name: unknown) => `A circuit breaker needs a non-empty string name, got ${describeValue(name)}. Name it after the dependency and operation it protects, e.g. "payments.charge".`,
   notAFunction: (breaker: string, value: unknown) =>
-    `Circuit breaker "${breaker}": execute() takes the function to protect, got ${describe(value)}.`,
+    `Circuit breaker "${breaker}": execute() takes the function to protect, got ${describeValue(value)}.`,
   rejected: (breaker: string, reason: string) => `Circuit breaker "${breaker}" rejected the call: ${reasonText(reason)}.`,
   timedOut: (breaker: string, timeoutMs: number) =>
     `Circuit breaker "${breaker}": the call did not settle within ${timeoutMs} ms and was aborted.`,
@@ -32,13 +34,4 @@ function reasonText(reason: string): string {
     default:
       return 'the dependency is overloaded and calls are being shed';
   }
-}
-
-export function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'function') return `a function`;
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return 'an object';
-  return String(value);
 }
