@@ -424,7 +424,7 @@ describe('@CircuitBreaker() start-up checks', () => {
       @CircuitBreaker({ minimumThroughput: 0 })
       async call(): Promise<void> {}
     }
-    await expect(start({}, [BadOption])).rejects.toThrow('Circuit breaker "BadOption.call": option "minimumThroughput" must be an integer >= 1, got 0.');
+    await expect(start({}, [BadOption])).rejects.toThrow('Circuit breaker "BadOption.call" in @CircuitBreaker() on BadOption.call: option "minimumThroughput" must be an integer >= 1, got 0.');
   });
 });
 
