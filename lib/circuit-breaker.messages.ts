@@ -19,7 +19,7 @@ export const circuitBreakerMessages = {
     `Circuit breaker "${name}" on ${place}: no CircuitBreakerRegistry was injected into this instance. ` +
     'Import CircuitBreakerModule.forRoot() in your application, and let Nest create the instance (an instance created with `new` gets no registry).',
   missingFallbackMethod: (place: string, fallback: string) =>
-    `@CircuitBreaker() on ${place}: the fallback method "${fallback}" does not exist on the class. Declare it, or pass a function.`,
+    `@CircuitBreaker() on ${place}: option "fallback" names the method "${fallback}", which does not exist on the class. Declare it, or pass a function.`,
   keyMismatch: (name: string, place: string, perKey: boolean) =>
     perKey
       ? `Circuit breaker "${name}" is per-key (perKey), but ${place} gives no key. Add key: (...args) => target, so that each call goes to its target's breaker.`

@@ -271,6 +271,9 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** The nested options merged key by key with the defaults' (see mergeOptions). */
+const MERGED_KEYS = ['halfOpen', 'backoff', 'overload', 'share'];
+
 /** Where the options given at `place` are written: the path prefix of their options in messages. */
 function placePath(place: string, name: string): string {
   if (place === FOR_ROOT) return `breakers${pathKey(name)}`;
@@ -306,7 +309,9 @@ export function checkBreakerDefinition(
   const own = (option: string) => (option === 'options' ? prefix || 'options' : prefix === '' ? option : `${prefix}.${option}`);
   const copy = options === undefined ? undefined : copyBreakerOptions(breakerOptionChecker(name, { subject, pathOf: own }), options);
   const merged = mergeOptions(defaults, copy);
-  const pathOf = (option: string) => (option !== 'options' && !sets(copy, option) && sets(defaults, option) ? `defaults.${option}` : own(option));
+  // A default is to blame only when the breaker's own options leave it in place: an own `aggregate` replaces the default one whole.
+  const ownSets = (option: string) => sets(copy, option) || (!MERGED_KEYS.includes(option.split('.')[0]!) && sets(copy, option.split('.')[0]!));
+  const pathOf = (option: string) => (option !== 'options' && !ownSets(option) && sets(defaults, option) ? `defaults.${option}` : own(option));
   resolveBreakerOptions(name, merged, { subject, pathOf });
   return { own: copy, merged };
 }

@@ -59,6 +59,11 @@ describe('hostile breaker options', () => {
   });
 });
 
+// Found by the option fuzzing suite: the probe wait defaulted to a sub-millisecond deadline and was refused, naming an option nobody set.
+it('a sub-millisecond timeoutMs builds, its derived probe wait kept at 1 ms', () => {
+  expect(new Breaker('fast', { timeoutMs: 0.5 }).config).toMatchObject({ timeoutMs: 0.5, probeTimeoutMs: 0.5, probeMaxWaitMs: 1 });
+});
+
 describe('breaker.on() with an unknown event', () => {
   const events = 'stateChange, success, failure, ignored, rejected, timeout, slowCall, probe, fallback';
 
@@ -113,6 +118,13 @@ describe('module options: undefined means "not given", null is an error', () => 
     ],
   ])('%s', (_, options, message) => {
     expect(() => validateModuleOptions(options)).toThrow(message);
+  });
+
+  // Found by the option fuzzing suite: an own `aggregate` replaces the default one whole, so the error is the breaker's.
+  it('blames the breaker, not the defaults, for a key its own object left out', () => {
+    expect(() =>
+      validateModuleOptions({ defaults: { perKey: {}, aggregate: { openWhenOpenRatio: 0.5 } }, breakers: { hosts: { aggregate: { minKeys: 3 } } } }),
+    ).toThrow('Circuit breaker "hosts" in CircuitBreakerModule: option "breakers.hosts.aggregate.openWhenOpenRatio" must be a number in (0, 1], got undefined.');
   });
 
   it('fails start-up of a real module with the same message', async () => {

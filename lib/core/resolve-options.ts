@@ -177,7 +177,9 @@ export function resolveBreakerOptions(name: string, given: unknown = {}, source?
     );
   }
   const probeTimeoutMs = optionalDuration(check, 'halfOpen.probeTimeoutMs', halfOpen.probeTimeoutMs, MAX_TIMER_MS) ?? timeoutMs;
-  const probeMaxWaitMs = duration(check, 'halfOpen.maxWaitMs', or(halfOpen.maxWaitMs, probeTimeoutMs ?? BREAKER_DEFAULTS.probeMaxWaitMs), 1);
+  // Derived from a sub-millisecond deadline, the default would be refused for an option nobody set.
+  const probeMaxWaitMs =
+    halfOpen.maxWaitMs === undefined ? Math.max(1, probeTimeoutMs ?? BREAKER_DEFAULTS.probeMaxWaitMs) : duration(check, 'halfOpen.maxWaitMs', halfOpen.maxWaitMs, 1);
 
   let overloadK = 0;
   if (options.overload !== false) {

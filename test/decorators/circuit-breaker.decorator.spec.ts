@@ -330,7 +330,7 @@ describe('@CircuitBreaker() start-up checks', () => {
         async call(): Promise<void> {}
       }
       return Broken;
-    }).toThrow('@CircuitBreaker() on Broken.call: the fallback method "nope" does not exist on the class. Declare it, or pass a function.');
+    }).toThrow('@CircuitBreaker() on Broken.call: option "fallback" names the method "nope", which does not exist on the class. Declare it, or pass a function.');
   });
 
   it('rejects a lastGood cache without a freshness bound', () => {
