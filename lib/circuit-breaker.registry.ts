@@ -7,6 +7,7 @@ import { CircuitBreakerExplorer } from './circuit-breaker.explorer.js';
 import { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
 import type { DecoratedMethod } from './decorated-method.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
+import { breakerMessages } from './core/breaker.messages.js';
 import type { CircuitBreakerEvent } from './interfaces/circuit-breaker-event.interface.js';
 import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
 
@@ -107,6 +108,8 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
    * elsewhere are an error: one breaker, one place for its options.
    */
   getOrCreate(name: string, options?: BreakerOptions): Breaker {
+    // Checked before the name is used in a message or a Map: a Symbol would throw from a template literal.
+    if (typeof name !== 'string' || name === '') throw new TypeError(`${GET_OR_CREATE}: ${breakerMessages.badName(name)}`);
     return this.resolve(name, options, GET_OR_CREATE);
   }
 

@@ -133,6 +133,19 @@ describe('module options: undefined means "not given", null is an error', () => 
     );
   });
 
+  it('getOrCreate() with a name that is no string says so, and its options are checked like any others', async () => {
+    const registry = await registryOf([CircuitBreakerModule.forRoot({ defaults: { timeoutMs: 1_000 } })]);
+    expect(() => registry.getOrCreate(Symbol('payments') as never)).toThrow(
+      new TypeError(
+        'CircuitBreakerRegistry.getOrCreate(): A circuit breaker needs a non-empty string name, got a symbol Symbol(payments). Name it after the dependency and operation it protects, e.g. "payments.charge".',
+      ),
+    );
+    expect(() => registry.getOrCreate('search', { timeoutMs: undefined, halfOpen: new Map() as never })).toThrow(
+      'Circuit breaker "search" in CircuitBreakerRegistry.getOrCreate(): option "halfOpen" must be an object, got a Map.',
+    );
+    expect(registry.getOrCreate('search', { timeoutMs: undefined }).config.timeoutMs).toBe(1_000);
+  });
+
   it('forRoot() refuses a non-boolean httpFilter where it is called', () => {
     expect(() => CircuitBreakerModule.forRoot({ httpFilter: 'yes' as never })).toThrow(new TypeError('CircuitBreakerModule: option "httpFilter" must be a boolean, got "yes".'));
   });

@@ -1,4 +1,4 @@
-import { describeValue, optionMessages } from './option.messages.js';
+import { optionMessages } from './option.messages.js';
 
 /** Builds the error an invalid option throws; `option` is the option's path relative to its subject. @internal */
 export type OptionErrorFactory = (message: string, option: string) => Error;
@@ -67,14 +67,8 @@ export class OptionChecker {
     const at = (key: string) => (option === '' ? key : `${option}.${key}`);
     const self = option === '' ? 'options' : option;
     if (!this.isPlainObject(self, value)) this.invalid(self, value, expected, optional);
-    let keys: (string | symbol)[];
-    try {
-      keys = Reflect.ownKeys(value).filter((key) => Object.prototype.propertyIsEnumerable.call(value, key));
-    } catch (error) {
-      throw this.error(optionMessages.unreadable(this.subject, this.pathOf(self), error), self);
-    }
     const copy: Record<string, unknown> = {};
-    for (const key of keys) {
+    for (const key of this.ownKeys(self, value)) {
       if (typeof key === 'symbol' || !known.includes(key)) this.unknown(at(typeof key === 'symbol' ? `[${key.toString()}]` : key), known.map(at));
       const read = this.read(value, key as string, at(key as string));
       if (read !== undefined) copy[key as string] = read;
@@ -85,14 +79,8 @@ export class OptionChecker {
   /** A plain object of any string keys (a record of name → value), as `[key, value]` pairs read once; `undefined` values left out. */
   entries(option: string, value: unknown, expected: string, optional = true): [string, unknown][] {
     if (!this.isPlainObject(option, value)) this.invalid(option, value, expected, optional);
-    let keys: (string | symbol)[];
-    try {
-      keys = Reflect.ownKeys(value).filter((key) => Object.prototype.propertyIsEnumerable.call(value, key));
-    } catch (error) {
-      throw this.error(optionMessages.unreadable(this.subject, this.pathOf(option), error), option);
-    }
     const entries: [string, unknown][] = [];
-    for (const key of keys) {
+    for (const key of this.ownKeys(option, value)) {
       if (typeof key === 'symbol') this.invalid(option, value, `${expected} (a symbol key ${key.toString()} names nothing)`, optional);
       const read = this.read(value, key, `${option}${pathKey(key)}`);
       if (read !== undefined) entries.push([key, read]);
@@ -149,6 +137,15 @@ export class OptionChecker {
     return value as T;
   }
 
+  /** The enumerable own keys, symbols included (a symbol key names no option: it must not pass unnoticed). */
+  private ownKeys(option: string, value: object): (string | symbol)[] {
+    try {
+      return Reflect.ownKeys(value).filter((key) => Object.prototype.propertyIsEnumerable.call(value, key));
+    } catch (error) {
+      throw this.error(optionMessages.unreadable(this.subject, this.pathOf(option), error), option);
+    }
+  }
+
   /** Whether `value` is an object literal (or `Object.create(null)`); a Proxy whose traps throw is an error naming the option. */
   isPlainObject(option: string, value: unknown): value is object {
     if (typeof value !== 'object' || value === null) return false;
@@ -168,4 +165,3 @@ export function pathKey(key: string): string {
   return /^[A-Za-z_$][\w$-]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
 }
 
-export { describeValue };
