@@ -5,7 +5,7 @@ import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
 import { OptionChecker } from '../core/option-checker.js';
 import { BREAKER_OPTION_KEYS, breakerOptionChecker, copyBreakerOptions } from '../core/resolve-options.js';
 import { DecoratedMethod } from '../decorated-method.js';
-import type { CircuitBreakerMethodOptions } from '../interfaces/circuit-breaker-method-options.interface.js';
+import type { CircuitBreakerFallback, CircuitBreakerMethodOptions, LastGoodFallback } from '../interfaces/circuit-breaker-method-options.interface.js';
 
 /**
  * Runs every call of the method through a named breaker.
@@ -82,24 +82,27 @@ function normalize(nameOrOptions: unknown, target: object, place: string): Circu
   const { name = place, fallback, key, ...breakerOptions } = given;
   check.string('name', name, 'a non-empty string', (value) => value !== '');
   if (key !== undefined) check.func('key', key, 'a function of the arguments returning a string');
-  if (fallback !== undefined) checkFallback(check, target, place, fallback);
+  const checkedFallback = fallback === undefined ? undefined : checkFallback(check, target, place, fallback);
   const subject = `Circuit breaker "${name as string}" in @CircuitBreaker() on ${place}`;
   const options = copyBreakerOptions(breakerOptionChecker(name as string, { subject }), breakerOptions);
-  return { ...options, name: name as string, fallback: fallback as CircuitBreakerMethodOptions['fallback'], key: key as CircuitBreakerMethodOptions['key'] };
+  return { ...options, name: name as string, fallback: checkedFallback, key: key as CircuitBreakerMethodOptions['key'] };
 }
 
-function checkFallback(check: OptionChecker, target: object, place: string, fallback: unknown): void {
-  if (typeof fallback === 'function') return;
+/** The fallback as checked: a `lastGood` fallback is a plain copy, so the cache uses what was checked. */
+function checkFallback(check: OptionChecker, target: object, place: string, fallback: unknown): CircuitBreakerFallback {
+  if (typeof fallback === 'function') return fallback as CircuitBreakerFallback;
   if (typeof fallback === 'string') {
     // Legacy decorators run once the class body is complete, so every method is already there.
     if (typeof (target as Record<string, unknown>)[fallback] !== 'function') throw new TypeError(circuitBreakerMessages.missingFallbackMethod(place, fallback));
-    return;
+    return fallback;
   }
   const expected = 'a method name, a function, or { lastGood: { maxAgeMs, maxEntries? } }';
   const { lastGood } = check.record('fallback', fallback, ['lastGood'], expected);
   if (lastGood === undefined) check.invalid('fallback', fallback, expected);
-  const { maxAgeMs, maxEntries, key } = check.record('fallback.lastGood', lastGood, ['maxAgeMs', 'maxEntries', 'key'], '{ maxAgeMs, maxEntries?, key? }', false);
+  const copy = check.record('fallback.lastGood', lastGood, ['maxAgeMs', 'maxEntries', 'key'], '{ maxAgeMs, maxEntries?, key? }', false);
+  const { maxAgeMs, maxEntries, key } = copy;
   check.number('fallback.lastGood.maxAgeMs', maxAgeMs, { min: 0, minExclusive: true, max: Number.MAX_VALUE }, 'a positive number of milliseconds', false);
   if (maxEntries !== undefined) check.number('fallback.lastGood.maxEntries', maxEntries, { min: 1, integer: true }, 'an integer >= 1');
   if (key !== undefined) check.func('fallback.lastGood.key', key, 'a function of the arguments returning a string');
+  return { lastGood: copy as LastGoodFallback['lastGood'] };
 }
