@@ -1,6 +1,8 @@
 import type { BreakerOptions } from './breaker-options.js';
 import {
+  BREAKER_EVENT_NAMES,
   BreakerEventHub,
+  isBreakerEventName,
   type BreakerEventName,
   type FallbackEvent,
   type BreakerListener,
@@ -149,9 +151,7 @@ export class Breaker {
   lastUsedAt = 0;
 
   constructor(name: string, options?: BreakerOptions, deps: BreakerDeps = {}, lineage?: { parent: Breaker; key: string }) {
-    if (typeof name !== 'string' || name === '') {
-      throw new TypeError(`A circuit breaker needs a non-empty string name, got ${String(name)}.`);
-    }
+    if (typeof name !== 'string' || name === '') throw new TypeError(breakerMessages.badName(name));
     this.ownName = lineage === undefined ? name : undefined;
     this.parent = lineage?.parent;
     this.key = lineage?.key;
@@ -293,9 +293,8 @@ export class Breaker {
 
   /** Subscribes to an event; returns the function that unsubscribes. */
   on<E extends BreakerEventName>(event: E, listener: BreakerListener<E>): () => void {
-    if (typeof listener !== 'function') {
-      throw new TypeError(`Circuit breaker "${this.name}": on("${event}") takes a listener function.`);
-    }
+    if (!isBreakerEventName(event)) throw new TypeError(breakerMessages.unknownEvent(this.name, event, BREAKER_EVENT_NAMES));
+    if (typeof listener !== 'function') throw new TypeError(breakerMessages.notAListener(this.name, event, listener));
     const hub = (this.hub ??= new BreakerEventHub(this.onListenerFault));
     // Only events that carry a duration make calls read the clock.
     if (event === 'success' || event === 'failure' || event === 'ignored' || event === 'slowCall') this.timed = true;
