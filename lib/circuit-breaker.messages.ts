@@ -30,8 +30,25 @@ export const circuitBreakerMessages = {
   invalidFeature: (value: unknown) =>
     `CircuitBreakerModule.forFeature() takes breaker names or a record of name → options, got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}.`,
   invalidModuleOption: (option: string, expected: string) => `CircuitBreakerModule: option "${option}" must be ${expected}.`,
+  invalidHttpFilter: (option: string, value: unknown, fix: string) =>
+    `CircuitBreakerModule: option "${option}" got ${describeValue(value)}. ${fix}`,
+  httpBodyFactoryThrew: (fault: unknown) =>
+    `CircuitBreakerModule: option "httpFilter.body" threw ${fault instanceof Error ? `${fault.name}: ${fault.message}` : describeValue(fault)}; the default body was sent instead. Make the factory return a body (or undefined for the default) instead of throwing.`,
+  /** The public body of a 503: says what the client can do, names nothing internal. */
+  httpUnavailable: () => 'A dependency is unavailable; retry later.',
+  /** The public body of a 504. */
+  httpTimedOut: () => 'A dependency did not answer in time; retry later.',
   notABreaker: (what: string, value: unknown) => `${what} takes a Breaker, got ${value === null ? 'null' : typeof value}.`,
   shareWithoutStore: (name: string) =>
     `Circuit breaker "${name}": option "share" needs a store to share through. ` +
     'Configure one, e.g. CircuitBreakerModule.forRoot({ store: new RedisBreakerStore({ redis }) }) from nestjs-circuit-breaker/redis, or remove "share".',
 };
+
+function describeValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'function') return 'a function';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  return String(value);
+}

@@ -3,11 +3,14 @@ import { APP_FILTER, DiscoveryModule } from '@nestjs/core';
 import type { BreakerOptions } from './core/index.js';
 import { CircuitBreakerEventPublisher } from './circuit-breaker-event.publisher.js';
 import { CircuitBreakerTransitionLogger } from './circuit-breaker-transition.logger.js';
+import { resolveHttpOptions } from './circuit-breaker-http.mapping.js';
+import { CIRCUIT_BREAKER_HTTP_OPTIONS } from './circuit-breaker.constants.js';
 import { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
 import { CircuitBreakerExplorer } from './circuit-breaker.explorer.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import {
   ConfigurableCircuitBreakerModule,
+  type CircuitBreakerModuleExtras,
   type CIRCUIT_BREAKER_ASYNC_OPTIONS_TYPE,
   type CIRCUIT_BREAKER_OPTIONS_TYPE,
 } from './circuit-breaker.module-definition.js';
@@ -22,7 +25,7 @@ const FOR_FEATURE = 'CircuitBreakerModule.forFeature()';
  *
  * - `forRoot(options?)` / `forRootAsync({ useFactory | useClass | useExisting, inject, imports })`:
  *   once, in the root module; global by default (`isGlobal`), `httpFilter: true`
- *   registers `CircuitBreakerExceptionFilter` globally.
+ *   (or `{ details, body }`) registers `CircuitBreakerExceptionFilter` globally.
  * - `forFeature(['name', ...] | { name: options })`: makes named breakers
  *   injectable with `@InjectCircuitBreaker(name)` in a feature module.
  *
@@ -73,12 +76,18 @@ function breakerProvider(name: string, options: BreakerOptions | undefined, sour
 }
 
 /** The registry and the explorer belong to the root registration only, never to forFeature(). */
-function withCoreProviders(definition: DynamicModule, httpFilter: boolean | undefined): DynamicModule {
-  const filter: Provider[] = httpFilter === true ? [{ provide: APP_FILTER, useClass: CircuitBreakerExceptionFilter }] : [];
+function withCoreProviders(definition: DynamicModule, httpFilter: CircuitBreakerModuleExtras['httpFilter']): DynamicModule {
+  // The filter is provided even when off, so that a catch-all filter can delegate to it with the
+  // module's options; an invalid httpFilter fails when its options are resolved, at start-up.
+  const http: Provider[] = [
+    { provide: CIRCUIT_BREAKER_HTTP_OPTIONS, useFactory: () => resolveHttpOptions(httpFilter) },
+    CircuitBreakerExceptionFilter,
+    ...(httpFilter === undefined || httpFilter === false ? [] : [{ provide: APP_FILTER, useExisting: CircuitBreakerExceptionFilter }]),
+  ];
   return {
     ...definition,
     imports: [...(definition.imports ?? []), DiscoveryModule],
-    providers: [...(definition.providers ?? []), CircuitBreakerExplorer, CircuitBreakerRegistry, CircuitBreakerTransitionLogger, CircuitBreakerEventPublisher, ...filter],
-    exports: [...(definition.exports ?? []), CircuitBreakerRegistry],
+    providers: [...(definition.providers ?? []), CircuitBreakerExplorer, CircuitBreakerRegistry, CircuitBreakerTransitionLogger, CircuitBreakerEventPublisher, ...http],
+    exports: [...(definition.exports ?? []), CircuitBreakerRegistry, CircuitBreakerExceptionFilter],
   };
 }

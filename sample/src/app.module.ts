@@ -22,7 +22,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        // httpFilter: CircuitOpenError → 503 + Retry-After, CallTimeoutError → 504.
+        // httpFilter: CircuitOpenError → 503 + Retry-After, CallTimeoutError → 504, with bodies that name no breaker.
         CircuitBreakerModule.forRoot({ defaults: BREAKER_DEFAULTS, breakers: BREAKERS, strict: true, httpFilter: true, clock }),
         TerminusModule.forRoot({ logger: false }),
         CircuitBreakerHealthModule,
