@@ -55,7 +55,8 @@ describe('the sample application over real HTTP', () => {
     for (let i = 0; i < 4; i++) expect((await get('/catalog/search?q=cup')).body).toEqual([]); // fallback: no results
     const registry = sample.app.get(CircuitBreakerRegistry);
     const openUntil = registry.get('catalog.search').snapshot().openUntil!;
-    const primaryFailure = { category: 'server', name: 'HttpException', status: 500, message: 'primary is failing' };
+    // ensureOk() threw it: the status is kept, the URL has no query.
+    const primaryFailure = { category: 'server', name: 'UpstreamHttpError', status: 500, message: `Upstream ${sample.upstreams.primary.url}/search answered 500 Internal Server Error.` };
     const down = await get('/health/ready');
     expect(down.status).toBe(503);
     const failing = {
@@ -131,7 +132,8 @@ describe('the sample application over real HTTP', () => {
 
   it('an open breaker answers 503 with Retry-After through the exception filter, and the upstream sees no traffic', async () => {
     sample.upstreams.primary.setBehaviour({ mode: 'failing' });
-    for (let i = 0; i < 4; i++) expect((await get('/catalog/products/3')).status).toBe(500);
+    // The upstream's 500 is a dependency failure, not the client's: 502 (sample/src/upstream/upstream-http-error.filter.ts).
+    for (let i = 0; i < 4; i++) expect(await get('/catalog/products/3')).toMatchObject({ status: 502, body: { statusCode: 502, error: 'Bad Gateway', message: 'A dependency failed.' } });
     const before = sample.upstreams.primary.requests;
     const rejected = await get('/catalog/products/3');
     expect(sample.upstreams.primary.requests).toBe(before);
@@ -152,6 +154,22 @@ describe('the sample application over real HTTP', () => {
     const snapshot = sample.app.get(CircuitBreakerRegistry).get('catalog').snapshot();
     expect(snapshot.state).toBe('closed');
     expect(snapshot.totals).toMatchObject({ successes: 15, failures: { total: 0 } });
+  });
+
+  it('a 429 with Retry-After from the catalog over fetch pauses the catalog without opening it: ensureOk() keeps the status and Retry-After', async () => {
+    sample.upstreams.primary.setBehaviour({ mode: 'overloaded', retryAfterSeconds: 4 });
+    const overloaded = await get('/catalog/products/2');
+    expect(overloaded.status).toBe(503);
+    expect(overloaded.headers.get('retry-after')).toBe('4');
+    expect(overloaded.body).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'A dependency is overloaded; retry later.' });
+    const before = sample.upstreams.primary.requests;
+    const paused = await get('/catalog/products/2');
+    expect(paused.status).toBe(503);
+    expect(paused.headers.get('retry-after')).toBe('4');
+    expect(sample.upstreams.primary.requests).toBe(before);
+    const snapshot = sample.app.get(CircuitBreakerRegistry).get('catalog').snapshot();
+    expect(snapshot.state).toBe('closed');
+    expect(snapshot.totals).toMatchObject({ overloads: 1, failures: { total: 0 } });
   });
 
   it('a 429 with Retry-After pauses pricing without opening it', async () => {
