@@ -12,3 +12,6 @@ export const REGISTRY_PROPERTY = Symbol.for('nestjs-circuit-breaker.registry');
 
 /** Prefix of the DI token of a named breaker. @internal */
 export const CIRCUIT_BREAKER_TOKEN_PREFIX = 'CircuitBreaker:';
+
+/** DI token of the resolved `httpFilter` options (`undefined` when the filter is off). @internal */
+export const CIRCUIT_BREAKER_HTTP_OPTIONS = Symbol.for('nestjs-circuit-breaker.http-options');

@@ -1,66 +1,66 @@
-import { Catch, HttpStatus, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import { Catch, Inject, Injectable, Logger, Optional, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { CallTimeoutError, CircuitOpenError } from './core/index.js';
-
-/** The JSON body of a 503 for a rejected call. @publicApi */
-export interface CircuitOpenResponseBody {
-  statusCode: 503;
-  error: 'Service Unavailable';
-  message: string;
-  breaker: string;
-  reason: CircuitOpenError['reason'];
-  retryAfterMs?: number;
-}
-
-/** The JSON body of a 504 for a call that timed out. @publicApi */
-export interface CallTimeoutResponseBody {
-  statusCode: 504;
-  error: 'Gateway Timeout';
-  message: string;
-  breaker: string;
-  timeoutMs: number;
-}
+import { breakerHttpResponse, isBreakerHttpError, resolveHttpOptions, type BreakerHttpResponse } from './circuit-breaker-http.mapping.js';
+import { CIRCUIT_BREAKER_HTTP_OPTIONS } from './circuit-breaker.constants.js';
+import { circuitBreakerMessages } from './circuit-breaker.messages.js';
+import type { CircuitBreakerHttpOptions } from './interfaces/circuit-breaker-http-options.interface.js';
 
 /**
  * Maps a `CircuitOpenError` to **503 Service Unavailable** with a `Retry-After`
  * header (seconds, rounded up; none for an isolated breaker), and a
- * `CallTimeoutError` to **504 Gateway Timeout**, both with a JSON body naming
- * the breaker. Other errors never reach it, so they keep Nest's default
- * handling. HTTP only; works on Express and Fastify through the HTTP adapter.
+ * `CallTimeoutError` to **504 Gateway Timeout**. The bodies name nothing
+ * internal unless `httpFilter: { details: true }`; `httpFilter: { body }`
+ * builds them. HTTP only; works on Express and Fastify through the HTTP adapter.
  *
- * Register it with `forRoot({ httpFilter: true })`, `app.useGlobalFilters()`,
- * or `@UseFilters()` on a controller.
+ * Register it with `forRoot({ httpFilter: true })`, or delegate to it from a
+ * catch-all filter: Nest gives an exception to the global filter registered
+ * **last** that matches it, however specific its `@Catch()`, so a catch-all
+ * registered with `app.useGlobalFilters()` hides this one. `catch()` returns
+ * `true` when it answered, `false` for any other error:
+ *
+ * ```ts
+ * if (this.breakerFilter.catch(exception, host)) return;
+ * ```
+ *
+ * The module provides it (with its `httpFilter` options) whether or not
+ * `httpFilter` is on: `app.get(CircuitBreakerExceptionFilter)` or inject it.
  *
  * @publicApi
  */
+@Injectable()
 @Catch(CircuitOpenError, CallTimeoutError)
-export class CircuitBreakerExceptionFilter implements ExceptionFilter<CircuitOpenError | CallTimeoutError> {
-  constructor(private readonly adapterHost: HttpAdapterHost) {}
+export class CircuitBreakerExceptionFilter implements ExceptionFilter<unknown> {
+  private readonly logger = new Logger('CircuitBreaker');
+  private readonly options: CircuitBreakerHttpOptions;
 
-  catch(exception: CircuitOpenError | CallTimeoutError, host: ArgumentsHost): void {
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    @Optional() @Inject(CIRCUIT_BREAKER_HTTP_OPTIONS) options?: CircuitBreakerHttpOptions,
+  ) {
+    // Built by hand (`new`), the options have not been through the module's start-up check.
+    this.options = resolveHttpOptions(options ?? true) ?? {};
+  }
+
+  catch(exception: unknown, host: ArgumentsHost): boolean {
+    if (!isBreakerHttpError(exception)) return false;
+    // Outside HTTP (RPC, WebSockets) there is no status to set: the context's own handling applies.
     if (host.getType() !== 'http') throw exception;
+    const answer = this.answerFor(exception);
     const adapter = this.adapterHost.httpAdapter;
     const response = host.switchToHttp().getResponse<unknown>();
-    if (exception instanceof CircuitOpenError) {
-      const body: CircuitOpenResponseBody = {
-        statusCode: HttpStatus.SERVICE_UNAVAILABLE,
-        error: 'Service Unavailable',
-        message: exception.message,
-        breaker: exception.breakerName,
-        reason: exception.reason,
-        ...(exception.retryAfterMs === undefined ? {} : { retryAfterMs: exception.retryAfterMs }),
-      };
-      if (exception.retryAfterMs !== undefined) adapter.setHeader(response, 'Retry-After', String(Math.max(0, Math.ceil(exception.retryAfterMs / 1000))));
-      adapter.reply(response, body, HttpStatus.SERVICE_UNAVAILABLE);
-      return;
+    for (const [name, value] of Object.entries(answer.headers)) adapter.setHeader(response, name, value);
+    adapter.reply(response, answer.body, answer.status);
+    return true;
+  }
+
+  private answerFor(exception: CircuitOpenError | CallTimeoutError): BreakerHttpResponse {
+    try {
+      return breakerHttpResponse(exception, this.options)!;
+    } catch (fault) {
+      // The client must still get its 503/504: a faulty envelope must not turn it into a 500.
+      this.logger.error(circuitBreakerMessages.httpBodyFactoryThrew(fault));
+      return breakerHttpResponse(exception)!;
     }
-    const body: CallTimeoutResponseBody = {
-      statusCode: HttpStatus.GATEWAY_TIMEOUT,
-      error: 'Gateway Timeout',
-      message: exception.message,
-      breaker: exception.breakerName,
-      timeoutMs: exception.timeoutMs,
-    };
-    adapter.reply(response, body, HttpStatus.GATEWAY_TIMEOUT);
   }
 }

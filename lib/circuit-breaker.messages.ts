@@ -33,7 +33,25 @@ export const circuitBreakerMessages = {
   emptyFeature: () =>
     "CircuitBreakerModule.forFeature() got an empty record: pass ['payments'] to use breakers defined elsewhere, or { payments: { ... } } to define them here.",
   notABreaker: (what: string, value: unknown) => `${what} takes a Breaker, got ${value === null ? 'null' : typeof value}. Pass one from @InjectCircuitBreaker(name) or registry.get(name).`,
+  invalidHttpFilter: (option: string, value: unknown, fix: string) =>
+    `CircuitBreakerModule: option "${option}" got ${describeValue(value)}. ${fix}`,
+  httpBodyFactoryThrew: (fault: unknown) =>
+    `CircuitBreakerModule: option "httpFilter.body" threw ${describeFault(fault)}; the default body was sent instead. Make the factory return a body (or undefined for the default) instead of throwing.`,
+  /** The public body of a 503: says what the client can do, names nothing internal. */
+  httpUnavailable: () => 'A dependency is unavailable; retry later.',
+  /** The public body of a 504. */
+  httpTimedOut: () => 'A dependency did not answer in time; retry later.',
   shareWithoutStore: (name: string) =>
     `Circuit breaker "${name}": option "share" needs a store to share through. ` +
     'Configure one, e.g. CircuitBreakerModule.forRoot({ store: new RedisBreakerStore({ redis }) }) from nestjs-circuit-breaker/redis, or remove "share".',
 };
+
+/** What was thrown, without trusting it: reading a hostile value may throw. */
+function describeFault(fault: unknown): string {
+  try {
+    if (fault instanceof Error) return `${fault.name}: ${fault.message}`;
+  } catch {
+    return 'a value that cannot be read';
+  }
+  return describeValue(fault);
+}

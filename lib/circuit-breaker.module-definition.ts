@@ -1,12 +1,19 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
+import type { CircuitBreakerHttpOptions } from './interfaces/circuit-breaker-http-options.interface.js';
 import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
 
 /** Options that shape the module itself rather than the breakers. @publicApi */
 export interface CircuitBreakerModuleExtras {
   /** Register the module globally. Default `true`. */
   isGlobal?: boolean;
-  /** Register `CircuitBreakerExceptionFilter` globally (503 + `Retry-After`, 504). Default `false`. */
-  httpFilter?: boolean;
+  /**
+   * Register `CircuitBreakerExceptionFilter` globally (503 + `Retry-After`, 504),
+   * with bodies that name no breaker; `{ details: true }` adds the breaker's
+   * name and reason, `{ body }` builds the body. Default `false`. A catch-all
+   * filter registered with `app.useGlobalFilters()` takes precedence over it:
+   * delegate to the filter from there (see `CircuitBreakerExceptionFilter`).
+   */
+  httpFilter?: boolean | CircuitBreakerHttpOptions;
 }
 
 export const {

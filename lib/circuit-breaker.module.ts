@@ -3,11 +3,14 @@ import { APP_FILTER, DiscoveryModule } from '@nestjs/core';
 import type { BreakerOptions } from './core/index.js';
 import { CircuitBreakerEventPublisher } from './circuit-breaker-event.publisher.js';
 import { CircuitBreakerTransitionLogger } from './circuit-breaker-transition.logger.js';
+import { resolveHttpOptions } from './circuit-breaker-http.mapping.js';
+import { CIRCUIT_BREAKER_HTTP_OPTIONS } from './circuit-breaker.constants.js';
 import { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
 import { CircuitBreakerExplorer } from './circuit-breaker.explorer.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import {
   ConfigurableCircuitBreakerModule,
+  type CircuitBreakerModuleExtras,
   type CIRCUIT_BREAKER_ASYNC_OPTIONS_TYPE,
   type CIRCUIT_BREAKER_OPTIONS_TYPE,
 } from './circuit-breaker.module-definition.js';
@@ -16,6 +19,7 @@ import { OptionChecker, pathKey } from './core/option-checker.js';
 import { breakerOptionChecker, copyBreakerOptions } from './core/resolve-options.js';
 import { getCircuitBreakerToken } from './decorators/inject-circuit-breaker.decorator.js';
 import { FeatureDefinition } from './feature-definition.js';
+import { HTTP_FILTER_FIX } from './circuit-breaker-http.mapping.js';
 
 const FOR_FEATURE = 'CircuitBreakerModule.forFeature()';
 const EXTRAS = ['isGlobal', 'httpFilter'] as const;
@@ -25,7 +29,7 @@ const EXTRAS = ['isGlobal', 'httpFilter'] as const;
  *
  * - `forRoot(options?)` / `forRootAsync({ useFactory | useClass | useExisting, inject, imports })`:
  *   once, in the root module; global by default (`isGlobal`), `httpFilter: true`
- *   registers `CircuitBreakerExceptionFilter` globally.
+ *   (or `{ details, body }`) registers `CircuitBreakerExceptionFilter` globally.
  * - `forFeature(['name', ...] | { name: options })`: makes named breakers
  *   injectable with `@InjectCircuitBreaker(name)` in a feature module.
  *
@@ -69,7 +73,12 @@ export class CircuitBreakerModule extends ConfigurableCircuitBreakerModule {
 }
 
 function checkExtras(check: OptionChecker, options: { isGlobal?: unknown; httpFilter?: unknown }): void {
-  for (const extra of EXTRAS) if (options[extra] !== undefined) check.boolean(extra, options[extra]);
+  if (options.isGlobal !== undefined) check.boolean('isGlobal', options.isGlobal);
+  // Its keys are checked with the module's options, at start-up (resolveHttpOptions); here only its shape.
+  const httpFilter = options.httpFilter;
+  if (httpFilter !== undefined && typeof httpFilter !== 'boolean' && !check.isPlainObject('httpFilter', httpFilter)) {
+    throw new TypeError(circuitBreakerMessages.invalidHttpFilter('httpFilter', httpFilter, HTTP_FILTER_FIX));
+  }
 }
 
 /**
@@ -128,12 +137,18 @@ function breakerProvider(name: string, options: BreakerOptions | undefined, sour
 }
 
 /** The registry and the explorer belong to the root registration only, never to forFeature(). */
-function withCoreProviders(definition: DynamicModule, httpFilter: boolean | undefined): DynamicModule {
-  const filter: Provider[] = httpFilter === true ? [{ provide: APP_FILTER, useClass: CircuitBreakerExceptionFilter }] : [];
+function withCoreProviders(definition: DynamicModule, httpFilter: CircuitBreakerModuleExtras['httpFilter']): DynamicModule {
+  // The filter is provided even when off, so that a catch-all filter can delegate to it with the
+  // module's options; an invalid httpFilter fails when its options are resolved, at start-up.
+  const http: Provider[] = [
+    { provide: CIRCUIT_BREAKER_HTTP_OPTIONS, useFactory: () => resolveHttpOptions(httpFilter) },
+    CircuitBreakerExceptionFilter,
+    ...(httpFilter === undefined || httpFilter === false ? [] : [{ provide: APP_FILTER, useExisting: CircuitBreakerExceptionFilter }]),
+  ];
   return {
     ...definition,
     imports: [...(definition.imports ?? []), DiscoveryModule],
-    providers: [...(definition.providers ?? []), CircuitBreakerExplorer, CircuitBreakerRegistry, CircuitBreakerTransitionLogger, CircuitBreakerEventPublisher, ...filter],
-    exports: [...(definition.exports ?? []), CircuitBreakerRegistry],
+    providers: [...(definition.providers ?? []), CircuitBreakerExplorer, CircuitBreakerRegistry, CircuitBreakerTransitionLogger, CircuitBreakerEventPublisher, ...http],
+    exports: [...(definition.exports ?? []), CircuitBreakerRegistry, CircuitBreakerExceptionFilter],
   };
 }

@@ -11,7 +11,15 @@ export { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 export { circuitBreaker } from './circuit-breaker.operator.js';
 export type { CircuitBreakerOperatorOptions } from './circuit-breaker.operator.js';
 export { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
-export type { CallTimeoutResponseBody, CircuitOpenResponseBody } from './circuit-breaker.exception-filter.js';
+export { breakerHttpResponse, isBreakerHttpError } from './circuit-breaker-http.mapping.js';
+export type {
+  BreakerHttpResponse,
+  CallTimeoutDetailedResponseBody,
+  CallTimeoutResponseBody,
+  CircuitOpenDetailedResponseBody,
+  CircuitOpenResponseBody,
+} from './circuit-breaker-http.mapping.js';
+export type { CircuitBreakerHttpOptions } from './interfaces/circuit-breaker-http-options.interface.js';
 export { CircuitBreaker } from './decorators/circuit-breaker.decorator.js';
 export { getCircuitBreakerToken, InjectCircuitBreaker } from './decorators/inject-circuit-breaker.decorator.js';
 export type { CircuitBreakerEvent } from './interfaces/circuit-breaker-event.interface.js';

@@ -146,7 +146,9 @@ describe('module options: undefined means "not given", null is an error', () => 
     expect(registry.getOrCreate('search', { timeoutMs: undefined }).config.timeoutMs).toBe(1_000);
   });
 
-  it('forRoot() refuses a non-boolean httpFilter where it is called', () => {
-    expect(() => CircuitBreakerModule.forRoot({ httpFilter: 'yes' as never })).toThrow(new TypeError('CircuitBreakerModule: option "httpFilter" must be a boolean, got "yes".'));
+  it('forRoot() refuses an httpFilter that is neither a boolean nor an options object where it is called', () => {
+    expect(() => CircuitBreakerModule.forRoot({ httpFilter: 'yes' as never })).toThrow(
+      new TypeError('CircuitBreakerModule: option "httpFilter" got "yes". Pass true, false, or { details?: boolean, body?: (error, status) => body }.'),
+    );
   });
 });

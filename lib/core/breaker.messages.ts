@@ -27,6 +27,8 @@ export const breakerMessages = {
     `Circuit breaker "${breaker}": option "${option}" returned ${describeValue(answer)}; expected 'success', 'failure', 'ignored', 'overload' or undefined. The call counted as a failure; fix the classifier. Later faults of this classifier are not reported again.`,
   listenerThrew: (breaker: string, event: string, fault: unknown) =>
     `Circuit breaker "${breaker}": an on('${event}') listener threw ${faultText(fault)}. The call it observed was not affected; catch errors inside the listener. Later faults of this listener are not reported again.`,
+  upstreamAnswered: (url: string, status: number, statusText: string) =>
+    `${url === '' ? 'The upstream' : `Upstream ${url}`} answered ${status}${statusText === '' ? '' : ` ${statusText}`}.`,
   probeExpired: (breaker: string, maxWaitMs: number) =>
     `Circuit breaker "${breaker}": a half-open probe did not settle within halfOpen.maxWaitMs (${maxWaitMs} ms) and counts as failed.`,
 };

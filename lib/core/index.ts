@@ -48,6 +48,8 @@ export {
   retryAfterOf,
 } from './classify.js';
 export type { ErrorClassifier, ResultClassifier } from './classify.js';
+export { ensureOk, UpstreamHttpError } from './upstream-http.error.js';
+export type { UpstreamBodyReader, UpstreamResponse } from './upstream-http.error.js';
 export { systemClock } from './clock.js';
 export type { Clock, RandomSource } from './clock.js';
 export type { ResolvedBreakerOptions } from './resolve-options.js';

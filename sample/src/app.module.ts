@@ -1,5 +1,6 @@
 import { HttpModule } from '@nestjs/axios';
 import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { CircuitBreakerModule, type Clock } from 'nestjs-circuit-breaker';
 import { CircuitBreakerMetricsModule } from 'nestjs-circuit-breaker/prometheus';
@@ -14,6 +15,7 @@ import { MetricsController } from './metrics/metrics.controller.js';
 import { PricingController } from './pricing/pricing.controller.js';
 import { PricingService } from './pricing/pricing.service.js';
 import { BREAKER_DEFAULTS, BREAKERS, UPSTREAMS, type Upstreams } from './sample.config.js';
+import { UpstreamHttpErrorFilter } from './upstream/upstream-http-error.filter.js';
 
 @Module({})
 export class AppModule {
@@ -22,7 +24,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        // httpFilter: CircuitOpenError → 503 + Retry-After, CallTimeoutError → 504.
+        // httpFilter: CircuitOpenError → 503 + Retry-After, CallTimeoutError → 504, with bodies that name no breaker.
         CircuitBreakerModule.forRoot({ defaults: BREAKER_DEFAULTS, breakers: BREAKERS, strict: true, httpFilter: true, clock }),
         TerminusModule.forRoot({ logger: false }),
         CircuitBreakerHealthModule,
@@ -30,7 +32,14 @@ export class AppModule {
         HttpModule,
       ],
       controllers: [CatalogController, PricingController, InventoryController, HealthController, BreakersController, MetricsController],
-      providers: [{ provide: UPSTREAMS, useValue: upstreams }, CatalogService, PricingService, InventoryService],
+      providers: [
+        { provide: UPSTREAMS, useValue: upstreams },
+        // Upstream error statuses thrown by ensureOk(): 400/404 passed on, a pause as 503 + Retry-After, the rest 502.
+        { provide: APP_FILTER, useClass: UpstreamHttpErrorFilter },
+        CatalogService,
+        PricingService,
+        InventoryService,
+      ],
     };
   }
 }

@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CircuitBreaker, getCallSignal } from 'nestjs-circuit-breaker';
+import { CircuitBreaker, ensureOk, getCallSignal } from 'nestjs-circuit-breaker';
 import { UPSTREAMS, type Upstreams } from '../sample.config.js';
-import { ensureOk } from '../upstream/upstream-error.js';
 
 export interface Product {
   id: string;
@@ -19,16 +18,17 @@ export class CatalogService {
    */
   @CircuitBreaker({ name: 'catalog', fallback: { lastGood: { maxAgeMs: 60_000, maxEntries: 1_000 } } })
   async product(id: string): Promise<Product> {
-    // The call's signal aborts the request when the breaker's deadline passes.
+    // The call's signal aborts the request when the breaker's deadline passes. ensureOk() throws an
+    // UpstreamHttpError that keeps the status and Retry-After: a 429 pauses the breaker instead of opening it.
     const response = await fetch(`${this.upstreams.primary}/products/${encodeURIComponent(id)}`, { signal: getCallSignal() });
-    return (await ensureOk(response, 'catalog')).json() as Promise<Product>;
+    return (await ensureOk(response)).json() as Promise<Product>;
   }
 
   /** Search degrades to no results rather than an error page. */
   @CircuitBreaker({ name: 'catalog.search', fallback: 'noResults' })
   async search(query: string): Promise<Product[]> {
     const response = await fetch(`${this.upstreams.primary}/search?q=${encodeURIComponent(query)}`, { signal: getCallSignal() });
-    return (await ensureOk(response, 'catalog')).json() as Promise<Product[]>;
+    return (await ensureOk(response)).json() as Promise<Product[]>;
   }
 
   noResults(): Product[] {

@@ -1,7 +1,6 @@
 import { Inject, Injectable, NotFoundException } from '@nestjs/common';
-import { CircuitBreaker, getCallSignal } from 'nestjs-circuit-breaker';
+import { CircuitBreaker, ensureOk, getCallSignal } from 'nestjs-circuit-breaker';
 import { UPSTREAMS, type Upstreams } from '../sample.config.js';
-import { ensureOk } from '../upstream/upstream-error.js';
 
 export interface Stock {
   sku: string;
@@ -19,6 +18,6 @@ export class InventoryService {
     const base = this.upstreams.warehouses[warehouse];
     if (base === undefined) throw new NotFoundException(`no warehouse "${warehouse}"`);
     const response = await fetch(`${base}/stock/${encodeURIComponent(sku)}`, { signal: getCallSignal() });
-    return (await ensureOk(response, `warehouse ${warehouse}`)).json() as Promise<Stock>;
+    return (await ensureOk(response)).json() as Promise<Stock>;
   }
 }

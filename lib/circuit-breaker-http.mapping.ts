@@ -1,0 +1,130 @@
+import { CallTimeoutError, isBreakerRejection, type CircuitOpenError } from './core/index.js';
+import { circuitBreakerMessages } from './circuit-breaker.messages.js';
+import type { CircuitBreakerHttpOptions } from './interfaces/circuit-breaker-http-options.interface.js';
+
+/** The default JSON body of a 503 for a rejected call: nothing internal. @publicApi */
+export interface CircuitOpenResponseBody {
+  statusCode: 503;
+  error: 'Service Unavailable';
+  message: string;
+}
+
+/** The 503 body with `httpFilter: { details: true }`. @publicApi */
+export interface CircuitOpenDetailedResponseBody extends CircuitOpenResponseBody {
+  breaker: string;
+  reason: CircuitOpenError['reason'];
+  retryAfterMs?: number;
+}
+
+/** The default JSON body of a 504 for a call that timed out: nothing internal. @publicApi */
+export interface CallTimeoutResponseBody {
+  statusCode: 504;
+  error: 'Gateway Timeout';
+  message: string;
+}
+
+/** The 504 body with `httpFilter: { details: true }`. @publicApi */
+export interface CallTimeoutDetailedResponseBody extends CallTimeoutResponseBody {
+  breaker: string;
+  timeoutMs: number;
+}
+
+/**
+ * What to answer for a breaker error: the status, the headers to set
+ * (`Retry-After` in whole seconds when the breaker knows when to retry) and
+ * the JSON body.
+ *
+ * @publicApi
+ */
+export interface BreakerHttpResponse {
+  status: 503 | 504;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/**
+ * True for the errors `CircuitBreakerExceptionFilter` maps: a `CircuitOpenError`
+ * (also from another copy of the package) or a `CallTimeoutError`.
+ *
+ * @publicApi
+ */
+export function isBreakerHttpError(exception: unknown): exception is CircuitOpenError | CallTimeoutError {
+  return isBreakerRejection(exception) || exception instanceof CallTimeoutError;
+}
+
+/**
+ * The HTTP answer for a breaker error, or `undefined` for any other value: what
+ * `CircuitBreakerExceptionFilter` sends, for a catch-all filter or an error
+ * envelope that writes the response itself. `options` are those of
+ * `httpFilter` (default: bodies without breaker names).
+ *
+ * @publicApi
+ */
+export function breakerHttpResponse(exception: unknown, options: CircuitBreakerHttpOptions = {}): BreakerHttpResponse | undefined {
+  if (!isBreakerHttpError(exception)) return undefined;
+  if (isBreakerRejection(exception)) {
+    const retryAfterMs = exception.retryAfterMs;
+    const headers: Record<string, string> = retryAfterMs === undefined ? {} : { 'Retry-After': String(Math.max(0, Math.ceil(retryAfterMs / 1000))) };
+    return { status: 503, headers, body: bodyOf(exception, 503, options) };
+  }
+  return { status: 504, headers: {}, body: bodyOf(exception, 504, options) };
+}
+
+function bodyOf(exception: CircuitOpenError | CallTimeoutError, status: 503 | 504, options: CircuitBreakerHttpOptions): unknown {
+  if (options.body !== undefined) {
+    const custom = options.body(exception, status);
+    if (custom !== undefined) return custom;
+  }
+  if (isBreakerRejection(exception)) {
+    const body: CircuitOpenResponseBody = { statusCode: 503, error: 'Service Unavailable', message: circuitBreakerMessages.httpUnavailable() };
+    if (options.details !== true) return body;
+    const detailed: CircuitOpenDetailedResponseBody = {
+      ...body,
+      message: exception.message,
+      breaker: exception.breakerName,
+      reason: exception.reason,
+      ...(exception.retryAfterMs === undefined ? {} : { retryAfterMs: exception.retryAfterMs }),
+    };
+    return detailed;
+  }
+  const timeout = exception as CallTimeoutError;
+  const body: CallTimeoutResponseBody = { statusCode: 504, error: 'Gateway Timeout', message: circuitBreakerMessages.httpTimedOut() };
+  if (options.details !== true) return body;
+  const detailed: CallTimeoutDetailedResponseBody = { ...body, message: timeout.message, breaker: timeout.breakerName, timeoutMs: timeout.timeoutMs };
+  return detailed;
+}
+
+/**
+ * The filter's options from the module's `httpFilter`, or `undefined` when the
+ * filter is off. Throws at start-up for a value the filter cannot work with.
+ *
+ * @internal
+ */
+export function resolveHttpOptions(value: unknown): CircuitBreakerHttpOptions | undefined {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new TypeError(circuitBreakerMessages.invalidHttpFilter('httpFilter', value, HTTP_FILTER_FIX));
+  }
+  const options = value as Record<string, unknown>;
+  for (const key of Object.keys(options)) {
+    if (key !== 'details' && key !== 'body') {
+      throw new TypeError(circuitBreakerMessages.invalidHttpFilter(`httpFilter.${key}`, options[key], 'It is not an option of httpFilter: use details or body, or remove it.'));
+    }
+  }
+  if (options.details !== undefined && typeof options.details !== 'boolean') {
+    throw new TypeError(circuitBreakerMessages.invalidHttpFilter('httpFilter.details', options.details, 'Pass true to show breaker names in 503/504 bodies, false (the default) to hide them.'));
+  }
+  if (options.body !== undefined && typeof options.body !== 'function') {
+    throw new TypeError(circuitBreakerMessages.invalidHttpFilter('httpFilter.body', options.body, 'Pass a function (error, status) => body, or leave it out for the default body.'));
+  }
+  if (options.details !== undefined && options.body !== undefined) {
+    throw new TypeError(
+      circuitBreakerMessages.invalidHttpFilter('httpFilter.details', options.details, 'It has no effect beside httpFilter.body, which builds the whole body: remove details, and read error.breakerName in body if you want it.'),
+    );
+  }
+  return { ...(options as CircuitBreakerHttpOptions) };
+}
+
+/** @internal What to pass as httpFilter, for messages wherever its shape is checked. */
+export const HTTP_FILTER_FIX = 'Pass true, false, or { details?: boolean, body?: (error, status) => body }.';
