@@ -108,7 +108,17 @@ export class RedisBreakerStore implements BreakerStore {
     };
     this.fleet = new RedisBreakerCoordinator(this.keyPrefix, link);
     this.coordinator = this.fleet;
+    // ioredis prints every error event nobody listens to, and a client made in these options (`new Redis(url)`) is
+    // already connecting: with Redis down at boot, that is a stack trace per retry before the store ever starts.
+    for (const client of [this.redis, this.subscriber]) if (client !== undefined) this.on(client, 'error', this.onError);
   }
+
+  /** Counted and reported once per outage while the store runs; before it starts (and after close) only heard, so that ioredis prints nothing. */
+  private readonly onError = (error: unknown): void => {
+    if (this.phase !== 'running') return;
+    this.errors++;
+    this.down(error);
+  };
 
   /** Whether breakers share their state now: both connections are ready and the last operation succeeded. */
   get shared(): boolean {
@@ -202,7 +212,6 @@ export class RedisBreakerStore implements BreakerStore {
     this.readyWaiters.clear();
     this.fleet.close();
     this.queue.clear();
-    for (const off of this.detach.splice(0)) off();
     if (this.ownsSubscriber) {
       // Made by the store (when it started), so closed by it.
       if (this.subscriber !== undefined) await this.shutdown(this.subscriber);
@@ -210,6 +219,8 @@ export class RedisBreakerStore implements BreakerStore {
       await withDeadline(this.subscriber.unsubscribe(this.channel), this.operationTimeoutMs, () => 'unsubscribe').catch(() => undefined);
     }
     if (this.closeClient) await this.shutdown(this.redis);
+    // Only now: a connection being shut down may still emit an error, which nobody else may be listening for.
+    for (const off of this.detach.splice(0)) off();
   }
 
   /** QUIT within the operation deadline when connected (a lazy client that never connected is not woken for it), then drop the socket. */
@@ -239,14 +250,8 @@ export class RedisBreakerStore implements BreakerStore {
     };
     this.on(this.redis, 'ready', ready);
     this.on(subscriber, 'ready', ready);
-    for (const client of [this.redis, subscriber]) {
-      // An error event without a listener would be printed by ioredis; here it is counted and reported once per outage.
-      this.on(client, 'error', (error) => {
-        this.errors++;
-        this.down(error);
-      });
-      this.on(client, 'close', () => this.down(new Error('connection closed')));
-    }
+    if (this.ownsSubscriber) this.on(subscriber, 'error', this.onError);
+    for (const client of [this.redis, subscriber]) this.on(client, 'close', () => this.down(new Error('connection closed')));
     this.on(subscriber, 'message', (channel, message) => {
       if (channel !== this.channel) return;
       const fleet = decodeSignal(String(message));

@@ -318,6 +318,27 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
       printed.mockRestore();
     }
   });
+  it('prints nothing for a client made as the README makes it (no error listener of its own) while Redis is down at boot', async () => {
+    const port = await closedPort();
+    const printed = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      let retries = 0;
+      // As in the README: the client is made in the store's options, with nobody listening to its errors but the store.
+      const redis = new Redis(`redis://127.0.0.1:${port}`, { retryStrategy: () => (++retries, 20) });
+      const store = new RedisBreakerStore({ redis, keyPrefix: prefix, hydrateTimeoutMs: 200, closeClient: true, logger: false });
+      opened.push({ store, redis });
+      // Every retry follows a refused connection, and so an error event.
+      await eventually('three refused connections', () => (retries >= 3 ? true : undefined));
+      expect(printed).not.toHaveBeenCalled();
+      await store.hydrate([new Breaker('payments', OPTIONS, { coordinator: store.coordinator })]);
+      const seen = retries;
+      await eventually('three more refused connections', () => (retries >= seen + 3 ? true : undefined));
+      await store.close();
+      expect(printed).not.toHaveBeenCalled();
+    } finally {
+      printed.mockRestore();
+    }
+  });
   it('sends nothing more to a frozen Redis until it answers what it was sent: one read per breaker at most, then one PING', async () => {
     const redis = new Redis(server.port, '127.0.0.1', { retryStrategy: () => 50 });
     redis.on('error', () => undefined);
