@@ -45,3 +45,12 @@ export const SIGNAL_VERSION = 1;
 
 /** The suffixes of a breaker's keys and of the store's channel. @internal */
 export const KEY_SUFFIX = Object.freeze({ state: 'state', opens: 'opens', probe: 'probe', channel: 'signals' });
+
+/**
+ * The shortest wait before asking again for a permit that another replica
+ * holds, whatever its remaining time says (`PTTL` answers 0 as it expires, -1
+ * for a key without expiry): a zero wait would ask in a loop.
+ *
+ * @internal
+ */
+export const PERMIT_RETRY_MIN_MS = 50;

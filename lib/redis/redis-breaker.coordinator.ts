@@ -1,6 +1,6 @@
 import type { Breaker, BreakerCoordination, BreakerCoordinator, ResolvedBreakerOptions, StateChangeEvent } from '../core/index.js';
 import { BREAKER_DEFAULTS } from '../core/index.js';
-import { PERMIT_CLAIM_MS, PERMIT_MARGIN_MS } from './redis-breaker.constants.js';
+import { PERMIT_CLAIM_MS, PERMIT_MARGIN_MS, PERMIT_RETRY_MIN_MS } from './redis-breaker.constants.js';
 import { breakerKeys, type BreakerKeys } from './redis-breaker.keys.js';
 import type { FleetState } from './redis-breaker.signal.js';
 
@@ -188,7 +188,8 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     // Redis started the expiry when it ran the request, after it was sent and before this answer arrived: counting from
     // the answer would outlive the permit by the round trip. A won permit ends a margin earlier still, so that the
     // renewal sent on half-opening reaches Redis while the claim holds.
-    const ttl = Math.max(0, ttlMs);
+    // Lost with no time left (or a nonsense answer) would make the wake timer ask again in the same millisecond, forever.
+    const ttl = won ? Math.max(0, ttlMs) : Math.max(PERMIT_RETRY_MIN_MS, ttlMs);
     record.permitUntil = record.permitAskedAt + ttl - (won ? permitMarginMs(ttl) : 0);
     if (!won) this.scheduleWake(record);
   }

@@ -90,31 +90,36 @@ return redis.call('ZREM', KEYS[1], ARGV[1])
 
   /**
    * Asks for the fleet's probe permit: won when nobody holds it (or this
-   * replica already does: renewed). Returns {1, ttl} when won, {0, remaining
-   * ms of the holder's permit} when lost.
+   * replica already does: renewed). A permit without expiry (PTTL -1: set by
+   * hand, or restored without its TTL) is stale, whoever it names: every
+   * permit this store writes expires, and one that never does would block the
+   * fleet's probe for good. It is taken over. Returns {1, ttl} when won, {0,
+   * remaining ms of the holder's permit} when lost.
    *
    * KEYS: probe permit. ARGV: instance, TTL in ms.
    */
   permit: `
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1, tonumber(ARGV[2])} end
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local left = redis.call('PTTL', KEYS[1])
+if left == -1 or redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   return {1, tonumber(ARGV[2])}
 end
-return {0, redis.call('PTTL', KEYS[1])}
+return {0, left}
 `,
 
   /**
    * The holder half-opened: its claim becomes the whole probe deadline. If the
-   * claim lapsed meanwhile and nobody took the permit, it is taken again; if
-   * another replica holds it, nothing changes and the caller must stop probing.
+   * claim lapsed meanwhile and nobody took the permit (or only a stale one
+   * without expiry is left, see `permit`), it is taken again; if another
+   * replica holds it, nothing changes and the caller must stop probing.
    *
    * KEYS: probe permit. ARGV: instance, TTL in ms.
    * Returns {1, ttl} if this replica holds the permit now, {0, remaining ms of the holder's permit} if another does.
    */
   renew: `
 local holder = redis.call('GET', KEYS[1])
-if holder == ARGV[1] or not holder then
+if holder == ARGV[1] or not holder or redis.call('PTTL', KEYS[1]) == -1 then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   return {1, tonumber(ARGV[2])}
 end

@@ -41,6 +41,12 @@ async function closedPort(): Promise<number> {
   return gone.port;
 }
 
+/** EVALs run by the test's Redis so far (every store operation but reads is one). */
+async function evalCalls(): Promise<number> {
+  const stats = String(await admin.info('commandstats'));
+  return Number(/cmdstat_eval:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Replica {
@@ -197,6 +203,26 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     gate.resolve('ok');
     await probe;
     await eventually('every replica closed', () => (replicas.every((r) => r.breaker.storedState === 'closed') ? true : undefined));
+  });
+
+  it('takes over a probe permit that has no expiry (a hand fix, a restore) instead of spinning on it, and the fleet closes', async () => {
+    const replicas = [await replica('a', prefix), await replica('b', prefix)];
+    await Promise.all(replicas.map((r) => fail(r.breaker)));
+    const key = `${prefix}{payments}:probe`;
+    await eventually('the fleet open', async () => ((await admin.hget(`${prefix}{payments}:state`, 'state')) === 'open' ? true : undefined));
+    // Left by nobody alive, and without a TTL it would never lapse by itself.
+    await admin.set(key, 'ghost');
+    const evalsBefore = await evalCalls();
+    const holderId = await eventually('the permit taken over', async () => {
+      const holder = await admin.get(key);
+      return holder === 'ghost' ? undefined : (holder ?? undefined);
+    });
+    expect(await admin.pttl(key)).toBeGreaterThan(0);
+    const holder = replicas[['a', 'b'].indexOf(holderId)]!;
+    await expect(holder.breaker.execute(() => 'probe')).resolves.toBe('probe');
+    await eventually('every replica closed', () => (replicas.every((r) => r.breaker.storedState === 'closed') ? true : undefined));
+    // Two permit requests, a renewal and a close verdict, not one EVAL per replica every couple of milliseconds.
+    expect((await evalCalls()) - evalsBefore).toBeLessThanOrEqual(6);
   });
 
   it('reopens every replica when the fleet probe fails, with the prober\'s new open period', async () => {
