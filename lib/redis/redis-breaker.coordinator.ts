@@ -1,6 +1,6 @@
 import type { Breaker, BreakerCoordination, BreakerCoordinator, ResolvedBreakerOptions, StateChangeEvent } from '../core/index.js';
 import { BREAKER_DEFAULTS } from '../core/index.js';
-import { PERMIT_CLAIM_MS, PERMIT_MARGIN_MS, PERMIT_RETRY_MIN_MS } from './redis-breaker.constants.js';
+import { GENERATION_MAX_LEAD_MS, GENERATION_TRUSTED_LEAD_MS, PERMIT_CLAIM_MS, PERMIT_MARGIN_MS, PERMIT_RETRY_MIN_MS } from './redis-breaker.constants.js';
 import { breakerKeys, type BreakerKeys } from './redis-breaker.keys.js';
 import type { FleetState } from './redis-breaker.signal.js';
 
@@ -169,11 +169,15 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     return { shared: !this.closed && this.link.isShared(), storeErrors: this.link.storeErrors() };
   }
 
-  /** Applies the fleet's state of a breaker (from a signal, a reconcile read or hydration) when it is newer than what was applied. */
-  apply(fleet: FleetState): void {
+  /**
+   * Applies the fleet's state of a breaker when it is newer than what was
+   * applied: from a signal, or (`fromHash`) from a read of the state hash
+   * (reconcile, hydration), which is what Redis holds.
+   */
+  apply(fleet: FleetState, fromHash = false): void {
     const records = this.byName.get(fleet.name);
     if (records === undefined || this.closed) return;
-    for (const record of records) this.applyTo(record, fleet);
+    for (const record of records) this.applyTo(record, fleet, fromHash);
   }
 
   /** The answer to a permit request: `won`, or lost with `ttlMs` left on the holder's permit; `undefined` when the request failed. */
@@ -232,13 +236,18 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     this.byName.clear();
   }
 
-  private applyTo(record: SharedBreaker, fleet: FleetState): void {
-    if (fleet.generation <= record.generation) return;
+  private applyTo(record: SharedBreaker, fleet: FleetState, fromHash: boolean): void {
+    const breaker = record.breaker;
+    const now = breaker.clock.now();
+    // Further ahead than any clock: junk (the scripts repair it in the hash). Applied, it would hide every real state until then.
+    if (fleet.generation > now + GENERATION_MAX_LEAD_MS) return;
+    // A generation applied earlier that is far ahead of this clock and newer than what Redis holds came from a forged
+    // signal, or from junk repaired since: what Redis holds wins, or this replica would ignore the fleet until then.
+    const distrusted = fromHash && record.generation > now + GENERATION_TRUSTED_LEAD_MS;
+    if (fleet.generation <= record.generation && !(distrusted && fleet.generation < record.generation)) return;
     record.generation = fleet.generation;
     record.fleetOpen = fleet.state === 'open';
     record.permit = NONE;
-    const breaker = record.breaker;
-    const now = breaker.clock.now();
     if (fleet.state === 'open') {
       const until = Math.min(fleet.openUntil, now + longestOpenMs(breaker.config));
       if (until <= now) return;

@@ -425,7 +425,7 @@ export class RedisBreakerStore implements BreakerStore {
     this.succeeded();
     records.forEach((record, i) => {
       const fleet = decodeStateHash(record.name, hashes[i]!);
-      if (fleet !== undefined) this.fleet.apply(fleet);
+      if (fleet !== undefined) this.fleet.apply(fleet, true);
     });
   }
 

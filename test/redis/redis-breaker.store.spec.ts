@@ -225,6 +225,36 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     expect((await evalCalls()) - evalsBefore).toBeLessThanOrEqual(6);
   });
 
+  it('keeps coordinating after a junk generation in the state hash and a forged one on the channel (>= 2^53, 1e308)', async () => {
+    const replicas = [await replica('a', prefix), await replica('b', prefix), await replica('c', prefix)];
+    const [a, b, c] = replicas;
+    const stateKey = `${prefix}{payments}:state`;
+    await admin.hset(stateKey, { state: 'closed', openUntil: '0', generation: '1e308', origin: 'junk', at: '0' });
+    await c!.store.reconcile();
+    // Pub/sub delivers in order: once c has adopted the sentinel's signal, it has handled the forged one before it.
+    const sentinel = new Breaker('sentinel', OPTIONS, { coordinator: c!.store.coordinator });
+    await c!.store.hydrate([sentinel]);
+    const sentinelOpened = nextTransition(sentinel, (change) => change.reason === 'shared-open');
+    const signal = (name: string, g: number, s: string) => JSON.stringify({ v: 1, b: name, s, u: s === 'open' ? Date.now() + 300 : 0, g, o: 'forger', a: 0 });
+    await admin.publish(`${prefix}signals`, signal('payments', 2 ** 53 - 2, 'closed'));
+    await admin.publish(`${prefix}signals`, signal('sentinel', 1, 'open'));
+    await sentinelOpened;
+
+    const opened = nextTransition(c!.breaker, (change) => change.reason === 'shared-open');
+    await Promise.all([fail(a!.breaker), fail(b!.breaker)]);
+    await opened;
+    // The script repaired the junk: the fleet's generation is a time again, and the next change still grows it.
+    const generation = Number(await admin.hget(stateKey, 'generation'));
+    expect(generation).toBeLessThanOrEqual(Date.now());
+    expect(generation).toBeGreaterThan(Date.now() - 60_000);
+    const holderId = await eventually('the permit taken', async () => (await admin.get(`${prefix}{payments}:probe`)) ?? undefined);
+    const holder = replicas[['a', 'b', 'c'].indexOf(holderId)]!;
+    const others = replicas.filter((r) => r !== holder).map((r) => nextTransition(r.breaker, (change) => change.reason === 'shared-close'));
+    await expect(holder.breaker.execute(() => 'probe')).resolves.toBe('probe');
+    await Promise.all(others);
+    expect(Number(await admin.hget(stateKey, 'generation'))).toBeGreaterThan(generation);
+  });
+
   it('reopens every replica when the fleet probe fails, with the prober\'s new open period', async () => {
     const replicas = [await replica('a', prefix), await replica('b', prefix)];
     await Promise.all(replicas.map((r) => fail(r.breaker)));
