@@ -64,9 +64,10 @@ export class SharedBreaker {
  * @internal
  */
 export interface FleetLink {
-  /** Whether the store reaches Redis now; while it does not, every breaker decides locally. */
-  isShared(): boolean;
-  storeErrors(): number;
+  /** Whether `record` shares now: the store reaches Redis, and (with a record) its keys are not being repaired. Otherwise it decides locally. */
+  isShared(record?: SharedBreaker): boolean;
+  /** Store errors that concern `record`: the store's own, and those of its keys. */
+  storeErrors(record?: SharedBreaker): number;
   write(record: SharedBreaker, op: WriteOp): void;
   /** Asks for the fleet's probe permit of `record` for `ttlMs`; the answer comes through `onPermit()`. */
   requestPermit(record: SharedBreaker, ttlMs: number): void;
@@ -156,7 +157,7 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
   mayProbe(breaker: Breaker): boolean {
     const record = this.records.get(breaker);
     // Not shared, Redis unreachable (fail open: local behaviour), or a lone opener the fleet does not share.
-    if (record === undefined || !this.link.isShared() || !record.fleetOpen) return true;
+    if (record === undefined || !this.link.isShared(record) || !record.fleetOpen) return true;
     const now = breaker.clock.now();
     if (record.permit === WON && now < record.permitUntil) return true;
     if (record.permit === REQUESTING || (record.permit === LOST && now < record.permitUntil)) return false;
@@ -166,7 +167,8 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
 
   describe(breaker: Breaker): BreakerCoordination | undefined {
     if (breaker.parent !== undefined) return undefined;
-    return { shared: !this.closed && this.link.isShared(), storeErrors: this.link.storeErrors() };
+    const record = this.records.get(breaker);
+    return { shared: !this.closed && this.link.isShared(record), storeErrors: this.link.storeErrors(record) };
   }
 
   /**
@@ -221,12 +223,17 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
   replay(): [SharedBreaker, WriteOp][] {
     const out: [SharedBreaker, WriteOp][] = [];
     for (const record of this.all()) {
-      const op = record.lastOwn;
-      if (op === undefined) continue;
-      if (op.kind === 'open' && (record.breaker.storedState !== 'open' || op.openUntil <= record.breaker.clock.now())) continue;
-      out.push([record, op]);
+      const op = this.replayOf(record);
+      if (op !== undefined) out.push([record, op]);
     }
     return out;
+  }
+
+  /** What `record` must tell the fleet again (see `replay()`), if anything. */
+  replayOf(record: SharedBreaker): WriteOp | undefined {
+    const op = record.lastOwn;
+    if (op?.kind === 'open' && (record.breaker.storedState !== 'open' || op.openUntil <= record.breaker.clock.now())) return undefined;
+    return op;
   }
 
   close(): void {
@@ -300,7 +307,7 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
       const due = this.dueOf(record);
       if (due === undefined) continue;
       if (due <= record.breaker.clock.now()) {
-        if (this.link.isShared()) this.request(record);
+        if (this.link.isShared(record)) this.request(record);
       } else {
         this.scheduleWake(record);
       }

@@ -10,6 +10,7 @@ import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
 import { REDIS_BREAKER_SCRIPTS as SCRIPTS } from './redis-breaker.scripts.js';
 import { decodeSignal, decodeStateHash } from './redis-breaker.signal.js';
 import { WriteQueue } from './redis-breaker-write.queue.js';
+import { CorruptKeys, isKeyError } from './redis-breaker.corrupt-keys.js';
 import { deferred, withDeadline } from './redis-breaker.deadline.js';
 import { validateOptions } from './redis-breaker-store.validation.js';
 
@@ -58,6 +59,8 @@ export class RedisBreakerStore implements BreakerStore {
   private readonly hydrateTimeoutMs: number;
   private readonly logger: RedisBreakerStoreLogger | undefined;
   private readonly queue: WriteQueue<SharedBreaker, WriteOp>;
+  /** Breakers whose keys Redis rejects (a key of the wrong type): isolated and repaired one by one, never an outage. */
+  private readonly corrupt: CorruptKeys;
   private readonly detach: (() => void)[] = [];
 
   private phase: 'idle' | 'running' | 'closed' = 'idle';
@@ -99,9 +102,17 @@ export class RedisBreakerStore implements BreakerStore {
     this.hydrateTimeoutMs = options.hydrateTimeoutMs ?? d.hydrateTimeoutMs;
     this.logger = options.logger === false ? undefined : (options.logger ?? new Logger('CircuitBreakerRedisStore'));
     this.queue = new WriteQueue(options.maxQueue ?? d.maxQueue);
+    this.corrupt = new CorruptKeys({
+      redis: this.redis,
+      logger: this.logger,
+      keyPrefix: this.keyPrefix,
+      operationTimeoutMs: this.operationTimeoutMs,
+      release: (record) => this.release(record),
+      failed: (error) => this.failed(error),
+    });
     const link: FleetLink = {
-      isShared: () => this.shared,
-      storeErrors: () => this.errors,
+      isShared: (record) => this.shared && (record === undefined || !this.corrupt.isolated(record)),
+      storeErrors: (record) => this.errors + (record === undefined ? this.corrupt.total : this.corrupt.errorsOf(record)),
       write: (record, op) => this.write(record, op),
       requestPermit: (record, ttlMs) => this.requestPermit(record, ttlMs),
       renewPermit: (record, ttlMs) => this.renewPermit(record, ttlMs),
@@ -125,9 +136,9 @@ export class RedisBreakerStore implements BreakerStore {
     return this.phase === 'running' && !this.failing && this.isSubscribed && this.connected();
   }
 
-  /** Store operations that failed or timed out, and connection errors, since the store started. */
+  /** Store operations that failed or timed out, connection errors, and key errors of any breaker, since the store started. */
   get storeErrors(): number {
-    return this.errors;
+    return this.errors + this.corrupt.total;
   }
 
   /** Writes dropped because the queue was full (each breaker's latest state is written again when sharing resumes). */
@@ -179,6 +190,7 @@ export class RedisBreakerStore implements BreakerStore {
         this.succeeded();
         if (this.readsInFlight > 0) return;
       }
+      this.corrupt.retry();
       await this.read(this.fleet.all());
     } catch (error) {
       this.failed(error);
@@ -212,6 +224,7 @@ export class RedisBreakerStore implements BreakerStore {
     this.readyWaiters.clear();
     this.fleet.close();
     this.queue.clear();
+    this.corrupt.clear();
     if (this.ownsSubscriber) {
       // Made by the store (when it started), so closed by it.
       if (this.subscriber !== undefined) await this.shutdown(this.subscriber);
@@ -379,19 +392,40 @@ export class RedisBreakerStore implements BreakerStore {
   private async send(batch: [SharedBreaker, WriteOp][]): Promise<void> {
     const commands = batch.map(([record, op]) => this.command(record, op));
     const redis = this.redis;
-    let results: Promise<unknown>;
+    let errors: Promise<unknown[]>;
     if (redis.isCluster) {
       // A cluster pipeline must stay within one slot; breakers spread over slots.
-      results = Promise.all(commands.map(([script, keys, args]) => redis.eval(script, keys.length, ...keys, ...args)));
+      errors = Promise.all(commands.map(([script, keys, args]) => outcome(redis.eval(script, keys.length, ...keys, ...args)).then((o) => o.error)));
     } else {
       const pipeline = redis.pipeline();
       for (const [script, keys, args] of commands) pipeline.eval(script, keys.length, ...keys, ...args);
-      results = pipeline.exec().then((replies) => {
-        const error = replies?.find(([e]) => e !== null)?.[0];
-        if (error) throw error;
-      });
+      errors = pipeline.exec().then((replies) => commands.map((_, i) => replies?.[i]?.[0] ?? undefined));
     }
-    await withDeadline(results, this.operationTimeoutMs, () => messages.timedOut('writing transitions', this.operationTimeoutMs));
+    const outcomes = await withDeadline(errors, this.operationTimeoutMs, () => messages.timedOut('writing transitions', this.operationTimeoutMs));
+    this.sort(batch.map(([record]) => record), outcomes);
+  }
+
+  /**
+   * Sorts the errors of one command per record: a key error concerns that
+   * breaker alone (isolated and repaired, see CorruptKeys); any other error
+   * is an outage, thrown once the rest is sorted.
+   */
+  private sort(records: readonly SharedBreaker[], errors: readonly unknown[]): void {
+    let outage: unknown;
+    errors.forEach((error, i) => {
+      if (error === undefined || error === null) this.corrupt.healthy(records[i]!);
+      else if (isKeyError(error)) this.corrupt.report(records[i]!, error);
+      else outage ??= error;
+    });
+    if (outage !== undefined) throw outage;
+  }
+
+  /** The keys of `record` were repaired: it tells the fleet its latest transition again, and reads the fleet's state back. */
+  private release(record: SharedBreaker): void {
+    if (this.phase !== 'running') return;
+    const op = this.fleet.replayOf(record);
+    if (op !== undefined) this.write(record, op);
+    this.read([record]).catch((error: unknown) => this.failed(error));
   }
 
   private command(record: SharedBreaker, op: WriteOp): [string, string[], (string | number)[]] {
@@ -421,10 +455,12 @@ export class RedisBreakerStore implements BreakerStore {
     timedOut = () => messages.timedOut('reading shared state', this.operationTimeoutMs),
   ): Promise<void> {
     if (records.length === 0) return;
-    const hashes = await withDeadline(this.track(records.map((record) => this.redis.hgetall(record.keys.state))), timeoutMs, timedOut);
+    const replies = await withDeadline(this.track(records.map((record) => outcome(this.redis.hgetall(record.keys.state)))), timeoutMs, timedOut);
+    this.sort(records, replies.map((reply) => reply.error));
     this.succeeded();
     records.forEach((record, i) => {
-      const fleet = decodeStateHash(record.name, hashes[i]!);
+      const hash = replies[i]!.value;
+      const fleet = hash === undefined ? undefined : decodeStateHash(record.name, hash);
       if (fleet !== undefined) this.fleet.apply(fleet, true);
     });
   }
@@ -437,10 +473,11 @@ export class RedisBreakerStore implements BreakerStore {
     withDeadline(reply, this.operationTimeoutMs, () => messages.timedOut('renewing the probe permit', this.operationTimeoutMs)).then(
       ([renewed, ms]) => {
         this.succeeded();
+        this.corrupt.healthy(record);
         // Not renewed: the claim lapsed and another replica took the permit; this one stops probing.
         this.fleet.onRenewed(record, episode, renewed === 1, ms);
       },
-      (error: unknown) => this.failed(error),
+      (error: unknown) => this.failedOn(record, error),
     );
   }
 
@@ -449,12 +486,27 @@ export class RedisBreakerStore implements BreakerStore {
     withDeadline(reply, this.operationTimeoutMs, () => messages.timedOut('the probe permit', this.operationTimeoutMs)).then(
       ([won, ms]) => {
         this.succeeded();
+        this.corrupt.healthy(record);
         this.fleet.onPermit(record, won === 1, ms);
       },
       (error: unknown) => {
-        this.failed(error);
+        this.failedOn(record, error);
         this.fleet.onPermit(record, undefined, 0);
       },
     );
   }
+
+  /** An operation on the keys of `record` failed: a key error isolates that breaker, anything else is an outage. */
+  private failedOn(record: SharedBreaker, error: unknown): void {
+    if (isKeyError(error)) this.corrupt.report(record, error);
+    else this.failed(error);
+  }
+}
+
+/** Settles with the value or the error of `command`, so that one command's error does not hide the others' results. */
+function outcome<T>(command: Promise<T>): Promise<{ value?: T; error?: unknown }> {
+  return command.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error: error ?? new Error('failed without an error') }),
+  );
 }

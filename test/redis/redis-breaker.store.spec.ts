@@ -240,9 +240,9 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     await admin.publish(`${prefix}signals`, signal('sentinel', 1, 'open'));
     await sentinelOpened;
 
-    const opened = nextTransition(c!.breaker, (change) => change.reason === 'shared-open');
+    const adopted = nextTransition(c!.breaker, (change) => change.reason === 'shared-open');
     await Promise.all([fail(a!.breaker), fail(b!.breaker)]);
-    await opened;
+    await adopted;
     // The script repaired the junk: the fleet's generation is a time again, and the next change still grows it.
     const generation = Number(await admin.hget(stateKey, 'generation'));
     expect(generation).toBeLessThanOrEqual(Date.now());
