@@ -59,7 +59,7 @@ end
 local reports = redis.call('ZCARD', KEYS[2])
 local fleet = redis.call('HMGET', KEYS[1], 'state', 'openUntil', 'generation')
 local fleetOpen = fleet[1] == 'open'
-local fleetUntil = valid(fleet[2], 9007199254740991) or 0
+local fleetUntil = valid(fleet[2], ahead) or 0
 local fleetGeneration = storedGeneration(fleet[3])
 local newUntil
 if ARGV[5] == '1' and fleetOpen then

@@ -5,6 +5,7 @@ import { RedisBreakerStore } from '../../lib/redis/index.js';
 import type { SharedBreaker } from '../../lib/redis/redis-breaker.coordinator.js';
 import { CorruptKeys, isKeyError } from '../../lib/redis/redis-breaker.corrupt-keys.js';
 import { breakerKeys } from '../../lib/redis/redis-breaker.keys.js';
+import { redisBreakerMessages } from '../../lib/redis/redis-breaker.messages.js';
 import { RedisServer, redisServerAvailable } from './helpers/redis-server.js';
 import { eventually, nextTransition } from './helpers/wait.js';
 
@@ -87,6 +88,8 @@ describe.skipIf(!available)('RedisBreakerStore: a key of the wrong type', () => 
     const adopted = nextTransition(c.payments, (change) => change.reason === 'shared-open');
     await Promise.all([fail(a.payments), fail(b.payments)]);
     await adopted;
+    // The replica that deleted the key says so when its repair's reply arrives, which may be after the others moved on.
+    await eventually('the corrupt key reported', () => (replicas.some((r) => r.warnings.length > 0) ? true : undefined));
 
     expect(await admin.type(stateKey)).toBe('hash');
     expect(await admin.hget(stateKey, 'state')).toBe('open');
@@ -113,7 +116,8 @@ describe.skipIf(!available)('RedisBreakerStore: a key of the wrong type', () => 
     const a = await replica('a', prefix);
     await admin.rpush(stateKey, 'x');
     await a.store.reconcile();
-    await eventually('the key deleted', async () => ((await admin.exists(stateKey)) === 0 ? true : undefined));
+    await eventually('the corrupt key reported', () => (a.warnings.length > 0 ? true : undefined));
+    expect(await admin.exists(stateKey)).toBe(0);
     await eventually('the breaker shared again', () => (a.payments.snapshot().coordination!.shared ? true : undefined));
     expect(a.warnings).toEqual([
       `Circuit breaker "payments": Redis held a list at "${stateKey}", where the store keeps a hash; the store deleted it and the breaker shares its state again. ` +
@@ -127,20 +131,26 @@ describe.skipIf(!available)('RedisBreakerStore: a key of the wrong type', () => 
   });
 
   it('on the probe permit: a permit key of the wrong type is deleted, and the fleet probe goes on', async () => {
-    const [a, b] = [await replica('a', prefix), await replica('b', prefix)];
+    const [a, b, c] = [await replica('a', prefix), await replica('b', prefix), await replica('c', prefix)];
+    const adopted = nextTransition(c.payments, (change) => change.reason === 'shared-open');
     await Promise.all([fail(a.payments), fail(b.payments)]);
-    await eventually('the fleet open', async () => ((await admin.hget(stateKey, 'state')) === 'open' ? true : undefined));
+    await adopted;
     const probeKey = `${prefix}{payments}:probe`;
     // With an expiry, so that it is no stale permit (those are taken over): only its type is wrong.
     await admin.hset(probeKey, 'holder', 'x');
     await admin.pexpire(probeKey, 60_000);
-    for (const r of [a, b]) r.store.coordinator.mayProbe(r.payments);
-    await eventually('the permit key repaired', async () => ((await admin.type(probeKey)) === 'hash' ? undefined : true));
-    expect([...a.warnings, ...b.warnings]).toEqual([
+    // c follows the open fleet: it asks for the permit (and is refused for now).
+    expect(c.store.coordinator.mayProbe(c.payments)).toBe(false);
+    await eventually('the corrupt permit key reported', () => (c.warnings.length > 0 ? true : undefined));
+    expect(await admin.type(probeKey)).not.toBe('hash');
+    expect(c.warnings).toEqual([
       `Circuit breaker "payments": Redis held a hash at "${probeKey}", where the store keeps a string; the store deleted it and the breaker shares its state again. ` +
         `If this comes back, something else writes under keyPrefix "${prefix}": give the store a keyPrefix of its own.`,
     ]);
-    expect([...a.logs, ...b.logs]).toEqual([]);
+    expect([...a.warnings, ...b.warnings, ...a.logs, ...b.logs, ...c.logs]).toEqual([]);
+    // The permit is free again: c's next request wins it.
+    await eventually('the permit won', () => (c.store.coordinator.mayProbe(c.payments) ? true : undefined));
+    expect(await admin.get(probeKey)).toBe('c');
   });
 });
 
@@ -201,5 +211,18 @@ describe('CorruptKeys without Redis', () => {
     await flush();
     expect(warnings).toHaveLength(2);
     expect([corrupt.errorsOf(record), corrupt.total]).toEqual([5, 5]);
+  });
+});
+
+describe('the corrupt-key line', () => {
+  it('names every key deleted, each with the type found and the type the store keeps there', () => {
+    const found = [
+      { key: 'p:{a}:state', type: 'string', expected: 'hash' },
+      { key: 'p:{a}:opens', type: 'hash', expected: 'zset' },
+    ];
+    expect(redisBreakerMessages.corruptKeys('a', found, 'p:')).toBe(
+      'Circuit breaker "a": Redis held a string at "p:{a}:state", where the store keeps a hash, and a hash at "p:{a}:opens", where the store keeps a zset; ' +
+        'the store deleted them and the breaker shares its state again. If this comes back, something else writes under keyPrefix "p:": give the store a keyPrefix of its own.',
+    );
   });
 });
