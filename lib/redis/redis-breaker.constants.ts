@@ -45,3 +45,35 @@ export const SIGNAL_VERSION = 1;
 
 /** The suffixes of a breaker's keys and of the store's channel. @internal */
 export const KEY_SUFFIX = Object.freeze({ state: 'state', opens: 'opens', probe: 'probe', channel: 'signals' });
+
+/**
+ * The shortest wait before asking again for a permit that another replica
+ * holds, whatever its remaining time says (`PTTL` answers 0 as it expires, -1
+ * for a key without expiry): a zero wait would ask in a loop.
+ *
+ * @internal
+ */
+export const PERMIT_RETRY_MIN_MS = 50;
+
+/**
+ * How far ahead of a clock a generation (or a time the scripts compare) may
+ * be. Generations are the writer's clock (`max(previous + 1, now)`), so a real
+ * one is ahead of another replica's clock by that clock's skew at most; one a
+ * day ahead comes from a hand edit, a restore or a forged signal. A replica
+ * ignores such a signal or state, and the scripts repair such a stored
+ * generation: one that near 2^53 would otherwise stop growing (`+ 1` rounds
+ * away) and freeze the fleet's coordination.
+ *
+ * @internal
+ */
+export const GENERATION_MAX_LEAD_MS = 86_400_000;
+
+/**
+ * How far ahead of its own clock a replica trusts the generation it applied
+ * last. Further ahead (beyond any sane clock skew), it came from a signal that
+ * matches no state Redis holds (forged, or repaired since), and the next read of
+ * the state hash replaces it, even with a lower generation.
+ *
+ * @internal
+ */
+export const GENERATION_TRUSTED_LEAD_MS = 60_000;

@@ -1,6 +1,6 @@
 import type { Breaker, BreakerCoordination, BreakerCoordinator, ResolvedBreakerOptions, StateChangeEvent } from '../core/index.js';
 import { BREAKER_DEFAULTS } from '../core/index.js';
-import { PERMIT_CLAIM_MS, PERMIT_MARGIN_MS } from './redis-breaker.constants.js';
+import { GENERATION_MAX_LEAD_MS, GENERATION_TRUSTED_LEAD_MS, PERMIT_CLAIM_MS, PERMIT_MARGIN_MS, PERMIT_RETRY_MIN_MS } from './redis-breaker.constants.js';
 import { breakerKeys, type BreakerKeys } from './redis-breaker.keys.js';
 import type { FleetState } from './redis-breaker.signal.js';
 
@@ -64,9 +64,10 @@ export class SharedBreaker {
  * @internal
  */
 export interface FleetLink {
-  /** Whether the store reaches Redis now; while it does not, every breaker decides locally. */
-  isShared(): boolean;
-  storeErrors(): number;
+  /** Whether `record` shares now: the store reaches Redis, and (with a record) its keys are not being repaired. Otherwise it decides locally. */
+  isShared(record?: SharedBreaker): boolean;
+  /** Store errors that concern `record`: the store's own, and those of its keys. */
+  storeErrors(record?: SharedBreaker): number;
   write(record: SharedBreaker, op: WriteOp): void;
   /** Asks for the fleet's probe permit of `record` for `ttlMs`; the answer comes through `onPermit()`. */
   requestPermit(record: SharedBreaker, ttlMs: number): void;
@@ -156,7 +157,7 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
   mayProbe(breaker: Breaker): boolean {
     const record = this.records.get(breaker);
     // Not shared, Redis unreachable (fail open: local behaviour), or a lone opener the fleet does not share.
-    if (record === undefined || !this.link.isShared() || !record.fleetOpen) return true;
+    if (record === undefined || !this.link.isShared(record) || !record.fleetOpen) return true;
     const now = breaker.clock.now();
     if (record.permit === WON && now < record.permitUntil) return true;
     if (record.permit === REQUESTING || (record.permit === LOST && now < record.permitUntil)) return false;
@@ -166,14 +167,19 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
 
   describe(breaker: Breaker): BreakerCoordination | undefined {
     if (breaker.parent !== undefined) return undefined;
-    return { shared: !this.closed && this.link.isShared(), storeErrors: this.link.storeErrors() };
+    const record = this.records.get(breaker);
+    return { shared: !this.closed && this.link.isShared(record), storeErrors: this.link.storeErrors(record) };
   }
 
-  /** Applies the fleet's state of a breaker (from a signal, a reconcile read or hydration) when it is newer than what was applied. */
-  apply(fleet: FleetState): void {
+  /**
+   * Applies the fleet's state of a breaker when it is newer than what was
+   * applied: from a signal, or (`fromHash`) from a read of the state hash
+   * (reconcile, hydration), which is what Redis holds.
+   */
+  apply(fleet: FleetState, fromHash = false): void {
     const records = this.byName.get(fleet.name);
     if (records === undefined || this.closed) return;
-    for (const record of records) this.applyTo(record, fleet);
+    for (const record of records) this.applyTo(record, fleet, fromHash);
   }
 
   /** The answer to a permit request: `won`, or lost with `ttlMs` left on the holder's permit; `undefined` when the request failed. */
@@ -188,7 +194,8 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     // Redis started the expiry when it ran the request, after it was sent and before this answer arrived: counting from
     // the answer would outlive the permit by the round trip. A won permit ends a margin earlier still, so that the
     // renewal sent on half-opening reaches Redis while the claim holds.
-    const ttl = Math.max(0, ttlMs);
+    // Lost with no time left (or a nonsense answer) would make the wake timer ask again in the same millisecond, forever.
+    const ttl = won ? Math.max(0, ttlMs) : Math.max(PERMIT_RETRY_MIN_MS, ttlMs);
     record.permitUntil = record.permitAskedAt + ttl - (won ? permitMarginMs(ttl) : 0);
     if (!won) this.scheduleWake(record);
   }
@@ -216,12 +223,17 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
   replay(): [SharedBreaker, WriteOp][] {
     const out: [SharedBreaker, WriteOp][] = [];
     for (const record of this.all()) {
-      const op = record.lastOwn;
-      if (op === undefined) continue;
-      if (op.kind === 'open' && (record.breaker.storedState !== 'open' || op.openUntil <= record.breaker.clock.now())) continue;
-      out.push([record, op]);
+      const op = this.replayOf(record);
+      if (op !== undefined) out.push([record, op]);
     }
     return out;
+  }
+
+  /** What `record` must tell the fleet again (see `replay()`), if anything. */
+  replayOf(record: SharedBreaker): WriteOp | undefined {
+    const op = record.lastOwn;
+    if (op?.kind === 'open' && (record.breaker.storedState !== 'open' || op.openUntil <= record.breaker.clock.now())) return undefined;
+    return op;
   }
 
   close(): void {
@@ -231,13 +243,18 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     this.byName.clear();
   }
 
-  private applyTo(record: SharedBreaker, fleet: FleetState): void {
-    if (fleet.generation <= record.generation) return;
+  private applyTo(record: SharedBreaker, fleet: FleetState, fromHash: boolean): void {
+    const breaker = record.breaker;
+    const now = breaker.clock.now();
+    // Further ahead than any clock: junk (the scripts repair it in the hash). Applied, it would hide every real state until then.
+    if (fleet.generation > now + GENERATION_MAX_LEAD_MS) return;
+    // A generation applied earlier that is far ahead of this clock and newer than what Redis holds came from a forged
+    // signal, or from junk repaired since: what Redis holds wins, or this replica would ignore the fleet until then.
+    const distrusted = fromHash && record.generation > now + GENERATION_TRUSTED_LEAD_MS;
+    if (fleet.generation <= record.generation && !(distrusted && fleet.generation < record.generation)) return;
     record.generation = fleet.generation;
     record.fleetOpen = fleet.state === 'open';
     record.permit = NONE;
-    const breaker = record.breaker;
-    const now = breaker.clock.now();
     if (fleet.state === 'open') {
       const until = Math.min(fleet.openUntil, now + longestOpenMs(breaker.config));
       if (until <= now) return;
@@ -290,7 +307,7 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
       const due = this.dueOf(record);
       if (due === undefined) continue;
       if (due <= record.breaker.clock.now()) {
-        if (this.link.isShared()) this.request(record);
+        if (this.link.isShared(record)) this.request(record);
       } else {
         this.scheduleWake(record);
       }

@@ -17,4 +17,14 @@ export const redisBreakerMessages = {
   timedOut: (what: string, ms: number) => `${what} did not answer within ${ms} ms (operationTimeoutMs)`,
   hydrateTimedOut: (ms: number) => `start-up could not read the shared state within ${ms} ms (hydrateTimeoutMs)`,
   closed: () => 'the store is closed',
+  corruptKeys: (breaker: string, found: readonly { key: string; type: string; expected: string }[], keyPrefix: string) =>
+    `Circuit breaker "${breaker}": Redis held ${found.map((f) => `${article(f.type)} ${f.type} at "${f.key}", where the store keeps ${article(f.expected)} ${f.expected}`).join(', and ')}; ` +
+    `the store deleted ${found.length === 1 ? 'it' : 'them'} and the breaker shares its state again. If this comes back, something else writes under keyPrefix ${JSON.stringify(keyPrefix)}: give the store a keyPrefix of its own.`,
+  keyError: (breaker: string, keys: readonly string[], reason: string) =>
+    `Circuit breaker "${breaker}": Redis rejects the store's operations on its keys (${reason}); the breaker decides on its own and the store tries again at every reconcile. ` +
+    `Look at ${keys.map((key) => `"${key}"`).join(', ')} (redis-cli TYPE, DUMP) and delete what the store did not write.`,
 };
+
+function article(type: string): string {
+  return /^[aeiou]/.test(type) ? 'an' : 'a';
+}

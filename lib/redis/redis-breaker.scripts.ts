@@ -1,9 +1,36 @@
+import { GENERATION_MAX_LEAD_MS } from './redis-breaker.constants.js';
+
+/**
+ * What the open and close scripts read from the hash passes through `valid`:
+ * a number this version could have written (finite, >= 0, at most `max`),
+ * else nil, so that junk (a hand edit, a restore, another program) is treated
+ * as absent and overwritten, never computed with. `ahead` bounds generations
+ * and times: a safe integer no further than GENERATION_MAX_LEAD_MS ahead of
+ * the writer's clock. A stored generation beyond it is repaired at once (set
+ * to the writer's clock), whether or not the script changes the fleet's state.
+ * Needs `now`; defines `ahead`, `valid` and `storedGeneration(raw)`.
+ */
+const PRELUDE = `
+local ahead = math.min(now + ${GENERATION_MAX_LEAD_MS}, 9007199254740991)
+local function valid(value, max)
+  local n = tonumber(value)
+  if n == nil or n ~= n or n < 0 or n > max then return nil end
+  return n
+end
+local function storedGeneration(raw)
+  local generation = valid(raw, ahead)
+  if raw and not generation then redis.call('HSET', KEYS[1], 'generation', string.format('%.17g', now)) end
+  return generation or 0
+end
+`;
+
 /**
  * The store's Lua scripts. Each runs atomically on the node of its breaker's
  * slot (every key it touches carries the breaker's hash tag) and publishes the
  * change it made in the same step, so the state hash and the signals never
  * disagree. Times are milliseconds of the writer's clock; numbers are stored
- * with `%.17g` so that none is rounded.
+ * with `%.17g` so that none is rounded. Stored numbers are validated before
+ * use (see PRELUDE): junk left in Redis is repaired, never propagated.
  *
  * @internal
  */
@@ -20,8 +47,11 @@ export const REDIS_BREAKER_SCRIPTS = {
    */
   open: `
 local instance, untilMs, now = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+${PRELUDE}
 if redis.call('GET', KEYS[3]) == instance then redis.call('DEL', KEYS[3]) end
+-- Reports are open-until times: past ones no longer count, absurd ones never did (they would become the fleet's time).
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '(' .. string.format('%.17g', ahead), '+inf')
 if untilMs > now then
   redis.call('ZADD', KEYS[2], untilMs, instance)
   redis.call('PEXPIRE', KEYS[2], ARGV[8])
@@ -29,7 +59,8 @@ end
 local reports = redis.call('ZCARD', KEYS[2])
 local fleet = redis.call('HMGET', KEYS[1], 'state', 'openUntil', 'generation')
 local fleetOpen = fleet[1] == 'open'
-local fleetUntil = tonumber(fleet[2]) or 0
+local fleetUntil = valid(fleet[2], ahead) or 0
+local fleetGeneration = storedGeneration(fleet[3])
 local newUntil
 if ARGV[5] == '1' and fleetOpen then
   newUntil = math.max(untilMs, fleetUntil)
@@ -40,7 +71,7 @@ else
   return {reports, 0}
 end
 if newUntil <= now then return {reports, 0} end
-local generation = math.max((tonumber(fleet[3]) or 0) + 1, now)
+local generation = math.max(fleetGeneration + 1, now)
 redis.call('HSET', KEYS[1], 'state', 'open', 'openUntil', string.format('%.17g', newUntil), 'generation', string.format('%.17g', generation),
   'origin', instance, 'at', ARGV[3], 'reports', reports)
 redis.call('PEXPIRE', KEYS[1], ARGV[8])
@@ -61,14 +92,16 @@ return {reports, 1}
    */
   close: `
 local instance, now = ARGV[1], tonumber(ARGV[2])
+${PRELUDE}
 if redis.call('GET', KEYS[3]) == instance then redis.call('DEL', KEYS[3]) end
 local fleet = redis.call('HMGET', KEYS[1], 'state', 'generation', 'at')
+local fleetGeneration = storedGeneration(fleet[2])
 if fleet[1] ~= 'open' then
   redis.call('ZREM', KEYS[2], instance)
   return 0
 end
-if (tonumber(fleet[3]) or 0) > now then return 0 end
-local generation = math.max((tonumber(fleet[2]) or 0) + 1, now)
+if (valid(fleet[3], ahead) or 0) > now then return 0 end
+local generation = math.max(fleetGeneration + 1, now)
 redis.call('DEL', KEYS[2])
 redis.call('HSET', KEYS[1], 'state', 'closed', 'openUntil', '0', 'generation', string.format('%.17g', generation),
   'origin', instance, 'at', ARGV[2], 'reports', 0)
@@ -90,31 +123,36 @@ return redis.call('ZREM', KEYS[1], ARGV[1])
 
   /**
    * Asks for the fleet's probe permit: won when nobody holds it (or this
-   * replica already does: renewed). Returns {1, ttl} when won, {0, remaining
-   * ms of the holder's permit} when lost.
+   * replica already does: renewed). A permit without expiry (PTTL -1: set by
+   * hand, or restored without its TTL) is stale, whoever it names: every
+   * permit this store writes expires, and one that never does would block the
+   * fleet's probe for good. It is taken over. Returns {1, ttl} when won, {0,
+   * remaining ms of the holder's permit} when lost.
    *
    * KEYS: probe permit. ARGV: instance, TTL in ms.
    */
   permit: `
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1, tonumber(ARGV[2])} end
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local left = redis.call('PTTL', KEYS[1])
+if left == -1 or redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   return {1, tonumber(ARGV[2])}
 end
-return {0, redis.call('PTTL', KEYS[1])}
+return {0, left}
 `,
 
   /**
    * The holder half-opened: its claim becomes the whole probe deadline. If the
-   * claim lapsed meanwhile and nobody took the permit, it is taken again; if
-   * another replica holds it, nothing changes and the caller must stop probing.
+   * claim lapsed meanwhile and nobody took the permit (or only a stale one
+   * without expiry is left, see `permit`), it is taken again; if another
+   * replica holds it, nothing changes and the caller must stop probing.
    *
    * KEYS: probe permit. ARGV: instance, TTL in ms.
    * Returns {1, ttl} if this replica holds the permit now, {0, remaining ms of the holder's permit} if another does.
    */
   renew: `
 local holder = redis.call('GET', KEYS[1])
-if holder == ARGV[1] or not holder then
+if holder == ARGV[1] or not holder or redis.call('PTTL', KEYS[1]) == -1 then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   return {1, tonumber(ARGV[2])}
 end

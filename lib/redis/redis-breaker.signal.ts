@@ -22,8 +22,9 @@ export interface FleetState {
 
 /**
  * Reads a signal; `undefined` for anything that is not a well-formed signal of
- * this version (another version's replicas during a rolling upgrade, or
- * someone else's message on the channel), which is ignored, never thrown.
+ * this version (another version's replicas during a rolling upgrade, someone
+ * else's message on the channel, junk such as a generation past 2^53), which
+ * is ignored, never thrown.
  *
  * Wire format (JSON, written by the scripts with cjson):
  * `{ "v": 1, "b": name, "s": "open" | "closed", "u": openUntil, "g": generation, "o": origin, "a": at }`.
@@ -40,7 +41,7 @@ export function decodeSignal(message: string): FleetState | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
   const { v, b, s, u, g, o, a } = raw as Record<string, unknown>;
   if (v !== SIGNAL_VERSION || typeof b !== 'string' || (s !== 'open' && s !== 'closed') || typeof o !== 'string') return undefined;
-  if (!isFiniteNumber(u) || !isFiniteNumber(g) || !isFiniteNumber(a)) return undefined;
+  if (!isWireNumber(u) || !isWireNumber(g) || !isWireNumber(a)) return undefined;
   return { name: b, state: s, openUntil: u, generation: g, origin: o, at: a };
 }
 
@@ -53,13 +54,25 @@ export function decodeSignal(message: string): FleetState | undefined {
 export function decodeStateHash(name: string, hash: Record<string, string>): FleetState | undefined {
   const state = hash.state;
   if (state !== 'open' && state !== 'closed') return undefined;
-  const openUntil = Number(hash.openUntil ?? 0);
-  const generation = Number(hash.generation);
-  const at = Number(hash.at ?? 0);
-  if (!Number.isFinite(openUntil) || !Number.isFinite(generation) || !Number.isFinite(at)) return undefined;
+  const openUntil = numberOf(hash.openUntil ?? '0');
+  const generation = numberOf(hash.generation);
+  const at = numberOf(hash.at ?? '0');
+  if (!isWireNumber(openUntil) || !isWireNumber(generation) || !isWireNumber(at)) return undefined;
   return { name, state, openUntil, generation, origin: hash.origin ?? '', at };
 }
 
-function isFiniteNumber(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value);
+/** `Number()` reads '' and '  ' as 0; a field this version wrote is never blank. */
+function numberOf(text: string | undefined): number {
+  return text === undefined || text.trim() === '' ? Number.NaN : Number(text);
+}
+
+/**
+ * A number as the scripts write them: generations and millisecond times,
+ * finite, >= 0 and a safe integer in size. Past 2^53 a generation stops
+ * growing (`+ 1` rounds away), and a replica that applied one would ignore
+ * every later state. How far ahead of a clock a generation may be is the
+ * coordinator's check (it has the clock).
+ */
+function isWireNumber(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= Number.MAX_SAFE_INTEGER;
 }

@@ -3,7 +3,6 @@ import type { Cluster, Redis } from 'ioredis';
 import { hostname } from 'node:os';
 import type { Breaker, BreakerCoordinator, BreakerStore } from '../core/index.js';
 import type { RedisBreakerStoreLogger, RedisBreakerStoreOptions } from './redis-breaker-store-options.interface.js';
-import { OptionChecker } from '../core/option-checker.js';
 import { KEY_TTL_MS, REDIS_BREAKER_STORE_DEFAULTS } from './redis-breaker.constants.js';
 import { RedisBreakerCoordinator, type FleetLink, type SharedBreaker, type WriteOp } from './redis-breaker.coordinator.js';
 import { channelOf } from './redis-breaker.keys.js';
@@ -11,24 +10,12 @@ import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
 import { REDIS_BREAKER_SCRIPTS as SCRIPTS } from './redis-breaker.scripts.js';
 import { decodeSignal, decodeStateHash } from './redis-breaker.signal.js';
 import { WriteQueue } from './redis-breaker-write.queue.js';
+import { CorruptKeys, isKeyError } from './redis-breaker.corrupt-keys.js';
+import { deferred, withDeadline } from './redis-breaker.deadline.js';
+import { validateOptions } from './redis-breaker-store.validation.js';
 
 type Client = Redis | Cluster;
 type Listener = (...args: unknown[]) => void;
-
-const KNOWN_OPTIONS = [
-  'redis',
-  'subscriber',
-  'keyPrefix',
-  'instanceId',
-  'reconcileIntervalMs',
-  'operationTimeoutMs',
-  'hydrateTimeoutMs',
-  'maxQueue',
-  'logger',
-  'closeClient',
-] as const satisfies readonly (keyof RedisBreakerStoreOptions)[];
-// setTimeout fires at once for anything longer.
-const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * Shares circuit breaker state between the replicas of an application through
@@ -72,6 +59,8 @@ export class RedisBreakerStore implements BreakerStore {
   private readonly hydrateTimeoutMs: number;
   private readonly logger: RedisBreakerStoreLogger | undefined;
   private readonly queue: WriteQueue<SharedBreaker, WriteOp>;
+  /** Breakers whose keys Redis rejects (a key of the wrong type): isolated and repaired one by one, never an outage. */
+  private readonly corrupt: CorruptKeys;
   private readonly detach: (() => void)[] = [];
 
   private phase: 'idle' | 'running' | 'closed' = 'idle';
@@ -113,25 +102,43 @@ export class RedisBreakerStore implements BreakerStore {
     this.hydrateTimeoutMs = options.hydrateTimeoutMs ?? d.hydrateTimeoutMs;
     this.logger = options.logger === false ? undefined : (options.logger ?? new Logger('CircuitBreakerRedisStore'));
     this.queue = new WriteQueue(options.maxQueue ?? d.maxQueue);
+    this.corrupt = new CorruptKeys({
+      redis: this.redis,
+      logger: this.logger,
+      keyPrefix: this.keyPrefix,
+      operationTimeoutMs: this.operationTimeoutMs,
+      release: (record) => this.release(record),
+      failed: (error) => this.failed(error),
+    });
     const link: FleetLink = {
-      isShared: () => this.shared,
-      storeErrors: () => this.errors,
+      isShared: (record) => this.shared && (record === undefined || !this.corrupt.isolated(record)),
+      storeErrors: (record) => this.errors + (record === undefined ? this.corrupt.total : this.corrupt.errorsOf(record)),
       write: (record, op) => this.write(record, op),
       requestPermit: (record, ttlMs) => this.requestPermit(record, ttlMs),
       renewPermit: (record, ttlMs) => this.renewPermit(record, ttlMs),
     };
     this.fleet = new RedisBreakerCoordinator(this.keyPrefix, link);
     this.coordinator = this.fleet;
+    // ioredis prints every error event nobody listens to, and a client made in these options (`new Redis(url)`) is
+    // already connecting: with Redis down at boot, that is a stack trace per retry before the store ever starts.
+    for (const client of [this.redis, this.subscriber]) if (client !== undefined) this.on(client, 'error', this.onError);
   }
+
+  /** Counted and reported once per outage while the store runs; before it starts (and after close) only heard, so that ioredis prints nothing. */
+  private readonly onError = (error: unknown): void => {
+    if (this.phase !== 'running') return;
+    this.errors++;
+    this.down(error);
+  };
 
   /** Whether breakers share their state now: both connections are ready and the last operation succeeded. */
   get shared(): boolean {
     return this.phase === 'running' && !this.failing && this.isSubscribed && this.connected();
   }
 
-  /** Store operations that failed or timed out, and connection errors, since the store started. */
+  /** Store operations that failed or timed out, connection errors, and key errors of any breaker, since the store started. */
   get storeErrors(): number {
-    return this.errors;
+    return this.errors + this.corrupt.total;
   }
 
   /** Writes dropped because the queue was full (each breaker's latest state is written again when sharing resumes). */
@@ -183,6 +190,7 @@ export class RedisBreakerStore implements BreakerStore {
         this.succeeded();
         if (this.readsInFlight > 0) return;
       }
+      this.corrupt.retry();
       await this.read(this.fleet.all());
     } catch (error) {
       this.failed(error);
@@ -216,7 +224,7 @@ export class RedisBreakerStore implements BreakerStore {
     this.readyWaiters.clear();
     this.fleet.close();
     this.queue.clear();
-    for (const off of this.detach.splice(0)) off();
+    this.corrupt.clear();
     if (this.ownsSubscriber) {
       // Made by the store (when it started), so closed by it.
       if (this.subscriber !== undefined) await this.shutdown(this.subscriber);
@@ -224,6 +232,8 @@ export class RedisBreakerStore implements BreakerStore {
       await withDeadline(this.subscriber.unsubscribe(this.channel), this.operationTimeoutMs, () => 'unsubscribe').catch(() => undefined);
     }
     if (this.closeClient) await this.shutdown(this.redis);
+    // Only now: a connection being shut down may still emit an error, which nobody else may be listening for.
+    for (const off of this.detach.splice(0)) off();
   }
 
   /** QUIT within the operation deadline when connected (a lazy client that never connected is not woken for it), then drop the socket. */
@@ -253,14 +263,8 @@ export class RedisBreakerStore implements BreakerStore {
     };
     this.on(this.redis, 'ready', ready);
     this.on(subscriber, 'ready', ready);
-    for (const client of [this.redis, subscriber]) {
-      // An error event without a listener would be printed by ioredis; here it is counted and reported once per outage.
-      this.on(client, 'error', (error) => {
-        this.errors++;
-        this.down(error);
-      });
-      this.on(client, 'close', () => this.down(new Error('connection closed')));
-    }
+    if (this.ownsSubscriber) this.on(subscriber, 'error', this.onError);
+    for (const client of [this.redis, subscriber]) this.on(client, 'close', () => this.down(new Error('connection closed')));
     this.on(subscriber, 'message', (channel, message) => {
       if (channel !== this.channel) return;
       const fleet = decodeSignal(String(message));
@@ -388,19 +392,40 @@ export class RedisBreakerStore implements BreakerStore {
   private async send(batch: [SharedBreaker, WriteOp][]): Promise<void> {
     const commands = batch.map(([record, op]) => this.command(record, op));
     const redis = this.redis;
-    let results: Promise<unknown>;
+    let errors: Promise<unknown[]>;
     if (redis.isCluster) {
       // A cluster pipeline must stay within one slot; breakers spread over slots.
-      results = Promise.all(commands.map(([script, keys, args]) => redis.eval(script, keys.length, ...keys, ...args)));
+      errors = Promise.all(commands.map(([script, keys, args]) => outcome(redis.eval(script, keys.length, ...keys, ...args)).then((o) => o.error)));
     } else {
       const pipeline = redis.pipeline();
       for (const [script, keys, args] of commands) pipeline.eval(script, keys.length, ...keys, ...args);
-      results = pipeline.exec().then((replies) => {
-        const error = replies?.find(([e]) => e !== null)?.[0];
-        if (error) throw error;
-      });
+      errors = pipeline.exec().then((replies) => commands.map((_, i) => replies?.[i]?.[0] ?? undefined));
     }
-    await withDeadline(results, this.operationTimeoutMs, () => messages.timedOut('writing transitions', this.operationTimeoutMs));
+    const outcomes = await withDeadline(errors, this.operationTimeoutMs, () => messages.timedOut('writing transitions', this.operationTimeoutMs));
+    this.sort(batch.map(([record]) => record), outcomes);
+  }
+
+  /**
+   * Sorts the errors of one command per record: a key error concerns that
+   * breaker alone (isolated and repaired, see CorruptKeys); any other error
+   * is an outage, thrown once the rest is sorted.
+   */
+  private sort(records: readonly SharedBreaker[], errors: readonly unknown[]): void {
+    let outage: unknown;
+    errors.forEach((error, i) => {
+      if (error === undefined || error === null) this.corrupt.healthy(records[i]!);
+      else if (isKeyError(error)) this.corrupt.report(records[i]!, error);
+      else outage ??= error;
+    });
+    if (outage !== undefined) throw outage;
+  }
+
+  /** The keys of `record` were repaired: it tells the fleet its latest transition again, and reads the fleet's state back. */
+  private release(record: SharedBreaker): void {
+    if (this.phase !== 'running') return;
+    const op = this.fleet.replayOf(record);
+    if (op !== undefined) this.write(record, op);
+    this.read([record]).catch((error: unknown) => this.failed(error));
   }
 
   private command(record: SharedBreaker, op: WriteOp): [string, string[], (string | number)[]] {
@@ -430,11 +455,13 @@ export class RedisBreakerStore implements BreakerStore {
     timedOut = () => messages.timedOut('reading shared state', this.operationTimeoutMs),
   ): Promise<void> {
     if (records.length === 0) return;
-    const hashes = await withDeadline(this.track(records.map((record) => this.redis.hgetall(record.keys.state))), timeoutMs, timedOut);
+    const replies = await withDeadline(this.track(records.map((record) => outcome(this.redis.hgetall(record.keys.state)))), timeoutMs, timedOut);
+    this.sort(records, replies.map((reply) => reply.error));
     this.succeeded();
     records.forEach((record, i) => {
-      const fleet = decodeStateHash(record.name, hashes[i]!);
-      if (fleet !== undefined) this.fleet.apply(fleet);
+      const hash = replies[i]!.value;
+      const fleet = hash === undefined ? undefined : decodeStateHash(record.name, hash);
+      if (fleet !== undefined) this.fleet.apply(fleet, true);
     });
   }
 
@@ -446,10 +473,11 @@ export class RedisBreakerStore implements BreakerStore {
     withDeadline(reply, this.operationTimeoutMs, () => messages.timedOut('renewing the probe permit', this.operationTimeoutMs)).then(
       ([renewed, ms]) => {
         this.succeeded();
+        this.corrupt.healthy(record);
         // Not renewed: the claim lapsed and another replica took the permit; this one stops probing.
         this.fleet.onRenewed(record, episode, renewed === 1, ms);
       },
-      (error: unknown) => this.failed(error),
+      (error: unknown) => this.failedOn(record, error),
     );
   }
 
@@ -458,56 +486,27 @@ export class RedisBreakerStore implements BreakerStore {
     withDeadline(reply, this.operationTimeoutMs, () => messages.timedOut('the probe permit', this.operationTimeoutMs)).then(
       ([won, ms]) => {
         this.succeeded();
+        this.corrupt.healthy(record);
         this.fleet.onPermit(record, won === 1, ms);
       },
       (error: unknown) => {
-        this.failed(error);
+        this.failedOn(record, error);
         this.fleet.onPermit(record, undefined, 0);
       },
     );
   }
+
+  /** An operation on the keys of `record` failed: a key error isolates that breaker, anything else is an outage. */
+  private failedOn(record: SharedBreaker, error: unknown): void {
+    if (isKeyError(error)) this.corrupt.report(record, error);
+    else this.failed(error);
+  }
 }
 
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-/** Settles as `promise` does, or rejects after `ms` with the message `what()` (the timer never keeps the process alive). */
-function withDeadline<T>(promise: Promise<T>, ms: number, what: () => string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(what())), ms);
-    timer.unref();
-  });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
-}
-
-/** Checks every option and returns them as a plain copy, read once. */
-function validateOptions(given: RedisBreakerStoreOptions): RedisBreakerStoreOptions {
-  const check = new OptionChecker('RedisBreakerStore');
-  if (!check.isPlainObject('options', given)) throw new TypeError(messages.notAnObject(given));
-  const options = check.record('', given, KNOWN_OPTIONS) as Partial<RedisBreakerStoreOptions>;
-  const client = (name: string, value: unknown) => check.service<Client>(name, value, ['eval', 'hgetall', 'on'], 'an ioredis client (Redis or Cluster)', false);
-  if (options.redis === undefined) throw new TypeError(messages.missingRedis());
-  const redis = client('redis', options.redis);
-  if (options.subscriber === undefined && typeof check.read(redis, 'duplicate', 'redis') !== 'function') check.invalid('redis', redis, 'an ioredis client (Redis or Cluster)', false);
-  if (options.subscriber !== undefined) {
-    client('subscriber', options.subscriber);
-    if (options.subscriber === options.redis) {
-      throw new TypeError(messages.invalidOption('subscriber', 'a connection of its own (pub/sub takes a connection over), e.g. redis.duplicate()', 'the same client as "redis"'));
-    }
-  }
-  if (options.keyPrefix !== undefined) check.string('keyPrefix', options.keyPrefix, 'a string');
-  if (options.instanceId !== undefined) check.string('instanceId', options.instanceId, 'a non-empty string', (id) => id !== '');
-  for (const name of ['reconcileIntervalMs', 'operationTimeoutMs', 'hydrateTimeoutMs'] as const) {
-    if (options[name] !== undefined) check.number(name, options[name], { min: 1, max: MAX_TIMER_MS, integer: true }, `an integer number of milliseconds in [1, ${MAX_TIMER_MS}]`);
-  }
-  if (options.maxQueue !== undefined) check.number('maxQueue', options.maxQueue, { min: 1, integer: true }, 'an integer >= 1');
-  if (options.closeClient !== undefined) check.boolean('closeClient', options.closeClient);
-  if (options.logger !== undefined && options.logger !== false) {
-    check.service('logger', options.logger, ['warn', 'log'], 'false or an object with warn() and log() methods');
-  }
-  return options as RedisBreakerStoreOptions;
+/** Settles with the value or the error of `command`, so that one command's error does not hide the others' results. */
+function outcome<T>(command: Promise<T>): Promise<{ value?: T; error?: unknown }> {
+  return command.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error: error ?? new Error('failed without an error') }),
+  );
 }

@@ -20,7 +20,7 @@ describe('CountWindow', () => {
           shed: last.filter((s) => s === SLOT_SHED).length,
         });
       }),
-      { numRuns: 500 },
+      { seed: 20261130, numRuns: 2_000 },
     );
   });
 

@@ -3,6 +3,7 @@ import { Breaker, type BreakerOptions } from '../../lib/core/index.js';
 import { RedisBreakerCoordinator, longestOpenMs, permitMarginMs, permitTtlMs, type FleetLink, type SharedBreaker, type WriteOp } from '../../lib/redis/redis-breaker.coordinator.js';
 import type { FleetState } from '../../lib/redis/redis-breaker.signal.js';
 import { deferred, ManualClock } from '../helpers/manual-clock.js';
+import { GENERATION_MAX_LEAD_MS, GENERATION_TRUSTED_LEAD_MS, PERMIT_RETRY_MIN_MS } from '../../lib/redis/redis-breaker.constants.js';
 
 /** The store's side, recorded: what was written and which permits were asked for. */
 class FakeLink implements FleetLink {
@@ -128,6 +129,37 @@ describe('RedisBreakerCoordinator: adopting the fleet state', () => {
     expect(breaker.state).toBe('open');
     coordinator.apply(fleet('closed', 4, 0, 11_000));
     expect(breaker.state).toBe('closed');
+  });
+});
+
+describe('RedisBreakerCoordinator: junk generations', () => {
+  it('ignores a state whose generation is further ahead of its clock than any clock could be', () => {
+    const { coordinator, reasons, record } = setup();
+    coordinator.apply(fleet('open', 10_000 + GENERATION_MAX_LEAD_MS + 1, 15_000));
+    coordinator.apply(fleet('open', 10_000 + GENERATION_MAX_LEAD_MS + 1, 15_000), true);
+    expect(reasons).toEqual([]);
+    expect(record.generation).toBe(0);
+    coordinator.apply(fleet('open', 10_000 + GENERATION_MAX_LEAD_MS, 15_000));
+    expect(reasons).toEqual(['closed->open (shared-open)']);
+  });
+
+  it('lets the state hash replace a generation far ahead of its clock that Redis does not hold (a forged signal)', () => {
+    const { coordinator, reasons, record } = setup();
+    coordinator.apply(fleet('closed', 10_000 + 3_600_000));
+    // Another signal cannot undo it: only what Redis holds may.
+    coordinator.apply(fleet('open', 10_500, 15_000));
+    expect(reasons).toEqual([]);
+    coordinator.apply(fleet('open', 10_500, 15_000), true);
+    expect(reasons).toEqual(['closed->open (shared-open)']);
+    expect(record.generation).toBe(10_500);
+  });
+
+  it('keeps a generation a little ahead of its clock (another replica\'s clock skew) against an older state hash', () => {
+    const { coordinator, reasons } = setup();
+    coordinator.apply(fleet('closed', 10_000 + GENERATION_TRUSTED_LEAD_MS));
+    // A read sent before the change and answered after its signal: older, and no reason to distrust the signal.
+    coordinator.apply(fleet('open', 10_500, 15_000), true);
+    expect(reasons).toEqual([]);
   });
 });
 
@@ -284,6 +316,30 @@ describe('RedisBreakerCoordinator: the fleet probe permit', () => {
   it('lasts the whole half-open period: every probe of the budget in turn, each within its deadline', () => {
     expect(permitTtlMs(new Breaker('a', { halfOpen: { maxProbes: 3, maxConcurrent: 2, maxWaitMs: 100 } }).config)).toBe(200);
     expect(permitTtlMs(new Breaker('b', { halfOpen: { maxProbes: 1, maxWaitMs: 2_500 } }).config)).toBe(2_500);
+  });
+
+  it('never asks again at once when a lost answer says the holder\'s permit has no time left (or no expiry: -1)', async () => {
+    vi.useFakeTimers({ now: 10_000 });
+    const { clock, link, coordinator, record } = setup();
+    coordinator.apply(fleet('open', 1, 11_000));
+    clock.advance(1_000);
+    vi.advanceTimersByTime(1_000);
+    expect(link.permits).toHaveLength(1);
+    coordinator.onPermit(record, false, -1);
+    // A zero back-off made the wake timer fire and ask again in the same millisecond, forever.
+    vi.advanceTimersByTime(0);
+    expect(link.permits).toHaveLength(1);
+    clock.advance(PERMIT_RETRY_MIN_MS - 1);
+    vi.advanceTimersByTime(PERMIT_RETRY_MIN_MS - 1);
+    expect(coordinator.mayProbe(record.breaker)).toBe(false);
+    expect(link.permits).toHaveLength(1);
+    clock.advance(1);
+    vi.advanceTimersByTime(1);
+    expect(link.permits).toHaveLength(2);
+    coordinator.onPermit(record, false, 0);
+    vi.advanceTimersByTime(0);
+    expect(link.permits).toHaveLength(2);
+    coordinator.close();
   });
 
   it('asks for the permit when the open period ends, before any call, with one timer for the store', async () => {

@@ -41,6 +41,12 @@ async function closedPort(): Promise<number> {
   return gone.port;
 }
 
+/** EVALs run by the test's Redis so far (every store operation but reads is one). */
+async function evalCalls(): Promise<number> {
+  const stats = String(await admin.info('commandstats'));
+  return Number(/cmdstat_eval:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Replica {
@@ -199,6 +205,56 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     await eventually('every replica closed', () => (replicas.every((r) => r.breaker.storedState === 'closed') ? true : undefined));
   });
 
+  it('takes over a probe permit that has no expiry (a hand fix, a restore) instead of spinning on it, and the fleet closes', async () => {
+    const replicas = [await replica('a', prefix), await replica('b', prefix)];
+    await Promise.all(replicas.map((r) => fail(r.breaker)));
+    const key = `${prefix}{payments}:probe`;
+    await eventually('the fleet open', async () => ((await admin.hget(`${prefix}{payments}:state`, 'state')) === 'open' ? true : undefined));
+    // Left by nobody alive, and without a TTL it would never lapse by itself.
+    await admin.set(key, 'ghost');
+    const evalsBefore = await evalCalls();
+    const holderId = await eventually('the permit taken over', async () => {
+      const holder = await admin.get(key);
+      return holder === 'ghost' ? undefined : (holder ?? undefined);
+    });
+    expect(await admin.pttl(key)).toBeGreaterThan(0);
+    const holder = replicas[['a', 'b'].indexOf(holderId)]!;
+    await expect(holder.breaker.execute(() => 'probe')).resolves.toBe('probe');
+    await eventually('every replica closed', () => (replicas.every((r) => r.breaker.storedState === 'closed') ? true : undefined));
+    // Two permit requests, a renewal and a close verdict, not one EVAL per replica every couple of milliseconds.
+    expect((await evalCalls()) - evalsBefore).toBeLessThanOrEqual(6);
+  });
+
+  it('keeps coordinating after a junk generation in the state hash and a forged one on the channel (>= 2^53, 1e308)', async () => {
+    const replicas = [await replica('a', prefix), await replica('b', prefix), await replica('c', prefix)];
+    const [a, b, c] = replicas;
+    const stateKey = `${prefix}{payments}:state`;
+    await admin.hset(stateKey, { state: 'closed', openUntil: '0', generation: '1e308', origin: 'junk', at: '0' });
+    await c!.store.reconcile();
+    // Pub/sub delivers in order: once c has adopted the sentinel's signal, it has handled the forged one before it.
+    const sentinel = new Breaker('sentinel', OPTIONS, { coordinator: c!.store.coordinator });
+    await c!.store.hydrate([sentinel]);
+    const sentinelOpened = nextTransition(sentinel, (change) => change.reason === 'shared-open');
+    const signal = (name: string, g: number, s: string) => JSON.stringify({ v: 1, b: name, s, u: s === 'open' ? Date.now() + 300 : 0, g, o: 'forger', a: 0 });
+    await admin.publish(`${prefix}signals`, signal('payments', 2 ** 53 - 2, 'closed'));
+    await admin.publish(`${prefix}signals`, signal('sentinel', 1, 'open'));
+    await sentinelOpened;
+
+    const adopted = nextTransition(c!.breaker, (change) => change.reason === 'shared-open');
+    await Promise.all([fail(a!.breaker), fail(b!.breaker)]);
+    await adopted;
+    // The script repaired the junk: the fleet's generation is a time again, and the next change still grows it.
+    const generation = Number(await admin.hget(stateKey, 'generation'));
+    expect(generation).toBeLessThanOrEqual(Date.now());
+    expect(generation).toBeGreaterThan(Date.now() - 60_000);
+    const holderId = await eventually('the permit taken', async () => (await admin.get(`${prefix}{payments}:probe`)) ?? undefined);
+    const holder = replicas[['a', 'b', 'c'].indexOf(holderId)]!;
+    const others = replicas.filter((r) => r !== holder).map((r) => nextTransition(r.breaker, (change) => change.reason === 'shared-close'));
+    await expect(holder.breaker.execute(() => 'probe')).resolves.toBe('probe');
+    await Promise.all(others);
+    expect(Number(await admin.hget(stateKey, 'generation'))).toBeGreaterThan(generation);
+  });
+
   it('reopens every replica when the fleet probe fails, with the prober\'s new open period', async () => {
     const replicas = [await replica('a', prefix), await replica('b', prefix)];
     await Promise.all(replicas.map((r) => fail(r.breaker)));
@@ -314,6 +370,27 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
       expect(printed).not.toHaveBeenCalled();
       expect(warnings).toHaveLength(1);
       expect(store.storeErrors).toBeGreaterThan(1);
+    } finally {
+      printed.mockRestore();
+    }
+  });
+  it('prints nothing for a client made as the README makes it (no error listener of its own) while Redis is down at boot', async () => {
+    const port = await closedPort();
+    const printed = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      let retries = 0;
+      // As in the README: the client is made in the store's options, with nobody listening to its errors but the store.
+      const redis = new Redis(`redis://127.0.0.1:${port}`, { retryStrategy: () => (++retries, 20) });
+      const store = new RedisBreakerStore({ redis, keyPrefix: prefix, hydrateTimeoutMs: 200, closeClient: true, logger: false });
+      opened.push({ store, redis });
+      // Every retry follows a refused connection, and so an error event.
+      await eventually('three refused connections', () => (retries >= 3 ? true : undefined));
+      expect(printed).not.toHaveBeenCalled();
+      await store.hydrate([new Breaker('payments', OPTIONS, { coordinator: store.coordinator })]);
+      const seen = retries;
+      await eventually('three more refused connections', () => (retries >= seen + 3 ? true : undefined));
+      await store.close();
+      expect(printed).not.toHaveBeenCalled();
     } finally {
       printed.mockRestore();
     }
