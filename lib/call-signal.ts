@@ -1,6 +1,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-const storage = new AsyncLocalStorage<AbortSignal>();
+/** What the storage holds: the call, whose signal is made only if someone asks for it (an AbortController costs microseconds). */
+interface SignalSource {
+  readonly signal: AbortSignal;
+}
+
+const storage = new AsyncLocalStorage<SignalSource>();
 
 /**
  * The `AbortSignal` of the protected call in progress, inside a method
@@ -19,10 +24,10 @@ const storage = new AsyncLocalStorage<AbortSignal>();
  * @publicApi
  */
 export function getCallSignal(): AbortSignal | undefined {
-  return storage.getStore();
+  return storage.getStore()?.signal;
 }
 
-/** @internal Runs `fn` with `signal` as the current call signal. */
-export function runWithCallSignal<T>(signal: AbortSignal, fn: () => T): T {
-  return storage.run(signal, fn);
+/** @internal Runs `fn` with the signal of `call` as the current call signal. */
+export function runWithCallSignal<T>(call: SignalSource, fn: () => T): T {
+  return storage.run(call, fn);
 }

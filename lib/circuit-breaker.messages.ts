@@ -1,3 +1,5 @@
+import { describeValue } from './core/option.messages.js';
+
 /**
  * Every text the Nest layer shows a person: each names the breaker and the
  * place (`Class.method`, `forRoot`, ...) and says what to do.
@@ -17,9 +19,7 @@ export const circuitBreakerMessages = {
     `Circuit breaker "${name}" on ${place}: no CircuitBreakerRegistry was injected into this instance. ` +
     'Import CircuitBreakerModule.forRoot() in your application, and let Nest create the instance (an instance created with `new` gets no registry).',
   missingFallbackMethod: (place: string, fallback: string) =>
-    `@CircuitBreaker() on ${place}: the fallback method "${fallback}" does not exist on the class. Declare it, or pass a function.`,
-  invalidDecoratorOption: (place: string, option: string, expected: string) =>
-    `@CircuitBreaker() on ${place}: option "${option}" must be ${expected}.`,
+    `@CircuitBreaker() on ${place}: option "fallback" names the method "${fallback}", which does not exist on the class. Declare it, or pass a function.`,
   keyMismatch: (name: string, place: string, perKey: boolean) =>
     perKey
       ? `Circuit breaker "${name}" is per-key (perKey), but ${place} gives no key. Add key: (...args) => target, so that each call goes to its target's breaker.`
@@ -28,9 +28,11 @@ export const circuitBreakerMessages = {
     `@CircuitBreaker() on ${place}: the lastGood fallback cannot key these arguments (${error instanceof Error ? error.message : String(error)}); such calls are not cached. Give fallback.lastGood a key function.`,
   notAMethod: (place: string) => `@CircuitBreaker() on ${place}: can only decorate a method.`,
   invalidFeature: (value: unknown) =>
-    `CircuitBreakerModule.forFeature() takes breaker names or a record of name → options, got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}.`,
-  invalidModuleOption: (option: string, expected: string) => `CircuitBreakerModule: option "${option}" must be ${expected}.`,
-  notABreaker: (what: string, value: unknown) => `${what} takes a Breaker, got ${value === null ? 'null' : typeof value}.`,
+    `CircuitBreakerModule.forFeature() takes breaker names or a record of name → options, got ${describeValue(value)}. ` +
+    "Pass ['payments'] to use breakers defined elsewhere, or { payments: { ... } } to define them here.",
+  emptyFeature: () =>
+    "CircuitBreakerModule.forFeature() got an empty record: pass ['payments'] to use breakers defined elsewhere, or { payments: { ... } } to define them here.",
+  notABreaker: (what: string, value: unknown) => `${what} takes a Breaker, got ${value === null ? 'null' : typeof value}. Pass one from @InjectCircuitBreaker(name) or registry.get(name).`,
   shareWithoutStore: (name: string) =>
     `Circuit breaker "${name}": option "share" needs a store to share through. ` +
     'Configure one, e.g. CircuitBreakerModule.forRoot({ store: new RedisBreakerStore({ redis }) }) from nestjs-circuit-breaker/redis, or remove "share".',

@@ -11,11 +11,14 @@ import {
   type CIRCUIT_BREAKER_ASYNC_OPTIONS_TYPE,
   type CIRCUIT_BREAKER_OPTIONS_TYPE,
 } from './circuit-breaker.module-definition.js';
-import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
+import { CircuitBreakerRegistry, MODULE_KEYS } from './circuit-breaker.registry.js';
+import { OptionChecker, pathKey } from './core/option-checker.js';
+import { breakerOptionChecker, copyBreakerOptions } from './core/resolve-options.js';
 import { getCircuitBreakerToken } from './decorators/inject-circuit-breaker.decorator.js';
 import { FeatureDefinition } from './feature-definition.js';
 
 const FOR_FEATURE = 'CircuitBreakerModule.forFeature()';
+const EXTRAS = ['isGlobal', 'httpFilter'] as const;
 
 /**
  * Circuit breakers for a Nest application.
@@ -30,10 +33,15 @@ const FOR_FEATURE = 'CircuitBreakerModule.forFeature()';
  */
 @Module({})
 export class CircuitBreakerModule extends ConfigurableCircuitBreakerModule {
-  static forRoot(options: typeof CIRCUIT_BREAKER_OPTIONS_TYPE = {}): DynamicModule {
+  static forRoot(given: typeof CIRCUIT_BREAKER_OPTIONS_TYPE = {}): DynamicModule {
+    const check = new OptionChecker('CircuitBreakerModule');
+    // A copy read once: Nest and the registry then work on plain data. Breaker options are checked by the registry, at start-up.
+    const options = check.record('', given, [...MODULE_KEYS, ...EXTRAS], 'an object', false) as typeof CIRCUIT_BREAKER_OPTIONS_TYPE;
+    checkExtras(check, options);
     const definition = withCoreProviders(super.forRoot(options), options.httpFilter);
     // The synchronous form knows its names statically: make each injectable by name.
-    const named = Object.keys(options.breakers ?? {}).map((name) => breakerProvider(name, undefined, undefined));
+    const names = options.breakers === undefined ? [] : check.entries('breakers', options.breakers, 'a record of breaker name → options').map(([name]) => name);
+    const named = names.map((name) => breakerProvider(name, undefined, undefined));
     return {
       ...definition,
       providers: [...(definition.providers ?? []), ...named],
@@ -42,17 +50,14 @@ export class CircuitBreakerModule extends ConfigurableCircuitBreakerModule {
   }
 
   static forRootAsync(options: typeof CIRCUIT_BREAKER_ASYNC_OPTIONS_TYPE): DynamicModule {
+    const check = new OptionChecker('CircuitBreakerModule.forRootAsync()');
+    if (!check.isPlainObject('options', options)) check.invalid('options', options, '{ useFactory | useClass | useExisting, inject?, imports?, isGlobal?, httpFilter? }', false);
+    checkExtras(check, { isGlobal: check.read(options, 'isGlobal', 'isGlobal'), httpFilter: check.read(options, 'httpFilter', 'httpFilter') });
     return withCoreProviders(super.forRootAsync(options), options.httpFilter);
   }
 
   static forFeature(breakers: readonly string[] | Record<string, BreakerOptions>): DynamicModule {
-    const entries: [string, BreakerOptions | undefined][] = Array.isArray(breakers)
-      ? breakers.map((name) => [name, undefined])
-      : typeof breakers === 'object' && breakers !== null
-        ? Object.entries(breakers as Record<string, BreakerOptions>)
-        : [];
-    if (entries.length === 0 && !Array.isArray(breakers)) throw new TypeError(circuitBreakerMessages.invalidFeature(breakers));
-    for (const [name] of entries) if (typeof name !== 'string' || name === '') throw new TypeError(circuitBreakerMessages.invalidFeature(name));
+    const entries = featureEntries(breakers);
     // The definition is read by the registry before any provider asks for a breaker by name (whatever the
     // module order), and is this call's identity: two calls giving options for one name conflict.
     const defined = entries.filter((entry): entry is [string, BreakerOptions] => entry[1] !== undefined);
@@ -61,6 +66,56 @@ export class CircuitBreakerModule extends ConfigurableCircuitBreakerModule {
     const definitionProvider: Provider[] = defined.length === 0 ? [] : [{ provide: Symbol('CircuitBreakerFeature'), useValue: definition }];
     return { module: CircuitBreakerModule, providers: [...definitionProvider, ...providers], exports: providers.map((p) => p.provide) };
   }
+}
+
+function checkExtras(check: OptionChecker, options: { isGlobal?: unknown; httpFilter?: unknown }): void {
+  for (const extra of EXTRAS) if (options[extra] !== undefined) check.boolean(extra, options[extra]);
+}
+
+/**
+ * The names and options forFeature() was given, read once and checked in
+ * their shape (the values against the module's defaults at start-up). A name
+ * whose options are `undefined` is only named, as in the array form.
+ */
+function featureEntries(breakers: unknown): [string, BreakerOptions | undefined][] {
+  const check = new OptionChecker(FOR_FEATURE);
+  const invalid = (value: unknown): never => {
+    throw new TypeError(circuitBreakerMessages.invalidFeature(value));
+  };
+  let array: boolean;
+  try {
+    array = Array.isArray(breakers);
+  } catch {
+    return invalid(breakers);
+  }
+  if (array) {
+    const list = breakers as readonly unknown[];
+    const length = check.read(list, 'length', 'length') as number;
+    const names: [string, undefined][] = [];
+    for (let i = 0; i < length; i++) {
+      const name = check.read(list, String(i), `[${i}]`);
+      if (typeof name !== 'string' || name === '') invalid(name);
+      names.push([name as string, undefined]);
+    }
+    return names;
+  }
+  if (!check.isPlainObject('breakers', breakers)) return invalid(breakers);
+  let keys: (string | symbol)[];
+  try {
+    keys = Reflect.ownKeys(breakers).filter((key) => Object.prototype.propertyIsEnumerable.call(breakers, key));
+  } catch {
+    return invalid(breakers);
+  }
+  const entries: [string, BreakerOptions | undefined][] = [];
+  for (const key of keys) {
+    if (typeof key === 'symbol' || key === '') return invalid(key);
+    const at = pathKey(key).replace(/^\./, '');
+    const value = check.read(breakers, key, at);
+    const subject = `Circuit breaker "${key}" in ${FOR_FEATURE}`;
+    entries.push([key, value === undefined ? undefined : copyBreakerOptions(breakerOptionChecker(key, { subject, pathOf: (o) => (o === 'options' ? at : `${at}.${o}`) }), value)]);
+  }
+  if (entries.length === 0) throw new TypeError(circuitBreakerMessages.emptyFeature());
+  return entries;
 }
 
 function breakerProvider(name: string, options: BreakerOptions | undefined, source: FeatureDefinition | undefined): Provider & { provide: string } {

@@ -1,6 +1,7 @@
 import { from, Observable, throwError, type ObservableInput, type OperatorFunction, type Subscription } from 'rxjs';
 import { Breaker, CallTimeoutError, type CallPermit } from './core/index.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
+import { OptionChecker } from './core/option-checker.js';
 
 /** @publicApi */
 export interface CircuitBreakerOperatorOptions<R> {
@@ -51,9 +52,11 @@ export type BreakerRecovery<R> = (error: unknown, breaker: Breaker) => Observabl
  */
 export function circuitBreaker<T, R = never>(breaker: Breaker, options: CircuitBreakerOperatorOptions<R> = {}): OperatorFunction<T, T | R> {
   if (!(breaker instanceof Breaker)) throw new TypeError(circuitBreakerMessages.notABreaker('circuitBreaker()', breaker));
-  const { fallback, key } = options;
-  if (fallback !== undefined && typeof fallback !== 'function') throw new TypeError('circuitBreaker(): option "fallback" must be a function returning an ObservableInput.');
-  if (key !== undefined && typeof key !== 'function') throw new TypeError('circuitBreaker(): option "key" must be a function returning a string.');
+  // Read once and checked here, where the pipe is built, not at the first subscription.
+  const check = new OptionChecker(`circuitBreaker() on circuit breaker "${breaker.name}"`);
+  const given = check.record('', options, ['fallback', 'key'], '{ fallback?, key? }');
+  const fallback = given.fallback === undefined ? undefined : check.func<(error: unknown) => ObservableInput<R>>('fallback', given.fallback, 'a function returning an ObservableInput');
+  const key = given.key === undefined ? undefined : check.func<() => string>('key', given.key, 'a function returning a string');
   const recover: BreakerRecovery<R> | undefined =
     fallback === undefined
       ? undefined

@@ -1,16 +1,18 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Observable, Subject } from 'rxjs';
-import { Breaker, BreakerConfigError, type BreakerEventName, type BreakerOptions, type BreakerSnapshot, type BreakerStore } from './core/index.js';
-import { resolveBreakerOptions } from './core/resolve-options.js';
+import { Breaker, BreakerConfigError, BREAKER_EVENT_NAMES, type BreakerEventName, type BreakerOptions, type BreakerSnapshot, type BreakerStore } from './core/index.js';
+import { OptionChecker, pathKey } from './core/option-checker.js';
+import { breakerOptionChecker, copyBreakerOptions, resolveBreakerOptions } from './core/resolve-options.js';
 import { CircuitBreakerExplorer } from './circuit-breaker.explorer.js';
 import { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
 import type { DecoratedMethod } from './decorated-method.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
+import { breakerMessages } from './core/breaker.messages.js';
 import type { CircuitBreakerEvent } from './interfaces/circuit-breaker-event.interface.js';
 import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
 
-const EVENT_NAMES: readonly BreakerEventName[] = ['stateChange', 'success', 'failure', 'ignored', 'rejected', 'timeout', 'slowCall', 'probe', 'fallback'];
 const FOR_ROOT = 'CircuitBreakerModule.forRoot({ breakers })';
+const MODULE = 'CircuitBreakerModule';
 const CALL_EVENTS = new Set<BreakerEventName>(['success', 'failure', 'ignored', 'timeout', 'slowCall']);
 const GET_OR_CREATE = 'CircuitBreakerRegistry.getOrCreate()';
 const FOR_FEATURE = 'CircuitBreakerModule.forFeature()';
@@ -44,14 +46,17 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
   /** The application's @CircuitBreaker() methods, found at construction. */
   private readonly methods: DecoratedMethod[];
 
+  /** The module's options as checked: a plain copy, so that what was validated is what is used. */
+  private readonly options: CircuitBreakerModuleOptions;
+
   constructor(
-    @Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) private readonly options: CircuitBreakerModuleOptions,
+    @Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) options: CircuitBreakerModuleOptions,
     @Optional() explorer?: CircuitBreakerExplorer,
   ) {
-    validateModuleOptions(options);
+    this.options = validateModuleOptions(options);
     this.events$ = new Observable<CircuitBreakerEvent>((subscriber) => {
       const subscription = this.events.subscribe(subscriber);
-      if (this.subscribers++ === 0) this.stopEvents = this.observe(EVENT_NAMES, (event) => this.events.next(event));
+      if (this.subscribers++ === 0) this.stopEvents = this.observe(BREAKER_EVENT_NAMES, (event) => this.events.next(event));
       return () => {
         subscription.unsubscribe();
         if (--this.subscribers === 0) {
@@ -60,7 +65,7 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
         }
       };
     });
-    for (const [name, breakerOptions] of Object.entries(options.breakers ?? {})) this.define(name, breakerOptions, FOR_ROOT);
+    for (const [name, breakerOptions] of Object.entries(this.options.breakers ?? {})) this.define(name, breakerOptions, FOR_ROOT, FOR_ROOT, true);
     // forFeature() definitions and decorators that define a breaker do so before any provider can ask for it
     // by name (forFeature(['name']), injection), whatever the order in which modules are built.
     for (const definition of explorer?.featureDefinitions() ?? []) {
@@ -103,6 +108,8 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
    * elsewhere are an error: one breaker, one place for its options.
    */
   getOrCreate(name: string, options?: BreakerOptions): Breaker {
+    // Checked before the name is used in a message or a Map: a Symbol would throw from a template literal.
+    if (typeof name !== 'string' || name === '') throw new TypeError(`${GET_OR_CREATE}: ${breakerMessages.badName(name)}`);
     return this.resolve(name, options, GET_OR_CREATE);
   }
 
@@ -189,8 +196,9 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
     return this.resolve(name, options, place, source);
   }
 
-  private define(name: string, options: BreakerOptions | undefined, place: string, source: unknown = place): Breaker {
-    const merged = mergeOptions(this.options.defaults, options);
+  private define(name: string, options: BreakerOptions | undefined, place: string, source: unknown = place, checked = false): Breaker {
+    // forRoot's breakers were checked with the module's options; the others are checked here, where they are used.
+    const merged = checked ? mergeOptions(this.options.defaults, options) : checkBreakerDefinition(name, options, this.options.defaults, place, placePath(place, name)).merged;
     const store = this.options.store;
     if (store === undefined && merged.share !== undefined && merged.share !== false) {
       throw new BreakerConfigError(circuitBreakerMessages.shareWithoutStore(name), name, 'share');
@@ -246,85 +254,135 @@ interface Observer {
 
 /**
  * A breaker's options over the defaults: key by key, with the nested
- * `halfOpen`, `backoff` and `overload` objects merged too (`overload: false` wins).
+ * `halfOpen`, `backoff` and `overload` objects merged too (`overload: false`
+ * wins). A key given as `undefined` means "not given": it never drops a default.
  *
  * @internal
  */
 export function mergeOptions(defaults: BreakerOptions | undefined, options: BreakerOptions | undefined): BreakerOptions {
   if (defaults === undefined) return options ?? {};
   if (options === undefined) return defaults;
-  const merged: BreakerOptions = { ...defaults, ...options };
+  const merged: Record<string, unknown> = assignDefined({ ...defaults }, options);
   // Nested objects merge only when both sides are objects: anything else is kept as given, for validation to reject.
   for (const key of ['halfOpen', 'backoff', 'overload'] as const) {
     const base = defaults[key];
     const own = options[key];
-    if (isObject(base) && isObject(own)) (merged as Record<string, unknown>)[key] = { ...base, ...own };
+    if (isObject(base) && isObject(own)) merged[key] = assignDefined({ ...base }, own);
   }
   // `share: true` means "share, as the defaults say how".
   if (isObject(defaults.share) && (options.share === true || isObject(options.share))) {
-    merged.share = { ...defaults.share, ...(options.share === true ? {} : options.share) };
+    merged.share = assignDefined({ ...defaults.share }, options.share === true ? {} : options.share);
   }
-  return merged;
+  return merged as BreakerOptions;
+}
+
+function assignDefined(target: Record<string, unknown>, source: object): Record<string, unknown> {
+  for (const [key, value] of Object.entries(source)) if (value !== undefined) target[key] = value;
+  return target;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function validateModuleOptions(options: CircuitBreakerModuleOptions): void {
-  if (typeof options !== 'object' || options === null) throw new TypeError(circuitBreakerMessages.invalidModuleOption('options', 'an object'));
-  const known = ['defaults', 'breakers', 'strict', 'clock', 'logging', 'eventEmitter', 'store'];
-  for (const key of Object.keys(options)) {
-    if (!known.includes(key)) {
-      throw new TypeError(`CircuitBreakerModule: unknown option "${key}". Known options: ${known.join(', ')}, and the module options isGlobal, httpFilter.`);
-    }
-  }
-  if (options.breakers !== undefined && (typeof options.breakers !== 'object' || options.breakers === null || Array.isArray(options.breakers))) {
-    throw new TypeError(circuitBreakerMessages.invalidModuleOption('breakers', 'a record of breaker name → options'));
-  }
-  for (const [name, breakerOptions] of Object.entries(options.breakers ?? {})) {
-    if (!isObject(breakerOptions)) {
-      throw new BreakerConfigError(
-        `Circuit breaker "${name}": its options in CircuitBreakerModule.forRoot({ breakers }) must be an object, got ${breakerOptions === null ? 'null' : typeof breakerOptions}.`,
-        name,
-      );
-    }
-  }
-  if (options.defaults !== undefined && !isObject(options.defaults)) throw new TypeError(circuitBreakerMessages.invalidModuleOption('defaults', 'an object of breaker options'));
-  if (options.strict !== undefined && typeof options.strict !== 'boolean') {
-    throw new TypeError(circuitBreakerMessages.invalidModuleOption('strict', 'a boolean'));
-  }
-  if (options.clock !== undefined && typeof options.clock?.now !== 'function') {
-    throw new TypeError(circuitBreakerMessages.invalidModuleOption('clock', 'an object with a now() method'));
-  }
-  validateLogging(options.logging);
-  if (options.eventEmitter !== undefined && typeof options.eventEmitter?.emit !== 'function') {
-    throw new TypeError(circuitBreakerMessages.invalidModuleOption('eventEmitter', 'an object with an emit(event, payload) method, such as EventEmitter2'));
-  }
-  const store = options.store as Partial<BreakerStore> | null | undefined;
-  if (
-    store !== undefined &&
-    (typeof store !== 'object' || store === null || typeof store.hydrate !== 'function' || typeof store.close !== 'function' || typeof store.coordinator?.mayProbe !== 'function')
-  ) {
-    throw new TypeError(circuitBreakerMessages.invalidModuleOption('store', 'a BreakerStore such as new RedisBreakerStore({ redis }) from nestjs-circuit-breaker/redis'));
-  }
-  // The defaults alone must make a valid breaker, so that a bad default fails at start-up, not at first use.
-  if (options.defaults !== undefined) resolveBreakerOptions('(defaults)', options.defaults);
-  const share = options.defaults?.share;
-  if (store === undefined && share !== undefined && share !== false) {
-    throw new BreakerConfigError(circuitBreakerMessages.shareWithoutStore('(defaults)'), '(defaults)', 'share');
-  }
+/** The nested options merged key by key with the defaults' (see mergeOptions). */
+const MERGED_KEYS = ['halfOpen', 'backoff', 'overload', 'share'];
+
+/** Where the options given at `place` are written: the path prefix of their options in messages. */
+function placePath(place: string, name: string): string {
+  if (place === FOR_ROOT) return `breakers${pathKey(name)}`;
+  // forFeature({ name: options }): the argument is a record of name → options.
+  if (place.startsWith('CircuitBreakerModule.forFeature()')) return pathKey(name).replace(/^\./, '');
+  return '';
 }
 
-function validateLogging(logging: CircuitBreakerModuleOptions['logging']): void {
-  if (logging === undefined || logging === false) return;
-  if (typeof logging !== 'object' || logging === null) throw new TypeError(circuitBreakerMessages.invalidModuleOption('logging', 'false or { level?, maxPerSecond? }'));
-  if (logging.level !== undefined && !['verbose', 'debug', 'log', 'warn'].includes(logging.level)) {
-    throw new TypeError(circuitBreakerMessages.invalidModuleOption('logging.level', `'verbose', 'debug', 'log' or 'warn', got ${JSON.stringify(logging.level)}`));
+/** Whether the plain options `options` set `option` (`halfOpen.maxProbes`). */
+function sets(options: BreakerOptions | undefined, option: string): boolean {
+  let value: unknown = options;
+  for (const key of option.split('.')) value = isObject(value) ? value[key] : undefined;
+  return value !== undefined;
+}
+
+/**
+ * Checks the options one place gives a breaker, over the module's (already
+ * checked) defaults, and returns them merged, as plain data. Errors name the
+ * breaker, the place, and the option where the user wrote it: under `prefix`
+ * (`breakers.payments`) when the breaker's own options set it, under
+ * `defaults` when only the defaults do.
+ *
+ * @internal
+ */
+export function checkBreakerDefinition(
+  name: string,
+  options: unknown,
+  defaults: BreakerOptions | undefined,
+  place: string,
+  prefix: string,
+): { own: BreakerOptions | undefined; merged: BreakerOptions } {
+  const subject = `Circuit breaker "${name}" in ${place === FOR_ROOT ? MODULE : place}`;
+  const own = (option: string) => (option === 'options' ? prefix || 'options' : prefix === '' ? option : `${prefix}.${option}`);
+  const copy = options === undefined ? undefined : copyBreakerOptions(breakerOptionChecker(name, { subject, pathOf: own }), options);
+  const merged = mergeOptions(defaults, copy);
+  // A default is to blame only when the breaker's own options leave it in place: an own `aggregate` replaces the default one whole.
+  const ownSets = (option: string) => sets(copy, option) || (!MERGED_KEYS.includes(option.split('.')[0]!) && sets(copy, option.split('.')[0]!));
+  const pathOf = (option: string) => (option !== 'options' && !ownSets(option) && sets(defaults, option) ? `defaults.${option}` : own(option));
+  resolveBreakerOptions(name, merged, { subject, pathOf });
+  return { own: copy, merged };
+}
+
+/** The options of forRoot() / forRootAsync() besides the module extras. @internal */
+export const MODULE_KEYS = ['defaults', 'breakers', 'strict', 'clock', 'logging', 'eventEmitter', 'store'] as const;
+const LOG_LEVELS = ['verbose', 'debug', 'log', 'warn'] as const;
+
+/**
+ * Checks the options of `CircuitBreakerModule.forRoot()` / `forRootAsync()`,
+ * the breakers they define included, and returns them as a plain copy: what
+ * the registry works with afterwards. Every error names the module or the
+ * breaker, and the option's path (`breakers.payments.halfOpen.maxProbes`).
+ *
+ * @internal
+ */
+export function validateModuleOptions(given: unknown): CircuitBreakerModuleOptions {
+  const check = new OptionChecker(MODULE);
+  const options = check.record('', given, MODULE_KEYS, 'an object', false) as Record<(typeof MODULE_KEYS)[number], unknown>;
+  if (options.strict !== undefined) check.boolean('strict', options.strict);
+  if (options.clock !== undefined) check.service('clock', options.clock, ['now'], 'an object with a now() method');
+  const logging = options.logging === undefined || options.logging === false ? options.logging : check.record('logging', options.logging, ['level', 'maxPerSecond'], 'false or { level?, maxPerSecond? }');
+  if (isObject(logging)) {
+    if (logging.level !== undefined) check.oneOf('logging.level', logging.level, LOG_LEVELS);
+    if (logging.maxPerSecond !== undefined) check.number('logging.maxPerSecond', logging.maxPerSecond, { min: 1, integer: true }, 'an integer >= 1');
   }
-  if (logging.maxPerSecond !== undefined && (!Number.isInteger(logging.maxPerSecond) || logging.maxPerSecond < 1)) {
-    throw new TypeError(circuitBreakerMessages.invalidModuleOption('logging.maxPerSecond', `an integer >= 1, got ${String(logging.maxPerSecond)}`));
+  if (options.eventEmitter !== undefined) {
+    check.service('eventEmitter', options.eventEmitter, ['emit'], 'an object with an emit(event, payload) method, such as EventEmitter2');
   }
+  const storeExpected = 'a BreakerStore such as new RedisBreakerStore({ redis }) from nestjs-circuit-breaker/redis';
+  const store = options.store === undefined ? undefined : check.service<BreakerStore>('store', options.store, ['hydrate', 'close'], storeExpected);
+  if (store !== undefined) check.service('store', check.read(store, 'coordinator', 'store.coordinator'), ['mayProbe'], storeExpected);
+
+  // The defaults alone must make a valid breaker, so that a bad default fails at start-up, not at first use.
+  let defaults: BreakerOptions | undefined;
+  if (options.defaults !== undefined) {
+    const source = { subject: MODULE, pathOf: (option: string) => (option === 'options' ? 'defaults' : `defaults.${option}`) };
+    defaults = copyBreakerOptions(breakerOptionChecker('(defaults)', source), options.defaults);
+    resolveBreakerOptions('(defaults)', defaults, source);
+    if (store === undefined && defaults.share !== undefined && defaults.share !== false) {
+      throw new BreakerConfigError(circuitBreakerMessages.shareWithoutStore('(defaults)'), '(defaults)', 'share');
+    }
+  }
+  let breakers: Record<string, BreakerOptions> | undefined;
+  if (options.breakers !== undefined) {
+    breakers = {};
+    for (const [name, breakerOptions] of check.entries('breakers', options.breakers, 'a record of breaker name → options')) {
+      if (name === '') check.fail('breakers', 'option "breakers" names a breaker "": give every breaker a non-empty name.');
+      // The breaker's own options are kept (merged again with the defaults when it is built), checked over the defaults here.
+      const { own, merged } = checkBreakerDefinition(name, breakerOptions, defaults, FOR_ROOT, `breakers${pathKey(name)}`);
+      if (store === undefined && merged.share !== undefined && merged.share !== false) {
+        throw new BreakerConfigError(circuitBreakerMessages.shareWithoutStore(name), name, 'share');
+      }
+      breakers[name] = own ?? {};
+    }
+  }
+  return { ...(options as CircuitBreakerModuleOptions), defaults, breakers };
 }
 
 const faultLogger = new Logger('CircuitBreaker');

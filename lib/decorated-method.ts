@@ -113,7 +113,7 @@ export class DecoratedMethod {
     let result: unknown;
     try {
       // Only a call with a deadline has a signal worth passing on: the plain path stays cheap.
-      result = permit.timeoutMs === undefined ? original.apply(instance, args) : runWithCallSignal(permit.signal, () => original.apply(instance, args));
+      result = permit.timeoutMs === undefined ? original.apply(instance, args) : runWithCallSignal(permit, () => original.apply(instance, args));
     } catch (error) {
       this.kind ??= 'sync';
       return this.onError(registry, breaker, permit.fail(error), instance, error, args, 'sync');
@@ -282,8 +282,8 @@ function shapeOf(result: unknown): 'observable' | 'thenable' | 'value' {
 }
 
 /** Runs a method with its call's signal available to getCallSignal(). */
-function callWithSignal(signal: AbortSignal, method: (...args: unknown[]) => unknown, thisArg: unknown, args: unknown[]): Promise<unknown> {
-  return runWithCallSignal(signal, () => method.apply(thisArg, args) as Promise<unknown>);
+function callWithSignal(call: { readonly signal: AbortSignal }, method: (...args: unknown[]) => unknown, thisArg: unknown, args: unknown[]): Promise<unknown> {
+  return runWithCallSignal(call, () => method.apply(thisArg, args) as Promise<unknown>);
 }
 
 /** Outcomes a fallback is for: the dependency failed or refused, whether the call rejected or resolved. */

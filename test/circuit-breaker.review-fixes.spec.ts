@@ -81,8 +81,8 @@ describe('Nest layer rules found in review', () => {
   it('nested options that are not objects are kept for validation to reject, even over defaults', async () => {
     expect(mergeOptions({ halfOpen: { maxProbes: 2 } }, { halfOpen: 5 as never })).toEqual({ halfOpen: 5 });
     await expect(start({ defaults: { halfOpen: { maxProbes: 2 } }, breakers: { a: { halfOpen: 5 as never } } })).rejects.toThrow(
-      'Circuit breaker "a": option "halfOpen" must be an object, got 5.',
+      'Circuit breaker "a" in CircuitBreakerModule: option "breakers.a.halfOpen" must be an object, got 5.',
     );
-    await expect(start({ breakers: { a: null as never } })).rejects.toThrow('Circuit breaker "a": its options in CircuitBreakerModule.forRoot({ breakers }) must be an object, got null.');
+    await expect(start({ breakers: { a: null as never } })).rejects.toThrow('Circuit breaker "a" in CircuitBreakerModule: option "breakers.a" must be an object, got null. Leave the option out (or undefined) to use its default.');
   });
 });

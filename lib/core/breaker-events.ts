@@ -84,6 +84,27 @@ export interface BreakerEventMap {
 /** @publicApi */
 export type BreakerEventName = keyof BreakerEventMap;
 
+// A record, so that the compiler fails here when an event is added to the map but not to the list.
+const EVENTS: Record<BreakerEventName, true> = {
+  stateChange: true,
+  success: true,
+  failure: true,
+  ignored: true,
+  rejected: true,
+  timeout: true,
+  slowCall: true,
+  probe: true,
+  fallback: true,
+};
+
+/** Every event a breaker emits. @publicApi */
+export const BREAKER_EVENT_NAMES: readonly BreakerEventName[] = Object.freeze(Object.keys(EVENTS) as BreakerEventName[]);
+
+/** Whether `value` names an event a breaker emits. @internal */
+export function isBreakerEventName(value: unknown): value is BreakerEventName {
+  return typeof value === 'string' && Object.hasOwn(EVENTS, value);
+}
+
 /** @publicApi */
 export type BreakerListener<E extends BreakerEventName> = (event: BreakerEventMap[E]) => void;
 

@@ -1,3 +1,5 @@
+import { describeValue } from './option.messages.js';
+
 /**
  * Every text the engine shows a person. Each names the breaker, the option or
  * the reason, and says what to do about it.
@@ -5,24 +7,24 @@
  * @internal
  */
 export const breakerMessages = {
-  invalidOption: (breaker: string, option: string, value: unknown, expected: string) =>
-    `Circuit breaker "${breaker}": option "${option}" must be ${expected}, got ${describe(value)}.`,
-  unknownOption: (breaker: string, option: string, known: readonly string[]) =>
-    `Circuit breaker "${breaker}": unknown option "${option}". Known options: ${known.join(', ')}.`,
-  conflictingOptions: (breaker: string, detail: string) => `Circuit breaker "${breaker}": ${detail}`,
+  unknownEvent: (breaker: string, event: unknown, known: readonly string[]) =>
+    `Circuit breaker "${breaker}": on() got ${describeValue(event)}, which is not an event of a breaker. Listen to one of: ${known.join(', ')}.`,
+  notAListener: (breaker: string, event: string, listener: unknown) =>
+    `Circuit breaker "${breaker}": on("${event}") takes a listener function, got ${describeValue(listener)}. Pass (event) => { ... }.`,
+  badName: (name: unknown) => `A circuit breaker needs a non-empty string name, got ${describeValue(name)}. Name it after the dependency and operation it protects, e.g. "payments.charge".`,
   notAFunction: (breaker: string, value: unknown) =>
-    `Circuit breaker "${breaker}": execute() takes the function to protect, got ${describe(value)}.`,
+    `Circuit breaker "${breaker}": execute() takes the function to protect, got ${describeValue(value)}.`,
   rejected: (breaker: string, reason: string) => `Circuit breaker "${breaker}" rejected the call: ${reasonText(reason)}.`,
   timedOut: (breaker: string, timeoutMs: number) =>
     `Circuit breaker "${breaker}": the call did not settle within ${timeoutMs} ms and was aborted.`,
   invalidDep: (breaker: string, dep: string, value: unknown, expected: string) =>
-    `Circuit breaker "${breaker}": ${dep} must be ${expected}, got ${describe(value)}. Pass a valid ${dep.split(/[.(]/)[0]} or leave it out for the default.`,
+    `Circuit breaker "${breaker}": ${dep} must be ${expected}, got ${describeValue(value)}. Pass a valid ${dep.split(/[.(]/)[0]} or leave it out for the default.`,
   invalidSignal: (breaker: string, value: unknown) =>
-    `Circuit breaker "${breaker}": execute() option "signal" must be an AbortSignal, got ${describe(value)}. Pass an AbortController's signal, or leave it out.`,
+    `Circuit breaker "${breaker}": execute() option "signal" must be an AbortSignal, got ${describeValue(value)}. Pass an AbortController's signal, or leave it out.`,
   classifierThrew: (breaker: string, option: string, fault: unknown) =>
     `Circuit breaker "${breaker}": option "${option}" threw ${faultText(fault)}. The call counted as a failure; make the classifier return an outcome instead of throwing. Later faults of this classifier are not reported again.`,
   classifierAnswered: (breaker: string, option: string, answer: unknown) =>
-    `Circuit breaker "${breaker}": option "${option}" returned ${describe(answer)}; expected 'success', 'failure', 'ignored', 'overload' or undefined. The call counted as a failure; fix the classifier. Later faults of this classifier are not reported again.`,
+    `Circuit breaker "${breaker}": option "${option}" returned ${describeValue(answer)}; expected 'success', 'failure', 'ignored', 'overload' or undefined. The call counted as a failure; fix the classifier. Later faults of this classifier are not reported again.`,
   listenerThrew: (breaker: string, event: string, fault: unknown) =>
     `Circuit breaker "${breaker}": an on('${event}') listener threw ${faultText(fault)}. The call it observed was not affected; catch errors inside the listener. Later faults of this listener are not reported again.`,
   probeExpired: (breaker: string, maxWaitMs: number) =>
@@ -44,15 +46,6 @@ function reasonText(reason: string): string {
   }
 }
 
-export function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'function') return `a function`;
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return 'an object';
-  return String(value);
-}
-
 /** What was thrown, in a few words, without trusting it: a hostile value may throw when read. */
 function faultText(fault: unknown): string {
   try {
@@ -60,5 +53,5 @@ function faultText(fault: unknown): string {
   } catch {
     return 'a value that cannot be read';
   }
-  return describe(fault);
+  return describeValue(fault);
 }

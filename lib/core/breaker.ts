@@ -1,6 +1,8 @@
 import type { BreakerOptions } from './breaker-options.js';
 import {
+  BREAKER_EVENT_NAMES,
   BreakerEventHub,
+  isBreakerEventName,
   type BreakerEventName,
   type FallbackEvent,
   type BreakerListener,
@@ -149,9 +151,7 @@ export class Breaker {
   lastUsedAt = 0;
 
   constructor(name: string, options?: BreakerOptions, deps: BreakerDeps = {}, lineage?: { parent: Breaker; key: string }) {
-    if (typeof name !== 'string' || name === '') {
-      throw new TypeError(`A circuit breaker needs a non-empty string name, got ${String(name)}.`);
-    }
+    if (typeof name !== 'string' || name === '') throw new TypeError(breakerMessages.badName(name));
     this.ownName = lineage === undefined ? name : undefined;
     this.parent = lineage?.parent;
     this.key = lineage?.key;
@@ -256,14 +256,15 @@ export class Breaker {
     method: (...args: any[]) => T | PromiseLike<T>,
     thisArg: unknown,
     args: unknown[],
-    withSignal: (signal: AbortSignal, method: (...args: any[]) => T | PromiseLike<T>, thisArg: unknown, args: unknown[]) => T | PromiseLike<T>,
+    withSignal: (call: CallContext & { readonly signal: AbortSignal }, method: (...args: any[]) => T | PromiseLike<T>, thisArg: unknown, args: unknown[]) => T | PromiseLike<T>,
   ): Promise<T> {
     if (this.family !== undefined) throw new TypeError(familyMisuse(this.name, 'execute'));
     const token = this.admit();
     if (typeof token !== 'number') return Promise.reject(token);
     const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
     if (token >= 0 && this.config.timeoutMs === undefined && pendingFamilyToken === 0) return this.runMethod(method, thisArg, args, token, startedAt);
-    return this.trackedCall<T>(token, startedAt).run(({ signal }) => withSignal(signal, method, thisArg, args), undefined);
+    // The context, not its signal: reading the signal is what makes its AbortController.
+    return this.trackedCall<T>(token, startedAt).run((context) => withSignal(context, method, thisArg, args), undefined);
   }
 
   /**
@@ -292,9 +293,8 @@ export class Breaker {
 
   /** Subscribes to an event; returns the function that unsubscribes. */
   on<E extends BreakerEventName>(event: E, listener: BreakerListener<E>): () => void {
-    if (typeof listener !== 'function') {
-      throw new TypeError(`Circuit breaker "${this.name}": on("${event}") takes a listener function.`);
-    }
+    if (!isBreakerEventName(event)) throw new TypeError(breakerMessages.unknownEvent(this.name, event, BREAKER_EVENT_NAMES));
+    if (typeof listener !== 'function') throw new TypeError(breakerMessages.notAListener(this.name, event, listener));
     const hub = (this.hub ??= new BreakerEventHub(this.onListenerFault));
     // Only events that carry a duration make calls read the clock.
     if (event === 'success' || event === 'failure' || event === 'ignored' || event === 'slowCall') this.timed = true;

@@ -28,6 +28,7 @@ export type {
   SuccessEvent,
   TimeoutEvent,
 } from './breaker-events.js';
+export { BREAKER_EVENT_NAMES } from './breaker-events.js';
 export type {
   BreakerSnapshot,
   BreakerThresholds,

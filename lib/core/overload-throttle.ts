@@ -15,9 +15,9 @@ const BUCKETS = 10;
  * @internal
  */
 export class OverloadThrottle {
-  private readonly requests = new Array<number>(BUCKETS).fill(0);
-  private readonly accepts = new Array<number>(BUCKETS).fill(0);
-  private readonly shedCalls = new Array<number>(BUCKETS).fill(0);
+  private readonly requests = new Float64Array(BUCKETS);
+  private readonly accepts = new Float64Array(BUCKETS);
+  private readonly shedCalls = new Float64Array(BUCKETS);
   private readonly bucketMs: number;
   private head = 0;
   /** The start of the head bucket's interval. */

@@ -1,7 +1,7 @@
-import { BREAKER_DEFAULTS, type BreakerOptions, type ShareOptions, type WindowOptions } from './breaker-options.js';
+import { BREAKER_DEFAULTS, type BreakerOptions, type WindowOptions } from './breaker-options.js';
 import { BreakerConfigError } from './breaker.errors.js';
-import { breakerMessages } from './breaker.messages.js';
 import type { ErrorClassifier, ResultClassifier } from './classify.js';
+import { OptionChecker } from './option-checker.js';
 
 /** The options of one breaker after defaults and validation. @internal */
 export interface ResolvedBreakerOptions {
@@ -55,10 +55,58 @@ const TOP_LEVEL_KEYS = [
   'aggregate',
   'share',
 ] as const satisfies readonly (keyof BreakerOptions)[];
+/** Every key a breaker's options may have, for layers that mix them with their own (the decorator). @internal */
+export const BREAKER_OPTION_KEYS: readonly string[] = TOP_LEVEL_KEYS;
 const HALF_OPEN_KEYS = ['maxProbes', 'maxConcurrent', 'successesToClose', 'probeTimeoutMs', 'maxWaitMs'] as const;
 const BACKOFF_KEYS = ['multiplier', 'maxMs'] as const;
+const WINDOW_EXPECTED = `{ type: 'count', size } or { type: 'time', durationMs, buckets? }`;
 // setTimeout fires at once for anything longer, which would turn a deadline into none.
 const MAX_TIMER_MS = 2_147_483_647;
+
+/** Who a breaker's options are reported as, and where the user wrote them. @internal */
+export interface BreakerOptionsSource {
+  /** How messages name the breaker. Default `Circuit breaker "<name>"`. */
+  readonly subject?: string;
+  /** The path of an option as the user wrote it (`breakers.payments.timeoutMs`). Default: the option itself. */
+  readonly pathOf?: (option: string) => string;
+}
+
+/** The checker of one breaker's options: errors are `BreakerConfigError`s naming the breaker and the option. @internal */
+export function breakerOptionChecker(name: string, source: BreakerOptionsSource = {}): OptionChecker {
+  return new OptionChecker(source.subject ?? `Circuit breaker "${name}"`, (message, option) => new BreakerConfigError(message, name, option), source.pathOf);
+}
+
+/**
+ * A breaker's options as plain data, after the checks of their shape (plain
+ * objects, known keys, readable values): what layers that merge options
+ * (module defaults) work on. Keys given as `undefined` are left out, so that
+ * they mean "not given" wherever they are merged.
+ *
+ * @internal
+ */
+export function copyBreakerOptions(check: OptionChecker, options: unknown): BreakerOptions {
+  const copy = check.record('', options, TOP_LEVEL_KEYS);
+  if (copy.window !== undefined) copy.window = copyWindow(check, copy.window);
+  for (const [key, known] of [
+    ['backoff', BACKOFF_KEYS],
+    ['halfOpen', HALF_OPEN_KEYS],
+    ['perKey', ['maxKeys', 'idleMs', 'maxKeyLength']],
+    ['aggregate', ['openWhenOpenRatio', 'minKeys']],
+  ] as const) {
+    if (copy[key] !== undefined) copy[key] = check.record(key, copy[key], known);
+  }
+  if (copy.overload !== undefined && copy.overload !== false) copy.overload = check.record('overload', copy.overload, ['k'], 'an object { k? } or false');
+  if (copy.share !== undefined && typeof copy.share !== 'boolean') copy.share = check.record('share', copy.share, ['quorum'], 'true, false or { quorum }');
+  return copy as BreakerOptions;
+}
+
+function copyWindow(check: OptionChecker, value: unknown): WindowOptions {
+  if (!check.isPlainObject('window', value)) check.invalid('window', value, WINDOW_EXPECTED);
+  const type = check.read(value, 'type', 'window.type');
+  if (type === 'count') return check.record('window', value, ['type', 'size'], WINDOW_EXPECTED) as unknown as WindowOptions;
+  if (type === 'time') return check.record('window', value, ['type', 'durationMs', 'buckets'], WINDOW_EXPECTED) as unknown as WindowOptions;
+  return check.invalid('window.type', type, `'count' or 'time'`, false);
+}
 
 /**
  * Applies the defaults and checks every option, throwing `BreakerConfigError`
@@ -66,98 +114,104 @@ const MAX_TIMER_MS = 2_147_483_647;
  *
  * @internal
  */
-export function resolveBreakerOptions(name: string, options: BreakerOptions = {}): ResolvedBreakerOptions {
-  const check = new OptionChecker(name);
-  check.object('options', options, TOP_LEVEL_KEYS);
+export function resolveBreakerOptions(name: string, given: unknown = {}, source?: BreakerOptionsSource): ResolvedBreakerOptions {
+  const check = breakerOptionChecker(name, source);
+  const options = copyBreakerOptions(check, given);
 
-  const window = check.window(options.window);
+  const window = resolveWindow(check, options.window);
   const rateRuleExplicit =
     options.window !== undefined || options.failureRateThreshold !== undefined || options.minimumThroughput !== undefined;
-  const consecutiveFailures = check.optionalInteger('consecutiveFailures', options.consecutiveFailures, 1);
-  const failureRateThreshold = check.ratio('failureRateThreshold', options.failureRateThreshold ?? BREAKER_DEFAULTS.failureRateThreshold);
+  const consecutiveFailures = options.consecutiveFailures === undefined ? undefined : integer(check, 'consecutiveFailures', options.consecutiveFailures, 1);
+  const failureRateThreshold = ratio(check, 'failureRateThreshold', or(options.failureRateThreshold, BREAKER_DEFAULTS.failureRateThreshold));
   // The default never asks a small count window for more calls than it can hold.
   const defaultThroughput = window.type === 'count' ? Math.min(BREAKER_DEFAULTS.minimumThroughput, window.size) : BREAKER_DEFAULTS.minimumThroughput;
-  const minimumThroughput = check.integer('minimumThroughput', options.minimumThroughput ?? defaultThroughput, 1);
+  const minimumThroughput = integer(check, 'minimumThroughput', or(options.minimumThroughput, defaultThroughput), 1);
   if (window.type === 'count' && minimumThroughput > window.size) {
     check.fail(
       'minimumThroughput',
-      `option "minimumThroughput" (${minimumThroughput}) cannot exceed window.size (${window.size}): the window could never hold enough calls to judge a rate.`,
+      `option "${check.pathOf('minimumThroughput')}" (${minimumThroughput}) cannot exceed ${check.pathOf('window.size')} (${window.size}): the window could never hold enough calls to judge a rate.`,
     );
   }
 
-  const slowCallDurationMs = check.optionalDuration('slowCallDurationMs', options.slowCallDurationMs);
+  const slowCallDurationMs = optionalDuration(check, 'slowCallDurationMs', options.slowCallDurationMs);
   let slowCallRateThreshold: number | undefined;
   if (options.slowCallRateThreshold !== undefined) {
     if (slowCallDurationMs === undefined) {
-      check.fail('slowCallRateThreshold', 'option "slowCallRateThreshold" needs "slowCallDurationMs": without it no call is ever slow.');
+      check.fail('slowCallRateThreshold', `option "${check.pathOf('slowCallRateThreshold')}" needs "${check.pathOf('slowCallDurationMs')}": without it no call is ever slow.`);
     }
-    slowCallRateThreshold = check.ratio('slowCallRateThreshold', options.slowCallRateThreshold);
+    slowCallRateThreshold = ratio(check, 'slowCallRateThreshold', options.slowCallRateThreshold);
   } else if (slowCallDurationMs !== undefined) {
     slowCallRateThreshold = BREAKER_DEFAULTS.slowCallRateThreshold;
   }
 
-  const timeoutMs = check.optionalDuration('timeoutMs', options.timeoutMs, MAX_TIMER_MS);
-  const openDurationMs = check.duration('openDurationMs', options.openDurationMs ?? BREAKER_DEFAULTS.openDurationMs, 0);
+  const timeoutMs = optionalDuration(check, 'timeoutMs', options.timeoutMs, MAX_TIMER_MS);
+  const openDurationMs = duration(check, 'openDurationMs', or(options.openDurationMs, BREAKER_DEFAULTS.openDurationMs), 0);
 
-  const backoff = options.backoff ?? {};
-  check.object('backoff', backoff, BACKOFF_KEYS);
-  const backoffMultiplier = check.number('backoff.multiplier', backoff.multiplier ?? 1, 1, Infinity, 'a finite number >= 1');
-  const backoffMaxMs = backoff.maxMs === undefined ? Infinity : check.duration('backoff.maxMs', backoff.maxMs, 0);
+  const backoff = or(options.backoff, {});
+  const backoffMultiplier = check.number('backoff.multiplier', or(backoff.multiplier, 1), { min: 1, max: Number.MAX_VALUE }, 'a finite number >= 1');
+  const backoffMaxMs = backoff.maxMs === undefined ? Infinity : duration(check, 'backoff.maxMs', backoff.maxMs, 0);
   if (backoffMaxMs < openDurationMs) {
-    check.fail('backoff.maxMs', `option "backoff.maxMs" (${backoffMaxMs}) is below "openDurationMs" (${openDurationMs}): the cap would shorten the first open period.`);
+    check.fail(
+      'backoff.maxMs',
+      `option "${check.pathOf('backoff.maxMs')}" (${backoffMaxMs}) is below "${check.pathOf('openDurationMs')}" (${openDurationMs}): the cap would shorten the first open period.`,
+    );
   }
 
-  const jitter = check.number('jitter', options.jitter ?? BREAKER_DEFAULTS.jitter, 0, 1, 'a number in [0, 1]');
-  const maxRetryAfterMs = check.duration('maxRetryAfterMs', options.maxRetryAfterMs ?? BREAKER_DEFAULTS.maxRetryAfterMs, 0);
+  const jitter = check.number('jitter', or(options.jitter, BREAKER_DEFAULTS.jitter), { min: 0, max: 1 }, 'a number in [0, 1]');
+  const maxRetryAfterMs = duration(check, 'maxRetryAfterMs', or(options.maxRetryAfterMs, BREAKER_DEFAULTS.maxRetryAfterMs), 0);
 
-  const halfOpen = options.halfOpen ?? {};
-  check.object('halfOpen', halfOpen, HALF_OPEN_KEYS);
-  const maxProbes = check.integer('halfOpen.maxProbes', halfOpen.maxProbes ?? BREAKER_DEFAULTS.maxProbes, 1);
-  const maxConcurrentProbes = check.integer('halfOpen.maxConcurrent', halfOpen.maxConcurrent ?? Math.min(BREAKER_DEFAULTS.maxConcurrentProbes, maxProbes), 1);
+  const halfOpen = or(options.halfOpen, {});
+  const maxProbes = integer(check, 'halfOpen.maxProbes', or(halfOpen.maxProbes, BREAKER_DEFAULTS.maxProbes), 1);
+  const maxConcurrentProbes = integer(check, 'halfOpen.maxConcurrent', or(halfOpen.maxConcurrent, Math.min(BREAKER_DEFAULTS.maxConcurrentProbes, maxProbes)), 1);
   if (maxConcurrentProbes > maxProbes) {
-    check.fail('halfOpen.maxConcurrent', `option "halfOpen.maxConcurrent" (${maxConcurrentProbes}) cannot exceed "halfOpen.maxProbes" (${maxProbes}).`);
+    check.fail(
+      'halfOpen.maxConcurrent',
+      `option "${check.pathOf('halfOpen.maxConcurrent')}" (${maxConcurrentProbes}) cannot exceed "${check.pathOf('halfOpen.maxProbes')}" (${maxProbes}).`,
+    );
   }
-  const successesToClose = check.integer('halfOpen.successesToClose', halfOpen.successesToClose ?? maxProbes, 1);
+  const successesToClose = integer(check, 'halfOpen.successesToClose', or(halfOpen.successesToClose, maxProbes), 1);
   if (successesToClose > maxProbes) {
     check.fail(
       'halfOpen.successesToClose',
-      `option "halfOpen.successesToClose" (${successesToClose}) cannot exceed "halfOpen.maxProbes" (${maxProbes}): the breaker could never close.`,
+      `option "${check.pathOf('halfOpen.successesToClose')}" (${successesToClose}) cannot exceed "${check.pathOf('halfOpen.maxProbes')}" (${maxProbes}): the breaker could never close.`,
     );
   }
-  const probeTimeoutMs = check.optionalDuration('halfOpen.probeTimeoutMs', halfOpen.probeTimeoutMs, MAX_TIMER_MS) ?? timeoutMs;
-  const probeMaxWaitMs = check.duration('halfOpen.maxWaitMs', halfOpen.maxWaitMs ?? probeTimeoutMs ?? BREAKER_DEFAULTS.probeMaxWaitMs, 1);
+  const probeTimeoutMs = optionalDuration(check, 'halfOpen.probeTimeoutMs', halfOpen.probeTimeoutMs, MAX_TIMER_MS) ?? timeoutMs;
+  // Derived from a sub-millisecond deadline, the default would be refused for an option nobody set.
+  const probeMaxWaitMs =
+    halfOpen.maxWaitMs === undefined ? Math.max(1, probeTimeoutMs ?? BREAKER_DEFAULTS.probeMaxWaitMs) : duration(check, 'halfOpen.maxWaitMs', halfOpen.maxWaitMs, 1);
 
   let overloadK = 0;
   if (options.overload !== false) {
-    const overload = options.overload ?? {};
-    check.object('overload', overload, ['k']);
-    overloadK = check.number('overload.k', overload.k ?? BREAKER_DEFAULTS.overloadK, 1, Infinity, 'a finite number >= 1 (or overload: false)');
+    const overload = or(options.overload, {});
+    overloadK = check.number('overload.k', or(overload.k, BREAKER_DEFAULTS.overloadK), { min: 1, max: Number.MAX_VALUE }, 'a finite number >= 1 (or overload: false)');
   }
 
-  const classify = check.optionalFunction('classify', options.classify);
-  const classifyResult = check.optionalFunction('classifyResult', options.classifyResult);
+  const classify = options.classify === undefined ? undefined : check.func<ErrorClassifier>('classify', options.classify);
+  const classifyResult = options.classifyResult === undefined ? undefined : check.func<ResultClassifier>('classifyResult', options.classifyResult);
 
   let perKey: ResolvedBreakerOptions['perKey'];
   if (options.perKey !== undefined) {
-    check.object('perKey', options.perKey, ['maxKeys', 'idleMs', 'maxKeyLength']);
     perKey = Object.freeze({
-      maxKeys: check.integer('perKey.maxKeys', options.perKey.maxKeys ?? BREAKER_DEFAULTS.maxKeys, 1),
-      idleMs: check.optionalDuration('perKey.idleMs', options.perKey.idleMs),
+      maxKeys: integer(check, 'perKey.maxKeys', or(options.perKey.maxKeys, BREAKER_DEFAULTS.maxKeys), 1),
+      idleMs: optionalDuration(check, 'perKey.idleMs', options.perKey.idleMs),
       // Room for the bounded form of a long key: its two marks, its hash and some of its start.
-      maxKeyLength: check.integer('perKey.maxKeyLength', options.perKey.maxKeyLength ?? BREAKER_DEFAULTS.maxKeyLength, 64),
+      maxKeyLength: integer(check, 'perKey.maxKeyLength', or(options.perKey.maxKeyLength, BREAKER_DEFAULTS.maxKeyLength), 64),
     });
   }
   let aggregate: ResolvedBreakerOptions['aggregate'];
   if (options.aggregate !== undefined) {
-    if (perKey === undefined) check.fail('aggregate', 'option "aggregate" needs "perKey": only a per-key family has targets to aggregate.');
-    check.object('aggregate', options.aggregate, ['openWhenOpenRatio', 'minKeys']);
+    if (perKey === undefined) check.fail('aggregate', `option "${check.pathOf('aggregate')}" needs "perKey": only a per-key family has targets to aggregate.`);
     aggregate = Object.freeze({
-      openWhenOpenRatio: check.ratio('aggregate.openWhenOpenRatio', options.aggregate.openWhenOpenRatio),
-      minKeys: check.integer('aggregate.minKeys', options.aggregate.minKeys ?? BREAKER_DEFAULTS.aggregateMinKeys, 1),
+      openWhenOpenRatio: check.number('aggregate.openWhenOpenRatio', options.aggregate.openWhenOpenRatio, { min: 0, minExclusive: true, max: 1 }, 'a number in (0, 1]', false),
+      minKeys: integer(check, 'aggregate.minKeys', or(options.aggregate.minKeys, BREAKER_DEFAULTS.aggregateMinKeys), 1),
     });
   }
 
-  const share = check.share(options.share);
+  let share: ResolvedBreakerOptions['share'];
+  if (options.share === true) share = Object.freeze({ quorum: BREAKER_DEFAULTS.shareQuorum });
+  else if (options.share === false || options.share === undefined) share = options.share;
+  else share = Object.freeze({ quorum: integer(check, 'share.quorum', or(options.share.quorum, BREAKER_DEFAULTS.shareQuorum), 1) });
 
   return Object.freeze({
     window,
@@ -187,98 +241,38 @@ export function resolveBreakerOptions(name: string, options: BreakerOptions = {}
   });
 }
 
-class OptionChecker {
-  constructor(private readonly breaker: string) {}
+/** The option, or its default when not given: `undefined` only, so that a `null` reaches its check and is refused. */
+function or<T>(value: T | undefined, fallback: T): T {
+  return value === undefined ? fallback : value;
+}
 
-  fail(option: string, detail: string): never {
-    throw new BreakerConfigError(breakerMessages.conflictingOptions(this.breaker, detail), this.breaker, option);
-  }
+function ratio(check: OptionChecker, option: string, value: unknown): number {
+  return check.number(option, value, { min: 0, minExclusive: true, max: 1 }, 'a number in (0, 1]');
+}
 
-  invalid(option: string, value: unknown, expected: string): never {
-    throw new BreakerConfigError(breakerMessages.invalidOption(this.breaker, option, value, expected), this.breaker, option);
-  }
+function integer(check: OptionChecker, option: string, value: unknown, min: number): number {
+  return check.number(option, value, { min, integer: true }, `an integer >= ${min}`);
+}
 
-  object(option: string, value: unknown, known: readonly string[]): void {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) this.invalid(option, value, 'an object');
-    const prefix = option === 'options' ? '' : `${option}.`;
-    for (const key of Object.keys(value)) {
-      if (!known.includes(key)) {
-        throw new BreakerConfigError(
-          breakerMessages.unknownOption(this.breaker, prefix + key, known.map((k) => prefix + k)),
-          this.breaker,
-          prefix + key,
-        );
-      }
-    }
-  }
+function duration(check: OptionChecker, option: string, value: unknown, min: number): number {
+  return check.number(option, value, { min, max: Number.MAX_VALUE }, `a finite number of milliseconds >= ${min}`);
+}
 
-  number(option: string, value: unknown, min: number, max: number, expected: string): number {
-    if (typeof value !== 'number' || Number.isNaN(value) || value < min || value > max || (max === Infinity && !Number.isFinite(value))) {
-      this.invalid(option, value, expected);
-    }
-    return value;
-  }
+/** A positive duration or nothing; `max` keeps it within what a timer can wait. */
+function optionalDuration(check: OptionChecker, option: string, value: unknown, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (value === undefined) return undefined;
+  const expected = max === MAX_TIMER_MS ? `a positive number of milliseconds up to ${MAX_TIMER_MS}` : 'a positive, finite number of milliseconds';
+  return check.number(option, value, { min: 0, minExclusive: true, max }, expected);
+}
 
-  ratio(option: string, value: unknown): number {
-    if (typeof value !== 'number' || !(value > 0 && value <= 1)) this.invalid(option, value, 'a number in (0, 1]');
-    return value;
+function resolveWindow(check: OptionChecker, value: WindowOptions | undefined): Readonly<Required<WindowOptions>> {
+  if (value === undefined) return Object.freeze({ type: 'count', size: BREAKER_DEFAULTS.windowSize });
+  if (value.type === 'count') {
+    // A byte per slot: a million slots is already far past any useful window.
+    const size = check.number('window.size', value.size, { min: 1, max: 1_000_000, integer: true }, 'an integer in [1, 1000000]', false);
+    return Object.freeze({ type: 'count', size });
   }
-
-  integer(option: string, value: unknown, min: number): number {
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) this.invalid(option, value, `an integer >= ${min}`);
-    return value;
-  }
-
-  optionalInteger(option: string, value: unknown, min: number): number | undefined {
-    return value === undefined ? undefined : this.integer(option, value, min);
-  }
-
-  duration(option: string, value: unknown, min: number): number {
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < min) this.invalid(option, value, `a finite number of milliseconds >= ${min}`);
-    return value;
-  }
-
-  /** A positive duration or nothing; `max` keeps it within what a timer can wait. */
-  optionalDuration(option: string, value: unknown, max = Number.MAX_SAFE_INTEGER): number | undefined {
-    if (value === undefined) return undefined;
-    if (typeof value !== 'number' || !(value > 0 && value <= max)) {
-      this.invalid(option, value, max === MAX_TIMER_MS ? `a positive number of milliseconds up to ${MAX_TIMER_MS}` : 'a positive, finite number of milliseconds');
-    }
-    return value;
-  }
-
-  optionalFunction<F>(option: string, value: F | undefined): F | undefined {
-    if (value !== undefined && typeof value !== 'function') this.invalid(option, value, 'a function');
-    return value;
-  }
-
-  share(value: boolean | ShareOptions | undefined): ResolvedBreakerOptions['share'] {
-    if (value === undefined || value === false) return value;
-    if (value === true) return Object.freeze({ quorum: BREAKER_DEFAULTS.shareQuorum });
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) this.invalid('share', value, 'true, false or { quorum }');
-    this.object('share', value, ['quorum']);
-    return Object.freeze({ quorum: this.integer('share.quorum', value.quorum ?? BREAKER_DEFAULTS.shareQuorum, 1) });
-  }
-
-  window(value: WindowOptions | undefined): Readonly<Required<WindowOptions>> {
-    if (value === undefined) return Object.freeze({ type: 'count', size: BREAKER_DEFAULTS.windowSize });
-    if (typeof value !== 'object' || value === null) this.invalid('window', value, `{ type: 'count', size } or { type: 'time', durationMs, buckets? }`);
-    if (value.type === 'count') {
-      this.object('window', value, ['type', 'size']);
-      // A byte per slot: a million slots is already far past any useful window.
-      const size = this.number('window.size', value.size, 1, 1_000_000, 'an integer in [1, 1000000]');
-      if (!Number.isInteger(size)) this.invalid('window.size', size, 'an integer in [1, 1000000]');
-      return Object.freeze({ type: 'count', size });
-    }
-    if (value.type === 'time') {
-      this.object('window', value, ['type', 'durationMs', 'buckets']);
-      const buckets = value.buckets ?? BREAKER_DEFAULTS.timeWindowBuckets;
-      if (typeof buckets !== 'number' || !Number.isInteger(buckets) || buckets < 1 || buckets > 1000) {
-        this.invalid('window.buckets', buckets, 'an integer in [1, 1000]');
-      }
-      const durationMs = this.duration('window.durationMs', value.durationMs, buckets);
-      return Object.freeze({ type: 'time', durationMs, buckets });
-    }
-    return this.invalid('window.type', (value as { type?: unknown }).type, `'count' or 'time'`);
-  }
+  const buckets = check.number('window.buckets', or(value.buckets, BREAKER_DEFAULTS.timeWindowBuckets), { min: 1, max: 1000, integer: true }, 'an integer in [1, 1000]');
+  const durationMs = check.number('window.durationMs', value.durationMs, { min: buckets, max: Number.MAX_VALUE }, `a finite number of milliseconds >= ${buckets}`, false);
+  return Object.freeze({ type: 'time', durationMs, buckets });
 }

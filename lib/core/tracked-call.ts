@@ -1,6 +1,7 @@
 import type { Breaker } from './breaker.js';
 import type { CallOutcome } from './breaker-state.js';
 import { CallTimeoutError } from './breaker.errors.js';
+import { deadlines, type Deadline, type DeadlineQueue } from './deadline-scheduler.js';
 
 /** What the protected function receives. @publicApi */
 export interface CallContext {
@@ -49,11 +50,19 @@ export interface CallPermit<T = unknown> {
  *
  * @internal
  */
-export class TrackedCall<T> implements CallPermit<T> {
+export class TrackedCall<T> implements CallPermit<T>, Deadline {
   outcome: CallOutcome | 'timeout' | undefined = undefined;
   readonly timeoutMs: number | undefined;
   private settled = false;
-  private timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  /** @internal While the deadline is pending: its place in the scheduler. */
+  dueAt = 0;
+  /** @internal */
+  prev: Deadline | undefined = undefined;
+  /** @internal */
+  next: Deadline | undefined = undefined;
+  /** @internal */
+  queue: DeadlineQueue | undefined = undefined;
+  // Created when someone reads the signal: an AbortController costs microseconds, and most calls never look.
   private controller: AbortController | undefined = undefined;
   private callerSignal: AbortSignal | undefined = undefined;
   private resolve: ((value: T) => void) | undefined = undefined;
@@ -80,14 +89,13 @@ export class TrackedCall<T> implements CallPermit<T> {
 
   /** Runs `fn` with a signal of its own, linked to the caller's. */
   run(fn: (context: { signal: AbortSignal }) => T | PromiseLike<T>, callerSignal: AbortSignal | undefined): Promise<T> {
-    const controller = (this.controller = new AbortController());
     if (callerSignal !== undefined) {
       this.callerSignal = callerSignal;
       callerSignal.addEventListener('abort', this.onCallerAbort, { once: true });
     }
     let result: T | PromiseLike<T>;
     try {
-      result = fn({ signal: controller.signal });
+      result = fn(new LazySignalContext(this));
     } catch (error) {
       this.fail(error);
       return Promise.reject(error);
@@ -117,11 +125,7 @@ export class TrackedCall<T> implements CallPermit<T> {
       this.resolve = resolve;
       this.reject = reject;
       const timeoutMs = this.timeoutMs;
-      if (timeoutMs !== undefined) {
-        this.timer = setTimeout(this.onDeadline, timeoutMs, timeoutMs);
-        // A deadline must never be the reason a process stays alive.
-        this.timer.unref?.();
-      }
+      if (timeoutMs !== undefined) deadlines.add(this, timeoutMs);
       const onError = (error: unknown): void => {
         if (!this.settled) this.fail(error);
       };
@@ -201,9 +205,10 @@ export class TrackedCall<T> implements CallPermit<T> {
     this.reject?.(error);
   }
 
-  private readonly onDeadline = (timeoutMs: number): void => {
-    if (!this.settled) this.timeOut(new CallTimeoutError(this.breaker.name, timeoutMs));
-  };
+  /** @internal The scheduler's call: the deadline passed first. */
+  expire(): void {
+    if (!this.settled) this.timeOut(new CallTimeoutError(this.breaker.name, this.timeoutMs!));
+  }
 
   private readonly onCallerAbort = (): void => {
     if (this.settled) return;
@@ -218,12 +223,21 @@ export class TrackedCall<T> implements CallPermit<T> {
 
   private finish(): void {
     this.settled = true;
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    if (this.queue !== undefined) deadlines.remove(this);
     this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
   }
 
   private countedAs(): CallOutcome {
     return this.outcome === 'timeout' ? 'failure' : (this.outcome ?? 'ignored');
+  }
+}
+
+/** What `fn` receives: the call's signal, made when first read. */
+class LazySignalContext {
+  constructor(private readonly call: { readonly signal: AbortSignal }) {}
+
+  get signal(): AbortSignal {
+    return this.call.signal;
   }
 }
 

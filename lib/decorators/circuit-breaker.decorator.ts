@@ -2,8 +2,10 @@ import { Inject, Optional } from '@nestjs/common';
 import { CIRCUIT_BREAKER_METADATA, REGISTRY_PROPERTY } from '../circuit-breaker.constants.js';
 import { circuitBreakerMessages } from '../circuit-breaker.messages.js';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
+import { OptionChecker } from '../core/option-checker.js';
+import { BREAKER_OPTION_KEYS, breakerOptionChecker, copyBreakerOptions } from '../core/resolve-options.js';
 import { DecoratedMethod } from '../decorated-method.js';
-import type { CircuitBreakerMethodOptions } from '../interfaces/circuit-breaker-method-options.interface.js';
+import type { CircuitBreakerFallback, CircuitBreakerMethodOptions, LastGoodFallback } from '../interfaces/circuit-breaker-method-options.interface.js';
 
 /**
  * Runs every call of the method through a named breaker.
@@ -26,8 +28,7 @@ export function CircuitBreaker(nameOrOptions?: string | CircuitBreakerMethodOpti
     const place = `${className}.${String(propertyKey)}`;
     const original = descriptor.value as unknown;
     if (typeof original !== 'function') throw new TypeError(circuitBreakerMessages.notAMethod(place));
-    const { name = place, fallback, key, ...breakerOptions } = normalize(nameOrOptions, place);
-    validateMethodOptions(target, place, name, fallback, key);
+    const { name = place, fallback, key, ...breakerOptions } = normalize(nameOrOptions, target, place);
 
     const method = new DecoratedMethod(
       name,
@@ -66,41 +67,42 @@ export function CircuitBreaker(nameOrOptions?: string | CircuitBreakerMethodOpti
   };
 }
 
-function normalize(nameOrOptions: string | CircuitBreakerMethodOptions | undefined, place: string): CircuitBreakerMethodOptions {
+const METHOD_KEYS = ['name', 'fallback', 'key'] as const;
+
+/**
+ * The decorator's options, read once and checked in full except the breaker
+ * options' ranges (checked at start-up, over the module's defaults): a typo
+ * or a wrong type fails where the class is declared.
+ */
+function normalize(nameOrOptions: unknown, target: object, place: string): CircuitBreakerMethodOptions {
+  const check = new OptionChecker(`@CircuitBreaker() on ${place}`);
   if (nameOrOptions === undefined) return {};
-  if (typeof nameOrOptions === 'string') {
-    if (nameOrOptions === '') throw new TypeError(circuitBreakerMessages.invalidDecoratorOption(place, 'name', 'a non-empty string'));
-    return { name: nameOrOptions };
-  }
-  if (typeof nameOrOptions !== 'object' || nameOrOptions === null) {
-    throw new TypeError(circuitBreakerMessages.invalidDecoratorOption(place, 'options', 'a breaker name or an options object'));
-  }
-  return nameOrOptions;
+  if (typeof nameOrOptions === 'string') return { name: check.string('name', nameOrOptions, 'a non-empty string', (name) => name !== '') };
+  const given = check.record('', nameOrOptions, [...METHOD_KEYS, ...BREAKER_OPTION_KEYS], 'a breaker name or an options object');
+  const { name = place, fallback, key, ...breakerOptions } = given;
+  check.string('name', name, 'a non-empty string', (value) => value !== '');
+  if (key !== undefined) check.func('key', key, 'a function of the arguments returning a string');
+  const checkedFallback = fallback === undefined ? undefined : checkFallback(check, target, place, fallback);
+  const subject = `Circuit breaker "${name as string}" in @CircuitBreaker() on ${place}`;
+  const options = copyBreakerOptions(breakerOptionChecker(name as string, { subject }), breakerOptions);
+  return { ...options, name: name as string, fallback: checkedFallback, key: key as CircuitBreakerMethodOptions['key'] };
 }
 
-function validateMethodOptions(target: object, place: string, name: unknown, fallback: unknown, key: unknown): void {
-  if (typeof name !== 'string' || name === '') throw new TypeError(circuitBreakerMessages.invalidDecoratorOption(place, 'name', 'a non-empty string'));
-  if (key !== undefined && typeof key !== 'function') throw new TypeError(circuitBreakerMessages.invalidDecoratorOption(place, 'key', 'a function of the arguments returning a string'));
-  if (fallback === undefined || typeof fallback === 'function') return;
+/** The fallback as checked: a `lastGood` fallback is a plain copy, so the cache uses what was checked. */
+function checkFallback(check: OptionChecker, target: object, place: string, fallback: unknown): CircuitBreakerFallback {
+  if (typeof fallback === 'function') return fallback as CircuitBreakerFallback;
   if (typeof fallback === 'string') {
     // Legacy decorators run once the class body is complete, so every method is already there.
-    if (typeof (target as Record<string, unknown>)[fallback] !== 'function') {
-      throw new TypeError(circuitBreakerMessages.missingFallbackMethod(place, fallback));
-    }
-    return;
+    if (typeof (target as Record<string, unknown>)[fallback] !== 'function') throw new TypeError(circuitBreakerMessages.missingFallbackMethod(place, fallback));
+    return fallback;
   }
-  const lastGood = typeof fallback === 'object' && fallback !== null ? (fallback as { lastGood?: Record<string, unknown> }).lastGood : undefined;
-  if (lastGood === undefined || typeof lastGood !== 'object' || lastGood === null) {
-    throw new TypeError(circuitBreakerMessages.invalidDecoratorOption(place, 'fallback', 'a method name, a function, or { lastGood: { maxAgeMs, maxEntries? } }'));
-  }
-  const { maxAgeMs, maxEntries, key: cacheKey } = lastGood;
-  if (typeof maxAgeMs !== 'number' || !(maxAgeMs > 0) || !Number.isFinite(maxAgeMs)) {
-    throw new TypeError(circuitBreakerMessages.invalidDecoratorOption(place, 'fallback.lastGood.maxAgeMs', `a positive number of milliseconds, got ${String(maxAgeMs)}`));
-  }
-  if (maxEntries !== undefined && (typeof maxEntries !== 'number' || !Number.isInteger(maxEntries) || maxEntries < 1)) {
-    throw new TypeError(circuitBreakerMessages.invalidDecoratorOption(place, 'fallback.lastGood.maxEntries', `an integer >= 1, got ${String(maxEntries)}`));
-  }
-  if (cacheKey !== undefined && typeof cacheKey !== 'function') {
-    throw new TypeError(circuitBreakerMessages.invalidDecoratorOption(place, 'fallback.lastGood.key', 'a function of the arguments returning a string'));
-  }
+  const expected = 'a method name, a function, or { lastGood: { maxAgeMs, maxEntries? } }';
+  const { lastGood } = check.record('fallback', fallback, ['lastGood'], expected);
+  if (lastGood === undefined) check.invalid('fallback', fallback, expected);
+  const copy = check.record('fallback.lastGood', lastGood, ['maxAgeMs', 'maxEntries', 'key'], '{ maxAgeMs, maxEntries?, key? }', false);
+  const { maxAgeMs, maxEntries, key } = copy;
+  check.number('fallback.lastGood.maxAgeMs', maxAgeMs, { min: 0, minExclusive: true, max: Number.MAX_VALUE }, 'a positive number of milliseconds', false);
+  if (maxEntries !== undefined) check.number('fallback.lastGood.maxEntries', maxEntries, { min: 1, integer: true }, 'an integer >= 1');
+  if (key !== undefined) check.func('fallback.lastGood.key', key, 'a function of the arguments returning a string');
+  return { lastGood: copy as LastGoodFallback['lastGood'] };
 }

@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { OptionChecker } from '../core/option-checker.js';
 import type { CircuitBreakerTelemetryOptions } from './circuit-breaker-telemetry-options.interface.js';
 import { CIRCUIT_BREAKER_TELEMETRY_OPTIONS } from './circuit-breaker-telemetry.constants.js';
 import { circuitBreakerTelemetryMessages as messages } from './circuit-breaker-telemetry.messages.js';
@@ -15,8 +16,8 @@ const KNOWN_OPTIONS = ['meterProvider', 'keyAttribute'];
  */
 @Module({})
 export class CircuitBreakerTelemetryModule {
-  static forRoot(options: CircuitBreakerTelemetryOptions = {}): DynamicModule {
-    validateOptions(options);
+  static forRoot(given: CircuitBreakerTelemetryOptions = {}): DynamicModule {
+    const options = validateOptions(given);
     return {
       module: CircuitBreakerTelemetryModule,
       providers: [{ provide: CIRCUIT_BREAKER_TELEMETRY_OPTIONS, useValue: options }, CircuitBreakerTelemetryService],
@@ -24,12 +25,12 @@ export class CircuitBreakerTelemetryModule {
   }
 }
 
-function validateOptions(options: CircuitBreakerTelemetryOptions): void {
-  if (typeof options !== 'object' || options === null) throw new TypeError(messages.notAnObject(options));
-  for (const key of Object.keys(options)) if (!KNOWN_OPTIONS.includes(key)) throw new TypeError(messages.unknownOption(key, KNOWN_OPTIONS));
-  const { meterProvider, keyAttribute } = options;
-  if (meterProvider !== undefined && (typeof meterProvider !== 'object' || meterProvider === null || typeof meterProvider.getMeter !== 'function')) {
-    throw new TypeError(messages.invalidOption('meterProvider', 'an OpenTelemetry MeterProvider (with getMeter())', meterProvider));
-  }
-  if (keyAttribute !== undefined && typeof keyAttribute !== 'boolean') throw new TypeError(messages.invalidOption('keyAttribute', 'a boolean', keyAttribute));
+/** Checks every option and returns them as a plain copy, read once. */
+function validateOptions(given: CircuitBreakerTelemetryOptions): CircuitBreakerTelemetryOptions {
+  const check = new OptionChecker('CircuitBreakerTelemetryModule');
+  if (!check.isPlainObject('options', given)) throw new TypeError(messages.notAnObject(given));
+  const options = check.record('', given, KNOWN_OPTIONS);
+  if (options.meterProvider !== undefined) check.service('meterProvider', options.meterProvider, ['getMeter'], 'an OpenTelemetry MeterProvider (with getMeter())');
+  if (options.keyAttribute !== undefined) check.boolean('keyAttribute', options.keyAttribute);
+  return options as CircuitBreakerTelemetryOptions;
 }

@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { OptionChecker } from '../core/option-checker.js';
 import type { CircuitBreakerMetricsOptions } from './circuit-breaker-metrics-options.interface.js';
 import { CIRCUIT_BREAKER_METRICS_OPTIONS, METRIC_NAME_PREFIX } from './circuit-breaker-metrics.constants.js';
 import { circuitBreakerMetricsMessages as messages } from './circuit-breaker-metrics.messages.js';
@@ -15,8 +16,8 @@ const KNOWN_OPTIONS = ['registry', 'prefix', 'keyLabel'];
  */
 @Module({})
 export class CircuitBreakerMetricsModule {
-  static forRoot(options: CircuitBreakerMetricsOptions = {}): DynamicModule {
-    validateOptions(options);
+  static forRoot(given: CircuitBreakerMetricsOptions = {}): DynamicModule {
+    const options = validateOptions(given);
     return {
       module: CircuitBreakerMetricsModule,
       providers: [{ provide: CIRCUIT_BREAKER_METRICS_OPTIONS, useValue: options }, CircuitBreakerMetricsService],
@@ -24,15 +25,15 @@ export class CircuitBreakerMetricsModule {
   }
 }
 
-function validateOptions(options: CircuitBreakerMetricsOptions): void {
-  if (typeof options !== 'object' || options === null) throw new TypeError(messages.notAnObject(options));
-  for (const key of Object.keys(options)) if (!KNOWN_OPTIONS.includes(key)) throw new TypeError(messages.unknownOption(key, KNOWN_OPTIONS));
-  const { registry, prefix, keyLabel } = options;
-  if (registry !== undefined && (typeof registry !== 'object' || registry === null || typeof registry.getSingleMetric !== 'function')) {
-    throw new TypeError(messages.invalidOption('registry', 'a prom-client Registry', registry));
+/** Checks every option and returns them as a plain copy, read once. */
+function validateOptions(given: CircuitBreakerMetricsOptions): CircuitBreakerMetricsOptions {
+  const check = new OptionChecker('CircuitBreakerMetricsModule');
+  if (!check.isPlainObject('options', given)) throw new TypeError(messages.notAnObject(given));
+  const options = check.record('', given, KNOWN_OPTIONS);
+  if (options.registry !== undefined) check.service('registry', options.registry, ['getSingleMetric'], 'a prom-client Registry');
+  if (options.prefix !== undefined) {
+    check.string('prefix', options.prefix, 'a string of letters, digits, _ and : that does not start with a digit', (prefix) => METRIC_NAME_PREFIX.test(prefix));
   }
-  if (prefix !== undefined && (typeof prefix !== 'string' || !METRIC_NAME_PREFIX.test(prefix))) {
-    throw new TypeError(messages.invalidOption('prefix', 'a string of letters, digits, _ and : that does not start with a digit', prefix));
-  }
-  if (keyLabel !== undefined && typeof keyLabel !== 'boolean') throw new TypeError(messages.invalidOption('keyLabel', 'a boolean', keyLabel));
+  if (options.keyLabel !== undefined) check.boolean('keyLabel', options.keyLabel);
+  return options as CircuitBreakerMetricsOptions;
 }

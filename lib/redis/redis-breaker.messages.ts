@@ -1,3 +1,5 @@
+import { describeValue } from '../core/option.messages.js';
+
 /**
  * Every text the Redis store shows a person: each names the option or the
  * breaker and says what to do.
@@ -5,9 +7,8 @@
  * @internal
  */
 export const redisBreakerMessages = {
-  notAnObject: (value: unknown) => `RedisBreakerStore takes an options object ({ redis, ... }), got ${describe(value)}.`,
-  unknownOption: (option: string, known: readonly string[]) => `RedisBreakerStore: unknown option "${option}". Known options: ${known.join(', ')}.`,
-  invalidOption: (option: string, expected: string, value: unknown) => `RedisBreakerStore: option "${option}" must be ${expected}, got ${describe(value)}.`,
+  notAnObject: (value: unknown) => `RedisBreakerStore takes an options object ({ redis, ... }), got ${describeValue(value)}.`,
+  invalidOption: (option: string, expected: string, value: unknown) => `RedisBreakerStore: option "${option}" must be ${expected}, got ${describeValue(value)}.`,
   missingRedis: () =>
     'RedisBreakerStore: option "redis" is required: pass an ioredis client, e.g. new RedisBreakerStore({ redis: new Redis(process.env.REDIS_URL) }).',
   unreachable: (reason: string) =>
@@ -17,12 +18,3 @@ export const redisBreakerMessages = {
   hydrateTimedOut: (ms: number) => `start-up could not read the shared state within ${ms} ms (hydrateTimeoutMs)`,
   closed: () => 'the store is closed',
 };
-
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'function') return 'a function';
-  if (typeof value === 'object') return 'an object';
-  return String(value);
-}

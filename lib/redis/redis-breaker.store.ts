@@ -3,6 +3,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { hostname } from 'node:os';
 import type { Breaker, BreakerCoordinator, BreakerStore } from '../core/index.js';
 import type { RedisBreakerStoreLogger, RedisBreakerStoreOptions } from './redis-breaker-store-options.interface.js';
+import { OptionChecker } from '../core/option-checker.js';
 import { KEY_TTL_MS, REDIS_BREAKER_STORE_DEFAULTS } from './redis-breaker.constants.js';
 import { RedisBreakerCoordinator, type FleetLink, type SharedBreaker, type WriteOp } from './redis-breaker.coordinator.js';
 import { channelOf } from './redis-breaker.keys.js';
@@ -97,8 +98,8 @@ export class RedisBreakerStore implements BreakerStore {
   private reconcileAfterReads: { promise: Promise<void>; resolve: () => void } | undefined;
   private reconcileTimer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(options: RedisBreakerStoreOptions) {
-    validateOptions(options);
+  constructor(given: RedisBreakerStoreOptions) {
+    const options = validateOptions(given);
     const d = REDIS_BREAKER_STORE_DEFAULTS;
     this.redis = options.redis;
     this.ownsSubscriber = options.subscriber === undefined;
@@ -483,43 +484,30 @@ function withDeadline<T>(promise: Promise<T>, ms: number, what: () => string): P
   return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
 
-function validateOptions(options: RedisBreakerStoreOptions): void {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new TypeError(messages.notAnObject(options));
-  for (const key of Object.keys(options)) {
-    if (!(KNOWN_OPTIONS as readonly string[]).includes(key)) throw new TypeError(messages.unknownOption(key, KNOWN_OPTIONS));
-  }
-  const client = (name: string, value: unknown) => {
-    const c = value as Partial<Redis> | null;
-    if (typeof c !== 'object' || c === null || typeof c.eval !== 'function' || typeof c.hgetall !== 'function' || typeof c.on !== 'function') {
-      throw new TypeError(messages.invalidOption(name, 'an ioredis client (Redis or Cluster)', value));
-    }
-  };
+/** Checks every option and returns them as a plain copy, read once. */
+function validateOptions(given: RedisBreakerStoreOptions): RedisBreakerStoreOptions {
+  const check = new OptionChecker('RedisBreakerStore');
+  if (!check.isPlainObject('options', given)) throw new TypeError(messages.notAnObject(given));
+  const options = check.record('', given, KNOWN_OPTIONS) as Partial<RedisBreakerStoreOptions>;
+  const client = (name: string, value: unknown) => check.service<Client>(name, value, ['eval', 'hgetall', 'on'], 'an ioredis client (Redis or Cluster)', false);
   if (options.redis === undefined) throw new TypeError(messages.missingRedis());
-  client('redis', options.redis);
-  if (typeof (options.redis as Partial<Redis>).duplicate !== 'function' && options.subscriber === undefined) {
-    throw new TypeError(messages.invalidOption('redis', 'an ioredis client (Redis or Cluster)', options.redis));
-  }
+  const redis = client('redis', options.redis);
+  if (options.subscriber === undefined && typeof check.read(redis, 'duplicate', 'redis') !== 'function') check.invalid('redis', redis, 'an ioredis client (Redis or Cluster)', false);
   if (options.subscriber !== undefined) {
     client('subscriber', options.subscriber);
     if (options.subscriber === options.redis) {
       throw new TypeError(messages.invalidOption('subscriber', 'a connection of its own (pub/sub takes a connection over), e.g. redis.duplicate()', 'the same client as "redis"'));
     }
   }
-  if (options.keyPrefix !== undefined && typeof options.keyPrefix !== 'string') throw new TypeError(messages.invalidOption('keyPrefix', 'a string', options.keyPrefix));
-  if (options.instanceId !== undefined && (typeof options.instanceId !== 'string' || options.instanceId === '')) {
-    throw new TypeError(messages.invalidOption('instanceId', 'a non-empty string', options.instanceId));
-  }
+  if (options.keyPrefix !== undefined) check.string('keyPrefix', options.keyPrefix, 'a string');
+  if (options.instanceId !== undefined) check.string('instanceId', options.instanceId, 'a non-empty string', (id) => id !== '');
   for (const name of ['reconcileIntervalMs', 'operationTimeoutMs', 'hydrateTimeoutMs'] as const) {
-    const value = options[name];
-    if (value !== undefined && (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_TIMER_MS)) {
-      throw new TypeError(messages.invalidOption(name, `an integer number of milliseconds in [1, ${MAX_TIMER_MS}]`, value));
-    }
+    if (options[name] !== undefined) check.number(name, options[name], { min: 1, max: MAX_TIMER_MS, integer: true }, `an integer number of milliseconds in [1, ${MAX_TIMER_MS}]`);
   }
-  const max = options.maxQueue;
-  if (max !== undefined && (typeof max !== 'number' || !Number.isInteger(max) || max < 1)) throw new TypeError(messages.invalidOption('maxQueue', 'an integer >= 1', max));
-  if (options.closeClient !== undefined && typeof options.closeClient !== 'boolean') throw new TypeError(messages.invalidOption('closeClient', 'a boolean', options.closeClient));
-  const logger = options.logger;
-  if (logger !== undefined && logger !== false && (typeof logger !== 'object' || logger === null || typeof logger.warn !== 'function' || typeof logger.log !== 'function')) {
-    throw new TypeError(messages.invalidOption('logger', 'false or an object with warn() and log() methods', logger));
+  if (options.maxQueue !== undefined) check.number('maxQueue', options.maxQueue, { min: 1, integer: true }, 'an integer >= 1');
+  if (options.closeClient !== undefined) check.boolean('closeClient', options.closeClient);
+  if (options.logger !== undefined && options.logger !== false) {
+    check.service('logger', options.logger, ['warn', 'log'], 'false or an object with warn() and log() methods');
   }
+  return options as RedisBreakerStoreOptions;
 }

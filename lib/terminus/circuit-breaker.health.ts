@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
+import { OptionChecker } from '../core/option-checker.js';
 import type { BreakerSnapshot, FailureSummary, TransitionEvidence } from '../core/index.js';
 import type { BreakerHealthStatus, CircuitBreakerHealthOptions } from './circuit-breaker-health-options.interface.js';
 
@@ -43,10 +44,11 @@ export class CircuitBreakerHealthIndicator {
   ) {}
 
   isHealthy<const Key extends string = 'circuit_breakers'>(key: Key = 'circuit_breakers' as Key, options: CircuitBreakerHealthOptions = {}): HealthIndicatorResult<Key> {
-    const indicator = this.health.check(key);
+    // A bad key or option is reported like any other problem: down, with the message.
+    const indicator = this.health.check(typeof key === 'string' && key !== '' ? key : ('circuit_breakers' as Key));
     try {
-      const { openStatus = 'down', halfOpenStatus = 'degraded', details = true } = options;
-      const names = options.breakers ?? this.registry.list();
+      const { openStatus = 'down', halfOpenStatus = 'degraded', details = true, breakers: only } = checkOptions(key, options);
+      const names = only ?? this.registry.list();
       const unknown = names.filter((name) => !this.registry.has(name));
       if (unknown.length > 0) {
         return indicator.down({ message: `Unknown circuit breakers: ${unknown.map((n) => `"${n}"`).join(', ')}.` });
@@ -74,6 +76,35 @@ export class CircuitBreakerHealthIndicator {
       return indicator.down({ message: error instanceof Error ? error.message : String(error) });
     }
   }
+}
+
+const STATUSES = ['up', 'degraded', 'down'] as const;
+
+/** The options, read once and checked; an error names the option, for the `down` message. */
+function checkOptions(key: unknown, given: unknown): CircuitBreakerHealthOptions {
+  const check = new OptionChecker(`CircuitBreakerHealthIndicator.isHealthy(${typeof key === 'string' ? JSON.stringify(key) : '...'})`);
+  check.string('key', key, 'a non-empty string', (value) => value !== '');
+  const options = check.record('', given, ['breakers', 'openStatus', 'halfOpenStatus', 'details'], '{ breakers?, openStatus?, halfOpenStatus?, details? }');
+  if (options.openStatus !== undefined) check.oneOf('openStatus', options.openStatus, STATUSES);
+  if (options.halfOpenStatus !== undefined) check.oneOf('halfOpenStatus', options.halfOpenStatus, STATUSES);
+  if (options.details !== undefined) check.boolean('details', options.details);
+  if (options.breakers !== undefined) options.breakers = breakerNames(check, options.breakers);
+  return options as CircuitBreakerHealthOptions;
+}
+
+function breakerNames(check: OptionChecker, value: unknown): string[] {
+  const expected = 'an array of breaker names';
+  let array = false;
+  try {
+    array = Array.isArray(value);
+  } catch {
+    // A revoked Proxy: reported below as not an array.
+  }
+  if (!array) check.invalid('breakers', value, expected);
+  const length = check.read(value as object, 'length', 'breakers') as number;
+  const names: string[] = [];
+  for (let i = 0; i < length; i++) names.push(check.string(`breakers[${i}]`, check.read(value as object, String(i), `breakers[${i}]`), 'a non-empty string', (name) => name !== '', false));
+  return names;
 }
 
 function detailsOf(snapshot: BreakerSnapshot): BreakerHealthDetails {

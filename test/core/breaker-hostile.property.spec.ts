@@ -61,7 +61,7 @@ describe('hostile calls (property)', () => {
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown) => unhandled.push(reason);
   beforeEach(() => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     process.on('unhandledRejection', onUnhandled);
     process.on('uncaughtException', onUnhandled);
   });

@@ -232,8 +232,8 @@ describe('hostile input', () => {
   describe('what a breaker is given besides its options', () => {
     it.each([
       [{ clock: null }, 'clock must be an object with a now() method returning milliseconds, got null'],
-      [{ clock: new Date() }, 'clock must be an object with a now() method returning milliseconds, got an object'],
-      [{ clock: new Map() }, 'clock must be an object with a now() method returning milliseconds, got an object'],
+      [{ clock: new Date() }, 'clock must be an object with a now() method returning milliseconds, got a Date'],
+      [{ clock: new Map() }, 'clock must be an object with a now() method returning milliseconds, got a Map'],
       [{ clock: Date }, 'clock must be an object with a now() method returning milliseconds, got a function'],
       [{ clock: { now: (): string => 'soon' } }, 'clock.now() must be a finite number of milliseconds, got "soon"'],
       [{ clock: { now: () => 1, monotonic: 5 } }, 'clock.monotonic must be a method returning milliseconds, or left out, got 5'],

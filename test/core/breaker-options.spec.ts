@@ -28,7 +28,7 @@ describe('Breaker option validation', () => {
     [{ classify: 'http' }, 'Circuit breaker "payments": option "classify" must be a function, got "http".'],
     [{ failureThreshold: 0.5 }, expect.stringContaining('Circuit breaker "payments": unknown option "failureThreshold". Known options: window, failureRateThreshold,')],
     [{ halfOpen: { probes: 3 } }, expect.stringContaining('Circuit breaker "payments": unknown option "halfOpen.probes". Known options: halfOpen.maxProbes,')],
-    [null, 'Circuit breaker "payments": option "options" must be an object, got null.'],
+    [null, 'Circuit breaker "payments": option "options" must be an object, got null. Leave the option out (or undefined) to use its default.'],
   ])('%j', (options, message) => {
     let error: unknown;
     try {

@@ -357,7 +357,7 @@ describe('@CircuitBreaker() start-up checks', () => {
         async call(): Promise<void> {}
       }
       return Broken;
-    }).toThrow('@CircuitBreaker() on Broken.call: the fallback method "nope" does not exist on the class. Declare it, or pass a function.');
+    }).toThrow('@CircuitBreaker() on Broken.call: option "fallback" names the method "nope", which does not exist on the class. Declare it, or pass a function.');
   });
 
   it('rejects a lastGood cache without a freshness bound', () => {
@@ -451,7 +451,7 @@ describe('@CircuitBreaker() start-up checks', () => {
       @CircuitBreaker({ minimumThroughput: 0 })
       async call(): Promise<void> {}
     }
-    await expect(start({}, [BadOption])).rejects.toThrow('Circuit breaker "BadOption.call": option "minimumThroughput" must be an integer >= 1, got 0.');
+    await expect(start({}, [BadOption])).rejects.toThrow('Circuit breaker "BadOption.call" in @CircuitBreaker() on BadOption.call: option "minimumThroughput" must be an integer >= 1, got 0.');
   });
 });
 

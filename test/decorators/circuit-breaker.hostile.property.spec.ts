@@ -146,7 +146,7 @@ describe('hostile calls through the Nest layer (property)', () => {
     await app.close();
   });
   beforeEach(() => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     process.on('unhandledRejection', onUnhandled);
     process.on('uncaughtException', onUnhandled);
   });

@@ -314,8 +314,8 @@ describe('CircuitBreakerTelemetryModule', () => {
       'CircuitBreakerTelemetryModule: unknown option "provider". Known options: meterProvider, keyAttribute.',
     );
     expect(() => CircuitBreakerTelemetryModule.forRoot({ meterProvider: {} as never })).toThrow(
-      'CircuitBreakerTelemetryModule: option "meterProvider" must be an OpenTelemetry MeterProvider (with getMeter()), got object.',
+      'CircuitBreakerTelemetryModule: option "meterProvider" must be an OpenTelemetry MeterProvider (with getMeter()), got an object.',
     );
-    expect(() => CircuitBreakerTelemetryModule.forRoot({ keyAttribute: 1 as never })).toThrow('CircuitBreakerTelemetryModule: option "keyAttribute" must be a boolean, got number.');
+    expect(() => CircuitBreakerTelemetryModule.forRoot({ keyAttribute: 1 as never })).toThrow('CircuitBreakerTelemetryModule: option "keyAttribute" must be a boolean, got 1.');
   });
 });

@@ -331,7 +331,7 @@ describe('CircuitBreakerMetricsModule', () => {
     expect(() => CircuitBreakerMetricsModule.forRoot({ registery: new Registry() } as never)).toThrow(
       'CircuitBreakerMetricsModule: unknown option "registery". Known options: registry, prefix, keyLabel.',
     );
-    expect(() => CircuitBreakerMetricsModule.forRoot({ registry: {} as never })).toThrow('CircuitBreakerMetricsModule: option "registry" must be a prom-client Registry, got object.');
+    expect(() => CircuitBreakerMetricsModule.forRoot({ registry: {} as never })).toThrow('CircuitBreakerMetricsModule: option "registry" must be a prom-client Registry, got an object.');
     expect(() => CircuitBreakerMetricsModule.forRoot({ prefix: '1st-' })).toThrow(
       'CircuitBreakerMetricsModule: option "prefix" must be a string of letters, digits, _ and : that does not start with a digit, got "1st-".',
     );

@@ -107,7 +107,7 @@ describe('CircuitBreakerModule.forRoot({ store })', () => {
 
   it('refuses a store that is not one', async () => {
     await expect(compile({ store: {} as BreakerStore })).rejects.toThrow(
-      'CircuitBreakerModule: option "store" must be a BreakerStore such as new RedisBreakerStore({ redis }) from nestjs-circuit-breaker/redis.',
+      'CircuitBreakerModule: option "store" must be a BreakerStore such as new RedisBreakerStore({ redis }) from nestjs-circuit-breaker/redis, got an object.',
     );
   });
 });

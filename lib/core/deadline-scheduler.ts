@@ -1,0 +1,114 @@
+/**
+ * A call with a deadline, as the scheduler keeps it: linked into the queue of
+ * its timeout so that settling it unlinks it in O(1).
+ *
+ * @internal
+ */
+export interface Deadline {
+  dueAt: number;
+  prev: Deadline | undefined;
+  next: Deadline | undefined;
+  queue: DeadlineQueue | undefined;
+  /** The deadline passed before the call settled. */
+  expire(): void;
+}
+
+/** The calls of one timeout value, oldest first: with one timeout, the first due is always the first added. */
+export class DeadlineQueue {
+  head: Deadline | undefined = undefined;
+  tail: Deadline | undefined = undefined;
+
+  constructor(readonly timeoutMs: number) {}
+}
+
+/**
+ * Every deadline of every breaker in the process, behind one timer.
+ *
+ * A timer per call costs about a microsecond to create and clear, and most
+ * calls settle long before their deadline. Here a call is appended to the
+ * queue of its timeout (due times in one queue only grow, so no sorting), and
+ * unlinked when it settles; one unref'd timer is armed for the earliest head,
+ * and cleared when no call is waiting. Time comes from `performance.now()`,
+ * the monotonic reading timers run on (and the one fake timers move).
+ *
+ * @internal
+ */
+export class DeadlineScheduler {
+  private readonly queues = new Map<number, DeadlineQueue>();
+  private waiting = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  private timerAt = Number.POSITIVE_INFINITY;
+
+  /** Calls `deadline.expire()` in `timeoutMs`, unless `remove(deadline)` comes first. */
+  add(deadline: Deadline, timeoutMs: number): void {
+    const now = performance.now();
+    const dueAt = now + timeoutMs;
+    let queue = this.queues.get(timeoutMs);
+    if (queue === undefined) {
+      queue = new DeadlineQueue(timeoutMs);
+      this.queues.set(timeoutMs, queue);
+    }
+    deadline.dueAt = dueAt;
+    deadline.queue = queue;
+    deadline.next = undefined;
+    deadline.prev = queue.tail;
+    if (queue.tail === undefined) queue.head = deadline;
+    else queue.tail.next = deadline;
+    queue.tail = deadline;
+    this.waiting++;
+    if (dueAt < this.timerAt) this.arm(dueAt, now);
+  }
+
+  remove(deadline: Deadline): void {
+    const queue = deadline.queue;
+    if (queue === undefined) return;
+    this.unlink(queue, deadline);
+    // Nothing left to wait for: no timer may outlive the last call (nor keep a test's timer count up).
+    if (this.waiting === 0 && this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      this.timerAt = Number.POSITIVE_INFINITY;
+    }
+  }
+
+  private unlink(queue: DeadlineQueue, deadline: Deadline): void {
+    const { prev, next } = deadline;
+    if (prev === undefined) queue.head = next;
+    else prev.next = next;
+    if (next === undefined) queue.tail = prev;
+    else next.prev = prev;
+    deadline.prev = deadline.next = deadline.queue = undefined;
+    this.waiting--;
+  }
+
+  private arm(dueAt: number, now: number): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timerAt = dueAt;
+    this.timer = setTimeout(this.fire, Math.max(0, dueAt - now));
+    // A deadline must never be the reason a process stays alive.
+    this.timer.unref?.();
+  }
+
+  private readonly fire = (): void => {
+    this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
+    const now = performance.now();
+    const due: Deadline[] = [];
+    let next = Number.POSITIVE_INFINITY;
+    for (const queue of this.queues.values()) {
+      let head = queue.head;
+      while (head !== undefined && head.dueAt <= now) {
+        this.unlink(queue, head);
+        due.push(head);
+        head = queue.head;
+      }
+      if (head !== undefined && head.dueAt < next) next = head.dueAt;
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.arm(next, now);
+    // Expired after the bookkeeping: an expiry may settle other calls, or start new ones.
+    for (const deadline of due) deadline.expire();
+  };
+}
+
+/** The one scheduler of the process: deadlines are real time, whatever clock a breaker reads. */
+export const deadlines = new DeadlineScheduler();
