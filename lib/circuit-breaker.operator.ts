@@ -1,4 +1,4 @@
-import { from, Observable, type ObservableInput, type OperatorFunction, type Subscription } from 'rxjs';
+import { from, Observable, throwError, type ObservableInput, type OperatorFunction, type Subscription } from 'rxjs';
 import { Breaker, CallTimeoutError, type CallPermit } from './core/index.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import { OptionChecker } from './core/option-checker.js';
@@ -6,14 +6,27 @@ import { OptionChecker } from './core/option-checker.js';
 /** @publicApi */
 export interface CircuitBreakerOperatorOptions<R> {
   /**
-   * What the subscriber gets instead when the call is rejected, fails or times
-   * out, as in `catchError`. Errors the breaker classifies as success or
-   * ignored (a 400) reach the subscriber unchanged.
+   * What the subscriber gets instead, as in `catchError`, whenever the breaker
+   * counts the call as rejected, failed, timed out or overloaded: an error, or a
+   * first value it classifies as a failure or an overload (a 503 response),
+   * which the fallback then replaces and receives as its argument. Errors and
+   * values the breaker classifies as success or ignored (a 400) reach the
+   * subscriber unchanged.
    */
   fallback?: (error: unknown) => ObservableInput<R>;
   /** For a per-key breaker: the key of this subscription's target (host, endpoint, tenant). */
   key?: () => string;
 }
+
+/**
+ * What replaces a call the breaker rejected or counted as failed, given what
+ * the call produced (its error, or its first value) and the breaker that
+ * counted it; `undefined` when there is nothing to serve. It counts what it
+ * serves with `recordFallback()`.
+ *
+ * @internal
+ */
+export type BreakerRecovery<R> = (error: unknown, breaker: Breaker) => ObservableInput<R> | undefined;
 
 /**
  * Runs every subscription to the source through `breaker`: each subscription is
@@ -27,6 +40,8 @@ export interface CircuitBreakerOperatorOptions<R> {
  *   through untouched.
  * - A rejected call never subscribes to the source: the subscriber gets
  *   `CircuitOpenError` synchronously at subscribe time, or the fallback.
+ * - With a fallback, a first value classified as a failure or an overload is
+ *   replaced: the source is unsubscribed and the subscriber gets the fallback.
  *
  * Cold sources (`HttpService.get()`, `defer(() => fetch(...))`) make one
  * request per subscription, as intended. A hot source is not started by the
@@ -42,7 +57,25 @@ export function circuitBreaker<T, R = never>(breaker: Breaker, options: CircuitB
   const given = check.record('', options, ['fallback', 'key'], '{ fallback?, key? }');
   const fallback = given.fallback === undefined ? undefined : check.func<(error: unknown) => ObservableInput<R>>('fallback', given.fallback, 'a function returning an ObservableInput');
   const key = given.key === undefined ? undefined : check.func<() => string>('key', given.key, 'a function returning a string');
+  const recover: BreakerRecovery<R> | undefined =
+    fallback === undefined
+      ? undefined
+      : (error, target) => {
+          target.recordFallback(error, 'observable');
+          // from() here, so that a fallback returning undefined is the TypeError it is, not "nothing to serve".
+          return from(fallback(error));
+        };
+  return breakerOperator(breaker, key, recover);
+}
 
+/**
+ * The operator itself, for `circuitBreaker()` and for decorated Observable
+ * methods, whose fallbacks may have nothing to serve (a `lastGood` miss) and
+ * count themselves under their own source.
+ *
+ * @internal
+ */
+export function breakerOperator<T, R>(breaker: Breaker, key: (() => string) | undefined, recover: BreakerRecovery<R> | undefined): OperatorFunction<T, T | R> {
   return (source) =>
     new Observable<T | R>((subscriber) => {
       const target = key === undefined ? breaker : breaker.forKey(key());
@@ -50,58 +83,81 @@ export function circuitBreaker<T, R = never>(breaker: Breaker, options: CircuitB
       try {
         permit = target.acquire();
       } catch (rejection) {
-        if (fallback === undefined) {
+        let replacement: ObservableInput<R> | undefined;
+        try {
+          replacement = recover?.(rejection, target);
+        } catch (fallbackError) {
+          subscriber.error(fallbackError);
+          return;
+        }
+        if (replacement === undefined) {
           subscriber.error(rejection);
           return;
         }
-        target.recordFallback(rejection, 'observable');
-        return from(fallback(rejection)).subscribe(subscriber);
+        return from(replacement).subscribe(subscriber);
       }
 
       let decided = false;
+      // Set once a fallback has taken over: whatever the source still emits (synchronously, before it could be unsubscribed) is not the subscriber's.
+      let replaced = false;
+      let inner: Subscription | undefined;
       let timer: ReturnType<typeof setTimeout> | undefined;
       let rescue: Subscription | undefined;
       const decide = (): void => {
         decided = true;
         if (timer !== undefined) clearTimeout(timer);
       };
-      const failOver = (error: unknown): void => {
-        if (fallback === undefined) {
-          subscriber.error(error);
+      /** Hands the subscriber to the fallback for what the call produced; `otherwise` when it has nothing to serve. */
+      const failOver = (produced: unknown, otherwise: () => void): void => {
+        if (recover === undefined) {
+          otherwise();
           return;
         }
-        target.recordFallback(error, 'observable');
         let replacement: Observable<T | R>;
         try {
-          replacement = from(fallback(error));
+          const input = recover(produced, target);
+          if (input === undefined) {
+            otherwise();
+            return;
+          }
+          replacement = from(input);
         } catch (fallbackError) {
-          // Here we run inside the source's error handler, a timer or an abort listener, where a throw would
+          // Here we run inside the source's handlers, a timer or an abort listener, where a throw would
           // become an uncaught exception and leave the subscriber waiting forever; catchError does the same.
-          subscriber.error(fallbackError);
-          return;
+          replacement = throwError(() => fallbackError);
         }
+        replaced = true;
+        inner?.unsubscribe();
         rescue = replacement.subscribe(subscriber);
       };
 
-      const inner = source.subscribe({
+      inner = source.subscribe({
         next: (value) => {
+          if (replaced) return;
           if (!decided) {
             decide();
-            permit.succeed(value);
+            const outcome = permit.succeed(value);
+            // A resolved answer the breaker counts as failed (a 503 response) is what a fallback is for, as a rejection is.
+            if (outcome === 'failure' || outcome === 'overload') {
+              failOver(value, () => subscriber.next(value));
+              return;
+            }
           }
           subscriber.next(value);
         },
         error: (error: unknown) => {
+          if (replaced) return;
           if (decided) {
             subscriber.error(error);
             return;
           }
           decide();
           const outcome = permit.fail(error);
-          if (outcome === 'failure' || outcome === 'overload') failOver(error);
+          if (outcome === 'failure' || outcome === 'overload') failOver(error, () => subscriber.error(error));
           else subscriber.error(error);
         },
         complete: () => {
+          if (replaced) return;
           if (!decided) {
             decide();
             permit.succeed(undefined);
@@ -109,6 +165,8 @@ export function circuitBreaker<T, R = never>(breaker: Breaker, options: CircuitB
           subscriber.complete();
         },
       });
+      // The fallback took over while the source was still emitting synchronously, before `inner` existed.
+      if (replaced) inner.unsubscribe();
 
       if (!decided && permit.probe) {
         // A probe the breaker gives up on (halfOpen.maxWaitMs) is failed there; end it here too.
@@ -117,8 +175,9 @@ export function circuitBreaker<T, R = never>(breaker: Breaker, options: CircuitB
           () => {
             if (decided) return;
             decide();
-            inner.unsubscribe();
-            failOver(permit.signal.reason);
+            inner?.unsubscribe();
+            const reason: unknown = permit.signal.reason;
+            failOver(reason, () => subscriber.error(reason));
           },
           { once: true },
         );
@@ -127,10 +186,10 @@ export function circuitBreaker<T, R = never>(breaker: Breaker, options: CircuitB
         timer = setTimeout(() => {
           if (decided) return;
           decided = true;
-          inner.unsubscribe();
+          inner?.unsubscribe();
           const error = new CallTimeoutError(target.name, permit.timeoutMs!);
           permit.timeOut(error);
-          failOver(error);
+          failOver(error, () => subscriber.error(error));
         }, permit.timeoutMs);
         timer.unref?.();
       }
@@ -140,7 +199,7 @@ export function circuitBreaker<T, R = never>(breaker: Breaker, options: CircuitB
           decide();
           permit.release();
         }
-        inner.unsubscribe();
+        inner?.unsubscribe();
         rescue?.unsubscribe();
       };
     });

@@ -1,13 +1,16 @@
 import { Logger } from '@nestjs/common';
-import { isObservable, Observable, tap } from 'rxjs';
+import { isObservable, Observable, of, tap } from 'rxjs';
 import { isBreakerRejection, type Breaker, type BreakerOptions, type CallOutcome, type CallPermit } from './core/index.js';
 import { runWithCallSignal } from './call-signal.js';
 import { REGISTRY_PROPERTY } from './circuit-breaker.constants.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
-import { circuitBreaker } from './circuit-breaker.operator.js';
+import { breakerOperator, type BreakerRecovery } from './circuit-breaker.operator.js';
 import type { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 import type { CircuitBreakerFallback } from './interfaces/circuit-breaker-method-options.interface.js';
 import { LastGoodCache } from './last-good-cache.js';
+
+/** A fallback that had nothing to serve: a miss of `lastGood`, or no fallback at all. */
+const NOTHING = Symbol('nothing to serve');
 
 /** What a method returns, learned from `design:returntype` or from its first result. */
 type MethodKind = 'sync' | 'promise' | 'observable' | undefined;
@@ -89,7 +92,7 @@ export class DecoratedMethod {
           }),
         );
       }
-      return source.pipe(circuitBreaker(breaker, this.fallback === undefined ? {} : { fallback: (error) => this.observableFallback(registry, breaker, instance, error, args) }));
+      return source.pipe(breakerOperator<unknown, unknown>(breaker, undefined, this.fallback === undefined ? undefined : this.observableRecovery(registry, instance, args)));
     }
 
     // A Promise method without a fallback (but with a key) needs nothing the breaker's execute() does not do.
@@ -126,14 +129,18 @@ export class DecoratedMethod {
       this.kind = 'promise';
       return permit.track(result as PromiseLike<unknown>).then(
         (value) => {
-          if (permit.outcome === 'success') this.remember(registry, breaker, args, value);
+          const outcome = permit.outcome;
+          if (outcome === 'success') this.remember(registry, breaker, args, value);
+          else if (countsAsFailed(outcome)) return this.recover(registry, breaker, instance, value, args, 'promise', () => value);
           return value;
         },
         (error: unknown) => this.onError(registry, breaker, countedAs(permit.outcome), instance, error, args, 'promise'),
       );
     }
     this.kind ??= 'sync';
-    if (permit.succeed(result) === 'success') this.remember(registry, breaker, args, result);
+    const outcome = permit.succeed(result);
+    if (outcome === 'success') this.remember(registry, breaker, args, result);
+    else if (countsAsFailed(outcome)) return this.recover(registry, breaker, instance, result, args, 'sync', () => result);
     return result;
   }
 
@@ -143,52 +150,68 @@ export class DecoratedMethod {
     return this.recover(registry, breaker, instance, error, args, kind);
   }
 
-  /** The fallback for a rejected, failed or timed-out call; the error itself when there is none. */
-  private recover(registry: CircuitBreakerRegistry, breaker: Breaker, instance: unknown, error: unknown, args: any[], kind: MethodKind): unknown {
+  /**
+   * The fallback's answer for a call the breaker rejected or counted as failed
+   * (`error` is then what the call produced: its error, or a resolved value such
+   * as a 503 response); `otherwise()` when there is nothing to serve, which by
+   * default surfaces the error.
+   */
+  private recover(
+    registry: CircuitBreakerRegistry,
+    breaker: Breaker,
+    instance: unknown,
+    error: unknown,
+    args: any[],
+    kind: MethodKind,
+    otherwise: () => unknown = () => raise(error, kind),
+  ): unknown {
+    let served: unknown;
+    try {
+      served = this.serve(registry, breaker, instance, error, args);
+    } catch (fallbackError) {
+      return raise(fallbackError, kind);
+    }
+    if (served === NOTHING) return otherwise();
+    if (kind === 'promise') return Promise.resolve(served).catch((fallbackError: unknown) => Promise.reject(withCause(fallbackError, error)));
+    return served;
+  }
+
+  /**
+   * What the operator serves for an Observable method: `undefined` when there is
+   * nothing to serve, so that the call's own error or value reaches the subscriber.
+   */
+  private observableRecovery(registry: CircuitBreakerRegistry, instance: unknown, args: any[]): BreakerRecovery<unknown> {
+    return (error, breaker) => {
+      const served = this.serve(registry, breaker, instance, error, args);
+      if (served === NOTHING) return undefined;
+      if (isObservable(served)) return served;
+      if (isThenable(served)) return Promise.resolve(served).catch((fallbackError: unknown) => Promise.reject(withCause(fallbackError, error)));
+      return of(served);
+    };
+  }
+
+  /**
+   * Runs the fallback and counts it as served; `NOTHING` when there is none or
+   * no fresh last good answer. A fallback that throws throws its own error, with
+   * the call's as `cause`.
+   */
+  private serve(registry: CircuitBreakerRegistry, breaker: Breaker, instance: unknown, error: unknown, args: any[]): unknown {
     const fallback = this.fallback;
-    if (fallback === undefined) return raise(error, kind);
+    if (fallback === undefined) return NOTHING;
     if (typeof fallback === 'object') {
       const key = this.cacheKey(args);
       const hit = key === undefined ? undefined : this.cache(registry)?.lookup(key, breaker.monotonic());
-      if (hit === undefined) return raise(error, kind);
+      if (hit === undefined) return NOTHING;
       breaker.recordFallback(error, 'lastGood');
-      return kind === 'promise' ? Promise.resolve(hit.value) : hit.value;
+      return hit.value;
     }
     const fn = (typeof fallback === 'string' ? (instance as Record<string, unknown>)[fallback] : fallback) as (...a: unknown[]) => unknown;
     breaker.recordFallback(error, typeof fallback === 'string' ? 'method' : 'function');
-    let result: unknown;
     try {
-      result = fn.call(instance, error, ...args);
+      return fn.call(instance, error, ...args);
     } catch (fallbackError) {
-      return raise(withCause(fallbackError, error), kind);
+      throw withCause(fallbackError, error);
     }
-    if (kind === 'promise') return Promise.resolve(result).catch((fallbackError: unknown) => Promise.reject(withCause(fallbackError, error)));
-    return result;
-  }
-
-  private observableFallback(registry: CircuitBreakerRegistry, breaker: Breaker, instance: unknown, error: unknown, args: any[]): Observable<unknown> {
-    return new Observable((subscriber) => {
-      let value: unknown;
-      try {
-        value = this.recover(registry, breaker, instance, error, args, 'sync');
-      } catch (failure) {
-        subscriber.error(failure);
-        return;
-      }
-      if (isObservable(value)) return value.subscribe(subscriber);
-      if (isThenable(value)) {
-        value.then(
-          (v) => {
-            subscriber.next(v);
-            subscriber.complete();
-          },
-          (e: unknown) => subscriber.error(e),
-        );
-        return;
-      }
-      subscriber.next(value);
-      subscriber.complete();
-    });
   }
 
   private remember(registry: CircuitBreakerRegistry, breaker: Breaker, args: any[], value: unknown): void {
@@ -261,6 +284,11 @@ function shapeOf(result: unknown): 'observable' | 'thenable' | 'value' {
 /** Runs a method with its call's signal available to getCallSignal(). */
 function callWithSignal(call: { readonly signal: AbortSignal }, method: (...args: unknown[]) => unknown, thisArg: unknown, args: unknown[]): Promise<unknown> {
   return runWithCallSignal(call, () => method.apply(thisArg, args) as Promise<unknown>);
+}
+
+/** Outcomes a fallback is for: the dependency failed or refused, whether the call rejected or resolved. */
+function countsAsFailed(outcome: CallPermit['outcome']): boolean {
+  return outcome === 'failure' || outcome === 'overload';
 }
 
 function countedAs(outcome: CallPermit['outcome']): CallOutcome {

@@ -143,11 +143,15 @@ async function main(): Promise<void> {
     const scrape = await (await fetch(`${sample.url}/metrics`)).text();
     const shown = scrape
       .split('\n')
-      .filter((l) => /^circuit_breaker_(calls_total|transitions_total|state)\{name="catalog"/.test(l) && !l.endsWith(' 0'));
+      .filter((l) => /^circuit_breaker_(calls_total|fallbacks_total|transitions_total|state)\{name="catalog"/.test(l) && !l.endsWith(' 0'));
     for (const metric of shown) console.log(`           ${dim(metric)}`);
     const value = (series: string) => Number(scrape.split('\n').find((l) => l.startsWith(series))?.split(' ').pop());
     check(value('circuit_breaker_calls_total{name="catalog",outcome="rejected",reason="open"}') === 4, 'catalog: 4 rejections counted apart from the 3 remote failures');
     check(value('circuit_breaker_calls_total{name="catalog",outcome="failure",reason=""}') === 3, 'catalog: 3 remote failures');
+    check(
+      value('circuit_breaker_fallbacks_total{name="catalog",source="lastGood"}') === 6 && !scrape.includes('outcome="fallback"'),
+      'catalog: the 6 calls answered with the last good answer are counted apart, not as calls a second time',
+    );
     check(value('circuit_breaker_transitions_total{name="catalog",from="closed",to="open"}') === 1, 'catalog: one closed → open transition');
     check(value('circuit_breaker_state{name="catalog",state="closed"}') === 1, 'catalog: state gauge says closed again');
   } finally {

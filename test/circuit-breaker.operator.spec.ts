@@ -50,6 +50,64 @@ describe('circuitBreaker() operator', () => {
     expect(rejected.seen.error).toBeInstanceOf(CircuitOpenError);
   });
 
+  describe('a first value the breaker counts as failed (a fetch Response with 503 or 429)', () => {
+    const answer = (status: number) => new Response(null, { status });
+    const statusOf = (value: unknown) => (value instanceof Response ? value.status : value);
+
+    it('is replaced by the fallback, which is given that value, and the rest of the source is dropped', () => {
+      const breaker = new Breaker('resolved-503', {}, { clock });
+      const source = new Subject<Response>();
+      let unsubscribed = false;
+      const watched = new Observable<Response>((subscriber) => {
+        const inner = source.subscribe(subscriber);
+        return () => {
+          unsubscribed = true;
+          inner.unsubscribe();
+        };
+      });
+      const { seen } = collect(watched.pipe(circuitBreaker(breaker, { fallback: (value) => of(`fallback for ${statusOf(value)}`) })));
+      source.next(answer(503));
+      source.next(answer(200));
+      expect(seen).toEqual({ values: ['fallback for 503'], complete: true });
+      expect(unsubscribed).toBe(true);
+      expect(breaker.snapshot().totals).toMatchObject({ failures: { total: 1 }, fallbacks: 1 });
+    });
+
+    it('is replaced when a synchronous source emits it, and its later synchronous values never reach the subscriber', () => {
+      const breaker = new Breaker('resolved-429-sync', {}, { clock });
+      const { seen } = collect(of(answer(429), answer(200)).pipe(circuitBreaker(breaker, { fallback: (value) => of(`fallback for ${statusOf(value)}`) })));
+      expect(seen).toEqual({ values: ['fallback for 429'], complete: true });
+      expect(breaker.snapshot().totals).toMatchObject({ overloads: 1, fallbacks: 1 });
+    });
+
+    it('reaches the subscriber, with what follows, without a fallback; a 400 always does', () => {
+      const breaker = new Breaker('resolved-passes', {}, { clock });
+      const plain = collect(of(answer(503), answer(200)).pipe(circuitBreaker(breaker)));
+      expect(plain.seen.values.map(statusOf)).toEqual([503, 200]);
+      expect(plain.seen.complete).toBe(true);
+      const fallback = vi.fn(() => of('fallback'));
+      const bad = collect(of(answer(400)).pipe(circuitBreaker(breaker, { fallback })));
+      expect(bad.seen.values.map(statusOf)).toEqual([400]);
+      expect(fallback).not.toHaveBeenCalled();
+      expect(breaker.snapshot().totals).toMatchObject({ successes: 1, failures: { total: 1 }, fallbacks: 0 });
+    });
+
+    it('errors the subscriber with what a throwing fallback threw', () => {
+      const breaker = new Breaker('resolved-throwing-fallback', {}, { clock });
+      const broken = new Error('fallback broke');
+      const { seen } = collect(
+        of(answer(503)).pipe(
+          circuitBreaker(breaker, {
+            fallback: () => {
+              throw broken;
+            },
+          }),
+        ),
+      );
+      expect(seen).toEqual({ values: [], error: broken, complete: false });
+    });
+  });
+
   it('delivers CircuitOpenError synchronously at subscribe time, or the fallback', () => {
     const breaker = new Breaker('sync-reject', {}, { clock });
     breaker.isolate();

@@ -2,15 +2,21 @@
 // Checks the package as a consumer gets it: `npm pack`, install the tarball into a
 // throwaway app, then load it from ESM and from CommonJS (Node's require(esm)), load
 // the `./core` subpath, and make sure nothing reachable from the root entry (its JS
-// import graph and the emitted .d.ts files) references an optional peer.
+// import graph and the emitted .d.ts files) references an optional peer. Then
+// type-check a CommonJS Nest consumer of every entry point, as applications really
+// compile: TypeScript 5.9 with `moduleResolution: node10` (the classic Nest
+// tsconfig, which reads `typesVersions`, not `exports`) and `nodenext`, and this
+// repo's TypeScript 7 with `nodenext`.
 //
-// It does not build: run `npm run build` first. It needs no network: the tarball
-// has no dependencies, and the required peers are symlinked from this repo's
-// node_modules after npm has finished (npm would prune links it did not make).
+// It does not build: run `npm run build` first. Only the TypeScript 5.9 consumer
+// needs the network (or npm's cache): it installs `typescript@5.9.3` itself, so
+// this repo keeps its own TypeScript. The tarball has no dependencies, and the
+// peers are symlinked from this repo's node_modules after npm has finished (npm
+// would prune links it did not make).
 //
 // Usage: node tools/pack-check.mjs   (or `npm run test:pack`)
 
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -27,6 +33,8 @@ const started = Date.now();
 const OPTIONAL_PEERS = ['@nestjs/terminus', 'prom-client', '@opentelemetry/', 'ioredis'];
 /** dist/ folders of the optional integrations (their own subpath exports); not scanned. */
 const INTEGRATION_DIRS = ['terminus', 'prometheus', 'opentelemetry', 'redis'];
+/** The TypeScript of consumers still on the 5.x line (node10 resolution is gone from 6 on). */
+const CONSUMER_TYPESCRIPT = '5.9.3';
 
 class CheckError extends Error {}
 
@@ -54,6 +62,27 @@ function npm(args, cwd) {
     fail(`npm ${args.join(' ')} exited ${result.status}\n${result.stdout}\n${result.stderr}`.trimEnd());
   }
   return result.stdout;
+}
+
+/** Runs a TypeScript compiler on a project; resolves with its exit status and output. */
+function tsc(compiler, project, cwd) {
+  const env = { ...process.env };
+  delete env.NODE_OPTIONS;
+  return new Promise((resolvePromise) => {
+    const child = spawn(process.execPath, [compiler, '-p', project, '--pretty', 'false'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const timer = setTimeout(() => child.kill(), 180_000);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      resolvePromise({ status: error.message, output });
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolvePromise({ status: code ?? signal, output: output.trim() });
+    });
+  });
 }
 
 /** Runs a probe script with a clean NODE_OPTIONS; returns its stdout and stderr. */
@@ -359,6 +388,149 @@ function checkImportGraph(installed, pkg) {
   ok('root import graph free of optional peers', `${seen.size} files, bare imports: ${[...bare].toSorted().join(', ') || 'none'}`);
 }
 
+/**
+ * `typesVersions` is all that node10 resolution reads for a subpath: every
+ * `exports` subpath with types must be mapped there, to the same file.
+ */
+function checkTypesVersions(pkg) {
+  const mapped = pkg.typesVersions?.['*'] ?? {};
+  const problems = [];
+  let count = 0;
+  for (const [subpath, target] of Object.entries(pkg.exports ?? {})) {
+    const types = typeof target === 'object' && target !== null ? target.types : undefined;
+    if (subpath === '.' || types === undefined) continue;
+    count++;
+    const name = subpath.replace(/^\.\//, '');
+    const paths = mapped[name];
+    if (!Array.isArray(paths) || paths.length !== 1 || paths[0].replace(/^\.\//, '') !== types.replace(/^\.\//, '')) {
+      problems.push(`"${name}": ${JSON.stringify(paths)} should be ["${types}"] (exports["${subpath}"].types)`);
+    }
+  }
+  if (problems.length > 0) {
+    fail(`package.json typesVersions["*"] does not map every subpath to its types (moduleResolution node10 reads only typesVersions):\n  ${problems.join('\n  ')}`);
+  }
+  ok('typesVersions maps every subpath', `${count} subpaths`);
+}
+
+/** A CommonJS Nest application that uses every entry point; the @ts-expect-error lines prove each entry's types are real, not `any`. */
+const CONSUMER_SOURCE = `import 'reflect-metadata';
+import { Injectable, Module, type DynamicModule } from '@nestjs/common';
+import { Breaker, CircuitBreaker, CircuitBreakerModule, isBreakerRejection, type BreakerSnapshot } from 'nestjs-circuit-breaker';
+import { Breaker as CoreBreaker } from 'nestjs-circuit-breaker/core';
+import { CircuitBreakerHealthIndicator, CircuitBreakerHealthModule } from 'nestjs-circuit-breaker/terminus';
+import { CIRCUIT_BREAKER_METRIC_NAMES, CircuitBreakerMetricsModule } from 'nestjs-circuit-breaker/prometheus';
+import { CIRCUIT_BREAKER_INSTRUMENTS, CircuitBreakerTelemetryModule } from 'nestjs-circuit-breaker/opentelemetry';
+import { REDIS_BREAKER_STORE_DEFAULTS, RedisBreakerStore, type RedisBreakerStoreOptions } from 'nestjs-circuit-breaker/redis';
+
+@Injectable()
+export class CatalogService {
+  @CircuitBreaker({ name: 'catalog', fallback: { lastGood: { maxAgeMs: 60_000 } } })
+  async product(id: string): Promise<string> {
+    return id;
+  }
+}
+
+@Module({
+  imports: [
+    CircuitBreakerModule.forRoot({ breakers: { catalog: { timeoutMs: 1_000 } } }),
+    CircuitBreakerHealthModule,
+    CircuitBreakerMetricsModule.forRoot({ prefix: 'shop_' }),
+    CircuitBreakerTelemetryModule.forRoot({ keyAttribute: false }),
+  ],
+  providers: [CatalogService],
+})
+export class AppModule {}
+
+export const breaker: CoreBreaker = new Breaker('payments', { failureRateThreshold: 0.5 });
+export const snapshot: BreakerSnapshot = breaker.snapshot();
+export const metrics: DynamicModule = CircuitBreakerMetricsModule.forRoot({ keyLabel: true });
+export const names: string[] = [CIRCUIT_BREAKER_METRIC_NAMES.calls, CIRCUIT_BREAKER_INSTRUMENTS.calls];
+export const flushMs: number = REDIS_BREAKER_STORE_DEFAULTS.operationTimeoutMs;
+export const rejected: boolean = isBreakerRejection(new Error('x'));
+export function ready(indicator: CircuitBreakerHealthIndicator) {
+  return indicator.isHealthy('circuit_breakers', { openStatus: 'degraded' });
+}
+export function store(options: RedisBreakerStoreOptions): RedisBreakerStore {
+  return new RedisBreakerStore(options);
+}
+
+// @ts-expect-error the root's types: failureRateThreshold is a number
+new Breaker('x', { failureRateThreshold: 'half' });
+// @ts-expect-error ./core's types: a breaker needs a name
+new CoreBreaker();
+// @ts-expect-error ./terminus's types: openStatus is 'down' or 'degraded'
+export const wrongStatus = (indicator: CircuitBreakerHealthIndicator) => indicator.isHealthy('k', { openStatus: 'sideways' });
+// @ts-expect-error ./prometheus's types: prefix is a string
+CircuitBreakerMetricsModule.forRoot({ prefix: 1 });
+// @ts-expect-error ./opentelemetry's types: keyAttribute is a boolean
+CircuitBreakerTelemetryModule.forRoot({ keyAttribute: 'yes' });
+// @ts-expect-error ./redis's types: the store needs a client
+new RedisBreakerStore({});
+`;
+
+const CONSUMER_COMPILER_OPTIONS = {
+  target: 'ES2021',
+  module: 'commonjs',
+  strict: true,
+  experimentalDecorators: true,
+  emitDecoratorMetadata: true,
+  esModuleInterop: true,
+  skipLibCheck: false,
+  noEmit: true,
+  types: ['node'],
+};
+
+/**
+ * Type-checks CONSUMER_SOURCE as a CommonJS application (its package.json has no
+ * "type") with TypeScript 5.9 under node10 and nodenext resolution, and with this
+ * repo's TypeScript under nodenext (it has no node10).
+ */
+async function checkTypeScriptConsumers(tarball, work, pkg) {
+  const app = join(work, 'ts-app');
+  mkdirSync(app);
+  writeFileSync(join(app, 'package.json'), `${JSON.stringify({ name: 'pack-check-ts-app', version: '0.0.0', private: true }, null, 2)}\n`);
+  npm(
+    ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock', '--legacy-peer-deps', '--prefer-offline', tarball, `typescript@${CONSUMER_TYPESCRIPT}`],
+    app,
+  );
+  const typescript = JSON.parse(readFileSync(join(app, 'node_modules', 'typescript', 'package.json'), 'utf8')).version;
+  if (typescript !== CONSUMER_TYPESCRIPT) fail(`npm installed typescript ${typescript}, not ${CONSUMER_TYPESCRIPT}`);
+  // Every peer, optional ones too: each subpath's declarations import its own.
+  for (const name of [...Object.keys(pkg.peerDependencies ?? {}), '@types/node']) {
+    const target = join(repo, 'node_modules', name);
+    if (!existsSync(join(target, 'package.json'))) fail(`${name} is not installed in this repo's node_modules: run \`npm ci\``);
+    const link = join(app, 'node_modules', name);
+    mkdirSync(dirname(link), { recursive: true });
+    symlinkSync(target, link, 'junction');
+  }
+  writeFileSync(join(app, 'main.ts'), CONSUMER_SOURCE);
+  const project = (resolution) => {
+    const file = `tsconfig.${resolution}.json`;
+    const options = { ...CONSUMER_COMPILER_OPTIONS, moduleResolution: resolution, ...(resolution === 'nodenext' ? { module: 'nodenext' } : {}) };
+    writeFileSync(join(app, file), `${JSON.stringify({ compilerOptions: options, files: ['main.ts'] }, null, 2)}\n`);
+    return file;
+  };
+  const ts5 = join(app, 'node_modules', 'typescript', 'lib', 'tsc.js');
+  const ts7 = join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
+  const ts7version = JSON.parse(readFileSync(join(repo, 'node_modules', 'typescript', 'package.json'), 'utf8')).version;
+  const runs = [
+    [ts5, typescript, 'node10'],
+    [ts5, typescript, 'nodenext'],
+    [ts7, ts7version, 'nodenext'],
+  ].map(([compiler, version, resolution]) => ({ what: `TypeScript ${version}, moduleResolution ${resolution}`, project: project(resolution), compiler }));
+  // In parallel: each compiler checks every declaration of Nest and the peers (skipLibCheck off), which dominates the check's time.
+  const begun = Date.now();
+  const results = await Promise.all(runs.map(({ compiler, project: file }) => tsc(compiler, file, app)));
+  const failed = [];
+  runs.forEach(({ what }, i) => {
+    const { status, output } = results[i];
+    if (status === 0) ok(`CommonJS consumer compiles with ${what}`);
+    else failed.push(`${what} (exit ${status}):\n${output || '(no output)'}`);
+  });
+  if (failed.length > 0) fail(`a CommonJS consumer does not compile with\n${failed.join('\n')}`);
+  note(`the TypeScript consumers took ${((Date.now() - begun) / 1000).toFixed(1)}s`);
+}
+
 // ---------------------------------------------------------------- main
 
 const work = mkdtempSync(join(tmpdir(), 'nestjs-circuit-breaker-pack-'));
@@ -378,6 +550,8 @@ try {
   checkImportGraph(installed, pkg);
   probe(app, 'probe.mjs', ESM_PROBE, 2);
   probe(app, 'probe.cjs', CJS_PROBE, 2);
+  checkTypesVersions(pkg);
+  await checkTypeScriptConsumers(tarball, work, pkg);
   console.log(`pack-check passed in ${((Date.now() - started) / 1000).toFixed(1)}s`);
 } catch (error) {
   exitCode = 1;

@@ -60,8 +60,9 @@ export interface ProbeEvent {
   result: 'admitted' | 'succeeded' | 'failed' | 'released';
 }
 
-/** A caller's fallback served a call that was rejected, failed or timed out. @publicApi */
+/** A caller's fallback answered a call that was rejected, failed, timed out or overloaded. @publicApi */
 export interface FallbackEvent {
+  /** What the call produced: its error, or the value it resolved with when that value was classified as a failure or an overload. */
   error: unknown;
   /** `lastGood`: a cached earlier result was served. */
   source: 'method' | 'function' | 'observable' | 'lastGood';

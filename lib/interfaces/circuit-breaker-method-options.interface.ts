@@ -2,8 +2,8 @@ import type { BreakerOptions } from '../core/index.js';
 
 /**
  * Serve the last successful result for the same arguments when the call is
- * rejected or fails, if it is younger than `maxAgeMs`; otherwise the error
- * propagates. A cache without a freshness bound turns an outage into a
+ * rejected or fails, if it is younger than `maxAgeMs`; otherwise the caller
+ * gets the call's own outcome (its error, or the value it returned). A cache without a freshness bound turns an outage into a
  * correctness problem that surfaces much later: the bound is required.
  *
  * @publicApi
@@ -20,9 +20,11 @@ export interface LastGoodFallback {
 }
 
 /**
- * What runs instead when a call is rejected (`CircuitOpenError`), fails or
- * times out; never for outcomes classified as success or ignored (a 400 still
- * reaches the caller):
+ * What runs instead whenever the breaker counts a call as rejected
+ * (`CircuitOpenError`), failed, timed out or overloaded, thrown or returned: a
+ * returned value classified as a failure (a fetch `Response` with status 503)
+ * is replaced too, and is the fallback's `error`. Never for outcomes
+ * classified as success or ignored (a 400 still reaches the caller):
  * - the name of a method of the same class, called as `this[name](error, ...args)`;
  * - a function `(error, ...args)`, called with `this` the instance;
  * - `{ lastGood: { maxAgeMs, maxEntries } }`: the last good result, if fresh.

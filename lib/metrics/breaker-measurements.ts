@@ -1,5 +1,5 @@
 import type { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
-import type { BreakerEventName, BreakerSnapshot, BreakerState, ProbeEvent, RejectionReason } from '../core/index.js';
+import type { BreakerEventName, BreakerSnapshot, BreakerState, FallbackEvent, ProbeEvent, RejectionReason } from '../core/index.js';
 import type { CircuitBreakerEvent } from '../interfaces/circuit-breaker-event.interface.js';
 
 /** Every state, so that a state metric has a series per state and `== 1` queries always find one. @internal */
@@ -14,11 +14,21 @@ export const MEASURED_STATES: readonly BreakerState[] = ['closed', 'open', 'half
  */
 export const CALL_DURATION_BOUNDS_SECONDS: readonly number[] = Object.freeze([0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10]);
 
-/** How a call is counted by the metric integrations. @internal */
-export type MeasuredOutcome = 'success' | 'failure' | 'timeout' | 'overload' | 'ignored' | 'rejected' | 'fallback';
+/**
+ * How a call is counted by the metric integrations: each call once. A served
+ * fallback is not an outcome: the same call already has one (rejected,
+ * failure, timeout, overload), and a second one would make every sum over
+ * outcomes count it twice. Fallbacks have their own counter.
+ *
+ * @internal
+ */
+export type MeasuredOutcome = 'success' | 'failure' | 'timeout' | 'overload' | 'ignored' | 'rejected';
+
+/** What served a fallback. @internal */
+export type MeasuredFallbackSource = FallbackEvent['source'];
 
 // Records over every member of a union: the compiler says when a new outcome, reason or result is missing here.
-const OUTCOMES = Object.keys({ success: 0, failure: 0, timeout: 0, overload: 0, ignored: 0, rejected: 0, fallback: 0 } satisfies Record<MeasuredOutcome, 0>) as MeasuredOutcome[];
+const OUTCOMES = Object.keys({ success: 0, failure: 0, timeout: 0, overload: 0, ignored: 0, rejected: 0 } satisfies Record<MeasuredOutcome, 0>) as MeasuredOutcome[];
 const REASONS = Object.keys({ open: 0, 'half-open-busy': 0, isolated: 0, 'retry-after': 0, throttled: 0 } satisfies Record<RejectionReason, 0>) as RejectionReason[];
 
 /**
@@ -34,17 +44,19 @@ export const MEASURED_LABEL_SETS = Object.freeze({
   ),
   transitions: MEASURED_STATES.flatMap((from) => MEASURED_STATES.map((to) => ({ from, to }))),
   probes: Object.keys({ admitted: 0, succeeded: 0, failed: 0, released: 0 } satisfies Record<ProbeEvent['result'], 0>) as ProbeEvent['result'][],
+  fallbacks: Object.keys({ method: 0, function: 0, observable: 0, lastGood: 0 } satisfies Record<MeasuredFallbackSource, 0>) as MeasuredFallbackSource[],
 });
 
 /**
  * What one breaker event means for metrics, whatever the metrics library:
  * a call (with its outcome, the rejection reason, the duration of an admitted
- * call), a transition, or a probe.
+ * call), a served fallback, a transition, or a probe.
  *
  * @internal
  */
 export type Measurement =
   | { kind: 'call'; outcome: MeasuredOutcome; reason: RejectionReason | undefined; durationMs: number | undefined }
+  | { kind: 'fallback'; source: MeasuredFallbackSource }
   | { kind: 'transition'; from: BreakerState; to: BreakerState }
   | { kind: 'probe'; result: ProbeEvent['result'] };
 
@@ -71,7 +83,7 @@ export function measure(event: CircuitBreakerEvent): Measurement | undefined {
     case 'rejected':
       return { kind: 'call', outcome: 'rejected', reason: event.payload.reason, durationMs: undefined };
     case 'fallback':
-      return { kind: 'call', outcome: 'fallback', reason: undefined, durationMs: undefined };
+      return { kind: 'fallback', source: event.payload.source };
     case 'stateChange':
       return { kind: 'transition', from: event.payload.from, to: event.payload.to };
     case 'probe':

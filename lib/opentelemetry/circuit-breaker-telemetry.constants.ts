@@ -9,6 +9,7 @@ export const CIRCUIT_BREAKER_METER_NAME = 'nestjs-circuit-breaker';
 export const CIRCUIT_BREAKER_INSTRUMENTS = Object.freeze({
   state: 'circuit_breaker.state',
   calls: 'circuit_breaker.calls',
+  fallbacks: 'circuit_breaker.fallbacks',
   transitions: 'circuit_breaker.transitions',
   callDuration: 'circuit_breaker.call.duration',
   windowFailureRate: 'circuit_breaker.window.failure_rate',
@@ -23,6 +24,7 @@ export const CIRCUIT_BREAKER_ATTRIBUTES = Object.freeze({
   state: 'circuit_breaker.state',
   outcome: 'circuit_breaker.outcome',
   rejectionReason: 'circuit_breaker.rejection.reason',
+  fallbackSource: 'circuit_breaker.fallback.source',
   transitionFrom: 'circuit_breaker.transition.from',
   transitionTo: 'circuit_breaker.transition.to',
   probeResult: 'circuit_breaker.probe.result',

@@ -39,6 +39,7 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
   private readonly meter: Meter;
   private readonly keyAttribute: boolean;
   private readonly calls: Counter;
+  private readonly fallbacks: Counter;
   private readonly transitions: Counter;
   private readonly probes: Counter;
   private readonly callDuration: Histogram;
@@ -56,8 +57,14 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
     const meter = this.meter;
     this.calls = meter.createCounter(NAMES.calls, {
       description:
-        'Calls through the circuit breaker by outcome: success, failure, timeout, overload, ignored, ' +
-        'rejected (not attempted; circuit_breaker.rejection.reason says why), fallback (served by a fallback, also counted under its own outcome).',
+        'Calls through the circuit breaker, each counted once, by outcome: success, failure, timeout, overload, ignored, ' +
+        'rejected (not attempted; circuit_breaker.rejection.reason says why). Fallbacks served are counted in circuit_breaker.fallbacks.',
+      unit: '{call}',
+    });
+    this.fallbacks = meter.createCounter(NAMES.fallbacks, {
+      description:
+        'Calls answered by a fallback instead of their outcome (already counted in circuit_breaker.calls as rejected, failure, timeout or overload), ' +
+        'by circuit_breaker.fallback.source: method, function, observable (the circuitBreaker() operator), lastGood.',
       unit: '{call}',
     });
     this.transitions = meter.createCounter(NAMES.transitions, { description: 'State changes of the circuit breaker.', unit: '{transition}' });
@@ -66,21 +73,21 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
       unit: '{probe}',
     });
     this.callDuration = meter.createHistogram(NAMES.callDuration, {
-      description: 'Duration of the calls the circuit breaker let through and counted as a success or a failure.',
+      description: 'Duration of the calls the circuit breaker let through, whatever their outcome (success, failure, timeout, overload) except ignored.',
       unit: 's',
       advice: { explicitBucketBoundaries: [...CALL_DURATION_BOUNDARIES] },
     });
     // A state is modelled as the semantic conventions model statuses (hw.status): an up-down counter, 1 for the current state, 0 for the others.
     this.state = meter.createObservableUpDownCounter(NAMES.state, {
-      description: 'Whether the circuit breaker is in this state (1) or not (0); open, isolated and half-open breakers reject calls.',
+      description: 'Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes.',
       unit: '1',
     });
     this.windowFailureRate = meter.createObservableGauge(NAMES.windowFailureRate, {
-      description: 'Failures among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate it opens on.',
+      description: 'Failures (timeouts included) among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate a failureRateThreshold opens on.',
       unit: '1',
     });
     this.windowCalls = meter.createObservableGauge(NAMES.windowCalls, {
-      description: 'Calls (successes and failures) in the circuit breaker window; no rate is judged below its minimum throughput.',
+      description: 'Calls counted in the circuit breaker window (successes and failures, not overloads or ignored calls); no rate is judged below its minimum throughput.',
       unit: '{call}',
     });
   }
@@ -121,6 +128,8 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
     if (measurement.kind === 'call') {
       this.calls.add(1, { ...id, [ATTR.outcome]: measurement.outcome, ...(measurement.reason === undefined ? {} : { [ATTR.rejectionReason]: measurement.reason }) });
       if (measurement.durationMs !== undefined) this.callDuration.record(measurement.durationMs / 1000, id);
+    } else if (measurement.kind === 'fallback') {
+      this.fallbacks.add(1, { ...id, [ATTR.fallbackSource]: measurement.source });
     } else if (measurement.kind === 'transition') {
       this.transitions.add(1, { ...id, [ATTR.transitionFrom]: measurement.from, [ATTR.transitionTo]: measurement.to });
     } else {

@@ -20,6 +20,7 @@ type MetricType = 'counter' | 'gauge' | 'histogram';
 /** The metrics fed by events; the gauges feed themselves on each scrape. */
 interface EventMetrics {
   calls: Counter<string>;
+  fallbacks: Counter<string>;
   transitions: Counter<string>;
   probes: Counter<string>;
   callDuration: Histogram<string>;
@@ -78,11 +79,13 @@ export class CircuitBreakerMetricsService implements OnModuleInit, OnModuleDestr
   private record(event: CircuitBreakerEvent): void {
     const measurement = measure(event);
     if (measurement === undefined) return;
-    const { calls, transitions, probes, callDuration } = this.metrics;
+    const { calls, fallbacks, transitions, probes, callDuration } = this.metrics;
     const id: Labels = this.keyLabel ? { name: event.breaker, key: event.key ?? '' } : { name: event.breaker };
     if (measurement.kind === 'call') {
       calls.inc({ ...id, outcome: measurement.outcome, reason: measurement.reason ?? '' });
       if (measurement.durationMs !== undefined) callDuration.observe(id, measurement.durationMs / 1000);
+    } else if (measurement.kind === 'fallback') {
+      fallbacks.inc({ ...id, source: measurement.source });
     } else if (measurement.kind === 'transition') {
       transitions.inc({ ...id, from: measurement.from, to: measurement.to });
     } else {
@@ -92,8 +95,9 @@ export class CircuitBreakerMetricsService implements OnModuleInit, OnModuleDestr
 
   /** Removes every series of an evicted child from the event-fed metrics; the gauges drop it on their next scrape. */
   private forget(name: string, key: string): void {
-    const { calls, transitions, probes, callDuration } = this.metrics;
+    const { calls, fallbacks, transitions, probes, callDuration } = this.metrics;
     for (const { outcome, reason } of MEASURED_LABEL_SETS.calls) calls.remove({ name, key, outcome, reason: reason ?? '' });
+    for (const source of MEASURED_LABEL_SETS.fallbacks) fallbacks.remove({ name, key, source });
     for (const { from, to } of MEASURED_LABEL_SETS.transitions) transitions.remove({ name, key, from, to });
     for (const result of MEASURED_LABEL_SETS.probes) probes.remove({ name, key, result });
     callDuration.remove({ name, key });
@@ -137,7 +141,7 @@ function registerMetrics(registry: MetricRegistry, prefix: string, keyLabel: boo
   metric('gauge', NAMES.state, [...id, 'state'], (name, labelNames) =>
     new Gauge({
       name,
-      help: 'Whether the circuit breaker is in this state (1) or not (0); open, isolated and half-open breakers reject calls.',
+      help: 'Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes.',
       labelNames,
       registers,
       collect() {
@@ -152,7 +156,7 @@ function registerMetrics(registry: MetricRegistry, prefix: string, keyLabel: boo
   metric('gauge', NAMES.windowFailureRate, id, (name, labelNames) =>
     new Gauge({
       name,
-      help: 'Failures among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate it opens on.',
+      help: 'Failures (timeouts included) among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate a failureRateThreshold opens on.',
       labelNames,
       registers,
       collect() {
@@ -164,7 +168,7 @@ function registerMetrics(registry: MetricRegistry, prefix: string, keyLabel: boo
   metric('gauge', NAMES.windowCalls, id, (name, labelNames) =>
     new Gauge({
       name,
-      help: 'Calls (successes and failures) in the circuit breaker window; no rate is judged below its minimum throughput.',
+      help: 'Calls counted in the circuit breaker window (successes and failures, not overloads or ignored calls); no rate is judged below its minimum throughput.',
       labelNames,
       registers,
       collect() {
@@ -178,8 +182,18 @@ function registerMetrics(registry: MetricRegistry, prefix: string, keyLabel: boo
       new Counter({
         name,
         help:
-          'Calls through the circuit breaker by outcome: success, failure, timeout, overload, ignored, ' +
-          'rejected (not attempted; reason says why), fallback (served by a fallback, also counted under its own outcome).',
+          'Calls through the circuit breaker, each counted once, by outcome: success, failure, timeout, overload, ignored, ' +
+          'rejected (not attempted; reason says why). Fallbacks served are counted in circuit_breaker_fallbacks_total.',
+        labelNames,
+        registers,
+      }),
+    ),
+    fallbacks: metric('counter', NAMES.fallbacks, [...id, 'source'], (name, labelNames) =>
+      new Counter({
+        name,
+        help:
+          'Calls answered by a fallback instead of their outcome (already counted in circuit_breaker_calls_total as rejected, failure, timeout or overload), ' +
+          'by source: method, function, observable (the circuitBreaker() operator), lastGood.',
         labelNames,
         registers,
       }),
@@ -198,7 +212,7 @@ function registerMetrics(registry: MetricRegistry, prefix: string, keyLabel: boo
     callDuration: metric('histogram', NAMES.callDuration, id, (name, labelNames) =>
       new Histogram({
         name,
-        help: 'Duration of the calls the circuit breaker let through and counted as a success or a failure, in seconds.',
+        help: 'Duration of the calls the circuit breaker let through, in seconds, whatever their outcome (success, failure, timeout, overload) except ignored.',
         labelNames,
         buckets: [...CALL_DURATION_BUCKETS],
         registers,

@@ -477,3 +477,130 @@ describe('@CircuitBreaker() classification', () => {
     expect(seen).toHaveLength(2);
   });
 });
+
+describe('@CircuitBreaker() fallbacks for answers the breaker counts as failed', () => {
+  /** A fetch Response: resolved, yet a 503 or a 429 is the dependency failing or refusing. */
+  const answer = (status: number) => new Response(null, { status });
+  const served = (error: unknown) => ({ servedFor: (error as Response).status });
+  const fresh = { lastGood: { maxAgeMs: 60_000 } };
+
+  // One class per shape; each has a method-name fallback, a function fallback and lastGood.
+  @Injectable()
+  class PromiseUpstream {
+    status = 200;
+    @CircuitBreaker({ name: 'promise.method', fallback: 'byMethod' })
+    async method(): Promise<Response | object> {
+      return answer(this.status);
+    }
+    @CircuitBreaker({ name: 'promise.function', fallback: served })
+    async function(): Promise<Response | object> {
+      return answer(this.status);
+    }
+    @CircuitBreaker({ name: 'promise.lastGood', fallback: fresh })
+    async lastGood(id: string): Promise<Response> {
+      return answer(id === 'never-good' ? 503 : this.status);
+    }
+    byMethod(error: unknown): object {
+      return served(error);
+    }
+  }
+
+  @Injectable()
+  class ObservableUpstream {
+    status = 200;
+    @CircuitBreaker({ name: 'observable.method', fallback: 'byMethod' })
+    method(): Observable<Response | object> {
+      return defer(() => of(answer(this.status)));
+    }
+    @CircuitBreaker({ name: 'observable.function', fallback: served })
+    function(): Observable<Response | object> {
+      return defer(() => of(answer(this.status)));
+    }
+    @CircuitBreaker({ name: 'observable.lastGood', fallback: fresh })
+    lastGood(id: string): Observable<Response> {
+      return defer(() => of(answer(id === 'never-good' ? 503 : this.status)));
+    }
+    byMethod(error: unknown): object {
+      return served(error);
+    }
+  }
+
+  @Injectable()
+  class SyncUpstream {
+    status = 200;
+    @CircuitBreaker({ name: 'sync.method', fallback: 'byMethod' })
+    method(): Response | object {
+      return answer(this.status);
+    }
+    @CircuitBreaker({ name: 'sync.function', fallback: served })
+    function(): Response | object {
+      return answer(this.status);
+    }
+    @CircuitBreaker({ name: 'sync.lastGood', fallback: fresh })
+    lastGood(id: string): Response {
+      return answer(id === 'never-good' ? 503 : this.status);
+    }
+    byMethod(error: unknown): object {
+      return served(error);
+    }
+  }
+
+  type Upstream = { status: number; method(): unknown; function(): unknown; lastGood(id: string): unknown };
+  const shapes = [
+    { shape: 'Promise', type: PromiseUpstream, settle: (result: unknown) => result as Promise<unknown> },
+    { shape: 'Observable', type: ObservableUpstream, settle: (result: unknown) => firstValueFrom(result as Observable<unknown>) },
+    { shape: 'sync', type: SyncUpstream, settle: async (result: unknown) => result },
+  ];
+  const prefix = (shape: string) => shape.toLowerCase();
+
+  describe.each(shapes)('a $shape method', ({ shape, type, settle }) => {
+    async function setUp() {
+      const app = await start({}, [type]);
+      const upstream = app.get<Upstream>(type as never);
+      const registry = app.get(CircuitBreakerRegistry);
+      const fallbacks = (method: string) => registry.get(`${prefix(shape)}.${method}`).snapshot().totals.fallbacks;
+      return { upstream, fallbacks, registry, call: (method: 'method' | 'function') => settle(upstream[method]()), lastGood: (id: string) => settle(upstream.lastGood(id)) };
+    }
+
+    it.each(['method', 'function'] as const)('serves a %s fallback for a resolved 503 or 429, given the response, and counts it once', async (method) => {
+      const { upstream, fallbacks, call } = await setUp();
+      upstream.status = 503;
+      expect(await call(method)).toEqual({ servedFor: 503 });
+      upstream.status = 429;
+      expect(await call(method)).toEqual({ servedFor: 429 });
+      expect(fallbacks(method)).toBe(2);
+    });
+
+    it.each(['method', 'function'] as const)('lets a 200 or a 400 response through untouched (%s fallback)', async (method) => {
+      const { upstream, fallbacks, call } = await setUp();
+      expect(((await call(method)) as Response).status).toBe(200);
+      upstream.status = 400;
+      expect(((await call(method)) as Response).status).toBe(400);
+      expect(fallbacks(method)).toBe(0);
+    });
+
+    it.each(['method', 'function'] as const)('counts a %s fallback served for a rejection once, under its own source', async (method) => {
+      const { upstream, fallbacks, call, registry } = await setUp();
+      const breaker = registry.get(`${prefix(shape)}.${method}`);
+      const sources: string[] = [];
+      breaker.on('fallback', (event) => sources.push(event.source));
+      breaker.isolate();
+      upstream.status = 200;
+      expect(await call(method)).toEqual({ servedFor: undefined });
+      expect(fallbacks(method)).toBe(1);
+      expect(sources).toEqual([method]);
+    });
+
+    it('serves the last good answer for a resolved 503, and the 503 itself when there is none', async () => {
+      const { upstream, fallbacks, lastGood } = await setUp();
+      const good = (await lastGood('p1')) as Response;
+      expect(good.status).toBe(200);
+      upstream.status = 503;
+      expect(await lastGood('p1')).toBe(good);
+      // Nothing to serve: the caller gets what the call produced, as without a fallback.
+      const never = (await lastGood('never-good')) as Response;
+      expect(never.status).toBe(503);
+      expect(fallbacks('lastGood')).toBe(1);
+    });
+  });
+});

@@ -123,9 +123,10 @@ describe('CircuitBreakerTelemetryModule', () => {
       { attributes: outcome('timeout'), value: 2 },
       { attributes: outcome('failure'), value: 2 },
       { attributes: outcome('rejected', 'open'), value: 2 },
-      { attributes: outcome('fallback'), value: 1 },
       { attributes: outcome('rejected', 'half-open-busy'), value: 1 },
     ]);
+    // The rejected call a fallback served is one of the two rejections above, and only there.
+    expect(points(collected, 'circuit_breaker.fallbacks')).toEqual([{ attributes: { ...payments, 'circuit_breaker.fallback.source': 'observable' }, value: 1 }]);
     const transition = (from: string, to: string) => ({ ...payments, 'circuit_breaker.transition.from': from, 'circuit_breaker.transition.to': to });
     expect(points(collected, 'circuit_breaker.transitions')).toEqual([
       { attributes: transition('closed', 'open'), value: 1 },
@@ -177,6 +178,32 @@ describe('CircuitBreakerTelemetryModule', () => {
       ['circuit_breaker.window.failure_rate', 'GAUGE', undefined, '1'],
       ['circuit_breaker.window.calls', 'GAUGE', undefined, '{call}'],
     ]);
+  });
+
+  it('describes every instrument truthfully', async () => {
+    const { reader, meterProvider } = sdk();
+    const clock = new ManualClock();
+    const { registry } = await start(clock, { payments: { consecutiveFailures: 1, openDurationMs: 1_000 } }, { meterProvider });
+    const breaker = registry.get('payments');
+    await breaker.execute(rejecting(httpError(500))).catch(swallow);
+    await firstValueFrom(of('fresh').pipe(circuitBreaker(breaker, { fallback: () => of('cached') })));
+    clock.advance(1_000);
+    await breaker.execute(ok);
+    const { resourceMetrics } = await reader.collect();
+    expect(Object.fromEntries(resourceMetrics.scopeMetrics[0]!.metrics.map((m) => [m.descriptor.name, m.descriptor.description]))).toEqual({
+      'circuit_breaker.calls':
+        'Calls through the circuit breaker, each counted once, by outcome: success, failure, timeout, overload, ignored, rejected (not attempted; circuit_breaker.rejection.reason says why). Fallbacks served are counted in circuit_breaker.fallbacks.',
+      'circuit_breaker.fallbacks':
+        'Calls answered by a fallback instead of their outcome (already counted in circuit_breaker.calls as rejected, failure, timeout or overload), by circuit_breaker.fallback.source: method, function, observable (the circuitBreaker() operator), lastGood.',
+      'circuit_breaker.transitions': 'State changes of the circuit breaker.',
+      'circuit_breaker.probes': 'Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
+      'circuit_breaker.call.duration': 'Duration of the calls the circuit breaker let through, whatever their outcome (success, failure, timeout, overload) except ignored.',
+      'circuit_breaker.state': 'Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes.',
+      'circuit_breaker.window.failure_rate':
+        'Failures (timeouts included) among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate a failureRateThreshold opens on.',
+      'circuit_breaker.window.calls':
+        'Calls counted in the circuit breaker window (successes and failures, not overloads or ignored calls); no rate is judged below its minimum throughput.',
+    });
   });
 
   it('defaults to the global meter provider', async () => {

@@ -114,9 +114,10 @@ describe('CircuitBreakerMetricsModule', () => {
       'circuit_breaker_calls_total{name="payments",outcome="timeout",reason=""} 2',
       'circuit_breaker_calls_total{name="payments",outcome="failure",reason=""} 2',
       'circuit_breaker_calls_total{name="payments",outcome="rejected",reason="open"} 2',
-      'circuit_breaker_calls_total{name="payments",outcome="fallback",reason=""} 1',
       'circuit_breaker_calls_total{name="payments",outcome="rejected",reason="half-open-busy"} 1',
     ]);
+    // The rejected call a fallback served is one of the two rejections above, and only there.
+    expect(series(scrape, 'circuit_breaker_fallbacks_total')).toEqual(['circuit_breaker_fallbacks_total{name="payments",source="observable"} 1']);
     expect(series(scrape, 'circuit_breaker_transitions_total')).toEqual([
       'circuit_breaker_transitions_total{name="payments",from="closed",to="open"} 1',
       'circuit_breaker_transitions_total{name="payments",from="open",to="half-open"} 2',
@@ -160,18 +161,20 @@ describe('CircuitBreakerMetricsModule', () => {
       '# TYPE shop_circuit_breaker_window_failure_rate gauge',
       '# TYPE shop_circuit_breaker_window_calls gauge',
       '# TYPE shop_circuit_breaker_calls_total counter',
+      '# TYPE shop_circuit_breaker_fallbacks_total counter',
       '# TYPE shop_circuit_breaker_transitions_total counter',
       '# TYPE shop_circuit_breaker_probes_total counter',
       '# TYPE shop_circuit_breaker_call_duration_seconds histogram',
     ]);
     expect(scrape.split('\n').filter((line) => line.startsWith('# HELP'))).toEqual([
-      '# HELP shop_circuit_breaker_state Whether the circuit breaker is in this state (1) or not (0); open, isolated and half-open breakers reject calls.',
-      '# HELP shop_circuit_breaker_window_failure_rate Failures among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate it opens on.',
-      '# HELP shop_circuit_breaker_window_calls Calls (successes and failures) in the circuit breaker window; no rate is judged below its minimum throughput.',
-      '# HELP shop_circuit_breaker_calls_total Calls through the circuit breaker by outcome: success, failure, timeout, overload, ignored, rejected (not attempted; reason says why), fallback (served by a fallback, also counted under its own outcome).',
+      '# HELP shop_circuit_breaker_state Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes.',
+      '# HELP shop_circuit_breaker_window_failure_rate Failures (timeouts included) among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate a failureRateThreshold opens on.',
+      '# HELP shop_circuit_breaker_window_calls Calls counted in the circuit breaker window (successes and failures, not overloads or ignored calls); no rate is judged below its minimum throughput.',
+      '# HELP shop_circuit_breaker_calls_total Calls through the circuit breaker, each counted once, by outcome: success, failure, timeout, overload, ignored, rejected (not attempted; reason says why). Fallbacks served are counted in circuit_breaker_fallbacks_total.',
+      '# HELP shop_circuit_breaker_fallbacks_total Calls answered by a fallback instead of their outcome (already counted in circuit_breaker_calls_total as rejected, failure, timeout or overload), by source: method, function, observable (the circuitBreaker() operator), lastGood.',
       '# HELP shop_circuit_breaker_transitions_total State changes of the circuit breaker.',
       '# HELP shop_circuit_breaker_probes_total Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
-      '# HELP shop_circuit_breaker_call_duration_seconds Duration of the calls the circuit breaker let through and counted as a success or a failure, in seconds.',
+      '# HELP shop_circuit_breaker_call_duration_seconds Duration of the calls the circuit breaker let through, in seconds, whatever their outcome (success, failure, timeout, overload) except ignored.',
     ]);
   });
 
@@ -282,9 +285,9 @@ describe('CircuitBreakerMetricsModule', () => {
       const hosts = registry.get('hosts');
       for (let i = 0; i < 200; i++) {
         const child = hosts.forKey(`host-${i}`);
-        // Every kind of series: a failure that opens it, a rejection, then a probe that closes it (evictable again).
+        // Every kind of series: a failure that opens it, a rejection a fallback serves, then a probe that closes it (evictable again).
         await child.execute(taking(clock, 10, rejecting(new Error('down')))).catch(swallow);
-        await child.execute(ok).catch(swallow);
+        await firstValueFrom(of('fresh').pipe(circuitBreaker(child, { fallback: () => of('cached') })));
         clock.advance(1_000);
         await child.execute(taking(clock, 10, ok));
       }
@@ -296,6 +299,7 @@ describe('CircuitBreakerMetricsModule', () => {
       expect(series(scrape, 'circuit_breaker_calls_total').filter((line) => line.includes('key="host-'))).toHaveLength(15);
       expect(series(scrape, 'circuit_breaker_transitions_total').filter((line) => line.includes('key="host-'))).toHaveLength(15);
       expect(series(scrape, 'circuit_breaker_probes_total').filter((line) => line.includes('key="host-'))).toHaveLength(10);
+      expect(series(scrape, 'circuit_breaker_fallbacks_total').filter((line) => line.includes('key="host-'))).toHaveLength(5);
       expect(series(scrape, 'circuit_breaker_call_duration_seconds_count').filter((line) => line.includes('key="host-'))).toHaveLength(5);
       expect(hosts.snapshot().family).toMatchObject({ keys: 5, evicted: 195, overflowed: 0 });
     });
