@@ -77,6 +77,12 @@ export const implementations = {
     create: (_dep, options) => new Breaker('bench', options),
     call: 'target.execute(dep)',
   },
+  // Like-for-like with opossum's defaults, which give every call a 10 s timeout.
+  oursDeadline: {
+    label: 'ours (timeoutMs: 10 s)',
+    create: (_dep, options) => new Breaker('bench', { timeoutMs: 10_000, ...options }),
+    call: 'target.execute(dep)',
+  },
   opossumNoTimeout: {
     label: 'opossum (timeout: false)',
     create: (dep, options) => new CircuitBreaker(dep, { timeout: false, ...options }),

@@ -27,9 +27,12 @@ export class DeadlineQueue {
  * A timer per call costs about a microsecond to create and clear, and most
  * calls settle long before their deadline. Here a call is appended to the
  * queue of its timeout (due times in one queue only grow, so no sorting), and
- * unlinked when it settles; one unref'd timer is armed for the earliest head,
- * and cleared when no call is waiting. Time comes from `performance.now()`,
- * the monotonic reading timers run on (and the one fake timers move).
+ * unlinked when it settles; one unref'd timer is armed for the earliest head.
+ * It is not cleared when the last call settles: calls made one after another
+ * would each pay for a timer again. It fires at most once per timeout with
+ * nothing to do, and re-arms only while calls wait. Time comes from
+ * `performance.now()`, the monotonic reading timers run on (and the one fake
+ * timers move).
  *
  * @internal
  */
@@ -56,19 +59,18 @@ export class DeadlineScheduler {
     else queue.tail.next = deadline;
     queue.tail = deadline;
     this.waiting++;
-    if (dueAt < this.timerAt) this.arm(dueAt, now);
+    // An overdue timer is re-armed too: one armed under another time base (fake timers in tests) would never fire.
+    if (dueAt < this.timerAt || this.timerAt < now) this.arm(dueAt, now);
   }
 
   remove(deadline: Deadline): void {
     const queue = deadline.queue;
-    if (queue === undefined) return;
-    this.unlink(queue, deadline);
-    // Nothing left to wait for: no timer may outlive the last call (nor keep a test's timer count up).
-    if (this.waiting === 0 && this.timer !== undefined) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-      this.timerAt = Number.POSITIVE_INFINITY;
-    }
+    if (queue !== undefined) this.unlink(queue, deadline);
+  }
+
+  /** How many calls wait for their deadline (for tests and diagnostics). */
+  get size(): number {
+    return this.waiting;
   }
 
   private unlink(queue: DeadlineQueue, deadline: Deadline): void {

@@ -31,10 +31,12 @@ describe('DeadlineScheduler', () => {
     expect(expired).toEqual(['b@60', 'a@100']);
     vi.advanceTimersByTime(10);
     expect(expired).toEqual(['b@60', 'a@100', 'c@110']);
+    // Nothing waits: no timer is armed again.
+    expect(scheduler.size).toBe(0);
     expect(vi.getTimerCount()).toBe(0);
   });
 
-  it('a removed deadline never expires, and the timer goes when nothing waits', () => {
+  it('a removed deadline never expires; the timer is left to fire once with nothing to do, then goes', () => {
     const scheduler = new DeadlineScheduler();
     const expired: string[] = [];
     const first = deadline('first', expired);
@@ -51,6 +53,10 @@ describe('DeadlineScheduler', () => {
     scheduler.remove(first);
     // Removing twice is harmless.
     scheduler.remove(first);
+    expect(scheduler.size).toBe(0);
+    // Calls made one after another do not pay for a timer each: the one armed stays until it fires, idle.
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(100);
     expect(vi.getTimerCount()).toBe(0);
     vi.advanceTimersByTime(1_000);
     expect(expired).toEqual(['last']);
@@ -71,5 +77,33 @@ describe('DeadlineScheduler', () => {
     expect(expired).toEqual(['first']);
     vi.advanceTimersByTime(30);
     expect(expired).toEqual(['first', 'second']);
+  });
+
+  it('one timer serves calls made one after another', () => {
+    const scheduler = new DeadlineScheduler();
+    const expired: string[] = [];
+    for (let i = 0; i < 1_000; i++) {
+      const d = deadline(`call-${i}`, expired);
+      scheduler.add(d, 10_000);
+      scheduler.remove(d);
+      vi.advanceTimersByTime(1);
+    }
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(10_000);
+    expect(expired).toEqual([]);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('re-arms a timer that is overdue, as one armed under another time base would be', () => {
+    const scheduler = new DeadlineScheduler();
+    const expired: string[] = [];
+    scheduler.add(deadline('before', expired), 50);
+    // Fake timers replaced: the timer armed before never fires in this time base.
+    vi.useRealTimers();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'], now: 0 });
+    vi.advanceTimersByTime(100);
+    scheduler.add(deadline('after', expired), 20);
+    vi.advanceTimersByTime(20);
+    expect(expired).toEqual(['before', 'after']);
   });
 });
