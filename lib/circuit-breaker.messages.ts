@@ -1,4 +1,4 @@
-import { describeValue } from './core/option.messages.js';
+import { describeFault, describeValue } from './core/option.messages.js';
 
 /**
  * Every text the Nest layer shows a person: each names the breaker and the
@@ -46,12 +46,3 @@ export const circuitBreakerMessages = {
     'Configure one, e.g. CircuitBreakerModule.forRoot({ store: new RedisBreakerStore({ redis }) }) from nestjs-circuit-breaker/redis, or remove "share".',
 };
 
-/** What was thrown, without trusting it: reading a hostile value may throw. */
-function describeFault(fault: unknown): string {
-  try {
-    if (fault instanceof Error) return `${fault.name}: ${fault.message}`;
-  } catch {
-    return 'a value that cannot be read';
-  }
-  return describeValue(fault);
-}

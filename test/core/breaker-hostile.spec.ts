@@ -1,8 +1,9 @@
 /* oxlint-disable unicorn/no-thenable -- hostile thenables are what these tests are about */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Breaker, CallTimeoutError } from '../../lib/core/index.js';
 import { deferred, flush, ManualClock } from '../helpers/manual-clock.js';
 import { SteppingClock } from '../helpers/stepping-clock.js';
+import { collectUnhandled } from '../helpers/unhandled.js';
 
 // Regression tests for the hostile-input defects of 0.1.0: each failed there.
 
@@ -25,17 +26,7 @@ function openBreaker(options: ConstructorParameters<typeof Breaker>[1] = {}, clo
 }
 
 describe('hostile input', () => {
-  const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown) => unhandled.push(reason);
-  beforeEach(() => {
-    unhandled.length = 0;
-    process.on('unhandledRejection', onUnhandled);
-    process.on('uncaughtException', onUnhandled);
-  });
-  afterEach(() => {
-    process.off('unhandledRejection', onUnhandled);
-    process.off('uncaughtException', onUnhandled);
-  });
+  const unhandled = collectUnhandled();
 
   describe('a throwing getter on an error or a result', () => {
     it('on the tracked path: the caller gets its own error at once, the failure counts, nothing goes unhandled', async () => {
