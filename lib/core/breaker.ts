@@ -582,7 +582,8 @@ export class Breaker {
     return value;
   }
 
-  private settleValue(token: number, value: unknown, startedAt: number): void {
+  /** @internal Counts a call that resolved with `value`; returns how it counted. */
+  settleValue(token: number, value: unknown, startedAt: number): CallOutcome {
     // The common case in full, without the general bookkeeping: a success of the
     // current closed generation that nobody times (no duration listeners, no slow
     // calls, no time window) or classifies by hand.
@@ -600,9 +601,11 @@ export class Breaker {
       w.record(SLOT_SUCCESS, 0);
       // A success can only trip a window that already holds failures (when it completes the minimum population).
       if (w.failures !== 0) this.evaluate(undefined);
-      return;
+      return 'success';
     }
-    this.settle(token, this.classifyResult(value), value, startedAt, undefined);
+    const outcome = this.classifyResult(value);
+    this.settle(token, outcome, value, startedAt, undefined);
+    return outcome;
   }
 
   // ---------------------------------------------------------------------------
