@@ -1,5 +1,6 @@
 import { from, Observable, throwError, type ObservableInput, type OperatorFunction, type Subscription } from 'rxjs';
-import { Breaker, CallTimeoutError, type CallPermit } from './core/index.js';
+import { Breaker, type CallPermit } from './core/index.js';
+import type { TrackedCall } from './core/tracked-call.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import { OptionChecker } from './core/option-checker.js';
 
@@ -101,11 +102,10 @@ export function breakerOperator<T, R>(breaker: Breaker, key: (() => string) | un
       // Set once a fallback has taken over: whatever the source still emits (synchronously, before it could be unsubscribed) is not the subscriber's.
       let replaced = false;
       let inner: Subscription | undefined;
-      let timer: ReturnType<typeof setTimeout> | undefined;
       let rescue: Subscription | undefined;
+      // Settling the permit takes its deadline off the process's one deadline timer.
       const decide = (): void => {
         decided = true;
-        if (timer !== undefined) clearTimeout(timer);
       };
       /** Hands the subscriber to the fallback for what the call produced; `otherwise` when it has nothing to serve. */
       const failOver = (produced: unknown, otherwise: () => void): void => {
@@ -183,15 +183,13 @@ export function breakerOperator<T, R>(breaker: Breaker, key: (() => string) | un
         );
       }
       if (!decided && permit.timeoutMs !== undefined) {
-        timer = setTimeout(() => {
+        // The breaker's own deadline (one timer for the process): it counts the timeout, we end the subscription.
+        (permit as TrackedCall<unknown>).watchDeadline((error) => {
           if (decided) return;
           decided = true;
           inner?.unsubscribe();
-          const error = new CallTimeoutError(target.name, permit.timeoutMs!);
-          permit.timeOut(error);
           failOver(error, () => subscriber.error(error));
-        }, permit.timeoutMs);
-        timer.unref?.();
+        });
       }
 
       return () => {

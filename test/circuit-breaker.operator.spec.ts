@@ -1,5 +1,5 @@
 import { BadRequestException } from '@nestjs/common';
-import { defer, firstValueFrom, NEVER, Observable, of, Subject, throwError } from 'rxjs';
+import { defer, firstValueFrom, NEVER, Observable, of, Subject, throwError, timer } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Breaker, CallTimeoutError, circuitBreaker, CircuitOpenError } from '../lib/index.js';
 import { ManualClock } from './helpers/manual-clock.js';
@@ -172,15 +172,19 @@ describe('circuitBreaker() operator', () => {
       expect(seen.error).toBeInstanceOf(CallTimeoutError);
       expect(active).toBe(0);
       expect(breaker.snapshot().totals).toMatchObject({ timeouts: 1, failures: { timeout: 1 } });
+      // Nothing else waits: the process's deadline timer is not armed again.
       expect(vi.getTimerCount()).toBe(0);
     });
 
-    it('serves the fallback on timeout, and clears the timer when the source answers first', () => {
+    it('serves the fallback on timeout, and a source that answers first leaves nothing to expire', () => {
       const breaker = new Breaker('deadline-2', { timeoutMs: 100 }, { clock });
       const { seen } = collect(NEVER.pipe(circuitBreaker(breaker, { fallback: () => of('late fallback') })));
       vi.advanceTimersByTime(100);
       expect(seen).toEqual({ values: ['late fallback'], complete: true });
-      collect(of(1).pipe(circuitBreaker(breaker)));
+      const answered = collect(timer(10).pipe(circuitBreaker(breaker)));
+      vi.advanceTimersByTime(200);
+      expect(answered.seen).toEqual({ values: [0], complete: true });
+      expect(breaker.snapshot().totals).toMatchObject({ successes: 1, timeouts: 1 });
       expect(vi.getTimerCount()).toBe(0);
     });
   });

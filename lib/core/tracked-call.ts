@@ -204,9 +204,25 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     this.reject?.(error);
   }
 
+  /** @internal For a caller that settles the permit itself (the RxJS operator): told when the deadline passes. */
+  private onExpired: ((error: CallTimeoutError) => void) | undefined = undefined;
+
+  /**
+   * @internal Arms the breaker's deadline for a call the caller settles itself:
+   * when it passes first, the permit counts the timeout and `onExpired` hears it.
+   */
+  watchDeadline(onExpired: (error: CallTimeoutError) => void): void {
+    if (this.settled || this.timeoutMs === undefined || this.queue !== undefined) return;
+    this.onExpired = onExpired;
+    deadlines.add(this, this.timeoutMs);
+  }
+
   /** @internal The scheduler's call: the deadline passed first. */
   expire(): void {
-    if (!this.settled) this.timeOut(new CallTimeoutError(this.breaker.name, this.timeoutMs!));
+    if (this.settled) return;
+    const error = new CallTimeoutError(this.breaker.name, this.timeoutMs!);
+    this.timeOut(error);
+    this.onExpired?.(error);
   }
 
   private readonly onCallerAbort = (): void => {
