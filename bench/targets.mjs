@@ -13,6 +13,17 @@ export function evaluateTargets(results) {
     targets.push({ id, label, limit, value, shown: `${value.toFixed(2)}x`, status: pass(value <= limit) });
   };
   ratioTarget('closed', 'closed path at most 1.3x minimal', closed, 'ours', 1.3);
+  {
+    // With the default deadline, against the peer that also gives every call one.
+    const ours = row(closed, 'oursDefaults');
+    const opossum = row(closed, 'opossumDefaults');
+    const label = 'closed path with the default 10 s deadline at most opossum (defaults)';
+    if (ours === undefined || opossum === undefined) targets.push({ id: 'closed-deadline', label, status: 'not run' });
+    else {
+      const value = ours.ratioToMinimal.median / opossum.ratioToMinimal.median;
+      targets.push({ id: 'closed-deadline', label, limit: 1, value, shown: `${value.toFixed(2)}x opossum`, status: pass(value <= 1) });
+    }
+  }
   ratioTarget('open', 'rejection at most 0.4x minimal', open, 'ours', 0.4);
   ratioTarget('mixed', 'mixed traffic at most 1.4x minimal', mixed, 'ours', 1.4);
 

@@ -143,7 +143,8 @@ const BREAKER_LEAVES: Record<string, Spec> = {
   consecutiveFailures: num(R.count),
   slowCallDurationMs: num(R.positiveMs),
   slowCallRateThreshold: num(R.ratio),
-  timeoutMs: num(R.timerMs),
+  // false turns the default deadline off: valid, and never one of the invalid values.
+  timeoutMs: { valid: fc.oneof(validNumber(R.timerMs), fc.constant(false)), invalid: invalidNumber(R.timerMs).filter((v) => v !== false) },
   openDurationMs: num(R.ms),
   jitter: num(R.unit),
   maxRetryAfterMs: num(R.ms),

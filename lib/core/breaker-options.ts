@@ -108,8 +108,13 @@ export interface BreakerOptions {
   slowCallDurationMs?: number;
   /** Opens when the share of slow calls in the window is at least this (0..1]. Default 1 once `slowCallDurationMs` is set. */
   slowCallRateThreshold?: number;
-  /** The deadline of every call: the call's signal aborts and it fails with `CallTimeoutError`. Default: none. */
-  timeoutMs?: number;
+  /**
+   * The deadline of every asynchronous call: the call's signal aborts and it
+   * fails with `CallTimeoutError`, a failure. Default 10,000 (10 s): a hung
+   * dependency is the most common outage, and fetch and axios have no deadline
+   * of their own. `false` turns it off; a synchronous result never waits for it.
+   */
+  timeoutMs?: number | false;
   /** How long the breaker stays open before it admits probes. Default 30,000. */
   openDurationMs?: number;
   /** Growth of the open duration on consecutive reopens. */
@@ -146,6 +151,7 @@ export const BREAKER_DEFAULTS = Object.freeze({
   failureRateThreshold: 0.5,
   minimumThroughput: 20,
   openDurationMs: 30_000,
+  timeoutMs: 10_000,
   maxProbes: 1,
   maxConcurrentProbes: 1,
   probeMaxWaitMs: 60_000,

@@ -144,7 +144,11 @@ export function resolveBreakerOptions(name: string, given: unknown = {}, source?
     slowCallRateThreshold = BREAKER_DEFAULTS.slowCallRateThreshold;
   }
 
-  const timeoutMs = optionalDuration(check, 'timeoutMs', options.timeoutMs, MAX_TIMER_MS);
+  // The default deadline applies unless turned off with false: a hang must count as a failure.
+  const timeoutMs =
+    options.timeoutMs === false
+      ? undefined
+      : check.number('timeoutMs', or(options.timeoutMs, BREAKER_DEFAULTS.timeoutMs), { min: 0, minExclusive: true, max: MAX_TIMER_MS }, `a positive number of milliseconds up to ${MAX_TIMER_MS}, or false for no deadline`);
   const openDurationMs = duration(check, 'openDurationMs', or(options.openDurationMs, BREAKER_DEFAULTS.openDurationMs), 0);
 
   const backoff = or(options.backoff, {});

@@ -10,8 +10,8 @@ describe('Breaker option validation', () => {
     [{ minimumThroughput: 0 }, 'Circuit breaker "payments": option "minimumThroughput" must be an integer >= 1, got 0.'],
     [{ minimumThroughput: 2.5 }, 'Circuit breaker "payments": option "minimumThroughput" must be an integer >= 1, got 2.5.'],
     [{ consecutiveFailures: -1 }, 'Circuit breaker "payments": option "consecutiveFailures" must be an integer >= 1, got -1.'],
-    [{ timeoutMs: 0 }, 'Circuit breaker "payments": option "timeoutMs" must be a positive number of milliseconds up to 2147483647, got 0.'],
-    [{ timeoutMs: 2 ** 31 }, 'Circuit breaker "payments": option "timeoutMs" must be a positive number of milliseconds up to 2147483647, got 2147483648.'],
+    [{ timeoutMs: 0 }, 'Circuit breaker "payments": option "timeoutMs" must be a positive number of milliseconds up to 2147483647, or false for no deadline, got 0.'],
+    [{ timeoutMs: 2 ** 31 }, 'Circuit breaker "payments": option "timeoutMs" must be a positive number of milliseconds up to 2147483647, or false for no deadline, got 2147483648.'],
     [{ slowCallDurationMs: Infinity }, 'Circuit breaker "payments": option "slowCallDurationMs" must be a positive, finite number of milliseconds, got Infinity.'],
     [{ openDurationMs: Number.NaN }, 'Circuit breaker "payments": option "openDurationMs" must be a finite number of milliseconds >= 0, got NaN.'],
     [{ jitter: 2 }, 'Circuit breaker "payments": option "jitter" must be a number in [0, 1], got 2.'],
@@ -53,7 +53,8 @@ describe('Breaker option validation', () => {
       failureRateThreshold: 0.5,
       minimumThroughput: 20,
       consecutiveFailures: undefined,
-      timeoutMs: undefined,
+      // A hung dependency is the most common outage: every asynchronous call has a deadline unless turned off.
+      timeoutMs: 10_000,
       openDurationMs: 30_000,
       backoffMultiplier: 1,
       backoffMaxMs: Infinity,
@@ -62,10 +63,15 @@ describe('Breaker option validation', () => {
       maxProbes: 1,
       maxConcurrentProbes: 1,
       successesToClose: 1,
-      probeTimeoutMs: undefined,
-      probeMaxWaitMs: 60_000,
+      probeTimeoutMs: 10_000,
+      probeMaxWaitMs: 10_000,
       overloadK: 2,
     });
+  });
+
+  it('timeoutMs: false turns the default deadline off, and with it the probe deadline it gave', () => {
+    expect(new Breaker('none', { timeoutMs: false }).config).toMatchObject({ timeoutMs: undefined, probeTimeoutMs: undefined, probeMaxWaitMs: 60_000 });
+    expect(new Breaker('probe-only', { timeoutMs: false, halfOpen: { probeTimeoutMs: 500 } }).config).toMatchObject({ timeoutMs: undefined, probeTimeoutMs: 500 });
   });
 
   it('derives dependent defaults: the probe timeout and wait from timeoutMs, the minimum from a small window', () => {

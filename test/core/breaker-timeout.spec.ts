@@ -83,7 +83,7 @@ describe('Breaker per-call timeout', () => {
 
   it('bounds probes with halfOpen.probeTimeoutMs', async () => {
     const clock = new ManualClock();
-    const breaker = new Breaker('probe-deadline', { consecutiveFailures: 1, openDurationMs: 100, halfOpen: { probeTimeoutMs: 50 } }, { clock });
+    const breaker = new Breaker('probe-deadline', { consecutiveFailures: 1, openDurationMs: 100, timeoutMs: false, halfOpen: { probeTimeoutMs: 50 } }, { clock });
     await breaker.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
     clock.advance(100);
     const probe = breaker.execute(() => new Promise(() => undefined));
@@ -91,7 +91,21 @@ describe('Breaker per-call timeout', () => {
     vi.advanceTimersByTime(50);
     await outcome;
     expect(breaker.state).toBe('open');
+    // Only probes have a deadline here.
     expect(breaker.snapshot().thresholds.timeoutMs).toBeUndefined();
+  });
+
+  it('gives every asynchronous call a 10 s deadline by default: a hang counts as a failure and releases its caller', async () => {
+    const breaker = new Breaker('default-deadline', { consecutiveFailures: 2 });
+    const hung = [breaker.execute(() => new Promise(() => undefined)), breaker.execute(() => new Promise(() => undefined))];
+    const outcomes = Promise.allSettled(hung);
+    vi.advanceTimersByTime(9_999);
+    expect(breaker.snapshot().totals.timeouts).toBe(0);
+    vi.advanceTimersByTime(1);
+    expect((await outcomes).map((o) => (o.status === 'rejected' ? (o.reason as CallTimeoutError).timeoutMs : o.status))).toEqual([10_000, 10_000]);
+    expect(breaker.snapshot()).toMatchObject({ state: 'open', totals: { timeouts: 2, failures: { timeout: 2 } } });
+    // A synchronous result never waits for it.
+    expect(await new Breaker('sync').execute(() => 7)).toBe(7);
   });
 
   it('counts a timed-out call as slow when the timeout is past the slow threshold', async () => {

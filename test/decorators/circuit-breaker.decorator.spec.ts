@@ -141,7 +141,7 @@ describe('@CircuitBreaker() on providers', () => {
           signals.push(getCallSignal());
           return new Promise(() => undefined);
         }
-        @CircuitBreaker()
+        @CircuitBreaker({ timeoutMs: false })
         async plain(): Promise<string> {
           signals.push(getCallSignal());
           return 'no deadline, no signal';

@@ -72,7 +72,7 @@ describe('CircuitBreakerTelemetryModule', () => {
   it('records a scripted outage: state, calls by outcome and rejection reason, transitions, probes, durations and the window', async () => {
     const clock = new ManualClock();
     const { reader, meterProvider } = sdk();
-    const { registry } = await start(clock, { payments: { consecutiveFailures: 3, openDurationMs: 30_000 } }, { meterProvider });
+    const { registry } = await start(clock, { payments: { consecutiveFailures: 3, openDurationMs: 30_000, halfOpen: { maxWaitMs: 60_000 } } }, { meterProvider });
     const breaker = registry.get('payments');
 
     await breaker.execute(taking(clock, 120, ok));

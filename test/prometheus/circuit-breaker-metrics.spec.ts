@@ -48,7 +48,7 @@ describe('CircuitBreakerMetricsModule', () => {
   it('reports a scripted outage: state, calls by outcome and rejection reason, transitions, probes, durations and the window', async () => {
     const clock = new ManualClock();
     const metrics = new Registry();
-    const { registry } = await start(clock, { payments: { consecutiveFailures: 3, openDurationMs: 30_000 } }, { registry: metrics });
+    const { registry } = await start(clock, { payments: { consecutiveFailures: 3, openDurationMs: 30_000, halfOpen: { maxWaitMs: 60_000 } } }, { registry: metrics });
     const payments = registry.get('payments');
 
     // Closed: two successes, a call the caller gave up on, a 429, then a timeout and an error.
