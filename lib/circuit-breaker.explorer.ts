@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { CIRCUIT_BREAKER_METADATA } from './circuit-breaker.constants.js';
+import { DiscoveryService, MetadataScanner, ModulesContainer } from '@nestjs/core';
+import { CIRCUIT_BREAKER_METADATA, CIRCUIT_BREAKER_ROOT } from './circuit-breaker.constants.js';
 import type { DecoratedMethod } from './decorated-method.js';
 import { FeatureDefinition } from './feature-definition.js';
 
@@ -18,7 +18,27 @@ export class CircuitBreakerExplorer {
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
+    private readonly modules: ModulesContainer,
   ) {}
+
+  /**
+   * Every root registration (`forRoot()` / `forRootAsync()`) of the
+   * application, with the modules that import it. Nest builds one module per
+   * call, each with its own registry; only the last global one is reachable by
+   * injection, so more than one is always a mistake.
+   */
+  rootRegistrations(): RootRegistration[] {
+    const modules = [...this.modules.values()];
+    const registrations: RootRegistration[] = [];
+    for (const module of modules) {
+      const tag = module.providers.get(CIRCUIT_BREAKER_ROOT)?.instance as RootTag | undefined;
+      if (tag === undefined) continue;
+      // Declared imports only: Nest also binds every global module into every module's `imports`.
+      const importers = modules.filter((other) => other !== module && declaresImport(other.metatype, tag)).map((other) => other.metatype.name);
+      registrations.push({ method: tag.method, importers });
+    }
+    return registrations;
+  }
 
   /**
    * The options every `forFeature({ name: options })` of the application gives,
@@ -49,4 +69,34 @@ export class CircuitBreakerExplorer {
     }
     return [...methods];
   }
+}
+
+/** The value a root registration provides under `CIRCUIT_BREAKER_ROOT`: one object per `forRoot()` / `forRootAsync()` call. @internal */
+export interface RootTag {
+  readonly method: 'forRoot()' | 'forRootAsync()';
+}
+
+/**
+ * Whether the class `metatype` lists the registration tagged `tag` in its
+ * `@Module({ imports })` (a module built by a dynamic parent is not found,
+ * and is then named by nobody).
+ */
+function declaresImport(metatype: unknown, tag: RootTag): boolean {
+  try {
+    const imports: unknown = typeof metatype === 'function' ? Reflect.getMetadata('imports', metatype) : undefined;
+    if (!Array.isArray(imports)) return false;
+    return imports.some((entry: unknown) => {
+      const providers = typeof entry === 'object' && entry !== null ? (entry as { providers?: unknown }).providers : undefined;
+      return Array.isArray(providers) && providers.some((p: unknown) => typeof p === 'object' && p !== null && (p as { provide?: unknown; useValue?: unknown }).provide === CIRCUIT_BREAKER_ROOT && (p as { useValue?: unknown }).useValue === tag);
+    });
+  } catch {
+    // A module whose metadata cannot be read is simply not named.
+    return false;
+  }
+}
+
+/** One `forRoot()` / `forRootAsync()` module of the application and the modules that import it. @internal */
+export interface RootRegistration {
+  readonly method: RootTag['method'];
+  readonly importers: readonly string[];
 }

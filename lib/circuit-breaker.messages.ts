@@ -13,6 +13,11 @@ export const circuitBreakerMessages = {
   strictUnknown: (name: string, place: string) =>
     `Circuit breaker "${name}" used by ${place} is not defined, and CircuitBreakerModule is strict. ` +
     'Define it in CircuitBreakerModule.forRoot({ breakers }) or forFeature({ ... }), or check the name for a typo.',
+  duplicateRoot: (registrations: ReadonlyArray<{ method: string; importers: readonly string[] }>) =>
+    `CircuitBreakerModule is registered ${registrations.length} times in one application: ` +
+    registrations.map((r) => `${r.method} imported by ${r.importers.length === 0 ? 'a module built dynamically' : r.importers.join(', ')}`).join('; ') +
+    '. Each registration builds its own registry and only the last one is injected, so the others\' breakers, defaults and strict would be silently lost. ' +
+    'Call forRoot() (or forRootAsync()) once, in the root module, and forFeature() elsewhere.',
   conflictingOptions: (name: string, first: string, second: string) =>
     `Circuit breaker "${name}" has options set in two places: ${first} and ${second}. Set them in one place and refer to the breaker by name elsewhere.`,
   noRegistry: (name: string, place: string) =>

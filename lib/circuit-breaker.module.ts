@@ -4,9 +4,9 @@ import type { BreakerOptions } from './core/index.js';
 import { CircuitBreakerEventPublisher } from './circuit-breaker-event.publisher.js';
 import { CircuitBreakerTransitionLogger } from './circuit-breaker-transition.logger.js';
 import { resolveHttpOptions } from './circuit-breaker-http.mapping.js';
-import { CIRCUIT_BREAKER_HTTP_OPTIONS } from './circuit-breaker.constants.js';
+import { CIRCUIT_BREAKER_HTTP_OPTIONS, CIRCUIT_BREAKER_ROOT } from './circuit-breaker.constants.js';
 import { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
-import { CircuitBreakerExplorer } from './circuit-breaker.explorer.js';
+import { CircuitBreakerExplorer, type RootTag } from './circuit-breaker.explorer.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import {
   ConfigurableCircuitBreakerModule,
@@ -42,7 +42,7 @@ export class CircuitBreakerModule extends ConfigurableCircuitBreakerModule {
     // A copy read once: Nest and the registry then work on plain data. Breaker options are checked by the registry, at start-up.
     const options = check.record('', given, [...MODULE_KEYS, ...EXTRAS], 'an object', false) as typeof CIRCUIT_BREAKER_OPTIONS_TYPE;
     checkExtras(check, options);
-    const definition = withCoreProviders(super.forRoot(options), options.httpFilter);
+    const definition = withCoreProviders(super.forRoot(options), options.httpFilter, 'forRoot()');
     // The synchronous form knows its names statically: make each injectable by name.
     const names = options.breakers === undefined ? [] : check.entries('breakers', options.breakers, 'a record of breaker name → options').map(([name]) => name);
     const named = names.map((name) => breakerProvider(name, undefined, undefined));
@@ -57,7 +57,7 @@ export class CircuitBreakerModule extends ConfigurableCircuitBreakerModule {
     const check = new OptionChecker('CircuitBreakerModule.forRootAsync()');
     if (!check.isPlainObject('options', options)) check.invalid('options', options, '{ useFactory | useClass | useExisting, inject?, imports?, isGlobal?, httpFilter? }', false);
     checkExtras(check, { isGlobal: check.read(options, 'isGlobal', 'isGlobal'), httpFilter: check.read(options, 'httpFilter', 'httpFilter') });
-    return withCoreProviders(super.forRootAsync(options), options.httpFilter);
+    return withCoreProviders(super.forRootAsync(options), options.httpFilter, 'forRootAsync()');
   }
 
   static forFeature(breakers: readonly string[] | Record<string, BreakerOptions>): DynamicModule {
@@ -137,7 +137,7 @@ function breakerProvider(name: string, options: BreakerOptions | undefined, sour
 }
 
 /** The registry and the explorer belong to the root registration only, never to forFeature(). */
-function withCoreProviders(definition: DynamicModule, httpFilter: CircuitBreakerModuleExtras['httpFilter']): DynamicModule {
+function withCoreProviders(definition: DynamicModule, httpFilter: CircuitBreakerModuleExtras['httpFilter'], method: RootTag['method']): DynamicModule {
   // The filter is provided even when off, so that a catch-all filter can delegate to it with the
   // module's options; an invalid httpFilter fails when its options are resolved, at start-up.
   const http: Provider[] = [
@@ -145,10 +145,12 @@ function withCoreProviders(definition: DynamicModule, httpFilter: CircuitBreaker
     CircuitBreakerExceptionFilter,
     ...(httpFilter === undefined || httpFilter === false ? [] : [{ provide: APP_FILTER, useExisting: CircuitBreakerExceptionFilter }]),
   ];
+  // One tag per call: the registry finds every root registration, and who imports it, to refuse a second one.
+  const tag: RootTag = { method };
   return {
     ...definition,
     imports: [...(definition.imports ?? []), DiscoveryModule],
-    providers: [...(definition.providers ?? []), CircuitBreakerExplorer, CircuitBreakerRegistry, CircuitBreakerTransitionLogger, CircuitBreakerEventPublisher, ...http],
+    providers: [...(definition.providers ?? []), { provide: CIRCUIT_BREAKER_ROOT, useValue: tag }, CircuitBreakerExplorer, CircuitBreakerRegistry, CircuitBreakerTransitionLogger, CircuitBreakerEventPublisher, ...http],
     exports: [...(definition.exports ?? []), CircuitBreakerRegistry, CircuitBreakerExceptionFilter],
   };
 }

@@ -53,6 +53,9 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
     @Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) options: CircuitBreakerModuleOptions,
     @Optional() explorer?: CircuitBreakerExplorer,
   ) {
+    // Before anything else: two roots would build two registries, and the last would silently win.
+    const roots = explorer?.rootRegistrations() ?? [];
+    if (roots.length > 1) throw new Error(circuitBreakerMessages.duplicateRoot(roots));
     this.options = validateModuleOptions(options);
     this.events$ = new Observable<CircuitBreakerEvent>((subscriber) => {
       const subscription = this.events.subscribe(subscriber);
