@@ -10,9 +10,15 @@ export const circuitBreakerMessages = {
   unknownBreaker: (name: string, known: readonly string[]) =>
     `No circuit breaker named "${name}". Known breakers: ${known.length === 0 ? '(none)' : known.map((k) => `"${k}"`).join(', ')}. ` +
     'Define it in CircuitBreakerModule.forRoot({ breakers }) or forFeature(), or use getOrCreate().',
-  strictUnknown: (name: string, place: string) =>
+  strictUnknown: (name: string, place: string, suggestion?: string) =>
     `Circuit breaker "${name}" used by ${place} is not defined, and CircuitBreakerModule is strict. ` +
-    'Define it in CircuitBreakerModule.forRoot({ breakers }) or forFeature({ ... }), or check the name for a typo.',
+    (suggestion === undefined
+      ? 'Define it in CircuitBreakerModule.forRoot({ breakers }) or forFeature({ ... }), or check the name for a typo.'
+      : `Did you mean "${suggestion}"? Fix the name, or define "${name}" in CircuitBreakerModule.forRoot({ breakers }) or forFeature({ ... }).`),
+  undefinedName: (name: string, place: string, suggestion: string | undefined, defined: readonly string[]) =>
+    `Circuit breaker "${name}" used by ${place} is not defined: it was built from the module's defaults, beside the configured breakers. ` +
+    (suggestion === undefined ? `Defined breakers: ${listNames(defined)}. ` : `Did you mean "${suggestion}"? `) +
+    `Fix the name, or define "${name}" in CircuitBreakerModule.forRoot({ breakers }) or forFeature({ ... }) if it is meant to be a breaker of its own (strict: true makes this an error).`,
   duplicateRoot: (registrations: ReadonlyArray<{ method: string; importers: readonly string[] }>) =>
     `CircuitBreakerModule is registered ${registrations.length} times in one application: ` +
     registrations.map((r) => `${r.method} imported by ${r.importers.length === 0 ? 'a module built dynamically' : r.importers.join(', ')}`).join('; ') +
@@ -59,4 +65,11 @@ function describeFault(fault: unknown): string {
     return 'a value that cannot be read';
   }
   return describeValue(fault);
+}
+
+/** At most ten names, quoted, for a message. */
+function listNames(names: readonly string[]): string {
+  if (names.length === 0) return '(none)';
+  const shown = names.slice(0, 10).map((n) => `"${n}"`).join(', ');
+  return names.length > 10 ? `${shown} and ${names.length - 10} more` : shown;
 }

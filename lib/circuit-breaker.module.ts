@@ -131,7 +131,7 @@ function breakerProvider(name: string, options: BreakerOptions | undefined, sour
   return {
     provide: getCircuitBreakerToken(name),
     useFactory: (registry: CircuitBreakerRegistry) =>
-      options === undefined ? registry.resolve(name, undefined, `${FOR_FEATURE} of "${name}"`) : registry.defineFeature(name, options, FOR_FEATURE, source),
+      options === undefined ? registry.use(name, `${FOR_FEATURE} of "${name}"`) : registry.defineFeature(name, options, FOR_FEATURE, source),
     inject: [CircuitBreakerRegistry],
   };
 }

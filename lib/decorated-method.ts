@@ -40,6 +40,8 @@ export class DecoratedMethod {
     readonly key: ((...args: any[]) => string) | undefined,
     returnType: unknown,
     original: (...args: any[]) => unknown,
+    /** Whether the decorator names the breaker (a reference to check), rather than taking `Class.method`. */
+    readonly named = false,
   ) {
     this.origin = `@CircuitBreaker() on ${place}`;
     // An async function returns a Promise whatever its annotation says; so does a method declared to.

@@ -38,6 +38,7 @@ export function CircuitBreaker(nameOrOptions?: string | CircuitBreakerMethodOpti
       key,
       Reflect.getMetadata('design:returntype', target, propertyKey),
       original as (...args: unknown[]) => unknown,
+      name !== place,
     );
     // A named `function`, not an arrow: `this` is the instance Nest (or the caller) calls it on.
     const call = original as (...a: unknown[]) => unknown;
