@@ -28,7 +28,13 @@ export const circuitBreakerMessages = {
     `Circuit breaker "${name}" has options set in two places: ${first} and ${second}. Set them in one place and refer to the breaker by name elsewhere.`,
   noRegistry: (name: string, place: string) =>
     `Circuit breaker "${name}" on ${place}: no CircuitBreakerRegistry was injected into this instance. ` +
-    'Import CircuitBreakerModule.forRoot() in your application, and let Nest create the instance (an instance created with `new` gets no registry).',
+    'Import CircuitBreakerModule.forRoot() (or forRootAsync()) in the root module, and let Nest create the instance: one created with `new` gets no registry.',
+  moduleMissing: (className: string, methods: readonly string[]) =>
+    `${className} has @CircuitBreaker() methods (${methods.join(', ')}), but no CircuitBreakerRegistry was injected into it: CircuitBreakerModule is not imported where ${className} is provided, ` +
+    'and every call would fail. Import CircuitBreakerModule.forRoot() (or forRootAsync()) once, in the root module; it is global by default (with isGlobal: false, import it in this class\'s module too).',
+  integrationWithoutModule: (integration: string) =>
+    `${integration} needs CircuitBreakerModule, whose CircuitBreakerRegistry it reads, and none is visible to it. ` +
+    `Import CircuitBreakerModule.forRoot() (or forRootAsync()) in the root module, beside ${integration}, and keep it global (the default).`,
   missingFallbackMethod: (place: string, fallback: string) =>
     `@CircuitBreaker() on ${place}: option "fallback" names the method "${fallback}", which does not exist on the class. Declare it, or pass a function.`,
   keyMismatch: (name: string, place: string, perKey: boolean) =>
