@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModulesContainer } from '@nestjs/core';
-import { CIRCUIT_BREAKER_METADATA, CIRCUIT_BREAKER_ROOT } from './circuit-breaker.constants.js';
+import { CIRCUIT_BREAKER_METADATA, CIRCUIT_BREAKER_ROOT, INJECTED_BREAKERS_METADATA } from './circuit-breaker.constants.js';
+import type { BreakerInjection } from './decorators/inject-circuit-breaker.decorator.js';
 import type { DecoratedMethod } from './decorated-method.js';
 import { FeatureDefinition } from './feature-definition.js';
 
@@ -50,6 +51,27 @@ export class CircuitBreakerExplorer {
       if (wrapper.instance instanceof FeatureDefinition) definitions.push(wrapper.instance);
     }
     return definitions;
+  }
+
+  /**
+   * Every `@InjectCircuitBreaker(name)` of the classes this application builds
+   * with injection (providers, controllers, guards, interceptors, pipes,
+   * filters), inherited ones included; the first place of each name.
+   */
+  injectedBreakers(): Map<string, string> {
+    const injections = new Map<string, string>();
+    for (const module of this.modules.values()) {
+      for (const wrapper of [...module.providers.values(), ...module.controllers.values(), ...module.injectables.values()]) {
+        const metatype = wrapper.metatype;
+        if (typeof metatype !== 'function') continue;
+        // Up the class chain: a subclass without its own constructor is built with its base's parameters.
+        for (let type: unknown = metatype; typeof type === 'function' && type !== Function.prototype; type = Object.getPrototypeOf(type)) {
+          const own = Reflect.getOwnMetadata(INJECTED_BREAKERS_METADATA, type) as BreakerInjection[] | undefined;
+          for (const { name, place } of own ?? []) if (!injections.has(name)) injections.set(name, place);
+        }
+      }
+    }
+    return injections;
   }
 
   decoratedMethods(): DecoratedMethod[] {

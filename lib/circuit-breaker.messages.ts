@@ -35,6 +35,7 @@ export const circuitBreakerMessages = {
   integrationWithoutModule: (integration: string) =>
     `${integration} needs CircuitBreakerModule, whose CircuitBreakerRegistry it reads, and none is visible to it. ` +
     `Import CircuitBreakerModule.forRoot() (or forRootAsync()) in the root module, beside ${integration}, and keep it global (the default).`,
+  invalidInjectName: (value: unknown) => `@InjectCircuitBreaker() takes a breaker name, a non-empty string, got ${describeValue(value)}. Pass the name, e.g. @InjectCircuitBreaker('payments').`,
   missingFallbackMethod: (place: string, fallback: string) =>
     `@CircuitBreaker() on ${place}: option "fallback" names the method "${fallback}", which does not exist on the class. Declare it, or pass a function.`,
   keyMismatch: (name: string, place: string, perKey: boolean) =>

@@ -17,7 +17,7 @@ import {
 import { CircuitBreakerRegistry, MODULE_KEYS } from './circuit-breaker.registry.js';
 import { OptionChecker, pathKey } from './core/option-checker.js';
 import { breakerOptionChecker, copyBreakerOptions } from './core/resolve-options.js';
-import { getCircuitBreakerToken } from './decorators/inject-circuit-breaker.decorator.js';
+import { getCircuitBreakerToken, injectedBreakerNames } from './decorators/inject-circuit-breaker.decorator.js';
 import { FeatureDefinition } from './feature-definition.js';
 import { HTTP_FILTER_FIX } from './circuit-breaker-http.mapping.js';
 
@@ -43,21 +43,16 @@ export class CircuitBreakerModule extends ConfigurableCircuitBreakerModule {
     const options = check.record('', given, [...MODULE_KEYS, ...EXTRAS], 'an object', false) as typeof CIRCUIT_BREAKER_OPTIONS_TYPE;
     checkExtras(check, options);
     const definition = withCoreProviders(super.forRoot(options), options.httpFilter, 'forRoot()');
-    // The synchronous form knows its names statically: make each injectable by name.
+    // The synchronous form knows its names statically: make each injectable by name, beside those classes inject.
     const names = options.breakers === undefined ? [] : check.entries('breakers', options.breakers, 'a record of breaker name → options').map(([name]) => name);
-    const named = names.map((name) => breakerProvider(name, undefined, undefined));
-    return {
-      ...definition,
-      providers: [...(definition.providers ?? []), ...named],
-      exports: [...(definition.exports ?? []), ...named.map((p) => p.provide)],
-    };
+    return withNamedProviders(definition, names);
   }
 
   static forRootAsync(options: typeof CIRCUIT_BREAKER_ASYNC_OPTIONS_TYPE): DynamicModule {
     const check = new OptionChecker('CircuitBreakerModule.forRootAsync()');
     if (!check.isPlainObject('options', options)) check.invalid('options', options, '{ useFactory | useClass | useExisting, inject?, imports?, isGlobal?, httpFilter? }', false);
     checkExtras(check, { isGlobal: check.read(options, 'isGlobal', 'isGlobal'), httpFilter: check.read(options, 'httpFilter', 'httpFilter') });
-    return withCoreProviders(super.forRootAsync(options), options.httpFilter, 'forRootAsync()');
+    return withNamedProviders(withCoreProviders(super.forRootAsync(options), options.httpFilter, 'forRootAsync()'), []);
   }
 
   static forFeature(breakers: readonly string[] | Record<string, BreakerOptions>): DynamicModule {
@@ -133,6 +128,25 @@ function breakerProvider(name: string, options: BreakerOptions | undefined, sour
     useFactory: (registry: CircuitBreakerRegistry) =>
       options === undefined ? registry.use(name, `${FOR_FEATURE} of "${name}"`) : registry.defineFeature(name, options, FOR_FEATURE, source),
     inject: [CircuitBreakerRegistry],
+  };
+}
+
+/**
+ * A token for every breaker name `defined` here or given to
+ * `@InjectCircuitBreaker()` by a class declared so far (every class the
+ * application's modules import is declared before their `@Module()` runs), so
+ * that injection by name needs no `forFeature()`.
+ */
+function withNamedProviders(definition: DynamicModule, defined: readonly string[]): DynamicModule {
+  const named: (Provider & { provide: string })[] = [...new Set([...defined, ...injectedBreakerNames])].map((name) => ({
+    provide: getCircuitBreakerToken(name),
+    useFactory: (registry: CircuitBreakerRegistry) => registry.provided(name),
+    inject: [CircuitBreakerRegistry],
+  }));
+  return {
+    ...definition,
+    providers: [...(definition.providers ?? []), ...named],
+    exports: [...(definition.exports ?? []), ...named.map((p) => p.provide)],
   };
 }
 

@@ -49,6 +49,8 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
 
   /** Names configured centrally (forRoot `breakers`, forFeature definitions): with any, an undefined name is likely a typo. */
   private readonly configured = new Set<string>();
+  /** The breaker names this application's classes inject with `@InjectCircuitBreaker()`, with the first place of each. */
+  private readonly injections: Map<string, string>;
   /** Undefined names already reported, so that each is reported once. */
   private readonly reported = new Set<string>();
 
@@ -87,6 +89,7 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
       }
     }
     this.methods = explorer?.decoratedMethods() ?? [];
+    this.injections = explorer?.injectedBreakers() ?? new Map<string, string>();
     for (const method of this.methods) if (method.options !== undefined) this.resolve(method.name, method.options, method.origin);
   }
 
@@ -216,6 +219,19 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
       useLogger.warn(circuitBreakerMessages.undefinedName(name, place, closestName(name, defined), defined));
     }
     return this.resolve(name, undefined, place);
+  }
+
+  /**
+   * @internal What the token of `name` provided by the root module resolves
+   * to: a breaker defined centrally, or one this application injects by name
+   * (checked like any other use). The tokens of names that only other
+   * applications of the process inject resolve to `undefined`: creating their
+   * breakers here would be wrong, and under `strict` an error.
+   */
+  provided(name: string): Breaker | undefined {
+    if (this.origins.has(name)) return this.breakers.get(name);
+    const place = this.injections.get(name);
+    return place === undefined ? undefined : this.use(name, place);
   }
 
   /**
