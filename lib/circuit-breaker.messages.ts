@@ -1,4 +1,4 @@
-import { describeValue } from './core/option.messages.js';
+import { describeFault, describeValue } from './core/option.messages.js';
 
 /**
  * Every text the Nest layer shows a person: each names the breaker and the
@@ -63,16 +63,6 @@ export const circuitBreakerMessages = {
     `Circuit breaker "${name}": option "share" needs a store to share through. ` +
     'Configure one, e.g. CircuitBreakerModule.forRoot({ store: new RedisBreakerStore({ redis }) }) from nestjs-circuit-breaker/redis, or remove "share".',
 };
-
-/** What was thrown, without trusting it: reading a hostile value may throw. */
-function describeFault(fault: unknown): string {
-  try {
-    if (fault instanceof Error) return `${fault.name}: ${fault.message}`;
-  } catch {
-    return 'a value that cannot be read';
-  }
-  return describeValue(fault);
-}
 
 /** At most ten names, quoted, for a message. */
 function listNames(names: readonly string[]): string {

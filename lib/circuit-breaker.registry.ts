@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Observable, Subject } from 'rxjs';
-import { Breaker, BreakerConfigError, BREAKER_EVENT_NAMES, type BreakerEventName, type BreakerOptions, type BreakerSnapshot, type BreakerStore } from './core/index.js';
+import { Breaker, BreakerConfigError, type BreakerDeps, BREAKER_EVENT_NAMES, type BreakerEventName, type BreakerOptions, type BreakerSnapshot, type BreakerStore } from './core/index.js';
 import { OptionChecker, pathKey } from './core/option-checker.js';
 import { breakerOptionChecker, copyBreakerOptions, resolveBreakerOptions } from './core/resolve-options.js';
 import { CircuitBreakerExplorer } from './circuit-breaker.explorer.js';
@@ -43,6 +43,9 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
   private subscribers = 0;
   /** Breakers that share their state through the store; hydrated at bootstrap, or when created after it. */
   private readonly shared: Breaker[] = [];
+  /** One deps object for every breaker (one for those shared through the store): their environment is checked and held once. */
+  private readonly localDeps: BreakerDeps;
+  private sharedDeps: BreakerDeps | undefined;
   private bootstrapped = false;
   /** The application's @CircuitBreaker() methods, found at construction. */
   private readonly methods: DecoratedMethod[];
@@ -65,6 +68,7 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
     const roots = explorer?.rootRegistrations() ?? [];
     if (roots.length > 1) throw new Error(circuitBreakerMessages.duplicateRoot(roots));
     this.options = validateModuleOptions(options);
+    this.localDeps = { clock: this.options.clock, reportError };
     this.events$ = new Observable<CircuitBreakerEvent>((subscriber) => {
       const subscription = this.events.subscribe(subscriber);
       if (this.subscribers++ === 0) this.stopEvents = this.observe(BREAKER_EVENT_NAMES, (event) => this.events.next(event));
@@ -251,7 +255,7 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
       throw new BreakerConfigError(circuitBreakerMessages.shareWithoutStore(name), name, 'share');
     }
     const shares = store !== undefined && merged.share !== false;
-    const breaker = new Breaker(name, merged, { clock: this.options.clock, reportError, ...(shares ? { coordinator: store.coordinator } : {}) });
+    const breaker = new Breaker(name, merged, shares ? (this.sharedDeps ??= { ...this.localDeps, coordinator: store.coordinator }) : this.localDeps);
     if (shares) {
       this.shared.push(breaker);
       // Created after start-up (getOrCreate at run time): it catches up with the fleet in the background.

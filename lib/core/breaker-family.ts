@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { Breaker } from './breaker.js';
 import type { BreakerState } from './breaker-state.js';
+import { sha256Utf16 } from './sha256.js';
 
 /**
  * Marks a key the family made up: the bounded form of a long key, and the
@@ -102,7 +102,7 @@ export class BreakerFamily {
       throw new TypeError(`Circuit breaker "${this.parent.name}": forKey() takes a string key, got ${key === null ? 'null' : typeof key}.`);
     }
     // UTF-16 code units, not UTF-8: lone surrogates would all encode to one replacement character and collide.
-    const hash = createHash('sha256').update(key, 'utf16le').digest('hex').slice(0, HASH_LENGTH);
+    const hash = sha256Utf16(key).slice(0, HASH_LENGTH);
     const room = this.maxKeyLength - HASH_LENGTH - 2;
     let start = key.slice(0, room);
     // Half a surrogate pair would show as a replacement character in metrics and logs.

@@ -1,4 +1,4 @@
-import { describeValue } from './option.messages.js';
+import { describeFault, describeValue } from './option.messages.js';
 
 /**
  * Every text the engine shows a person. Each names the breaker, the option or
@@ -22,11 +22,11 @@ export const breakerMessages = {
   invalidSignal: (breaker: string, value: unknown) =>
     `Circuit breaker "${breaker}": execute() option "signal" must be an AbortSignal, got ${describeValue(value)}. Pass an AbortController's signal, or leave it out.`,
   classifierThrew: (breaker: string, option: string, fault: unknown) =>
-    `Circuit breaker "${breaker}": option "${option}" threw ${faultText(fault)}. The call counted as a failure; make the classifier return an outcome instead of throwing. Later faults of this classifier are not reported again.`,
+    `Circuit breaker "${breaker}": option "${option}" threw ${describeFault(fault)}. The call counted as a failure; make the classifier return an outcome instead of throwing. Later faults of this classifier are not reported again.`,
   classifierAnswered: (breaker: string, option: string, answer: unknown) =>
     `Circuit breaker "${breaker}": option "${option}" returned ${describeValue(answer)}; expected 'success', 'failure', 'ignored', 'overload' or undefined. The call counted as a failure; fix the classifier. Later faults of this classifier are not reported again.`,
   listenerThrew: (breaker: string, event: string, fault: unknown) =>
-    `Circuit breaker "${breaker}": an on('${event}') listener threw ${faultText(fault)}. The call it observed was not affected; catch errors inside the listener. Later faults of this listener are not reported again.`,
+    `Circuit breaker "${breaker}": an on('${event}') listener threw ${describeFault(fault)}. The call it observed was not affected; catch errors inside the listener. Later faults of this listener are not reported again.`,
   upstreamAnswered: (url: string, status: number, statusText: string) =>
     `${url === '' ? 'The upstream' : `Upstream ${url}`} answered ${status}${statusText === '' ? '' : ` ${statusText}`}.`,
   probeExpired: (breaker: string, maxWaitMs: number) =>
@@ -48,12 +48,3 @@ function reasonText(reason: string): string {
   }
 }
 
-/** What was thrown, in a few words, without trusting it: a hostile value may throw when read. */
-function faultText(fault: unknown): string {
-  try {
-    if (fault instanceof Error) return `${fault.name}: ${fault.message}`;
-  } catch {
-    return 'a value that cannot be read';
-  }
-  return describeValue(fault);
-}

@@ -13,12 +13,14 @@ import type { BreakerState, CallOutcome, FailureCategory, RejectionReason, Trans
 import { BreakerHookError, CallTimeoutError, createRejection, type CircuitOpenError } from './breaker.errors.js';
 import { breakerMessages } from './breaker.messages.js';
 import { defaultClassifyError, defaultClassifyResult, failureCategoryOf, retryAfterOf } from './classify.js';
-import { monotonicOf, systemClock, type Clock, type RandomSource } from './clock.js';
+import type { Clock } from './clock.js';
+import { environmentOf, type BreakerDeps, type BreakerEnvironment } from './breaker-environment.js';
+import { BreakerEvidence, type LastChange } from './breaker-evidence.js';
 import { configFor } from './config-cache.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
 import { TrackedCall, type CallContext, type CallPermit, type ProtectedCall } from './tracked-call.js';
 import { BreakerFamily } from './breaker-family.js';
-import type { BreakerCoordination, BreakerCoordinator } from './breaker-coordinator.interface.js';
+import type { BreakerCoordination } from './breaker-coordinator.interface.js';
 import { CountWindow } from './window/count-window.js';
 import {
   SLOT_FAILURE,
@@ -30,21 +32,7 @@ import {
 import { TimeWindow } from './window/time-window.js';
 import { OverloadThrottle } from './overload-throttle.js';
 
-/** What a breaker may be given besides its options. @publicApi */
-export interface BreakerDeps {
-  /** Where time comes from. Default: `Date.now`. */
-  clock?: Clock;
-  /** Where jitter and load shedding draw from. Default: `Math.random`. */
-  random?: RandomSource;
-  /** Shares transitions with other replicas (see `nestjs-circuit-breaker/redis`). Default: none, local state only. */
-  coordinator?: BreakerCoordinator;
-  /**
-   * Told when the application's own code run by the breaker (a listener, a
-   * classifier) throws or answers nonsense. The call is not affected, and each
-   * source is reported once per breaker. Default: `console.error`.
-   */
-  reportError?: (error: Error) => void;
-}
+export type { BreakerDeps } from './breaker-environment.js';
 
 /** @publicApi */
 export interface ExecuteOptions {
@@ -108,15 +96,8 @@ export class Breaker {
   /** The options in force, after defaults and validation. */
   readonly config: ResolvedBreakerOptions;
 
-  /** The breaker's time source: wall time for timestamps, and the monotonic reading durations run on. */
-  readonly clock: Clock;
-  /** @internal The reading every duration runs on (see `Clock`): layers that age things with the breaker use it too. */
-  readonly monotonic: () => number;
-  private readonly random: RandomSource;
-  private readonly coordinator: BreakerCoordinator | undefined;
-  private readonly reportError: ((error: Error) => void) | undefined;
-  /** The sources (listeners, classifiers) whose faults were reported already: once each is enough to fix them. */
-  private reportedFaults: Set<string> | undefined = undefined;
+  /** The clock, random source, coordinator and error reporter, shared with every breaker made from the same deps. */
+  private readonly env: BreakerEnvironment;
   private readonly window: OutcomeWindow;
   private readonly counters = new BreakerCounters();
   private hub: BreakerEventHub | undefined;
@@ -136,12 +117,10 @@ export class Breaker {
   private pausedUntilAt = 0;
   private reopens = 0;
   private consecutiveFailures = 0;
-  private lastFailure: unknown = undefined;
+  /** Only once something went wrong: the last failure and transition, and the hook faults reported. */
+  private evidence: BreakerEvidence | undefined = undefined;
   /** Only while the dependency reports overload: the evidence client-side throttling sheds by. */
   private throttle: OverloadThrottle | undefined = undefined;
-  private lastFailureCategory: FailureCategory | 'overload' = 'other';
-  /** The last transition and, when a closed breaker opened, the window that made it: why it is in its state. */
-  private lastChange: LastChange | undefined = undefined;
 
   /** Only while half-open: the probe budget in use. */
   private round: HalfOpenRound | undefined = undefined;
@@ -150,19 +129,14 @@ export class Breaker {
   /** @internal When the family last handed this child out. */
   lastUsedAt = 0;
 
-  constructor(name: string, options?: BreakerOptions, deps: BreakerDeps = {}, lineage?: { parent: Breaker; key: string }) {
+  constructor(name: string, options?: BreakerOptions, deps?: BreakerDeps, lineage?: { parent: Breaker; key: string }) {
     if (typeof name !== 'string' || name === '') throw new TypeError(breakerMessages.badName(name));
     this.ownName = lineage === undefined ? name : undefined;
     this.parent = lineage?.parent;
     this.key = lineage?.key;
     // Children share their family's validated options: creating one is cheap.
     this.config = lineage === undefined ? configFor(name, options) : lineage.parent.config;
-    checkDeps(this.name, deps);
-    this.clock = deps.clock ?? systemClock;
-    this.monotonic = monotonicOf(this.clock);
-    this.random = deps.random ?? Math.random;
-    this.coordinator = deps.coordinator;
-    this.reportError = deps.reportError;
+    this.env = lineage === undefined ? environmentOf(this.name, deps) : lineage.parent.env;
     const perKey = this.config.perKey;
     this.family =
       perKey === undefined || lineage !== undefined
@@ -174,8 +148,18 @@ export class Breaker {
     const w = this.config.window;
     this.window = w.type === 'count' ? new CountWindow(w.size) : new TimeWindow(w.durationMs, w.buckets);
     this.timed = this.needsTiming();
-    this.sinceAt = this.monotonic();
-    this.wallOffset = this.clock.now() - this.sinceAt;
+    this.sinceAt = this.env.monotonic();
+    this.wallOffset = this.env.clock.now() - this.sinceAt;
+  }
+
+  /** The breaker's time source: wall time for timestamps, and the monotonic reading durations run on. */
+  get clock(): Clock {
+    return this.env.clock;
+  }
+
+  /** @internal The reading every duration runs on (see `Clock`): layers that age things with the breaker use it too. */
+  monotonic(): number {
+    return this.env.monotonic();
   }
 
   /** Names the breaker in errors, events, logs and metrics; a child of a family is `family[key]`. */
@@ -295,7 +279,7 @@ export class Breaker {
   on<E extends BreakerEventName>(event: E, listener: BreakerListener<E>): () => void {
     if (!isBreakerEventName(event)) throw new TypeError(breakerMessages.unknownEvent(this.name, event, BREAKER_EVENT_NAMES));
     if (typeof listener !== 'function') throw new TypeError(breakerMessages.notAListener(this.name, event, listener));
-    const hub = (this.hub ??= new BreakerEventHub(this.onListenerFault));
+    const hub = (this.hub ??= new BreakerEventHub((name, fault) => this.onListenerFault(name, fault)));
     // Only events that carry a duration make calls read the clock.
     if (event === 'success' || event === 'failure' || event === 'ignored' || event === 'slowCall') this.timed = true;
     const off = hub.add(event, listener);
@@ -334,7 +318,7 @@ export class Breaker {
    * breaker adopts; a later `openUntil` extends an open one.
    */
   adoptOpen(openUntil: number): void {
-    if (openUntil <= this.clock.now()) return;
+    if (openUntil <= this.env.clock.now()) return;
     if (this.current === OPEN) {
       // Replicas share wall times; the breaker keeps its own on the monotonic reading.
       const until = openUntil - this.wallOffset;
@@ -414,8 +398,8 @@ export class Breaker {
             },
       totals: this.counters.totals(),
       timeInStateMs,
-      ...(this.lastChange === undefined ? {} : { lastTransition: evidenceOf(this.lastChange, toWall) }),
-      ...(this.lastFailure === undefined ? {} : { lastFailure: describeFailure(this.lastFailure, this.lastFailureCategory) }),
+      ...(this.evidence?.lastChange === undefined ? {} : { lastTransition: evidenceOf(this.evidence.lastChange, toWall) }),
+      ...(this.evidence?.lastFailure === undefined ? {} : { lastFailure: describeFailure(this.evidence.lastFailure, this.evidence.lastFailureCategory) }),
       ...(this.family === undefined ? {} : { family: this.family.snapshot() }),
       ...this.coordination(),
       thresholds: {
@@ -435,7 +419,7 @@ export class Breaker {
   }
 
   private coordination(): { coordination?: BreakerCoordination } {
-    const coordination = this.coordinator?.describe?.(this);
+    const coordination = this.env.coordinator?.describe?.(this);
     return coordination === undefined ? {} : { coordination };
   }
 
@@ -520,7 +504,7 @@ export class Breaker {
     if (throttle !== undefined) {
       // Google SRE client-side throttling: shed in proportion to what the dependency refuses.
       const rejectProbability = throttle.rejectProbability(this.config.overloadK, this.config.minimumThroughput, now);
-      if (rejectProbability > 0 && this.random() < rejectProbability) {
+      if (rejectProbability > 0 && this.env.random() < rejectProbability) {
         throttle.countShed(now);
         return this.reject('throttled', THROTTLED_RETRY_AFTER_MS);
       }
@@ -549,7 +533,7 @@ export class Breaker {
   }
 
   private reject(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
-    const error = createRejection(this.name, STATE_NAMES[this.current]!, reason, retryAfterMs, this.lastFailure);
+    const error = createRejection(this.name, STATE_NAMES[this.current]!, reason, retryAfterMs, this.evidence?.lastFailure);
     this.counters.reject(reason);
     this.hub?.emit('rejected', { reason, error });
     return error;
@@ -582,7 +566,8 @@ export class Breaker {
     return value;
   }
 
-  private settleValue(token: number, value: unknown, startedAt: number): void {
+  /** @internal Counts a call that resolved with `value`; returns how it counted. */
+  settleValue(token: number, value: unknown, startedAt: number): CallOutcome {
     // The common case in full, without the general bookkeeping: a success of the
     // current closed generation that nobody times (no duration listeners, no slow
     // calls, no time window) or classifies by hand.
@@ -600,9 +585,11 @@ export class Breaker {
       w.record(SLOT_SUCCESS, 0);
       // A success can only trip a window that already holds failures (when it completes the minimum population).
       if (w.failures !== 0) this.evaluate(undefined);
-      return;
+      return 'success';
     }
-    this.settle(token, this.classifyResult(value), value, startedAt, undefined);
+    const outcome = this.classifyResult(value);
+    this.settle(token, outcome, value, startedAt, undefined);
+    return outcome;
   }
 
   // ---------------------------------------------------------------------------
@@ -648,17 +635,23 @@ export class Breaker {
     return 'failure';
   }
 
-  private readonly onListenerFault = (event: BreakerEventName, fault: unknown): void => {
+  private onListenerFault(event: BreakerEventName, fault: unknown): void {
     this.reportFault(`on('${event}')`, new BreakerHookError(breakerMessages.listenerThrew(this.name, event, fault), fault));
-  };
+  }
+
+  private noteFailure(failure: unknown, category: FailureCategory | 'overload'): void {
+    const evidence = (this.evidence ??= new BreakerEvidence());
+    evidence.lastFailure = failure;
+    evidence.lastFailureCategory = category;
+  }
 
   /** Reports the first fault of each source; the later ones would only repeat it. */
   private reportFault(source: string, error: Error): void {
-    const reported = (this.reportedFaults ??= new Set());
+    const reported = ((this.evidence ??= new BreakerEvidence()).reportedFaults ??= new Set());
     if (reported.has(source)) return;
     reported.add(source);
     try {
-      (this.reportError ?? defaultReportError)(error);
+      this.env.reportError(error);
     } catch {
       // A reporter that throws has nowhere left to report to; the call must still settle.
     }
@@ -693,14 +686,12 @@ export class Breaker {
     } else if (outcome === 'failure') {
       const cat = category ?? failureCategoryOf(subject);
       counters.fail(cat);
-      this.lastFailure = subject;
-      this.lastFailureCategory = cat;
+      this.noteFailure(subject, cat);
       slot = SLOT_FAILURE;
       hub?.emit('failure', { error: subject, category: cat, durationMs, probe });
     } else if (outcome === 'overload') {
       counters.rare.overloads++;
-      this.lastFailure = subject;
-      this.lastFailureCategory = 'overload';
+      this.noteFailure(subject, 'overload');
       slot = SLOT_OVERLOAD;
       hub?.emit('failure', { error: subject, category: 'overload', durationMs, probe });
     } else {
@@ -757,7 +748,7 @@ export class Breaker {
 
   private onOverload(subject: unknown): void {
     const now = this.monotonic();
-    const hint = retryAfterOf(subject, this.clock.now());
+    const hint = retryAfterOf(subject, this.env.clock.now());
     if (hint !== undefined && hint > 0) {
       const until = now + Math.min(hint, this.config.maxRetryAfterMs);
       if (until > this.pausedUntilAt) this.pausedUntilAt = until;
@@ -774,7 +765,7 @@ export class Breaker {
 
 
   private trip(reason: TransitionReason, subject: unknown): void {
-    this.transition(OPEN, reason, this.monotonic(), retryAfterOf(subject, this.clock.now()));
+    this.transition(OPEN, reason, this.monotonic(), retryAfterOf(subject, this.env.clock.now()));
   }
 
   private settleProbe(id: number, succeeded: boolean, subject: unknown): void {
@@ -796,7 +787,7 @@ export class Breaker {
     this.hub?.emit('probe', { result: 'failed' });
     // Reopen as soon as closing has become impossible.
     if (c.maxProbes - round.failed < c.successesToClose) {
-      this.transition(OPEN, 'probe-failed', this.monotonic(), retryAfterOf(subject, this.clock.now()));
+      this.transition(OPEN, 'probe-failed', this.monotonic(), retryAfterOf(subject, this.env.clock.now()));
     }
   }
 
@@ -839,10 +830,10 @@ export class Breaker {
   }
 
   private halfOpenIfDue(now: number, admitting: boolean): void {
-    if (this.current === OPEN && now >= this.openUntilAt && (this.coordinator === undefined || (admitting && this.coordinator.mayProbe(this)))) {
+    if (this.current === OPEN && now >= this.openUntilAt && (this.env.coordinator === undefined || (admitting && this.env.coordinator.mayProbe(this)))) {
       // Dated when it was due, not when someone first looked: `since` and time in state stay true for an idle breaker.
       // With a coordinator it was due when the fleet's probe permit came, which is now.
-      this.transition(HALF_OPEN, 'open-duration-elapsed', this.coordinator === undefined ? this.openUntilAt : now, undefined);
+      this.transition(HALF_OPEN, 'open-duration-elapsed', this.env.coordinator === undefined ? this.openUntilAt : now, undefined);
     }
   }
 
@@ -856,8 +847,7 @@ export class Breaker {
       record.call?.abandon(error);
       this.counters.rare.timeouts++;
       this.counters.fail('timeout');
-      this.lastFailure = error;
-      this.lastFailureCategory = 'timeout';
+      this.noteFailure(error, 'timeout');
       this.hub?.emit('timeout', { timeoutMs: maxWait, probe: true });
       this.hub?.emit('failure', { error, category: 'timeout', durationMs: now - record.startedAt, probe: true });
       round.probes.shift();
@@ -874,12 +864,12 @@ export class Breaker {
     const from = this.current;
     // The evidence that opened the breaker, for logs, events and snapshots: the window is emptied below.
     const evidence = to === OPEN && from === CLOSED ? { calls: this.window.calls, failures: this.window.failures, slowCalls: this.window.slowCalls } : undefined;
-    this.lastChange = { from, to, reason, at: now, window: evidence };
+    (this.evidence ??= new BreakerEvidence()).lastChange = { from, to, reason, at: now, window: evidence };
     this.counters.spend(from, now - this.sinceAt);
     this.current = to;
     this.sinceAt = now;
     // From the current readings: `now` may be when the transition was due, earlier than this moment.
-    const toWall = (this.wallOffset = this.clock.now() - this.monotonic());
+    const toWall = (this.wallOffset = this.env.clock.now() - this.monotonic());
     this.generation++;
     this.round = undefined;
     this.consecutiveFailures = 0;
@@ -898,7 +888,7 @@ export class Breaker {
     }
     // An evicted child is no longer the family's: its transitions do not count.
     if (this.parent !== undefined && this.parent.family!.holds(this)) this.parent.onChildTransition(STATE_NAMES[from]!, STATE_NAMES[to]!, now);
-    if (this.hub === undefined && this.coordinator === undefined) return;
+    if (this.hub === undefined && this.env.coordinator === undefined) return;
     // Events carry wall times: people read them, and replicas share them.
     const change = {
       from: STATE_NAMES[from]!,
@@ -909,7 +899,7 @@ export class Breaker {
       ...(evidence === undefined ? {} : { window: evidence }),
     };
     this.hub?.emit('stateChange', change);
-    this.coordinator?.transitioned(this, change);
+    this.env.coordinator?.transitioned(this, change);
   }
 
   private baseOpenDuration(reopens: number): number {
@@ -922,7 +912,7 @@ export class Breaker {
     const c = this.config;
     let duration = this.baseOpenDuration(this.reopens);
     // Whole milliseconds: open-until times and Retry-After estimates stay readable.
-    if (c.jitter !== 0) duration = Math.round(duration * (1 - c.jitter + 2 * c.jitter * this.random()));
+    if (c.jitter !== 0) duration = Math.round(duration * (1 - c.jitter + 2 * c.jitter * this.env.random()));
     if (retryAfterHint !== undefined) duration = Math.max(duration, Math.min(retryAfterHint, c.maxRetryAfterMs));
     return duration;
   }
@@ -949,14 +939,6 @@ export class Breaker {
 }
 
 
-/** A transition as the breaker remembers it: states as numbers, the time on its monotonic reading. */
-interface LastChange {
-  readonly from: number;
-  readonly to: number;
-  readonly reason: TransitionReason;
-  readonly at: number;
-  readonly window: { calls: number; failures: number; slowCalls: number } | undefined;
-}
 
 function evidenceOf(change: LastChange, toWall: number): TransitionEvidence {
   const window = change.window;
@@ -990,37 +972,3 @@ function familyMisuse(name: string, method: string): string {
   return `Circuit breaker "${name}" is a per-key family: call forKey(key).${method}() so that each target has its own breaker.`;
 }
 
-function defaultReportError(error: Error): void {
-  console.error(error);
-}
-
-/** Checks what a breaker is given besides its options, so that a wrong clock fails here and not on the first call. */
-function checkDeps(name: string, deps: BreakerDeps): void {
-  if (typeof deps !== 'object' || deps === null) throw new TypeError(breakerMessages.invalidDep(name, 'deps', deps, 'an object'));
-  const { clock, random, reportError } = deps;
-  if (clock !== undefined) {
-    if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') {
-      throw new TypeError(breakerMessages.invalidDep(name, 'clock', clock, 'an object with a now() method returning milliseconds'));
-    }
-    if (clock.monotonic !== undefined && typeof clock.monotonic !== 'function') {
-      throw new TypeError(breakerMessages.invalidDep(name, 'clock.monotonic', clock.monotonic, 'a method returning milliseconds, or left out'));
-    }
-    for (const reading of ['now', 'monotonic'] as const) {
-      if (reading === 'monotonic' && clock.monotonic === undefined) continue;
-      const value: unknown = clock[reading]!();
-      if (typeof value !== 'number' || !Number.isFinite(value)) {
-        throw new TypeError(breakerMessages.invalidDep(name, `clock.${reading}()`, value, 'a finite number of milliseconds'));
-      }
-    }
-  }
-  if (random !== undefined) {
-    if (typeof random !== 'function') throw new TypeError(breakerMessages.invalidDep(name, 'random', random, 'a function returning a number in [0, 1)'));
-    const value: unknown = random();
-    if (typeof value !== 'number' || !(value >= 0 && value < 1)) {
-      throw new TypeError(breakerMessages.invalidDep(name, 'random()', value, 'a number in [0, 1)'));
-    }
-  }
-  if (reportError !== undefined && typeof reportError !== 'function') {
-    throw new TypeError(breakerMessages.invalidDep(name, 'reportError', reportError, 'a function'));
-  }
-}

@@ -47,6 +47,21 @@ export function describeValue(value: unknown): string {
   }
 }
 
+/**
+ * What was thrown, in a few words (`TypeError: boom`), without trusting it: a
+ * hostile value may throw when read.
+ *
+ * @internal
+ */
+export function describeFault(fault: unknown): string {
+  try {
+    if (fault instanceof Error) return `${fault.name}: ${fault.message}`;
+  } catch {
+    return 'a value that cannot be read';
+  }
+  return describeValue(fault);
+}
+
 const BUILT_INS = new Set(['Date', 'Map', 'Set', 'WeakMap', 'WeakSet', 'RegExp', 'Promise', 'Error', 'TypeError', 'ArrayBuffer', 'Uint8Array', 'Buffer', 'URL']);
 
 function describeObject(value: object | null): string {

@@ -147,9 +147,8 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
   succeed(value?: unknown): CallOutcome {
     if (this.settled) return this.countedAs();
     this.finish();
-    const outcome = this.breaker.classifyResult(value);
-    this.outcome = outcome;
-    this.breaker.settle(this.token, outcome, value, this.startedAt, undefined);
+    // The breaker's own fast path for a plain success of a closed breaker.
+    const outcome = (this.outcome = this.breaker.settleValue(this.token, value, this.startedAt));
     this.parentCall?.succeed(value);
     this.resolve?.(value as T);
     return outcome;

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Breaker, BreakerHookError, CallTimeoutError, isBreakerRejection, type BreakerOptions } from '../../lib/core/index.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { behaviour, ownOutcome, perform, type Behaviour, type Performed } from '../helpers/hostile-values.js';
+import { collectUnhandled } from '../helpers/unhandled.js';
 
 /**
  * Hostile calls on every engine call path (plain and tracked execute, caller
@@ -58,17 +59,12 @@ interface Call {
 }
 
 describe('hostile calls (property)', () => {
-  const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  const unhandled = collectUnhandled();
   beforeEach(() => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
-    process.on('unhandledRejection', onUnhandled);
-    process.on('uncaughtException', onUnhandled);
   });
   afterEach(() => {
     vi.useRealTimers();
-    process.off('unhandledRejection', onUnhandled);
-    process.off('uncaughtException', onUnhandled);
   });
 
   it('every caller settles once with its own outcome or a breaker error; no probe or permit is lost; counters add up', async () => {

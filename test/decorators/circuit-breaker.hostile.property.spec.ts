@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { CallTimeoutError, CircuitBreaker, CircuitBreakerModule, CircuitBreakerRegistry, circuitBreaker, isBreakerRejection } from '../../lib/index.js';
 import { behaviour, hostileResolved, hostileThrown, ownOutcome, perform, type Behaviour, type Performed } from '../helpers/hostile-values.js';
 import { ManualClock } from '../helpers/manual-clock.js';
+import { collectUnhandled } from '../helpers/unhandled.js';
 
 /**
  * Hostile calls through the Nest layer: decorated Promise, Observable and
@@ -121,8 +122,7 @@ describe('hostile calls through the Nest layer (property)', () => {
   let app: INestApplication;
   let service: HostileService;
   let registry: CircuitBreakerRegistry;
-  const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  const unhandled = collectUnhandled();
 
   beforeAll(async () => {
     const common = { timeoutMs: 50, consecutiveFailures: 2, openDurationMs: 100, halfOpen: { maxProbes: 2, maxConcurrent: 1, maxWaitMs: 1_000 } };
@@ -147,13 +147,9 @@ describe('hostile calls through the Nest layer (property)', () => {
   });
   beforeEach(() => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
-    process.on('unhandledRejection', onUnhandled);
-    process.on('uncaughtException', onUnhandled);
   });
   afterEach(() => {
     vi.useRealTimers();
-    process.off('unhandledRejection', onUnhandled);
-    process.off('uncaughtException', onUnhandled);
   });
 
   it('every caller settles once with its own outcome, a breaker error or its fallback\'s; no probe is lost; counters add up', async () => {

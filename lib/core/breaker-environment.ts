@@ -1,0 +1,100 @@
+import type { BreakerCoordinator } from './breaker-coordinator.interface.js';
+import { breakerMessages } from './breaker.messages.js';
+import { monotonicOf, systemClock, type Clock, type RandomSource } from './clock.js';
+
+/** What a breaker may be given besides its options. @publicApi */
+export interface BreakerDeps {
+  /** Where time comes from (wall time and a monotonic reading, see `Clock`). Default: `Date.now` and `performance.now()`. */
+  clock?: Clock;
+  /** Where jitter and load shedding draw from. Default: `Math.random`. */
+  random?: RandomSource;
+  /** Shares transitions with other replicas (see `nestjs-circuit-breaker/redis`). Default: none, local state only. */
+  coordinator?: BreakerCoordinator;
+  /**
+   * Told when the application's own code run by the breaker (a listener, a
+   * classifier) throws or answers nonsense. The call is not affected, and each
+   * source is reported once per breaker. Default: `console.error`.
+   */
+  reportError?: (error: Error) => void;
+}
+
+/**
+ * What a breaker is given besides its options, checked once and shared by
+ * every breaker made from the same `deps` object (a family's children and a
+ * registry's breakers included): a breaker per target holds one reference
+ * instead of five.
+ *
+ * @internal
+ */
+export interface BreakerEnvironment {
+  readonly clock: Clock;
+  /** The reading every duration runs on (see `Clock`). */
+  readonly monotonic: () => number;
+  readonly random: RandomSource;
+  readonly coordinator: BreakerCoordinator | undefined;
+  readonly reportError: (error: Error) => void;
+}
+
+function defaultReportError(error: Error): void {
+  console.error(error);
+}
+
+const DEFAULT_ENVIRONMENT: BreakerEnvironment = Object.freeze({
+  clock: systemClock,
+  monotonic: monotonicOf(systemClock),
+  random: Math.random,
+  coordinator: undefined,
+  reportError: defaultReportError,
+});
+
+const environments = new WeakMap<object, BreakerEnvironment>();
+
+/** The environment of `deps`, checked the first time it is seen; `name` is for the messages. @internal */
+export function environmentOf(name: string, deps: BreakerDeps | undefined): BreakerEnvironment {
+  if (deps === undefined) return DEFAULT_ENVIRONMENT;
+  if (typeof deps !== 'object' || deps === null) throw new TypeError(breakerMessages.invalidDep(name, 'deps', deps, 'an object'));
+  let environment = environments.get(deps);
+  if (environment !== undefined) return environment;
+  checkDeps(name, deps);
+  const { clock, random, coordinator, reportError } = deps;
+  environment =
+    clock === undefined && random === undefined && coordinator === undefined && reportError === undefined
+      ? DEFAULT_ENVIRONMENT
+      : Object.freeze({
+          clock: clock ?? systemClock,
+          monotonic: monotonicOf(clock ?? systemClock),
+          random: random ?? Math.random,
+          coordinator,
+          reportError: reportError ?? defaultReportError,
+        });
+  environments.set(deps, environment);
+  return environment;
+}
+
+/** Checks what a breaker is given besides its options, so that a wrong clock fails here and not on the first call. */
+function checkDeps(name: string, deps: BreakerDeps): void {
+  const { clock, random, reportError } = deps;
+  if (clock !== undefined) {
+    if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') {
+      throw new TypeError(breakerMessages.invalidDep(name, 'clock', clock, 'an object with a now() method returning milliseconds'));
+    }
+    if (clock.monotonic !== undefined && typeof clock.monotonic !== 'function') {
+      throw new TypeError(breakerMessages.invalidDep(name, 'clock.monotonic', clock.monotonic, 'a method returning milliseconds, or left out'));
+    }
+    // Reading a clock has no effect on it: a clock that answers nonsense fails here rather than on the first call.
+    for (const reading of ['now', 'monotonic'] as const) {
+      if (reading === 'monotonic' && clock.monotonic === undefined) continue;
+      const value: unknown = clock[reading]!();
+      if (typeof value !== 'number' || !Number.isFinite(value)) {
+        throw new TypeError(breakerMessages.invalidDep(name, `clock.${reading}()`, value, 'a finite number of milliseconds'));
+      }
+    }
+  }
+  // Not drawn from here: a test's sequence of numbers must not lose its first to a check.
+  if (random !== undefined && typeof random !== 'function') {
+    throw new TypeError(breakerMessages.invalidDep(name, 'random', random, 'a function returning a number in [0, 1)'));
+  }
+  if (reportError !== undefined && typeof reportError !== 'function') {
+    throw new TypeError(breakerMessages.invalidDep(name, 'reportError', reportError, 'a function'));
+  }
+}

@@ -1,0 +1,27 @@
+import type { FailureCategory, TransitionReason } from './breaker-state.js';
+
+/** A transition as the breaker remembers it: states as numbers, the time on its monotonic reading. @internal */
+export interface LastChange {
+  readonly from: number;
+  readonly to: number;
+  readonly reason: TransitionReason;
+  readonly at: number;
+  readonly window: { calls: number; failures: number; slowCalls: number } | undefined;
+}
+
+/**
+ * What a breaker keeps of the things that went wrong: the last failure (the
+ * `cause` of its rejections, shown in snapshots), the last transition with
+ * the evidence that made it, and the application's hooks whose faults were
+ * reported already. Created the first time something goes wrong: a breaker
+ * that never saw a failure holds one empty field for all of it.
+ *
+ * @internal
+ */
+export class BreakerEvidence {
+  lastFailure: unknown = undefined;
+  lastFailureCategory: FailureCategory | 'overload' = 'other';
+  lastChange: LastChange | undefined = undefined;
+  /** Listeners and classifiers whose faults were reported: once each is enough to fix them. */
+  reportedFaults: Set<string> | undefined = undefined;
+}

@@ -1,0 +1,87 @@
+import { Controller, Get, Injectable, Module, Param, type INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CircuitBreaker, CircuitBreakerModule, ensureOk, getCallSignal } from '../lib/index.js';
+
+/**
+ * The README's "Usage in three steps", as written there, against a catalog
+ * that fails: the exchange the README shows must be the one users get.
+ */
+let CATALOG_URL = '';
+let catalogCalls = 0;
+
+interface Product {
+  id: string;
+}
+
+@Injectable()
+class CatalogClient {
+  @CircuitBreaker('catalog')
+  async product(id: string): Promise<Product> {
+    const response = await fetch(`${CATALOG_URL}/products/${id}`, { signal: getCallSignal() });
+    return (await ensureOk(response)).json() as Promise<Product>;
+  }
+}
+
+@Controller()
+class ProductsController {
+  constructor(private readonly catalog: CatalogClient) {}
+
+  @Get('products/:id')
+  product(@Param('id') id: string): Promise<Product> {
+    return this.catalog.product(id);
+  }
+}
+
+@Module({
+  imports: [
+    CircuitBreakerModule.forRoot({
+      breakers: { catalog: { timeoutMs: 2_000, openDurationMs: 30_000 } },
+      httpFilter: true,
+    }),
+  ],
+  controllers: [ProductsController],
+  providers: [CatalogClient],
+})
+class AppModule {}
+
+describe('the README usage', () => {
+  let catalog: Server;
+  let app: INestApplication;
+  let url: string;
+
+  beforeAll(async () => {
+    catalog = createServer((_request, response) => {
+      catalogCalls++;
+      response.writeHead(500, { 'content-type': 'text/plain' }).end('catalog is down');
+    });
+    await new Promise<void>((resolve) => catalog.listen(0, '127.0.0.1', resolve));
+    CATALOG_URL = `http://127.0.0.1:${(catalog.address() as AddressInfo).port}`;
+    app = await NestFactory.create(AppModule, { logger: false });
+    await app.listen(0, '127.0.0.1');
+    url = await app.getUrl();
+  });
+  afterAll(async () => {
+    await app?.close();
+    await new Promise((resolve) => catalog?.close(resolve));
+  });
+
+  it('answers 503 with Retry-After: 30 and a body that names nothing internal once the catalog has failed enough', async () => {
+    const statuses: number[] = [];
+    let response: Response | undefined;
+    for (let i = 0; i < 25; i++) {
+      response = await fetch(`${url}/products/1`);
+      statuses.push(response.status);
+      if (response.status === 503) break;
+      await response.text();
+    }
+    // The default window needs 20 calls (minimumThroughput) before a failure rate counts.
+    expect(statuses).toEqual([...Array.from({ length: 20 }, () => 500), 503]);
+    expect(catalogCalls).toBe(20);
+    expect(response!.headers.get('retry-after')).toBe('30');
+    expect(response!.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(await response!.json()).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'A dependency is unavailable; retry later.' });
+  });
+});
