@@ -28,10 +28,13 @@ const EXTRAS = ['isGlobal', 'httpFilter'] as const;
  * Circuit breakers for a Nest application.
  *
  * - `forRoot(options?)` / `forRootAsync({ useFactory | useClass | useExisting, inject, imports })`:
- *   once, in the root module; global by default (`isGlobal`), `httpFilter: true`
+ *   once per application, in the root module (a second registration fails
+ *   start-up, naming the importing modules); global by default (`isGlobal`), `httpFilter: true`
  *   (or `{ details, body }`) registers `CircuitBreakerExceptionFilter` globally.
- * - `forFeature(['name', ...] | { name: options })`: makes named breakers
- *   injectable with `@InjectCircuitBreaker(name)` in a feature module.
+ * - `forFeature(['name', ...] | { name: options })`: defines breakers in a
+ *   feature module, or names them for a class Nest does not build as a
+ *   provider, controller or enhancer; `@InjectCircuitBreaker(name)` needs no
+ *   forFeature() otherwise (the root module provides every injected name).
  *
  * @publicApi
  */
