@@ -35,7 +35,7 @@ export class CircuitBreakerExplorer {
       const tag = module.providers.get(CIRCUIT_BREAKER_ROOT)?.instance as RootTag | undefined;
       if (tag === undefined) continue;
       // Declared imports only: Nest also binds every global module into every module's `imports`.
-      const importers = modules.filter((other) => other !== module && declaresImport(other.metatype, tag)).map((other) => other.metatype.name);
+      const importers = modules.filter((other) => other !== module && declaresImport(declaredImports(other), tag)).map((other) => other.metatype.name);
       registrations.push({ method: tag.method, importers });
     }
     return registrations;
@@ -99,14 +99,30 @@ export interface RootTag {
 }
 
 /**
- * Whether the class `metatype` lists the registration tagged `tag` in its
- * `@Module({ imports })` (a module built by a dynamic parent is not found,
- * and is then named by nobody).
+ * What a module declares in `imports`: its class's `@Module({ imports })`, and
+ * for a dynamic module what its `register()`/`forRoot()` returned (read from
+ * Nest's container, which `Module` keeps; without it, only the class's own).
  */
-function declaresImport(metatype: unknown, tag: RootTag): boolean {
+function declaredImports(module: Module): unknown[] {
+  const declared: unknown[] = [];
   try {
-    const imports: unknown = typeof metatype === 'function' ? Reflect.getMetadata('imports', metatype) : undefined;
-    if (!Array.isArray(imports)) return false;
+    const own: unknown = Reflect.getMetadata('imports', module.metatype);
+    if (Array.isArray(own)) declared.push(...(own as unknown[]));
+    const container = (module as unknown as { container?: { getDynamicMetadataByToken?: (token: string, key: string) => unknown } }).container;
+    const dynamic = container?.getDynamicMetadataByToken?.(module.token, 'imports');
+    if (Array.isArray(dynamic)) declared.push(...(dynamic as unknown[]));
+  } catch {
+    // A module whose metadata cannot be read is simply not named.
+  }
+  return declared;
+}
+
+/** A module of Nest's container, as ModulesContainer holds it. */
+type Module = NonNullable<ReturnType<ModulesContainer['get']>>;
+
+/** Whether `imports` holds the registration tagged `tag`. */
+function declaresImport(imports: readonly unknown[], tag: RootTag): boolean {
+  try {
     return imports.some((entry: unknown) => {
       const providers = typeof entry === 'object' && entry !== null ? (entry as { providers?: unknown }).providers : undefined;
       return Array.isArray(providers) && providers.some((p: unknown) => typeof p === 'object' && p !== null && (p as { provide?: unknown; useValue?: unknown }).provide === CIRCUIT_BREAKER_ROOT && (p as { useValue?: unknown }).useValue === tag);

@@ -1,4 +1,4 @@
-import { Injectable, Module } from '@nestjs/common';
+import { Injectable, Module, type DynamicModule } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CircuitBreaker, CircuitBreakerModule, CircuitBreakerRegistry } from '../../lib/index.js';
@@ -59,6 +59,21 @@ describe('CircuitBreakerModule registered twice in one application', () => {
 
     await expect(start(AppModule)).rejects.toThrow(
       'CircuitBreakerModule is registered 2 times in one application: forRoot() imported by AppModule; forRoot() imported by AppModule' + FIX,
+    );
+  });
+
+  it('a dynamic module whose register() imports forRoot() is named too', async () => {
+    @Module({})
+    class SharedModule {
+      static register(): DynamicModule {
+        return { module: SharedModule, imports: [CircuitBreakerModule.forRoot({ strict: true })] };
+      }
+    }
+    @Module({ imports: [CircuitBreakerModule.forRoot(), SharedModule.register()] })
+    class AppModule {}
+
+    await expect(start(AppModule)).rejects.toThrow(
+      'CircuitBreakerModule is registered 2 times in one application: forRoot() imported by AppModule; forRoot() imported by SharedModule' + FIX,
     );
   });
 
