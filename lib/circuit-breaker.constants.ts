@@ -15,3 +15,9 @@ export const CIRCUIT_BREAKER_TOKEN_PREFIX = 'CircuitBreaker:';
 
 /** DI token of the resolved `httpFilter` options (`undefined` when the filter is off). @internal */
 export const CIRCUIT_BREAKER_HTTP_OPTIONS = Symbol.for('nestjs-circuit-breaker.http-options');
+
+/** DI token of the tag each `forRoot()` / `forRootAsync()` call provides, to find the modules that import it. @internal */
+export const CIRCUIT_BREAKER_ROOT = Symbol.for('nestjs-circuit-breaker.root');
+
+/** Metadata key of the breaker names a class injects with `@InjectCircuitBreaker()`. @internal */
+export const INJECTED_BREAKERS_METADATA = 'circuit-breaker:injected';

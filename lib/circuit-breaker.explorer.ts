@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { CIRCUIT_BREAKER_METADATA } from './circuit-breaker.constants.js';
+import { DiscoveryService, MetadataScanner, ModulesContainer } from '@nestjs/core';
+import { CIRCUIT_BREAKER_METADATA, CIRCUIT_BREAKER_ROOT, INJECTED_BREAKERS_METADATA } from './circuit-breaker.constants.js';
+import type { BreakerInjection } from './decorators/inject-circuit-breaker.decorator.js';
 import type { DecoratedMethod } from './decorated-method.js';
 import { FeatureDefinition } from './feature-definition.js';
 
@@ -18,7 +19,27 @@ export class CircuitBreakerExplorer {
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
+    private readonly modules: ModulesContainer,
   ) {}
+
+  /**
+   * Every root registration (`forRoot()` / `forRootAsync()`) of the
+   * application, with the modules that import it. Nest builds one module per
+   * call, each with its own registry; only the last global one is reachable by
+   * injection, so more than one is always a mistake.
+   */
+  rootRegistrations(): RootRegistration[] {
+    const modules = [...this.modules.values()];
+    const registrations: RootRegistration[] = [];
+    for (const module of modules) {
+      const tag = module.providers.get(CIRCUIT_BREAKER_ROOT)?.instance as RootTag | undefined;
+      if (tag === undefined) continue;
+      // Declared imports only: Nest also binds every global module into every module's `imports`.
+      const importers = modules.filter((other) => other !== module && declaresImport(declaredImports(other), tag)).map((other) => other.metatype.name);
+      registrations.push({ method: tag.method, importers });
+    }
+    return registrations;
+  }
 
   /**
    * The options every `forFeature({ name: options })` of the application gives,
@@ -30,6 +51,27 @@ export class CircuitBreakerExplorer {
       if (wrapper.instance instanceof FeatureDefinition) definitions.push(wrapper.instance);
     }
     return definitions;
+  }
+
+  /**
+   * Every `@InjectCircuitBreaker(name)` of the classes this application builds
+   * with injection (providers, controllers, guards, interceptors, pipes,
+   * filters), inherited ones included; the first place of each name.
+   */
+  injectedBreakers(): Map<string, string> {
+    const injections = new Map<string, string>();
+    for (const module of this.modules.values()) {
+      for (const wrapper of [...module.providers.values(), ...module.controllers.values(), ...module.injectables.values()]) {
+        const metatype = wrapper.metatype;
+        if (typeof metatype !== 'function') continue;
+        // Up the class chain: a subclass without its own constructor is built with its base's parameters.
+        for (let type: unknown = metatype; typeof type === 'function' && type !== Function.prototype; type = Object.getPrototypeOf(type)) {
+          const own = Reflect.getOwnMetadata(INJECTED_BREAKERS_METADATA, type) as BreakerInjection[] | undefined;
+          for (const { name, place } of own ?? []) if (!injections.has(name)) injections.set(name, place);
+        }
+      }
+    }
+    return injections;
   }
 
   decoratedMethods(): DecoratedMethod[] {
@@ -49,4 +91,50 @@ export class CircuitBreakerExplorer {
     }
     return [...methods];
   }
+}
+
+/** The value a root registration provides under `CIRCUIT_BREAKER_ROOT`: one object per `forRoot()` / `forRootAsync()` call. @internal */
+export interface RootTag {
+  readonly method: 'forRoot()' | 'forRootAsync()';
+}
+
+/**
+ * What a module declares in `imports`: its class's `@Module({ imports })`, and
+ * for a dynamic module what its `register()`/`forRoot()` returned (read from
+ * Nest's container, which `Module` keeps; without it, only the class's own).
+ */
+function declaredImports(module: Module): unknown[] {
+  const declared: unknown[] = [];
+  try {
+    const own: unknown = Reflect.getMetadata('imports', module.metatype);
+    if (Array.isArray(own)) declared.push(...(own as unknown[]));
+    const container = (module as unknown as { container?: { getDynamicMetadataByToken?: (token: string, key: string) => unknown } }).container;
+    const dynamic = container?.getDynamicMetadataByToken?.(module.token, 'imports');
+    if (Array.isArray(dynamic)) declared.push(...(dynamic as unknown[]));
+  } catch {
+    // A module whose metadata cannot be read is simply not named.
+  }
+  return declared;
+}
+
+/** A module of Nest's container, as ModulesContainer holds it. */
+type Module = NonNullable<ReturnType<ModulesContainer['get']>>;
+
+/** Whether `imports` holds the registration tagged `tag`. */
+function declaresImport(imports: readonly unknown[], tag: RootTag): boolean {
+  try {
+    return imports.some((entry: unknown) => {
+      const providers = typeof entry === 'object' && entry !== null ? (entry as { providers?: unknown }).providers : undefined;
+      return Array.isArray(providers) && providers.some((p: unknown) => typeof p === 'object' && p !== null && (p as { provide?: unknown; useValue?: unknown }).provide === CIRCUIT_BREAKER_ROOT && (p as { useValue?: unknown }).useValue === tag);
+    });
+  } catch {
+    // A module whose metadata cannot be read is simply not named.
+    return false;
+  }
+}
+
+/** One `forRoot()` / `forRootAsync()` module of the application and the modules that import it. @internal */
+export interface RootRegistration {
+  readonly method: RootTag['method'];
+  readonly importers: readonly string[];
 }

@@ -10,14 +10,32 @@ export const circuitBreakerMessages = {
   unknownBreaker: (name: string, known: readonly string[]) =>
     `No circuit breaker named "${name}". Known breakers: ${known.length === 0 ? '(none)' : known.map((k) => `"${k}"`).join(', ')}. ` +
     'Define it in CircuitBreakerModule.forRoot({ breakers }) or forFeature(), or use getOrCreate().',
-  strictUnknown: (name: string, place: string) =>
+  strictUnknown: (name: string, place: string, suggestion?: string) =>
     `Circuit breaker "${name}" used by ${place} is not defined, and CircuitBreakerModule is strict. ` +
-    'Define it in CircuitBreakerModule.forRoot({ breakers }) or forFeature({ ... }), or check the name for a typo.',
+    (suggestion === undefined
+      ? 'Define it in CircuitBreakerModule.forRoot({ breakers }) or forFeature({ ... }), or check the name for a typo.'
+      : `Did you mean "${suggestion}"? Fix the name, or define "${name}" in CircuitBreakerModule.forRoot({ breakers }) or forFeature({ ... }).`),
+  undefinedName: (name: string, place: string, suggestion: string | undefined, defined: readonly string[]) =>
+    `Circuit breaker "${name}" used by ${place} is not defined: it was built from the module's defaults, beside the configured breakers. ` +
+    (suggestion === undefined ? `Defined breakers: ${listNames(defined)}. ` : `Did you mean "${suggestion}"? `) +
+    `Fix the name, or define "${name}" in CircuitBreakerModule.forRoot({ breakers }) or forFeature({ ... }) if it is meant to be a breaker of its own (strict: true makes this an error).`,
+  duplicateRoot: (registrations: ReadonlyArray<{ method: string; importers: readonly string[] }>) =>
+    `CircuitBreakerModule is registered ${registrations.length} times in one application: ` +
+    registrations.map((r) => `${r.method} imported by ${r.importers.length === 0 ? 'a module built dynamically' : r.importers.join(', ')}`).join('; ') +
+    '. Each registration builds its own registry and only the last one is injected, so the others\' breakers, defaults and strict would be silently lost. ' +
+    'Call forRoot() (or forRootAsync()) once, in the root module, and forFeature() elsewhere.',
   conflictingOptions: (name: string, first: string, second: string) =>
     `Circuit breaker "${name}" has options set in two places: ${first} and ${second}. Set them in one place and refer to the breaker by name elsewhere.`,
   noRegistry: (name: string, place: string) =>
     `Circuit breaker "${name}" on ${place}: no CircuitBreakerRegistry was injected into this instance. ` +
-    'Import CircuitBreakerModule.forRoot() in your application, and let Nest create the instance (an instance created with `new` gets no registry).',
+    'Import CircuitBreakerModule.forRoot() (or forRootAsync()) in the root module, and let Nest create the instance: one created with `new` gets no registry.',
+  moduleMissing: (className: string, methods: readonly string[]) =>
+    `${className} has @CircuitBreaker() methods (${methods.join(', ')}), but no CircuitBreakerRegistry was injected into it: CircuitBreakerModule is not imported where ${className} is provided, ` +
+    'and every call would fail. Import CircuitBreakerModule.forRoot() (or forRootAsync()) once, in the root module; it is global by default (with isGlobal: false, import it in this class\'s module too).',
+  integrationWithoutModule: (integration: string) =>
+    `${integration} needs CircuitBreakerModule, whose CircuitBreakerRegistry it reads, and none is visible to it. ` +
+    `Import CircuitBreakerModule.forRoot() (or forRootAsync()) in the root module, beside ${integration}, and keep it global (the default).`,
+  invalidInjectName: (value: unknown) => `@InjectCircuitBreaker() takes a breaker name, a non-empty string, got ${describeValue(value)}. Pass the name, e.g. @InjectCircuitBreaker('payments').`,
   missingFallbackMethod: (place: string, fallback: string) =>
     `@CircuitBreaker() on ${place}: option "fallback" names the method "${fallback}", which does not exist on the class. Declare it, or pass a function.`,
   keyMismatch: (name: string, place: string, perKey: boolean) =>
@@ -46,3 +64,9 @@ export const circuitBreakerMessages = {
     'Configure one, e.g. CircuitBreakerModule.forRoot({ store: new RedisBreakerStore({ redis }) }) from nestjs-circuit-breaker/redis, or remove "share".',
 };
 
+/** At most ten names, quoted, for a message. */
+function listNames(names: readonly string[]): string {
+  if (names.length === 0) return '(none)';
+  const shown = names.slice(0, 10).map((n) => `"${n}"`).join(', ');
+  return names.length > 10 ? `${shown} and ${names.length - 10} more` : shown;
+}

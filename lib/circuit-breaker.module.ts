@@ -4,9 +4,9 @@ import type { BreakerOptions } from './core/index.js';
 import { CircuitBreakerEventPublisher } from './circuit-breaker-event.publisher.js';
 import { CircuitBreakerTransitionLogger } from './circuit-breaker-transition.logger.js';
 import { resolveHttpOptions } from './circuit-breaker-http.mapping.js';
-import { CIRCUIT_BREAKER_HTTP_OPTIONS } from './circuit-breaker.constants.js';
+import { CIRCUIT_BREAKER_HTTP_OPTIONS, CIRCUIT_BREAKER_ROOT } from './circuit-breaker.constants.js';
 import { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
-import { CircuitBreakerExplorer } from './circuit-breaker.explorer.js';
+import { CircuitBreakerExplorer, type RootTag } from './circuit-breaker.explorer.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import {
   ConfigurableCircuitBreakerModule,
@@ -17,7 +17,7 @@ import {
 import { CircuitBreakerRegistry, MODULE_KEYS } from './circuit-breaker.registry.js';
 import { OptionChecker, pathKey } from './core/option-checker.js';
 import { breakerOptionChecker, copyBreakerOptions } from './core/resolve-options.js';
-import { getCircuitBreakerToken } from './decorators/inject-circuit-breaker.decorator.js';
+import { getCircuitBreakerToken, injectedBreakerNames } from './decorators/inject-circuit-breaker.decorator.js';
 import { FeatureDefinition } from './feature-definition.js';
 import { HTTP_FILTER_FIX } from './circuit-breaker-http.mapping.js';
 
@@ -28,10 +28,13 @@ const EXTRAS = ['isGlobal', 'httpFilter'] as const;
  * Circuit breakers for a Nest application.
  *
  * - `forRoot(options?)` / `forRootAsync({ useFactory | useClass | useExisting, inject, imports })`:
- *   once, in the root module; global by default (`isGlobal`), `httpFilter: true`
+ *   once per application, in the root module (a second registration fails
+ *   start-up, naming the importing modules); global by default (`isGlobal`), `httpFilter: true`
  *   (or `{ details, body }`) registers `CircuitBreakerExceptionFilter` globally.
- * - `forFeature(['name', ...] | { name: options })`: makes named breakers
- *   injectable with `@InjectCircuitBreaker(name)` in a feature module.
+ * - `forFeature(['name', ...] | { name: options })`: defines breakers in a
+ *   feature module, or names them for a class Nest does not build as a
+ *   provider, controller or enhancer; `@InjectCircuitBreaker(name)` needs no
+ *   forFeature() otherwise (the root module provides every injected name).
  *
  * @publicApi
  */
@@ -42,22 +45,17 @@ export class CircuitBreakerModule extends ConfigurableCircuitBreakerModule {
     // A copy read once: Nest and the registry then work on plain data. Breaker options are checked by the registry, at start-up.
     const options = check.record('', given, [...MODULE_KEYS, ...EXTRAS], 'an object', false) as typeof CIRCUIT_BREAKER_OPTIONS_TYPE;
     checkExtras(check, options);
-    const definition = withCoreProviders(super.forRoot(options), options.httpFilter);
-    // The synchronous form knows its names statically: make each injectable by name.
+    const definition = withCoreProviders(super.forRoot(options), options.httpFilter, 'forRoot()');
+    // The synchronous form knows its names statically: make each injectable by name, beside those classes inject.
     const names = options.breakers === undefined ? [] : check.entries('breakers', options.breakers, 'a record of breaker name → options').map(([name]) => name);
-    const named = names.map((name) => breakerProvider(name, undefined, undefined));
-    return {
-      ...definition,
-      providers: [...(definition.providers ?? []), ...named],
-      exports: [...(definition.exports ?? []), ...named.map((p) => p.provide)],
-    };
+    return withNamedProviders(definition, names);
   }
 
   static forRootAsync(options: typeof CIRCUIT_BREAKER_ASYNC_OPTIONS_TYPE): DynamicModule {
     const check = new OptionChecker('CircuitBreakerModule.forRootAsync()');
     if (!check.isPlainObject('options', options)) check.invalid('options', options, '{ useFactory | useClass | useExisting, inject?, imports?, isGlobal?, httpFilter? }', false);
     checkExtras(check, { isGlobal: check.read(options, 'isGlobal', 'isGlobal'), httpFilter: check.read(options, 'httpFilter', 'httpFilter') });
-    return withCoreProviders(super.forRootAsync(options), options.httpFilter);
+    return withNamedProviders(withCoreProviders(super.forRootAsync(options), options.httpFilter, 'forRootAsync()'), []);
   }
 
   static forFeature(breakers: readonly string[] | Record<string, BreakerOptions>): DynamicModule {
@@ -131,13 +129,32 @@ function breakerProvider(name: string, options: BreakerOptions | undefined, sour
   return {
     provide: getCircuitBreakerToken(name),
     useFactory: (registry: CircuitBreakerRegistry) =>
-      options === undefined ? registry.resolve(name, undefined, `${FOR_FEATURE} of "${name}"`) : registry.defineFeature(name, options, FOR_FEATURE, source),
+      options === undefined ? registry.use(name, `${FOR_FEATURE} of "${name}"`) : registry.defineFeature(name, options, FOR_FEATURE, source),
     inject: [CircuitBreakerRegistry],
   };
 }
 
+/**
+ * A token for every breaker name `defined` here or given to
+ * `@InjectCircuitBreaker()` by a class declared so far (every class the
+ * application's modules import is declared before their `@Module()` runs), so
+ * that injection by name needs no `forFeature()`.
+ */
+function withNamedProviders(definition: DynamicModule, defined: readonly string[]): DynamicModule {
+  const named: (Provider & { provide: string })[] = [...new Set([...defined, ...injectedBreakerNames])].map((name) => ({
+    provide: getCircuitBreakerToken(name),
+    useFactory: (registry: CircuitBreakerRegistry) => registry.provided(name),
+    inject: [CircuitBreakerRegistry],
+  }));
+  return {
+    ...definition,
+    providers: [...(definition.providers ?? []), ...named],
+    exports: [...(definition.exports ?? []), ...named.map((p) => p.provide)],
+  };
+}
+
 /** The registry and the explorer belong to the root registration only, never to forFeature(). */
-function withCoreProviders(definition: DynamicModule, httpFilter: CircuitBreakerModuleExtras['httpFilter']): DynamicModule {
+function withCoreProviders(definition: DynamicModule, httpFilter: CircuitBreakerModuleExtras['httpFilter'], method: RootTag['method']): DynamicModule {
   // The filter is provided even when off, so that a catch-all filter can delegate to it with the
   // module's options; an invalid httpFilter fails when its options are resolved, at start-up.
   const http: Provider[] = [
@@ -145,10 +162,12 @@ function withCoreProviders(definition: DynamicModule, httpFilter: CircuitBreaker
     CircuitBreakerExceptionFilter,
     ...(httpFilter === undefined || httpFilter === false ? [] : [{ provide: APP_FILTER, useExisting: CircuitBreakerExceptionFilter }]),
   ];
+  // One tag per call: the registry finds every root registration, and who imports it, to refuse a second one.
+  const tag: RootTag = { method };
   return {
     ...definition,
     imports: [...(definition.imports ?? []), DiscoveryModule],
-    providers: [...(definition.providers ?? []), CircuitBreakerExplorer, CircuitBreakerRegistry, CircuitBreakerTransitionLogger, CircuitBreakerEventPublisher, ...http],
+    providers: [...(definition.providers ?? []), { provide: CIRCUIT_BREAKER_ROOT, useValue: tag }, CircuitBreakerExplorer, CircuitBreakerRegistry, CircuitBreakerTransitionLogger, CircuitBreakerEventPublisher, ...http],
     exports: [...(definition.exports ?? []), CircuitBreakerRegistry, CircuitBreakerExceptionFilter],
   };
 }

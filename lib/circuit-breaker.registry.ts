@@ -7,6 +7,7 @@ import { CircuitBreakerExplorer } from './circuit-breaker.explorer.js';
 import { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
 import type { DecoratedMethod } from './decorated-method.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
+import { closestName } from './closest-name.js';
 import { breakerMessages } from './core/breaker.messages.js';
 import type { CircuitBreakerEvent } from './interfaces/circuit-breaker-event.interface.js';
 import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
@@ -49,6 +50,13 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
   /** The application's @CircuitBreaker() methods, found at construction. */
   private readonly methods: DecoratedMethod[];
 
+  /** Names configured centrally (forRoot `breakers`, forFeature definitions): with any, an undefined name is likely a typo. */
+  private readonly configured = new Set<string>();
+  /** The breaker names this application's classes inject with `@InjectCircuitBreaker()`, with the first place of each. */
+  private readonly injections: Map<string, string>;
+  /** Undefined names already reported, so that each is reported once. */
+  private readonly reported = new Set<string>();
+
   /** The module's options as checked: a plain copy, so that what was validated is what is used. */
   private readonly options: CircuitBreakerModuleOptions;
 
@@ -56,6 +64,9 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
     @Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) options: CircuitBreakerModuleOptions,
     @Optional() explorer?: CircuitBreakerExplorer,
   ) {
+    // Before anything else: two roots would build two registries, and the last would silently win.
+    const roots = explorer?.rootRegistrations() ?? [];
+    if (roots.length > 1) throw new Error(circuitBreakerMessages.duplicateRoot(roots));
     this.options = validateModuleOptions(options);
     this.localDeps = { clock: this.options.clock, reportError };
     this.events$ = new Observable<CircuitBreakerEvent>((subscriber) => {
@@ -69,13 +80,20 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
         }
       };
     });
-    for (const [name, breakerOptions] of Object.entries(this.options.breakers ?? {})) this.define(name, breakerOptions, FOR_ROOT, FOR_ROOT, true);
+    for (const [name, breakerOptions] of Object.entries(this.options.breakers ?? {})) {
+      this.configured.add(name);
+      this.define(name, breakerOptions, FOR_ROOT, FOR_ROOT, true);
+    }
     // forFeature() definitions and decorators that define a breaker do so before any provider can ask for it
     // by name (forFeature(['name']), injection), whatever the order in which modules are built.
     for (const definition of explorer?.featureDefinitions() ?? []) {
-      for (const [name, breakerOptions] of definition.breakers) this.defineFeature(name, breakerOptions, FOR_FEATURE, definition);
+      for (const [name, breakerOptions] of definition.breakers) {
+        this.configured.add(name);
+        this.defineFeature(name, breakerOptions, FOR_FEATURE, definition);
+      }
     }
     this.methods = explorer?.decoratedMethods() ?? [];
+    this.injections = explorer?.injectedBreakers() ?? new Map<string, string>();
     for (const method of this.methods) if (method.options !== undefined) this.resolve(method.name, method.options, method.origin);
   }
 
@@ -86,7 +104,8 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
    */
   onModuleInit(): void {
     for (const method of this.methods) {
-      const breaker = this.resolve(method.name, undefined, method.origin);
+      // `@CircuitBreaker()` without a name has a breaker of its own by design; a name given is a reference.
+      const breaker = method.named ? this.use(method.name, method.origin) : this.resolve(method.name, undefined, method.origin);
       const perKey = breaker.config.perKey !== undefined;
       if (perKey !== (method.key !== undefined)) {
         throw new BreakerConfigError(circuitBreakerMessages.keyMismatch(method.name, method.origin, perKey), method.name, perKey ? 'key' : 'perKey');
@@ -187,8 +206,36 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
       }
       return existing;
     }
-    if (this.strict) throw new BreakerConfigError(circuitBreakerMessages.strictUnknown(name, place), name);
+    if (this.strict) throw new BreakerConfigError(circuitBreakerMessages.strictUnknown(name, place, closestName(name, this.origins.keys())), name);
     return this.define(name, options, place, source);
+  }
+
+  /**
+   * @internal The breaker a decorator, `@InjectCircuitBreaker()` or
+   * `forFeature(['name'])` refers to by name. Once breakers are configured, a
+   * name nobody defined is most likely a typo: it is reported once, through the
+   * Nest logger, with the nearest defined name (an error under `strict`).
+   */
+  use(name: string, place: string): Breaker {
+    if (!this.strict && !this.origins.has(name) && this.configured.size > 0 && !this.reported.has(name)) {
+      this.reported.add(name);
+      const defined = [...this.origins.keys()];
+      useLogger.warn(circuitBreakerMessages.undefinedName(name, place, closestName(name, defined), defined));
+    }
+    return this.resolve(name, undefined, place);
+  }
+
+  /**
+   * @internal What the token of `name` provided by the root module resolves
+   * to: a breaker defined centrally, or one this application injects by name
+   * (checked like any other use). The tokens of names that only other
+   * applications of the process inject resolve to `undefined`: creating their
+   * breakers here would be wrong, and under `strict` an error.
+   */
+  provided(name: string): Breaker | undefined {
+    if (this.origins.has(name)) return this.breakers.get(name);
+    const place = this.injections.get(name);
+    return place === undefined ? undefined : this.use(name, place);
   }
 
   /**
@@ -390,6 +437,7 @@ export function validateModuleOptions(given: unknown): CircuitBreakerModuleOptio
 }
 
 const faultLogger = new Logger('CircuitBreaker');
+const useLogger = new Logger('CircuitBreakerModule');
 
 /** The application's listener or classifier faults, in the application's log (the error names the breaker and the fix). */
 function reportError(error: Error): void {

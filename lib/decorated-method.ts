@@ -3,6 +3,7 @@ import { isObservable, Observable, of, tap } from 'rxjs';
 import { isBreakerRejection, type Breaker, type BreakerOptions, type CallOutcome, type CallPermit } from './core/index.js';
 import { runWithCallSignal } from './call-signal.js';
 import { REGISTRY_PROPERTY } from './circuit-breaker.constants.js';
+import { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missing.error.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import { breakerOperator, type BreakerRecovery } from './circuit-breaker.operator.js';
 import type { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
@@ -40,6 +41,8 @@ export class DecoratedMethod {
     readonly key: ((...args: any[]) => string) | undefined,
     returnType: unknown,
     original: (...args: any[]) => unknown,
+    /** Whether the decorator names the breaker (a reference to check), rather than taking `Class.method`. */
+    readonly named = false,
   ) {
     this.origin = `@CircuitBreaker() on ${place}`;
     // An async function returns a Promise whatever its annotation says; so does a method declared to.
@@ -57,7 +60,7 @@ export class DecoratedMethod {
     const registry = instance?.[REGISTRY_PROPERTY] as CircuitBreakerRegistry | undefined;
     // Nearly always the same application as last time: one comparison instead of a lookup.
     if (registry === this.lastRegistry && registry !== undefined) return this.lastBreaker!;
-    if (registry === undefined) throw new Error(circuitBreakerMessages.noRegistry(this.name, this.place));
+    if (registry === undefined) throw this.missingRegistry();
     let breaker = this.breakers.get(registry);
     if (breaker === undefined) {
       breaker = registry.resolve(this.name, this.options, this.origin);
@@ -68,12 +71,19 @@ export class DecoratedMethod {
     return breaker;
   }
 
+  private missingRegistry(): CircuitBreakerModuleMissingError {
+    return new CircuitBreakerModuleMissingError(circuitBreakerMessages.noRegistry(this.name, this.place), this.place);
+  }
+
   /** A Promise method without fallback or key: nothing to do but run it through the breaker. */
   invokeDirect(instance: Record<symbol, unknown> | undefined, original: (...args: any[]) => unknown, args: any[]): Promise<unknown> {
+    // A Promise method reports a missing module as a rejection, like any other failure of the call.
+    if (instance?.[REGISTRY_PROPERTY] === undefined) return Promise.reject(this.missingRegistry());
     return this.breakerOf(instance).executeMethod(original as (...a: unknown[]) => Promise<unknown>, instance, args, callWithSignal);
   }
 
   invoke(instance: Record<symbol, unknown> | undefined, original: (...args: any[]) => unknown, args: any[]): unknown {
+    if (this.kind === 'promise' && instance?.[REGISTRY_PROPERTY] === undefined) return Promise.reject(this.missingRegistry());
     let breaker = this.breakerOf(instance);
     const registry = this.lastRegistry!;
     if (this.key !== undefined) breaker = breaker.forKey(this.key.apply(instance, args));

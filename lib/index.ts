@@ -5,6 +5,7 @@ export { getCallSignal } from './call-signal.js';
 export { CIRCUIT_BREAKER_EVENTS } from './circuit-breaker-event.publisher.js';
 export type { CircuitBreakerRejectedPayload, CircuitBreakerTransitionPayload } from './circuit-breaker-event.publisher.js';
 export { CircuitBreakerModule } from './circuit-breaker.module.js';
+export { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missing.error.js';
 export { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
 export type { CircuitBreakerModuleExtras } from './circuit-breaker.module-definition.js';
 export { CircuitBreakerRegistry } from './circuit-breaker.registry.js';

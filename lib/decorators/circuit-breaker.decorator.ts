@@ -1,5 +1,6 @@
 import { Inject, Optional } from '@nestjs/common';
 import { CIRCUIT_BREAKER_METADATA, REGISTRY_PROPERTY } from '../circuit-breaker.constants.js';
+import { CircuitBreakerModuleMissingError } from '../circuit-breaker-module-missing.error.js';
 import { circuitBreakerMessages } from '../circuit-breaker.messages.js';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
 import { OptionChecker } from '../core/option-checker.js';
@@ -38,6 +39,7 @@ export function CircuitBreaker(nameOrOptions?: string | CircuitBreakerMethodOpti
       key,
       Reflect.getMetadata('design:returntype', target, propertyKey),
       original as (...args: unknown[]) => unknown,
+      name !== place,
     );
     // A named `function`, not an arrow: `this` is the instance Nest (or the caller) calls it on.
     const call = original as (...a: unknown[]) => unknown;
@@ -62,9 +64,42 @@ export function CircuitBreaker(nameOrOptions?: string | CircuitBreakerMethodOpti
     if (typeof target !== 'function') {
       Inject(CircuitBreakerRegistry)(target, REGISTRY_PROPERTY);
       Optional()(target, REGISTRY_PROPERTY);
+      checkRegistryAtInit(target, className, String(propertyKey));
     }
     return descriptor;
   };
+}
+
+/** The decorated methods of a prototype whose `onModuleInit` checks that the registry was injected. */
+const CHECKED_METHODS = Symbol('nestjs-circuit-breaker.checked-methods');
+
+/**
+ * Makes a forgotten `CircuitBreakerModule` fail `app.init()` instead of every
+ * call: the registry is injected as an optional property (so that two
+ * applications in one process keep theirs apart), and Nest calls
+ * `onModuleInit` on providers and controllers once every property is set.
+ * The class's own hook (or an inherited one) still runs, after the check.
+ * Request-scoped instances get no hook from Nest: their first call fails with
+ * the same error class.
+ */
+function checkRegistryAtInit(prototype: object, className: string, method: string): void {
+  const checked = Object.getOwnPropertyDescriptor(prototype, CHECKED_METHODS)?.value as string[] | undefined;
+  if (checked !== undefined) {
+    checked.push(method);
+    return;
+  }
+  const hook = Object.getOwnPropertyDescriptor(prototype, 'onModuleInit');
+  // An accessor or a non-configurable hook is the class's own business: the first call reports instead.
+  if (hook !== undefined && (!('value' in hook) || hook.configurable === false)) return;
+  if (!Object.isExtensible(prototype)) return;
+  const methods = [method];
+  Object.defineProperty(prototype, CHECKED_METHODS, { value: methods });
+  const original: unknown = hook !== undefined ? hook.value : (prototype as { onModuleInit?: unknown }).onModuleInit;
+  const onModuleInit = function onModuleInit(this: Record<symbol, unknown>, ...args: unknown[]): unknown {
+    if (this[REGISTRY_PROPERTY] === undefined) throw new CircuitBreakerModuleMissingError(circuitBreakerMessages.moduleMissing(className, methods), className);
+    return typeof original === 'function' ? (original as (...a: unknown[]) => unknown).apply(this, args) : undefined;
+  };
+  Object.defineProperty(prototype, 'onModuleInit', { value: onModuleInit, writable: true, configurable: true, enumerable: false });
 }
 
 const METHOD_KEYS = ['name', 'fallback', 'key'] as const;

@@ -10,7 +10,8 @@ const KNOWN_OPTIONS = ['meterProvider', 'keyAttribute'];
 /**
  * OpenTelemetry metrics of every circuit breaker of the application, through
  * `@opentelemetry/api`. Import it beside `CircuitBreakerModule.forRoot()`
- * (whose registry it needs: keep that module global, the default).
+ * (whose registry it needs: keep that module global, the default). Without
+ * it, start-up fails with `CircuitBreakerModuleMissingError`.
  *
  * @publicApi
  */

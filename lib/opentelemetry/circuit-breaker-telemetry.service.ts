@@ -1,5 +1,7 @@
 import { createRequire } from 'node:module';
-import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Optional, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { CircuitBreakerModuleMissingError } from '../circuit-breaker-module-missing.error.js';
+import { circuitBreakerMessages } from '../circuit-breaker.messages.js';
 import {
   metrics,
   type Attributes,
@@ -25,6 +27,7 @@ import {
 
 // Every state, so that each breaker reports a 1 for its state and a 0 for the others.
 const PACKAGE_VERSION = packageVersion();
+const MODULE = 'CircuitBreakerTelemetryModule';
 
 /**
  * Records circuit breaker metrics through the OpenTelemetry metrics API:
@@ -48,10 +51,15 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
   private readonly windowCalls: ObservableGauge;
   private stop: (() => void) | undefined = undefined;
 
+  private readonly breakers: CircuitBreakerRegistry;
+
   constructor(
-    private readonly breakers: CircuitBreakerRegistry,
+    // Optional only to fail with a message naming the missing import, instead of Nest's "can't resolve dependencies".
+    @Optional() @Inject(CircuitBreakerRegistry) breakers: CircuitBreakerRegistry | undefined,
     @Inject(CIRCUIT_BREAKER_TELEMETRY_OPTIONS) options: CircuitBreakerTelemetryOptions,
   ) {
+    if (breakers === undefined) throw new CircuitBreakerModuleMissingError(circuitBreakerMessages.integrationWithoutModule(MODULE), MODULE);
+    this.breakers = breakers;
     this.keyAttribute = options.keyAttribute === true;
     this.meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(CIRCUIT_BREAKER_METER_NAME, PACKAGE_VERSION);
     const meter = this.meter;

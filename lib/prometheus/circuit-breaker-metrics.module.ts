@@ -10,7 +10,8 @@ const KNOWN_OPTIONS = ['registry', 'prefix', 'keyLabel'];
 /**
  * Prometheus metrics of every circuit breaker of the application, through
  * prom-client. Import it beside `CircuitBreakerModule.forRoot()` (whose
- * registry it needs: keep that module global, the default).
+ * registry it needs: keep that module global, the default). Without it,
+ * start-up fails with `CircuitBreakerModuleMissingError`.
  *
  * @publicApi
  */

@@ -1,4 +1,6 @@
-import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Optional, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { CircuitBreakerModuleMissingError } from '../circuit-breaker-module-missing.error.js';
+import { circuitBreakerMessages } from '../circuit-breaker.messages.js';
 import { Counter, Gauge, Histogram, register } from 'prom-client';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
 import type { BreakerSnapshot } from '../core/index.js';
@@ -12,6 +14,8 @@ import {
   CIRCUIT_BREAKER_METRICS_OPTIONS,
 } from './circuit-breaker-metrics.constants.js';
 import { circuitBreakerMetricsMessages } from './circuit-breaker-metrics.messages.js';
+
+const MODULE = 'CircuitBreakerMetricsModule';
 
 type MetricRegistry = NonNullable<CircuitBreakerMetricsOptions['registry']>;
 type Labels = Record<string, string>;
@@ -51,10 +55,15 @@ export class CircuitBreakerMetricsService implements OnModuleInit, OnModuleDestr
   private readonly keyLabel: boolean;
   private stop: (() => void) | undefined = undefined;
 
+  private readonly breakers: CircuitBreakerRegistry;
+
   constructor(
-    private readonly breakers: CircuitBreakerRegistry,
+    // Optional only to fail with a message naming the missing import, instead of Nest's "can't resolve dependencies".
+    @Optional() @Inject(CircuitBreakerRegistry) breakers: CircuitBreakerRegistry | undefined,
     @Inject(CIRCUIT_BREAKER_METRICS_OPTIONS) options: CircuitBreakerMetricsOptions,
   ) {
+    if (breakers === undefined) throw new CircuitBreakerModuleMissingError(circuitBreakerMessages.integrationWithoutModule(MODULE), MODULE);
+    this.breakers = breakers;
     const registry = options.registry ?? register;
     const prefix = options.prefix ?? '';
     this.keyLabel = options.keyLabel === true;

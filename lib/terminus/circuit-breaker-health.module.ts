@@ -4,7 +4,8 @@ import { CircuitBreakerHealthIndicator } from './circuit-breaker.health.js';
 
 /**
  * Provides `CircuitBreakerHealthIndicator`. Import it beside `TerminusModule`
- * and `CircuitBreakerModule.forRoot()`.
+ * and `CircuitBreakerModule.forRoot()`; without the latter, start-up fails
+ * with `CircuitBreakerModuleMissingError`.
  *
  * @publicApi
  */

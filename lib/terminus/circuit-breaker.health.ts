@@ -1,4 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { CircuitBreakerModuleMissingError } from '../circuit-breaker-module-missing.error.js';
+import { circuitBreakerMessages } from '../circuit-breaker.messages.js';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
 import { OptionChecker } from '../core/option-checker.js';
@@ -38,10 +40,16 @@ const RANK: Record<BreakerHealthStatus, number> = { up: 0, degraded: 1, down: 2 
  */
 @Injectable()
 export class CircuitBreakerHealthIndicator {
+  private readonly registry: CircuitBreakerRegistry;
+
   constructor(
-    private readonly registry: CircuitBreakerRegistry,
+    // Optional only to fail with a message naming the missing import, instead of Nest's "can't resolve dependencies".
+    @Optional() @Inject(CircuitBreakerRegistry) registry: CircuitBreakerRegistry | undefined,
     private readonly health: HealthIndicatorService,
-  ) {}
+  ) {
+    if (registry === undefined) throw new CircuitBreakerModuleMissingError(circuitBreakerMessages.integrationWithoutModule('CircuitBreakerHealthModule'), 'CircuitBreakerHealthModule');
+    this.registry = registry;
+  }
 
   isHealthy<const Key extends string = 'circuit_breakers'>(key: Key = 'circuit_breakers' as Key, options: CircuitBreakerHealthOptions = {}): HealthIndicatorResult<Key> {
     // A bad key or option is reported like any other problem: down, with the message.

@@ -299,8 +299,8 @@ describe('@CircuitBreaker() on providers', () => {
     expect(await untyped.fetch('4')).toBe('item 4');
   });
 
-  it('an instance Nest did not create gets a clear error', () => {
-    expect(() => new Catalog().products('x')).toThrow(
+  it('an instance Nest did not create gets a clear error (a rejection, for a Promise method)', async () => {
+    await expect(new Catalog().products('x')).rejects.toThrow(
       'Circuit breaker "Catalog.products" on Catalog.products: no CircuitBreakerRegistry was injected into this instance.',
     );
   });
