@@ -4,7 +4,7 @@ const pass = (ok) => (ok ? 'pass' : 'fail');
 const row = (scenario, id) => scenario?.rows.find((r) => r.id === id || r.kind === id);
 
 export function evaluateTargets(results) {
-  const { closed, open, mixed, footprint, halfOpen, hygiene, nest, sharedRedis } = results;
+  const { closed, deadline, open, mixed, footprint, halfOpen, hygiene, nest, sharedRedis } = results;
   const targets = [];
   const ratioTarget = (id, label, scenario, rowId, limit) => {
     const r = row(scenario, rowId);
@@ -15,8 +15,8 @@ export function evaluateTargets(results) {
   ratioTarget('closed', 'closed path at most 1.3x minimal', closed, 'ours', 1.3);
   {
     // With the default deadline, against the peer that also gives every call one.
-    const ours = row(closed, 'oursDefaults');
-    const opossum = row(closed, 'opossumDefaults');
+    const ours = row(deadline, 'oursDefaults');
+    const opossum = row(deadline, 'opossumDefaults');
     const label = 'closed path with the default 10 s deadline at most opossum (defaults)';
     if (ours === undefined || opossum === undefined) targets.push({ id: 'closed-deadline', label, status: 'not run' });
     else {

@@ -4,7 +4,7 @@
 import { compileBatch, ratioRows, runInterleaved } from '../harness.mjs';
 import { implementations, isClosed } from '../implementations.mjs';
 
-export const CLOSED_PATH_IDS = ['raw', 'minimal', 'ours', 'oursDefaults', 'opossumNoTimeout', 'opossumDefaults', 'cockatielConsecutive', 'cockatielCount'];
+export const CLOSED_PATH_IDS = ['raw', 'minimal', 'ours', 'opossumNoTimeout', 'opossumDefaults', 'cockatielConsecutive', 'cockatielCount'];
 
 export async function closedPath({ batchSize, rounds, warmupRounds, seed }) {
   const ok = () => Promise.resolve(1);
