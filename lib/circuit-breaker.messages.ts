@@ -44,6 +44,8 @@ export const circuitBreakerMessages = {
       : `${place} gives a key, but circuit breaker "${name}" is not per-key. Configure perKey: { maxKeys } on it, or remove the key.`,
   uncacheableArguments: (place: string, error: unknown) =>
     `@CircuitBreaker() on ${place}: the lastGood fallback cannot key these arguments (${error instanceof Error ? error.message : String(error)}); such calls are not cached. Give fallback.lastGood a key function.`,
+  deadlineOnSyncMethod: (place: string, returns: string) =>
+    `@CircuitBreaker() on ${place}: option "timeoutMs" can never apply, since the method returns ${returns}: a deadline only ends a call that returns a Promise or an Observable. Remove timeoutMs, or make the method async.`,
   notAMethod: (place: string) => `@CircuitBreaker() on ${place}: can only decorate a method.`,
   invalidFeature: (value: unknown) =>
     `CircuitBreakerModule.forFeature() takes breaker names or a record of name → options, got ${describeValue(value)}. ` +

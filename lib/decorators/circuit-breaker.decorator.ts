@@ -30,6 +30,8 @@ export function CircuitBreaker(nameOrOptions?: string | CircuitBreakerMethodOpti
     const original = descriptor.value as unknown;
     if (typeof original !== 'function') throw new TypeError(circuitBreakerMessages.notAMethod(place));
     const { name = place, fallback, key, ...breakerOptions } = normalize(nameOrOptions, target, place);
+    const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
+    checkDeadlineApplies(place, breakerOptions.timeoutMs, returnType, Reflect.hasMetadata('design:returntype', target, propertyKey));
 
     const method = new DecoratedMethod(
       name,
@@ -37,7 +39,7 @@ export function CircuitBreaker(nameOrOptions?: string | CircuitBreakerMethodOpti
       place,
       fallback,
       key,
-      Reflect.getMetadata('design:returntype', target, propertyKey),
+      returnType,
       original as (...args: unknown[]) => unknown,
       name !== place,
     );
@@ -109,6 +111,27 @@ const METHOD_KEYS = ['name', 'fallback', 'key'] as const;
  * options' ranges (checked at start-up, over the module's defaults): a typo
  * or a wrong type fails where the class is declared.
  */
+// What emitDecoratorMetadata says a method returns when it can only return synchronously.
+const SYNCHRONOUS_RETURN_TYPES = new Map<unknown, string>([
+  [String, 'string'],
+  [Number, 'number'],
+  [Boolean, 'boolean'],
+  [Array, 'an array'],
+  [Symbol, 'symbol'],
+  [BigInt, 'bigint'],
+]);
+
+/**
+ * A deadline set on a method declared to return a plain value could never end
+ * anything: the call is over when the method returns. Such a method's
+ * `timeoutMs` is a mistake, reported where the class is declared.
+ */
+function checkDeadlineApplies(place: string, timeoutMs: unknown, returnType: unknown, declared: boolean): void {
+  if (typeof timeoutMs !== 'number') return;
+  const synchronous = SYNCHRONOUS_RETURN_TYPES.get(returnType) ?? (declared && returnType === undefined ? 'void' : undefined);
+  if (synchronous !== undefined) throw new TypeError(circuitBreakerMessages.deadlineOnSyncMethod(place, synchronous));
+}
+
 function normalize(nameOrOptions: unknown, target: object, place: string): CircuitBreakerMethodOptions {
   const check = new OptionChecker(`@CircuitBreaker() on ${place}`);
   if (nameOrOptions === undefined) return {};
