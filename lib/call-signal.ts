@@ -6,6 +6,10 @@ interface SignalSource {
 }
 
 const storage = new AsyncLocalStorage<SignalSource>();
+// AsyncLocalStorage.run() costs about as much as the rest of a decorated call: until something in the process
+// asks for a call signal, the call is only made current for its method's synchronous part.
+let asked = false;
+let current: SignalSource | undefined;
 
 /**
  * The `AbortSignal` of the protected call in progress, inside a method
@@ -19,15 +23,41 @@ const storage = new AsyncLocalStorage<SignalSource>();
  * }
  * ```
  *
- * `undefined` outside such a call.
+ * `undefined` outside such a call. Until something in the process has called
+ * it once, a call is made current only for its method's synchronous part, unless
+ * the method's own source names `getCallSignal` (reading it after an await
+ * through a helper, in the very first call of the process, gives `undefined`).
  *
  * @publicApi
  */
 export function getCallSignal(): AbortSignal | undefined {
-  return storage.getStore()?.signal;
+  asked = true;
+  return (current ?? storage.getStore())?.signal;
 }
 
-/** @internal Runs `fn` with the signal of `call` as the current call signal. */
-export function runWithCallSignal<T>(call: SignalSource, fn: () => T): T {
-  return storage.run(call, fn);
+/**
+ * @internal Runs `fn` with `call` as the current call: for its synchronous
+ * part always, and across its awaits (AsyncLocalStorage) once anything in the
+ * process has asked for a call signal, or when `acrossAwaits` says the method
+ * will (its source names getCallSignal).
+ */
+export function runWithCallSignal<T>(call: SignalSource, fn: () => T, acrossAwaits = true): T {
+  const previous = current;
+  current = call;
+  try {
+    return acrossAwaits || asked ? storage.run(call, fn) : fn();
+  } finally {
+    current = previous;
+  }
+}
+
+/** @internal `runWithCallSignal()` for `method.apply(thisArg, args)`, without a closure per call. */
+export function applyWithCallSignal<T>(call: SignalSource, method: (...args: any[]) => T, thisArg: unknown, args: unknown[], acrossAwaits: boolean): T {
+  const previous = current;
+  current = call;
+  try {
+    return acrossAwaits || asked ? storage.run(call, Reflect.apply, method, thisArg, args) : (method.apply(thisArg, args) as T);
+  } finally {
+    current = previous;
+  }
 }

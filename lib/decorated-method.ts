@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { isObservable, Observable, of, tap } from 'rxjs';
 import { isBreakerRejection, type Breaker, type BreakerOptions, type CallOutcome, type CallPermit } from './core/index.js';
-import { runWithCallSignal } from './call-signal.js';
+import { applyWithCallSignal, runWithCallSignal } from './call-signal.js';
 import { REGISTRY_PROPERTY } from './circuit-breaker.constants.js';
 import { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missing.error.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
@@ -48,7 +48,11 @@ export class DecoratedMethod {
     // An async function returns a Promise whatever its annotation says; so does a method declared to.
     this.kind =
       returnType === Promise || original.constructor.name === 'AsyncFunction' ? 'promise' : returnType === Observable ? 'observable' : undefined;
+    this.withSignal = readsCallSignal(original) ? callWithSignal : callWithSignalWhenAsked;
   }
+
+  /** How the method is run with its call current: across its awaits when it reads getCallSignal() itself. */
+  private readonly withSignal: typeof callWithSignal;
 
   /** Whether every call can go straight to the breaker: a Promise method without fallback or key. */
   get direct(): boolean {
@@ -79,7 +83,7 @@ export class DecoratedMethod {
   invokeDirect(instance: Record<symbol, unknown> | undefined, original: (...args: any[]) => unknown, args: any[]): Promise<unknown> {
     // A Promise method reports a missing module as a rejection, like any other failure of the call.
     if (instance?.[REGISTRY_PROPERTY] === undefined) return Promise.reject(this.missingRegistry());
-    return this.breakerOf(instance).executeMethod(original as (...a: unknown[]) => Promise<unknown>, instance, args, callWithSignal);
+    return this.breakerOf(instance).executeMethod(original as (...a: unknown[]) => Promise<unknown>, instance, args, this.withSignal);
   }
 
   invoke(instance: Record<symbol, unknown> | undefined, original: (...args: any[]) => unknown, args: any[]): unknown {
@@ -107,7 +111,7 @@ export class DecoratedMethod {
 
     // A Promise method without a fallback (but with a key) needs nothing the breaker's execute() does not do.
     if (this.kind === 'promise' && this.fallback === undefined) {
-      return breaker.executeMethod(original as (...a: unknown[]) => Promise<unknown>, instance, args, callWithSignal);
+      return breaker.executeMethod(original as (...a: unknown[]) => Promise<unknown>, instance, args, this.withSignal);
     }
 
     // Anything else (a fallback to decide on, a plain value, a return type not known yet): admit, call, then see
@@ -123,7 +127,8 @@ export class DecoratedMethod {
     let result: unknown;
     try {
       // Only a call with a deadline has a signal worth passing on: the plain path stays cheap.
-      result = permit.timeoutMs === undefined ? original.apply(instance, args) : runWithCallSignal(permit, () => original.apply(instance, args));
+      result =
+        permit.timeoutMs === undefined ? original.apply(instance, args) : runWithCallSignal(permit, () => original.apply(instance, args), this.withSignal === callWithSignal);
     } catch (error) {
       this.kind ??= 'sync';
       return this.onError(registry, breaker, permit.fail(error), instance, error, args, 'sync');
@@ -293,7 +298,21 @@ function shapeOf(result: unknown): 'observable' | 'thenable' | 'value' {
 
 /** Runs a method with its call's signal available to getCallSignal(). */
 function callWithSignal(call: { readonly signal: AbortSignal }, method: (...args: unknown[]) => unknown, thisArg: unknown, args: unknown[]): Promise<unknown> {
-  return runWithCallSignal(call, () => method.apply(thisArg, args) as Promise<unknown>);
+  return applyWithCallSignal(call, method, thisArg, args, true) as Promise<unknown>;
+}
+
+/** The same, across awaits only once something in the process has asked for a call signal. */
+function callWithSignalWhenAsked(call: { readonly signal: AbortSignal }, method: (...args: unknown[]) => unknown, thisArg: unknown, args: unknown[]): Promise<unknown> {
+  return applyWithCallSignal(call, method, thisArg, args, false) as Promise<unknown>;
+}
+
+/** Whether a method reads its call's signal itself: then it must have it after its awaits too, from its first call on. */
+function readsCallSignal(method: (...args: any[]) => unknown): boolean {
+  try {
+    return Function.prototype.toString.call(method).includes('getCallSignal');
+  } catch {
+    return true;
+  }
 }
 
 /** Outcomes a fallback is for: the dependency failed or refused, whether the call rejected or resolved. */

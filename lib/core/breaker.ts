@@ -248,7 +248,7 @@ export class Breaker {
     const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
     if (token >= 0 && this.config.timeoutMs === undefined && pendingFamilyToken === 0) return this.runMethod(method, thisArg, args, token, startedAt);
     // The context, not its signal: reading the signal is what makes its AbortController.
-    return this.trackedCall<T>(token, startedAt).run((context) => withSignal(context, method, thisArg, args), undefined);
+    return this.trackedCall<T>(token, startedAt).runMethod(withSignal, method, thisArg, args);
   }
 
   /**

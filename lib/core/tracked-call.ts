@@ -103,6 +103,27 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     return this.track(result);
   }
 
+  /**
+   * @internal `run()` for a method and its arguments, without a closure per
+   * call: `withSignal` runs `method` the way its caller makes the call's signal
+   * available (the decorator: getCallSignal()).
+   */
+  runMethod<A extends unknown[]>(
+    withSignal: (context: { readonly signal: AbortSignal }, method: (...args: A) => T | PromiseLike<T>, thisArg: unknown, args: A) => T | PromiseLike<T>,
+    method: (...args: A) => T | PromiseLike<T>,
+    thisArg: unknown,
+    args: A,
+  ): Promise<T> {
+    let result: T | PromiseLike<T>;
+    try {
+      result = withSignal(new LazySignalContext(this), method, thisArg, args);
+    } catch (error) {
+      this.fail(error);
+      return Promise.reject(error);
+    }
+    return this.track(result);
+  }
+
   track(result: T | PromiseLike<T>): Promise<T> {
     if (this.settled) {
       // The caller aborted while the call was being started: its reason, not a complaint about the permit.
