@@ -9,31 +9,18 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { compileBatch, ratioRows, runInterleaved } from '../harness.mjs';
-import { implementations, isClosed } from '../implementations.mjs';
+import { resolvingCalls } from './closed-path.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 
 export const DEADLINE_PATH_IDS = ['minimal', 'oursDefaults', 'opossumDefaults'];
 
-async function deadlinePath({ batchSize, rounds, warmupRounds, seed }) {
-  const ok = () => Promise.resolve(1);
-  const entries = DEADLINE_PATH_IDS.map((id) => {
-    const impl = implementations[id];
-    const target = impl.create(ok);
-    return { id, label: impl.label, impl, target, ...compileBatch('value', impl.call, target, ok) };
-  });
-  const result = await runInterleaved(entries, { batchSize, rounds, warmupRounds, seed });
-  const problems = entries.filter((e) => !isClosed(e.target)).map((e) => `${e.label} is not closed after the deadline-path run`);
-  for (const e of entries) e.impl.dispose?.(e.target);
-  return {
-    title: 'Closed path with a deadline',
-    description: 'await b.execute(() => Promise.resolve(1)) with a 10 s deadline per call (the defaults of ours and of opossum)',
-    batchSize,
-    rounds,
-    rows: ratioRows(entries, result),
-    problems,
-  };
+function deadlinePath(timing) {
+  return resolvingCalls(
+    DEADLINE_PATH_IDS,
+    { title: 'Closed path with a deadline', description: 'await b.execute(() => Promise.resolve(1)) with a 10 s deadline per call (the defaults of ours and of opossum)' },
+    timing,
+  );
 }
 
 export async function deadlinePathIsolated(options) {
