@@ -1,33 +1,11 @@
-import { Injectable, Module, type LoggerService } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { Injectable, Module } from '@nestjs/common';
+import { describe, expect, it } from 'vitest';
 import { Breaker, CircuitBreakerModule, CircuitBreakerRegistry, getCircuitBreakerToken, InjectCircuitBreaker } from '../../lib/index.js';
+import { CapturingLogger, nestApps } from '../helpers/nest-app.js';
 
 // Issue "a NestJS user's first hour", item 5: @InjectCircuitBreaker(name) under forRootAsync needs no forFeature([name]).
 
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (closers.length > 0) await closers.pop()!();
-});
-
-class CapturingLogger implements LoggerService {
-  readonly warnings: string[] = [];
-  log(): void {}
-  error(): void {}
-  warn(message: unknown, context?: unknown): void {
-    if (context === 'CircuitBreakerModule') this.warnings.push(String(message));
-  }
-}
-
-async function start(imports: unknown[], providers: unknown[] = [], controllers: unknown[] = [], logger = new CapturingLogger()) {
-  const moduleRef = await Test.createTestingModule({ imports: imports as never[], providers: providers as never[], controllers: controllers as never[] })
-    .setLogger(logger)
-    .compile();
-  const app = moduleRef.createNestApplication();
-  closers.push(() => app.close());
-  await app.init();
-  return app;
-}
+const start = nestApps();
 
 @Injectable()
 class LedgerClient {

@@ -1,38 +1,17 @@
-import { Controller, Get, Injectable, Module, type LoggerService, type OnModuleInit } from '@nestjs/common';
+import { Controller, Get, Injectable, Module, type OnModuleInit } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { Test } from '@nestjs/testing';
 import { Registry } from 'prom-client';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CircuitBreaker, CircuitBreakerModule, CircuitBreakerModuleMissingError } from '../../lib/index.js';
 import { CircuitBreakerTelemetryModule } from '../../lib/opentelemetry/index.js';
 import { CircuitBreakerMetricsModule } from '../../lib/prometheus/index.js';
 import { CircuitBreakerHealthModule } from '../../lib/terminus/index.js';
+import { nestApps } from '../helpers/nest-app.js';
 
 // Issue "a NestJS user's first hour", item 5: forgetting CircuitBreakerModule is found at start-up, with a dedicated error.
 
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (closers.length > 0) await closers.pop()!();
-});
-
-class CapturingLogger implements LoggerService {
-  readonly warnings: string[] = [];
-  log(): void {}
-  error(): void {}
-  warn(message: unknown, context?: unknown): void {
-    if (context === 'CircuitBreakerModule') this.warnings.push(String(message));
-  }
-}
-
-async function start(imports: unknown[], providers: unknown[] = [], controllers: unknown[] = [], logger = new CapturingLogger()) {
-  const moduleRef = await Test.createTestingModule({ imports: imports as never[], providers: providers as never[], controllers: controllers as never[] })
-    .setLogger(logger)
-    .compile();
-  const app = moduleRef.createNestApplication();
-  closers.push(() => app.close());
-  await app.init();
-  return app;
-}
+const start = nestApps();
 
 /** What start() rejected with. */
 async function failure(promise: Promise<unknown>): Promise<CircuitBreakerModuleMissingError> {

@@ -1,32 +1,15 @@
-import { Injectable, Module, type LoggerService } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { Injectable, Module } from '@nestjs/common';
+import { describe, expect, it } from 'vitest';
 import { CircuitBreaker, CircuitBreakerModule, CircuitBreakerRegistry, type CircuitBreakerModuleOptions } from '../../lib/index.js';
+import { CapturingLogger, nestApps } from '../helpers/nest-app.js';
 
 // Issue "a NestJS user's first hour", item 3: a breaker-name typo must not silently build a second breaker on defaults.
 
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (closers.length > 0) await closers.pop()!();
-});
-
-class CapturingLogger implements LoggerService {
-  readonly warnings: string[] = [];
-  log(): void {}
-  error(): void {}
-  warn(message: unknown, context?: unknown): void {
-    if (context === 'CircuitBreakerModule') this.warnings.push(String(message));
-  }
-}
+const startApp = nestApps();
 
 async function start(options: CircuitBreakerModuleOptions, imports: unknown[] = [], providers: unknown[] = []) {
   const logger = new CapturingLogger();
-  const moduleRef = await Test.createTestingModule({ imports: [CircuitBreakerModule.forRoot(options), ...(imports as never[])], providers: providers as never[] })
-    .setLogger(logger)
-    .compile();
-  const app = moduleRef.createNestApplication();
-  await app.init();
-  closers.push(() => app.close());
+  const app = await startApp([CircuitBreakerModule.forRoot(options), ...imports], providers, [], logger);
   return { app, warnings: logger.warnings };
 }
 
