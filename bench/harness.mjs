@@ -6,7 +6,9 @@
 // implementation in a freshly shuffled order, the ratio to the baseline is taken
 // within the round, and the median over all rounds is reported.
 
+import { execFile } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
+import { promisify } from 'node:util';
 
 /** What one batch loop does with each call's outcome; `expect` checks the batch's sum (and keeps the work observable). */
 const BATCH_KINDS = {
@@ -131,4 +133,15 @@ export function ratioRows(entries, result) {
     nsPerCall: result.nsPerCall[e.id],
     ratioToMinimal: result.ratio(e.id, 'minimal'),
   }));
+}
+
+/**
+ * Runs a scenario module in a child process of its own (`node --expose-gc
+ * <file> '<options as JSON>'`), so that its calls do not shape the optimized
+ * code the other scenarios measure; the module prints its result as the last
+ * line of JSON.
+ */
+export async function runInChild(file, options) {
+  const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', file, JSON.stringify(options)], { maxBuffer: 1 << 22 });
+  return JSON.parse(stdout.trim().split('\n').pop());
 }

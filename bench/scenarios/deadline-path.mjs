@@ -6,9 +6,8 @@
 // that scenario 1 measures (1.2x became 1.4x), and a real application takes one
 // path or the other for nearly all its calls.
 
-import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { runInChild } from '../harness.mjs';
 import { resolvingCalls } from './closed-path.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -24,8 +23,7 @@ function deadlinePath(timing) {
 }
 
 export async function deadlinePathIsolated(options) {
-  const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', SELF, JSON.stringify(options)], { maxBuffer: 1 << 22 });
-  return JSON.parse(stdout.trim().split('\n').pop());
+  return runInChild(SELF, options);
 }
 
 if (process.argv[1] === SELF) {

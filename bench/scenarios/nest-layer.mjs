@@ -12,11 +12,9 @@
 // set on the instance's registry property, which is all Nest's injection does.
 
 import 'reflect-metadata';
-import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { firstValueFrom, of } from 'rxjs';
-import { compileBatch, runInterleaved, summarize } from '../harness.mjs';
+import { compileBatch, runInChild, runInterleaved, summarize } from '../harness.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 
@@ -161,8 +159,7 @@ export async function nestLayer({ decorator: decoratorTiming, operator: operator
  * and theirs do not shape its.
  */
 export async function nestLayerIsolated(options) {
-  const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', SELF, JSON.stringify(options)], { maxBuffer: 1 << 22 });
-  return JSON.parse(stdout.trim().split('\n').pop());
+  return runInChild(SELF, options);
 }
 
 if (process.argv[1] === SELF) {
