@@ -223,7 +223,7 @@ export class Breaker {
     const token = this.admit();
     if (typeof token !== 'number') return Promise.reject(token);
     const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
-    // The common case needs no signal, no timer and no call object.
+    // No deadline (timeoutMs: false), no caller signal, no family probe: no call object, no promise of our own.
     if (token >= 0 && signal === undefined && this.config.timeoutMs === undefined && pendingFamilyToken === 0) {
       return this.runPlain(fn, token, startedAt);
     }
