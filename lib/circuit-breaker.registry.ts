@@ -60,6 +60,7 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
   /** The module's options as checked: a plain copy, so that what was validated is what is used. */
   private readonly options: CircuitBreakerModuleOptions;
 
+  /** @internal Nest builds the registry: its parameters are not public. */
   constructor(
     @Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) options: CircuitBreakerModuleOptions,
     @Optional() explorer?: CircuitBreakerExplorer,

@@ -2,11 +2,16 @@
 // Checks the package as a consumer gets it: `npm pack`, install the tarball into a
 // throwaway app, then load it from ESM and from CommonJS (Node's require(esm)), load
 // the `./core` subpath, and make sure nothing reachable from the root entry (its JS
-// import graph and the emitted .d.ts files) references an optional peer. Then
-// type-check a CommonJS Nest consumer of every entry point, as applications really
-// compile: TypeScript 5.9 with `moduleResolution: node10` (the classic Nest
+// import graph and the emitted .d.ts files) references an optional peer. Make sure
+// the published types carry no internals (`stripInternal`): no `@internal` tag left
+// in any .d.ts, and none of the engine's known internal members (`settle()`,
+// `withdrawAdmission()`, ...) declared anywhere. Then type-check every .d.ts of the
+// tarball on its own (a public declaration that refers to a stripped one breaks
+// here), and a Nest consumer of every entry point, as applications really compile:
+// CommonJS with TypeScript 5.9 under `moduleResolution: node10` (the classic Nest
 // tsconfig, which reads `typesVersions`, not `exports`) and `nodenext`, and this
-// repo's TypeScript 7 with `nodenext`.
+// repo's TypeScript 7 under `nodenext`; ESM (`.mts`) with TypeScript 5.9 and 7 under
+// `nodenext`, and TypeScript 7 under `bundler`.
 //
 // It does not build: run `npm run build` first. Only the TypeScript 5.9 consumer
 // needs the network (or npm's cache): it installs `typescript@5.9.3` itself, so
@@ -33,6 +38,23 @@ const started = Date.now();
 const OPTIONAL_PEERS = ['@nestjs/terminus', 'prom-client', '@opentelemetry/', 'ioredis'];
 /** dist/ folders of the optional integrations (their own subpath exports); not scanned. */
 const INTEGRATION_DIRS = ['terminus', 'prometheus', 'opentelemetry', 'redis'];
+/**
+ * Members of the engine that are `@internal`: a consumer's autocomplete must never
+ * offer them, so no published .d.ts may declare them (a `private` member, which tsc
+ * emits as a bare name, is fine). Old names stay listed after a rename.
+ */
+const KNOWN_INTERNALS = [
+  'settle',
+  'settleValue',
+  'classifyError',
+  'attachProbe',
+  'unadmit',
+  'withdrawAdmission',
+  'admitAsFamily',
+  'onChildTransition',
+  'storedState',
+  'lastDecidedState',
+];
 /** The TypeScript of consumers still on the 5.x line (node10 resolution is gone from 6 on). */
 const CONSUMER_TYPESCRIPT = '5.9.3';
 
@@ -352,6 +374,36 @@ function checkTypes(installed) {
   ok('types free of optional peers', `${files.length} .d.ts files`);
 }
 
+/** The code of a .d.ts without its comments, so that prose about a member never counts as declaring it. */
+const withoutComments = (text) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
+
+/**
+ * `stripInternal` at work: no declaration tagged `@internal` is left in the
+ * published types (the tag only survives where tsc did not strip, for example
+ * in a comment that is not the declaration's leading JSDoc), and no known
+ * internal member of the engine is declared, unless `private`.
+ */
+function checkNoInternals(installed) {
+  const files = listFiles(join(installed, 'dist')).filter((file) => /\.d\.[cm]?ts$/.test(file));
+  const problems = [];
+  const member = new RegExp(`^(.*?)\\b(${KNOWN_INTERNALS.join('|')})\\b\\s*([?!]?\\s*[(:<;]|$)`);
+  for (const file of files) {
+    const text = readFileSync(file, 'utf8');
+    const where = relative(installed, file);
+    text.split('\n').forEach((line, i) => {
+      if (/@internal\b/.test(line)) problems.push(`${where}:${i + 1} keeps an @internal declaration: ${line.trim()}`);
+    });
+    withoutComments(text).split('\n').forEach((line) => {
+      const m = member.exec(line);
+      if (m && !/\b(?:private|protected)\b|#/.test(m[1])) problems.push(`${where} declares internal member ${m[2]}: ${line.trim()}`);
+    });
+  }
+  if (problems.length > 0) {
+    fail(`internals leak into the published types (is stripInternal on in tsconfig.build.json? is the member tagged @internal?):\n  ${problems.join('\n  ')}`);
+  }
+  ok('types free of internals', `${files.length} .d.ts files, no @internal, none of ${KNOWN_INTERNALS.length} known internal members`);
+}
+
 function checkImportGraph(installed, pkg) {
   const entry = join(installed, 'dist', 'index.js');
   const declared = new Set([...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})]);
@@ -466,6 +518,12 @@ CircuitBreakerMetricsModule.forRoot({ prefix: 1 });
 CircuitBreakerTelemetryModule.forRoot({ keyAttribute: 'yes' });
 // @ts-expect-error ./redis's types: the store needs a client
 new RedisBreakerStore({});
+// @ts-expect-error stripInternal: the engine's settle() is not in the published types
+breaker.settle;
+// @ts-expect-error stripInternal: withdrawAdmission() is not in the published types
+breaker.withdrawAdmission;
+// @ts-expect-error stripInternal: unadmit() (its old name) is not either
+breaker.unadmit;
 `;
 
 const CONSUMER_COMPILER_OPTIONS = {
@@ -481,9 +539,13 @@ const CONSUMER_COMPILER_OPTIONS = {
 };
 
 /**
- * Type-checks CONSUMER_SOURCE as a CommonJS application (its package.json has no
- * "type") with TypeScript 5.9 under node10 and nodenext resolution, and with this
- * repo's TypeScript under nodenext (it has no node10).
+ * Type-checks CONSUMER_SOURCE as a CommonJS application (main.ts; the package.json
+ * has no "type") with TypeScript 5.9 under node10 and nodenext resolution, and with
+ * this repo's TypeScript under nodenext (it has no node10); as an ES module
+ * (main.mts) with both under nodenext, and this repo's under bundler. First, every
+ * .d.ts of the tarball on its own, with this repo's TypeScript: a public
+ * declaration that refers to one `stripInternal` removed fails there even if no
+ * consumer reaches it.
  */
 async function checkTypeScriptConsumers(tarball, work, pkg) {
   const app = join(work, 'ts-app');
@@ -504,30 +566,50 @@ async function checkTypeScriptConsumers(tarball, work, pkg) {
     symlinkSync(target, link, 'junction');
   }
   writeFileSync(join(app, 'main.ts'), CONSUMER_SOURCE);
-  const project = (resolution) => {
-    const file = `tsconfig.${resolution}.json`;
-    const options = { ...CONSUMER_COMPILER_OPTIONS, moduleResolution: resolution, ...(resolution === 'nodenext' ? { module: 'nodenext' } : {}) };
-    writeFileSync(join(app, file), `${JSON.stringify({ compilerOptions: options, files: ['main.ts'] }, null, 2)}\n`);
+  writeFileSync(join(app, 'main.mts'), CONSUMER_SOURCE);
+  const project = (kind, resolution) => {
+    const file = `tsconfig.${kind}.${resolution}.json`;
+    const module = { node10: 'commonjs', nodenext: 'nodenext', bundler: 'esnext' }[resolution];
+    const options = { ...CONSUMER_COMPILER_OPTIONS, module, moduleResolution: resolution };
+    writeFileSync(join(app, file), `${JSON.stringify({ compilerOptions: options, files: [kind === 'esm' ? 'main.mts' : 'main.ts'] }, null, 2)}\n`);
     return file;
   };
+  const installed = join(app, 'node_modules', pkg.name);
+  const declarations = listFiles(join(installed, 'dist'))
+    .filter((file) => /\.d\.[cm]?ts$/.test(file))
+    .map((file) => relative(app, file).split(sep).join('/'));
+  writeFileSync(
+    join(app, 'tsconfig.declarations.json'),
+    `${JSON.stringify({ compilerOptions: { ...CONSUMER_COMPILER_OPTIONS, module: 'nodenext', moduleResolution: 'nodenext' }, files: declarations }, null, 2)}\n`,
+  );
   const ts5 = join(app, 'node_modules', 'typescript', 'lib', 'tsc.js');
   const ts7 = join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
   const ts7version = JSON.parse(readFileSync(join(repo, 'node_modules', 'typescript', 'package.json'), 'utf8')).version;
   const runs = [
-    [ts5, typescript, 'node10'],
-    [ts5, typescript, 'nodenext'],
-    [ts7, ts7version, 'nodenext'],
-  ].map(([compiler, version, resolution]) => ({ what: `TypeScript ${version}, moduleResolution ${resolution}`, project: project(resolution), compiler }));
+    { what: `every published .d.ts compiles on its own with TypeScript ${ts7version}`, project: 'tsconfig.declarations.json', compiler: ts7 },
+    ...[
+      [ts5, typescript, 'cjs', 'node10'],
+      [ts5, typescript, 'cjs', 'nodenext'],
+      [ts7, ts7version, 'cjs', 'nodenext'],
+      [ts5, typescript, 'esm', 'nodenext'],
+      [ts7, ts7version, 'esm', 'nodenext'],
+      [ts7, ts7version, 'esm', 'bundler'],
+    ].map(([compiler, version, kind, resolution]) => ({
+      what: `${kind === 'esm' ? 'an ESM' : 'a CommonJS'} consumer compiles with TypeScript ${version}, moduleResolution ${resolution}`,
+      project: project(kind, resolution),
+      compiler,
+    })),
+  ];
   // In parallel: each compiler checks every declaration of Nest and the peers (skipLibCheck off), which dominates the check's time.
   const begun = Date.now();
   const results = await Promise.all(runs.map(({ compiler, project: file }) => tsc(compiler, file, app)));
   const failed = [];
   runs.forEach(({ what }, i) => {
     const { status, output } = results[i];
-    if (status === 0) ok(`CommonJS consumer compiles with ${what}`);
+    if (status === 0) ok(what);
     else failed.push(`${what} (exit ${status}):\n${output || '(no output)'}`);
   });
-  if (failed.length > 0) fail(`a CommonJS consumer does not compile with\n${failed.join('\n')}`);
+  if (failed.length > 0) fail(`the types do not compile:\n${failed.join('\n')}`);
   note(`the TypeScript consumers took ${((Date.now() - begun) / 1000).toFixed(1)}s`);
 }
 
@@ -547,6 +629,7 @@ try {
   checkExportTargets(installed, pkg);
   // the static checks first: their messages say more than a failed import would
   checkTypes(installed);
+  checkNoInternals(installed);
   checkImportGraph(installed, pkg);
   probe(app, 'probe.mjs', ESM_PROBE, 2);
   probe(app, 'probe.cjs', CJS_PROBE, 2);

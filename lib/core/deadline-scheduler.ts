@@ -13,7 +13,7 @@ export interface Deadline {
   expire(): void;
 }
 
-/** The calls of one timeout value, oldest first: with one timeout, the first due is always the first added. */
+/** The calls of one timeout value, oldest first: with one timeout, the first due is always the first added. @internal */
 export class DeadlineQueue {
   head: Deadline | undefined = undefined;
   tail: Deadline | undefined = undefined;
@@ -112,5 +112,5 @@ export class DeadlineScheduler {
   };
 }
 
-/** The one scheduler of the process: deadlines are real time, whatever clock a breaker reads. */
+/** The one scheduler of the process: deadlines are real time, whatever clock a breaker reads. @internal */
 export const deadlines = new DeadlineScheduler();

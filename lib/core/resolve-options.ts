@@ -3,7 +3,7 @@ import { BreakerConfigError } from './breaker.errors.js';
 import type { ErrorClassifier, ResultClassifier } from './classify.js';
 import { OptionChecker } from './option-checker.js';
 
-/** The options of one breaker after defaults and validation. @internal */
+/** The options of one breaker after defaults and validation, as `breaker.config` shows them. @publicApi */
 export interface ResolvedBreakerOptions {
   readonly window: Readonly<Required<WindowOptions>>;
   /** Whether the failure/slow rates may trip the breaker (false in the consecutive-only model). */
