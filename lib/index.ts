@@ -1,6 +1,81 @@
 // The root entry: the engine and the Nest layer. It never imports an optional
-// peer; integrations have their own subpath exports.
-export * from './core/index.js';
+// peer; integrations have their own subpath exports. Every name is listed: a name
+// added to `./core` is public at the root only once it is added here too.
+
+// The engine (the same names as `nestjs-circuit-breaker/core`).
+export {
+  BREAKER_DEFAULTS,
+  BREAKER_EVENT_NAMES,
+  Breaker,
+  BreakerConfigError,
+  BreakerHookError,
+  CallTimeoutError,
+  CircuitOpenError,
+  OVERFLOW_KEY,
+  UpstreamHttpError,
+  defaultClassifyError,
+  defaultClassifyResult,
+  ensureOk,
+  httpStatusOf,
+  isBreakerRejection,
+  parseRetryAfter,
+  retryAfterOf,
+  systemClock,
+} from './core/index.js';
+export type {
+  AggregateOptions,
+  BackoffOptions,
+  BreakerCoordination,
+  BreakerCoordinator,
+  BreakerDeps,
+  BreakerEventMap,
+  BreakerEventName,
+  BreakerListener,
+  BreakerOptions,
+  BreakerSnapshot,
+  BreakerState,
+  BreakerStore,
+  BreakerThresholds,
+  BreakerTotals,
+  CallContext,
+  CallOutcome,
+  CallPermit,
+  Clock,
+  CountWindowOptions,
+  ErrorClassifier,
+  ExecuteOptions,
+  FailureCategory,
+  FailureEvent,
+  FailureSummary,
+  FallbackEvent,
+  FamilySnapshot,
+  HalfOpenOptions,
+  HalfOpenSnapshot,
+  IgnoredEvent,
+  OverloadOptions,
+  PerKeyOptions,
+  ProbeEvent,
+  ProtectedCall,
+  RandomSource,
+  RejectedEvent,
+  RejectionReason,
+  ResolvedBreakerOptions,
+  ResultClassifier,
+  ShareOptions,
+  SlowCallEvent,
+  StateChangeEvent,
+  SuccessEvent,
+  TimeWindowOptions,
+  TimeoutEvent,
+  TransitionEvidence,
+  TransitionReason,
+  UpstreamBodyReader,
+  UpstreamResponse,
+  WindowOptions,
+  WindowSnapshot,
+} from './core/index.js';
+
+// The Nest layer.
 export { getCallSignal } from './call-signal.js';
 export { CIRCUIT_BREAKER_EVENTS } from './circuit-breaker-event.publisher.js';
 export type { CircuitBreakerRejectedPayload, CircuitBreakerTransitionPayload } from './circuit-breaker-event.publisher.js';

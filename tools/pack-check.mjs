@@ -333,6 +333,10 @@ const core = await import('nestjs-circuit-breaker/core');
 await run(core, 'esm import ./core');
 if (core.Breaker !== root.Breaker) throw new Error('./core and the root export different Breaker classes');
 console.log('ok  esm import ./core');
+// lib/index.ts lists the engine's names one by one: none may be forgotten.
+const missing = Object.keys(core).filter((name) => root[name] !== core[name]);
+if (missing.length > 0) throw new Error('the root does not re-export these values of ./core: ' + missing.join(', '));
+console.log('ok  the root re-exports every value of ./core (' + Object.keys(core).length + ')');
 `;
 
 const CJS_PROBE = `${ASSERTIONS}
@@ -631,7 +635,7 @@ try {
   checkTypes(installed);
   checkNoInternals(installed);
   checkImportGraph(installed, pkg);
-  probe(app, 'probe.mjs', ESM_PROBE, 2);
+  probe(app, 'probe.mjs', ESM_PROBE, 3);
   probe(app, 'probe.cjs', CJS_PROBE, 2);
   checkTypesVersions(pkg);
   await checkTypeScriptConsumers(tarball, work, pkg);
