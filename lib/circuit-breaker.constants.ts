@@ -10,8 +10,14 @@ export const CIRCUIT_BREAKER_METADATA = 'circuit-breaker:method';
  */
 export const REGISTRY_PROPERTY = Symbol.for('nestjs-circuit-breaker.registry');
 
-/** Prefix of the DI token of a named breaker. @internal */
-export const CIRCUIT_BREAKER_TOKEN_PREFIX = 'CircuitBreaker:';
+/**
+ * Prefix of the DI token of a named breaker. Every string token of the package
+ * starts with `CIRCUIT_BREAKER:`, as the official packages namespace theirs
+ * (`'THROTTLER:MODULE_OPTIONS'`). Applications use `getCircuitBreakerToken(name)`.
+ *
+ * @internal
+ */
+export const CIRCUIT_BREAKER_TOKEN_PREFIX = 'CIRCUIT_BREAKER:BREAKER:';
 
 /** DI token of the resolved `httpFilter` options (`undefined` when the filter is off). @internal */
 export const CIRCUIT_BREAKER_HTTP_OPTIONS = Symbol.for('nestjs-circuit-breaker.http-options');

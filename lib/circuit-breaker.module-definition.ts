@@ -21,7 +21,11 @@ export const {
   MODULE_OPTIONS_TOKEN: CIRCUIT_BREAKER_MODULE_OPTIONS,
   OPTIONS_TYPE: CIRCUIT_BREAKER_OPTIONS_TYPE,
   ASYNC_OPTIONS_TYPE: CIRCUIT_BREAKER_ASYNC_OPTIONS_TYPE,
-} = new ConfigurableModuleBuilder<CircuitBreakerModuleOptions>({ moduleName: 'CircuitBreaker' })
+} = new ConfigurableModuleBuilder<CircuitBreakerModuleOptions>({
+  moduleName: 'CircuitBreaker',
+  // Namespaced like every token of the package (Nest's default would be 'CIRCUIT_BREAKER_MODULE_OPTIONS').
+  optionsInjectionToken: 'CIRCUIT_BREAKER:MODULE_OPTIONS',
+})
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createCircuitBreakerOptions')
   .setExtras<CircuitBreakerModuleExtras>({ isGlobal: true, httpFilter: false }, (definition, extras) => ({

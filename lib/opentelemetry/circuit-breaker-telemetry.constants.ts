@@ -1,6 +1,6 @@
 import { CALL_DURATION_BOUNDS_SECONDS } from '../metrics/breaker-measurements.js';
-/** DI token of the options of `CircuitBreakerTelemetryModule.forRoot()`. @internal */
-export const CIRCUIT_BREAKER_TELEMETRY_OPTIONS = 'CIRCUIT_BREAKER_TELEMETRY_OPTIONS';
+/** DI token of the options of `CircuitBreakerTelemetryModule.forRoot()`, namespaced like every token of the package. @internal */
+export const CIRCUIT_BREAKER_TELEMETRY_OPTIONS = 'CIRCUIT_BREAKER:TELEMETRY_OPTIONS';
 
 /** The instrumentation scope: the meter is named after the package. @publicApi */
 export const CIRCUIT_BREAKER_METER_NAME = 'nestjs-circuit-breaker';

@@ -1,8 +1,8 @@
 import { CALL_DURATION_BOUNDS_SECONDS, MEASURED_STATES } from '../metrics/breaker-measurements.js';
 import type { BreakerState } from '../core/index.js';
 
-/** DI token of the options of `CircuitBreakerMetricsModule.forRoot()`. @internal */
-export const CIRCUIT_BREAKER_METRICS_OPTIONS = 'CIRCUIT_BREAKER_METRICS_OPTIONS';
+/** DI token of the options of `CircuitBreakerMetricsModule.forRoot()`, namespaced like every token of the package. @internal */
+export const CIRCUIT_BREAKER_METRICS_OPTIONS = 'CIRCUIT_BREAKER:METRICS_OPTIONS';
 
 /** Metric names before the prefix. @publicApi */
 export const CIRCUIT_BREAKER_METRIC_NAMES = Object.freeze({
