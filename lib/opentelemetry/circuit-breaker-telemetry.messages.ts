@@ -1,12 +1,37 @@
+import { circuitBreakerMessages } from '../circuit-breaker.messages.js';
 import { describeValue } from '../core/option.messages.js';
 
+const MODULE = 'CircuitBreakerTelemetryModule';
+
 /**
- * Every text the OpenTelemetry integration shows a person: each names the
- * option and says what it must be.
+ * Every text the OpenTelemetry integration shows a person: errors name the
+ * option and end with what to do; `descriptions` holds the instruments'.
  *
  * @internal
  */
 export const circuitBreakerTelemetryMessages = {
+  /** The subject of option errors, and the module the missing-module error names. */
+  module: MODULE,
+  moduleMissing: () => circuitBreakerMessages.integrationWithoutModule(MODULE),
   notAnObject: (value: unknown) =>
-    `CircuitBreakerTelemetryModule.forRoot() takes an options object ({ meterProvider?, keyAttribute? }), got ${describeValue(value)}.`,
+    `${MODULE}.forRoot() takes an options object ({ meterProvider?, keyAttribute? }), got ${describeValue(value)}. ` +
+    `Pass an object, e.g. ${MODULE}.forRoot({ keyAttribute: false }), or nothing for the defaults.`,
+  expectedMeterProvider: 'an OpenTelemetry MeterProvider (with getMeter())',
+  descriptions: {
+    calls:
+      'Calls through the circuit breaker, each counted once, by outcome: success, failure, timeout, overload, ignored, ' +
+      'rejected (not attempted; circuit_breaker.rejection.reason says why). Fallbacks served are counted in circuit_breaker.fallbacks.',
+    fallbacks:
+      'Calls answered by a fallback instead of their outcome (already counted in circuit_breaker.calls as rejected, failure, timeout or overload), ' +
+      'by circuit_breaker.fallback.source: method, function, observable (the circuitBreaker() operator), lastGood.',
+    transitions: 'State changes of the circuit breaker.',
+    probes: 'Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
+    callDuration: 'Duration of the calls the circuit breaker let through, whatever their outcome (success, failure, timeout, overload) except ignored.',
+    state:
+      'Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes.',
+    windowFailureRate:
+      'Failures (timeouts included) among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate a failureRateThreshold opens on.',
+    windowCalls:
+      'Calls counted in the circuit breaker window (successes and failures, not overloads or ignored calls); no rate is judged below its minimum throughput.',
+  },
 };

@@ -28,10 +28,10 @@ export class CircuitBreakerTelemetryModule {
 
 /** Checks every option and returns them as a plain copy, read once. */
 function validateOptions(given: CircuitBreakerTelemetryOptions): CircuitBreakerTelemetryOptions {
-  const check = new OptionChecker('CircuitBreakerTelemetryModule');
+  const check = new OptionChecker(messages.module);
   if (!check.isPlainObject('options', given)) throw new TypeError(messages.notAnObject(given));
   const options = check.record('', given, KNOWN_OPTIONS);
-  if (options.meterProvider !== undefined) check.service('meterProvider', options.meterProvider, ['getMeter'], 'an OpenTelemetry MeterProvider (with getMeter())');
+  if (options.meterProvider !== undefined) check.service('meterProvider', options.meterProvider, ['getMeter'], messages.expectedMeterProvider);
   if (options.keyAttribute !== undefined) check.boolean('keyAttribute', options.keyAttribute);
   return options as CircuitBreakerTelemetryOptions;
 }

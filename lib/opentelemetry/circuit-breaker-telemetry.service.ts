@@ -1,7 +1,6 @@
 import { createRequire } from 'node:module';
 import { Inject, Injectable, Optional, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { CircuitBreakerModuleMissingError } from '../circuit-breaker-module-missing.error.js';
-import { circuitBreakerMessages } from '../circuit-breaker.messages.js';
 import {
   metrics,
   type Attributes,
@@ -17,6 +16,7 @@ import type { BreakerSnapshot } from '../core/index.js';
 import type { CircuitBreakerEvent } from '../interfaces/circuit-breaker-event.interface.js';
 import { MEASURED_EVENTS, MEASURED_STATES, measure, snapshotsOf } from '../metrics/breaker-measurements.js';
 import type { CircuitBreakerTelemetryOptions } from './circuit-breaker-telemetry-options.interface.js';
+import { circuitBreakerTelemetryMessages } from './circuit-breaker-telemetry.messages.js';
 import {
   CALL_DURATION_BOUNDARIES,
   CIRCUIT_BREAKER_ATTRIBUTES as ATTR,
@@ -27,7 +27,8 @@ import {
 
 // Every state, so that each breaker reports a 1 for its state and a 0 for the others.
 const PACKAGE_VERSION = packageVersion();
-const MODULE = 'CircuitBreakerTelemetryModule';
+const MODULE = circuitBreakerTelemetryMessages.module;
+const DESCRIPTIONS = circuitBreakerTelemetryMessages.descriptions;
 
 /**
  * Records circuit breaker metrics through the OpenTelemetry metrics API:
@@ -58,44 +59,40 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
     @Optional() @Inject(CircuitBreakerRegistry) breakers: CircuitBreakerRegistry | undefined,
     @Inject(CIRCUIT_BREAKER_TELEMETRY_OPTIONS) options: CircuitBreakerTelemetryOptions,
   ) {
-    if (breakers === undefined) throw new CircuitBreakerModuleMissingError(circuitBreakerMessages.integrationWithoutModule(MODULE), MODULE);
+    if (breakers === undefined) throw new CircuitBreakerModuleMissingError(circuitBreakerTelemetryMessages.moduleMissing(), MODULE);
     this.breakers = breakers;
     this.keyAttribute = options.keyAttribute === true;
     this.meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(CIRCUIT_BREAKER_METER_NAME, PACKAGE_VERSION);
     const meter = this.meter;
     this.calls = meter.createCounter(NAMES.calls, {
-      description:
-        'Calls through the circuit breaker, each counted once, by outcome: success, failure, timeout, overload, ignored, ' +
-        'rejected (not attempted; circuit_breaker.rejection.reason says why). Fallbacks served are counted in circuit_breaker.fallbacks.',
+      description: DESCRIPTIONS.calls,
       unit: '{call}',
     });
     this.fallbacks = meter.createCounter(NAMES.fallbacks, {
-      description:
-        'Calls answered by a fallback instead of their outcome (already counted in circuit_breaker.calls as rejected, failure, timeout or overload), ' +
-        'by circuit_breaker.fallback.source: method, function, observable (the circuitBreaker() operator), lastGood.',
+      description: DESCRIPTIONS.fallbacks,
       unit: '{call}',
     });
-    this.transitions = meter.createCounter(NAMES.transitions, { description: 'State changes of the circuit breaker.', unit: '{transition}' });
+    this.transitions = meter.createCounter(NAMES.transitions, { description: DESCRIPTIONS.transitions, unit: '{transition}' });
     this.probes = meter.createCounter(NAMES.probes, {
-      description: 'Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
+      description: DESCRIPTIONS.probes,
       unit: '{probe}',
     });
     this.callDuration = meter.createHistogram(NAMES.callDuration, {
-      description: 'Duration of the calls the circuit breaker let through, whatever their outcome (success, failure, timeout, overload) except ignored.',
+      description: DESCRIPTIONS.callDuration,
       unit: 's',
       advice: { explicitBucketBoundaries: [...CALL_DURATION_BOUNDARIES] },
     });
     // A state is modelled as the semantic conventions model statuses (hw.status): an up-down counter, 1 for the current state, 0 for the others.
     this.state = meter.createObservableUpDownCounter(NAMES.state, {
-      description: 'Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes.',
+      description: DESCRIPTIONS.state,
       unit: '1',
     });
     this.windowFailureRate = meter.createObservableGauge(NAMES.windowFailureRate, {
-      description: 'Failures (timeouts included) among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate a failureRateThreshold opens on.',
+      description: DESCRIPTIONS.windowFailureRate,
       unit: '1',
     });
     this.windowCalls = meter.createObservableGauge(NAMES.windowCalls, {
-      description: 'Calls counted in the circuit breaker window (successes and failures, not overloads or ignored calls); no rate is judged below its minimum throughput.',
+      description: DESCRIPTIONS.windowCalls,
       unit: '{call}',
     });
   }

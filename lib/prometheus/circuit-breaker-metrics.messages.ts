@@ -1,15 +1,44 @@
+import { circuitBreakerMessages } from '../circuit-breaker.messages.js';
 import { describeValue } from '../core/option.messages.js';
 
+const MODULE = 'CircuitBreakerMetricsModule';
+
 /**
- * Every text the Prometheus integration shows a person: each names the option
- * or the metric and says what to do.
+ * Every text the Prometheus integration shows a person: errors name the option
+ * or the metric and end with what to do; `help` holds the metrics' HELP lines.
  *
  * @internal
  */
 export const circuitBreakerMetricsMessages = {
+  /** The subject of option errors, and the module the missing-module error names. */
+  module: MODULE,
+  moduleMissing: () => circuitBreakerMessages.integrationWithoutModule(MODULE),
   notAnObject: (value: unknown) =>
-    `CircuitBreakerMetricsModule.forRoot() takes an options object ({ registry?, prefix?, keyLabel? }), got ${describeValue(value)}.`,
+    `${MODULE}.forRoot() takes an options object ({ registry?, prefix?, keyLabel? }), got ${describeValue(value)}. ` +
+    `Pass an object, e.g. ${MODULE}.forRoot({ prefix: 'shop_' }), or nothing for the defaults.`,
+  expectedRegistry: 'a prom-client Registry',
+  expectedPrefix: 'a string of letters, digits, _ and : that does not start with a digit',
   conflictingMetric: (name: string, found: string, wanted: string) =>
-    `CircuitBreakerMetricsModule: the registry already holds a metric "${name}" (${found}), but this module needs ${wanted}. ` +
-    'Give every CircuitBreakerMetricsModule.forRoot() that shares a registry the same keyLabel, or a different prefix.',
+    `${MODULE}: the registry already holds a metric "${name}" (${found}), but this module needs ${wanted}. ` +
+    `Give every ${MODULE}.forRoot() that shares a registry the same keyLabel, or a different prefix.`,
+  /** How a metric is shown in `conflictingMetric`. */
+  metricShape: (type: string, labelNames: readonly string[]) => `${type} with labels ${labelNames.length === 0 ? '(none)' : labelNames.join(', ')}`,
+  help: {
+    state:
+      'Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes.',
+    windowFailureRate:
+      'Failures (timeouts included) among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate a failureRateThreshold opens on.',
+    windowCalls:
+      'Calls counted in the circuit breaker window (successes and failures, not overloads or ignored calls); no rate is judged below its minimum throughput.',
+    calls:
+      'Calls through the circuit breaker, each counted once, by outcome: success, failure, timeout, overload, ignored, ' +
+      'rejected (not attempted; reason says why). Fallbacks served are counted in circuit_breaker_fallbacks_total.',
+    fallbacks:
+      'Calls answered by a fallback instead of their outcome (already counted in circuit_breaker_calls_total as rejected, failure, timeout or overload), ' +
+      'by source: method, function, observable (the circuitBreaker() operator), lastGood.',
+    transitions: 'State changes of the circuit breaker.',
+    probes: 'Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
+    callDuration:
+      'Duration of the calls the circuit breaker let through, in seconds, whatever their outcome (success, failure, timeout, overload) except ignored.',
+  },
 };

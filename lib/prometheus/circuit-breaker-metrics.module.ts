@@ -28,12 +28,12 @@ export class CircuitBreakerMetricsModule {
 
 /** Checks every option and returns them as a plain copy, read once. */
 function validateOptions(given: CircuitBreakerMetricsOptions): CircuitBreakerMetricsOptions {
-  const check = new OptionChecker('CircuitBreakerMetricsModule');
+  const check = new OptionChecker(messages.module);
   if (!check.isPlainObject('options', given)) throw new TypeError(messages.notAnObject(given));
   const options = check.record('', given, KNOWN_OPTIONS);
-  if (options.registry !== undefined) check.service('registry', options.registry, ['getSingleMetric'], 'a prom-client Registry');
+  if (options.registry !== undefined) check.service('registry', options.registry, ['getSingleMetric'], messages.expectedRegistry);
   if (options.prefix !== undefined) {
-    check.string('prefix', options.prefix, 'a string of letters, digits, _ and : that does not start with a digit', (prefix) => METRIC_NAME_PREFIX.test(prefix));
+    check.string('prefix', options.prefix, messages.expectedPrefix, (prefix) => METRIC_NAME_PREFIX.test(prefix));
   }
   if (options.keyLabel !== undefined) check.boolean('keyLabel', options.keyLabel);
   return options as CircuitBreakerMetricsOptions;

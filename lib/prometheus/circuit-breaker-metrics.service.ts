@@ -1,6 +1,5 @@
 import { Inject, Injectable, Optional, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { CircuitBreakerModuleMissingError } from '../circuit-breaker-module-missing.error.js';
-import { circuitBreakerMessages } from '../circuit-breaker.messages.js';
 import { Counter, Gauge, Histogram, register } from 'prom-client';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
 import type { BreakerSnapshot } from '../core/index.js';
@@ -15,7 +14,8 @@ import {
 } from './circuit-breaker-metrics.constants.js';
 import { circuitBreakerMetricsMessages } from './circuit-breaker-metrics.messages.js';
 
-const MODULE = 'CircuitBreakerMetricsModule';
+const MODULE = circuitBreakerMetricsMessages.module;
+const HELP = circuitBreakerMetricsMessages.help;
 
 type MetricRegistry = NonNullable<CircuitBreakerMetricsOptions['registry']>;
 type Labels = Record<string, string>;
@@ -62,7 +62,7 @@ export class CircuitBreakerMetricsService implements OnModuleInit, OnModuleDestr
     @Optional() @Inject(CircuitBreakerRegistry) breakers: CircuitBreakerRegistry | undefined,
     @Inject(CIRCUIT_BREAKER_METRICS_OPTIONS) options: CircuitBreakerMetricsOptions,
   ) {
-    if (breakers === undefined) throw new CircuitBreakerModuleMissingError(circuitBreakerMessages.integrationWithoutModule(MODULE), MODULE);
+    if (breakers === undefined) throw new CircuitBreakerModuleMissingError(circuitBreakerMetricsMessages.moduleMissing(), MODULE);
     this.breakers = breakers;
     const registry = options.registry ?? register;
     const prefix = options.prefix ?? '';
@@ -150,7 +150,7 @@ function registerMetrics(registry: MetricRegistry, prefix: string, keyLabel: boo
   metric('gauge', NAMES.state, [...id, 'state'], (name, labelNames) =>
     new Gauge({
       name,
-      help: 'Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes.',
+      help: HELP.state,
       labelNames,
       registers,
       collect() {
@@ -165,7 +165,7 @@ function registerMetrics(registry: MetricRegistry, prefix: string, keyLabel: boo
   metric('gauge', NAMES.windowFailureRate, id, (name, labelNames) =>
     new Gauge({
       name,
-      help: 'Failures (timeouts included) among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate a failureRateThreshold opens on.',
+      help: HELP.windowFailureRate,
       labelNames,
       registers,
       collect() {
@@ -177,7 +177,7 @@ function registerMetrics(registry: MetricRegistry, prefix: string, keyLabel: boo
   metric('gauge', NAMES.windowCalls, id, (name, labelNames) =>
     new Gauge({
       name,
-      help: 'Calls counted in the circuit breaker window (successes and failures, not overloads or ignored calls); no rate is judged below its minimum throughput.',
+      help: HELP.windowCalls,
       labelNames,
       registers,
       collect() {
@@ -190,9 +190,7 @@ function registerMetrics(registry: MetricRegistry, prefix: string, keyLabel: boo
     calls: metric('counter', NAMES.calls, [...id, 'outcome', 'reason'], (name, labelNames) =>
       new Counter({
         name,
-        help:
-          'Calls through the circuit breaker, each counted once, by outcome: success, failure, timeout, overload, ignored, ' +
-          'rejected (not attempted; reason says why). Fallbacks served are counted in circuit_breaker_fallbacks_total.',
+        help: HELP.calls,
         labelNames,
         registers,
       }),
@@ -200,20 +198,18 @@ function registerMetrics(registry: MetricRegistry, prefix: string, keyLabel: boo
     fallbacks: metric('counter', NAMES.fallbacks, [...id, 'source'], (name, labelNames) =>
       new Counter({
         name,
-        help:
-          'Calls answered by a fallback instead of their outcome (already counted in circuit_breaker_calls_total as rejected, failure, timeout or overload), ' +
-          'by source: method, function, observable (the circuitBreaker() operator), lastGood.',
+        help: HELP.fallbacks,
         labelNames,
         registers,
       }),
     ),
     transitions: metric('counter', NAMES.transitions, [...id, 'from', 'to'], (name, labelNames) =>
-      new Counter({ name, help: 'State changes of the circuit breaker.', labelNames, registers }),
+      new Counter({ name, help: HELP.transitions, labelNames, registers }),
     ),
     probes: metric('counter', NAMES.probes, [...id, 'result'], (name, labelNames) =>
       new Counter({
         name,
-        help: 'Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
+        help: HELP.probes,
         labelNames,
         registers,
       }),
@@ -221,7 +217,7 @@ function registerMetrics(registry: MetricRegistry, prefix: string, keyLabel: boo
     callDuration: metric('histogram', NAMES.callDuration, id, (name, labelNames) =>
       new Histogram({
         name,
-        help: 'Duration of the calls the circuit breaker let through, in seconds, whatever their outcome (success, failure, timeout, overload) except ignored.',
+        help: HELP.callDuration,
         labelNames,
         buckets: [...CALL_DURATION_BUCKETS],
         registers,
@@ -234,6 +230,4 @@ function sameLabels(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((label) => b.includes(label));
 }
 
-function describe(type: string, labelNames: readonly string[]): string {
-  return `${type} with labels ${labelNames.length === 0 ? '(none)' : labelNames.join(', ')}`;
-}
+const describe = circuitBreakerMetricsMessages.metricShape;

@@ -1,11 +1,11 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { CircuitBreakerModuleMissingError } from '../circuit-breaker-module-missing.error.js';
-import { circuitBreakerMessages } from '../circuit-breaker.messages.js';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
 import { OptionChecker } from '../core/option-checker.js';
 import type { BreakerSnapshot, FailureSummary, TransitionEvidence } from '../core/index.js';
 import type { BreakerHealthStatus, CircuitBreakerHealthOptions } from './circuit-breaker-health-options.interface.js';
+import { circuitBreakerHealthMessages as messages } from './circuit-breaker-health.messages.js';
 
 /** What the check reports per breaker when details are shown. @publicApi */
 export interface BreakerHealthDetails {
@@ -47,7 +47,7 @@ export class CircuitBreakerHealthIndicator {
     @Optional() @Inject(CircuitBreakerRegistry) registry: CircuitBreakerRegistry | undefined,
     private readonly health: HealthIndicatorService,
   ) {
-    if (registry === undefined) throw new CircuitBreakerModuleMissingError(circuitBreakerMessages.integrationWithoutModule('CircuitBreakerHealthModule'), 'CircuitBreakerHealthModule');
+    if (registry === undefined) throw new CircuitBreakerModuleMissingError(messages.moduleMissing(), messages.module);
     this.registry = registry;
   }
 
@@ -59,7 +59,7 @@ export class CircuitBreakerHealthIndicator {
       const names = only ?? this.registry.list();
       const unknown = names.filter((name) => !this.registry.has(name));
       if (unknown.length > 0) {
-        return indicator.down({ message: `Unknown circuit breakers: ${unknown.map((n) => `"${n}"`).join(', ')}.` });
+        return indicator.down({ message: messages.unknownBreakers(unknown) });
       }
       let status: BreakerHealthStatus = 'up';
       const counts = { total: 0, open: 0, halfOpen: 0 };
@@ -90,9 +90,9 @@ const STATUSES = ['up', 'degraded', 'down'] as const;
 
 /** The options, read once and checked; an error names the option, for the `down` message. */
 function checkOptions(key: unknown, given: unknown): CircuitBreakerHealthOptions {
-  const check = new OptionChecker(`CircuitBreakerHealthIndicator.isHealthy(${typeof key === 'string' ? JSON.stringify(key) : '...'})`);
-  check.string('key', key, 'a non-empty string', (value) => value !== '');
-  const options = check.record('', given, ['breakers', 'openStatus', 'halfOpenStatus', 'details'], '{ breakers?, openStatus?, halfOpenStatus?, details? }');
+  const check = new OptionChecker(messages.subject(key));
+  check.string('key', key, messages.expectedKey, (value) => value !== '');
+  const options = check.record('', given, ['breakers', 'openStatus', 'halfOpenStatus', 'details'], messages.expectedOptions);
   if (options.openStatus !== undefined) check.oneOf('openStatus', options.openStatus, STATUSES);
   if (options.halfOpenStatus !== undefined) check.oneOf('halfOpenStatus', options.halfOpenStatus, STATUSES);
   if (options.details !== undefined) check.boolean('details', options.details);
@@ -101,7 +101,7 @@ function checkOptions(key: unknown, given: unknown): CircuitBreakerHealthOptions
 }
 
 function breakerNames(check: OptionChecker, value: unknown): string[] {
-  const expected = 'an array of breaker names';
+  const expected = messages.expectedBreakers;
   let array = false;
   try {
     array = Array.isArray(value);
@@ -111,7 +111,7 @@ function breakerNames(check: OptionChecker, value: unknown): string[] {
   if (!array) check.invalid('breakers', value, expected);
   const length = check.read(value as object, 'length', 'breakers') as number;
   const names: string[] = [];
-  for (let i = 0; i < length; i++) names.push(check.string(`breakers[${i}]`, check.read(value as object, String(i), `breakers[${i}]`), 'a non-empty string', (name) => name !== '', false));
+  for (let i = 0; i < length; i++) names.push(check.string(`breakers[${i}]`, check.read(value as object, String(i), `breakers[${i}]`), messages.expectedBreakerName, (name) => name !== '', false));
   return names;
 }
 
