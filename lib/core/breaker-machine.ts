@@ -11,7 +11,6 @@ import {
   OPEN,
   stateName,
   type BreakerState,
-  type CallOutcome,
   type FailureCategory,
   type RejectionReason,
   type StateCode,
@@ -20,15 +19,12 @@ import {
 import { BreakerHookError, CallTimeoutError, createRejection, type CircuitOpenError } from './breaker.errors.js';
 import { breakerMessages } from './breaker.messages.js';
 import type { Clock } from './clock.js';
-import { defaultClassifyError, defaultClassifyResult, failureCategoryOf, retryAfterOf } from './classify.js';
-import { runClassifier } from './guarded-classifier.js';
 import { HalfOpenRound } from './half-open-round.js';
 import { openDuration } from './open-duration.js';
-import { OverloadPressure } from './overload-pressure.js';
+import type { OverloadPressure } from './overload-pressure.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
-import { tripReason } from './trip-rules.js';
 import { CountWindow } from './window/count-window.js';
-import { SLOT_FAILURE, SLOT_OVERLOAD, SLOT_SLOW, SLOT_SUCCESS, type OutcomeWindow } from './window/outcome-window.interface.js';
+import type { OutcomeWindow } from './window/outcome-window.interface.js';
 import { TimeWindow } from './window/time-window.js';
 
 // A throttled call may be admitted at any moment; this is a polite hint, not a schedule.
@@ -37,14 +33,17 @@ const THROTTLED_RETRY_AFTER_MS = 1_000;
 export const NOT_TIMED = Number.NaN;
 
 /**
- * The state machine of a breaker: what it admits, how it counts what its calls
- * did, and when it moves between closed, open and half-open. `Breaker` is its
- * public face (running calls, events, control, snapshots).
+ * The state machine of a breaker: its state, what it admits, and how it moves
+ * between closed, open and half-open (and isolated and disabled by hand).
+ * Three layers make a breaker, each reading the one below:
+ * - `BreakerMachine` (here): the state, admission and transitions;
+ * - `BreakerSettlement`: how the outcomes of calls are counted and judged;
+ * - `Breaker`: the public face (running calls, events, control, snapshots).
  *
- * The closed path (admit, then settle a success) is kept inline here; the rare
- * paths live with their collaborators: the half-open round, the trip rules,
- * the open duration, the overload pressure. Transitions are lazy: decided on
- * the next call or read, never by a timer.
+ * The closed path (admit, then settle a success) stays inline in these
+ * classes; the rare paths live with their collaborators: the half-open round,
+ * the trip rules, the open duration, the overload pressure. Transitions are
+ * lazy: decided on the next call or read, never by a timer.
  *
  * @internal
  */
@@ -222,172 +221,13 @@ export abstract class BreakerMachine {
   }
 
   // ---------------------------------------------------------------------------
-  // Settlement
-
-  /** @internal Counts a call that resolved with `value`; returns how it counted. */
-  settleValue(token: number, value: unknown, startedAt: number): CallOutcome {
-    // The common case in full, without the general bookkeeping: a success of the
-    // current closed generation that nobody times (no duration listeners, no slow
-    // calls, no time window) or classifies by hand.
-    if (
-      token === this.generation &&
-      this.current === CLOSED &&
-      !this.timed &&
-      this.overload === undefined &&
-      this.config.classifyResult === undefined &&
-      (typeof value !== 'object' || value === null || defaultClassifyResult(value, this.config.overloadK !== 0) === 'success')
-    ) {
-      this.counters.successes++;
-      this.consecutiveFailures = 0;
-      const w = this.window;
-      w.record(SLOT_SUCCESS, 0);
-      // A success can only trip a window that already holds failures (when it completes the minimum population).
-      if (w.failures !== 0) this.evaluate(undefined);
-      return 'success';
-    }
-    const outcome = this.classifyResult(value);
-    this.settle(token, outcome, value, startedAt, undefined);
-    return outcome;
-  }
-
-  /** @internal Counts a timed-out call: a failure of category `timeout`. */
-  settleTimeout(token: number, error: CallTimeoutError, startedAt: number): void {
-    this.counters.rare.timeouts++;
-    this.hub?.emit('timeout', { timeoutMs: error.timeoutMs, probe: token < 0 });
-    this.settle(token, 'failure', error, startedAt, 'timeout');
-  }
-
-  /** @internal Counts one settled call; drops its effect on state when it belongs to an older generation. */
-  settle(token: number, outcome: CallOutcome, subject: unknown, startedAt: number, category: FailureCategory | undefined): void {
-    const now = this.timed ? this.monotonic() : 0;
-    // A call admitted before anyone needed durations (a listener added since) reports 0.
-    const durationMs = this.timed && startedAt === startedAt ? now - startedAt : 0;
-    const probe = token < 0;
-    const slowMs = this.config.slowCallDurationMs;
-    const slow = slowMs !== undefined && durationMs >= slowMs && (outcome === 'success' || outcome === 'failure');
-    const counters = this.counters;
-    const hub = this.hub;
-
-    let slot: number;
-    if (outcome === 'success') {
-      counters.successes++;
-      slot = SLOT_SUCCESS;
-      hub?.emit('success', { durationMs, probe });
-    } else if (outcome === 'failure') {
-      const cat = category ?? failureCategoryOf(subject);
-      counters.fail(cat);
-      this.noteFailure(subject, cat);
-      slot = SLOT_FAILURE;
-      hub?.emit('failure', { error: subject, category: cat, durationMs, probe });
-    } else if (outcome === 'overload') {
-      counters.rare.overloads++;
-      this.noteFailure(subject, 'overload');
-      slot = SLOT_OVERLOAD;
-      hub?.emit('failure', { error: subject, category: 'overload', durationMs, probe });
-    } else {
-      counters.ignored++;
-      hub?.emit('ignored', { error: subject, durationMs, probe });
-      if (probe) this.releaseProbe(-token);
-      return;
-    }
-    if (slow) {
-      counters.rare.slowCalls++;
-      slot |= SLOT_SLOW;
-      hub?.emit('slowCall', { durationMs, thresholdMs: slowMs, outcome: outcome as 'success' | 'failure' });
-    }
-
-    if (probe) {
-      this.settleProbe(-token, outcome === 'success' && !slow, subject);
-      return;
-    }
-    if (token !== this.generation) return;
-    const state = this.current;
-    if (state !== CLOSED && state !== DISABLED) return;
-    this.window.record(slot, now);
-    if (outcome === 'failure') this.consecutiveFailures++;
-    else if (outcome === 'success') this.consecutiveFailures = 0;
-    if (state === CLOSED) {
-      if (outcome === 'overload') this.onOverload(subject);
-      else {
-        // Only a throttle counts accepted calls; a pause alone does not need the clock read.
-        if (this.overload?.throttle !== undefined) this.overload.accepted(this.monotonic());
-        this.evaluate(outcome === 'failure' ? subject : undefined);
-      }
-    }
-  }
-
-  /**
-   * Trips the breaker if the failure streak, the failure rate or the slow-call
-   * rate says so. `failure` is the failure just recorded, if the call was one:
-   * only a failure's `Retry-After` may lengthen the open period.
-   */
-  private evaluate(failure: unknown): void {
-    const reason = tripReason(this.config, this.window, this.consecutiveFailures, this);
-    if (reason !== undefined) this.transition(OPEN, reason, this.monotonic(), retryAfterOf(failure, this.env.clock.now()));
-  }
-
-  private onOverload(subject: unknown): void {
-    const now = this.monotonic();
-    const hint = retryAfterOf(subject, this.env.clock.now());
-    // Neither a pause to honour nor a throttle to feed: nothing to hold.
-    if ((hint === undefined || hint <= 0) && this.config.overloadK === 0) return;
-    (this.overload ??= new OverloadPressure()).record(this.config, now, hint, this.window.calls);
-  }
-
-  private settleProbe(id: number, succeeded: boolean, subject: unknown): void {
-    const round = this.round;
-    // Expired, or admitted by a half-open period that has already ended.
-    if (round === undefined || !round.remove(id)) return;
-    if (succeeded) {
-      const closes = round.succeed();
-      this.counters.rare.probesSucceeded++;
-      this.hub?.emit('probe', { result: 'succeeded' });
-      if (closes) this.transition(CLOSED, 'probes-succeeded', this.monotonic(), undefined);
-      return;
-    }
-    const hopeless = round.fail();
-    this.counters.rare.probesFailed++;
-    this.hub?.emit('probe', { result: 'failed' });
-    // Reopen as soon as closing has become impossible.
-    if (hopeless) this.transition(OPEN, 'probe-failed', this.monotonic(), retryAfterOf(subject, this.env.clock.now()));
-  }
-
-  private releaseProbe(id: number): void {
-    const round = this.round;
-    if (round === undefined || !round.remove(id)) return;
-    round.admitted--;
-    this.counters.rare.probesReleased++;
-    this.hub?.emit('probe', { result: 'released' });
-  }
-
-  // ---------------------------------------------------------------------------
-  // Classification
-
-  /** @internal */
-  classifyError(error: unknown): CallOutcome {
-    const c = this.config;
-    if (c.classify !== undefined) {
-      const outcome = runClassifier(this.name, 'classify', c.classify, error, this);
-      if (outcome !== undefined) return outcome;
-    }
-    return defaultClassifyError(error, c.overloadK !== 0);
-  }
-
-  /** @internal */
-  classifyResult(value: unknown): CallOutcome {
-    const c = this.config;
-    if (c.classifyResult !== undefined) {
-      const outcome = runClassifier(this.name, 'classifyResult', c.classifyResult, value, this);
-      if (outcome !== undefined) return outcome;
-    }
-    return defaultClassifyResult(value, c.overloadK !== 0);
-  }
+  // Evidence
 
   protected onListenerFault(event: BreakerEventName, fault: unknown): void {
     this.reportFault(`on('${event}')`, new BreakerHookError(breakerMessages.listenerThrew(this.name, event, fault), fault));
   }
 
-  private noteFailure(failure: unknown, category: FailureCategory | 'overload'): void {
+  protected noteFailure(failure: unknown, category: FailureCategory | 'overload'): void {
     const evidence = (this.evidence ??= new BreakerEvidence());
     evidence.lastFailure = failure;
     evidence.lastFailureCategory = category;

@@ -3,7 +3,8 @@ import type { BreakerCoordination } from './breaker-coordinator.interface.js';
 import { environmentOf, type BreakerDeps } from './breaker-environment.js';
 import { BREAKER_EVENT_NAMES, BreakerEventHub, isBreakerEventName, type BreakerEventName, type BreakerListener, type FallbackEvent } from './breaker-events.js';
 import { BreakerFamily } from './breaker-family.js';
-import { BreakerMachine, NOT_TIMED } from './breaker-machine.js';
+import { NOT_TIMED, type BreakerMachine } from './breaker-machine.js';
+import { BreakerSettlement } from './breaker-settlement.js';
 import type { BreakerOptions } from './breaker-options.js';
 import type { BreakerSnapshot } from './breaker-snapshot.js';
 import { CLOSED, DISABLED, HALF_OPEN, ISOLATED, OPEN, stateName, type BreakerState } from './breaker-state.js';
@@ -42,7 +43,7 @@ type WithSignal<T> = (
  *
  * @publicApi
  */
-export class Breaker extends BreakerMachine {
+export class Breaker extends BreakerSettlement {
   /** For a child of a per-key family: the family. */
   declare readonly parent: Breaker | undefined;
   declare protected readonly keyed: BreakerFamily<Breaker> | undefined;
