@@ -45,10 +45,12 @@ export const NOT_TIMED = Number.NaN;
  * the trip rules, the open duration, the overload pressure. Transitions are
  * lazy: decided on the next call or read, never by a timer.
  *
- * @internal
+ * Not exported: reach a breaker through `Breaker`. (Not tagged internal
+ * either: the published `Breaker` type extends it, so it must stay in the
+ * declarations; its internal members are tagged one by one.)
  */
 export abstract class BreakerMachine {
-  /** A child's name is derived from its family's and its key, when asked: one string less per target. */
+  /** @internal A child's name is derived from its family's and its key, when asked: one string less per target. */
   protected readonly ownName: string | undefined;
   /** For a child of a per-key family: the family's breaker. */
   readonly parent: BreakerMachine | undefined;
@@ -57,38 +59,50 @@ export abstract class BreakerMachine {
   /** The options in force, after defaults and validation. */
   readonly config: ResolvedBreakerOptions;
 
-  /** The clock, random source, coordinator and error reporter, shared with every breaker made from the same deps. */
+  /** @internal The clock, random source, coordinator and error reporter, shared with every breaker made from the same deps. */
   protected readonly env: BreakerEnvironment;
+  /** @internal */
   protected readonly window: OutcomeWindow;
+  /** @internal */
   protected readonly counters = new BreakerCounters();
+  /** @internal */
   protected hub: BreakerEventHub | undefined = undefined;
-  /** Whether calls must be timed: slow-call detection, a time window, or listeners that want durations. */
+  /** @internal Whether calls must be timed: slow-call detection, a time window, or listeners that want durations. */
   protected timed = false;
 
+  /** @internal */
   protected current: StateCode = CLOSED;
+  /** @internal */
   protected sinceAt: number;
   /**
    * Wall time minus the monotonic reading, taken at the last transition: times
    * shown to people are the breaker's times plus this, so that a time that came
    * in as wall time (a shared open-until) goes out exactly as it came in.
+   *
+   * @internal
    */
   protected wallOffset: number;
+  /** @internal */
   protected generation = 0;
+  /** @internal */
   protected openUntilAt = 0;
+  /** @internal */
   protected reopens = 0;
+  /** @internal */
   protected consecutiveFailures = 0;
-  /** Only once something went wrong: the last failure and transition, and the hook faults reported. */
+  /** @internal Only once something went wrong: the last failure and transition, and the hook faults reported. */
   protected evidence: BreakerEvidence | undefined = undefined;
-  /** Only while the dependency reports overload: its pause and the evidence client-side throttling sheds by. */
+  /** @internal Only while the dependency reports overload: its pause and the evidence client-side throttling sheds by. */
   protected overload: OverloadPressure | undefined = undefined;
-  /** Only while half-open: the probe budget in use. */
+  /** @internal Only while half-open: the probe budget in use. */
   protected round: HalfOpenRound | undefined = undefined;
 
-  /** For a per-key family: its children, as far as transitions concern them. */
+  /** @internal For a per-key family: its children, as far as transitions concern them. */
   protected readonly keyed: FamilyTransitions | undefined;
   /** @internal When the family last handed this child out. */
   lastUsedAt = 0;
 
+  /** @internal */
   protected constructor(
     name: string | undefined,
     lineage: { parent: BreakerMachine; key: string } | undefined,
@@ -134,7 +148,7 @@ export abstract class BreakerMachine {
   // ---------------------------------------------------------------------------
   // Admission
 
-  /** A token (the generation; a negative probe id for probes) or the rejection. */
+  /** @internal A token (the generation; a negative probe id for probes) or the rejection. */
   protected admitOwn(): number | CircuitOpenError {
     const state = this.current;
     if (state === CLOSED) {
@@ -168,7 +182,7 @@ export abstract class BreakerMachine {
     if (this.current === CLOSED) this.transition(OPEN, 'open-ratio', now, undefined);
   }
 
-  /** Until the open duration ends; past it (the fleet's probe is someone else's), until that probe must be decided. */
+  /** @internal Until the open duration ends; past it (the fleet's probe is someone else's), until that probe must be decided. */
   protected openRetryAfter(now: number): number {
     return now < this.openUntilAt ? this.openUntilAt - now : this.config.probeMaxWaitMs;
   }
@@ -223,10 +237,12 @@ export abstract class BreakerMachine {
   // ---------------------------------------------------------------------------
   // Evidence
 
+  /** @internal */
   protected onListenerFault(event: BreakerEventName, fault: unknown): void {
     this.reportFault(`on('${event}')`, new BreakerHookError(breakerMessages.listenerThrew(this.name, event, fault), fault));
   }
 
+  /** @internal */
   protected noteFailure(failure: unknown, category: FailureCategory | 'overload'): void {
     const evidence = (this.evidence ??= new BreakerEvidence());
     evidence.lastFailure = failure;
@@ -275,6 +291,8 @@ export abstract class BreakerMachine {
    * Makes the transitions that time alone has made due. Only an admission
    * (`admitting`) asks a coordinator for the fleet's probe permit: a health
    * check, a scrape or a snapshot must never take the fleet's probe.
+   *
+   * @internal
    */
   protected refresh(now: number, admitting: boolean): void {
     this.halfOpenIfDue(now, admitting);
@@ -313,6 +331,7 @@ export abstract class BreakerMachine {
     }
   }
 
+  /** @internal */
   protected transition(to: StateCode, reason: TransitionReason, now: number, retryAfterHint: number | undefined, adoptedOpenUntil?: number): void {
     const from = this.current;
     // The evidence that opened the breaker, for logs, events and snapshots: the window is emptied below.

@@ -17,7 +17,7 @@ import { SLOT_FAILURE, SLOT_OVERLOAD, SLOT_SLOW, SLOT_SUCCESS } from './window/o
  * The closed path's success is settled inline in `settleValue`: it is most
  * of what a healthy breaker ever does.
  *
- * @internal
+ * Not exported; kept in the declarations because `Breaker` extends it.
  */
 export abstract class BreakerSettlement extends BreakerMachine {
   /** @internal Counts a call that resolved with `value`; returns how it counted. */

@@ -46,6 +46,7 @@ type WithSignal<T> = (
 export class Breaker extends BreakerSettlement {
   /** For a child of a per-key family: the family. */
   declare readonly parent: Breaker | undefined;
+  /** @internal */
   declare protected readonly keyed: BreakerFamily<Breaker> | undefined;
 
   constructor(name: string, options?: BreakerOptions, deps?: BreakerDeps, lineage?: { parent: Breaker; key: string }) {
