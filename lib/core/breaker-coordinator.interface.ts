@@ -24,7 +24,7 @@ export interface BreakerCoordinator {
    * How `breaker` shares its state right now, for its snapshot (`coordination`)
    * and health details; `undefined` when it does not share (a per-key child).
    */
-  describe?(breaker: Breaker): BreakerCoordination | undefined;
+  coordinationOf?(breaker: Breaker): BreakerCoordination | undefined;
 }
 
 /** How a breaker shares its state with other replicas, as its snapshot shows it. @publicApi */

@@ -419,7 +419,7 @@ export class Breaker {
   }
 
   private coordination(): { coordination?: BreakerCoordination } {
-    const coordination = this.env.coordinator?.describe?.(this);
+    const coordination = this.env.coordinator?.coordinationOf?.(this);
     return coordination === undefined ? {} : { coordination };
   }
 

@@ -165,7 +165,7 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     return false;
   }
 
-  describe(breaker: Breaker): BreakerCoordination | undefined {
+  coordinationOf(breaker: Breaker): BreakerCoordination | undefined {
     if (breaker.parent !== undefined) return undefined;
     const record = this.records.get(breaker);
     return { shared: !this.closed && this.link.isShared(record), storeErrors: this.link.storeErrors(record) };
