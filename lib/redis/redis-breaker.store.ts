@@ -3,7 +3,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { hostname } from 'node:os';
 import type { Breaker, BreakerCoordinator, BreakerStore } from '../core/index.js';
 import type { RedisBreakerStoreLogger, RedisBreakerStoreOptions } from './redis-breaker-store-options.interface.js';
-import { KEY_TTL_MS, REDIS_BREAKER_STORE_DEFAULTS } from './redis-breaker.constants.js';
+import { KEY_TTL_MS, LOGGER_CONTEXT, REDIS_BREAKER_STORE_DEFAULTS } from './redis-breaker.constants.js';
 import { RedisBreakerCoordinator, type FleetLink, type SharedBreaker, type WriteOp } from './redis-breaker.coordinator.js';
 import { channelOf } from './redis-breaker.keys.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
@@ -100,7 +100,7 @@ export class RedisBreakerStore implements BreakerStore {
     this.reconcileIntervalMs = options.reconcileIntervalMs ?? d.reconcileIntervalMs;
     this.operationTimeoutMs = options.operationTimeoutMs ?? d.operationTimeoutMs;
     this.hydrateTimeoutMs = options.hydrateTimeoutMs ?? d.hydrateTimeoutMs;
-    this.logger = options.logger === false ? undefined : (options.logger ?? new Logger('CircuitBreakerRedisStore'));
+    this.logger = options.logger === false ? undefined : (options.logger ?? new Logger(LOGGER_CONTEXT));
     this.queue = new WriteQueue(options.maxQueue ?? d.maxQueue);
     this.corrupt = new CorruptKeys({
       redis: this.redis,
@@ -177,7 +177,7 @@ export class RedisBreakerStore implements BreakerStore {
     if (this.readsInFlight === 0) return this.reconcileNow();
     // The last reads are still unanswered: this round goes out once they settle, and this call waits for it within the deadline.
     this.reconcileAfterReads ??= deferred();
-    await withDeadline(this.reconcileAfterReads.promise, this.operationTimeoutMs, () => 'reconcile').catch(() => undefined);
+    await withDeadline(this.reconcileAfterReads.promise, this.operationTimeoutMs, () => messages.timedOut('reconcile', this.operationTimeoutMs)).catch(() => undefined);
   }
 
   private async reconcileNow(): Promise<void> {
@@ -185,7 +185,7 @@ export class RedisBreakerStore implements BreakerStore {
     try {
       if (this.failing) {
         // Redis has not answered lately: one PING asks whether it does now, rather than a read per breaker.
-        await withDeadline(this.track([this.redis.ping()]), this.operationTimeoutMs, () => messages.timedOut('PING', this.operationTimeoutMs));
+        await withDeadline(this.track([this.redis.ping()]), this.operationTimeoutMs, () => messages.timedOut('ping', this.operationTimeoutMs));
         // Sharing resumes, and recovered() may have started the read already.
         this.succeeded();
         if (this.readsInFlight > 0) return;
@@ -229,7 +229,7 @@ export class RedisBreakerStore implements BreakerStore {
       // Made by the store (when it started), so closed by it.
       if (this.subscriber !== undefined) await this.shutdown(this.subscriber);
     } else if (wasRunning && this.subscriber !== undefined) {
-      await withDeadline(this.subscriber.unsubscribe(this.channel), this.operationTimeoutMs, () => 'unsubscribe').catch(() => undefined);
+      await withDeadline(this.subscriber.unsubscribe(this.channel), this.operationTimeoutMs, () => messages.timedOut('unsubscribe', this.operationTimeoutMs)).catch(() => undefined);
     }
     if (this.closeClient) await this.shutdown(this.redis);
     // Only now: a connection being shut down may still emit an error, which nobody else may be listening for.
@@ -240,10 +240,10 @@ export class RedisBreakerStore implements BreakerStore {
   private async shutdown(client: Client): Promise<void> {
     if (client.status === 'end') return;
     const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
-    if (client.status === 'ready') await withDeadline(client.quit(), this.operationTimeoutMs, () => 'quit').catch(() => undefined);
+    if (client.status === 'ready') await withDeadline(client.quit(), this.operationTimeoutMs, () => messages.timedOut('quit', this.operationTimeoutMs)).catch(() => undefined);
     client.disconnect();
     // Resolve close() only once the connection is gone, so that nothing of the store is left running after it.
-    await withDeadline(ended, this.operationTimeoutMs, () => 'end').catch(() => undefined);
+    await withDeadline(ended, this.operationTimeoutMs, () => messages.timedOut('end', this.operationTimeoutMs)).catch(() => undefined);
   }
 
   // ---------------------------------------------------------------------------
@@ -264,7 +264,7 @@ export class RedisBreakerStore implements BreakerStore {
     this.on(this.redis, 'ready', ready);
     this.on(subscriber, 'ready', ready);
     if (this.ownsSubscriber) this.on(subscriber, 'error', this.onError);
-    for (const client of [this.redis, subscriber]) this.on(client, 'close', () => this.down(new Error('connection closed')));
+    for (const client of [this.redis, subscriber]) this.on(client, 'close', () => this.down(new Error(messages.connectionClosed())));
     this.on(subscriber, 'message', (channel, message) => {
       if (channel !== this.channel) return;
       const fleet = decodeSignal(String(message));
@@ -401,7 +401,7 @@ export class RedisBreakerStore implements BreakerStore {
       for (const [script, keys, args] of commands) pipeline.eval(script, keys.length, ...keys, ...args);
       errors = pipeline.exec().then((replies) => commands.map((_, i) => replies?.[i]?.[0] ?? undefined));
     }
-    const outcomes = await withDeadline(errors, this.operationTimeoutMs, () => messages.timedOut('writing transitions', this.operationTimeoutMs));
+    const outcomes = await withDeadline(errors, this.operationTimeoutMs, () => messages.timedOut('write', this.operationTimeoutMs));
     this.sort(batch.map(([record]) => record), outcomes);
   }
 
@@ -452,7 +452,7 @@ export class RedisBreakerStore implements BreakerStore {
   private async read(
     records: readonly SharedBreaker[],
     timeoutMs = this.operationTimeoutMs,
-    timedOut = () => messages.timedOut('reading shared state', this.operationTimeoutMs),
+    timedOut = () => messages.timedOut('read', this.operationTimeoutMs),
   ): Promise<void> {
     if (records.length === 0) return;
     const replies = await withDeadline(this.track(records.map((record) => outcome(this.redis.hgetall(record.keys.state)))), timeoutMs, timedOut);
@@ -470,7 +470,7 @@ export class RedisBreakerStore implements BreakerStore {
     if (!this.shared) return;
     const episode = record.episode;
     const reply = this.redis.eval(SCRIPTS.renew, 1, record.keys.probe, this.instanceId, ttlMs) as Promise<[number, number]>;
-    withDeadline(reply, this.operationTimeoutMs, () => messages.timedOut('renewing the probe permit', this.operationTimeoutMs)).then(
+    withDeadline(reply, this.operationTimeoutMs, () => messages.timedOut('renew', this.operationTimeoutMs)).then(
       ([renewed, ms]) => {
         this.succeeded();
         this.corrupt.healthy(record);
@@ -483,7 +483,7 @@ export class RedisBreakerStore implements BreakerStore {
 
   private requestPermit(record: SharedBreaker, ttlMs: number): void {
     const reply = this.redis.eval(SCRIPTS.permit, 1, record.keys.probe, this.instanceId, ttlMs) as Promise<[number, number]>;
-    withDeadline(reply, this.operationTimeoutMs, () => messages.timedOut('the probe permit', this.operationTimeoutMs)).then(
+    withDeadline(reply, this.operationTimeoutMs, () => messages.timedOut('permit', this.operationTimeoutMs)).then(
       ([won, ms]) => {
         this.succeeded();
         this.corrupt.healthy(record);
@@ -507,6 +507,6 @@ export class RedisBreakerStore implements BreakerStore {
 function outcome<T>(command: Promise<T>): Promise<{ value?: T; error?: unknown }> {
   return command.then(
     (value) => ({ value }),
-    (error: unknown) => ({ error: error ?? new Error('failed without an error') }),
+    (error: unknown) => ({ error: error ?? new Error(messages.failedWithoutError()) }),
   );
 }
