@@ -3,11 +3,11 @@ import type { Cluster, Redis } from 'ioredis';
 import { hostname } from 'node:os';
 import type { Breaker, BreakerCoordinator, BreakerStore } from '../core/index.js';
 import type { RedisBreakerStoreLogger, RedisBreakerStoreOptions } from './redis-breaker-store-options.interface.js';
-import { KEY_TTL_MS, LOGGER_CONTEXT, REDIS_BREAKER_STORE_DEFAULTS } from './redis-breaker.constants.js';
+import { evalCall, evalEach, outcome, permitCall, renewCall, writeCall, type Writer } from './redis-breaker.commands.js';
+import { LOGGER_CONTEXT, REDIS_BREAKER_STORE_DEFAULTS } from './redis-breaker.constants.js';
 import { RedisBreakerCoordinator, type FleetLink, type SharedBreaker, type WriteOp } from './redis-breaker.coordinator.js';
 import { channelOf } from './redis-breaker.keys.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
-import { REDIS_BREAKER_SCRIPTS as SCRIPTS } from './redis-breaker.scripts.js';
 import { decodeSignal, decodeStateHash } from './redis-breaker.signal.js';
 import { WriteQueue } from './redis-breaker-write.queue.js';
 import { CorruptKeys, isKeyError } from './redis-breaker.corrupt-keys.js';
@@ -54,6 +54,8 @@ export class RedisBreakerStore implements BreakerStore {
   private readonly ownsSubscriber: boolean;
   private readonly closeClient: boolean;
   private readonly channel: string;
+  /** Who writes, and on which channel: what every script call of this store has in common. */
+  private readonly writer: Writer;
   private readonly reconcileIntervalMs: number;
   private readonly operationTimeoutMs: number;
   private readonly hydrateTimeoutMs: number;
@@ -97,6 +99,7 @@ export class RedisBreakerStore implements BreakerStore {
     this.keyPrefix = options.keyPrefix ?? d.keyPrefix;
     this.instanceId = options.instanceId ?? `${hostname()}:${process.pid}`;
     this.channel = channelOf(this.keyPrefix);
+    this.writer = { instanceId: this.instanceId, channel: this.channel };
     this.reconcileIntervalMs = options.reconcileIntervalMs ?? d.reconcileIntervalMs;
     this.operationTimeoutMs = options.operationTimeoutMs ?? d.operationTimeoutMs;
     this.hydrateTimeoutMs = options.hydrateTimeoutMs ?? d.hydrateTimeoutMs;
@@ -390,17 +393,10 @@ export class RedisBreakerStore implements BreakerStore {
   }
 
   private async send(batch: [SharedBreaker, WriteOp][]): Promise<void> {
-    const commands = batch.map(([record, op]) => this.command(record, op));
-    const redis = this.redis;
-    let errors: Promise<unknown[]>;
-    if (redis.isCluster) {
-      // A cluster pipeline must stay within one slot; breakers spread over slots.
-      errors = Promise.all(commands.map(([script, keys, args]) => outcome(redis.eval(script, keys.length, ...keys, ...args)).then((o) => o.error)));
-    } else {
-      const pipeline = redis.pipeline();
-      for (const [script, keys, args] of commands) pipeline.eval(script, keys.length, ...keys, ...args);
-      errors = pipeline.exec().then((replies) => commands.map((_, i) => replies?.[i]?.[0] ?? undefined));
-    }
+    const errors = evalEach(
+      this.redis,
+      batch.map(([record, op]) => writeCall(this.writer, record, op)),
+    );
     const outcomes = await withDeadline(errors, this.operationTimeoutMs, () => messages.timedOut('write', this.operationTimeoutMs));
     this.sort(batch.map(([record]) => record), outcomes);
   }
@@ -428,23 +424,6 @@ export class RedisBreakerStore implements BreakerStore {
     this.read([record]).catch((error: unknown) => this.failed(error));
   }
 
-  private command(record: SharedBreaker, op: WriteOp): [string, string[], (string | number)[]] {
-    const { keys } = record;
-    const id = this.instanceId;
-    switch (op.kind) {
-      case 'open':
-        return [
-          SCRIPTS.open,
-          [keys.state, keys.opens, keys.probe],
-          [id, op.openUntil, op.at, record.quorum, op.reopen ? '1' : '0', this.channel, record.name, KEY_TTL_MS],
-        ];
-      case 'close':
-        return [SCRIPTS.close, [keys.state, keys.opens, keys.probe], [id, op.at, this.channel, record.name, KEY_TTL_MS]];
-      default:
-        return [SCRIPTS.withdraw, [keys.opens, keys.probe], [id]];
-    }
-  }
-
   // ---------------------------------------------------------------------------
   // Reads and the probe permit
 
@@ -469,7 +448,7 @@ export class RedisBreakerStore implements BreakerStore {
     // Redis unreachable: the breaker probes locally anyway, and the claim lapses by itself.
     if (!this.shared) return;
     const episode = record.episode;
-    const reply = this.redis.eval(SCRIPTS.renew, 1, record.keys.probe, this.instanceId, ttlMs) as Promise<[number, number]>;
+    const reply = evalCall<[number, number]>(this.redis, renewCall(this.writer, record, ttlMs));
     withDeadline(reply, this.operationTimeoutMs, () => messages.timedOut('renew', this.operationTimeoutMs)).then(
       ([renewed, ms]) => {
         this.succeeded();
@@ -482,7 +461,7 @@ export class RedisBreakerStore implements BreakerStore {
   }
 
   private requestPermit(record: SharedBreaker, ttlMs: number): void {
-    const reply = this.redis.eval(SCRIPTS.permit, 1, record.keys.probe, this.instanceId, ttlMs) as Promise<[number, number]>;
+    const reply = evalCall<[number, number]>(this.redis, permitCall(this.writer, record, ttlMs));
     withDeadline(reply, this.operationTimeoutMs, () => messages.timedOut('permit', this.operationTimeoutMs)).then(
       ([won, ms]) => {
         this.succeeded();
@@ -501,12 +480,4 @@ export class RedisBreakerStore implements BreakerStore {
     if (isKeyError(error)) this.corrupt.report(record, error);
     else this.failed(error);
   }
-}
-
-/** Settles with the value or the error of `command`, so that one command's error does not hide the others' results. */
-function outcome<T>(command: Promise<T>): Promise<{ value?: T; error?: unknown }> {
-  return command.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error: error ?? new Error(messages.failedWithoutError()) }),
-  );
 }
