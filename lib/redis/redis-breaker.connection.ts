@@ -16,9 +16,9 @@ type Listener = (...args: unknown[]) => void;
  *   operation succeeded: breakers share their state;
  * - `outage`: an error, a closed connection or a failed operation was
  *   reported (one warning): breakers decide locally (fail open);
- * - `recovering`: an outage was reported, but the connections are ready again
- *   and nothing has failed since: the next success (or `ready` event) ends the
- *   outage, logs how long it lasted, and the store tells the fleet what it missed;
+ * - `recovering`: an outage was reported (an `error` event) while both
+ *   connections stayed ready and no operation failed: breakers share, and the
+ *   next operation that succeeds ends the outage;
  * - `closed`: for good; nothing is reported any more.
  *
  * @internal
@@ -55,10 +55,17 @@ export interface ConnectionOptions {
  * `SUBSCRIBE` (and `UNSUBSCRIBE` / `QUIT` on close). What to send, and what
  * to do when sharing resumes, is the store's.
  *
- * Moves: `start()` (idle → connecting), both clients `ready` and the channel
- * subscribed (→ shared, or recovering → shared), an `error` event, a `close`
- * event or `failed()` (→ outage), `succeeded()` (outage → recovering-then-shared
- * when the connections are ready), `close()` (→ closed).
+ * Moves:
+ * - `start()`: idle → connecting;
+ * - both clients `ready` and the channel subscribed: connecting → shared, and
+ *   outage → shared (a `ready` event also clears the last failed operation);
+ * - an `error` event, a `close` event, a failed subscription or `failed()`:
+ *   → outage (→ recovering for an `error` on connections that stay ready);
+ * - `succeeded()`: outage (with both connections ready) or recovering → shared;
+ * - `close()`: any → closed.
+ *
+ * Ending an outage logs how long it lasted, and the `recovered()` hook lets the
+ * store tell the fleet what it missed.
  *
  * @internal
  */
