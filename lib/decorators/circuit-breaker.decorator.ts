@@ -33,16 +33,16 @@ export function CircuitBreaker(nameOrOptions?: string | CircuitBreakerMethodOpti
     const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
     checkDeadlineApplies(place, breakerOptions.timeoutMs, returnType, Reflect.hasMetadata('design:returntype', target, propertyKey));
 
-    const method = new DecoratedMethod(
+    const method = new DecoratedMethod({
       name,
-      Object.keys(breakerOptions).length === 0 ? undefined : breakerOptions,
-      place,
+      options: Object.keys(breakerOptions).length === 0 ? undefined : breakerOptions,
+      qualifiedName: place,
       fallback,
       key,
       returnType,
-      original as (...args: unknown[]) => unknown,
-      name !== place,
-    );
+      original: original as (...args: unknown[]) => unknown,
+      named: name !== place,
+    });
     // A named `function`, not an arrow: `this` is the instance Nest (or the caller) calls it on.
     const call = original as (...a: unknown[]) => unknown;
     // A Promise method without fallback or key, the common case, takes the shortest way to the breaker.
