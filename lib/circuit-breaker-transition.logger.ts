@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type LogLevel, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { StateChangeEvent } from './core/index.js';
 import { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
-import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
+import { CircuitBreakerEvents } from './circuit-breaker.events.js';
 import type { CircuitBreakerEvent } from './interfaces/circuit-breaker-event.interface.js';
 import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
 
@@ -27,13 +27,13 @@ export class CircuitBreakerTransitionLogger implements OnModuleInit, OnApplicati
   private summaryTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
-    private readonly registry: CircuitBreakerRegistry,
+    private readonly events: CircuitBreakerEvents,
     @Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) private readonly options: CircuitBreakerModuleOptions,
   ) {}
 
   onModuleInit(): void {
     if (this.options.logging === false) return;
-    this.stop = this.registry.observe(['stateChange'], (event) => this.onTransition(event));
+    this.stop = this.events.observe(['stateChange'], (event) => this.onTransition(event));
   }
 
   onApplicationShutdown(): void {

@@ -43,8 +43,8 @@ export class DecoratedMethod {
   readonly options: BreakerOptions | undefined;
   /** `Class.method`. */
   readonly qualifiedName: string;
-  /** The place, as the explorer and the registry name it in messages. */
-  readonly origin: string;
+  /** Where the method names its breaker, as the orchestrator's messages name it: `@CircuitBreaker() on Class.method`. */
+  readonly site: string;
   readonly fallback: CircuitBreakerFallback | undefined;
   readonly key: ((...args: any[]) => string) | undefined;
   readonly named: boolean;
@@ -58,7 +58,7 @@ export class DecoratedMethod {
     this.name = name;
     this.options = options;
     this.qualifiedName = qualifiedName;
-    this.origin = `@CircuitBreaker() on ${qualifiedName}`;
+    this.site = circuitBreakerMessages.decoratorSite(qualifiedName);
     this.fallback = fallback;
     this.key = key;
     this.named = named;
@@ -85,7 +85,7 @@ export class DecoratedMethod {
     if (registry === undefined) throw this.missingRegistry();
     let breaker = this.breakers.get(registry);
     if (breaker === undefined) {
-      breaker = registry.resolve(this.name, this.options, this.origin);
+      breaker = registry.orchestrator.resolve(this.name, this.options, this.site);
       this.breakers.set(registry, breaker);
     }
     this.lastRegistry = registry;
