@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleIn
 import type { BreakerState, RejectionReason, TransitionReason } from './core/index.js';
 import { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
 import { CircuitBreakerEvents } from './circuit-breaker.events.js';
+import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import type { CircuitBreakerEventSink } from './interfaces/circuit-breaker-logging-options.interface.js';
 import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
 
@@ -86,7 +87,7 @@ export class CircuitBreakerEventPublisher implements OnModuleInit, OnApplication
     try {
       sink.emit(event, payload);
     } catch (error) {
-      this.logger.error(`A listener of ${event} threw: ${error instanceof Error ? error.message : String(error)}`, error instanceof Error ? error.stack : undefined);
+      this.logger.error(circuitBreakerMessages.listenerThrew(event, error), error instanceof Error ? error.stack : undefined);
     }
   }
 

@@ -1,4 +1,5 @@
 import { breakerMessages } from './core/breaker.messages.js';
+import type { StateChangeEvent } from './core/index.js';
 import { describeFault, describeValue } from './core/option.messages.js';
 
 /**
@@ -48,7 +49,7 @@ export const circuitBreakerMessages = {
     `@CircuitBreaker() on ${site}: the lastGood fallback cannot key these arguments (${error instanceof Error ? error.message : String(error)}); such calls are not cached. Give fallback.lastGood a key function.`,
   deadlineOnSyncMethod: (site: string, returns: string) =>
     `@CircuitBreaker() on ${site}: option "timeoutMs" can never apply, since the method returns ${returns}: a deadline only ends a call that returns a Promise or an Observable. Remove timeoutMs, or make the method async.`,
-  notAMethod: (site: string) => `@CircuitBreaker() on ${site}: can only decorate a method.`,
+  notAMethod: (site: string) => `@CircuitBreaker() on ${site}: can only decorate a method. Move it to a method, or wrap the call in breaker.execute() instead.`,
   invalidFeature: (value: unknown) =>
     `CircuitBreakerModule.forFeature() takes breaker names or a record of name → options, got ${describeValue(value)}. ` +
     "Pass ['payments'] to use breakers defined elsewhere, or { payments: { ... } } to define them here.",
@@ -73,6 +74,38 @@ export const circuitBreakerMessages = {
   injectionSite: (className: string | undefined) => `@InjectCircuitBreaker() in ${className || 'an anonymous class'}`,
   /** Where forFeature(['name']) names a breaker. */
   featureSite: (name: string) => `CircuitBreakerModule.forFeature() of "${name}"`,
+  /** The subject of option errors of one `circuitBreaker()` operator. */
+  operatorSubject: (breaker: string) => `circuitBreaker() on circuit breaker "${breaker}"`,
+  /** The subject of option errors of one health check. */
+  healthSubject: (key: unknown) => `CircuitBreakerHealthIndicator.isHealthy(${typeof key === 'string' ? JSON.stringify(key) : '...'})`,
+  /** What to do about each `httpFilter` option, for invalidHttpFilter. */
+  httpFilterFix: {
+    shape: 'Pass true, false, or { details?: boolean, body?: (error, status) => body }.',
+    unknown: 'It is not an option of httpFilter: use details or body, or remove it.',
+    details: 'Pass true to show breaker names in 503/504 bodies, false (the default) to hide them.',
+    body: 'Pass a function (error, status) => body, or leave it out for the default body.',
+    detailsBesideBody: 'It has no effect beside httpFilter.body, which builds the whole body: remove details, and read error.breakerName in body if you want it.',
+  },
+  listenerThrew: (event: string, error: unknown) =>
+    `A listener of ${event} threw: ${error instanceof Error ? error.message : String(error)}. The breaker carried on; catch errors inside the listener.`,
+  transitionsNotLogged: (count: number, limit: number) =>
+    `${count} more circuit breaker transition(s) not logged (limit ${limit} per second); see the metrics or GET the registry snapshot.`,
+  /** The breaker a transition log line is about: `"hosts" [host-0]` for a per-key child. */
+  transitionSubject: (breaker: string, key: string | undefined) => (key === undefined ? `"${breaker}"` : `"${breaker}" [${key}]`),
+  /** Why a breaker opened, with the window it opened on. */
+  openingEvidence: (reason: string, window: StateChangeEvent['window']) =>
+    window === undefined
+      ? reason
+      : reason === 'slow-call-rate'
+        ? `${reason}: ${window.slowCalls} of ${window.calls} calls slow`
+        : `${reason}: ${window.failures} of ${window.calls} calls failed (${Math.round((window.failures / Math.max(1, window.calls)) * 100)}%)`,
+  opened: (who: string, why: string, forMs: number) => `Circuit breaker ${who} opened (${why}); calls fail fast for ${forMs} ms.`,
+  halfOpened: (who: string) => `Circuit breaker ${who} is half-open: admitting probes.`,
+  closed: (who: string, reason: string) => `Circuit breaker ${who} closed (${reason}).`,
+  isolated: (who: string) => `Circuit breaker ${who} isolated by hand: every call is rejected until reset().`,
+  disabled: (who: string) => `Circuit breaker ${who} disabled by hand: every call passes and nothing trips until reset().`,
+  unknownHealthBreakers: (names: readonly string[]) =>
+    `Unknown circuit breakers: ${names.map((n) => `"${n}"`).join(', ')}. Check the names given to isHealthy({ breakers }) against CircuitBreakerModule's breakers.`,
   shareWithoutStore: (name: string) =>
     `Circuit breaker "${name}": option "share" needs a store to share through. ` +
     'Configure one, e.g. CircuitBreakerModule.forRoot({ store: new RedisBreakerStore({ redis }) }) from nestjs-circuit-breaker/redis, or remove "share".',

@@ -133,7 +133,7 @@ function checkDeadlineApplies(place: string, timeoutMs: unknown, returnType: unk
 }
 
 function normalize(nameOrOptions: unknown, target: object, place: string): CircuitBreakerMethodOptions {
-  const check = new OptionChecker(`@CircuitBreaker() on ${place}`);
+  const check = new OptionChecker(circuitBreakerMessages.decoratorSite(place));
   if (nameOrOptions === undefined) return {};
   if (typeof nameOrOptions === 'string') return { name: check.string('name', nameOrOptions, 'a non-empty string', (name) => name !== '') };
   const given = check.record('', nameOrOptions, [...METHOD_KEYS, ...BREAKER_OPTION_KEYS], 'a breaker name or an options object');
@@ -141,7 +141,7 @@ function normalize(nameOrOptions: unknown, target: object, place: string): Circu
   check.string('name', name, 'a non-empty string', (value) => value !== '');
   if (key !== undefined) check.func('key', key, 'a function of the arguments returning a string');
   const checkedFallback = fallback === undefined ? undefined : checkFallback(check, target, place, fallback);
-  const subject = `Circuit breaker "${name as string}" in @CircuitBreaker() on ${place}`;
+  const subject = circuitBreakerMessages.definitionSubject(name as string, circuitBreakerMessages.decoratorSite(place));
   const options = copyBreakerOptions(breakerOptionChecker(name as string, { subject }), breakerOptions);
   return { ...options, name: name as string, fallback: checkedFallback, key: key as CircuitBreakerMethodOptions['key'] };
 }
