@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Observable, Subject } from 'rxjs';
 import { BREAKER_EVENT_NAMES, type Breaker, type BreakerEventName } from './core/index.js';
+import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import type { CircuitBreakerEvent } from './interfaces/circuit-breaker-event.interface.js';
 
 /** A family's own call events only mirror its children's: they are reported by the children. */
@@ -57,7 +58,11 @@ export class CircuitBreakerEvents {
    * key can be dropped for good.
    */
   observe(types: readonly BreakerEventName[], sink: (event: CircuitBreakerEvent) => void, evicted?: (name: string, key: string) => void): () => void {
-    const observer: Observer = { types: [...types], sink, evicted, offs: [], childOffs: new WeakMap() };
+    const observer: Observer = { types: checkTypes(types), sink, evicted, offs: [], childOffs: new WeakMap() };
+    if (typeof sink !== 'function') throw new TypeError(circuitBreakerMessages.invalidObserveArgument('sink', sink, 'a function (event) => void'));
+    if (evicted !== undefined && typeof evicted !== 'function') {
+      throw new TypeError(circuitBreakerMessages.invalidObserveArgument('evicted', evicted, 'a function (name, key) => void, or undefined'));
+    }
     this.observers.add(observer);
     for (const breaker of this.breakers) this.attach(observer, breaker);
     return () => {
@@ -111,6 +116,22 @@ export class CircuitBreakerEvents {
       breaker.on(type, (payload) => sink((key === undefined ? { breaker: name, type, payload } : { breaker: name, key, type, payload }) as CircuitBreakerEvent)),
     );
   }
+}
+
+/** The event types to observe, read once: an array of known event names (checked before any breaker is listened to). */
+function checkTypes(types: unknown): BreakerEventName[] {
+  const expected = `an array of event names (${BREAKER_EVENT_NAMES.join(', ')})`;
+  let copy: unknown[] | undefined;
+  try {
+    if (Array.isArray(types)) copy = [...(types as unknown[])];
+  } catch {
+    // A revoked Proxy: reported below as not an array.
+  }
+  if (copy === undefined) throw new TypeError(circuitBreakerMessages.invalidObserveArgument('types', types, expected));
+  for (const type of copy) {
+    if (!(BREAKER_EVENT_NAMES as readonly unknown[]).includes(type)) throw new TypeError(circuitBreakerMessages.invalidObserveArgument('types', type, expected));
+  }
+  return copy as BreakerEventName[];
 }
 
 interface Observer {

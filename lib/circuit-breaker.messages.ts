@@ -86,6 +86,8 @@ export const circuitBreakerMessages = {
     body: 'Pass a function (error, status) => body, or leave it out for the default body.',
     detailsBesideBody: 'It has no effect beside httpFilter.body, which builds the whole body: remove details, and read error.breakerName in body if you want it.',
   },
+  invalidObserveArgument: (argument: string, value: unknown, expected: string) =>
+    `CircuitBreakerEvents.observe(): argument "${argument}" must be ${expected}, got ${describeValue(value)}. Pass it as observe(['stateChange'], (event) => ...).`,
   listenerThrew: (event: string, error: unknown) =>
     `A listener of ${event} threw: ${error instanceof Error ? error.message : String(error)}. The breaker carried on; catch errors inside the listener.`,
   transitionsNotLogged: (count: number, limit: number) =>
