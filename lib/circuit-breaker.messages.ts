@@ -4,8 +4,10 @@ import { describeFault, describeValue } from './core/option.messages.js';
 
 /**
  * Every text the Nest layer shows a person: each names the breaker and the
- * site (`Class.method`, `forRoot`, ...), and each error or warning ends with
- * what to do.
+ * site (where in the application a breaker is defined or named:
+ * `@CircuitBreaker() on Class.method`, `CircuitBreakerModule.forRoot({ breakers })`,
+ * ...), and each error or warning ends with what to do. A decorator's
+ * messages take the method's `qualifiedName` (`Class.method`).
  *
  * @internal
  */
@@ -29,8 +31,8 @@ export const circuitBreakerMessages = {
     'Call forRoot() (or forRootAsync()) once, in the root module, and forFeature() elsewhere.',
   conflictingOptions: (name: string, first: string, second: string) =>
     `Circuit breaker "${name}" has options set in two places: ${first} and ${second}. Set them in one place and refer to the breaker by name elsewhere.`,
-  noRegistry: (name: string, site: string) =>
-    `Circuit breaker "${name}" on ${site}: no CircuitBreakerRegistry was injected into this instance. ` +
+  noRegistry: (name: string, qualifiedName: string) =>
+    `Circuit breaker "${name}" on ${qualifiedName}: no CircuitBreakerRegistry was injected into this instance. ` +
     'Import CircuitBreakerModule.forRoot() (or forRootAsync()) in the root module, and let Nest create the instance: one created with `new` gets no registry.',
   moduleMissing: (className: string, methods: readonly string[]) =>
     `${className} has @CircuitBreaker() methods (${methods.join(', ')}), but no CircuitBreakerRegistry was injected into it: CircuitBreakerModule is not imported where ${className} is provided, ` +
@@ -39,17 +41,17 @@ export const circuitBreakerMessages = {
     `${integration} needs CircuitBreakerModule, whose CircuitBreakerRegistry it reads, and none is visible to it. ` +
     `Import CircuitBreakerModule.forRoot() (or forRootAsync()) in the root module, beside ${integration}, and keep it global (the default).`,
   invalidInjectName: (value: unknown) => `@InjectCircuitBreaker() takes a breaker name, a non-empty string, got ${describeValue(value)}. Pass the name, e.g. @InjectCircuitBreaker('payments').`,
-  missingFallbackMethod: (site: string, fallback: string) =>
-    `@CircuitBreaker() on ${site}: option "fallback" names the method "${fallback}", which does not exist on the class. Declare it, or pass a function.`,
+  missingFallbackMethod: (qualifiedName: string, fallback: string) =>
+    `@CircuitBreaker() on ${qualifiedName}: option "fallback" names the method "${fallback}", which does not exist on the class. Declare it, or pass a function.`,
   keyMismatch: (name: string, site: string, perKey: boolean) =>
     perKey
       ? `Circuit breaker "${name}" is per-key (perKey), but ${site} gives no key. Add key: (...args) => target, so that each call goes to its target's breaker.`
       : `${site} gives a key, but circuit breaker "${name}" is not per-key. Configure perKey: { maxKeys } on it, or remove the key.`,
-  uncacheableArguments: (site: string, error: unknown) =>
-    `@CircuitBreaker() on ${site}: the lastGood fallback cannot key these arguments (${error instanceof Error ? error.message : String(error)}); such calls are not cached. Give fallback.lastGood a key function.`,
-  deadlineOnSyncMethod: (site: string, returns: string) =>
-    `@CircuitBreaker() on ${site}: option "timeoutMs" can never apply, since the method returns ${returns}: a deadline only ends a call that returns a Promise or an Observable. Remove timeoutMs, or make the method async.`,
-  notAMethod: (site: string) => `@CircuitBreaker() on ${site}: can only decorate a method. Move it to a method, or wrap the call in breaker.execute() instead.`,
+  uncacheableArguments: (qualifiedName: string, error: unknown) =>
+    `@CircuitBreaker() on ${qualifiedName}: the lastGood fallback cannot key these arguments (${error instanceof Error ? error.message : String(error)}); such calls are not cached. Give fallback.lastGood a key function.`,
+  deadlineOnSyncMethod: (qualifiedName: string, returns: string) =>
+    `@CircuitBreaker() on ${qualifiedName}: option "timeoutMs" can never apply, since the method returns ${returns}: a deadline only ends a call that returns a Promise or an Observable. Remove timeoutMs, or make the method async.`,
+  notAMethod: (qualifiedName: string) => `@CircuitBreaker() on ${qualifiedName}: can only decorate a method. Move it to a method, or wrap the call in breaker.execute() instead.`,
   invalidFeature: (value: unknown) =>
     `CircuitBreakerModule.forFeature() takes breaker names or a record of name → options, got ${describeValue(value)}. ` +
     "Pass ['payments'] to use breakers defined elsewhere, or { payments: { ... } } to define them here.",
