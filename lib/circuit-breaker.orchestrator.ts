@@ -32,7 +32,7 @@ interface DefinitionSite {
  */
 export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
   /** The module's options as checked: a plain copy, so that what was validated is what is used. */
-  readonly options: CircuitBreakerModuleOptions;
+  private readonly options: CircuitBreakerModuleOptions;
   /** Where each breaker was defined (its options set), for conflict messages. */
   private readonly definitionSites = new Map<string, DefinitionSite>();
   /** Breakers that share their state through the store; hydrated at bootstrap, or when created after it. */
