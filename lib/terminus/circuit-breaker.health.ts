@@ -59,7 +59,7 @@ export class CircuitBreakerHealthIndicator {
       const names = only ?? this.registry.list();
       const unknown = names.filter((name) => !this.registry.has(name));
       if (unknown.length > 0) {
-        return indicator.down({ message: `Unknown circuit breakers: ${unknown.map((n) => `"${n}"`).join(', ')}.` });
+        return indicator.down({ message: circuitBreakerMessages.unknownHealthBreakers(unknown) });
       }
       let status: BreakerHealthStatus = 'up';
       const counts = { total: 0, open: 0, halfOpen: 0 };
@@ -90,7 +90,7 @@ const STATUSES = ['up', 'degraded', 'down'] as const;
 
 /** The options, read once and checked; an error names the option, for the `down` message. */
 function checkOptions(key: unknown, given: unknown): CircuitBreakerHealthOptions {
-  const check = new OptionChecker(`CircuitBreakerHealthIndicator.isHealthy(${typeof key === 'string' ? JSON.stringify(key) : '...'})`);
+  const check = new OptionChecker(circuitBreakerMessages.healthSubject(key));
   check.string('key', key, 'a non-empty string', (value) => value !== '');
   const options = check.record('', given, ['breakers', 'openStatus', 'halfOpenStatus', 'details'], '{ breakers?, openStatus?, halfOpenStatus?, details? }');
   if (options.openStatus !== undefined) check.oneOf('openStatus', options.openStatus, STATUSES);
