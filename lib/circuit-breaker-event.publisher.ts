@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { BreakerState, RejectionReason, TransitionReason } from './core/index.js';
 import { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
-import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
+import { CircuitBreakerEvents } from './circuit-breaker.events.js';
+import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import type { CircuitBreakerEventSink } from './interfaces/circuit-breaker-logging-options.interface.js';
 import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
 
@@ -53,14 +54,14 @@ export class CircuitBreakerEventPublisher implements OnModuleInit, OnApplication
   private readonly logger = new Logger('CircuitBreaker');
 
   constructor(
-    private readonly registry: CircuitBreakerRegistry,
+    private readonly events: CircuitBreakerEvents,
     @Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) private readonly options: CircuitBreakerModuleOptions,
   ) {}
 
   onModuleInit(): void {
     const sink = this.options.eventEmitter;
     if (sink === undefined) return;
-    this.stop = this.registry.observe(['stateChange', 'rejected'], (event) => {
+    this.stop = this.events.observe(['stateChange', 'rejected'], (event) => {
       const key = event.key === undefined ? {} : { key: event.key };
       if (event.type === 'rejected') {
         const { reason, error } = event.payload;
@@ -86,7 +87,7 @@ export class CircuitBreakerEventPublisher implements OnModuleInit, OnApplication
     try {
       sink.emit(event, payload);
     } catch (error) {
-      this.logger.error(`A listener of ${event} threw: ${error instanceof Error ? error.message : String(error)}`, error instanceof Error ? error.stack : undefined);
+      this.logger.error(circuitBreakerMessages.listenerThrew(event, error), error instanceof Error ? error.stack : undefined);
     }
   }
 

@@ -109,22 +109,22 @@ export function resolveHttpOptions(value: unknown): CircuitBreakerHttpOptions | 
   const options = value as Record<string, unknown>;
   for (const key of Object.keys(options)) {
     if (key !== 'details' && key !== 'body') {
-      throw new TypeError(circuitBreakerMessages.invalidHttpFilter(`httpFilter.${key}`, options[key], 'It is not an option of httpFilter: use details or body, or remove it.'));
+      throw new TypeError(circuitBreakerMessages.invalidHttpFilter(`httpFilter.${key}`, options[key], circuitBreakerMessages.httpFilterFix.unknown));
     }
   }
   if (options.details !== undefined && typeof options.details !== 'boolean') {
-    throw new TypeError(circuitBreakerMessages.invalidHttpFilter('httpFilter.details', options.details, 'Pass true to show breaker names in 503/504 bodies, false (the default) to hide them.'));
+    throw new TypeError(circuitBreakerMessages.invalidHttpFilter('httpFilter.details', options.details, circuitBreakerMessages.httpFilterFix.details));
   }
   if (options.body !== undefined && typeof options.body !== 'function') {
-    throw new TypeError(circuitBreakerMessages.invalidHttpFilter('httpFilter.body', options.body, 'Pass a function (error, status) => body, or leave it out for the default body.'));
+    throw new TypeError(circuitBreakerMessages.invalidHttpFilter('httpFilter.body', options.body, circuitBreakerMessages.httpFilterFix.body));
   }
   if (options.details !== undefined && options.body !== undefined) {
     throw new TypeError(
-      circuitBreakerMessages.invalidHttpFilter('httpFilter.details', options.details, 'It has no effect beside httpFilter.body, which builds the whole body: remove details, and read error.breakerName in body if you want it.'),
+      circuitBreakerMessages.invalidHttpFilter('httpFilter.details', options.details, circuitBreakerMessages.httpFilterFix.detailsBesideBody),
     );
   }
   return { ...(options as CircuitBreakerHttpOptions) };
 }
 
 /** @internal What to pass as httpFilter, for messages wherever its shape is checked. */
-export const HTTP_FILTER_FIX = 'Pass true, false, or { details?: boolean, body?: (error, status) => body }.';
+export const HTTP_FILTER_FIX = circuitBreakerMessages.httpFilterFix.shape;

@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger, type LogLevel, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { StateChangeEvent } from './core/index.js';
 import { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
-import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
+import { CircuitBreakerEvents } from './circuit-breaker.events.js';
+import { circuitBreakerMessages as messages } from './circuit-breaker.messages.js';
 import type { CircuitBreakerEvent } from './interfaces/circuit-breaker-event.interface.js';
 import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
 
@@ -27,13 +28,13 @@ export class CircuitBreakerTransitionLogger implements OnModuleInit, OnApplicati
   private summaryTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
-    private readonly registry: CircuitBreakerRegistry,
+    private readonly events: CircuitBreakerEvents,
     @Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) private readonly options: CircuitBreakerModuleOptions,
   ) {}
 
   onModuleInit(): void {
     if (this.options.logging === false) return;
-    this.stop = this.registry.observe(['stateChange'], (event) => this.onTransition(event));
+    this.stop = this.events.observe(['stateChange'], (event) => this.onTransition(event));
   }
 
   onApplicationShutdown(): void {
@@ -72,7 +73,7 @@ export class CircuitBreakerTransitionLogger implements OnModuleInit, OnApplicati
   private flushSummary(): void {
     if (this.suppressed === 0) return;
     const limit = (this.options.logging || undefined)?.maxPerSecond ?? 10;
-    this.logger.warn(`${this.suppressed} more circuit breaker transition(s) not logged (limit ${limit} per second); see the metrics or GET the registry snapshot.`);
+    this.logger.warn(messages.transitionsNotLogged(this.suppressed, limit));
     this.suppressed = 0;
   }
 
@@ -92,25 +93,17 @@ function levelOf(change: StateChangeEvent): 'warn' | 'log' | 'debug' {
 
 function describe(event: Extract<CircuitBreakerEvent, { type: 'stateChange' }>): string {
   const change = event.payload;
-  const who = event.key === undefined ? `"${event.breaker}"` : `"${event.breaker}" [${event.key}]`;
+  const who = messages.transitionSubject(event.breaker, event.key);
   switch (change.to) {
-    case 'open': {
-      const evidence = change.window;
-      const why =
-        evidence === undefined
-          ? change.reason
-          : change.reason === 'slow-call-rate'
-            ? `${change.reason}: ${evidence.slowCalls} of ${evidence.calls} calls slow`
-            : `${change.reason}: ${evidence.failures} of ${evidence.calls} calls failed (${Math.round((evidence.failures / Math.max(1, evidence.calls)) * 100)}%)`;
-      return `Circuit breaker ${who} opened (${why}); calls fail fast for ${change.openUntil! - change.at} ms.`;
-    }
+    case 'open':
+      return messages.opened(who, messages.openingEvidence(change.reason, change.window), change.openUntil! - change.at);
     case 'half-open':
-      return `Circuit breaker ${who} is half-open: admitting probes.`;
+      return messages.halfOpened(who);
     case 'closed':
-      return `Circuit breaker ${who} closed (${change.reason}).`;
+      return messages.closed(who, change.reason);
     case 'isolated':
-      return `Circuit breaker ${who} isolated by hand: every call is rejected until reset().`;
+      return messages.isolated(who);
     default:
-      return `Circuit breaker ${who} disabled by hand: every call passes and nothing trips until reset().`;
+      return messages.disabled(who);
   }
 }

@@ -1,16 +1,47 @@
 import { Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModulesContainer } from '@nestjs/core';
 import { CIRCUIT_BREAKER_METADATA, CIRCUIT_BREAKER_ROOT, INJECTED_BREAKERS_METADATA } from './circuit-breaker.constants.js';
+import type { BreakerOptions } from './core/index.js';
 import type { BreakerInjection } from './decorators/inject-circuit-breaker.decorator.js';
-import type { DecoratedMethod } from './decorated-method.js';
 import { FeatureDefinition } from './feature-definition.js';
 
 /**
- * Finds every `@CircuitBreaker()` method of the application, so that the
- * registry can build their breakers at start-up: a bad option, an unknown name
- * under `strict`, or options set in two places fail `app.init()` instead of the
- * first call. Classes are known before any instance exists, so this works from
- * the registry's constructor, before other providers ask for breakers by name.
+ * What the explorer reads of a `@CircuitBreaker()` method (the decorator's
+ * `DecoratedMethod`): which breaker, with what options, from which site.
+ *
+ * @internal
+ */
+export interface ExploredMethod {
+  readonly name: string;
+  readonly options: BreakerOptions | undefined;
+  /** Where the method names its breaker, for messages: `@CircuitBreaker() on Class.method`. */
+  readonly site: string;
+  /** Whether the decorator names the breaker (a reference to check), rather than taking `Class.method`. */
+  readonly named: boolean;
+  readonly key: unknown;
+}
+
+/**
+ * What the explorer pushes what it finds to (the orchestrator), in this
+ * order: forFeature() definitions, then decorated methods, then injections.
+ *
+ * @internal
+ */
+export interface DiscoveredBreakers {
+  addFeature(definition: FeatureDefinition): void;
+  addMethod(method: ExploredMethod): void;
+  addInjection(name: string, site: string): void;
+}
+
+/**
+ * Walks the application's modules at start-up and pushes what defines or uses
+ * a breaker to the orchestrator: forFeature() definitions, `@CircuitBreaker()`
+ * methods and `@InjectCircuitBreaker()` names, so that a bad option, an unknown
+ * name under `strict`, or options set at two sites fail `app.init()` instead of
+ * the first call. Classes are known before any instance exists, so this works
+ * from the orchestrator's constructor, before other providers ask for breakers
+ * by name (which is why the orchestrator calls `explore()`, rather than this
+ * explorer waiting for a lifecycle hook as @nestjs/schedule's does).
  *
  * @internal
  */
@@ -21,6 +52,13 @@ export class CircuitBreakerExplorer {
     private readonly scanner: MetadataScanner,
     private readonly modules: ModulesContainer,
   ) {}
+
+  /** Pushes every breaker definition and use of the application to `into`: features, then methods, then injections. */
+  explore(into: DiscoveredBreakers): void {
+    for (const definition of this.featureDefinitions()) into.addFeature(definition);
+    for (const method of this.decoratedMethods()) into.addMethod(method);
+    for (const [name, site] of this.injectedBreakers()) into.addInjection(name, site);
+  }
 
   /**
    * Every root registration (`forRoot()` / `forRootAsync()`) of the
@@ -56,7 +94,7 @@ export class CircuitBreakerExplorer {
   /**
    * Every `@InjectCircuitBreaker(name)` of the classes this application builds
    * with injection (providers, controllers, guards, interceptors, pipes,
-   * filters), inherited ones included; the first place of each name.
+   * filters), inherited ones included; the first site of each name.
    */
   injectedBreakers(): Map<string, string> {
     const injections = new Map<string, string>();
@@ -67,25 +105,26 @@ export class CircuitBreakerExplorer {
         // Up the class chain: a subclass without its own constructor is built with its base's parameters.
         for (let type: unknown = metatype; typeof type === 'function' && type !== Function.prototype; type = Object.getPrototypeOf(type)) {
           const own = Reflect.getOwnMetadata(INJECTED_BREAKERS_METADATA, type) as BreakerInjection[] | undefined;
-          for (const { name, place } of own ?? []) if (!injections.has(name)) injections.set(name, place);
+          for (const { name, site } of own ?? []) if (!injections.has(name)) injections.set(name, site);
         }
       }
     }
     return injections;
   }
 
-  decoratedMethods(): DecoratedMethod[] {
+  /** Every `@CircuitBreaker()` method of the application's providers and controllers, once each. */
+  decoratedMethods(): ExploredMethod[] {
     const prototypes = new Set<object>();
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
       // Request-scoped providers have no instance yet: their class is enough.
       const prototype = wrapper.metatype?.prototype ?? (wrapper.instance ? Object.getPrototypeOf(wrapper.instance) : undefined);
       if (prototype !== undefined && prototype !== null && typeof prototype === 'object') prototypes.add(prototype);
     }
-    const methods = new Set<DecoratedMethod>();
+    const methods = new Set<ExploredMethod>();
     for (const prototype of prototypes) {
       for (const name of this.scanner.getAllMethodNames(prototype)) {
         const fn = (prototype as Record<string, unknown>)[name];
-        const method = typeof fn === 'function' ? (Reflect.getMetadata(CIRCUIT_BREAKER_METADATA, fn) as DecoratedMethod | undefined) : undefined;
+        const method = typeof fn === 'function' ? (Reflect.getMetadata(CIRCUIT_BREAKER_METADATA, fn) as ExploredMethod | undefined) : undefined;
         if (method !== undefined) methods.add(method);
       }
     }

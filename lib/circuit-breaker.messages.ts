@@ -1,8 +1,13 @@
+import { breakerMessages } from './core/breaker.messages.js';
+import type { StateChangeEvent } from './core/index.js';
 import { describeFault, describeValue } from './core/option.messages.js';
 
 /**
  * Every text the Nest layer shows a person: each names the breaker and the
- * place (`Class.method`, `forRoot`, ...) and says what to do.
+ * site (where in the application a breaker is defined or named:
+ * `@CircuitBreaker() on Class.method`, `CircuitBreakerModule.forRoot({ breakers })`,
+ * ...), and each error or warning ends with what to do. A decorator's
+ * messages take the method's `qualifiedName` (`Class.method`).
  *
  * @internal
  */
@@ -10,13 +15,13 @@ export const circuitBreakerMessages = {
   unknownBreaker: (name: string, known: readonly string[]) =>
     `No circuit breaker named "${name}". Known breakers: ${known.length === 0 ? '(none)' : known.map((k) => `"${k}"`).join(', ')}. ` +
     'Define it in CircuitBreakerModule.forRoot({ breakers }) or forFeature(), or use getOrCreate().',
-  strictUnknown: (name: string, place: string, suggestion?: string) =>
-    `Circuit breaker "${name}" used by ${place} is not defined, and CircuitBreakerModule is strict. ` +
+  strictUnknown: (name: string, site: string, suggestion?: string) =>
+    `Circuit breaker "${name}" used by ${site} is not defined, and CircuitBreakerModule is strict. ` +
     (suggestion === undefined
       ? 'Define it in CircuitBreakerModule.forRoot({ breakers }) or forFeature({ ... }), or check the name for a typo.'
       : `Did you mean "${suggestion}"? Fix the name, or define "${name}" in CircuitBreakerModule.forRoot({ breakers }) or forFeature({ ... }).`),
-  undefinedName: (name: string, place: string, suggestion: string | undefined, defined: readonly string[]) =>
-    `Circuit breaker "${name}" used by ${place} is not defined: it was built from the module's defaults, beside the configured breakers. ` +
+  undefinedName: (name: string, site: string, suggestion: string | undefined, defined: readonly string[]) =>
+    `Circuit breaker "${name}" used by ${site} is not defined: it was built from the module's defaults, beside the configured breakers. ` +
     (suggestion === undefined ? `Defined breakers: ${listNames(defined)}. ` : `Did you mean "${suggestion}"? `) +
     `Fix the name, or define "${name}" in CircuitBreakerModule.forRoot({ breakers }) or forFeature({ ... }) if it is meant to be a breaker of its own (strict: true makes this an error).`,
   duplicateRoot: (registrations: ReadonlyArray<{ method: string; importers: readonly string[] }>) =>
@@ -26,8 +31,8 @@ export const circuitBreakerMessages = {
     'Call forRoot() (or forRootAsync()) once, in the root module, and forFeature() elsewhere.',
   conflictingOptions: (name: string, first: string, second: string) =>
     `Circuit breaker "${name}" has options set in two places: ${first} and ${second}. Set them in one place and refer to the breaker by name elsewhere.`,
-  noRegistry: (name: string, place: string) =>
-    `Circuit breaker "${name}" on ${place}: no CircuitBreakerRegistry was injected into this instance. ` +
+  noRegistry: (name: string, qualifiedName: string) =>
+    `Circuit breaker "${name}" on ${qualifiedName}: no CircuitBreakerRegistry was injected into this instance. ` +
     'Import CircuitBreakerModule.forRoot() (or forRootAsync()) in the root module, and let Nest create the instance: one created with `new` gets no registry.',
   moduleMissing: (className: string, methods: readonly string[]) =>
     `${className} has @CircuitBreaker() methods (${methods.join(', ')}), but no CircuitBreakerRegistry was injected into it: CircuitBreakerModule is not imported where ${className} is provided, ` +
@@ -36,17 +41,17 @@ export const circuitBreakerMessages = {
     `${integration} needs CircuitBreakerModule, whose CircuitBreakerRegistry it reads, and none is visible to it. ` +
     `Import CircuitBreakerModule.forRoot() (or forRootAsync()) in the root module, beside ${integration}, and keep it global (the default).`,
   invalidInjectName: (value: unknown) => `@InjectCircuitBreaker() takes a breaker name, a non-empty string, got ${describeValue(value)}. Pass the name, e.g. @InjectCircuitBreaker('payments').`,
-  missingFallbackMethod: (place: string, fallback: string) =>
-    `@CircuitBreaker() on ${place}: option "fallback" names the method "${fallback}", which does not exist on the class. Declare it, or pass a function.`,
-  keyMismatch: (name: string, place: string, perKey: boolean) =>
+  missingFallbackMethod: (qualifiedName: string, fallback: string) =>
+    `@CircuitBreaker() on ${qualifiedName}: option "fallback" names the method "${fallback}", which does not exist on the class. Declare it, or pass a function.`,
+  keyMismatch: (name: string, site: string, perKey: boolean) =>
     perKey
-      ? `Circuit breaker "${name}" is per-key (perKey), but ${place} gives no key. Add key: (...args) => target, so that each call goes to its target's breaker.`
-      : `${place} gives a key, but circuit breaker "${name}" is not per-key. Configure perKey: { maxKeys } on it, or remove the key.`,
-  uncacheableArguments: (place: string, error: unknown) =>
-    `@CircuitBreaker() on ${place}: the lastGood fallback cannot key these arguments (${error instanceof Error ? error.message : String(error)}); such calls are not cached. Give fallback.lastGood a key function.`,
-  deadlineOnSyncMethod: (place: string, returns: string) =>
-    `@CircuitBreaker() on ${place}: option "timeoutMs" can never apply, since the method returns ${returns}: a deadline only ends a call that returns a Promise or an Observable. Remove timeoutMs, or make the method async.`,
-  notAMethod: (place: string) => `@CircuitBreaker() on ${place}: can only decorate a method.`,
+      ? `Circuit breaker "${name}" is per-key (perKey), but ${site} gives no key. Add key: (...args) => target, so that each call goes to its target's breaker.`
+      : `${site} gives a key, but circuit breaker "${name}" is not per-key. Configure perKey: { maxKeys } on it, or remove the key.`,
+  uncacheableArguments: (qualifiedName: string, error: unknown) =>
+    `@CircuitBreaker() on ${qualifiedName}: the lastGood fallback cannot key these arguments (${error instanceof Error ? error.message : String(error)}); such calls are not cached. Give fallback.lastGood a key function.`,
+  deadlineOnSyncMethod: (qualifiedName: string, returns: string) =>
+    `@CircuitBreaker() on ${qualifiedName}: option "timeoutMs" can never apply, since the method returns ${returns}: a deadline only ends a call that returns a Promise or an Observable. Remove timeoutMs, or make the method async.`,
+  notAMethod: (qualifiedName: string) => `@CircuitBreaker() on ${qualifiedName}: can only decorate a method. Move it to a method, or wrap the call in breaker.execute() instead.`,
   invalidFeature: (value: unknown) =>
     `CircuitBreakerModule.forFeature() takes breaker names or a record of name → options, got ${describeValue(value)}. ` +
     "Pass ['payments'] to use breakers defined elsewhere, or { payments: { ... } } to define them here.",
@@ -61,6 +66,46 @@ export const circuitBreakerMessages = {
   httpUnavailable: () => 'A dependency is unavailable; retry later.',
   /** The public body of a 504. */
   httpTimedOut: () => 'A dependency did not answer in time; retry later.',
+  badBreakerName: (where: string, name: unknown) => `${where}: ${breakerMessages.badName(name)}`,
+  emptyBreakerName: () => 'option "breakers" names a breaker "": give every breaker a non-empty name.',
+  /** The subject of option errors about one breaker's definition: `Circuit breaker "payments" in CircuitBreakerModule.forFeature()`. */
+  definitionSubject: (name: string, site: string) => `Circuit breaker "${name}" in ${site}`,
+  /** Where a decorator names its breaker. */
+  decoratorSite: (qualifiedName: string) => `@CircuitBreaker() on ${qualifiedName}`,
+  /** Where a class injects a breaker by name. */
+  injectionSite: (className: string | undefined) => `@InjectCircuitBreaker() in ${className || 'an anonymous class'}`,
+  /** Where forFeature(['name']) names a breaker. */
+  featureSite: (name: string) => `CircuitBreakerModule.forFeature() of "${name}"`,
+  /** The subject of option errors of one `circuitBreaker()` operator. */
+  operatorSubject: (breaker: string) => `circuitBreaker() on circuit breaker "${breaker}"`,
+  /** What to do about each `httpFilter` option, for invalidHttpFilter. */
+  httpFilterFix: {
+    shape: 'Pass true, false, or { details?: boolean, body?: (error, status) => body }.',
+    unknown: 'It is not an option of httpFilter: use details or body, or remove it.',
+    details: 'Pass true to show breaker names in 503/504 bodies, false (the default) to hide them.',
+    body: 'Pass a function (error, status) => body, or leave it out for the default body.',
+    detailsBesideBody: 'It has no effect beside httpFilter.body, which builds the whole body: remove details, and read error.breakerName in body if you want it.',
+  },
+  invalidObserveArgument: (argument: string, value: unknown, expected: string) =>
+    `CircuitBreakerEvents.observe(): argument "${argument}" must be ${expected}, got ${describeValue(value)}. Pass it as observe(['stateChange'], (event) => ...).`,
+  listenerThrew: (event: string, error: unknown) =>
+    `A listener of ${event} threw: ${error instanceof Error ? error.message : String(error)}. The breaker carried on; catch errors inside the listener.`,
+  transitionsNotLogged: (count: number, limit: number) =>
+    `${count} more circuit breaker transition(s) not logged (limit ${limit} per second); see the metrics or GET the registry snapshot.`,
+  /** The breaker a transition log line is about: `"hosts" [host-0]` for a per-key child. */
+  transitionSubject: (breaker: string, key: string | undefined) => (key === undefined ? `"${breaker}"` : `"${breaker}" [${key}]`),
+  /** Why a breaker opened, with the window it opened on. */
+  openingEvidence: (reason: string, window: StateChangeEvent['window']) =>
+    window === undefined
+      ? reason
+      : reason === 'slow-call-rate'
+        ? `${reason}: ${window.slowCalls} of ${window.calls} calls slow`
+        : `${reason}: ${window.failures} of ${window.calls} calls failed (${Math.round((window.failures / Math.max(1, window.calls)) * 100)}%)`,
+  opened: (who: string, why: string, forMs: number) => `Circuit breaker ${who} opened (${why}); calls fail fast for ${forMs} ms.`,
+  halfOpened: (who: string) => `Circuit breaker ${who} is half-open: admitting probes.`,
+  closed: (who: string, reason: string) => `Circuit breaker ${who} closed (${reason}).`,
+  isolated: (who: string) => `Circuit breaker ${who} isolated by hand: every call is rejected until reset().`,
+  disabled: (who: string) => `Circuit breaker ${who} disabled by hand: every call passes and nothing trips until reset().`,
   shareWithoutStore: (name: string) =>
     `Circuit breaker "${name}": option "share" needs a store to share through. ` +
     'Configure one, e.g. CircuitBreakerModule.forRoot({ store: new RedisBreakerStore({ redis }) }) from nestjs-circuit-breaker/redis, or remove "share".',

@@ -14,14 +14,16 @@ import {
   type CIRCUIT_BREAKER_ASYNC_OPTIONS_TYPE,
   type CIRCUIT_BREAKER_OPTIONS_TYPE,
 } from './circuit-breaker.module-definition.js';
-import { CircuitBreakerRegistry, MODULE_KEYS } from './circuit-breaker.registry.js';
+import { CircuitBreakerEvents } from './circuit-breaker.events.js';
+import { FOR_FEATURE, MODULE_KEYS } from './circuit-breaker.options.js';
+import { CircuitBreakerOrchestrator } from './circuit-breaker.orchestrator.js';
+import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 import { OptionChecker, pathKey } from './core/option-checker.js';
 import { breakerOptionChecker, copyBreakerOptions } from './core/resolve-options.js';
 import { getCircuitBreakerToken, injectedBreakerNames } from './decorators/inject-circuit-breaker.decorator.js';
 import { FeatureDefinition } from './feature-definition.js';
 import { HTTP_FILTER_FIX } from './circuit-breaker-http.mapping.js';
 
-const FOR_FEATURE = 'CircuitBreakerModule.forFeature()';
 const EXTRAS = ['isGlobal', 'httpFilter'] as const;
 
 /**
@@ -118,7 +120,7 @@ function featureEntries(breakers: unknown): [string, BreakerOptions | undefined]
     if (typeof key === 'symbol' || key === '') return invalid(key);
     const at = pathKey(key).replace(/^\./, '');
     const value = check.read(breakers, key, at);
-    const subject = `Circuit breaker "${key}" in ${FOR_FEATURE}`;
+    const subject = circuitBreakerMessages.definitionSubject(key, FOR_FEATURE);
     entries.push([key, value === undefined ? undefined : copyBreakerOptions(breakerOptionChecker(key, { subject, pathOf: (o) => (o === 'options' ? at : `${at}.${o}`) }), value)]);
   }
   if (entries.length === 0) throw new TypeError(circuitBreakerMessages.emptyFeature());
@@ -128,9 +130,9 @@ function featureEntries(breakers: unknown): [string, BreakerOptions | undefined]
 function breakerProvider(name: string, options: BreakerOptions | undefined, source: FeatureDefinition | undefined): Provider & { provide: string } {
   return {
     provide: getCircuitBreakerToken(name),
-    useFactory: (registry: CircuitBreakerRegistry) =>
-      options === undefined ? registry.use(name, `${FOR_FEATURE} of "${name}"`) : registry.defineFeature(name, options, FOR_FEATURE, source),
-    inject: [CircuitBreakerRegistry],
+    useFactory: (orchestrator: CircuitBreakerOrchestrator) =>
+      options === undefined ? orchestrator.use(name, circuitBreakerMessages.featureSite(name)) : orchestrator.defineFeature(name, options, FOR_FEATURE, source),
+    inject: [CircuitBreakerOrchestrator],
   };
 }
 
@@ -143,8 +145,8 @@ function breakerProvider(name: string, options: BreakerOptions | undefined, sour
 function withNamedProviders(definition: DynamicModule, defined: readonly string[]): DynamicModule {
   const named: (Provider & { provide: string })[] = [...new Set([...defined, ...injectedBreakerNames])].map((name) => ({
     provide: getCircuitBreakerToken(name),
-    useFactory: (registry: CircuitBreakerRegistry) => registry.provided(name),
-    inject: [CircuitBreakerRegistry],
+    useFactory: (orchestrator: CircuitBreakerOrchestrator) => orchestrator.provided(name),
+    inject: [CircuitBreakerOrchestrator],
   }));
   return {
     ...definition,
@@ -153,7 +155,11 @@ function withNamedProviders(definition: DynamicModule, defined: readonly string[
   };
 }
 
-/** The registry and the explorer belong to the root registration only, never to forFeature(). */
+/**
+ * The registry, its orchestrator, the events and the explorer belong to the root
+ * registration only, never to forFeature(). The orchestrator is the registry's
+ * own (built with it, so that `new CircuitBreakerRegistry(options)` works alone too).
+ */
 function withCoreProviders(definition: DynamicModule, httpFilter: CircuitBreakerModuleExtras['httpFilter'], method: RootTag['method']): DynamicModule {
   // The filter is provided even when off, so that a catch-all filter can delegate to it with the
   // module's options; an invalid httpFilter fails when its options are resolved, at start-up.
@@ -167,7 +173,17 @@ function withCoreProviders(definition: DynamicModule, httpFilter: CircuitBreaker
   return {
     ...definition,
     imports: [...(definition.imports ?? []), DiscoveryModule],
-    providers: [...(definition.providers ?? []), { provide: CIRCUIT_BREAKER_ROOT, useValue: tag }, CircuitBreakerExplorer, CircuitBreakerRegistry, CircuitBreakerTransitionLogger, CircuitBreakerEventPublisher, ...http],
-    exports: [...(definition.exports ?? []), CircuitBreakerRegistry, CircuitBreakerExceptionFilter],
+    providers: [
+      ...(definition.providers ?? []),
+      { provide: CIRCUIT_BREAKER_ROOT, useValue: tag },
+      CircuitBreakerExplorer,
+      CircuitBreakerEvents,
+      CircuitBreakerRegistry,
+      { provide: CircuitBreakerOrchestrator, useFactory: (registry: CircuitBreakerRegistry) => registry.orchestrator, inject: [CircuitBreakerRegistry] },
+      CircuitBreakerTransitionLogger,
+      CircuitBreakerEventPublisher,
+      ...http,
+    ],
+    exports: [...(definition.exports ?? []), CircuitBreakerRegistry, CircuitBreakerOrchestrator, CircuitBreakerEvents, CircuitBreakerExceptionFilter],
   };
 }

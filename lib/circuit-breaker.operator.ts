@@ -54,7 +54,7 @@ export type BreakerRecovery<R> = (error: unknown, breaker: Breaker) => Observabl
 export function circuitBreaker<T, R = never>(breaker: Breaker, options: CircuitBreakerOperatorOptions<R> = {}): OperatorFunction<T, T | R> {
   if (!(breaker instanceof Breaker)) throw new TypeError(circuitBreakerMessages.notABreaker('circuitBreaker()', breaker));
   // Read once and checked here, where the pipe is built, not at the first subscription.
-  const check = new OptionChecker(`circuitBreaker() on circuit breaker "${breaker.name}"`);
+  const check = new OptionChecker(circuitBreakerMessages.operatorSubject(breaker.name));
   const given = check.record('', options, ['fallback', 'key'], '{ fallback?, key? }');
   const fallback = given.fallback === undefined ? undefined : check.func<(error: unknown) => ObservableInput<R>>('fallback', given.fallback, 'a function returning an ObservableInput');
   const key = given.key === undefined ? undefined : check.func<() => string>('key', given.key, 'a function returning a string');

@@ -1,50 +1,68 @@
-import { Logger } from '@nestjs/common';
-import { isObservable, Observable, of, tap } from 'rxjs';
+import { Observable, isObservable, tap } from 'rxjs';
 import { isBreakerRejection, type Breaker, type BreakerOptions, type CallOutcome, type CallPermit } from './core/index.js';
 import { applyWithCallSignal, runWithCallSignal } from './call-signal.js';
 import { REGISTRY_PROPERTY } from './circuit-breaker.constants.js';
 import { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missing.error.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
-import { breakerOperator, type BreakerRecovery } from './circuit-breaker.operator.js';
+import { breakerOperator } from './circuit-breaker.operator.js';
 import type { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
+import { FallbackRunner, isThenable, raise } from './fallback/fallback-runner.js';
 import type { CircuitBreakerFallback } from './interfaces/circuit-breaker-method-options.interface.js';
-import { LastGoodCache } from './last-good-cache.js';
-
-/** A fallback that had nothing to serve: a miss of `lastGood`, or no fallback at all. */
-const NOTHING = Symbol('nothing to serve');
 
 /** What a method returns, learned from `design:returntype` or from its first result. */
 type MethodKind = 'sync' | 'promise' | 'observable' | undefined;
 
+/** What `@CircuitBreaker()` read on one method. @internal */
+export interface DecoratedMethodOptions {
+  /** The breaker's name. */
+  readonly name: string;
+  /** The breaker options the decorator gives (which define the breaker), if any. */
+  readonly options: BreakerOptions | undefined;
+  /** `Class.method`. */
+  readonly qualifiedName: string;
+  readonly fallback: CircuitBreakerFallback | undefined;
+  readonly key: ((...args: any[]) => string) | undefined;
+  /** What `design:returntype` says the method returns. */
+  readonly returnType: unknown;
+  /** The method itself, undecorated. */
+  readonly original: (...args: any[]) => unknown;
+  /** Whether the decorator names the breaker (a reference to check), rather than taking `Class.method`. */
+  readonly named: boolean;
+}
+
 /**
  * One method decorated with `@CircuitBreaker()`: its breaker's name and
- * options, where it is (`Class.method`, for messages), and how it falls back.
+ * options, where it is (for messages), and how each call is dispatched to the
+ * breaker (its fallback is `FallbackRunner`'s).
  *
  * @internal
  */
 export class DecoratedMethod {
   kind: MethodKind;
-  /** The place, as the explorer and the registry name it in messages. */
-  readonly origin: string;
-  private readonly caches = new WeakMap<CircuitBreakerRegistry, LastGoodCache>();
+  readonly name: string;
+  readonly options: BreakerOptions | undefined;
+  /** `Class.method`. */
+  readonly qualifiedName: string;
+  /** Where the method names its breaker, as the orchestrator's messages name it: `@CircuitBreaker() on Class.method`. */
+  readonly site: string;
+  readonly fallback: CircuitBreakerFallback | undefined;
+  readonly key: ((...args: any[]) => string) | undefined;
+  readonly named: boolean;
+  private readonly fallbacks: FallbackRunner | undefined;
   /** The breaker of each application, looked up once. */
   private readonly breakers = new WeakMap<CircuitBreakerRegistry, Breaker>();
-  private warnedAboutKeys = false;
   private lastRegistry: CircuitBreakerRegistry | undefined;
   private lastBreaker: Breaker | undefined;
 
-  constructor(
-    readonly name: string,
-    readonly options: BreakerOptions | undefined,
-    readonly place: string,
-    readonly fallback: CircuitBreakerFallback | undefined,
-    readonly key: ((...args: any[]) => string) | undefined,
-    returnType: unknown,
-    original: (...args: any[]) => unknown,
-    /** Whether the decorator names the breaker (a reference to check), rather than taking `Class.method`. */
-    readonly named = false,
-  ) {
-    this.origin = `@CircuitBreaker() on ${place}`;
+  constructor({ name, options, qualifiedName, fallback, key, returnType, original, named }: DecoratedMethodOptions) {
+    this.name = name;
+    this.options = options;
+    this.qualifiedName = qualifiedName;
+    this.site = circuitBreakerMessages.decoratorSite(qualifiedName);
+    this.fallback = fallback;
+    this.key = key;
+    this.named = named;
+    this.fallbacks = fallback === undefined ? undefined : new FallbackRunner(fallback, qualifiedName);
     // An async function returns a Promise whatever its annotation says; so does a method declared to.
     this.kind =
       returnType === Promise || original.constructor.name === 'AsyncFunction' ? 'promise' : returnType === Observable ? 'observable' : undefined;
@@ -67,7 +85,7 @@ export class DecoratedMethod {
     if (registry === undefined) throw this.missingRegistry();
     let breaker = this.breakers.get(registry);
     if (breaker === undefined) {
-      breaker = registry.resolve(this.name, this.options, this.origin);
+      breaker = registry.orchestrator.resolve(this.name, this.options, this.site);
       this.breakers.set(registry, breaker);
     }
     this.lastRegistry = registry;
@@ -76,7 +94,7 @@ export class DecoratedMethod {
   }
 
   private missingRegistry(): CircuitBreakerModuleMissingError {
-    return new CircuitBreakerModuleMissingError(circuitBreakerMessages.noRegistry(this.name, this.place), this.place);
+    return new CircuitBreakerModuleMissingError(circuitBreakerMessages.noRegistry(this.name, this.qualifiedName), this.qualifiedName);
   }
 
   /** A Promise method without fallback or key: nothing to do but run it through the breaker. */
@@ -94,7 +112,7 @@ export class DecoratedMethod {
 
     if (this.kind === 'observable') {
       let source = original.apply(instance, args) as Observable<unknown>;
-      if (typeof this.fallback === 'object') {
+      if (this.fallbacks?.remembers === true) {
         // The first value of a call the breaker counts a success is what a later failure may serve.
         const target = breaker;
         let first = true;
@@ -106,7 +124,7 @@ export class DecoratedMethod {
           }),
         );
       }
-      return source.pipe(breakerOperator<unknown, unknown>(breaker, undefined, this.fallback === undefined ? undefined : this.observableRecovery(registry, instance, args)));
+      return source.pipe(breakerOperator<unknown, unknown>(breaker, undefined, this.fallbacks?.observableRecovery(registry, instance, args)));
     }
 
     // A Promise method without a fallback (but with a key) needs nothing the breaker's execute() does not do.
@@ -161,15 +179,13 @@ export class DecoratedMethod {
 
   private onError(registry: CircuitBreakerRegistry, breaker: Breaker, outcome: CallOutcome, instance: unknown, error: unknown, args: any[], kind: MethodKind): unknown {
     // A 400 (success) or a caller's abort (ignored) is the caller's business, not a reason to fall back.
-    if (outcome === 'success' || outcome === 'ignored') return raise(error, kind);
+    if (outcome === 'success' || outcome === 'ignored') return raise(error, kind === 'promise');
     return this.recover(registry, breaker, instance, error, args, kind);
   }
 
   /**
-   * The fallback's answer for a call the breaker rejected or counted as failed
-   * (`error` is then what the call produced: its error, or a resolved value such
-   * as a 503 response); `otherwise()` when there is nothing to serve, which by
-   * default surfaces the error.
+   * The fallback's answer for a call the breaker rejected or counted as failed;
+   * `otherwise()` when there is nothing to serve, which by default surfaces the error.
    */
   private recover(
     registry: CircuitBreakerRegistry,
@@ -178,109 +194,15 @@ export class DecoratedMethod {
     error: unknown,
     args: any[],
     kind: MethodKind,
-    otherwise: () => unknown = () => raise(error, kind),
+    otherwise: () => unknown = () => raise(error, kind === 'promise'),
   ): unknown {
-    let served: unknown;
-    try {
-      served = this.serve(registry, breaker, instance, error, args);
-    } catch (fallbackError) {
-      return raise(fallbackError, kind);
-    }
-    if (served === NOTHING) return otherwise();
-    if (kind === 'promise') return Promise.resolve(served).catch((fallbackError: unknown) => Promise.reject(withCause(fallbackError, error)));
-    return served;
-  }
-
-  /**
-   * What the operator serves for an Observable method: `undefined` when there is
-   * nothing to serve, so that the call's own error or value reaches the subscriber.
-   */
-  private observableRecovery(registry: CircuitBreakerRegistry, instance: unknown, args: any[]): BreakerRecovery<unknown> {
-    return (error, breaker) => {
-      const served = this.serve(registry, breaker, instance, error, args);
-      if (served === NOTHING) return undefined;
-      if (isObservable(served)) return served;
-      if (isThenable(served)) return Promise.resolve(served).catch((fallbackError: unknown) => Promise.reject(withCause(fallbackError, error)));
-      return of(served);
-    };
-  }
-
-  /**
-   * Runs the fallback and counts it as served; `NOTHING` when there is none or
-   * no fresh last good answer. A fallback that throws throws its own error, with
-   * the call's as `cause`.
-   */
-  private serve(registry: CircuitBreakerRegistry, breaker: Breaker, instance: unknown, error: unknown, args: any[]): unknown {
-    const fallback = this.fallback;
-    if (fallback === undefined) return NOTHING;
-    if (typeof fallback === 'object') {
-      const key = this.cacheKey(args);
-      const hit = key === undefined ? undefined : this.cache(registry)?.lookup(key, breaker.monotonic());
-      if (hit === undefined) return NOTHING;
-      breaker.recordFallback(error, 'lastGood');
-      return hit.value;
-    }
-    const fn = (typeof fallback === 'string' ? (instance as Record<string, unknown>)[fallback] : fallback) as (...a: unknown[]) => unknown;
-    breaker.recordFallback(error, typeof fallback === 'string' ? 'method' : 'function');
-    try {
-      return fn.call(instance, error, ...args);
-    } catch (fallbackError) {
-      throw withCause(fallbackError, error);
-    }
+    if (this.fallbacks === undefined) return otherwise();
+    return this.fallbacks.recover(registry, breaker, instance, error, args, kind === 'promise', otherwise);
   }
 
   private remember(registry: CircuitBreakerRegistry, breaker: Breaker, args: any[], value: unknown): void {
-    const cache = this.cache(registry);
-    if (cache === undefined) return;
-    const key = this.cacheKey(args);
-    if (key !== undefined) cache.store(key, value, breaker.monotonic());
+    this.fallbacks?.remember(registry, breaker, args, value);
   }
-
-  private cache(registry: CircuitBreakerRegistry): LastGoodCache | undefined {
-    const fallback = this.fallback;
-    if (typeof fallback !== 'object') return undefined;
-    let cache = this.caches.get(registry);
-    if (cache === undefined) {
-      cache = new LastGoodCache(fallback.lastGood.maxAgeMs, fallback.lastGood.maxEntries ?? 100);
-      this.caches.set(registry, cache);
-    }
-    return cache;
-  }
-
-  /**
-   * The cache key of a call's arguments, or `undefined` when there is none
-   * (arguments JSON cannot hold, such as a request object): the call is then
-   * served and counted as usual, only not cached, and that is said once.
-   */
-  private cacheKey(args: any[]): string | undefined {
-    const fallback = this.fallback as { lastGood: { key?: (...a: any[]) => string } };
-    try {
-      return fallback.lastGood.key !== undefined ? fallback.lastGood.key(...args) : JSON.stringify(args);
-    } catch (error) {
-      if (!this.warnedAboutKeys) {
-        this.warnedAboutKeys = true;
-        new Logger('CircuitBreaker').warn(circuitBreakerMessages.uncacheableArguments(this.place, error));
-      }
-      return undefined;
-    }
-  }
-}
-
-function raise(error: unknown, kind: MethodKind): unknown {
-  if (kind === 'promise') return Promise.reject(error);
-  throw error;
-}
-
-/** A fallback that throws surfaces its own error, with the call's error as `cause` where it can carry one. */
-function withCause(error: unknown, cause: unknown): unknown {
-  try {
-    if (typeof error === 'object' && error !== null && (error as { cause?: unknown }).cause === undefined && Object.isExtensible(error)) {
-      Object.defineProperty(error, 'cause', { value: cause, writable: true, configurable: true, enumerable: false });
-    }
-  } catch {
-    // A Proxy or a sealed error keeps what it has: the fallback's error still reaches the caller unchanged.
-  }
-  return error;
 }
 
 /**
@@ -322,8 +244,4 @@ function countsAsFailed(outcome: CallPermit['outcome']): boolean {
 
 function countedAs(outcome: CallPermit['outcome']): CallOutcome {
   return outcome === 'timeout' ? 'failure' : (outcome ?? 'ignored');
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
 }

@@ -4,23 +4,24 @@
 
 // The engine (the same names as `nestjs-circuit-breaker/core`).
 export {
+  Breaker,
   BREAKER_DEFAULTS,
   BREAKER_EVENT_NAMES,
-  Breaker,
+  BREAKER_STATES,
   BreakerConfigError,
   BreakerHookError,
   CallTimeoutError,
   CircuitOpenError,
-  OVERFLOW_KEY,
-  UpstreamHttpError,
   defaultClassifyError,
   defaultClassifyResult,
   ensureOk,
   httpStatusOf,
   isBreakerRejection,
+  OVERFLOW_KEY,
   parseRetryAfter,
   retryAfterOf,
   systemClock,
+  UpstreamHttpError,
 } from './core/index.js';
 export type {
   AggregateOptions,
@@ -41,6 +42,7 @@ export type {
   CallOutcome,
   CallPermit,
   Clock,
+  CoordinatedBreaker,
   CountWindowOptions,
   ErrorClassifier,
   ExecuteOptions,
@@ -65,8 +67,8 @@ export type {
   SlowCallEvent,
   StateChangeEvent,
   SuccessEvent,
-  TimeWindowOptions,
   TimeoutEvent,
+  TimeWindowOptions,
   TransitionEvidence,
   TransitionReason,
   UpstreamBodyReader,
@@ -83,6 +85,7 @@ export { CircuitBreakerModule } from './circuit-breaker.module.js';
 export { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missing.error.js';
 export { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
 export type { CircuitBreakerModuleExtras } from './circuit-breaker.module-definition.js';
+export { CircuitBreakerEvents } from './circuit-breaker.events.js';
 export { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 export { circuitBreaker } from './circuit-breaker.operator.js';
 export type { CircuitBreakerOperatorOptions } from './circuit-breaker.operator.js';

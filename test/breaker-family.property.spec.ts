@@ -50,7 +50,7 @@ const configArb = fc.record({
   idleMs: fc.option(fc.integer({ min: 500, max: 3_000 }), { nil: undefined }),
 });
 
-const isEvictable = (child: Breaker) => child.storedState === 'closed' || child.storedState === 'disabled';
+const isEvictable = (child: Breaker) => child.lastDecidedState === 'closed' || child.lastDecidedState === 'disabled';
 
 async function run(config: { maxKeys: number; maxKeyLength: number; idleMs: number | undefined }, commands: Command[]): Promise<void> {
   const clock = new ManualClock();

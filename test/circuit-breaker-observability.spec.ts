@@ -145,7 +145,7 @@ describe('events for the rest of the application', () => {
       await failOnce(registry, 'payments');
       await new Promise((resolve) => setImmediate(resolve));
       expect(uncaught).toEqual([]);
-      expect(lines()).toContain('error [CircuitBreaker] A listener of circuit-breaker.opened threw: listener bug');
+      expect(lines()).toContain('error [CircuitBreaker] A listener of circuit-breaker.opened threw: listener bug. The breaker carried on; catch errors inside the listener.');
     } finally {
       process.off('uncaughtException', onUncaught);
     }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { firstValueFrom, take, toArray } from 'rxjs';
 import { CircuitBreakerRegistry, type CircuitBreakerEvent } from '../lib/index.js';
-import { mergeOptions } from '../lib/circuit-breaker.registry.js';
+import { mergeOptions } from '../lib/circuit-breaker.options.js';
 import { ManualClock } from './helpers/manual-clock.js';
 
 describe('CircuitBreakerRegistry', () => {

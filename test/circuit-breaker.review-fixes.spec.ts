@@ -3,7 +3,7 @@ import { Test } from '@nestjs/testing';
 import { defer, firstValueFrom, Observable, of, throwError } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Breaker, CallTimeoutError, CircuitBreaker, circuitBreaker, CircuitBreakerModule, CircuitBreakerRegistry, type CircuitBreakerModuleOptions } from '../lib/index.js';
-import { mergeOptions } from '../lib/circuit-breaker.registry.js';
+import { mergeOptions } from '../lib/circuit-breaker.options.js';
 import { ManualClock } from './helpers/manual-clock.js';
 
 const apps: INestApplication[] = [];

@@ -1,6 +1,6 @@
 import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { validateModuleOptions } from '../lib/circuit-breaker.registry.js';
+import { validateModuleOptions } from '../lib/circuit-breaker.options.js';
 import { Breaker, BreakerConfigError, CircuitBreakerModule, CircuitBreakerRegistry, type BreakerOptions } from '../lib/index.js';
 
 const closers: (() => Promise<void>)[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LastGoodCache } from '../lib/last-good-cache.js';
+import { LastGoodCache } from '../lib/fallback/last-good-cache.js';
 
 describe('LastGoodCache', () => {
   it('serves a value up to maxAgeMs old, then drops it', () => {

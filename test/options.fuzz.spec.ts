@@ -18,7 +18,7 @@ import { Test } from '@nestjs/testing';
 import fc from 'fast-check';
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkBreakerDefinition, validateModuleOptions } from '../lib/circuit-breaker.registry.js';
+import { checkBreakerDefinition, validateModuleOptions } from '../lib/circuit-breaker.options.js';
 import { Breaker, BreakerConfigError, CircuitBreaker, CircuitBreakerModule, CircuitBreakerRegistry, circuitBreaker, type BreakerOptions } from '../lib/index.js';
 import { CircuitBreakerTelemetryModule } from '../lib/opentelemetry/index.js';
 import { CircuitBreakerMetricsModule } from '../lib/prometheus/index.js';

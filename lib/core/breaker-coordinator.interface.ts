@@ -1,5 +1,26 @@
-import type { Breaker } from './breaker.js';
 import type { StateChangeEvent } from './breaker-events.js';
+import type { BreakerState } from './breaker-state.js';
+import type { Clock } from './clock.js';
+import type { ResolvedBreakerOptions } from './resolve-options.js';
+
+/**
+ * What a coordinator sees of a breaker (every `Breaker` is one): enough to
+ * share its transitions and adopt the fleet's, without the engine's files and
+ * this contract importing each other.
+ *
+ * @publicApi
+ */
+export interface CoordinatedBreaker {
+  readonly name: string;
+  /** For a child of a per-key family: the family's breaker (children are not shared; their family is). */
+  readonly parent: CoordinatedBreaker | undefined;
+  readonly config: ResolvedBreakerOptions;
+  readonly clock: Clock;
+  /** The state as last decided, without making a due transition happen: a coordinator looks without acting. */
+  readonly lastDecidedState: BreakerState;
+  adoptOpen(openUntil: number): void;
+  adoptClosed(): void;
+}
 
 /**
  * What lets breakers of several replicas act as one (shared state), without
@@ -12,19 +33,19 @@ import type { StateChangeEvent } from './breaker-events.js';
  */
 export interface BreakerCoordinator {
   /** After every transition of `breaker` (its own, or adopted). */
-  transitioned(breaker: Breaker, change: StateChangeEvent): void;
+  transitioned(breaker: CoordinatedBreaker, change: StateChangeEvent): void;
   /**
    * The open duration of `breaker` has ended: may this replica admit probes
    * now? `false` keeps it open (another replica holds the fleet's probe
    * permit, or it is being asked for); the coordinator later adopts the
    * verdict with `adoptClosed()` or `adoptOpen()`, or answers `true`.
    */
-  mayProbe(breaker: Breaker): boolean;
+  mayProbe(breaker: CoordinatedBreaker): boolean;
   /**
    * How `breaker` shares its state right now, for its snapshot (`coordination`)
    * and health details; `undefined` when it does not share (a per-key child).
    */
-  describe?(breaker: Breaker): BreakerCoordination | undefined;
+  coordinationOf?(breaker: CoordinatedBreaker): BreakerCoordination | undefined;
 }
 
 /** How a breaker shares its state with other replicas, as its snapshot shows it. @publicApi */
@@ -57,7 +78,7 @@ export interface BreakerStore {
    * outage opens them at once). Never rejects: when the store cannot answer
    * within its own deadline, the breakers start with local state.
    */
-  hydrate(breakers: readonly Breaker[]): Promise<void>;
+  hydrate(breakers: readonly CoordinatedBreaker[]): Promise<void>;
   /** Writes what is pending (within a deadline), stops following, and releases what the store opened itself. */
   close(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import type { BreakerTotals } from './breaker-snapshot.js';
-import type { BreakerState, FailureCategory, RejectionReason } from './breaker-state.js';
+import { CLOSED, DISABLED, HALF_OPEN, ISOLATED, OPEN, type BreakerState, type FailureCategory, type RejectionReason, type StateCode } from './breaker-state.js';
 
 /**
  * Counters that only move when something goes wrong (rejections, timeouts,
@@ -67,24 +67,24 @@ export class BreakerCounters {
     else this.failedOther++;
   }
 
-  /** Adds time spent in a state (indexed as the breaker numbers its states). */
-  spend(state: number, ms: number): void {
+  /** Adds time spent in a state. */
+  spend(state: StateCode, ms: number): void {
     const rare = this.rare;
-    if (state === 0) rare.msClosed += ms;
-    else if (state === 1) rare.msOpen += ms;
-    else if (state === 2) rare.msHalfOpen += ms;
-    else if (state === 3) rare.msIsolated += ms;
+    if (state === CLOSED) rare.msClosed += ms;
+    else if (state === OPEN) rare.msOpen += ms;
+    else if (state === HALF_OPEN) rare.msHalfOpen += ms;
+    else if (state === ISOLATED) rare.msIsolated += ms;
     else rare.msDisabled += ms;
   }
 
-  timeInState(current: number, currentMs: number): Record<BreakerState, number> {
+  timeInState(current: StateCode, currentMs: number): Record<BreakerState, number> {
     const rare = this.more ?? NONE;
     return {
-      closed: rare.msClosed + (current === 0 ? currentMs : 0),
-      open: rare.msOpen + (current === 1 ? currentMs : 0),
-      'half-open': rare.msHalfOpen + (current === 2 ? currentMs : 0),
-      isolated: rare.msIsolated + (current === 3 ? currentMs : 0),
-      disabled: rare.msDisabled + (current === 4 ? currentMs : 0),
+      closed: rare.msClosed + (current === CLOSED ? currentMs : 0),
+      open: rare.msOpen + (current === OPEN ? currentMs : 0),
+      'half-open': rare.msHalfOpen + (current === HALF_OPEN ? currentMs : 0),
+      isolated: rare.msIsolated + (current === ISOLATED ? currentMs : 0),
+      disabled: rare.msDisabled + (current === DISABLED ? currentMs : 0),
     };
   }
 

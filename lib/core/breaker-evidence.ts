@@ -1,9 +1,9 @@
-import type { FailureCategory, TransitionReason } from './breaker-state.js';
+import type { FailureCategory, StateCode, TransitionReason } from './breaker-state.js';
 
 /** A transition as the breaker remembers it: states as numbers, the time on its monotonic reading. @internal */
 export interface LastChange {
-  readonly from: number;
-  readonly to: number;
+  readonly from: StateCode;
+  readonly to: StateCode;
   readonly reason: TransitionReason;
   readonly at: number;
   readonly window: { calls: number; failures: number; slowCalls: number } | undefined;

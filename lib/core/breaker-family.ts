@@ -1,5 +1,6 @@
-import type { Breaker } from './breaker.js';
 import type { BreakerState } from './breaker-state.js';
+import { breakerMessages } from './breaker.messages.js';
+import type { ResolvedBreakerOptions } from './resolve-options.js';
 import { sha256Utf16 } from './sha256.js';
 
 /**
@@ -33,6 +34,35 @@ export interface FamilySnapshot {
   overflowed: number;
 }
 
+/** What a family needs of each child breaker. @internal */
+export interface FamilyMember {
+  readonly key: string | undefined;
+  /** When the family last handed it out (monotonic), kept only with `perKey.idleMs`. */
+  lastUsedAt: number;
+  /** Its state as its last transition reported it to the family's count. */
+  readonly lastDecidedState: BreakerState;
+}
+
+/** What a breaker's transitions tell the family it belongs to. @internal */
+export interface FamilyTransitions {
+  childTransitioned(child: FamilyMember, from: BreakerState, to: BreakerState, now: number): void;
+}
+
+/**
+ * What a family needs of the breaker it belongs to: the one way its children
+ * reach the family level. (A child's calls pass the family's gate through
+ * the family breaker's `admitAsFamily()`.)
+ *
+ * @internal
+ */
+export interface FamilyOwner {
+  readonly name: string;
+  readonly config: ResolvedBreakerOptions;
+  monotonic(): number;
+  /** Enough children are unhealthy: open the family (reason `open-ratio`) if it is closed. */
+  openForChildren(now: number): void;
+}
+
 /**
  * The children of a per-key breaker: one per target, created on first use,
  * bounded by `maxKeys` (idle closed children evicted first, least recently
@@ -43,30 +73,33 @@ export interface FamilySnapshot {
  *
  * @internal
  */
-export class BreakerFamily {
-  private readonly children = new Map<string, Breaker>();
-  private overflow: Breaker | undefined;
-  private childListeners: ((child: Breaker) => void)[] | undefined;
-  private evictListeners: ((child: Breaker) => void)[] | undefined;
+export class BreakerFamily<Child extends FamilyMember> implements FamilyTransitions {
+  private readonly children = new Map<string, Child>();
+  private overflow: Child | undefined;
+  private childListeners: ((child: Child) => void)[] | undefined;
+  private evictListeners: ((child: Child) => void)[] | undefined;
   unhealthy = 0;
   private evicted = 0;
   private overflowed = 0;
+  private readonly maxKeys: number;
+  private readonly idleMs: number | undefined;
   private readonly maxKeyLength: number;
 
   constructor(
-    private readonly parent: Breaker,
-    private readonly maxKeys: number,
-    private readonly idleMs: number | undefined,
-    private readonly create: (key: string) => Breaker,
+    private readonly owner: FamilyOwner,
+    private readonly create: (key: string) => Child,
   ) {
-    this.maxKeyLength = parent.config.perKey!.maxKeyLength;
+    const perKey = owner.config.perKey!;
+    this.maxKeys = perKey.maxKeys;
+    this.idleMs = perKey.idleMs;
+    this.maxKeyLength = perKey.maxKeyLength;
   }
 
   get size(): number {
     return this.children.size + (this.overflow === undefined ? 0 : 1);
   }
 
-  child(key: string): Breaker {
+  child(key: string): Child {
     // The common key is a short plain string: three comparisons, no hashing.
     if (typeof key !== 'string' || key.length > this.maxKeyLength || key.charCodeAt(0) === MARK_CODE) key = this.bound(key);
     const children = this.children;
@@ -75,10 +108,10 @@ export class BreakerFamily {
       // Re-insertion keeps the map in least-recently-used order.
       children.delete(key);
       children.set(key, existing);
-      if (this.idleMs !== undefined) existing.lastUsedAt = this.parent.monotonic();
+      if (this.idleMs !== undefined) existing.lastUsedAt = this.owner.monotonic();
       return existing;
     }
-    const now = this.parent.monotonic();
+    const now = this.owner.monotonic();
     if (this.idleMs !== undefined) this.evictIdle(now);
     if (children.size >= this.maxKeys && !this.evictOne()) {
       this.overflowed++;
@@ -99,7 +132,7 @@ export class BreakerFamily {
    */
   private bound(key: string): string {
     if (typeof key !== 'string') {
-      throw new TypeError(`Circuit breaker "${this.parent.name}": forKey() takes a string key, got ${key === null ? 'null' : typeof key}.`);
+      throw new TypeError(breakerMessages.badKey(this.owner.name, key));
     }
     // UTF-16 code units, not UTF-8: lone surrogates would all encode to one replacement character and collide.
     const hash = sha256Utf16(key).slice(0, HASH_LENGTH);
@@ -112,12 +145,12 @@ export class BreakerFamily {
   }
 
   /** Whether `child` is still held (not evicted). */
-  holds(child: Breaker): boolean {
+  holds(child: Child): boolean {
     return child.key !== undefined && (this.children.get(child.key) === child || this.overflow === child);
   }
 
   /** Calls `listener` with every child created from now on; returns the unsubscribe function. */
-  onChild(listener: (child: Breaker) => void): () => void {
+  onChild(listener: (child: Child) => void): () => void {
     const listeners = (this.childListeners ??= []);
     listeners.push(listener);
     return () => {
@@ -132,7 +165,7 @@ export class BreakerFamily {
    * (metric series) stays bounded by `maxKeys` too. Returns the unsubscribe
    * function. The listener runs during `forKey()`: it must not call it.
    */
-  onEvict(listener: (child: Breaker) => void): () => void {
+  onEvict(listener: (child: Child) => void): () => void {
     const listeners = (this.evictListeners ??= []);
     listeners.push(listener);
     return () => {
@@ -142,25 +175,33 @@ export class BreakerFamily {
   }
 
   /** Every child held, the overflow child included. */
-  *all(): IterableIterator<Breaker> {
+  *all(): IterableIterator<Child> {
     yield* this.children.values();
     if (this.overflow !== undefined) yield this.overflow;
   }
 
-  /** Keeps the count of unhealthy children current; says whether it grew. */
-  onChildTransition(from: BreakerState, to: BreakerState): boolean {
+  /**
+   * A child changed state: keep the count of unhealthy children, and open the
+   * family when enough are (`aggregate`). An evicted child is no longer the
+   * family's: its transitions do not count.
+   */
+  childTransitioned(child: Child, from: BreakerState, to: BreakerState, now: number): void {
+    if (!this.holds(child)) return;
     const was = isUnhealthy(from);
     const is = isUnhealthy(to);
-    if (was === is) return false;
+    if (was === is) return;
     this.unhealthy += is ? 1 : -1;
-    return is;
+    const aggregate = this.owner.config.aggregate;
+    if (!is || aggregate === undefined) return;
+    const known = this.size;
+    if (known >= aggregate.minKeys && this.unhealthy / known >= aggregate.openWhenOpenRatio) this.owner.openForChildren(now);
   }
 
   snapshot(): FamilySnapshot {
     return { keys: this.size, maxKeys: this.maxKeys, unhealthyKeys: this.unhealthy, evicted: this.evicted, overflowed: this.overflowed };
   }
 
-  private born(child: Breaker): Breaker {
+  private born(child: Child): Child {
     if (this.childListeners !== undefined) for (const listener of this.childListeners) listener(child);
     return child;
   }
@@ -203,10 +244,10 @@ export class BreakerFamily {
   private failingHeld(): number {
     const overflow = this.overflow;
     // Its stored state is what its last transition reported to the count.
-    return overflow !== undefined && isUnhealthy(overflow.storedState) ? this.unhealthy - 1 : this.unhealthy;
+    return overflow !== undefined && isUnhealthy(overflow.lastDecidedState) ? this.unhealthy - 1 : this.unhealthy;
   }
 
-  private remove(key: string, child: Breaker): void {
+  private remove(key: string, child: Child): void {
     this.children.delete(key);
     this.evicted++;
     if (this.evictListeners !== undefined) for (const listener of this.evictListeners) listener(child);
@@ -217,7 +258,7 @@ function isUnhealthy(state: BreakerState): boolean {
   return state === 'open' || state === 'half-open' || state === 'isolated';
 }
 
-function isEvictable(child: Breaker): boolean {
-  const state = child.storedState;
+function isEvictable(child: FamilyMember): boolean {
+  const state = child.lastDecidedState;
   return state === 'closed' || state === 'disabled';
 }

@@ -2,7 +2,10 @@ import { describeFault, describeValue } from './option.messages.js';
 
 /**
  * Every text the engine shows a person. Each names the breaker, the option or
- * the reason, and says what to do about it.
+ * the reason; a message about a mistake ends with what to do about it. The
+ * outcomes of calls (`rejected`, `timedOut`, `probeExpired`, `upstreamAnswered`)
+ * state what happened: they reach end users in 503 and 504 bodies, where
+ * advice to a developer does not belong.
  *
  * @internal
  */
@@ -13,7 +16,14 @@ export const breakerMessages = {
     `Circuit breaker "${breaker}": on("${event}") takes a listener function, got ${describeValue(listener)}. Pass (event) => { ... }.`,
   badName: (name: unknown) => `A circuit breaker needs a non-empty string name, got ${describeValue(name)}. Name it after the dependency and operation it protects, e.g. "payments.charge".`,
   notAFunction: (breaker: string, value: unknown) =>
-    `Circuit breaker "${breaker}": execute() takes the function to protect, got ${describeValue(value)}.`,
+    `Circuit breaker "${breaker}": execute() takes the function to protect, got ${describeValue(value)}. Pass a function, e.g. execute(({ signal }) => fetch(url, { signal })).`,
+  notPerKey: (breaker: string) => `Circuit breaker "${breaker}" is not per-key: configure perKey: { maxKeys } to use forKey().`,
+  familyMisuse: (breaker: string, method: string) =>
+    `Circuit breaker "${breaker}" is a per-key family: call forKey(key).${method}() so that each target has its own breaker.`,
+  badKey: (breaker: string, key: unknown) =>
+    `Circuit breaker "${breaker}": forKey() takes a string key, got ${key === null ? 'null' : typeof key}. Pass the target's host, endpoint or tenant as a string.`,
+  permitSettled: (breaker: string) =>
+    `Circuit breaker "${breaker}": this permit was already settled. Settle each permit once, with one of succeed(), fail(), timeOut(), release() or track().`,
   rejected: (breaker: string, reason: string) => `Circuit breaker "${breaker}" rejected the call: ${reasonText(reason)}.`,
   timedOut: (breaker: string, timeoutMs: number) =>
     `Circuit breaker "${breaker}": the call did not settle within ${timeoutMs} ms and was aborted.`,

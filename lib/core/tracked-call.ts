@@ -1,6 +1,6 @@
-import type { Breaker } from './breaker.js';
-import type { CallOutcome } from './breaker-state.js';
+import type { CallOutcome, FailureCategory } from './breaker-state.js';
 import { CallTimeoutError } from './breaker.errors.js';
+import { breakerMessages } from './breaker.messages.js';
 import { deadlines, type Deadline, type DeadlineQueue } from './deadline-scheduler.js';
 
 /** What the protected function receives. @publicApi */
@@ -45,6 +45,24 @@ export interface CallPermit<T = unknown> {
 }
 
 /**
+ * The breaker's side of a tracked call: how it counts what the call did. The
+ * call knows its breaker only through this, so the engine's files do not
+ * import each other in a circle.
+ *
+ * @internal
+ */
+export interface CallOwner {
+  readonly name: string;
+  readonly config: { readonly timeoutMs: number | undefined; readonly probeTimeoutMs: number | undefined };
+  attachProbe(id: number, call: { abandon(error: CallTimeoutError): void }): void;
+  settleValue(token: number, value: unknown, startedAt: number): CallOutcome;
+  classifyError(error: unknown): CallOutcome;
+  settle(token: number, outcome: CallOutcome, subject: unknown, startedAt: number, category: FailureCategory | undefined): void;
+  settleTimeout(token: number, error: CallTimeoutError, startedAt: number): void;
+  withdrawAdmission(token: number): void;
+}
+
+/**
  * One admitted call that needs more than the plain path: a deadline, a caller
  * signal, a probe that may expire, or settlement by hand through `acquire()`.
  *
@@ -71,7 +89,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
   parentCall: TrackedCall<T> | undefined = undefined;
 
   constructor(
-    private readonly breaker: Breaker,
+    private readonly breaker: CallOwner,
     private readonly token: number,
     private readonly startedAt: number,
   ) {
@@ -128,7 +146,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     if (this.settled) {
       // The caller aborted while the call was being started: its reason, not a complaint about the permit.
       if (this.outcome === 'ignored' && this.callerSignal?.aborted) return Promise.reject(this.callerSignal.reason);
-      return Promise.reject(new TypeError(`Circuit breaker "${this.breaker.name}": this permit was already settled.`));
+      return Promise.reject(new TypeError(breakerMessages.permitSettled(this.breaker.name)));
     }
     let then: unknown;
     try {
@@ -211,7 +229,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     if (this.settled) return;
     this.finish();
     this.outcome = 'ignored';
-    this.breaker.unadmit(this.token);
+    this.breaker.withdrawAdmission(this.token);
     this.parentCall?.cancel();
   }
 

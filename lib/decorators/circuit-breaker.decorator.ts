@@ -26,23 +26,23 @@ import type { CircuitBreakerFallback, CircuitBreakerMethodOptions, LastGoodFallb
 export function CircuitBreaker(nameOrOptions?: string | CircuitBreakerMethodOptions): MethodDecorator {
   return (target, propertyKey, descriptor) => {
     const className = typeof target === 'function' ? target.name : target.constructor.name;
-    const place = `${className}.${String(propertyKey)}`;
+    const qualifiedName = `${className}.${String(propertyKey)}`;
     const original = descriptor.value as unknown;
-    if (typeof original !== 'function') throw new TypeError(circuitBreakerMessages.notAMethod(place));
-    const { name = place, fallback, key, ...breakerOptions } = normalize(nameOrOptions, target, place);
+    if (typeof original !== 'function') throw new TypeError(circuitBreakerMessages.notAMethod(qualifiedName));
+    const { name = qualifiedName, fallback, key, ...breakerOptions } = normalize(nameOrOptions, target, qualifiedName);
     const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
-    checkDeadlineApplies(place, breakerOptions.timeoutMs, returnType, Reflect.hasMetadata('design:returntype', target, propertyKey));
+    checkDeadlineApplies(qualifiedName, breakerOptions.timeoutMs, returnType, Reflect.hasMetadata('design:returntype', target, propertyKey));
 
-    const method = new DecoratedMethod(
+    const method = new DecoratedMethod({
       name,
-      Object.keys(breakerOptions).length === 0 ? undefined : breakerOptions,
-      place,
+      options: Object.keys(breakerOptions).length === 0 ? undefined : breakerOptions,
+      qualifiedName,
       fallback,
       key,
       returnType,
-      original as (...args: unknown[]) => unknown,
-      name !== place,
-    );
+      original: original as (...args: unknown[]) => unknown,
+      named: name !== qualifiedName,
+    });
     // A named `function`, not an arrow: `this` is the instance Nest (or the caller) calls it on.
     const call = original as (...a: unknown[]) => unknown;
     // A Promise method without fallback or key, the common case, takes the shortest way to the breaker.
@@ -126,32 +126,32 @@ const SYNCHRONOUS_RETURN_TYPES = new Map<unknown, string>([
  * anything: the call is over when the method returns. Such a method's
  * `timeoutMs` is a mistake, reported where the class is declared.
  */
-function checkDeadlineApplies(place: string, timeoutMs: unknown, returnType: unknown, declared: boolean): void {
+function checkDeadlineApplies(qualifiedName: string, timeoutMs: unknown, returnType: unknown, declared: boolean): void {
   if (typeof timeoutMs !== 'number') return;
   const synchronous = SYNCHRONOUS_RETURN_TYPES.get(returnType) ?? (declared && returnType === undefined ? 'void' : undefined);
-  if (synchronous !== undefined) throw new TypeError(circuitBreakerMessages.deadlineOnSyncMethod(place, synchronous));
+  if (synchronous !== undefined) throw new TypeError(circuitBreakerMessages.deadlineOnSyncMethod(qualifiedName, synchronous));
 }
 
-function normalize(nameOrOptions: unknown, target: object, place: string): CircuitBreakerMethodOptions {
-  const check = new OptionChecker(`@CircuitBreaker() on ${place}`);
+function normalize(nameOrOptions: unknown, target: object, qualifiedName: string): CircuitBreakerMethodOptions {
+  const check = new OptionChecker(circuitBreakerMessages.decoratorSite(qualifiedName));
   if (nameOrOptions === undefined) return {};
   if (typeof nameOrOptions === 'string') return { name: check.string('name', nameOrOptions, 'a non-empty string', (name) => name !== '') };
   const given = check.record('', nameOrOptions, [...METHOD_KEYS, ...BREAKER_OPTION_KEYS], 'a breaker name or an options object');
-  const { name = place, fallback, key, ...breakerOptions } = given;
+  const { name = qualifiedName, fallback, key, ...breakerOptions } = given;
   check.string('name', name, 'a non-empty string', (value) => value !== '');
   if (key !== undefined) check.func('key', key, 'a function of the arguments returning a string');
-  const checkedFallback = fallback === undefined ? undefined : checkFallback(check, target, place, fallback);
-  const subject = `Circuit breaker "${name as string}" in @CircuitBreaker() on ${place}`;
+  const checkedFallback = fallback === undefined ? undefined : checkFallback(check, target, qualifiedName, fallback);
+  const subject = circuitBreakerMessages.definitionSubject(name as string, circuitBreakerMessages.decoratorSite(qualifiedName));
   const options = copyBreakerOptions(breakerOptionChecker(name as string, { subject }), breakerOptions);
   return { ...options, name: name as string, fallback: checkedFallback, key: key as CircuitBreakerMethodOptions['key'] };
 }
 
 /** The fallback as checked: a `lastGood` fallback is a plain copy, so the cache uses what was checked. */
-function checkFallback(check: OptionChecker, target: object, place: string, fallback: unknown): CircuitBreakerFallback {
+function checkFallback(check: OptionChecker, target: object, qualifiedName: string, fallback: unknown): CircuitBreakerFallback {
   if (typeof fallback === 'function') return fallback as CircuitBreakerFallback;
   if (typeof fallback === 'string') {
     // Legacy decorators run once the class body is complete, so every method is already there.
-    if (typeof (target as Record<string, unknown>)[fallback] !== 'function') throw new TypeError(circuitBreakerMessages.missingFallbackMethod(place, fallback));
+    if (typeof (target as Record<string, unknown>)[fallback] !== 'function') throw new TypeError(circuitBreakerMessages.missingFallbackMethod(qualifiedName, fallback));
     return fallback;
   }
   const expected = 'a method name, a function, or { lastGood: { maxAgeMs, maxEntries? } }';

@@ -11,10 +11,10 @@ export function getCircuitBreakerToken(name: string): string {
   return `${CIRCUIT_BREAKER_TOKEN_PREFIX}${name}`;
 }
 
-/** One `@InjectCircuitBreaker(name)` of a class: the name, and the place messages show. @internal */
+/** One `@InjectCircuitBreaker(name)` of a class: the name, and the site messages show. @internal */
 export interface BreakerInjection {
   readonly name: string;
-  readonly place: string;
+  readonly site: string;
 }
 
 /**
@@ -44,7 +44,7 @@ export function InjectCircuitBreaker(name: string): PropertyDecorator & Paramete
     injectedBreakerNames.add(name);
     // Own metadata, copied: a subclass adds to its own list, never to its base class's.
     const own = (Reflect.getOwnMetadata(INJECTED_BREAKERS_METADATA, type) as BreakerInjection[] | undefined) ?? [];
-    Reflect.defineMetadata(INJECTED_BREAKERS_METADATA, [...own, { name, place: `@InjectCircuitBreaker() in ${type.name || 'an anonymous class'}` }], type);
+    Reflect.defineMetadata(INJECTED_BREAKERS_METADATA, [...own, { name, site: circuitBreakerMessages.injectionSite(type.name) }], type);
     (inject as (t: object, k: string | symbol | undefined, i?: number) => void)(target, key, index);
   }) as PropertyDecorator & ParameterDecorator;
 }

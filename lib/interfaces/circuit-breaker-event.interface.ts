@@ -3,7 +3,7 @@ import type { BreakerEventMap, BreakerEventName } from '../core/index.js';
 /**
  * One event of one breaker, tagged with the breaker's name (for a child of a
  * per-key family: the family's name, and the child's `key`), as
- * `CircuitBreakerRegistry.events$` emits it.
+ * `CircuitBreakerEvents` (and `CircuitBreakerRegistry.events$`) emit it.
  *
  * @publicApi
  */

@@ -1,9 +1,9 @@
 import type { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
-import type { BreakerEventName, BreakerSnapshot, BreakerState, FallbackEvent, ProbeEvent, RejectionReason } from '../core/index.js';
+import { BREAKER_STATES, type BreakerEventName, type BreakerSnapshot, type BreakerState, type FallbackEvent, type ProbeEvent, type RejectionReason } from '../core/index.js';
 import type { CircuitBreakerEvent } from '../interfaces/circuit-breaker-event.interface.js';
 
 /** Every state, so that a state metric has a series per state and `== 1` queries always find one. @internal */
-export const MEASURED_STATES: readonly BreakerState[] = ['closed', 'open', 'half-open', 'isolated', 'disabled'];
+export const MEASURED_STATES: readonly BreakerState[] = BREAKER_STATES;
 
 /**
  * Upper bounds of the call duration histogram, in seconds: the boundaries

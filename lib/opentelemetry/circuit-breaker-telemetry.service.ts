@@ -11,6 +11,7 @@ import {
   type ObservableGauge,
   type ObservableUpDownCounter,
 } from '@opentelemetry/api';
+import { CircuitBreakerEvents } from '../circuit-breaker.events.js';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
 import type { BreakerSnapshot } from '../core/index.js';
 import type { CircuitBreakerEvent } from '../interfaces/circuit-breaker-event.interface.js';
@@ -32,7 +33,7 @@ const DESCRIPTIONS = circuitBreakerTelemetryMessages.descriptions;
 
 /**
  * Records circuit breaker metrics through the OpenTelemetry metrics API:
- * counters and the duration histogram from `CircuitBreakerRegistry.events$`,
+ * counters and the duration histogram from `CircuitBreakerEvents`,
  * the state and window instruments from breaker snapshots taken on each
  * collection. Provided by `CircuitBreakerTelemetryModule`.
  *
@@ -53,14 +54,18 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
   private stop: (() => void) | undefined = undefined;
 
   private readonly breakers: CircuitBreakerRegistry;
+  private readonly events: CircuitBreakerEvents;
 
   constructor(
     // Optional only to fail with a message naming the missing import, instead of Nest's "can't resolve dependencies".
     @Optional() @Inject(CircuitBreakerRegistry) breakers: CircuitBreakerRegistry | undefined,
     @Inject(CIRCUIT_BREAKER_TELEMETRY_OPTIONS) options: CircuitBreakerTelemetryOptions,
+    @Optional() @Inject(CircuitBreakerEvents) events?: CircuitBreakerEvents,
   ) {
     if (breakers === undefined) throw new CircuitBreakerModuleMissingError(circuitBreakerTelemetryMessages.moduleMissing(), MODULE);
     this.breakers = breakers;
+    // Built by hand with only a registry (tests, scripts): the registry's own events.
+    this.events = events ?? breakers.events;
     this.keyAttribute = options.keyAttribute === true;
     this.meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(CIRCUIT_BREAKER_METER_NAME, PACKAGE_VERSION);
     const meter = this.meter;
@@ -100,7 +105,7 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
   onModuleInit(): void {
     // One callback per application: every application sharing a provider reports its own breakers, and only while it runs.
     this.meter.addBatchObservableCallback(this.observe, [this.state, this.windowFailureRate, this.windowCalls]);
-    this.stop = this.breakers.observe(MEASURED_EVENTS, (event) => this.record(event));
+    this.stop = this.events.observe(MEASURED_EVENTS, (event) => this.record(event));
   }
 
   // Before the registry's own shutdown, which disposes the breakers: a collection in between must not report them.

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Optional, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { CircuitBreakerModuleMissingError } from '../circuit-breaker-module-missing.error.js';
 import { Counter, Gauge, Histogram, register } from 'prom-client';
+import { CircuitBreakerEvents } from '../circuit-breaker.events.js';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
 import type { BreakerSnapshot } from '../core/index.js';
 import type { CircuitBreakerEvent } from '../interfaces/circuit-breaker-event.interface.js';
@@ -42,7 +43,7 @@ interface EventMetrics {
 const liveApplications = new WeakMap<MetricRegistry, Map<string, Set<CircuitBreakerRegistry>>>();
 
 /**
- * Feeds prom-client metrics from `CircuitBreakerRegistry.events$` (counters and
+ * Feeds prom-client metrics from `CircuitBreakerEvents` (counters and
  * the duration histogram) and from breaker snapshots taken on each scrape (the
  * state and window gauges). Provided by `CircuitBreakerMetricsModule`.
  *
@@ -56,14 +57,18 @@ export class CircuitBreakerMetricsService implements OnModuleInit, OnModuleDestr
   private stop: (() => void) | undefined = undefined;
 
   private readonly breakers: CircuitBreakerRegistry;
+  private readonly events: CircuitBreakerEvents;
 
   constructor(
     // Optional only to fail with a message naming the missing import, instead of Nest's "can't resolve dependencies".
     @Optional() @Inject(CircuitBreakerRegistry) breakers: CircuitBreakerRegistry | undefined,
     @Inject(CIRCUIT_BREAKER_METRICS_OPTIONS) options: CircuitBreakerMetricsOptions,
+    @Optional() @Inject(CircuitBreakerEvents) events?: CircuitBreakerEvents,
   ) {
     if (breakers === undefined) throw new CircuitBreakerModuleMissingError(circuitBreakerMetricsMessages.moduleMissing(), MODULE);
     this.breakers = breakers;
+    // Built by hand with only a registry (tests, scripts): the registry's own events.
+    this.events = events ?? breakers.events;
     const registry = options.registry ?? register;
     const prefix = options.prefix ?? '';
     this.keyLabel = options.keyLabel === true;
@@ -75,7 +80,7 @@ export class CircuitBreakerMetricsService implements OnModuleInit, OnModuleDestr
     this.live.add(this.breakers);
     // With a key label, the series of an evicted child must go with it, or maxKeys bounds nothing here.
     const forget = this.keyLabel ? (name: string, key: string) => this.forget(name, key) : undefined;
-    this.stop = this.breakers.observe(MEASURED_EVENTS, (event) => this.record(event), forget);
+    this.stop = this.events.observe(MEASURED_EVENTS, (event) => this.record(event), forget);
   }
 
   // Before the registry's own shutdown, which disposes the breakers: a scrape in between must not report them.

@@ -1,8 +1,8 @@
 import type { Cluster, Redis } from 'ioredis';
 import { OptionChecker } from '../core/option-checker.js';
 import type { RedisBreakerStoreOptions } from './redis-breaker-store-options.interface.js';
+import { MAX_TIMER_MS } from './redis-breaker.constants.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
-
 
 type Client = Redis | Cluster;
 
@@ -18,33 +18,28 @@ const KNOWN_OPTIONS = [
   'logger',
   'closeClient',
 ] as const satisfies readonly (keyof RedisBreakerStoreOptions)[];
-// setTimeout fires at once for anything longer.
-const MAX_TIMER_MS = 2_147_483_647;
 
 /** Checks every option and returns them as a plain copy, read once. @internal */
 export function validateOptions(given: RedisBreakerStoreOptions): RedisBreakerStoreOptions {
-  const check = new OptionChecker('RedisBreakerStore');
+  const expected = messages.expected;
+  const check = new OptionChecker(messages.subject);
   if (!check.isPlainObject('options', given)) throw new TypeError(messages.notAnObject(given));
   const options = check.record('', given, KNOWN_OPTIONS) as Partial<RedisBreakerStoreOptions>;
-  const client = (name: string, value: unknown) => check.service<Client>(name, value, ['eval', 'hgetall', 'on'], 'an ioredis client (Redis or Cluster)', false);
+  const client = (name: string, value: unknown) => check.service<Client>(name, value, ['eval', 'hgetall', 'on'], expected.client, false);
   if (options.redis === undefined) throw new TypeError(messages.missingRedis());
   const redis = client('redis', options.redis);
-  if (options.subscriber === undefined && typeof check.read(redis, 'duplicate', 'redis') !== 'function') check.invalid('redis', redis, 'an ioredis client (Redis or Cluster)', false);
+  if (options.subscriber === undefined && typeof check.read(redis, 'duplicate', 'redis') !== 'function') check.invalid('redis', redis, expected.client, false);
   if (options.subscriber !== undefined) {
     client('subscriber', options.subscriber);
-    if (options.subscriber === options.redis) {
-      throw new TypeError(messages.invalidOption('subscriber', 'a connection of its own (pub/sub takes a connection over), e.g. redis.duplicate()', 'the same client as "redis"'));
-    }
+    if (options.subscriber === options.redis) check.invalid('subscriber', expected.sameClient, expected.ownSubscriber, false);
   }
-  if (options.keyPrefix !== undefined) check.string('keyPrefix', options.keyPrefix, 'a string');
-  if (options.instanceId !== undefined) check.string('instanceId', options.instanceId, 'a non-empty string', (id) => id !== '');
+  if (options.keyPrefix !== undefined) check.string('keyPrefix', options.keyPrefix, expected.keyPrefix);
+  if (options.instanceId !== undefined) check.string('instanceId', options.instanceId, expected.instanceId, (id) => id !== '');
   for (const name of ['reconcileIntervalMs', 'operationTimeoutMs', 'hydrateTimeoutMs'] as const) {
-    if (options[name] !== undefined) check.number(name, options[name], { min: 1, max: MAX_TIMER_MS, integer: true }, `an integer number of milliseconds in [1, ${MAX_TIMER_MS}]`);
+    if (options[name] !== undefined) check.number(name, options[name], { min: 1, max: MAX_TIMER_MS, integer: true }, expected.timer);
   }
-  if (options.maxQueue !== undefined) check.number('maxQueue', options.maxQueue, { min: 1, integer: true }, 'an integer >= 1');
+  if (options.maxQueue !== undefined) check.number('maxQueue', options.maxQueue, { min: 1, integer: true }, expected.maxQueue);
   if (options.closeClient !== undefined) check.boolean('closeClient', options.closeClient);
-  if (options.logger !== undefined && options.logger !== false) {
-    check.service('logger', options.logger, ['warn', 'log'], 'false or an object with warn() and log() methods');
-  }
+  if (options.logger !== undefined && options.logger !== false) check.service('logger', options.logger, ['warn', 'log'], expected.logger);
   return options as RedisBreakerStoreOptions;
 }

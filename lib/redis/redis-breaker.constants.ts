@@ -11,6 +11,12 @@ export const REDIS_BREAKER_STORE_DEFAULTS = Object.freeze({
   maxQueue: 1_000,
 });
 
+/** The longest timer option: `setTimeout` fires at once for anything longer. @internal */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** The name the store's default logger writes under. @internal */
+export const LOGGER_CONTEXT = 'CircuitBreakerRedisStore';
+
 /**
  * Keys live this long after their last write, so the state of a breaker that
  * no longer exists does not stay in Redis forever. A day is far longer than

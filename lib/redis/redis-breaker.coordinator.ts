@@ -165,7 +165,7 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     return false;
   }
 
-  describe(breaker: Breaker): BreakerCoordination | undefined {
+  coordinationOf(breaker: Breaker): BreakerCoordination | undefined {
     if (breaker.parent !== undefined) return undefined;
     const record = this.records.get(breaker);
     return { shared: !this.closed && this.link.isShared(record), storeErrors: this.link.storeErrors(record) };
@@ -212,7 +212,7 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     if (renewed || record.episode !== episode || record.permit !== WON || this.closed) return;
     record.permit = NONE;
     const breaker = record.breaker;
-    if (breaker.storedState !== 'half-open') return;
+    if (breaker.lastDecidedState !== 'half-open') return;
     breaker.adoptOpen(breaker.clock.now() + Math.max(1, ttlMs));
   }
 
@@ -232,7 +232,7 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
   /** What `record` must tell the fleet again (see `replay()`), if anything. */
   replayOf(record: SharedBreaker): WriteOp | undefined {
     const op = record.lastOwn;
-    if (op?.kind === 'open' && (record.breaker.storedState !== 'open' || op.openUntil <= record.breaker.clock.now())) return undefined;
+    if (op?.kind === 'open' && (record.breaker.lastDecidedState !== 'open' || op.openUntil <= record.breaker.clock.now())) return undefined;
     return op;
   }
 
@@ -260,11 +260,11 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
       if (until <= now) return;
       // Opens a closed or half-open breaker (reason shared-open), or extends an open one to the fleet's time.
       breaker.adoptOpen(until);
-      if (breaker.storedState === 'open' && until > record.openUntil) record.openUntil = until;
+      if (breaker.lastDecidedState === 'open' && until > record.openUntil) record.openUntil = until;
       this.scheduleWake(record);
       return;
     }
-    const state = breaker.storedState;
+    const state = breaker.lastDecidedState;
     // A close verdict ends the outage it was about, not one this replica found after it.
     if ((state === 'open' || state === 'half-open') && record.ownOpenAt <= fleet.at) breaker.adoptClosed();
   }
@@ -279,7 +279,7 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
 
   /** When `record` next needs the permit asked for: its open period's end, or the end of a lost permit. */
   private dueOf(record: SharedBreaker): number | undefined {
-    if (!record.fleetOpen || record.breaker.storedState !== 'open') return undefined;
+    if (!record.fleetOpen || record.breaker.lastDecidedState !== 'open') return undefined;
     if (record.permit === NONE) return record.openUntil;
     if (record.permit === LOST) return record.permitUntil;
     return undefined;

@@ -133,7 +133,7 @@ export class CorruptKeys {
     let deleted: string[];
     try {
       const reply = this.link.redis.eval(REPAIR_SCRIPT, 3, state, opens, probe, ...EXPECTED_TYPES) as Promise<string[]>;
-      deleted = await withDeadline(reply, this.link.operationTimeoutMs, () => messages.timedOut('repairing the keys of a breaker', this.link.operationTimeoutMs));
+      deleted = await withDeadline(reply, this.link.operationTimeoutMs, () => messages.timedOut('repair', this.link.operationTimeoutMs));
     } catch (repairError) {
       this.link.failed(repairError);
       return;

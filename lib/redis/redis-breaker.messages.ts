@@ -1,22 +1,58 @@
 import { describeValue } from '../core/option.messages.js';
+import { MAX_TIMER_MS } from './redis-breaker.constants.js';
+
+/** The store's operations, as a deadline error names them. */
+const OPERATIONS = {
+  ping: 'PING',
+  write: 'writing transitions',
+  read: 'reading shared state',
+  permit: 'the probe permit',
+  renew: 'renewing the probe permit',
+  repair: 'repairing the keys of a breaker',
+  reconcile: 'reconcile',
+  unsubscribe: 'UNSUBSCRIBE',
+  quit: 'QUIT',
+  end: 'closing the connection',
+} as const;
 
 /**
- * Every text the Redis store shows a person: each names the option or the
- * breaker and says what to do.
+ * Every text the Redis store shows a person: errors, warnings, log lines and
+ * what its options must be. Each names the option or the breaker, and each
+ * error and warning ends with what to do (an outage needs nothing: sharing
+ * resumes by itself, and the warning says so).
  *
  * @internal
  */
 export const redisBreakerMessages = {
-  notAnObject: (value: unknown) => `RedisBreakerStore takes an options object ({ redis, ... }), got ${describeValue(value)}.`,
-  invalidOption: (option: string, expected: string, value: unknown) => `RedisBreakerStore: option "${option}" must be ${expected}, got ${describeValue(value)}.`,
+  /** Who the options belong to, as validation messages start. */
+  subject: 'RedisBreakerStore',
+  notAnObject: (value: unknown) =>
+    `RedisBreakerStore takes an options object ({ redis, ... }), got ${describeValue(value)}: pass one, e.g. new RedisBreakerStore({ redis: new Redis(process.env.REDIS_URL) }).`,
   missingRedis: () =>
     'RedisBreakerStore: option "redis" is required: pass an ioredis client, e.g. new RedisBreakerStore({ redis: new Redis(process.env.REDIS_URL) }).',
+  /** What each option must be, as `option "x" must be ...` shows it. */
+  expected: {
+    client: 'an ioredis client (Redis or Cluster)',
+    ownSubscriber: 'a connection of its own (pub/sub takes a connection over), e.g. redis.duplicate()',
+    /** Shown as the value given when `subscriber` is `redis` itself. */
+    sameClient: 'the same client as "redis"',
+    keyPrefix: 'a string',
+    instanceId: 'a non-empty string',
+    timer: `an integer number of milliseconds in [1, ${MAX_TIMER_MS}]`,
+    maxQueue: 'an integer >= 1',
+    logger: 'false or an object with warn() and log() methods',
+  },
   unreachable: (reason: string) =>
     `Redis is unreachable (${reason}): every circuit breaker now decides on its own, and sharing resumes by itself when Redis is back.`,
   resumed: (down: number) => `Redis is reachable again after ${down} ms: circuit breakers share their state again.`,
-  timedOut: (what: string, ms: number) => `${what} did not answer within ${ms} ms (operationTimeoutMs)`,
+  /** The reason of an outage (shown in `unreachable`): an operation past its deadline. */
+  timedOut: (operation: keyof typeof OPERATIONS, ms: number) => `${OPERATIONS[operation]} did not answer within ${ms} ms (operationTimeoutMs)`,
+  /** The reason of an outage (shown in `unreachable`): start-up past its deadline. */
   hydrateTimedOut: (ms: number) => `start-up could not read the shared state within ${ms} ms (hydrateTimeoutMs)`,
-  closed: () => 'the store is closed',
+  /** The reason of an outage (shown in `unreachable`): a connection closed. */
+  connectionClosed: () => 'connection closed',
+  /** The reason of an outage (shown in `unreachable`): a command rejected with nothing. */
+  failedWithoutError: () => 'failed without an error',
   corruptKeys: (breaker: string, found: readonly { key: string; type: string; expected: string }[], keyPrefix: string) =>
     `Circuit breaker "${breaker}": Redis held ${found.map((f) => `${article(f.type)} ${f.type} at "${f.key}", where the store keeps ${article(f.expected)} ${f.expected}`).join(', and ')}; ` +
     `the store deleted ${found.length === 1 ? 'it' : 'them'} and the breaker shares its state again. If this comes back, something else writes under keyPrefix ${JSON.stringify(keyPrefix)}: give the store a keyPrefix of its own.`,

@@ -3,19 +3,19 @@ import type { Cluster, Redis } from 'ioredis';
 import { hostname } from 'node:os';
 import type { Breaker, BreakerCoordinator, BreakerStore } from '../core/index.js';
 import type { RedisBreakerStoreLogger, RedisBreakerStoreOptions } from './redis-breaker-store-options.interface.js';
-import { KEY_TTL_MS, REDIS_BREAKER_STORE_DEFAULTS } from './redis-breaker.constants.js';
+import { validateOptions } from './redis-breaker-store.validation.js';
+import { evalCall, evalEach, outcome, permitCall, renewCall, writeCall, type Writer } from './redis-breaker.commands.js';
+import { RedisBreakerConnection } from './redis-breaker.connection.js';
+import { LOGGER_CONTEXT, REDIS_BREAKER_STORE_DEFAULTS } from './redis-breaker.constants.js';
 import { RedisBreakerCoordinator, type FleetLink, type SharedBreaker, type WriteOp } from './redis-breaker.coordinator.js';
-import { channelOf } from './redis-breaker.keys.js';
-import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
-import { REDIS_BREAKER_SCRIPTS as SCRIPTS } from './redis-breaker.scripts.js';
-import { decodeSignal, decodeStateHash } from './redis-breaker.signal.js';
-import { WriteQueue } from './redis-breaker-write.queue.js';
 import { CorruptKeys, isKeyError } from './redis-breaker.corrupt-keys.js';
 import { deferred, withDeadline } from './redis-breaker.deadline.js';
-import { validateOptions } from './redis-breaker-store.validation.js';
+import { channelOf } from './redis-breaker.keys.js';
+import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
+import { decodeSignal, decodeStateHash } from './redis-breaker.signal.js';
+import { WriteQueue } from './redis-breaker-write.queue.js';
 
 type Client = Redis | Cluster;
-type Listener = (...args: unknown[]) => void;
 
 /**
  * Shares circuit breaker state between the replicas of an application through
@@ -44,35 +44,18 @@ export class RedisBreakerStore implements BreakerStore {
   readonly keyPrefix: string;
 
   private readonly fleet: RedisBreakerCoordinator;
+  /** The two connections and whether they can be counted on: connecting, shared, outage, recovering, closed. */
+  private readonly connection: RedisBreakerConnection;
   private readonly redis: Client;
-  /**
-   * The pub/sub connection: the one given, or `redis.duplicate()` made when the
-   * store starts (a duplicate connects at once, and its errors must have a
-   * listener from its first moment, or ioredis prints each of them).
-   */
-  private subscriber: Client | undefined;
-  private readonly ownsSubscriber: boolean;
-  private readonly closeClient: boolean;
-  private readonly channel: string;
+  /** Who writes, and on which channel: what every script call of this store has in common. */
+  private readonly writer: Writer;
   private readonly reconcileIntervalMs: number;
   private readonly operationTimeoutMs: number;
   private readonly hydrateTimeoutMs: number;
-  private readonly logger: RedisBreakerStoreLogger | undefined;
   private readonly queue: WriteQueue<SharedBreaker, WriteOp>;
   /** Breakers whose keys Redis rejects (a key of the wrong type): isolated and repaired one by one, never an outage. */
   private readonly corrupt: CorruptKeys;
-  private readonly detach: (() => void)[] = [];
 
-  private phase: 'idle' | 'running' | 'closed' = 'idle';
-  private subscribed: Promise<void> | undefined;
-  private isSubscribed = false;
-  /** hydrate() calls waiting for both connections to be ready and subscribed. */
-  private readonly readyWaiters = new Set<() => void>();
-  /** The last store operation failed or timed out; cleared by the next success. */
-  private failing = false;
-  private errors = 0;
-  /** When the current outage was reported (one warning per outage); undefined while none is. */
-  private downSince: number | undefined;
   private flushing = false;
   private flushScheduled = false;
   /**
@@ -91,54 +74,54 @@ export class RedisBreakerStore implements BreakerStore {
     const options = validateOptions(given);
     const d = REDIS_BREAKER_STORE_DEFAULTS;
     this.redis = options.redis;
-    this.ownsSubscriber = options.subscriber === undefined;
-    this.closeClient = options.closeClient === true;
-    this.subscriber = options.subscriber;
     this.keyPrefix = options.keyPrefix ?? d.keyPrefix;
     this.instanceId = options.instanceId ?? `${hostname()}:${process.pid}`;
-    this.channel = channelOf(this.keyPrefix);
+    this.writer = { instanceId: this.instanceId, channel: channelOf(this.keyPrefix) };
     this.reconcileIntervalMs = options.reconcileIntervalMs ?? d.reconcileIntervalMs;
     this.operationTimeoutMs = options.operationTimeoutMs ?? d.operationTimeoutMs;
     this.hydrateTimeoutMs = options.hydrateTimeoutMs ?? d.hydrateTimeoutMs;
-    this.logger = options.logger === false ? undefined : (options.logger ?? new Logger('CircuitBreakerRedisStore'));
+    const logger: RedisBreakerStoreLogger | undefined = options.logger === false ? undefined : (options.logger ?? new Logger(LOGGER_CONTEXT));
     this.queue = new WriteQueue(options.maxQueue ?? d.maxQueue);
+    this.connection = new RedisBreakerConnection({
+      redis: this.redis,
+      subscriber: options.subscriber,
+      channel: this.writer.channel,
+      operationTimeoutMs: this.operationTimeoutMs,
+      closeClient: options.closeClient === true,
+      logger,
+      message: (message) => {
+        const fleet = decodeSignal(message);
+        if (fleet !== undefined) this.fleet.apply(fleet);
+      },
+      recovered: () => this.recovered(),
+    });
     this.corrupt = new CorruptKeys({
       redis: this.redis,
-      logger: this.logger,
+      logger,
       keyPrefix: this.keyPrefix,
       operationTimeoutMs: this.operationTimeoutMs,
       release: (record) => this.release(record),
-      failed: (error) => this.failed(error),
+      failed: (error) => this.connection.failed(error),
     });
     const link: FleetLink = {
       isShared: (record) => this.shared && (record === undefined || !this.corrupt.isolated(record)),
-      storeErrors: (record) => this.errors + (record === undefined ? this.corrupt.total : this.corrupt.errorsOf(record)),
+      storeErrors: (record) => this.connection.errors + (record === undefined ? this.corrupt.total : this.corrupt.errorsOf(record)),
       write: (record, op) => this.write(record, op),
       requestPermit: (record, ttlMs) => this.requestPermit(record, ttlMs),
       renewPermit: (record, ttlMs) => this.renewPermit(record, ttlMs),
     };
     this.fleet = new RedisBreakerCoordinator(this.keyPrefix, link);
     this.coordinator = this.fleet;
-    // ioredis prints every error event nobody listens to, and a client made in these options (`new Redis(url)`) is
-    // already connecting: with Redis down at boot, that is a stack trace per retry before the store ever starts.
-    for (const client of [this.redis, this.subscriber]) if (client !== undefined) this.on(client, 'error', this.onError);
   }
-
-  /** Counted and reported once per outage while the store runs; before it starts (and after close) only heard, so that ioredis prints nothing. */
-  private readonly onError = (error: unknown): void => {
-    if (this.phase !== 'running') return;
-    this.errors++;
-    this.down(error);
-  };
 
   /** Whether breakers share their state now: both connections are ready and the last operation succeeded. */
   get shared(): boolean {
-    return this.phase === 'running' && !this.failing && this.isSubscribed && this.connected();
+    return this.connection.shared;
   }
 
   /** Store operations that failed or timed out, connection errors, and key errors of any breaker, since the store started. */
   get storeErrors(): number {
-    return this.errors + this.corrupt.total;
+    return this.connection.errors + this.corrupt.total;
   }
 
   /** Writes dropped because the queue was full (each breaker's latest state is written again when sharing resumes). */
@@ -147,19 +130,19 @@ export class RedisBreakerStore implements BreakerStore {
   }
 
   async hydrate(breakers: readonly Breaker[]): Promise<void> {
-    if (this.phase === 'closed') return;
+    if (this.connection.state === 'closed') return;
     const records = breakers.map((breaker) => this.fleet.register(breaker)).filter((r): r is SharedBreaker => r !== undefined);
     this.start();
     // One deadline for the whole start-up, the wait for the connections and the read together.
     const deadline = Date.now() + this.hydrateTimeoutMs;
     const timedOut = () => messages.hydrateTimedOut(this.hydrateTimeoutMs);
-    const ready = this.whenReady();
+    const ready = this.connection.whenReady();
     try {
       await withDeadline(ready, this.hydrateTimeoutMs, timedOut);
       const left = Math.max(1, deadline - Date.now());
-      if (this.phase === 'running') await (left < this.operationTimeoutMs ? this.read(records, left, timedOut) : this.read(records));
+      if (this.connection.running) await (left < this.operationTimeoutMs ? this.read(records, left, timedOut) : this.read(records));
     } catch (error) {
-      this.failed(error);
+      this.connection.failed(error);
     } finally {
       ready.cancel();
     }
@@ -173,27 +156,27 @@ export class RedisBreakerStore implements BreakerStore {
    * not Redis answers.
    */
   async reconcile(): Promise<void> {
-    if (this.phase !== 'running' || !this.connected()) return;
+    if (!this.connection.running || !this.connection.connected) return;
     if (this.readsInFlight === 0) return this.reconcileNow();
     // The last reads are still unanswered: this round goes out once they settle, and this call waits for it within the deadline.
     this.reconcileAfterReads ??= deferred();
-    await withDeadline(this.reconcileAfterReads.promise, this.operationTimeoutMs, () => 'reconcile').catch(() => undefined);
+    await withDeadline(this.reconcileAfterReads.promise, this.operationTimeoutMs, () => messages.timedOut('reconcile', this.operationTimeoutMs)).catch(() => undefined);
   }
 
   private async reconcileNow(): Promise<void> {
-    if (this.phase !== 'running' || !this.connected()) return;
+    if (!this.connection.running || !this.connection.connected) return;
     try {
-      if (this.failing) {
+      if (this.connection.failing) {
         // Redis has not answered lately: one PING asks whether it does now, rather than a read per breaker.
-        await withDeadline(this.track([this.redis.ping()]), this.operationTimeoutMs, () => messages.timedOut('PING', this.operationTimeoutMs));
+        await withDeadline(this.track([this.redis.ping()]), this.operationTimeoutMs, () => messages.timedOut('ping', this.operationTimeoutMs));
         // Sharing resumes, and recovered() may have started the read already.
-        this.succeeded();
+        this.connection.succeeded();
         if (this.readsInFlight > 0) return;
       }
       this.corrupt.retry();
       await this.read(this.fleet.all());
     } catch (error) {
-      this.failed(error);
+      this.connection.failed(error);
     }
   }
 
@@ -211,141 +194,28 @@ export class RedisBreakerStore implements BreakerStore {
   }
 
   async close(): Promise<void> {
-    if (this.phase === 'closed') return;
-    const wasRunning = this.phase === 'running';
-    if (wasRunning && this.shared && this.queue.size > 0) {
+    if (this.connection.state === 'closed') return;
+    if (this.connection.running && this.shared && this.queue.size > 0) {
       // What this replica did last still matters to the others: give it one deadline to get out.
       await this.send(this.queue.drain()).catch(() => undefined);
     }
-    this.phase = 'closed';
     clearInterval(this.reconcileTimer);
-    // A hydrate() still waiting for Redis returns now: the application is stopping.
-    for (const resolve of this.readyWaiters) resolve();
-    this.readyWaiters.clear();
     this.fleet.close();
     this.queue.clear();
     this.corrupt.clear();
-    if (this.ownsSubscriber) {
-      // Made by the store (when it started), so closed by it.
-      if (this.subscriber !== undefined) await this.shutdown(this.subscriber);
-    } else if (wasRunning && this.subscriber !== undefined) {
-      await withDeadline(this.subscriber.unsubscribe(this.channel), this.operationTimeoutMs, () => 'unsubscribe').catch(() => undefined);
-    }
-    if (this.closeClient) await this.shutdown(this.redis);
-    // Only now: a connection being shut down may still emit an error, which nobody else may be listening for.
-    for (const off of this.detach.splice(0)) off();
+    // Releases a hydrate() still waiting for Redis (the application is stopping), then quits what the store made.
+    await this.connection.close();
   }
 
-  /** QUIT within the operation deadline when connected (a lazy client that never connected is not woken for it), then drop the socket. */
-  private async shutdown(client: Client): Promise<void> {
-    if (client.status === 'end') return;
-    const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
-    if (client.status === 'ready') await withDeadline(client.quit(), this.operationTimeoutMs, () => 'quit').catch(() => undefined);
-    client.disconnect();
-    // Resolve close() only once the connection is gone, so that nothing of the store is left running after it.
-    await withDeadline(ended, this.operationTimeoutMs, () => 'end').catch(() => undefined);
-  }
-
-  // ---------------------------------------------------------------------------
-  // Connections and health
-
+  /** Connects, and reconciles every `reconcileIntervalMs` from then on (a timer that never keeps the process alive). */
   private start(): void {
-    if (this.phase !== 'idle') return;
-    this.phase = 'running';
-    // Redis.duplicate() and Cluster.duplicate() both copy the connection options; their signatures differ.
-    // Made only now, and given its listeners in the same step: nothing it does goes unheard.
-    const subscriber = (this.subscriber ??= (this.redis as Redis).duplicate());
-    // A fresh connection is a fresh start: the failure of an operation on the old one no longer counts.
-    const ready = () => {
-      this.failing = false;
-      this.notifyReady();
-      this.recovered();
-    };
-    this.on(this.redis, 'ready', ready);
-    this.on(subscriber, 'ready', ready);
-    if (this.ownsSubscriber) this.on(subscriber, 'error', this.onError);
-    for (const client of [this.redis, subscriber]) this.on(client, 'close', () => this.down(new Error('connection closed')));
-    this.on(subscriber, 'message', (channel, message) => {
-      if (channel !== this.channel) return;
-      const fleet = decodeSignal(String(message));
-      if (fleet !== undefined) this.fleet.apply(fleet);
-    });
-    if (this.ownsSubscriber && subscriber.status === 'wait') subscriber.connect().catch(() => undefined);
-    if (this.redis.status === 'wait') this.redis.connect().catch(() => undefined);
-    this.subscribed = this.subscribe(subscriber);
+    if (!this.connection.start()) return;
     this.reconcileTimer = setInterval(() => void this.reconcile(), this.reconcileIntervalMs);
     this.reconcileTimer.unref();
   }
 
-  private async subscribe(subscriber: Client): Promise<void> {
-    // ioredis resubscribes by itself after a reconnect; this first subscription is retried until it lands.
-    for (;;) {
-      try {
-        await subscriber.subscribe(this.channel);
-        this.isSubscribed = true;
-        this.notifyReady();
-        this.recovered();
-        return;
-      } catch (error) {
-        if (this.phase !== 'running') return;
-        this.errors++;
-        this.down(error);
-        await new Promise<void>((resolve) => setTimeout(resolve, Math.min(this.operationTimeoutMs, 1_000)).unref());
-      }
-    }
-  }
-
-  private on(client: Client, event: string, listener: Listener): void {
-    client.on(event, listener);
-    this.detach.push(() => client.off(event, listener));
-  }
-
-  private connected(): boolean {
-    return this.redis.status === 'ready' && this.subscriber?.status === 'ready';
-  }
-
-  /** Resolves once both connections are ready and the channel is subscribed. */
-  private whenReady(): Promise<void> & { cancel(): void } {
-    let waiter: (() => void) | undefined;
-    const promise = new Promise<void>((resolve) => {
-      waiter = resolve;
-      this.readyWaiters.add(resolve);
-    });
-    this.notifyReady();
-    return Object.assign(promise, { cancel: () => this.readyWaiters.delete(waiter!) });
-  }
-
-  private notifyReady(): void {
-    if (!this.isSubscribed || !this.connected()) return;
-    for (const resolve of this.readyWaiters) resolve();
-    this.readyWaiters.clear();
-  }
-
-  /** Sharing is interrupted: the one warning of this outage, and breakers decide locally until it ends. */
-  private down(error: unknown): void {
-    if (this.phase !== 'running' || this.downSince !== undefined) return;
-    this.downSince = Date.now();
-    this.logger?.warn(messages.unreachable(error instanceof Error ? error.message : String(error)));
-  }
-
-  private failed(error: unknown): void {
-    if (this.phase !== 'running') return;
-    this.errors++;
-    this.failing = true;
-    this.down(error);
-  }
-
-  private succeeded(): void {
-    this.failing = false;
-    this.recovered();
-  }
-
-  /** Called whenever something worked: if that ends an outage, tell the fleet again what it missed. */
+  /** An outage ended: tell the fleet again what it missed, read back what this replica missed, and ask for the permits now due. */
   private recovered(): void {
-    if (this.downSince === undefined || !this.shared) return;
-    const down = Date.now() - this.downSince;
-    this.downSince = undefined;
-    this.logger?.log(messages.resumed(down));
     for (const [record, op] of this.fleet.replay()) this.queue.push(record, op);
     this.scheduleFlush();
     void this.reconcile();
@@ -356,7 +226,7 @@ export class RedisBreakerStore implements BreakerStore {
   // Writes
 
   private write(record: SharedBreaker, op: WriteOp): void {
-    if (this.phase === 'closed') return;
+    if (this.connection.state === 'closed') return;
     // A breaker shared without hydrate() (the engine used without the module): start on its first transition.
     this.start();
     this.queue.push(record, op);
@@ -364,7 +234,7 @@ export class RedisBreakerStore implements BreakerStore {
   }
 
   private scheduleFlush(): void {
-    if (this.flushScheduled || this.phase !== 'running') return;
+    if (this.flushScheduled || !this.connection.running) return;
     this.flushScheduled = true;
     // Once per tick: the transitions of one tick go out together.
     setImmediate(() => {
@@ -379,10 +249,10 @@ export class RedisBreakerStore implements BreakerStore {
     this.flushing = true;
     try {
       await this.send(this.queue.drain());
-      this.succeeded();
+      this.connection.succeeded();
     } catch (error) {
       // The batch is not retried as such: replay() resends every breaker's latest own transition when sharing resumes.
-      this.failed(error);
+      this.connection.failed(error);
     } finally {
       this.flushing = false;
       if (this.queue.size > 0) this.scheduleFlush();
@@ -390,18 +260,11 @@ export class RedisBreakerStore implements BreakerStore {
   }
 
   private async send(batch: [SharedBreaker, WriteOp][]): Promise<void> {
-    const commands = batch.map(([record, op]) => this.command(record, op));
-    const redis = this.redis;
-    let errors: Promise<unknown[]>;
-    if (redis.isCluster) {
-      // A cluster pipeline must stay within one slot; breakers spread over slots.
-      errors = Promise.all(commands.map(([script, keys, args]) => outcome(redis.eval(script, keys.length, ...keys, ...args)).then((o) => o.error)));
-    } else {
-      const pipeline = redis.pipeline();
-      for (const [script, keys, args] of commands) pipeline.eval(script, keys.length, ...keys, ...args);
-      errors = pipeline.exec().then((replies) => commands.map((_, i) => replies?.[i]?.[0] ?? undefined));
-    }
-    const outcomes = await withDeadline(errors, this.operationTimeoutMs, () => messages.timedOut('writing transitions', this.operationTimeoutMs));
+    const errors = evalEach(
+      this.redis,
+      batch.map(([record, op]) => writeCall(this.writer, record, op)),
+    );
+    const outcomes = await withDeadline(errors, this.operationTimeoutMs, () => messages.timedOut('write', this.operationTimeoutMs));
     this.sort(batch.map(([record]) => record), outcomes);
   }
 
@@ -422,27 +285,10 @@ export class RedisBreakerStore implements BreakerStore {
 
   /** The keys of `record` were repaired: it tells the fleet its latest transition again, and reads the fleet's state back. */
   private release(record: SharedBreaker): void {
-    if (this.phase !== 'running') return;
+    if (!this.connection.running) return;
     const op = this.fleet.replayOf(record);
     if (op !== undefined) this.write(record, op);
-    this.read([record]).catch((error: unknown) => this.failed(error));
-  }
-
-  private command(record: SharedBreaker, op: WriteOp): [string, string[], (string | number)[]] {
-    const { keys } = record;
-    const id = this.instanceId;
-    switch (op.kind) {
-      case 'open':
-        return [
-          SCRIPTS.open,
-          [keys.state, keys.opens, keys.probe],
-          [id, op.openUntil, op.at, record.quorum, op.reopen ? '1' : '0', this.channel, record.name, KEY_TTL_MS],
-        ];
-      case 'close':
-        return [SCRIPTS.close, [keys.state, keys.opens, keys.probe], [id, op.at, this.channel, record.name, KEY_TTL_MS]];
-      default:
-        return [SCRIPTS.withdraw, [keys.opens, keys.probe], [id]];
-    }
+    this.read([record]).catch((error: unknown) => this.connection.failed(error));
   }
 
   // ---------------------------------------------------------------------------
@@ -452,12 +298,12 @@ export class RedisBreakerStore implements BreakerStore {
   private async read(
     records: readonly SharedBreaker[],
     timeoutMs = this.operationTimeoutMs,
-    timedOut = () => messages.timedOut('reading shared state', this.operationTimeoutMs),
+    timedOut = () => messages.timedOut('read', this.operationTimeoutMs),
   ): Promise<void> {
     if (records.length === 0) return;
     const replies = await withDeadline(this.track(records.map((record) => outcome(this.redis.hgetall(record.keys.state)))), timeoutMs, timedOut);
     this.sort(records, replies.map((reply) => reply.error));
-    this.succeeded();
+    this.connection.succeeded();
     records.forEach((record, i) => {
       const hash = replies[i]!.value;
       const fleet = hash === undefined ? undefined : decodeStateHash(record.name, hash);
@@ -469,10 +315,10 @@ export class RedisBreakerStore implements BreakerStore {
     // Redis unreachable: the breaker probes locally anyway, and the claim lapses by itself.
     if (!this.shared) return;
     const episode = record.episode;
-    const reply = this.redis.eval(SCRIPTS.renew, 1, record.keys.probe, this.instanceId, ttlMs) as Promise<[number, number]>;
-    withDeadline(reply, this.operationTimeoutMs, () => messages.timedOut('renewing the probe permit', this.operationTimeoutMs)).then(
+    const reply = evalCall<[number, number]>(this.redis, renewCall(this.writer, record, ttlMs));
+    withDeadline(reply, this.operationTimeoutMs, () => messages.timedOut('renew', this.operationTimeoutMs)).then(
       ([renewed, ms]) => {
-        this.succeeded();
+        this.connection.succeeded();
         this.corrupt.healthy(record);
         // Not renewed: the claim lapsed and another replica took the permit; this one stops probing.
         this.fleet.onRenewed(record, episode, renewed === 1, ms);
@@ -482,10 +328,10 @@ export class RedisBreakerStore implements BreakerStore {
   }
 
   private requestPermit(record: SharedBreaker, ttlMs: number): void {
-    const reply = this.redis.eval(SCRIPTS.permit, 1, record.keys.probe, this.instanceId, ttlMs) as Promise<[number, number]>;
-    withDeadline(reply, this.operationTimeoutMs, () => messages.timedOut('the probe permit', this.operationTimeoutMs)).then(
+    const reply = evalCall<[number, number]>(this.redis, permitCall(this.writer, record, ttlMs));
+    withDeadline(reply, this.operationTimeoutMs, () => messages.timedOut('permit', this.operationTimeoutMs)).then(
       ([won, ms]) => {
-        this.succeeded();
+        this.connection.succeeded();
         this.corrupt.healthy(record);
         this.fleet.onPermit(record, won === 1, ms);
       },
@@ -499,14 +345,6 @@ export class RedisBreakerStore implements BreakerStore {
   /** An operation on the keys of `record` failed: a key error isolates that breaker, anything else is an outage. */
   private failedOn(record: SharedBreaker, error: unknown): void {
     if (isKeyError(error)) this.corrupt.report(record, error);
-    else this.failed(error);
+    else this.connection.failed(error);
   }
-}
-
-/** Settles with the value or the error of `command`, so that one command's error does not hide the others' results. */
-function outcome<T>(command: Promise<T>): Promise<{ value?: T; error?: unknown }> {
-  return command.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error: error ?? new Error('failed without an error') }),
-  );
 }

@@ -18,6 +18,5 @@ export const circuitBreakerHealthMessages = {
   expectedBreakers: 'an array of breaker names',
   expectedBreakerName: 'a non-empty string',
   unknownBreakers: (names: readonly string[]) =>
-    `Unknown circuit breakers: ${names.map((n) => `"${n}"`).join(', ')}. ` +
-    'Define them (CircuitBreakerModule.forRoot(), forFeature() or @CircuitBreaker()), or leave them out of the breakers option of isHealthy().',
+    `Unknown circuit breakers: ${names.map((n) => `"${n}"`).join(', ')}. Check the names given to isHealthy({ breakers }) against CircuitBreakerModule's breakers.`,
 };

@@ -86,7 +86,9 @@ describe('Breaker manual control', () => {
 
   it('execute() with something that is not a function throws a TypeError at once', () => {
     const breaker = new Breaker('typed');
-    expect(() => breaker.execute('nope' as never)).toThrow(new TypeError('Circuit breaker "typed": execute() takes the function to protect, got "nope".'));
+    expect(() => breaker.execute('nope' as never)).toThrow(
+      new TypeError('Circuit breaker "typed": execute() takes the function to protect, got "nope". Pass a function, e.g. execute(({ signal }) => fetch(url, { signal })).'),
+    );
   });
 
   it('runs synchronous functions and turns a synchronous throw into a rejection', async () => {

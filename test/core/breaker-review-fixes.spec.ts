@@ -29,7 +29,7 @@ describe('engine rules found in review', () => {
     const family = new Breaker('fleet', { perKey: { maxKeys: 10 }, aggregate: { openWhenOpenRatio: 0.5, minKeys: 2 }, consecutiveFailures: 1, openDurationMs: 1_000, halfOpen: { maxWaitMs: 3_000 } }, { clock, coordinator });
     await family.forKey('a').execute(() => Promise.reject(new Error('x'))).catch(() => undefined);
     await family.forKey('b').execute(() => Promise.reject(new Error('x'))).catch(() => undefined);
-    expect(family.storedState).toBe('open');
+    expect(family.lastDecidedState).toBe('open');
     clock.advance(5_000);
     const rejection = await family.forKey('c').execute(() => 1).catch((e: unknown) => e);
     expect(rejection).toMatchObject({ breakerName: 'fleet', reason: 'open', retryAfterMs: 3_000 });

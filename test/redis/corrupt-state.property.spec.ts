@@ -113,9 +113,9 @@ describe('corrupt state: signals (in process)', () => {
         const now = clock.now();
         coordinator.apply({ name: 'payments', state: 'open', openUntil: now + 500, generation: now, origin: 'b', at: now }, !viaSignal);
         // (A forged open that looked real may have opened it for longer already: an adoption only ever extends.)
-        expect([breaker.storedState, record.generation]).toEqual(['open', now]);
+        expect([breaker.lastDecidedState, record.generation]).toEqual(['open', now]);
         coordinator.apply({ name: 'payments', state: 'closed', openUntil: 0, generation: now + 1, origin: 'b', at: now + 1 }, !viaSignal);
-        expect(breaker.storedState).toBe('closed');
+        expect(breaker.lastDecidedState).toBe('closed');
         coordinator.close();
       }),
       { seed: 4_002, numRuns: 3_000 },
@@ -309,7 +309,7 @@ describe.skipIf(!available)('corrupt state: against a real Redis', () => {
             for (const c of before) await apply(c, keys);
             await forge(forged.slice(0, 3));
             await Promise.all([call(target[0]!, () => Promise.reject(new Error('down'))), call(target[1]!, () => Promise.reject(new Error('down')))]);
-            await converge('every replica open after two reports', () => target.every((b) => b.storedState === 'open'));
+            await converge('every replica open after two reports', () => target.every((b) => b.lastDecidedState === 'open'));
             stillShared();
 
             for (const c of whileOpen) await apply(c, keys);
@@ -318,8 +318,8 @@ describe.skipIf(!available)('corrupt state: against a real Redis', () => {
             await converge('every replica closed after the fleet probe', async () => {
               // Time passes for the breakers too: a replica that lost the permit asks again when the holder's time is up.
               clock.advance(50);
-              await Promise.all(target.map((b) => (b.storedState === 'closed' ? undefined : call(b, () => Promise.resolve('ok')))));
-              return target.every((b) => b.storedState === 'closed');
+              await Promise.all(target.map((b) => (b.lastDecidedState === 'closed' ? undefined : call(b, () => Promise.resolve('ok')))));
+              return target.every((b) => b.lastDecidedState === 'closed');
             });
             stillShared();
             // Whatever was junk is repaired or gone: each key is of its type, or absent.

@@ -16,7 +16,7 @@ describe('new RedisBreakerStore(options)', () => {
   });
 
   it.each<[string, unknown, string]>([
-    ['no object', undefined, 'RedisBreakerStore takes an options object ({ redis, ... }), got undefined.'],
+    ['no object', undefined, 'RedisBreakerStore takes an options object ({ redis, ... }), got undefined: pass one, e.g. new RedisBreakerStore({ redis: new Redis(process.env.REDIS_URL) }).'],
     ['no redis', {}, 'RedisBreakerStore: option "redis" is required: pass an ioredis client, e.g. new RedisBreakerStore({ redis: new Redis(process.env.REDIS_URL) }).'],
     ['a URL as redis', { redis: 'redis://localhost' }, 'RedisBreakerStore: option "redis" must be an ioredis client (Redis or Cluster), got "redis://localhost".'],
     ['a misspelt option', { redis, keyprefix: 'x' }, 'RedisBreakerStore: unknown option "keyprefix". Known options: redis, subscriber, keyPrefix, instanceId, reconcileIntervalMs, operationTimeoutMs, hydrateTimeoutMs, maxQueue, logger, closeClient.'],

@@ -87,8 +87,8 @@ describe('RedisBreakerCoordinator: own transitions become writes, adopted ones n
     expect(link.writes).toEqual([]);
     expect(coordinator.register(child)).toBeUndefined();
     expect(coordinator.mayProbe(child)).toBe(true);
-    expect(coordinator.describe(child)).toBeUndefined();
-    expect(coordinator.describe(family)).toEqual({ shared: true, storeErrors: 4 });
+    expect(coordinator.coordinationOf(child)).toBeUndefined();
+    expect(coordinator.coordinationOf(family)).toEqual({ shared: true, storeErrors: 4 });
   });
 });
 

@@ -109,7 +109,7 @@ describe.skipIf(!available)('RedisBreakerStore: a key of the wrong type', () => 
       expect(r.search.snapshot().coordination).toEqual({ shared: true, storeErrors: 0 });
       expect(r.payments.snapshot().coordination!.shared).toBe(true);
     }
-    expect(replicas.map((r) => r.payments.storedState)).toEqual(['open', 'open', 'open']);
+    expect(replicas.map((r) => r.payments.lastDecidedState)).toEqual(['open', 'open', 'open']);
   });
 
   it('on a read: a state key of the wrong type is no outage, and the breaker shares again once it is deleted', async () => {

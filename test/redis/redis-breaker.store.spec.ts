@@ -125,7 +125,7 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
   it('admits exactly one probe for the fleet when the open period ends, and its success closes every replica', async () => {
     const replicas = [await replica('a', prefix), await replica('b', prefix), await replica('c', prefix)];
     await Promise.all(replicas.slice(0, 2).map((r) => fail(r.breaker)));
-    await eventually('every replica open', () => (replicas.every((r) => r.breaker.storedState === 'open') ? true : undefined));
+    await eventually('every replica open', () => (replicas.every((r) => r.breaker.lastDecidedState === 'open') ? true : undefined));
     const until = Math.max(...replicas.map((r) => r.breaker.snapshot().openUntil!));
     // The permit is asked for when the open period ends; calls after that find the answer.
     await eventually('the permit taken', async () => ((await admin.get(`${prefix}{payments}:probe`)) ?? undefined));
@@ -184,7 +184,7 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     // Its abandoned probe is no verdict.
     gate.resolve('ok');
     await expect(probe).resolves.toBe('ok');
-    expect(holder.breaker.storedState).toBe('open');
+    expect(holder.breaker.lastDecidedState).toBe('open');
     expect(await admin.hget(`${prefix}{payments}:state`, 'state')).toBe('open');
   });
 
@@ -202,7 +202,7 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     expect(holder.breaker.state).toBe('half-open');
     gate.resolve('ok');
     await probe;
-    await eventually('every replica closed', () => (replicas.every((r) => r.breaker.storedState === 'closed') ? true : undefined));
+    await eventually('every replica closed', () => (replicas.every((r) => r.breaker.lastDecidedState === 'closed') ? true : undefined));
   });
 
   it('takes over a probe permit that has no expiry (a hand fix, a restore) instead of spinning on it, and the fleet closes', async () => {
@@ -220,7 +220,7 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     expect(await admin.pttl(key)).toBeGreaterThan(0);
     const holder = replicas[['a', 'b'].indexOf(holderId)]!;
     await expect(holder.breaker.execute(() => 'probe')).resolves.toBe('probe');
-    await eventually('every replica closed', () => (replicas.every((r) => r.breaker.storedState === 'closed') ? true : undefined));
+    await eventually('every replica closed', () => (replicas.every((r) => r.breaker.lastDecidedState === 'closed') ? true : undefined));
     // Two permit requests, a renewal and a close verdict, not one EVAL per replica every couple of milliseconds.
     expect((await evalCalls()) - evalsBefore).toBeLessThanOrEqual(6);
   });
@@ -262,7 +262,7 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     const holder = replicas[['a', 'b'].indexOf((await admin.get(`${prefix}{payments}:probe`))!)]!;
     const other = replicas.find((r) => r !== holder)!;
     await expect(fail(holder.breaker)).resolves.toMatchObject({ message: 'down' });
-    expect(holder.breaker.storedState).toBe('open');
+    expect(holder.breaker.lastDecidedState).toBe('open');
     const reopenedUntil = holder.breaker.snapshot().openUntil!;
     // The other replica was still open (waiting for the verdict): it keeps rejecting until the prober's new time.
     await eventually('the other replica following the reopen', () => (other.breaker.snapshot().openUntil === reopenedUntil ? true : undefined));
@@ -287,7 +287,7 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     await Promise.all([fail(breakers[0]!), fail(breakers[1]!)]);
     await eventually('the fleet open', async () => ((await admin.hget(`${prefix}{GET%20%2Forders%2F%7Bid%7D%2A}:state`, 'state')) === 'open' ? true : undefined));
     await Promise.all(stores.map((store) => store.reconcile()));
-    expect(breakers.map((b) => b.storedState)).toEqual(['open', 'open', 'closed', 'closed']);
+    expect(breakers.map((b) => b.lastDecidedState)).toEqual(['open', 'open', 'closed', 'closed']);
     expect(new Set(await admin.keys(`${prefix}{*`))).toEqual(new Set([`${prefix}{GET%20%2Forders%2F%7Bid%7D%2A}:opens`, `${prefix}{GET%20%2Forders%2F%7Bid%7D%2A}:state`]));
   });
 
@@ -309,7 +309,7 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
       await expect(a.breaker.execute(() => 'probe')).resolves.toBe('probe');
       expect(a.breaker.snapshot()).toMatchObject({ state: 'closed', coordination: { shared: false } });
       expect(a.warnings).toEqual(['Redis is unreachable (the probe permit did not answer within 200 ms (operationTimeoutMs)): every circuit breaker now decides on its own, and sharing resumes by itself when Redis is back.']);
-      expect(b.breaker.storedState).toBe('open');
+      expect(b.breaker.lastDecidedState).toBe('open');
       const closed = nextTransition(b.breaker, (change) => change.reason === 'shared-close');
       server.resume();
       // a's verdict was kept and is written once Redis answers: b closes on it.

@@ -32,7 +32,7 @@ describe('snapshot().coordination', () => {
   const coordinator = (shared: boolean): BreakerCoordinator => ({
     transitioned: () => undefined,
     mayProbe: () => true,
-    describe: (breaker) => (breaker.parent === undefined ? { shared, storeErrors: 3 } : undefined),
+    coordinationOf: (breaker) => (breaker.parent === undefined ? { shared, storeErrors: 3 } : undefined),
   });
 
   it('shows what the coordinator says about the breaker', () => {

@@ -24,7 +24,7 @@ class FakeStore implements BreakerStore {
   readonly coordinator: BreakerCoordinator = {
     transitioned: (breaker, change) => this.log.push(`transitioned ${breaker.name} ${change.from}->${change.to}`),
     mayProbe: () => true,
-    describe: () => this.coordination,
+    coordinationOf: () => this.coordination,
   };
 
   hydrate(breakers: readonly Breaker[]): Promise<void> {

@@ -1,0 +1,221 @@
+import { Logger } from '@nestjs/common';
+import { Breaker, BreakerConfigError, type BreakerDeps, type BreakerOptions } from './core/index.js';
+import type { CircuitBreakerEvents } from './circuit-breaker.events.js';
+import type { CircuitBreakerExplorer, DiscoveredBreakers, ExploredMethod } from './circuit-breaker.explorer.js';
+import { circuitBreakerMessages } from './circuit-breaker.messages.js';
+import { checkBreakerDefinition, FOR_FEATURE, FOR_ROOT, mergeOptions, sitePath, validateModuleOptions } from './circuit-breaker.options.js';
+import { closestName } from './closest-name.js';
+import type { FeatureDefinition } from './feature-definition.js';
+import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
+
+/**
+ * Where a breaker's options were given: the site messages name
+ * (`@CircuitBreaker() on BillingService.charge`, `CircuitBreakerModule.forFeature()`)
+ * and the source that tells two definitions apart when two sites read the same
+ * (two forFeature() calls).
+ */
+interface DefinitionSite {
+  readonly site: string;
+  readonly source: unknown;
+}
+
+/**
+ * Builds the breakers of one application and runs their life: checks the
+ * module's options, defines the breakers every site of the application
+ * gives options for (forRoot, forFeature, decorators, `getOrCreate()`),
+ * refuses a breaker defined at two sites, checks every use by name at
+ * start-up, hydrates shared breakers before the application serves, and
+ * disposes of them at shutdown. The breakers it builds go to the registry's
+ * map and to the application's `CircuitBreakerEvents`.
+ *
+ * @internal
+ */
+export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
+  /** The module's options as checked: a plain copy, so that what was validated is what is used. */
+  private readonly options: CircuitBreakerModuleOptions;
+  /** Where each breaker was defined (its options set), for conflict messages. */
+  private readonly definitionSites = new Map<string, DefinitionSite>();
+  /** Breakers that share their state through the store; hydrated at bootstrap, or when created after it. */
+  private readonly shared: Breaker[] = [];
+  /** One deps object for every breaker (one for those shared through the store): their environment is checked and held once. */
+  private readonly localDeps: BreakerDeps;
+  private sharedDeps: BreakerDeps | undefined;
+  private bootstrapped = false;
+  /** The application's @CircuitBreaker() methods, found at construction. */
+  private readonly methods: ExploredMethod[] = [];
+  /** Names configured centrally (forRoot `breakers`, forFeature definitions): with any, an undefined name is likely a typo. */
+  private readonly configured = new Set<string>();
+  /** The breaker names this application's classes inject with `@InjectCircuitBreaker()`, with the first site of each. */
+  private readonly injectionSites = new Map<string, string>();
+  /** Undefined names already reported, so that each is reported once. */
+  private readonly reported = new Set<string>();
+
+  constructor(
+    options: CircuitBreakerModuleOptions,
+    explorer: CircuitBreakerExplorer | undefined,
+    private readonly breakers: Map<string, Breaker>,
+    private readonly events: CircuitBreakerEvents,
+  ) {
+    // Before anything else: two roots would build two registries, and the last would silently win.
+    const roots = explorer?.rootRegistrations() ?? [];
+    if (roots.length > 1) throw new Error(circuitBreakerMessages.duplicateRoot(roots));
+    this.options = validateModuleOptions(options);
+    this.localDeps = { clock: this.options.clock, reportError };
+    for (const [name, breakerOptions] of Object.entries(this.options.breakers ?? {})) {
+      this.configured.add(name);
+      this.define(name, breakerOptions, FOR_ROOT, FOR_ROOT, true);
+    }
+    // forFeature() definitions and decorators that define a breaker do so before any provider can ask for it
+    // by name (forFeature(['name']), injection), whatever the order in which modules are built.
+    explorer?.explore(this);
+  }
+
+  /** Whether the module was configured to accept only breakers it defines. */
+  get strict(): boolean {
+    return this.options.strict === true;
+  }
+
+  /** @internal From the explorer: the options one `forFeature({ name: options })` gives. */
+  addFeature(definition: FeatureDefinition): void {
+    for (const [name, breakerOptions] of definition.breakers) {
+      this.configured.add(name);
+      this.defineFeature(name, breakerOptions, FOR_FEATURE, definition);
+    }
+  }
+
+  /** @internal From the explorer: a `@CircuitBreaker()` method; one that gives options defines its breaker now. */
+  addMethod(method: ExploredMethod): void {
+    this.methods.push(method);
+    if (method.options !== undefined) this.resolve(method.name, method.options, method.site);
+  }
+
+  /** @internal From the explorer: an `@InjectCircuitBreaker(name)` of one of the application's classes. */
+  addInjection(name: string, site: string): void {
+    if (!this.injectionSites.has(name)) this.injectionSites.set(name, site);
+  }
+
+  /**
+   * Decorators that only name a breaker are checked once every provider,
+   * forFeature() definitions included, has been built: the name must exist under
+   * `strict`, and a per-key breaker needs a `key` (and only it takes one).
+   */
+  checkMethods(): void {
+    for (const method of this.methods) {
+      // `@CircuitBreaker()` without a name has a breaker of its own by design; a name given is a reference.
+      const breaker = method.named ? this.use(method.name, method.site) : this.resolve(method.name, undefined, method.site);
+      const perKey = breaker.config.perKey !== undefined;
+      if (perKey !== (method.key !== undefined)) {
+        throw new BreakerConfigError(circuitBreakerMessages.keyMismatch(method.name, method.site, perKey), method.name, perKey ? 'key' : 'perKey');
+      }
+    }
+  }
+
+  /**
+   * Reads the shared state of every shared breaker before the application
+   * serves, so that a replica started during an outage starts open. Bounded by
+   * the store's own deadline; never fails the start-up.
+   */
+  async hydrate(): Promise<void> {
+    this.bootstrapped = true;
+    if (this.options.store !== undefined && this.shared.length > 0) await this.options.store.hydrate(this.shared);
+  }
+
+  async shutdown(): Promise<void> {
+    this.events.detachAll();
+    for (const breaker of this.breakers.values()) breaker.dispose();
+    this.events.complete();
+    // Last, and without delaying the rest: the store may still have this replica's last transitions to write.
+    await this.options.store?.close();
+  }
+
+  /**
+   * The breaker for a use at `site` (a decorator, `forFeature`, an operator,
+   * `getOrCreate()`): creates it from `options` when allowed, and rejects
+   * options given at two sites.
+   */
+  resolve(name: string, options: BreakerOptions | undefined, site: string, source: unknown = site): Breaker {
+    const existing = this.breakers.get(name);
+    if (existing !== undefined) {
+      if (options !== undefined) {
+        const defined = this.definitionSites.get(name);
+        if (defined === undefined) throw new BreakerConfigError(circuitBreakerMessages.conflictingOptions(name, 'its first use (built from defaults)', site), name);
+        // Two sites may read the same (two forFeature() calls): what tells them apart is where the options came from.
+        if (defined.source !== source) throw new BreakerConfigError(circuitBreakerMessages.conflictingOptions(name, defined.site, site), name);
+      }
+      return existing;
+    }
+    if (this.strict) throw new BreakerConfigError(circuitBreakerMessages.strictUnknown(name, site, closestName(name, this.definitionSites.keys())), name);
+    return this.define(name, options, site, source);
+  }
+
+  /**
+   * The breaker a decorator, `@InjectCircuitBreaker()` or
+   * `forFeature(['name'])` refers to by name. Once breakers are configured, a
+   * name nobody defined is most likely a typo: it is reported once, through the
+   * Nest logger, with the nearest defined name (an error under `strict`).
+   */
+  use(name: string, site: string): Breaker {
+    if (!this.strict && !this.definitionSites.has(name) && this.configured.size > 0 && !this.reported.has(name)) {
+      this.reported.add(name);
+      const defined = [...this.definitionSites.keys()];
+      useLogger.warn(circuitBreakerMessages.undefinedName(name, site, closestName(name, defined), defined));
+    }
+    return this.resolve(name, undefined, site);
+  }
+
+  /**
+   * What the token of `name` provided by the root module resolves to: a
+   * breaker defined centrally, or one this application injects by name
+   * (checked like any other use). The tokens of names that only other
+   * applications of the process inject resolve to `undefined`: creating their
+   * breakers here would be wrong, and under `strict` an error.
+   */
+  provided(name: string): Breaker | undefined {
+    if (this.definitionSites.has(name)) return this.breakers.get(name);
+    const site = this.injectionSites.get(name);
+    return site === undefined ? undefined : this.use(name, site);
+  }
+
+  /**
+   * A breaker defined by `forFeature({ name: options })`: central
+   * configuration like `forRoot({ breakers })`, so allowed under `strict`.
+   */
+  defineFeature(name: string, options: BreakerOptions, site: string, source: unknown): Breaker {
+    if (!this.breakers.has(name)) return this.define(name, options, site, source);
+    return this.resolve(name, options, site, source);
+  }
+
+  private define(name: string, options: BreakerOptions | undefined, site: string, source: unknown = site, checked = false): Breaker {
+    // forRoot's breakers were checked with the module's options; the others are checked here, where they are used.
+    const merged = checked ? mergeOptions(this.options.defaults, options) : checkBreakerDefinition(name, options, this.options.defaults, site, sitePath(site, name)).merged;
+    const store = this.options.store;
+    if (store === undefined && merged.share !== undefined && merged.share !== false) {
+      throw new BreakerConfigError(circuitBreakerMessages.shareWithoutStore(name), name, 'share');
+    }
+    const shares = store !== undefined && merged.share !== false;
+    const breaker = new Breaker(name, merged, shares ? (this.sharedDeps ??= { ...this.localDeps, coordinator: store.coordinator }) : this.localDeps);
+    if (shares) {
+      this.shared.push(breaker);
+      // Created after start-up (getOrCreate at run time): it catches up with the fleet in the background.
+      if (this.bootstrapped) void store.hydrate([breaker]);
+    }
+    this.breakers.set(name, breaker);
+    if (options !== undefined) this.definitionSites.set(name, { site, source });
+    this.events.track(breaker);
+    return breaker;
+  }
+}
+
+const faultLogger = new Logger('CircuitBreaker');
+const useLogger = new Logger('CircuitBreakerModule');
+
+/** The application's listener or classifier faults, in the application's log (the error names the breaker and the fix). */
+function reportError(error: Error): void {
+  let stack: string | undefined;
+  try {
+    stack = error.cause instanceof Error ? error.cause.stack : undefined;
+  } catch {
+    // What was thrown cannot be read: the message already says so.
+  }
+  faultLogger.error(error.message, stack);
+}

@@ -1,0 +1,378 @@
+import { BreakerCounters } from './breaker-counters.js';
+import type { BreakerEnvironment } from './breaker-environment.js';
+import type { BreakerEventHub, BreakerEventName } from './breaker-events.js';
+import { BreakerEvidence } from './breaker-evidence.js';
+import type { FamilyTransitions } from './breaker-family.js';
+import {
+  CLOSED,
+  DISABLED,
+  HALF_OPEN,
+  ISOLATED,
+  OPEN,
+  stateName,
+  type BreakerState,
+  type FailureCategory,
+  type RejectionReason,
+  type StateCode,
+  type TransitionReason,
+} from './breaker-state.js';
+import { BreakerHookError, CallTimeoutError, createRejection, type CircuitOpenError } from './breaker.errors.js';
+import { breakerMessages } from './breaker.messages.js';
+import type { Clock } from './clock.js';
+import { HalfOpenRound } from './half-open-round.js';
+import { openDuration } from './open-duration.js';
+import type { OverloadPressure } from './overload-pressure.js';
+import type { ResolvedBreakerOptions } from './resolve-options.js';
+import { CountWindow } from './window/count-window.js';
+import type { OutcomeWindow } from './window/outcome-window.interface.js';
+import { TimeWindow } from './window/time-window.js';
+
+// A throttled call may be admitted at any moment; this is a polite hint, not a schedule.
+const THROTTLED_RETRY_AFTER_MS = 1_000;
+/** @internal The start of a call admitted while nobody needed its duration. */
+export const NOT_TIMED = Number.NaN;
+
+/**
+ * The state machine of a breaker: its state, what it admits, and how it moves
+ * between closed, open and half-open (and isolated and disabled by hand).
+ * Three layers make a breaker, each reading the one below:
+ * - `BreakerMachine` (here): the state, admission and transitions;
+ * - `BreakerSettlement`: how the outcomes of calls are counted and judged;
+ * - `Breaker`: the public face (running calls, events, control, snapshots).
+ *
+ * The closed path (admit, then settle a success) stays inline in these
+ * classes; the rare paths live with their collaborators: the half-open round,
+ * the trip rules, the open duration, the overload pressure. Transitions are
+ * lazy: decided on the next call or read, never by a timer.
+ *
+ * Not exported: reach a breaker through `Breaker`. (Not tagged internal
+ * either: the published `Breaker` type extends it, so it must stay in the
+ * declarations; its internal members are tagged one by one.)
+ */
+export abstract class BreakerMachine {
+  /** @internal A child's name is derived from its family's and its key, when asked: one string less per target. */
+  protected readonly ownName: string | undefined;
+  /** For a child of a per-key family: the family's breaker. */
+  readonly parent: BreakerMachine | undefined;
+  /** For a child of a per-key family: its target's key. */
+  readonly key: string | undefined;
+  /** The options in force, after defaults and validation. */
+  readonly config: ResolvedBreakerOptions;
+
+  /** @internal The clock, random source, coordinator and error reporter, shared with every breaker made from the same deps. */
+  protected readonly env: BreakerEnvironment;
+  /** @internal */
+  protected readonly window: OutcomeWindow;
+  /** @internal */
+  protected readonly counters = new BreakerCounters();
+  /** @internal */
+  protected hub: BreakerEventHub | undefined = undefined;
+  /** @internal Whether calls must be timed: slow-call detection, a time window, or listeners that want durations. */
+  protected timed = false;
+
+  /** @internal */
+  protected current: StateCode = CLOSED;
+  /** @internal */
+  protected sinceAt: number;
+  /**
+   * Wall time minus the monotonic reading, taken at the last transition: times
+   * shown to people are the breaker's times plus this, so that a time that came
+   * in as wall time (a shared open-until) goes out exactly as it came in.
+   *
+   * @internal
+   */
+  protected wallOffset: number;
+  /** @internal */
+  protected generation = 0;
+  /** @internal */
+  protected openUntilAt = 0;
+  /** @internal */
+  protected reopens = 0;
+  /** @internal */
+  protected consecutiveFailures = 0;
+  /** @internal Only once something went wrong: the last failure and transition, and the hook faults reported. */
+  protected evidence: BreakerEvidence | undefined = undefined;
+  /** @internal Only while the dependency reports overload: its pause and the evidence client-side throttling sheds by. */
+  protected overload: OverloadPressure | undefined = undefined;
+  /** @internal Only while half-open: the probe budget in use. */
+  protected round: HalfOpenRound | undefined = undefined;
+
+  /** @internal For a per-key family: its children, as far as transitions concern them. */
+  protected readonly keyed: FamilyTransitions | undefined;
+  /** @internal When the family last handed this child out. */
+  lastUsedAt = 0;
+
+  /** @internal */
+  protected constructor(
+    name: string | undefined,
+    lineage: { parent: BreakerMachine; key: string } | undefined,
+    config: ResolvedBreakerOptions,
+    env: BreakerEnvironment,
+    keyed: ((owner: BreakerMachine) => FamilyTransitions) | undefined,
+  ) {
+    this.ownName = name;
+    this.parent = lineage?.parent;
+    this.key = lineage?.key;
+    this.config = config;
+    this.env = env;
+    this.keyed = keyed?.(this);
+    const w = config.window;
+    this.window = w.type === 'count' ? new CountWindow(w.size) : new TimeWindow(w.durationMs, w.buckets);
+    this.sinceAt = env.monotonic();
+    this.wallOffset = env.clock.now() - this.sinceAt;
+  }
+
+  /** Names the breaker in errors, events, logs and metrics; a child of a family is `family[key]`. */
+  get name(): string {
+    return this.ownName ?? `${this.parent!.name}[${this.key}]`;
+  }
+
+  /** The breaker's time source: wall time for timestamps, and the monotonic reading durations run on. */
+  get clock(): Clock {
+    return this.env.clock;
+  }
+
+  /** @internal The reading every duration runs on (see `Clock`): layers that age things with the breaker use it too. */
+  monotonic(): number {
+    return this.env.monotonic();
+  }
+
+  /**
+   * The state as last decided, without the transitions time has made due since:
+   * for a coordinator or a family that must look without making one happen.
+   */
+  get lastDecidedState(): BreakerState {
+    return stateName(this.current);
+  }
+
+  // ---------------------------------------------------------------------------
+  // Admission
+
+  /** @internal A token (the generation; a negative probe id for probes) or the rejection. */
+  protected admitOwn(): number | CircuitOpenError {
+    const state = this.current;
+    if (state === CLOSED) {
+      if (this.overload !== undefined) return this.admitUnderOverload();
+      this.counters.admitted++;
+      return this.generation;
+    }
+    if (state === DISABLED) {
+      this.counters.admitted++;
+      return this.generation;
+    }
+    if (state === ISOLATED) return this.reject('isolated', undefined);
+    const now = this.monotonic();
+    this.refresh(now, true);
+    if (this.current === OPEN) return this.reject('open', this.openRetryAfter(now));
+    return this.admitProbe(now);
+  }
+
+  /** @internal A family's own gate for a child's call: 0 to pass, a probe token, or the rejection. */
+  admitAsFamily(): number | CircuitOpenError {
+    if (this.current === ISOLATED) return this.reject('isolated', undefined);
+    const now = this.monotonic();
+    this.refresh(now, true);
+    if (this.current === OPEN) return this.reject('open', this.openRetryAfter(now));
+    if (this.current === HALF_OPEN) return this.admitProbe(now);
+    return 0;
+  }
+
+  /** @internal Enough children are unhealthy: a closed family opens (reason `open-ratio`). */
+  openForChildren(now: number): void {
+    if (this.current === CLOSED) this.transition(OPEN, 'open-ratio', now, undefined);
+  }
+
+  /** @internal Until the open duration ends; past it (the fleet's probe is someone else's), until that probe must be decided. */
+  protected openRetryAfter(now: number): number {
+    return now < this.openUntilAt ? this.openUntilAt - now : this.config.probeMaxWaitMs;
+  }
+
+  /** The closed state while the dependency reports overload: honour its pause, then shed a share of calls. */
+  private admitUnderOverload(): number | CircuitOpenError {
+    const now = this.monotonic();
+    const pressure = this.overload!;
+    const pause = pressure.pauseLeft(now);
+    if (pause > 0) return this.reject('retry-after', pause);
+    if (pressure.shed(this.config, now, this.env)) return this.reject('throttled', THROTTLED_RETRY_AFTER_MS);
+    // The pause is over and the overloads have left the window: calls take the plain path again.
+    if (pressure.spent) this.overload = undefined;
+    this.counters.admitted++;
+    return this.generation;
+  }
+
+  private admitProbe(now: number): number | CircuitOpenError {
+    const round = this.round!;
+    if (round.full) return this.reject('half-open-busy', round.retryAfter(now));
+    const id = round.admit(now);
+    this.counters.admitted++;
+    this.counters.rare.probesAdmitted++;
+    this.hub?.emit('probe', { result: 'admitted' });
+    return -id;
+  }
+
+  private reject(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
+    const error = createRejection(this.name, stateName(this.current), reason, retryAfterMs, this.evidence?.lastFailure);
+    this.counters.reject(reason);
+    this.hub?.emit('rejected', { reason, error });
+    return error;
+  }
+
+  /**
+   * @internal Takes back an admission that turned out not to be a call (a
+   * decorated method that returned an Observable: its subscriptions are the calls).
+   */
+  withdrawAdmission(token: number): void {
+    this.counters.admitted--;
+    const round = this.round;
+    if (token >= 0 || round === undefined || !round.remove(-token)) return;
+    round.admitted--;
+    this.counters.rare.probesAdmitted--;
+  }
+
+  /** @internal Lets a probe's call object be told when the probe expires. */
+  attachProbe(id: number, call: { abandon(error: CallTimeoutError): void }): void {
+    this.round?.attach(id, call);
+  }
+
+  // ---------------------------------------------------------------------------
+  // Evidence
+
+  /** @internal */
+  protected onListenerFault(event: BreakerEventName, fault: unknown): void {
+    this.reportFault(`on('${event}')`, new BreakerHookError(breakerMessages.listenerThrew(this.name, event, fault), fault));
+  }
+
+  /** @internal */
+  protected noteFailure(failure: unknown, category: FailureCategory | 'overload'): void {
+    const evidence = (this.evidence ??= new BreakerEvidence());
+    evidence.lastFailure = failure;
+    evidence.lastFailureCategory = category;
+  }
+
+  /** @internal Reports the first fault of each source; the later ones would only repeat it. */
+  reportFault(source: string, error: Error): void {
+    const reported = ((this.evidence ??= new BreakerEvidence()).reportedFaults ??= new Set());
+    if (reported.has(source)) return;
+    reported.add(source);
+    try {
+      this.env.reportError(error);
+    } catch {
+      // A reporter that throws has nowhere left to report to; the call must still settle.
+    }
+  }
+
+  // ---------------------------------------------------------------------------
+  // Transitions
+
+  /**
+   * Opens the breaker until `openUntil` because other replicas found the
+   * dependency broken (reason `shared-open`). Only a closed or half-open
+   * breaker adopts; a later `openUntil` extends an open one.
+   */
+  adoptOpen(openUntil: number): void {
+    if (openUntil <= this.env.clock.now()) return;
+    if (this.current === OPEN) {
+      // Replicas share wall times; the breaker keeps its own on the monotonic reading.
+      const until = openUntil - this.wallOffset;
+      if (until > this.openUntilAt) this.openUntilAt = until;
+      return;
+    }
+    if (this.current !== CLOSED && this.current !== HALF_OPEN) return;
+    this.transition(OPEN, 'shared-open', this.monotonic(), undefined, openUntil);
+  }
+
+  /** Closes an open or half-open breaker because the fleet's probe succeeded elsewhere (reason `shared-close`). */
+  adoptClosed(): void {
+    if (this.current !== OPEN && this.current !== HALF_OPEN) return;
+    this.transition(CLOSED, 'shared-close', this.monotonic(), undefined);
+  }
+
+  /**
+   * Makes the transitions that time alone has made due. Only an admission
+   * (`admitting`) asks a coordinator for the fleet's probe permit: a health
+   * check, a scrape or a snapshot must never take the fleet's probe.
+   *
+   * @internal
+   */
+  protected refresh(now: number, admitting: boolean): void {
+    this.halfOpenIfDue(now, admitting);
+    if (this.current !== HALF_OPEN) return;
+    this.expireProbes(now);
+    // A probe that expired long ago reopened the breaker long ago: that open period may be over too.
+    this.halfOpenIfDue(now, admitting);
+  }
+
+  private halfOpenIfDue(now: number, admitting: boolean): void {
+    const coordinator = this.env.coordinator;
+    if (this.current === OPEN && now >= this.openUntilAt && (coordinator === undefined || (admitting && coordinator.mayProbe(this)))) {
+      // Dated when it was due, not when someone first looked: `since` and time in state stay true for an idle breaker.
+      // With a coordinator it was due when the fleet's probe permit came, which is now.
+      this.transition(HALF_OPEN, 'open-duration-elapsed', coordinator === undefined ? this.openUntilAt : now, undefined);
+    }
+  }
+
+  /** A probe still unsettled after `halfOpen.maxWaitMs` counts as failed, so a hung probe cannot wedge the breaker. */
+  private expireProbes(now: number): void {
+    const maxWait = this.config.probeMaxWaitMs;
+    let round: HalfOpenRound | undefined;
+    let record;
+    while ((round = this.round) !== undefined && (record = round.takeExpired(now)) !== undefined) {
+      const error = new CallTimeoutError(this.name, maxWait, breakerMessages.probeExpired(this.name, maxWait));
+      record.call?.abandon(error);
+      this.counters.rare.timeouts++;
+      this.counters.fail('timeout');
+      this.noteFailure(error, 'timeout');
+      this.hub?.emit('timeout', { timeoutMs: maxWait, probe: true });
+      this.hub?.emit('failure', { error, category: 'timeout', durationMs: now - record.startedAt, probe: true });
+      this.counters.rare.probesFailed++;
+      const hopeless = round.fail();
+      this.hub?.emit('probe', { result: 'failed' });
+      if (hopeless) this.transition(OPEN, 'probe-expired', record.startedAt + maxWait, undefined);
+    }
+  }
+
+  /** @internal */
+  protected transition(to: StateCode, reason: TransitionReason, now: number, retryAfterHint: number | undefined, adoptedOpenUntil?: number): void {
+    const from = this.current;
+    // The evidence that opened the breaker, for logs, events and snapshots: the window is emptied below.
+    const evidence = to === OPEN && from === CLOSED ? { calls: this.window.calls, failures: this.window.failures, slowCalls: this.window.slowCalls } : undefined;
+    (this.evidence ??= new BreakerEvidence()).lastChange = { from, to, reason, at: now, window: evidence };
+    this.counters.spend(from, now - this.sinceAt);
+    this.current = to;
+    this.sinceAt = now;
+    // From the current readings: `now` may be when the transition was due, earlier than this moment.
+    const toWall = (this.wallOffset = this.env.clock.now() - this.monotonic());
+    this.generation++;
+    this.round = undefined;
+    this.consecutiveFailures = 0;
+    this.openUntilAt = 0;
+    // Opening or closing starts the evidence afresh, as it starts the window afresh; a pause the dependency asked for stands.
+    if (this.overload !== undefined) {
+      this.overload.endEvidence();
+      if (this.overload.spent) this.overload = undefined;
+    }
+    if (to === OPEN) {
+      if (from === HALF_OPEN) this.reopens++;
+      this.openUntilAt = adoptedOpenUntil === undefined ? now + openDuration(this.config, this.reopens, this.env, retryAfterHint) : adoptedOpenUntil - toWall;
+      this.window.reset();
+    } else if (to === HALF_OPEN) {
+      this.round = new HalfOpenRound(this.config);
+    } else if (to === CLOSED) {
+      this.reopens = 0;
+      this.window.reset();
+    }
+    this.parent?.keyed!.childTransitioned(this, stateName(from), stateName(to), now);
+    if (this.hub === undefined && this.env.coordinator === undefined) return;
+    // Events carry wall times: people read them, and replicas share them.
+    const change = {
+      from: stateName(from),
+      to: stateName(to),
+      reason,
+      at: now + toWall,
+      ...(to === OPEN ? { openUntil: this.openUntilAt + toWall } : {}),
+      ...(evidence === undefined ? {} : { window: evidence }),
+    };
+    this.hub?.emit('stateChange', change);
+    this.env.coordinator?.transitioned(this, change);
+  }
+}

@@ -1,0 +1,181 @@
+import { BreakerMachine } from './breaker-machine.js';
+import { CLOSED, DISABLED, OPEN, type CallOutcome, type FailureCategory } from './breaker-state.js';
+import type { CallTimeoutError } from './breaker.errors.js';
+import { defaultClassifyError, defaultClassifyResult, failureCategoryOf, retryAfterOf } from './classify.js';
+import { runClassifier } from './guarded-classifier.js';
+import { OverloadPressure } from './overload-pressure.js';
+import { tripReason } from './trip-rules.js';
+import { SLOT_FAILURE, SLOT_OVERLOAD, SLOT_SLOW, SLOT_SUCCESS } from './window/outcome-window.interface.js';
+
+/**
+ * How a breaker counts what its calls did: classification (the application's
+ * classifiers, guarded, then the defaults), the window and the streak, the
+ * probes of a half-open round, and the overload pressure; then it asks the
+ * trip rules whether to move. A settled call of an older generation is
+ * counted in the totals but cannot move the breaker.
+ *
+ * The closed path's success is settled inline in `settleValue`: it is most
+ * of what a healthy breaker ever does.
+ *
+ * Not exported; kept in the declarations because `Breaker` extends it.
+ */
+export abstract class BreakerSettlement extends BreakerMachine {
+  /** @internal Counts a call that resolved with `value`; returns how it counted. */
+  settleValue(token: number, value: unknown, startedAt: number): CallOutcome {
+    // The common case in full, without the general bookkeeping: a success of the
+    // current closed generation that nobody times (no duration listeners, no slow
+    // calls, no time window) or classifies by hand.
+    if (
+      token === this.generation &&
+      this.current === CLOSED &&
+      !this.timed &&
+      this.overload === undefined &&
+      this.config.classifyResult === undefined &&
+      (typeof value !== 'object' || value === null || defaultClassifyResult(value, this.config.overloadK !== 0) === 'success')
+    ) {
+      this.counters.successes++;
+      this.consecutiveFailures = 0;
+      const w = this.window;
+      w.record(SLOT_SUCCESS, 0);
+      // A success can only trip a window that already holds failures (when it completes the minimum population).
+      if (w.failures !== 0) this.evaluate(undefined);
+      return 'success';
+    }
+    const outcome = this.classifyResult(value);
+    this.settle(token, outcome, value, startedAt, undefined);
+    return outcome;
+  }
+
+  /** @internal Counts a timed-out call: a failure of category `timeout`. */
+  settleTimeout(token: number, error: CallTimeoutError, startedAt: number): void {
+    this.counters.rare.timeouts++;
+    this.hub?.emit('timeout', { timeoutMs: error.timeoutMs, probe: token < 0 });
+    this.settle(token, 'failure', error, startedAt, 'timeout');
+  }
+
+  /** @internal Counts one settled call; drops its effect on state when it belongs to an older generation. */
+  settle(token: number, outcome: CallOutcome, subject: unknown, startedAt: number, category: FailureCategory | undefined): void {
+    const now = this.timed ? this.monotonic() : 0;
+    // A call admitted before anyone needed durations (a listener added since) reports 0.
+    const durationMs = this.timed && startedAt === startedAt ? now - startedAt : 0;
+    const probe = token < 0;
+    const slowMs = this.config.slowCallDurationMs;
+    const slow = slowMs !== undefined && durationMs >= slowMs && (outcome === 'success' || outcome === 'failure');
+    const counters = this.counters;
+    const hub = this.hub;
+
+    let slot: number;
+    if (outcome === 'success') {
+      counters.successes++;
+      slot = SLOT_SUCCESS;
+      hub?.emit('success', { durationMs, probe });
+    } else if (outcome === 'failure') {
+      const cat = category ?? failureCategoryOf(subject);
+      counters.fail(cat);
+      this.noteFailure(subject, cat);
+      slot = SLOT_FAILURE;
+      hub?.emit('failure', { error: subject, category: cat, durationMs, probe });
+    } else if (outcome === 'overload') {
+      counters.rare.overloads++;
+      this.noteFailure(subject, 'overload');
+      slot = SLOT_OVERLOAD;
+      hub?.emit('failure', { error: subject, category: 'overload', durationMs, probe });
+    } else {
+      counters.ignored++;
+      hub?.emit('ignored', { error: subject, durationMs, probe });
+      if (probe) this.releaseProbe(-token);
+      return;
+    }
+    if (slow) {
+      counters.rare.slowCalls++;
+      slot |= SLOT_SLOW;
+      hub?.emit('slowCall', { durationMs, thresholdMs: slowMs, outcome: outcome as 'success' | 'failure' });
+    }
+
+    if (probe) {
+      this.settleProbe(-token, outcome === 'success' && !slow, subject);
+      return;
+    }
+    if (token !== this.generation) return;
+    const state = this.current;
+    if (state !== CLOSED && state !== DISABLED) return;
+    this.window.record(slot, now);
+    if (outcome === 'failure') this.consecutiveFailures++;
+    else if (outcome === 'success') this.consecutiveFailures = 0;
+    if (state === CLOSED) {
+      if (outcome === 'overload') this.onOverload(subject);
+      else {
+        // Only a throttle counts accepted calls; a pause alone does not need the clock read.
+        if (this.overload?.throttle !== undefined) this.overload.accepted(this.monotonic());
+        this.evaluate(outcome === 'failure' ? subject : undefined);
+      }
+    }
+  }
+
+  /**
+   * Trips the breaker if the failure streak, the failure rate or the slow-call
+   * rate says so. `failure` is the failure just recorded, if the call was one:
+   * only a failure's `Retry-After` may lengthen the open period.
+   */
+  private evaluate(failure: unknown): void {
+    const reason = tripReason(this.config, this.window, this.consecutiveFailures, this);
+    if (reason !== undefined) this.transition(OPEN, reason, this.monotonic(), retryAfterOf(failure, this.env.clock.now()));
+  }
+
+  private onOverload(subject: unknown): void {
+    const now = this.monotonic();
+    const hint = retryAfterOf(subject, this.env.clock.now());
+    // Neither a pause to honour nor a throttle to feed: nothing to hold.
+    if ((hint === undefined || hint <= 0) && this.config.overloadK === 0) return;
+    (this.overload ??= new OverloadPressure()).record(this.config, now, hint, this.window.calls);
+  }
+
+  private settleProbe(id: number, succeeded: boolean, subject: unknown): void {
+    const round = this.round;
+    // Expired, or admitted by a half-open period that has already ended.
+    if (round === undefined || !round.remove(id)) return;
+    if (succeeded) {
+      const closes = round.succeed();
+      this.counters.rare.probesSucceeded++;
+      this.hub?.emit('probe', { result: 'succeeded' });
+      if (closes) this.transition(CLOSED, 'probes-succeeded', this.monotonic(), undefined);
+      return;
+    }
+    const hopeless = round.fail();
+    this.counters.rare.probesFailed++;
+    this.hub?.emit('probe', { result: 'failed' });
+    // Reopen as soon as closing has become impossible.
+    if (hopeless) this.transition(OPEN, 'probe-failed', this.monotonic(), retryAfterOf(subject, this.env.clock.now()));
+  }
+
+  private releaseProbe(id: number): void {
+    const round = this.round;
+    if (round === undefined || !round.remove(id)) return;
+    round.admitted--;
+    this.counters.rare.probesReleased++;
+    this.hub?.emit('probe', { result: 'released' });
+  }
+
+  // ---------------------------------------------------------------------------
+  // Classification
+
+  /** @internal */
+  classifyError(error: unknown): CallOutcome {
+    const c = this.config;
+    if (c.classify !== undefined) {
+      const outcome = runClassifier(this.name, 'classify', c.classify, error, this);
+      if (outcome !== undefined) return outcome;
+    }
+    return defaultClassifyError(error, c.overloadK !== 0);
+  }
+
+  /** @internal */
+  classifyResult(value: unknown): CallOutcome {
+    const c = this.config;
+    if (c.classifyResult !== undefined) {
+      const outcome = runClassifier(this.name, 'classifyResult', c.classifyResult, value, this);
+      if (outcome !== undefined) return outcome;
+    }
+    return defaultClassifyResult(value, c.overloadK !== 0);
+  }
+}

@@ -1,0 +1,33 @@
+import type { CallOutcome } from './breaker-state.js';
+import { BreakerHookError } from './breaker.errors.js';
+import { breakerMessages } from './breaker.messages.js';
+
+const OUTCOMES: ReadonlySet<unknown> = new Set<unknown>(['success', 'failure', 'ignored', 'overload']);
+
+/**
+ * Runs one of the application's classifiers without trusting it. A classifier
+ * that throws or answers nonsense is a bug in the application: it is reported
+ * through `reporter` (never to the caller, who gets its own outcome), and the
+ * call counts as a failure so the breaker still protects and no permit is
+ * lost. `undefined` means "no opinion": the default classification applies.
+ *
+ * @internal
+ */
+export function runClassifier(
+  breaker: string,
+  option: string,
+  classifier: (subject: unknown) => CallOutcome | undefined,
+  subject: unknown,
+  reporter: { reportFault(source: string, error: Error): void },
+): CallOutcome | undefined {
+  let outcome: unknown;
+  try {
+    outcome = classifier(subject);
+  } catch (fault) {
+    reporter.reportFault(option, new BreakerHookError(breakerMessages.classifierThrew(breaker, option, fault), fault));
+    return 'failure';
+  }
+  if (outcome === undefined || OUTCOMES.has(outcome)) return outcome as CallOutcome | undefined;
+  reporter.reportFault(option, new BreakerHookError(breakerMessages.classifierAnswered(breaker, option, outcome), undefined));
+  return 'failure';
+}

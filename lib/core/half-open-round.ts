@@ -1,0 +1,105 @@
+import type { CallTimeoutError } from './breaker.errors.js';
+import type { HalfOpenSnapshot } from './breaker-snapshot.js';
+
+/** A half-open probe in flight; `call` is told when the breaker gives up on it. */
+export interface ProbeRecord {
+  readonly id: number;
+  readonly startedAt: number;
+  call: { abandon(error: CallTimeoutError): void } | undefined;
+}
+
+/** The half-open options a round is judged by (a breaker's resolved options have them). */
+export interface ProbeBudget {
+  readonly maxProbes: number;
+  readonly maxConcurrentProbes: number;
+  readonly successesToClose: number;
+  readonly probeMaxWaitMs: number;
+}
+
+// Probe ids only need to be unique within a breaker; one counter serves all.
+let probeSeq = 0;
+
+/**
+ * The probe budget of one half-open period: how many probes were admitted,
+ * which are in flight (oldest first, so expiry looks at the head only), and
+ * how many succeeded and failed. The breaker decides the transitions; the
+ * round only counts and answers whether closing is still possible.
+ *
+ * @internal
+ */
+export class HalfOpenRound {
+  admitted = 0;
+  succeeded = 0;
+  failed = 0;
+  private readonly probes: ProbeRecord[] = [];
+
+  constructor(private readonly budget: ProbeBudget) {}
+
+  /** Probes admitted and not settled yet. */
+  get inFlight(): number {
+    return this.probes.length;
+  }
+
+  /** Whether another probe would exceed the budget (in total or at once). */
+  get full(): boolean {
+    return this.admitted >= this.budget.maxProbes || this.probes.length >= this.budget.maxConcurrentProbes;
+  }
+
+  /** How long until the oldest probe must be decided: a polite hint for a caller the full budget turned away. */
+  retryAfter(now: number): number {
+    const oldest = this.probes[0];
+    return oldest === undefined ? 0 : Math.max(0, oldest.startedAt + this.budget.probeMaxWaitMs - now);
+  }
+
+  /** Admits a probe; returns its id. */
+  admit(now: number): number {
+    this.admitted++;
+    const id = ++probeSeq;
+    this.probes.push({ id, startedAt: now, call: undefined });
+    return id;
+  }
+
+  /** Lets a probe's call object be told when the probe expires. */
+  attach(id: number, call: { abandon(error: CallTimeoutError): void }): void {
+    const record = this.probes[this.indexOf(id)];
+    if (record !== undefined) record.call = call;
+  }
+
+  /** Takes a probe out of flight; false when it is not in flight (expired, or settled already). */
+  remove(id: number): boolean {
+    const index = this.indexOf(id);
+    if (index === -1) return false;
+    this.probes.splice(index, 1);
+    return true;
+  }
+
+  /** The oldest probe in flight when it has waited `probeMaxWaitMs` by `now`, taken out of flight. */
+  takeExpired(now: number): ProbeRecord | undefined {
+    const oldest = this.probes[0];
+    if (oldest === undefined || now - oldest.startedAt < this.budget.probeMaxWaitMs) return undefined;
+    this.probes.shift();
+    return oldest;
+  }
+
+  /** Counts a failed probe; says whether closing has become impossible, which reopens the breaker. */
+  fail(): boolean {
+    this.failed++;
+    return this.budget.maxProbes - this.failed < this.budget.successesToClose;
+  }
+
+  /** Counts a successful probe; says whether enough succeeded to close. */
+  succeed(): boolean {
+    this.succeeded++;
+    return this.succeeded >= this.budget.successesToClose;
+  }
+
+  snapshot(): HalfOpenSnapshot {
+    return { probesAdmitted: this.admitted, probesInFlight: this.probes.length, probesSucceeded: this.succeeded, probesFailed: this.failed };
+  }
+
+  private indexOf(id: number): number {
+    const probes = this.probes;
+    for (let i = 0; i < probes.length; i++) if (probes[i]!.id === id) return i;
+    return -1;
+  }
+}

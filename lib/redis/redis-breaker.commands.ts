@@ -1,0 +1,83 @@
+import type { Cluster, Redis } from 'ioredis';
+import { KEY_TTL_MS } from './redis-breaker.constants.js';
+import type { SharedBreaker, WriteOp } from './redis-breaker.coordinator.js';
+import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
+import { REDIS_BREAKER_SCRIPTS as SCRIPTS } from './redis-breaker.scripts.js';
+
+/**
+ * One call of a script (`EVAL`): the script, its KEYS and its ARGV, in the
+ * order the script reads them (see `REDIS_BREAKER_SCRIPTS`).
+ *
+ * @internal
+ */
+export type ScriptCall = readonly [script: string, keys: readonly string[], args: readonly (string | number)[]];
+
+/** Who writes, and where the scripts publish: what every call of one store has in common. @internal */
+export interface Writer {
+  /** This replica's name in the quorum. */
+  readonly instanceId: string;
+  /** The channel the scripts publish each change on. */
+  readonly channel: string;
+}
+
+/**
+ * The script call that tells the fleet about one own transition of `record`:
+ * an open report (or reopen verdict), a close verdict, or the withdrawal of
+ * a report (a reset).
+ *
+ * @internal
+ */
+export function writeCall(writer: Writer, record: SharedBreaker, op: WriteOp): ScriptCall {
+  const { keys } = record;
+  const id = writer.instanceId;
+  switch (op.kind) {
+    case 'open':
+      return [
+        SCRIPTS.open,
+        [keys.state, keys.opens, keys.probe],
+        [id, op.openUntil, op.at, record.quorum, op.reopen ? '1' : '0', writer.channel, record.name, KEY_TTL_MS],
+      ];
+    case 'close':
+      return [SCRIPTS.close, [keys.state, keys.opens, keys.probe], [id, op.at, writer.channel, record.name, KEY_TTL_MS]];
+    default:
+      return [SCRIPTS.withdraw, [keys.opens, keys.probe], [id]];
+  }
+}
+
+/** Asks for the fleet's probe permit of `record` for `ttlMs`; the script answers `[won (1/0), ms left]`. @internal */
+export function permitCall(writer: Writer, record: SharedBreaker, ttlMs: number): ScriptCall {
+  return [SCRIPTS.permit, [record.keys.probe], [writer.instanceId, ttlMs]];
+}
+
+/** Extends the permit `writer` holds to `ttlMs`; the script answers `[renewed (1/0), ms left on the holder's permit]`. @internal */
+export function renewCall(writer: Writer, record: SharedBreaker, ttlMs: number): ScriptCall {
+  return [SCRIPTS.renew, [record.keys.probe], [writer.instanceId, ttlMs]];
+}
+
+/** Sends one script call. @internal */
+export function evalCall<T>(redis: Redis | Cluster, [script, keys, args]: ScriptCall): Promise<T> {
+  return redis.eval(script, keys.length, ...keys, ...args) as Promise<T>;
+}
+
+/**
+ * Sends `calls` together and settles with one error per call (`undefined`
+ * for a success), so that one breaker's error does not hide the others'
+ * results. A single node gets one pipeline; a cluster gets the calls one by
+ * one, since a pipeline must stay within one slot and breakers spread over slots.
+ *
+ * @internal
+ */
+export function evalEach(redis: Redis | Cluster, calls: readonly ScriptCall[]): Promise<unknown[]> {
+  if (redis.isCluster) return Promise.all(calls.map((call) => outcome(evalCall(redis, call)).then((o) => o.error)));
+  const pipeline = redis.pipeline();
+  for (const [script, keys, args] of calls) pipeline.eval(script, keys.length, ...keys, ...args);
+  return pipeline.exec().then((replies) => calls.map((_, i) => replies?.[i]?.[0] ?? undefined));
+}
+
+/** Settles with the value or the error of `command`, so that one command's error does not hide the others' results. @internal */
+export function outcome<T>(command: Promise<T>): Promise<{ value?: T; error?: unknown }> {
+  return command.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error: error ?? new Error(messages.failedWithoutError()) }),
+  );
+}

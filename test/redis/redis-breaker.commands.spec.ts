@@ -1,0 +1,72 @@
+import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { Breaker } from '../../lib/core/index.js';
+import { evalEach, outcome, permitCall, renewCall, writeCall } from '../../lib/redis/redis-breaker.commands.js';
+import { KEY_TTL_MS } from '../../lib/redis/redis-breaker.constants.js';
+import { SharedBreaker } from '../../lib/redis/redis-breaker.coordinator.js';
+import { REDIS_BREAKER_SCRIPTS as SCRIPTS } from '../../lib/redis/redis-breaker.scripts.js';
+
+// The wire contract of the scripts: which KEYS and ARGV each call carries, in
+// the order the Lua reads them, and how a batch goes out. No Redis needed.
+
+const writer = { instanceId: 'pod-a', channel: 'cb:signals' };
+const record = new SharedBreaker(new Breaker('pay ments', { share: { quorum: 3 } }), 'cb:');
+const KEYS = ['cb:{pay%20ments}:state', 'cb:{pay%20ments}:opens', 'cb:{pay%20ments}:probe'];
+
+describe('script calls', () => {
+  it('encodes an open report, a reopen verdict, a close verdict and a withdrawal', () => {
+    expect(writeCall(writer, record, { kind: 'open', openUntil: 5_000, at: 4_000, reopen: false })).toEqual([
+      SCRIPTS.open,
+      KEYS,
+      ['pod-a', 5_000, 4_000, 3, '0', 'cb:signals', 'pay ments', KEY_TTL_MS],
+    ]);
+    expect(writeCall(writer, record, { kind: 'open', openUntil: 5_000, at: 4_000, reopen: true })[2][4]).toBe('1');
+    expect(writeCall(writer, record, { kind: 'close', at: 6_000 })).toEqual([SCRIPTS.close, KEYS, ['pod-a', 6_000, 'cb:signals', 'pay ments', KEY_TTL_MS]]);
+    expect(writeCall(writer, record, { kind: 'withdraw' })).toEqual([SCRIPTS.withdraw, KEYS.slice(1), ['pod-a']]);
+  });
+
+  it('encodes a permit request and a renewal on the probe key alone', () => {
+    expect(permitCall(writer, record, 1_000)).toEqual([SCRIPTS.permit, [KEYS[2]], ['pod-a', 1_000]]);
+    expect(renewCall(writer, record, 2_500)).toEqual([SCRIPTS.renew, [KEYS[2]], ['pod-a', 2_500]]);
+  });
+});
+
+describe('evalEach', () => {
+  const calls = [writeCall(writer, record, { kind: 'withdraw' }), permitCall(writer, record, 1_000)];
+
+  it('sends one pipeline to a single node, and answers one error (or undefined) per call', async () => {
+    const sent: unknown[][] = [];
+    const boom = new Error('WRONGTYPE');
+    const redis = {
+      isCluster: false,
+      pipeline: () => ({
+        eval: (...args: unknown[]) => sent.push(args),
+        exec: () => Promise.resolve([[null, 1], [boom, null]]),
+      }),
+    } as unknown as Redis;
+    expect(await evalEach(redis, calls)).toEqual([undefined, boom]);
+    expect(sent).toEqual([
+      [SCRIPTS.withdraw, 2, KEYS[1], KEYS[2], 'pod-a'],
+      [SCRIPTS.permit, 1, KEYS[2], 'pod-a', 1_000],
+    ]);
+  });
+
+  it('sends call by call to a cluster (a pipeline must stay within one slot)', async () => {
+    const sent: unknown[][] = [];
+    const boom = new Error('CLUSTERDOWN');
+    const redis = {
+      isCluster: true,
+      eval: (...args: unknown[]) => {
+        sent.push(args);
+        return sent.length === 1 ? Promise.resolve(1) : Promise.reject(boom);
+      },
+    } as unknown as Redis;
+    expect(await evalEach(redis, calls)).toEqual([undefined, boom]);
+    expect(sent).toHaveLength(2);
+  });
+
+  it('counts a command rejected with nothing as an error', async () => {
+    expect(await outcome(Promise.reject(undefined))).toEqual({ error: new Error('failed without an error') });
+    expect(await outcome(Promise.resolve(7))).toEqual({ value: 7 });
+  });
+});
