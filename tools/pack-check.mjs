@@ -52,8 +52,7 @@ const KNOWN_INTERNALS = [
   'withdrawAdmission',
   'admitAsFamily',
   'onChildTransition',
-  'storedState',
-  'lastDecidedState',
+  'storedState', // renamed lastDecidedState, which is public: custom coordinators read it (CoordinatedBreaker)
 ];
 /** The TypeScript of consumers still on the 5.x line (node10 resolution is gone from 6 on). */
 const CONSUMER_TYPESCRIPT = '5.9.3';
