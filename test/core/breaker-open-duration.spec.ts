@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Breaker } from '../../lib/core/index.js';
-import { httpError, ManualClock, sequence } from '../helpers/manual-clock.js';
+import { httpError } from '../helpers/http-error.js';
+import { ManualClock } from '../helpers/manual-clock.js';
+import { sequence } from '../helpers/random-sequence.js';
 
 const failWith = (breaker: Breaker, error: unknown = new Error('down')) => breaker.execute(() => Promise.reject(error)).catch(() => undefined);
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Breaker } from '../../lib/core/index.js';
-import { httpError, ManualClock } from '../helpers/manual-clock.js';
+import { httpError } from '../helpers/http-error.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 
 describe('Breaker events and snapshot', () => {
   it('emits success, failure, ignored, rejected, slowCall, timeout and probe events with their payloads', async () => {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Breaker, CircuitOpenError } from '../../lib/core/index.js';
-import { fail, httpError, ManualClock, succeed } from '../helpers/manual-clock.js';
+import { fail, succeed } from '../helpers/calls.js';
+import { httpError } from '../helpers/http-error.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 
 async function run(breaker: Breaker, fn: () => Promise<unknown>): Promise<'ok' | 'failed' | 'rejected'> {
   try {

@@ -6,7 +6,8 @@ import { firstValueFrom, of } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { circuitBreaker, CircuitBreakerModule, CircuitBreakerRegistry, type BreakerOptions } from '../../lib/index.js';
 import { CircuitBreakerTelemetryModule, type CircuitBreakerTelemetryOptions } from '../../lib/opentelemetry/index.js';
-import { httpError, ManualClock } from '../helpers/manual-clock.js';
+import { httpError } from '../helpers/http-error.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 
 /** Collects on demand: no export interval, no timer. */
 class TestReader extends MetricReader {

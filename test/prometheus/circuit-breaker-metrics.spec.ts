@@ -4,7 +4,8 @@ import { firstValueFrom, of } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { circuitBreaker, CircuitBreakerModule, CircuitBreakerRegistry, type BreakerOptions } from '../../lib/index.js';
 import { CircuitBreakerMetricsModule, type CircuitBreakerMetricsOptions } from '../../lib/prometheus/index.js';
-import { httpError, ManualClock } from '../helpers/manual-clock.js';
+import { httpError } from '../helpers/http-error.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
