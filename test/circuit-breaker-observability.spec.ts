@@ -1,6 +1,5 @@
 import { Injectable, type LoggerService } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   CIRCUIT_BREAKER_EVENTS,
   CircuitBreakerModule,
@@ -8,8 +7,10 @@ import {
   type CircuitBreakerModuleOptions,
 } from '../lib/index.js';
 import { ManualClock } from './helpers/manual-clock.js';
+import { nestApps } from './helpers/nest-app.js';
 
-class CapturingLogger implements LoggerService {
+/** Keeps every line, with its level and context. */
+class LineLogger implements LoggerService {
   readonly lines: string[] = [];
   log(message: string, context?: string) {
     this.lines.push(`log [${context}] ${message}`);
@@ -29,17 +30,11 @@ class CapturingLogger implements LoggerService {
   }
 }
 
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (closers.length > 0) await closers.pop()!();
-});
+const startApp = nestApps();
 
 async function start(options: CircuitBreakerModuleOptions) {
-  const logger = new CapturingLogger();
-  const moduleRef = await Test.createTestingModule({ imports: [CircuitBreakerModule.forRoot(options)] }).compile();
-  const app = moduleRef.createNestApplication({ logger });
-  await app.init();
-  closers.push(() => app.close());
+  const logger = new LineLogger();
+  const app = await startApp([CircuitBreakerModule.forRoot(options)], { logger });
   const lines = () => logger.lines.filter((l) => l.includes('[CircuitBreaker]'));
   return { registry: app.get(CircuitBreakerRegistry), lines };
 }

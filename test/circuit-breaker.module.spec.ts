@@ -1,6 +1,5 @@
 import { Injectable, Module } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   Breaker,
   CircuitBreakerModule,
@@ -10,19 +9,10 @@ import {
   type CircuitBreakerModuleOptions,
   type CircuitBreakerOptionsFactory,
 } from '../lib/index.js';
+import { nestApps } from './helpers/nest-app.js';
 
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (closers.length > 0) await closers.pop()!();
-});
-
-async function start(imports: unknown[], providers: unknown[] = []) {
-  const moduleRef = await Test.createTestingModule({ imports: imports as never[], providers: providers as never[] }).compile();
-  const app = moduleRef.createNestApplication();
-  await app.init();
-  closers.push(() => app.close());
-  return app;
-}
+const startApp = nestApps();
+const start = (imports: unknown[], providers: unknown[] = []) => startApp(imports, { providers });
 
 @Injectable()
 class PaymentsClient {

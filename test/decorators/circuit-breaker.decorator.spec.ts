@@ -1,8 +1,7 @@
-import { BadRequestException, Controller, Get, Injectable, Module, Param, Scope, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
+import { BadRequestException, Controller, Get, Injectable, Module, Param, Scope } from '@nestjs/common';
 import { defer, firstValueFrom, Observable, of, throwError } from 'rxjs';
 import request from 'supertest';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   CallTimeoutError,
   CircuitBreaker,
@@ -15,23 +14,11 @@ import {
   type CircuitBreakerModuleOptions,
 } from '../../lib/index.js';
 import { ManualClock } from '../helpers/manual-clock.js';
+import { nestApps } from '../helpers/nest-app.js';
 
-const apps: INestApplication[] = [];
-afterEach(async () => {
-  while (apps.length > 0) await apps.pop()!.close();
-});
-
-async function start(options: CircuitBreakerModuleOptions & { httpFilter?: boolean }, providers: unknown[], controllers: unknown[] = []) {
-  const moduleRef = await Test.createTestingModule({
-    imports: [CircuitBreakerModule.forRoot(options)],
-    providers: providers as never[],
-    controllers: controllers as never[],
-  }).compile();
-  const app = moduleRef.createNestApplication({ logger: false });
-  apps.push(app);
-  await app.init();
-  return app;
-}
+const startApp = nestApps();
+const start = (options: CircuitBreakerModuleOptions & { httpFilter?: boolean }, providers: unknown[], controllers: unknown[] = []) =>
+  startApp([CircuitBreakerModule.forRoot(options)], { providers, controllers });
 
 const down = () => Object.assign(new Error('upstream down'), { status: 503 });
 
@@ -410,10 +397,7 @@ describe('@CircuitBreaker() start-up checks', () => {
     }
     @Module({ imports: [CircuitBreakerModule.forFeature(['payments'])], providers: [Payments], exports: [Payments] })
     class PaymentsModule {}
-    const moduleRef = await Test.createTestingModule({ imports: [CircuitBreakerModule.forRoot(), PaymentsModule] }).compile();
-    const app = moduleRef.createNestApplication({ logger: false });
-    apps.push(app);
-    await app.init();
+    const app = await startApp([CircuitBreakerModule.forRoot(), PaymentsModule]);
     const payments = app.get(Payments);
     expect(payments.injected.config.timeoutMs).toBe(250);
     expect(await payments.charge()).toBe('charged');

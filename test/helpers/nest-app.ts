@@ -44,6 +44,10 @@ export function nestApps(): StartApp {
       .setLogger(logger)
       .compile();
     const app = moduleRef.createNestApplication({ logger });
+    // A test may close an application itself (to check what shutdown does); closing it again after the test is a no-op.
+    const close = app.close.bind(app);
+    let closed: Promise<void> | undefined;
+    app.close = () => (closed ??= close());
     cleanups.push(() => app.close());
     beforeInit?.(app);
     await app.init();
