@@ -73,4 +73,12 @@ describe('Breaker open duration', () => {
     await failWith(breaker);
     expect(breaker.snapshot().thresholds.nextOpenDurationMs).toBe(3_000);
   });
+
+  it('a success that completes the window never sets the open duration from its own Retry-After', async () => {
+    const clock = new ManualClock();
+    const breaker = new Breaker('hinted-success', { window: { type: 'count', size: 2 }, minimumThroughput: 2, failureRateThreshold: 0.5, openDurationMs: 1_000 }, { clock });
+    await breaker.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
+    await breaker.execute(() => ({ retryAfterMs: 250_000 }));
+    expect(breaker.snapshot()).toMatchObject({ state: 'open', openUntil: clock.now() + 1_000 });
+  });
 });

@@ -81,6 +81,17 @@ describe('Breaker per-call timeout', () => {
     expect(breaker.snapshot().totals.admitted).toBe(0);
   });
 
+  it('a caller that aborts while the call is being started gets its own reason', async () => {
+    const breaker = new Breaker('abort-inside', { timeoutMs: 1_000 });
+    const controller = new AbortController();
+    const call = breaker.execute(() => {
+      controller.abort(new Error('changed my mind'));
+      return new Promise(() => undefined);
+    }, { signal: controller.signal });
+    await expect(call).rejects.toThrow('changed my mind');
+    expect(breaker.snapshot().totals.ignored).toBe(1);
+  });
+
   it('bounds probes with halfOpen.probeTimeoutMs', async () => {
     const clock = new ManualClock();
     const breaker = new Breaker('probe-deadline', { consecutiveFailures: 1, openDurationMs: 100, timeoutMs: false, halfOpen: { probeTimeoutMs: 50 } }, { clock });

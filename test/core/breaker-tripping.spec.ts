@@ -170,4 +170,16 @@ describe('Breaker tripping (closed → open)', () => {
     expect(events).toHaveLength(5);
     expect(breaker.snapshot().window).toMatchObject({ calls: 5, failures: 5 });
   });
+
+  it('the slow-call rule applies beside consecutiveFailures too', async () => {
+    const clock = new ManualClock();
+    const breaker = new Breaker('slow-and-streak', { consecutiveFailures: 5, slowCallDurationMs: 100, slowCallRateThreshold: 0.5, minimumThroughput: 4, window: { type: 'count', size: 4 } }, { clock });
+    for (let i = 0; i < 4; i++) {
+      await breaker.execute(() => {
+        clock.advance(100);
+        return 'slow but fine';
+      });
+    }
+    expect(breaker.state).toBe('open');
+  });
 });
