@@ -49,6 +49,13 @@ describe('CircuitBreakerModule', () => {
     expect(() => CircuitBreakerModule.forRoot({ breakerz: {} } as never)).toThrow('CircuitBreakerModule: unknown option "breakerz".');
   });
 
+  it('nested options that are not objects fail start-up, even over defaults that are', async () => {
+    await expect(start([CircuitBreakerModule.forRoot({ defaults: { halfOpen: { maxProbes: 2 } }, breakers: { a: { halfOpen: 5 as never } } })])).rejects.toThrow(
+      'Circuit breaker "a" in CircuitBreakerModule: option "breakers.a.halfOpen" must be an object, got 5.',
+    );
+    await expect(start([CircuitBreakerModule.forRoot({ breakers: { a: null as never } })])).rejects.toThrow('Circuit breaker "a" in CircuitBreakerModule: option "breakers.a" must be an object, got null. Leave the option out (or undefined) to use its default.');
+  });
+
   describe('forRootAsync', () => {
     const options: CircuitBreakerModuleOptions = { breakers: { inventory: { openDurationMs: 1_234 } } };
 
@@ -101,6 +108,16 @@ describe('CircuitBreakerModule', () => {
       class ShippingModule {}
       await expect(start([CircuitBreakerModule.forRoot({ breakers: { shipping: {} } }), ShippingModule])).rejects.toThrow(
         'Circuit breaker "shipping" has options set in two places: CircuitBreakerModule.forRoot({ breakers }) and CircuitBreakerModule.forFeature(). Set them in one place and refer to the breaker by name elsewhere.',
+      );
+    });
+
+    it('two forFeature() calls giving options for one name conflict at start-up', async () => {
+      @Module({ imports: [CircuitBreakerModule.forFeature({ shared: { timeoutMs: 100 } })] })
+      class A {}
+      @Module({ imports: [CircuitBreakerModule.forFeature({ shared: { consecutiveFailures: 2 } })] })
+      class B {}
+      await expect(start([CircuitBreakerModule.forRoot({}), A, B])).rejects.toThrow(
+        'Circuit breaker "shared" has options set in two places: CircuitBreakerModule.forFeature() and CircuitBreakerModule.forFeature().',
       );
     });
 

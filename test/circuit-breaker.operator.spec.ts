@@ -153,6 +153,19 @@ describe('circuitBreaker() operator', () => {
     expect(breaker.state).toBe('closed');
   });
 
+  it('an operator probe that the breaker gives up on ends its subscription with the expiry error', async () => {
+    const breaker = new Breaker('op-probe', { consecutiveFailures: 1, openDurationMs: 10, halfOpen: { maxWaitMs: 100 } }, { clock });
+    await breaker.execute(() => Promise.reject(new Error('x'))).catch(() => undefined);
+    clock.advance(10);
+    let unsubscribed = false;
+    let error: unknown;
+    new Observable<never>(() => () => (unsubscribed = true)).pipe(circuitBreaker(breaker)).subscribe({ error: (e: unknown) => (error = e) });
+    clock.advance(100);
+    expect(breaker.state).toBe('open');
+    expect(error).toBeInstanceOf(CallTimeoutError);
+    expect(unsubscribed).toBe(true);
+  });
+
   describe('with timeoutMs', () => {
     beforeEach(() => vi.useFakeTimers());
     afterEach(() => vi.useRealTimers());

@@ -239,6 +239,38 @@ describe('@CircuitBreaker() on providers', () => {
     await expect(prices.price('abc')).rejects.toThrow('upstream down'); // 60,001 ms old: too stale
   });
 
+  it('serves the last good value of an Observable method too', async () => {
+    @Injectable()
+    class Quotes {
+      up = true;
+      @CircuitBreaker({ fallback: { lastGood: { maxAgeMs: 1_000 } } })
+      quote(symbol: string): Observable<number> {
+        return defer(() => (this.up ? of(symbol.length * 10) : throwError(down)));
+      }
+    }
+    const app = await start({}, [Quotes]);
+    const quotes = app.get(Quotes);
+    expect(await firstValueFrom(quotes.quote('ACME'))).toBe(40);
+    quotes.up = false;
+    expect(await firstValueFrom(quotes.quote('ACME'))).toBe(40);
+    await expect(firstValueFrom(quotes.quote('NEW'))).rejects.toThrow('down');
+  });
+
+  it('arguments JSON cannot hold are served and counted as usual, only not cached', async () => {
+    @Injectable()
+    class Circular {
+      @CircuitBreaker({ fallback: { lastGood: { maxAgeMs: 1_000 } } })
+      async read(request: object): Promise<string> {
+        return `read ${Object.keys(request).length}`;
+      }
+    }
+    const app = await start({}, [Circular]);
+    const request: Record<string, unknown> = { a: 1 };
+    request.self = request;
+    expect(await app.get(Circular).read(request)).toBe('read 2');
+    expect(app.get(CircuitBreakerRegistry).get('Circular.read').snapshot().totals.successes).toBe(1);
+  });
+
   it('works on request-scoped providers, each instance getting the application registry', async () => {
     @Injectable({ scope: Scope.REQUEST })
     class PerRequest {
