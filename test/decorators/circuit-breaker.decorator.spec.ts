@@ -260,14 +260,14 @@ describe('@CircuitBreaker() on providers', () => {
     @Injectable()
     class Circular {
       @CircuitBreaker({ fallback: { lastGood: { maxAgeMs: 1_000 } } })
-      async read(request: object): Promise<string> {
-        return `read ${Object.keys(request).length}`;
+      async read(argument: object): Promise<string> {
+        return `read ${Object.keys(argument).length}`;
       }
     }
     const app = await start({}, [Circular]);
-    const request: Record<string, unknown> = { a: 1 };
-    request.self = request;
-    expect(await app.get(Circular).read(request)).toBe('read 2');
+    const circular: Record<string, unknown> = { a: 1 };
+    circular.self = circular;
+    expect(await app.get(Circular).read(circular)).toBe('read 2');
     expect(app.get(CircuitBreakerRegistry).get('Circular.read').snapshot().totals.successes).toBe(1);
   });
 
