@@ -50,7 +50,9 @@ const configArb = fc.record({
   idleMs: fc.option(fc.integer({ min: 500, max: 3_000 }), { nil: undefined }),
 });
 
-const isEvictable = (child: Breaker) => child.storedState === 'closed' || child.storedState === 'disabled';
+// Reading state makes the transitions time has made due (open to half-open, an expired probe's reopening):
+// none of them moves a child between evictable (closed, disabled) and held (open, half-open, isolated).
+const isEvictable = (child: Breaker) => child.state === 'closed' || child.state === 'disabled';
 
 async function run(config: { maxKeys: number; maxKeyLength: number; idleMs: number | undefined }, commands: Command[]): Promise<void> {
   const clock = new ManualClock();
