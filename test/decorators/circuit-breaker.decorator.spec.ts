@@ -1,6 +1,5 @@
-import { BadRequestException, Controller, Get, Injectable, Module, Param, Scope } from '@nestjs/common';
+import { BadRequestException, Injectable, Module } from '@nestjs/common';
 import { defer, firstValueFrom, Observable, of, throwError } from 'rxjs';
-import request from 'supertest';
 import { describe, expect, it, vi } from 'vitest';
 import {
   CallTimeoutError,
@@ -271,28 +270,6 @@ describe('@CircuitBreaker() on providers', () => {
     expect(app.get(CircuitBreakerRegistry).get('Circular.read').snapshot().totals.successes).toBe(1);
   });
 
-  it('works on request-scoped providers, each instance getting the application registry', async () => {
-    @Injectable({ scope: Scope.REQUEST })
-    class PerRequest {
-      @CircuitBreaker('per-request')
-      async work(): Promise<string> {
-        return 'done';
-      }
-    }
-    @Controller('scoped')
-    class ScopedController {
-      constructor(private readonly service: PerRequest) {}
-      @Get()
-      run() {
-        return this.service.work();
-      }
-    }
-    const app = await start({}, [PerRequest], [ScopedController]);
-    await request(app.getHttpServer()).get('/scoped').expect(200, 'done');
-    await request(app.getHttpServer()).get('/scoped').expect(200, 'done');
-    expect(app.get(CircuitBreakerRegistry).get('per-request').snapshot().totals.successes).toBe(2);
-  });
-
   it('learns the kind of a method without type metadata from its first result, with the same behaviour before and after', async () => {
     // Plain JavaScript, decorated by hand: no design:returntype to read.
     class Untyped {
@@ -322,43 +299,6 @@ describe('@CircuitBreaker() on providers', () => {
     await expect(new Catalog().products('x')).rejects.toThrow(
       'Circuit breaker "Catalog.products" on Catalog.products: no CircuitBreakerRegistry was injected into this instance.',
     );
-  });
-});
-
-describe('@CircuitBreaker() on controller routes', () => {
-  let healthy = true;
-  @Controller('orders')
-  class OrdersController {
-    @CircuitBreaker({ name: 'orders.upstream', consecutiveFailures: 2, openDurationMs: 10_000 })
-    @Get(':id')
-    async above(@Param('id') id: string): Promise<{ id: string }> {
-      if (!healthy) throw down();
-      return { id };
-    }
-
-    @Get()
-    @CircuitBreaker('orders.upstream')
-    async below(): Promise<string[]> {
-      if (!healthy) throw down();
-      return ['o-1'];
-    }
-  }
-
-  it('keeps the route above or below @Get(): 200, then 503 with Retry-After once open', async () => {
-    healthy = true;
-    const clock = new ManualClock();
-    const app = await start({ clock, httpFilter: true }, [], [OrdersController]);
-    const server = app.getHttpServer();
-    await request(server).get('/orders/7').expect(200, { id: '7' });
-    await request(server).get('/orders').expect(200, ['o-1']);
-    healthy = false;
-    await request(server).get('/orders/7').expect(500);
-    await request(server).get('/orders').expect(500);
-    clock.advance(2_500);
-    const rejected = await request(server).get('/orders/7').expect(503);
-    expect(rejected.headers['retry-after']).toBe('8');
-    // The public body names no breaker (httpFilter: { details: true } would).
-    expect(rejected.body).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'A dependency is unavailable; retry later.' });
   });
 });
 
