@@ -155,7 +155,11 @@ describe('CircuitBreakerModule', () => {
     });
 
     it('rejects what is neither names nor a record', () => {
-      expect(() => CircuitBreakerModule.forFeature('payments' as never)).toThrow(TypeError);
+      expect(() => CircuitBreakerModule.forFeature('payments' as never)).toThrow(
+        new TypeError(
+          'CircuitBreakerModule.forFeature() takes breaker names or a record of name → options, got "payments". Pass [\'payments\'] to use breakers defined elsewhere, or { payments: { ... } } to define them here.',
+        ),
+      );
       expect(() => CircuitBreakerModule.forFeature([''])).toThrow('CircuitBreakerModule.forFeature() takes breaker names or a record of name → options, got "".');
     });
   });

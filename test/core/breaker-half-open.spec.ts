@@ -204,5 +204,6 @@ describe('Breaker.acquire() permits', () => {
     expect(breaker.snapshot().halfOpen).toMatchObject({ probesAdmitted: 0, probesInFlight: 0 });
     expect(() => breaker.acquire()).not.toThrow();
     expect(() => breaker.acquire()).toThrow(CircuitOpenError);
+    expect(() => breaker.acquire()).toThrow('Circuit breaker "released" rejected the call: the circuit is half-open and its probe budget is taken.');
   });
 });

@@ -27,6 +27,7 @@ describe('Breaker per-call timeout', () => {
     await outcome;
     expect(signal?.aborted).toBe(true);
     expect(signal?.reason).toBeInstanceOf(CallTimeoutError);
+    expect(signal?.reason).toMatchObject({ breakerName: 'slow-api', timeoutMs: 200 });
     resolveLate('late');
     await Promise.resolve();
     expect(breaker.snapshot().totals).toMatchObject({ timeouts: 1, successes: 0, failures: { total: 1, timeout: 1 } });
@@ -69,7 +70,9 @@ describe('Breaker per-call timeout', () => {
       { signal: caller.signal },
     );
     caller.abort();
-    await expect(call).rejects.toBeDefined();
+    // The caller gets its own abort reason, not the function's rejection.
+    await expect(call).rejects.toBe(caller.signal.reason);
+    expect(caller.signal.reason).toMatchObject({ name: 'AbortError', message: 'This operation was aborted' });
     expect(breaker.state).toBe('closed');
   });
 

@@ -62,7 +62,9 @@ describe('@CircuitBreaker() on providers', () => {
   it('never falls back for an outcome classified as success: a 400 reaches the caller', async () => {
     const app = await start({}, [Catalog]);
     const catalog = app.get(Catalog);
-    await expect(catalog.search('bad')).rejects.toBeInstanceOf(BadRequestException);
+    const badQuery = await catalog.search('bad').catch((error: unknown) => error);
+    expect(badQuery).toBeInstanceOf(BadRequestException);
+    expect(badQuery).toMatchObject({ message: 'bad query' });
     expect(app.get(CircuitBreakerRegistry).get('catalog.search').snapshot().totals.successes).toBe(1);
   });
 
@@ -137,10 +139,12 @@ describe('@CircuitBreaker() on providers', () => {
       const fetcher = app.get(Fetcher);
       const pending = fetcher.fetch().catch((e: unknown) => e);
       await vi.advanceTimersByTimeAsync(30);
-      expect(await pending).toBeInstanceOf(CallTimeoutError);
+      const timedOut = await pending;
+      expect(timedOut).toBeInstanceOf(CallTimeoutError);
+      expect(timedOut).toMatchObject({ breakerName: 'Fetcher.fetch', timeoutMs: 30 });
       expect(signals[0]).toBe(signals[1]);
       expect(signals[0]?.aborted).toBe(true);
-      expect(signals[0]?.reason).toBeInstanceOf(CallTimeoutError);
+      expect(signals[0]?.reason).toBe(timedOut);
       await fetcher.plain();
       expect(signals[2]).toBeUndefined();
       expect(getCallSignal()).toBeUndefined();
@@ -163,6 +167,7 @@ describe('@CircuitBreaker() on providers', () => {
     expect(parser.parse('42')).toBe(42);
     expect(() => parser.parse('x')).toThrow('unparseable');
     expect(() => parser.parse('1')).toThrow(CircuitOpenError);
+    expect(() => parser.parse('1')).toThrow('Circuit breaker "Parser.parse" rejected the call: the circuit is open.');
   });
 
   it('runs Observable methods through the operator: each subscription is one call', async () => {
