@@ -7,6 +7,7 @@ import {
   type CircuitBreakerModuleOptions,
 } from '../lib/index.js';
 import { CountingClock } from './helpers/counting-clock.js';
+import { flush } from './helpers/flush.js';
 import { ManualClock } from './helpers/manual-clock.js';
 import { nestApps } from './helpers/nest-app.js';
 
@@ -139,7 +140,7 @@ describe('events for the rest of the application', () => {
         breakers: { payments: { consecutiveFailures: 1 } },
       });
       await failOnce(registry, 'payments');
-      await new Promise((resolve) => setImmediate(resolve));
+      await flush();
       expect(uncaught).toEqual([]);
       expect(lines()).toContain('error [CircuitBreaker] A listener of circuit-breaker.opened threw: listener bug');
     } finally {
