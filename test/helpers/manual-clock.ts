@@ -16,9 +16,3 @@ export class ManualClock implements Clock {
     this.time = time;
   }
 }
-
-/**
- * @deprecated Import `deferred` from `./deferred.js`. Kept only for the specs
- * under test/redis, which still import it from here; remove once they move.
- */
-export { deferred } from './deferred.js';
