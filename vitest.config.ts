@@ -30,14 +30,19 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/core/**/*.spec.ts', ...PURE_OUTSIDE_CORE] },
+        // *.e2e.spec.ts files start an HTTP server: they run in `nest`, wherever they live.
+        test: {
+          name: 'unit',
+          include: ['test/core/**/*.spec.ts', ...PURE_OUTSIDE_CORE],
+          exclude: [...configDefaults.exclude, '**/*.e2e.spec.ts'],
+        },
       },
       {
         extends: true,
         test: {
           name: 'nest',
           include: ['test/**/*.spec.ts'],
-          exclude: [...configDefaults.exclude, 'test/core/**', 'test/redis/**', ...PURE_OUTSIDE_CORE],
+          exclude: [...configDefaults.exclude, 'test/core/**/!(*.e2e).spec.ts', 'test/redis/**', ...PURE_OUTSIDE_CORE],
         },
       },
       {

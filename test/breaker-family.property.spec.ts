@@ -50,6 +50,7 @@ const configArb = fc.record({
   idleMs: fc.option(fc.integer({ min: 500, max: 3_000 }), { nil: undefined }),
 });
 
+// The state as the family last heard it: looking must not make a due transition happen.
 const isEvictable = (child: Breaker) => child.lastDecidedState === 'closed' || child.lastDecidedState === 'disabled';
 
 async function run(config: { maxKeys: number; maxKeyLength: number; idleMs: number | undefined }, commands: Command[]): Promise<void> {

@@ -1,15 +1,18 @@
 import { Injectable, type LoggerService } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   CIRCUIT_BREAKER_EVENTS,
   CircuitBreakerModule,
   CircuitBreakerRegistry,
   type CircuitBreakerModuleOptions,
 } from '../lib/index.js';
+import { CountingClock } from './helpers/counting-clock.js';
+import { flush } from './helpers/flush.js';
 import { ManualClock } from './helpers/manual-clock.js';
+import { nestApps } from './helpers/nest-app.js';
 
-class CapturingLogger implements LoggerService {
+/** Keeps every line, with its level and context. */
+class LineLogger implements LoggerService {
   readonly lines: string[] = [];
   log(message: string, context?: string) {
     this.lines.push(`log [${context}] ${message}`);
@@ -29,17 +32,11 @@ class CapturingLogger implements LoggerService {
   }
 }
 
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (closers.length > 0) await closers.pop()!();
-});
+const startApp = nestApps();
 
 async function start(options: CircuitBreakerModuleOptions) {
-  const logger = new CapturingLogger();
-  const moduleRef = await Test.createTestingModule({ imports: [CircuitBreakerModule.forRoot(options)] }).compile();
-  const app = moduleRef.createNestApplication({ logger });
-  await app.init();
-  closers.push(() => app.close());
+  const logger = new LineLogger();
+  const app = await startApp([CircuitBreakerModule.forRoot(options)], { logger });
   const lines = () => logger.lines.filter((l) => l.includes('[CircuitBreaker]'));
   return { registry: app.get(CircuitBreakerRegistry), lines };
 }
@@ -143,7 +140,7 @@ describe('events for the rest of the application', () => {
         breakers: { payments: { consecutiveFailures: 1 } },
       });
       await failOnce(registry, 'payments');
-      await new Promise((resolve) => setImmediate(resolve));
+      await flush();
       expect(uncaught).toEqual([]);
       expect(lines()).toContain('error [CircuitBreaker] A listener of circuit-breaker.opened threw: listener bug. The breaker carried on; catch errors inside the listener.');
     } finally {
@@ -152,7 +149,8 @@ describe('events for the rest of the application', () => {
   });
 
   it('watching transitions does not make healthy calls pay for timing', async () => {
-    const { registry } = await start({ eventEmitter: { emit: () => true }, breakers: { quiet: {} } });
-    expect((registry.get('quiet') as unknown as { timed: boolean }).timed).toBe(false);
+    const clock = new CountingClock();
+    const { registry } = await start({ clock, eventEmitter: { emit: () => true }, breakers: { quiet: {} } });
+    expect(await clock.readsDuring(() => registry.get('quiet').execute(() => 'ok'))).toBe(0);
   });
 });

@@ -18,7 +18,7 @@ class TransitionWatcher implements OnModuleInit {
 
 describe('CircuitBreakerEvents', () => {
   it('is injectable: a service observes the transitions of every breaker, breakers created later included', async () => {
-    const app = await start([CircuitBreakerModule.forRoot({ logging: false, breakers: { payments: { consecutiveFailures: 1 } } })], [TransitionWatcher]);
+    const app = await start([CircuitBreakerModule.forRoot({ logging: false, breakers: { payments: { consecutiveFailures: 1 } } })], { providers: [TransitionWatcher] });
     const registry = app.get(CircuitBreakerRegistry);
     await registry.get('payments').execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
     await registry.getOrCreate('later', { consecutiveFailures: 1 }).execute(() => Promise.reject(new Error('down'))).catch(() => undefined);

@@ -1,6 +1,5 @@
 import { Injectable, Module } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   Breaker,
   CircuitBreakerModule,
@@ -10,19 +9,10 @@ import {
   type CircuitBreakerModuleOptions,
   type CircuitBreakerOptionsFactory,
 } from '../lib/index.js';
+import { nestApps } from './helpers/nest-app.js';
 
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (closers.length > 0) await closers.pop()!();
-});
-
-async function start(imports: unknown[], providers: unknown[] = []) {
-  const moduleRef = await Test.createTestingModule({ imports: imports as never[], providers: providers as never[] }).compile();
-  const app = moduleRef.createNestApplication();
-  await app.init();
-  closers.push(() => app.close());
-  return app;
-}
+const startApp = nestApps();
+const start = (imports: unknown[], providers: unknown[] = []) => startApp(imports, { providers });
 
 @Injectable()
 class PaymentsClient {
@@ -57,6 +47,13 @@ describe('CircuitBreakerModule', () => {
     );
     // The module's own keys are known when forRoot() is called: a typo fails there, before start-up.
     expect(() => CircuitBreakerModule.forRoot({ breakerz: {} } as never)).toThrow('CircuitBreakerModule: unknown option "breakerz".');
+  });
+
+  it('nested options that are not objects fail start-up, even over defaults that are', async () => {
+    await expect(start([CircuitBreakerModule.forRoot({ defaults: { halfOpen: { maxProbes: 2 } }, breakers: { a: { halfOpen: 5 as never } } })])).rejects.toThrow(
+      'Circuit breaker "a" in CircuitBreakerModule: option "breakers.a.halfOpen" must be an object, got 5.',
+    );
+    await expect(start([CircuitBreakerModule.forRoot({ breakers: { a: null as never } })])).rejects.toThrow('Circuit breaker "a" in CircuitBreakerModule: option "breakers.a" must be an object, got null. Leave the option out (or undefined) to use its default.');
   });
 
   describe('forRootAsync', () => {
@@ -114,6 +111,16 @@ describe('CircuitBreakerModule', () => {
       );
     });
 
+    it('two forFeature() calls giving options for one name conflict at start-up', async () => {
+      @Module({ imports: [CircuitBreakerModule.forFeature({ shared: { timeoutMs: 100 } })] })
+      class A {}
+      @Module({ imports: [CircuitBreakerModule.forFeature({ shared: { consecutiveFailures: 2 } })] })
+      class B {}
+      await expect(start([CircuitBreakerModule.forRoot({}), A, B])).rejects.toThrow(
+        'Circuit breaker "shared" has options set in two places: CircuitBreakerModule.forFeature() and CircuitBreakerModule.forFeature().',
+      );
+    });
+
     it('a module naming a breaker starts beside a module defining it, whichever is built first', async () => {
       @Injectable()
       class Reader {
@@ -148,7 +155,11 @@ describe('CircuitBreakerModule', () => {
     });
 
     it('rejects what is neither names nor a record', () => {
-      expect(() => CircuitBreakerModule.forFeature('payments' as never)).toThrow(TypeError);
+      expect(() => CircuitBreakerModule.forFeature('payments' as never)).toThrow(
+        new TypeError(
+          'CircuitBreakerModule.forFeature() takes breaker names or a record of name → options, got "payments". Pass [\'payments\'] to use breakers defined elsewhere, or { payments: { ... } } to define them here.',
+        ),
+      );
       expect(() => CircuitBreakerModule.forFeature([''])).toThrow('CircuitBreakerModule.forFeature() takes breaker names or a record of name → options, got "".');
     });
   });

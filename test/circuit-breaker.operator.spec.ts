@@ -48,6 +48,7 @@ describe('circuitBreaker() operator', () => {
     const rejected = collect(call);
     expect(subscriptions).toBe(2);
     expect(rejected.seen.error).toBeInstanceOf(CircuitOpenError);
+    expect(rejected.seen.error).toMatchObject({ breakerName: 'cold', reason: 'open', state: 'open' });
   });
 
   describe('a first value the breaker counts as failed (a fetch Response with 503 or 429)', () => {
@@ -153,6 +154,21 @@ describe('circuitBreaker() operator', () => {
     expect(breaker.state).toBe('closed');
   });
 
+  it('an operator probe that the breaker gives up on ends its subscription with the expiry error', async () => {
+    const breaker = new Breaker('op-probe', { consecutiveFailures: 1, openDurationMs: 10, halfOpen: { maxWaitMs: 100 } }, { clock });
+    await breaker.execute(() => Promise.reject(new Error('x'))).catch(() => undefined);
+    clock.advance(10);
+    let unsubscribed = false;
+    let error: unknown;
+    new Observable<never>(() => () => (unsubscribed = true)).pipe(circuitBreaker(breaker)).subscribe({ error: (e: unknown) => (error = e) });
+    clock.advance(100);
+    expect(breaker.state).toBe('open');
+    expect(error).toBeInstanceOf(CallTimeoutError);
+    expect(error).toMatchObject({ breakerName: 'op-probe', timeoutMs: 100 });
+    expect((error as CallTimeoutError).message).toContain('halfOpen.maxWaitMs (100 ms)');
+    expect(unsubscribed).toBe(true);
+  });
+
   describe('with timeoutMs', () => {
     beforeEach(() => vi.useFakeTimers());
     afterEach(() => vi.useRealTimers());
@@ -170,6 +186,7 @@ describe('circuitBreaker() operator', () => {
       expect(seen.error).toBeUndefined();
       vi.advanceTimersByTime(1);
       expect(seen.error).toBeInstanceOf(CallTimeoutError);
+      expect(seen.error).toMatchObject({ breakerName: 'deadline', timeoutMs: 100 });
       expect(active).toBe(0);
       expect(breaker.snapshot().totals).toMatchObject({ timeouts: 1, failures: { timeout: 1 } });
       // Nothing else waits: the process's deadline timer is not armed again.
@@ -211,6 +228,7 @@ describe('circuitBreaker() operator', () => {
       expect(seen.values).toEqual([]);
       expect(seen.complete).toBe(false);
       expect(seen.error).toBeInstanceOf(TypeError);
+      expect((seen.error as TypeError).message).toBe("You provided 'undefined' where a stream was expected. You can provide an Observable, Promise, ReadableStream, Array, AsyncIterable, or Iterable.");
     });
 
     it('errors the subscriber after an asynchronous source error', () => {
@@ -251,7 +269,9 @@ describe('circuitBreaker() operator', () => {
 
   it('validates its arguments when created', () => {
     expect(() => circuitBreaker({} as never)).toThrow('circuitBreaker() takes a Breaker, got object.');
-    expect(() => circuitBreaker(new Breaker('x'), { fallback: 'nope' as never })).toThrow(TypeError);
+    expect(() => circuitBreaker(new Breaker('x'), { fallback: 'nope' as never })).toThrow(
+      new TypeError('circuitBreaker() on circuit breaker "x": option "fallback" must be a function returning an ObservableInput, got "nope".'),
+    );
   });
 });
 

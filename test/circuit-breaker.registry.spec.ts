@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { firstValueFrom, take, toArray } from 'rxjs';
 import { CircuitBreakerRegistry, type CircuitBreakerEvent } from '../lib/index.js';
 import { mergeOptions } from '../lib/circuit-breaker.options.js';
+import { CountingClock } from './helpers/counting-clock.js';
 import { ManualClock } from './helpers/manual-clock.js';
 
 describe('CircuitBreakerRegistry', () => {
@@ -45,7 +46,7 @@ describe('CircuitBreakerRegistry', () => {
   });
 
   it('events$ tags every event with its breaker, including breakers created later, and only listens while subscribed', async () => {
-    const clock = new ManualClock();
+    const clock = new CountingClock();
     const registry = new CircuitBreakerRegistry({ clock, defaults: { consecutiveFailures: 1 } });
     const a = registry.getOrCreate('a');
     const seen = firstValueFrom(registry.events$.pipe(take(3), toArray()));
@@ -66,8 +67,8 @@ describe('CircuitBreakerRegistry', () => {
       openUntil: clock.now() + 30_000,
       window: { calls: 1, failures: 1, slowCalls: 0 },
     });
-    // The subscription ended with take(3): the breakers are no longer listened to.
-    expect((a as unknown as { hub: unknown }).hub).toBeUndefined();
+    // The subscription ended with take(3): the breakers are no longer listened to, so their calls are no longer timed.
+    expect(await clock.readsDuring(() => a.execute(() => 1))).toBe(0);
   });
 
   it('completes events$ and disposes breakers on shutdown', async () => {
@@ -87,6 +88,10 @@ describe('CircuitBreakerRegistry', () => {
     ).toEqual({ openDurationMs: 1, halfOpen: { maxProbes: 3, successesToClose: 2 }, backoff: { multiplier: 2, maxMs: 10 }, overload: { k: 3 } });
     expect(mergeOptions({ overload: { k: 3 } }, { overload: false })).toEqual({ overload: false });
     expect(mergeOptions(undefined, { timeoutMs: 5 })).toEqual({ timeoutMs: 5 });
+  });
+
+  it('keeps nested options that are not objects for validation to reject, even over defaults', () => {
+    expect(mergeOptions({ halfOpen: { maxProbes: 2 } }, { halfOpen: 5 as never })).toEqual({ halfOpen: 5 });
   });
 });
 

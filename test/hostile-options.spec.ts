@@ -1,18 +1,12 @@
-import { Test } from '@nestjs/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { validateModuleOptions } from '../lib/circuit-breaker.options.js';
 import { Breaker, BreakerConfigError, CircuitBreakerModule, CircuitBreakerRegistry, type BreakerOptions } from '../lib/index.js';
+import { nestApps } from './helpers/nest-app.js';
 
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (closers.length > 0) await closers.pop()!();
-});
+const start = nestApps();
 
 async function registryOf(imports: unknown[]): Promise<CircuitBreakerRegistry> {
-  const moduleRef = await Test.createTestingModule({ imports: imports as never[] }).compile();
-  await moduleRef.init();
-  closers.push(() => moduleRef.close());
-  return moduleRef.get(CircuitBreakerRegistry);
+  return (await start(imports)).get(CircuitBreakerRegistry);
 }
 
 function errorOf(run: () => unknown): Error {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Breaker, isBreakerRejection } from '../../lib/core/index.js';
-import { deferred, ManualClock } from '../helpers/manual-clock.js';
+import { deferred } from '../helpers/deferred.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 
 async function herdAtRecovery(maxProbes: number) {
   const clock = new ManualClock();

@@ -54,6 +54,18 @@ describe('Breaker coordination hooks (shared state)', () => {
     expect(breaker.state).toBe('closed');
   });
 
+  it('a family past its open duration whose fleet probe is elsewhere estimates the probe deadline, never a negative wait', async () => {
+    const clock = new ManualClock(0);
+    const coordinator: BreakerCoordinator = { transitioned: () => undefined, mayProbe: () => false };
+    const family = new Breaker('fleet', { perKey: { maxKeys: 10 }, aggregate: { openWhenOpenRatio: 0.5, minKeys: 2 }, consecutiveFailures: 1, openDurationMs: 1_000, halfOpen: { maxWaitMs: 3_000 } }, { clock, coordinator });
+    await family.forKey('a').execute(() => Promise.reject(new Error('x'))).catch(() => undefined);
+    await family.forKey('b').execute(() => Promise.reject(new Error('x'))).catch(() => undefined);
+    expect(family.state).toBe('open');
+    clock.advance(5_000);
+    const rejection = await family.forKey('c').execute(() => 1).catch((e: unknown) => e);
+    expect(rejection).toMatchObject({ breakerName: 'fleet', reason: 'open', retryAfterMs: 3_000 });
+  });
+
   it('adopts an open state from the fleet until the shared time, and a close', async () => {
     const clock = new ManualClock(1_000);
     const coordinator = new RecordingCoordinator();

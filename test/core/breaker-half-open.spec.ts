@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { Breaker, CallTimeoutError, CircuitOpenError } from '../../lib/core/index.js';
-import { deferred, fail, flush, ManualClock, succeed } from '../helpers/manual-clock.js';
+import { fail, succeed } from '../helpers/calls.js';
+import { deferred } from '../helpers/deferred.js';
+import { flush } from '../helpers/flush.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 
 /** A breaker that one failure opens for 1 s. */
 function tripped(options: ConstructorParameters<typeof Breaker>[1] = {}, clock = new ManualClock()) {
@@ -201,5 +204,6 @@ describe('Breaker.acquire() permits', () => {
     expect(breaker.snapshot().halfOpen).toMatchObject({ probesAdmitted: 0, probesInFlight: 0 });
     expect(() => breaker.acquire()).not.toThrow();
     expect(() => breaker.acquire()).toThrow(CircuitOpenError);
+    expect(() => breaker.acquire()).toThrow('Circuit breaker "released" rejected the call: the circuit is half-open and its probe budget is taken.');
   });
 });

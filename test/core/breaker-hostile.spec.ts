@@ -1,7 +1,9 @@
 /* oxlint-disable unicorn/no-thenable -- hostile thenables are what these tests are about */
 import { describe, expect, it } from 'vitest';
 import { Breaker, CallTimeoutError } from '../../lib/core/index.js';
-import { deferred, flush, ManualClock } from '../helpers/manual-clock.js';
+import { deferred } from '../helpers/deferred.js';
+import { flush } from '../helpers/flush.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 import { SteppingClock } from '../helpers/stepping-clock.js';
 import { collectUnhandled } from '../helpers/unhandled.js';
 

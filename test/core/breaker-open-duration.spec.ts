@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Breaker } from '../../lib/core/index.js';
-import { httpError, ManualClock, sequence } from '../helpers/manual-clock.js';
+import { httpError } from '../helpers/http-error.js';
+import { ManualClock } from '../helpers/manual-clock.js';
+import { sequence } from '../helpers/random-sequence.js';
 
 const failWith = (breaker: Breaker, error: unknown = new Error('down')) => breaker.execute(() => Promise.reject(error)).catch(() => undefined);
 
@@ -70,5 +72,13 @@ describe('Breaker open duration', () => {
     expect(breaker.snapshot().thresholds.nextOpenDurationMs).toBe(1_000);
     await failWith(breaker);
     expect(breaker.snapshot().thresholds.nextOpenDurationMs).toBe(3_000);
+  });
+
+  it('a success that completes the window never sets the open duration from its own Retry-After', async () => {
+    const clock = new ManualClock();
+    const breaker = new Breaker('hinted-success', { window: { type: 'count', size: 2 }, minimumThroughput: 2, failureRateThreshold: 0.5, openDurationMs: 1_000 }, { clock });
+    await breaker.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
+    await breaker.execute(() => ({ retryAfterMs: 250_000 }));
+    expect(breaker.snapshot()).toMatchObject({ state: 'open', openUntil: clock.now() + 1_000 });
   });
 });

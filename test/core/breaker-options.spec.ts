@@ -82,6 +82,8 @@ describe('Breaker option validation', () => {
   });
 
   it('rejects an empty name', () => {
-    expect(() => new Breaker('')).toThrow(TypeError);
+    expect(() => new Breaker('')).toThrow(
+      new TypeError('A circuit breaker needs a non-empty string name, got "". Name it after the dependency and operation it protects, e.g. "payments.charge".'),
+    );
   });
 });

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Breaker, CircuitOpenError } from '../../lib/core/index.js';
-import { httpError, ManualClock, sequence } from '../helpers/manual-clock.js';
+import { httpError } from '../helpers/http-error.js';
+import { ManualClock } from '../helpers/manual-clock.js';
+import { sequence } from '../helpers/random-sequence.js';
 
 const call = (breaker: Breaker, error?: unknown) =>
   breaker.execute(() => (error === undefined ? Promise.resolve('ok') : Promise.reject(error))).catch((e: unknown) => e);

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Breaker } from '../../lib/core/index.js';
-import { httpError, ManualClock } from '../helpers/manual-clock.js';
+import { CountingClock } from '../helpers/counting-clock.js';
+import { httpError } from '../helpers/http-error.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 
 describe('Breaker events and snapshot', () => {
   it('emits success, failure, ignored, rejected, slowCall, timeout and probe events with their payloads', async () => {
@@ -58,6 +60,25 @@ describe('Breaker events and snapshot', () => {
     ]);
   });
 
+
+  it('a listener that comes and goes does not leave the breaker timing every call', async () => {
+    const clock = new CountingClock();
+    const breaker = new Breaker('transient', {}, { clock });
+    const call = () => breaker.execute(() => 'ok');
+    expect(await clock.readsDuring(call)).toBe(0);
+    const off = breaker.on('success', () => undefined);
+    const offChange = breaker.on('stateChange', () => undefined);
+    // A listener of durations: the call is timed, at its start and at its end.
+    expect(await clock.readsDuring(call)).toBe(2);
+    off();
+    expect(await clock.readsDuring(call)).toBe(0);
+    offChange();
+    expect(await clock.readsDuring(call)).toBe(0);
+    // A time window always times its calls (a reading at the start and one at the end, besides its own), listener or not.
+    const timeWindow = new Breaker('time', { window: { type: 'time', durationMs: 1_000 } }, { clock });
+    timeWindow.on('success', () => undefined)();
+    expect(await clock.readsDuring(() => timeWindow.execute(() => 'ok'))).toBeGreaterThanOrEqual(2);
+  });
 
   it('reports the window, totals, time in state and thresholds', async () => {
     const clock = new ManualClock(1_000);

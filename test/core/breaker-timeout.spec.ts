@@ -27,6 +27,7 @@ describe('Breaker per-call timeout', () => {
     await outcome;
     expect(signal?.aborted).toBe(true);
     expect(signal?.reason).toBeInstanceOf(CallTimeoutError);
+    expect(signal?.reason).toMatchObject({ breakerName: 'slow-api', timeoutMs: 200 });
     resolveLate('late');
     await Promise.resolve();
     expect(breaker.snapshot().totals).toMatchObject({ timeouts: 1, successes: 0, failures: { total: 1, timeout: 1 } });
@@ -69,7 +70,9 @@ describe('Breaker per-call timeout', () => {
       { signal: caller.signal },
     );
     caller.abort();
-    await expect(call).rejects.toBeDefined();
+    // The caller gets its own abort reason, not the function's rejection.
+    await expect(call).rejects.toBe(caller.signal.reason);
+    expect(caller.signal.reason).toMatchObject({ name: 'AbortError', message: 'This operation was aborted' });
     expect(breaker.state).toBe('closed');
   });
 
@@ -79,6 +82,17 @@ describe('Breaker per-call timeout', () => {
     await expect(breaker.execute(fn, { signal: AbortSignal.abort(new Error('already')) })).rejects.toThrow('already');
     expect(fn).not.toHaveBeenCalled();
     expect(breaker.snapshot().totals.admitted).toBe(0);
+  });
+
+  it('a caller that aborts while the call is being started gets its own reason', async () => {
+    const breaker = new Breaker('abort-inside', { timeoutMs: 1_000 });
+    const controller = new AbortController();
+    const call = breaker.execute(() => {
+      controller.abort(new Error('changed my mind'));
+      return new Promise(() => undefined);
+    }, { signal: controller.signal });
+    await expect(call).rejects.toThrow('changed my mind');
+    expect(breaker.snapshot().totals.ignored).toBe(1);
   });
 
   it('bounds probes with halfOpen.probeTimeoutMs', async () => {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Breaker, CircuitOpenError } from '../../lib/core/index.js';
-import { fail, httpError, ManualClock, succeed } from '../helpers/manual-clock.js';
+import { fail, succeed } from '../helpers/calls.js';
+import { httpError } from '../helpers/http-error.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 
 async function run(breaker: Breaker, fn: () => Promise<unknown>): Promise<'ok' | 'failed' | 'rejected'> {
   try {
@@ -167,5 +169,17 @@ describe('Breaker tripping (closed → open)', () => {
     expect(breaker.state).toBe('disabled');
     expect(events).toHaveLength(5);
     expect(breaker.snapshot().window).toMatchObject({ calls: 5, failures: 5 });
+  });
+
+  it('the slow-call rule applies beside consecutiveFailures too', async () => {
+    const clock = new ManualClock();
+    const breaker = new Breaker('slow-and-streak', { consecutiveFailures: 5, slowCallDurationMs: 100, slowCallRateThreshold: 0.5, minimumThroughput: 4, window: { type: 'count', size: 4 } }, { clock });
+    for (let i = 0; i < 4; i++) {
+      await breaker.execute(() => {
+        clock.advance(100);
+        return 'slow but fine';
+      });
+    }
+    expect(breaker.state).toBe('open');
   });
 });

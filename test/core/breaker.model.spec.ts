@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Breaker, isBreakerRejection, type BreakerOptions } from '../../lib/core/index.js';
-import { deferred, ManualClock } from '../helpers/manual-clock.js';
+import { deferred } from '../helpers/deferred.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 
 /**
  * A reference model of the engine's rules, written for this test in the

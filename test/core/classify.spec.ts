@@ -10,7 +10,8 @@ import {
   retryAfterOf,
 } from '../../lib/core/index.js';
 import { failureCategoryOf } from '../../lib/core/classify.js';
-import { httpError, ManualClock } from '../helpers/manual-clock.js';
+import { httpError } from '../helpers/http-error.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 
 const nodeError = (code: string) => Object.assign(new Error(code), { code });
 

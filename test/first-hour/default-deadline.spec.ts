@@ -1,14 +1,14 @@
-import { Injectable, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
+import { Injectable } from '@nestjs/common';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CallTimeoutError, CircuitBreaker, CircuitBreakerModule, CircuitBreakerRegistry } from '../../lib/index.js';
+import { nestApps } from '../helpers/nest-app.js';
+
+// Registered first, so it runs last: the applications close after the real timers are back.
+const start = nestApps();
 
 describe('the default deadline under Nest', () => {
-  let app: INestApplication | undefined;
-  afterEach(async () => {
+  afterEach(() => {
     vi.useRealTimers();
-    await app?.close();
-    app = undefined;
   });
 
   it.each([
@@ -73,9 +73,7 @@ describe('the default deadline under Nest', () => {
         return new Promise(() => undefined);
       }
     }
-    const moduleRef = await Test.createTestingModule({ imports: [CircuitBreakerModule.forRoot()], providers: [Hanging] }).compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
+    const app = await start([CircuitBreakerModule.forRoot()], { providers: [Hanging] });
     const pending = app.get(Hanging).call().catch((error: unknown) => error);
     await vi.advanceTimersByTimeAsync(10_000);
     expect(await pending).toBeInstanceOf(CallTimeoutError);

@@ -1,22 +1,12 @@
 import { Injectable, Module, type DynamicModule } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CircuitBreaker, CircuitBreakerModule, CircuitBreakerRegistry } from '../../lib/index.js';
+import { nestApps } from '../helpers/nest-app.js';
 
 // Issue "a NestJS user's first hour", item 1: forRoot() in two modules must never silently keep only the last one.
 
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (closers.length > 0) await closers.pop()!();
-});
-
-async function start(root: unknown) {
-  const moduleRef = await Test.createTestingModule({ imports: [root as never] }).compile();
-  const app = moduleRef.createNestApplication({ logger: false });
-  await app.init();
-  closers.push(() => app.close());
-  return app;
-}
+const startApp = nestApps();
+const start = (root: unknown) => startApp([root]);
 
 const FIX =
   ". Each registration builds its own registry and only the last one is injected, so the others' breakers, defaults and strict would be silently lost. " +

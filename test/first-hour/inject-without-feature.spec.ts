@@ -32,7 +32,7 @@ describe('@InjectCircuitBreaker(name) under forRootAsync, without forFeature()',
   const asyncRoot = (options: object) => CircuitBreakerModule.forRootAsync({ useFactory: () => options });
 
   it('injects the breaker the factory defines, by constructor parameter or property', async () => {
-    const app = await start([asyncRoot({ breakers: { ledger: { openDurationMs: 9_000 } } })], [LedgerClient, AuditClient]);
+    const app = await start([asyncRoot({ breakers: { ledger: { openDurationMs: 9_000 } } })], { providers: [LedgerClient, AuditClient] });
     const registry = app.get(CircuitBreakerRegistry);
     expect(app.get(LedgerClient).breaker).toBe(registry.get('ledger'));
     expect(registry.get('ledger').config.openDurationMs).toBe(9_000);
@@ -53,12 +53,12 @@ describe('@InjectCircuitBreaker(name) under forRootAsync, without forFeature()',
 
   it('a mistyped name warns with the nearest defined one, and fails start-up under strict', async () => {
     const logger = new CapturingLogger();
-    await start([asyncRoot({ breakers: { ledger: {} } })], [TypoClient], [], logger);
+    await start([asyncRoot({ breakers: { ledger: {} } })], { providers: [TypoClient], logger });
     expect(logger.warnings).toEqual([
       'Circuit breaker "ledgr" used by @InjectCircuitBreaker() in TypoClient is not defined: it was built from the module\'s defaults, beside the configured breakers. ' +
         'Did you mean "ledger"? Fix the name, or define "ledgr" in CircuitBreakerModule.forRoot({ breakers }) or forFeature({ ... }) if it is meant to be a breaker of its own (strict: true makes this an error).',
     ]);
-    await expect(start([asyncRoot({ strict: true, breakers: { ledger: {} } })], [TypoClient])).rejects.toThrow(
+    await expect(start([asyncRoot({ strict: true, breakers: { ledger: {} } })], { providers: [TypoClient] })).rejects.toThrow(
       'Circuit breaker "ledgr" used by @InjectCircuitBreaker() in TypoClient is not defined, and CircuitBreakerModule is strict. ' +
         'Did you mean "ledger"? Fix the name, or define "ledgr" in CircuitBreakerModule.forRoot({ breakers }) or forFeature({ ... }).',
     );

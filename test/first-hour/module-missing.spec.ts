@@ -63,7 +63,7 @@ const FIX = "Import CircuitBreakerModule.forRoot() (or forRootAsync()) once, in 
 
 describe('a class with @CircuitBreaker() methods and no CircuitBreakerModule', () => {
   it('fails app.init() with CircuitBreakerModuleMissingError naming the class and its methods', async () => {
-    const error = await failure(start([], [BillingService]));
+    const error = await failure(start([], { providers: [BillingService] }));
     expect(error).toBeInstanceOf(CircuitBreakerModuleMissingError);
     expect(error.code).toBe('CIRCUIT_BREAKER_MODULE_MISSING');
     expect(error.name).toBe('CircuitBreakerModuleMissingError');
@@ -76,7 +76,7 @@ describe('a class with @CircuitBreaker() methods and no CircuitBreakerModule', (
   });
 
   it('a controller route fails start-up the same way, instead of answering 500 on every request', async () => {
-    const error = await failure(start([], [], [OrdersController]));
+    const error = await failure(start([], { controllers: [OrdersController] }));
     expect(error).toBeInstanceOf(CircuitBreakerModuleMissingError);
     expect(error.message).toBe(
       'OrdersController has @CircuitBreaker() methods (list), but no CircuitBreakerRegistry was injected into it: ' +
@@ -94,11 +94,11 @@ describe('a class with @CircuitBreaker() methods and no CircuitBreakerModule', (
   });
 
   it("the class's own onModuleInit still runs, with the module present", async () => {
-    const app = await start([CircuitBreakerModule.forRoot()], [WarmedUpService, BillingService]);
+    const app = await start([CircuitBreakerModule.forRoot()], { providers: [WarmedUpService, BillingService] });
     expect(app.get(WarmedUpService).warmed).toBe(true);
     await expect(app.get(WarmedUpService).fetch()).resolves.toBe('fetched');
     await expect(app.get(BillingService).refund()).resolves.toBe('refunded');
-    const missing = await failure(start([], [WarmedUpService]));
+    const missing = await failure(start([], { providers: [WarmedUpService] }));
     expect(missing).toBeInstanceOf(CircuitBreakerModuleMissingError);
   });
 

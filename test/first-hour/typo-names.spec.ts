@@ -9,7 +9,7 @@ const startApp = nestApps();
 
 async function start(options: CircuitBreakerModuleOptions, imports: unknown[] = [], providers: unknown[] = []) {
   const logger = new CapturingLogger();
-  const app = await startApp([CircuitBreakerModule.forRoot(options), ...imports], providers, [], logger);
+  const app = await startApp([CircuitBreakerModule.forRoot(options), ...imports], { providers, logger });
   return { app, warnings: logger.warnings };
 }
 

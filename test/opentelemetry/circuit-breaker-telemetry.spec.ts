@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
-import { Test } from '@nestjs/testing';
 import { metrics as otelMetrics } from '@opentelemetry/api';
 import { AggregationTemporality, DataPointType, MeterProvider, MetricReader, type MetricData } from '@opentelemetry/sdk-metrics';
 import { firstValueFrom, of } from 'rxjs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { circuitBreaker, CircuitBreakerModule, CircuitBreakerRegistry, type BreakerOptions } from '../../lib/index.js';
 import { CircuitBreakerTelemetryModule, type CircuitBreakerTelemetryOptions } from '../../lib/opentelemetry/index.js';
-import { httpError, ManualClock } from '../helpers/manual-clock.js';
+import { httpError } from '../helpers/http-error.js';
+import { ManualClock } from '../helpers/manual-clock.js';
+import { nestApps } from '../helpers/nest-app.js';
 
 /** Collects on demand: no export interval, no timer. */
 class TestReader extends MetricReader {
@@ -14,30 +15,18 @@ class TestReader extends MetricReader {
   protected override async onShutdown(): Promise<void> {}
 }
 
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (closers.length > 0) await closers.pop()!();
-});
+const startApp = nestApps();
 
 function sdk() {
   const reader = new TestReader();
   const meterProvider = new MeterProvider({ readers: [reader] });
-  closers.push(() => meterProvider.shutdown());
+  startApp.onCleanup(() => meterProvider.shutdown());
   return { reader, meterProvider };
 }
 
 async function start(clock: ManualClock, breakers: Record<string, BreakerOptions>, telemetry?: CircuitBreakerTelemetryOptions) {
-  const moduleRef = await Test.createTestingModule({
-    imports: [CircuitBreakerModule.forRoot({ clock, breakers }), CircuitBreakerTelemetryModule.forRoot(telemetry)],
-  }).compile();
-  await moduleRef.init();
-  let open = true;
-  const close = async () => {
-    if (open) await moduleRef.close();
-    open = false;
-  };
-  closers.push(close);
-  return { registry: moduleRef.get(CircuitBreakerRegistry), close };
+  const app = await startApp([CircuitBreakerModule.forRoot({ clock, breakers }), CircuitBreakerTelemetryModule.forRoot(telemetry)]);
+  return { registry: app.get(CircuitBreakerRegistry), close: () => app.close() };
 }
 
 /** The package's instruments as one collection sees them, by name. */
@@ -209,7 +198,7 @@ describe('CircuitBreakerTelemetryModule', () => {
   it('defaults to the global meter provider', async () => {
     const { reader, meterProvider } = sdk();
     otelMetrics.setGlobalMeterProvider(meterProvider);
-    closers.push(async () => otelMetrics.disable());
+    startApp.onCleanup(() => otelMetrics.disable());
     const { registry } = await start(new ManualClock(), { payments: {} });
     await registry.get('payments').execute(ok);
     const collected = await collect(reader);
@@ -292,7 +281,7 @@ describe('CircuitBreakerTelemetryModule', () => {
     const clock = new ManualClock();
     const reader = new TestReader({ aggregationTemporalitySelector: () => AggregationTemporality.DELTA });
     const meterProvider = new MeterProvider({ readers: [reader] });
-    closers.push(() => meterProvider.shutdown());
+    startApp.onCleanup(() => meterProvider.shutdown());
     const { registry } = await start(clock, { hosts: { perKey: { maxKeys: 3 } } }, { meterProvider, keyAttribute: true });
     const hosts = registry.get('hosts');
     for (let i = 0; i < 50; i++) await hosts.forKey(`host-${i}`).execute(ok);

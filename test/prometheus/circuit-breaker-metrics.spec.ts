@@ -1,29 +1,22 @@
-import { Test } from '@nestjs/testing';
 import { Registry, register } from 'prom-client';
 import { firstValueFrom, of } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { circuitBreaker, CircuitBreakerModule, CircuitBreakerRegistry, type BreakerOptions } from '../../lib/index.js';
 import { CircuitBreakerMetricsModule, type CircuitBreakerMetricsOptions } from '../../lib/prometheus/index.js';
-import { httpError, ManualClock } from '../helpers/manual-clock.js';
+import { httpError } from '../helpers/http-error.js';
+import { ManualClock } from '../helpers/manual-clock.js';
+import { nestApps } from '../helpers/nest-app.js';
 
-const closers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (closers.length > 0) await closers.pop()!();
+// Registered before nestApps(), so that it runs after the applications are closed.
+afterEach(() => {
   register.clear();
 });
 
+const startApp = nestApps();
+
 async function start(clock: ManualClock, breakers: Record<string, BreakerOptions>, metrics?: CircuitBreakerMetricsOptions) {
-  const moduleRef = await Test.createTestingModule({
-    imports: [CircuitBreakerModule.forRoot({ clock, breakers }), CircuitBreakerMetricsModule.forRoot(metrics)],
-  }).compile();
-  await moduleRef.init();
-  let open = true;
-  const close = async () => {
-    if (open) await moduleRef.close();
-    open = false;
-  };
-  closers.push(close);
-  return { registry: moduleRef.get(CircuitBreakerRegistry), close };
+  const app = await startApp([CircuitBreakerModule.forRoot({ clock, breakers }), CircuitBreakerMetricsModule.forRoot(metrics)]);
+  return { registry: app.get(CircuitBreakerRegistry), close: () => app.close() };
 }
 
 /** The sample lines of one metric (of a histogram: pass `<name>_bucket`, `_sum` or `_count`), in exposition order. */

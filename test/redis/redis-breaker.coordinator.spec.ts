@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Breaker, type BreakerOptions } from '../../lib/core/index.js';
 import { RedisBreakerCoordinator, longestOpenMs, permitMarginMs, permitTtlMs, type FleetLink, type SharedBreaker, type WriteOp } from '../../lib/redis/redis-breaker.coordinator.js';
 import type { FleetState } from '../../lib/redis/redis-breaker.signal.js';
-import { deferred, ManualClock } from '../helpers/manual-clock.js';
+import { deferred } from '../helpers/deferred.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 import { GENERATION_MAX_LEAD_MS, GENERATION_TRUSTED_LEAD_MS, PERMIT_RETRY_MIN_MS } from '../../lib/redis/redis-breaker.constants.js';
 
 /** The store's side, recorded: what was written and which permits were asked for. */

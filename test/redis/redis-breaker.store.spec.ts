@@ -1,7 +1,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Breaker, type BreakerOptions, type Clock } from '../../lib/core/index.js';
-import { deferred, ManualClock } from '../helpers/manual-clock.js';
+import { deferred } from '../helpers/deferred.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 import { RedisBreakerStore, type RedisBreakerStoreOptions } from '../../lib/redis/index.js';
 import { RedisServer, redisServerAvailable } from './helpers/redis-server.js';
 import { eventually, nextTransition } from './helpers/wait.js';

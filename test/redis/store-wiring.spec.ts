@@ -14,7 +14,8 @@ import {
   CircuitBreakerRegistry,
 } from '../../lib/index.js';
 import { CircuitBreakerHealthIndicator, CircuitBreakerHealthModule } from '../../lib/terminus/index.js';
-import { deferred, ManualClock } from '../helpers/manual-clock.js';
+import { deferred } from '../helpers/deferred.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 
 /** A store that records what the module asks of it; hydrate() waits until the test lets it finish. */
 class FakeStore implements BreakerStore {

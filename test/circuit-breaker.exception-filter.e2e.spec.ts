@@ -8,13 +8,12 @@ import {
   NotFoundException,
   type ArgumentsHost,
   type ExceptionFilter,
-  type INestApplication,
   type Provider,
 } from '@nestjs/common';
 import { APP_FILTER, HttpAdapterHost } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   breakerHttpResponse,
   CallTimeoutError,
@@ -23,6 +22,7 @@ import {
   CircuitOpenError,
   type CircuitBreakerHttpOptions,
 } from '../lib/index.js';
+import { nestApps } from './helpers/nest-app.js';
 
 @Controller()
 class ErrorsController {
@@ -71,11 +71,7 @@ class InjectedAllExceptionsFilter extends AllExceptionsFilter {
   }
 }
 
-let app: INestApplication | undefined;
-afterEach(async () => {
-  await app?.close();
-  app = undefined;
-});
+const startApp = nestApps();
 
 interface Setup {
   httpFilter?: boolean | CircuitBreakerHttpOptions;
@@ -92,17 +88,16 @@ interface Setup {
 async function start(setup: Setup) {
   @Module({ providers: setup.laterModule ?? [] })
   class LaterModule {}
-  const moduleRef = await Test.createTestingModule({
-    imports: [CircuitBreakerModule.forRoot(setup.httpFilter === undefined ? {} : { httpFilter: setup.httpFilter }), LaterModule],
+  const app = await startApp([CircuitBreakerModule.forRoot(setup.httpFilter === undefined ? {} : { httpFilter: setup.httpFilter }), LaterModule], {
     controllers: [ErrorsController],
     providers: setup.rootProviders ?? [],
-  }).compile();
-  app = moduleRef.createNestApplication({ logger: false });
-  if (setup.register === 'app.get') app.useGlobalFilters(app.get(CircuitBreakerExceptionFilter));
-  if (setup.register === 'new') app.useGlobalFilters(new CircuitBreakerExceptionFilter(app.get(HttpAdapterHost), { details: true }));
-  if (setup.catchAll === 'plain') app.useGlobalFilters(new AllExceptionsFilter());
-  if (setup.catchAll === 'delegating') app.useGlobalFilters(new AllExceptionsFilter(app.get(CircuitBreakerExceptionFilter)));
-  await app.init();
+    beforeInit: (created) => {
+      if (setup.register === 'app.get') created.useGlobalFilters(created.get(CircuitBreakerExceptionFilter));
+      if (setup.register === 'new') created.useGlobalFilters(new CircuitBreakerExceptionFilter(created.get(HttpAdapterHost), { details: true }));
+      if (setup.catchAll === 'plain') created.useGlobalFilters(new AllExceptionsFilter());
+      if (setup.catchAll === 'delegating') created.useGlobalFilters(new AllExceptionsFilter(created.get(CircuitBreakerExceptionFilter)));
+    },
+  });
   return app.getHttpServer();
 }
 
@@ -143,7 +138,6 @@ describe('CircuitBreakerExceptionFilter', () => {
   it('can be registered with app.useGlobalFilters(), as the module provides it or built with new', async () => {
     const server = await start({ register: 'app.get' });
     expect((await request(server).get('/timeout').expect(504)).body).toEqual(TIMED_OUT);
-    await app?.close();
     const built = await start({ register: 'new' });
     expect((await request(built).get('/timeout').expect(504)).body).toMatchObject({ breaker: 'payments', timeoutMs: 2_000 });
   });
@@ -215,12 +209,7 @@ describe('httpFilter options: details and body', () => {
   });
 
   it('works through forRootAsync', async () => {
-    const moduleRef = await Test.createTestingModule({
-      imports: [CircuitBreakerModule.forRootAsync({ useFactory: () => ({}), httpFilter: { details: true } })],
-      controllers: [ErrorsController],
-    }).compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
+    const app = await startApp([CircuitBreakerModule.forRootAsync({ useFactory: () => ({}), httpFilter: { details: true } })], { controllers: [ErrorsController] });
     const response = await request(app.getHttpServer()).get('/open').expect(503);
     expect(response.body).toMatchObject({ breaker: 'payments', reason: 'open' });
   });

@@ -1,11 +1,11 @@
-import { Controller, Get, type INestApplication } from '@nestjs/common';
+import { Controller, Get } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
-import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CircuitBreakerModule, CircuitBreakerRegistry } from '../../lib/index.js';
 import { CircuitBreakerHealthIndicator, CircuitBreakerHealthModule, type CircuitBreakerHealthOptions } from '../../lib/terminus/index.js';
 import { ManualClock } from '../helpers/manual-clock.js';
+import { nestApps } from '../helpers/nest-app.js';
 
 let options: CircuitBreakerHealthOptions = {};
 
@@ -29,24 +29,22 @@ class HealthController {
   }
 }
 
-let app: INestApplication;
 const clock = new ManualClock(1_000_000);
-afterEach(async () => {
+afterEach(() => {
   options = {};
-  await app?.close();
 });
 
+const startApp = nestApps();
+
 async function start() {
-  const moduleRef = await Test.createTestingModule({
-    imports: [
+  const app = await startApp(
+    [
       TerminusModule.forRoot({ logger: false }),
       CircuitBreakerModule.forRoot({ clock, breakers: { payments: { consecutiveFailures: 1, openDurationMs: 5_000 }, search: {}, hosts: { perKey: {} } } }),
       CircuitBreakerHealthModule,
     ],
-    controllers: [HealthController],
-  }).compile();
-  app = moduleRef.createNestApplication({ logger: false });
-  await app.init();
+    { controllers: [HealthController] },
+  );
   return { server: app.getHttpServer(), registry: app.get(CircuitBreakerRegistry) };
 }
 
