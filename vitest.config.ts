@@ -42,7 +42,12 @@ export default defineConfig({
         test: {
           name: 'nest',
           include: ['test/**/*.spec.ts'],
-          exclude: [...configDefaults.exclude, 'test/core/**/!(*.e2e).spec.ts', 'test/redis/**', ...PURE_OUTSIDE_CORE],
+          exclude: [
+            ...configDefaults.exclude,
+            'test/core/**/!(*.e2e).spec.ts',
+            'test/redis/**',
+            ...PURE_OUTSIDE_CORE,
+          ],
         },
       },
       {

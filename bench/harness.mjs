@@ -19,12 +19,14 @@ const BATCH_KINDS = {
   },
   // Every call rejects.
   reject: {
-    body: (call) => `let s = 0; for (let i = 0; i < n; i++) { try { await ${call}; } catch (e) { if (e !== undefined) s++; } } return s;`,
+    body: (call) =>
+      `let s = 0; for (let i = 0; i < n; i++) { try { await ${call}; } catch (e) { if (e !== undefined) s++; } } return s;`,
     expect: (n) => n,
   },
   // Nine calls in ten resolve with 1, every tenth rejects.
   mixed: {
-    body: (call) => `let s = 0; for (let i = 0; i < n; i++) { try { s += await ${call}; } catch (e) { if (e !== undefined) s--; } } return s;`,
+    body: (call) =>
+      `let s = 0; for (let i = 0; i < n; i++) { try { s += await ${call}; } catch (e) { if (e !== undefined) s--; } } return s;`,
     expect: (n) => (n / 10) * 8,
   },
 };
@@ -36,7 +38,11 @@ const BATCH_KINDS = {
  */
 export function compileBatch(kind, call, target, dep) {
   const { body, expect } = BATCH_KINDS[kind];
-  const factory = new Function('target', 'dep', `return async function batch(n) { ${body(call)} };`);
+  const factory = new Function(
+    'target',
+    'dep',
+    `return async function batch(n) { ${body(call)} };`,
+  );
   const batch = factory(target, dep);
   return { batch, expect };
 }
@@ -77,13 +83,19 @@ export const median = (values) => quantile(values, 0.5);
 
 /** Median and quartiles of a list of numbers. */
 export function summarize(values) {
-  return { median: median(values), p25: quantile(values, 0.25), p75: quantile(values, 0.75), n: values.length };
+  return {
+    median: median(values),
+    p25: quantile(values, 0.25),
+    p75: quantile(values, 0.75),
+    n: values.length,
+  };
 }
 
 async function runChecked(entry, n) {
   const sum = await entry.batch(n);
   const expected = entry.expect(n);
-  if (sum !== expected) throw new Error(`${entry.id}: a batch of ${n} summed to ${sum}, expected ${expected}`);
+  if (sum !== expected)
+    throw new Error(`${entry.id}: a batch of ${n} summed to ${sum}, expected ${expected}`);
 }
 
 /**
@@ -98,7 +110,10 @@ async function runChecked(entry, n) {
  * Returns, per id, the ns/call of every round and their summary, and a
  * `ratio(a, b)` that summarizes the per-round ratios time(a) / time(b).
  */
-export async function runInterleaved(entries, { batchSize, rounds, warmupRounds, seed = 1, gcBetweenRounds = true }) {
+export async function runInterleaved(
+  entries,
+  { batchSize, rounds, warmupRounds, seed = 1, gcBetweenRounds = true },
+) {
   const random = seededRandom(seed);
   for (let w = 0; w < warmupRounds; w++) {
     for (const entry of shuffled(entries, random)) {
@@ -120,7 +135,9 @@ export async function runInterleaved(entries, { batchSize, rounds, warmupRounds,
       await tick();
     }
   }
-  const nsPerCall = Object.fromEntries(Object.entries(perRound).map(([id, v]) => [id, summarize(v)]));
+  const nsPerCall = Object.fromEntries(
+    Object.entries(perRound).map(([id, v]) => [id, summarize(v)]),
+  );
   const ratio = (a, b) => summarize(perRound[a].map((t, i) => t / perRound[b][i]));
   return { nsPerCall, ratio, perRound };
 }
@@ -142,6 +159,10 @@ export function ratioRows(entries, result) {
  * line of JSON.
  */
 export async function runInChild(file, options) {
-  const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', file, JSON.stringify(options)], { maxBuffer: 1 << 22 });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--expose-gc', file, JSON.stringify(options)],
+    { maxBuffer: 1 << 22 },
+  );
   return JSON.parse(stdout.trim().split('\n').pop());
 }

@@ -98,12 +98,20 @@ export const implementations = {
   },
   cockatielConsecutive: {
     label: 'cockatiel Consecutive(5)',
-    create: () => circuitBreaker(handleAll, { halfOpenAfter: HALF_OPEN_AFTER_MS, breaker: new ConsecutiveBreaker(5) }),
+    create: () =>
+      circuitBreaker(handleAll, {
+        halfOpenAfter: HALF_OPEN_AFTER_MS,
+        breaker: new ConsecutiveBreaker(5),
+      }),
     call: 'target.execute(dep)',
   },
   cockatielCount: {
     label: 'cockatiel Count(100)',
-    create: (_dep, size = 100) => circuitBreaker(handleAll, { halfOpenAfter: HALF_OPEN_AFTER_MS, breaker: new CountBreaker({ threshold: 0.5, size }) }),
+    create: (_dep, size = 100) =>
+      circuitBreaker(handleAll, {
+        halfOpenAfter: HALF_OPEN_AFTER_MS,
+        breaker: new CountBreaker({ threshold: 0.5, size }),
+      }),
     call: 'target.execute(dep)',
   },
 };
@@ -117,4 +125,10 @@ export function isClosed(target) {
   return target.state === 0; // cockatiel CircuitState.Closed
 }
 
-export { CircuitBreaker as OpossumBreaker, circuitBreaker as cockatielBreaker, ConsecutiveBreaker, CountBreaker, handleAll };
+export {
+  CircuitBreaker as OpossumBreaker,
+  circuitBreaker as cockatielBreaker,
+  ConsecutiveBreaker,
+  CountBreaker,
+  handleAll,
+};

@@ -28,7 +28,10 @@ function sourceMapOf(url) {
   }
   return maps.get(url);
 }
-const short = (url) => (url === '' ? '(native)' : url.replace(/^file:\/\/.*?\/(dist|bench|node_modules)\//, '$1/').replace(/^node:/, 'node:'));
+const short = (url) =>
+  url === ''
+    ? '(native)'
+    : url.replace(/^file:\/\/.*?\/(dist|bench|node_modules)\//, '$1/').replace(/^node:/, 'node:');
 
 function original(url, line) {
   const map = sourceMapOf(url);
@@ -57,7 +60,8 @@ const pct = (n) => `${((100 * n) / total).toFixed(1).padStart(5)} %`;
 const print = (title, map) => {
   console.log(`\n${title}`);
   for (const [name, n] of [...map].toSorted((a, b) => b[1] - a[1]).slice(0, top)) {
-    const perCall = calls === undefined ? '' : `  ${((n * dt * 1e6) / calls).toFixed(1).padStart(6)} ns/call`;
+    const perCall =
+      calls === undefined ? '' : `  ${((n * dt * 1e6) / calls).toFixed(1).padStart(6)} ns/call`;
     console.log(`${pct(n)}  ${(n * dt).toFixed(0).padStart(6)} ms${perCall}  ${name}`);
   }
 };

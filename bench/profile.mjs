@@ -21,7 +21,10 @@ const fail = () => Promise.reject(FAILURE);
 let k = 0;
 const flaky = () => (++k === 10 ? ((k = 0), Promise.reject(FAILURE)) : Promise.resolve(1));
 
-let breaker = impl === 'minimal' ? new MinimalBreaker(5, 3_600_000) : new Breaker('profile', { openDurationMs: 3_600_000 });
+let breaker =
+  impl === 'minimal'
+    ? new MinimalBreaker(5, 3_600_000)
+    : new Breaker('profile', { openDurationMs: 3_600_000 });
 let call = (dep) => breaker.execute(dep);
 if (path === 'decorated' || path === 'direct' || path === 'operator') {
   const { decoratedService } = await import('./scenarios/nest-layer.mjs');
@@ -37,7 +40,8 @@ if (path === 'decorated' || path === 'direct' || path === 'operator') {
   }
   if (path !== 'operator') breaker = nest.breaker;
 }
-if (path === 'open') for (let i = 0; i < 20; i++) await breaker.execute(fail).catch(() => undefined);
+if (path === 'open')
+  for (let i = 0; i < 20; i++) await breaker.execute(fail).catch(() => undefined);
 if (path === 'isolated') breaker.isolate();
 const dep = path === 'mixed' ? flaky : ok;
 

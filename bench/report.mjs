@@ -1,13 +1,25 @@
 // Everything a run shows: the stdout table, RESULTS.md and the SVG chart.
 // (results.json is the results object itself.)
 
-const MARK = { pass: '✅ pass', fail: '❌ FAIL', pending: '⏳ pending', 'not run': '– not run', skipped: '– skipped' };
+const MARK = {
+  pass: '✅ pass',
+  fail: '❌ FAIL',
+  pending: '⏳ pending',
+  'not run': '– not run',
+  skipped: '– skipped',
+};
 
-const ns = (s) => (s === undefined ? '' : s.median >= 10_000 ? `${(s.median / 1000).toFixed(1)} µs` : `${Math.round(s.median)} ns`);
+const ns = (s) =>
+  s === undefined
+    ? ''
+    : s.median >= 10_000
+      ? `${(s.median / 1000).toFixed(1)} µs`
+      : `${Math.round(s.median)} ns`;
 const ratio = (s) => (s === undefined ? '' : `${s.median.toFixed(2)}x`);
 const spread = (s) => (s === undefined ? '' : `${s.p25.toFixed(2)}–${s.p75.toFixed(2)}`);
 const bytes = (b) => (b === undefined ? '' : `${Math.round(b).toLocaleString('en-US')}`);
-const ms = (m) => (m === undefined ? '' : m >= 1000 ? `${(m / 1000).toFixed(1)} s` : `${Math.round(m)} ms`);
+const ms = (m) =>
+  m === undefined ? '' : m >= 1000 ? `${(m / 1000).toFixed(1)} s` : `${Math.round(m)} ms`;
 
 // ---------------------------------------------------------------------------
 // Tables, as rows of cells, shared by the text and the Markdown output.
@@ -16,15 +28,36 @@ function timingTable(scenario) {
   return {
     headers: ['implementation', 'ns/call (median)', 'ratio to minimal (median)', 'ratio p25–p75'],
     align: ['l', 'r', 'r', 'r'],
-    rows: scenario.rows.map((r) => [r.label, ns(r.nsPerCall), ratio(r.ratioToMinimal), spread(r.ratioToMinimal)]),
+    rows: scenario.rows.map((r) => [
+      r.label,
+      ns(r.nsPerCall),
+      ratio(r.ratioToMinimal),
+      spread(r.ratioToMinimal),
+    ]),
   };
 }
 
 function nestTable(part, baselineLabel) {
   return {
-    headers: ['row', 'ns/call (median)', `ratio to ${baselineLabel} (median)`, 'ratio p25–p75', 'steady state: ns/call', 'ratio', 'p25–p75'],
+    headers: [
+      'row',
+      'ns/call (median)',
+      `ratio to ${baselineLabel} (median)`,
+      'ratio p25–p75',
+      'steady state: ns/call',
+      'ratio',
+      'p25–p75',
+    ],
     align: ['l', 'r', 'r', 'r', 'r', 'r', 'r'],
-    rows: part.rows.map((r) => [r.label, ns(r.nsPerCall), ratio(r.ratio), spread(r.ratio), ns(r.steady.nsPerCall), ratio(r.steady.ratio), spread(r.steady.ratio)]),
+    rows: part.rows.map((r) => [
+      r.label,
+      ns(r.nsPerCall),
+      ratio(r.ratio),
+      spread(r.ratio),
+      ns(r.steady.nsPerCall),
+      ratio(r.steady.ratio),
+      spread(r.steady.ratio),
+    ]),
   };
 }
 
@@ -32,7 +65,12 @@ function sharedRedisTable(shared) {
   return {
     headers: ['breaker', 'ns/call (median)', 'ratio to in-memory (median)', 'ratio p25–p75'],
     align: ['l', 'r', 'r', 'r'],
-    rows: shared.rows.map((r) => [r.label, ns(r.nsPerCall), r.ratioToMemory ? ratio(r.ratioToMemory) : '1.00x (baseline)', spread(r.ratioToMemory)]),
+    rows: shared.rows.map((r) => [
+      r.label,
+      ns(r.nsPerCall),
+      r.ratioToMemory ? ratio(r.ratioToMemory) : '1.00x (baseline)',
+      spread(r.ratioToMemory),
+    ]),
   };
 }
 
@@ -40,14 +78,35 @@ function growthTable(mixed, opossumGrowth) {
   const rows = mixed.growth.map((g) => {
     const large = mixed.rows.find((r) => r.id === g.large);
     const small = mixed.rows.find((r) => r.id === g.small);
-    return [g.label, g.note, ns(small.nsPerCall), ns(large.nsPerCall), ratio(g.ratio), spread(g.ratio)];
+    return [
+      g.label,
+      g.note,
+      ns(small.nsPerCall),
+      ns(large.nsPerCall),
+      ratio(g.ratio),
+      spread(g.ratio),
+    ];
   });
   if (opossumGrowth !== undefined) {
     const o = opossumGrowth;
-    rows.push([o.label, o.note, `${Math.round(o.nsPerCall2k)} ns`, `${Math.round(o.nsPerCall10k)} ns`, `${o.ratio.toFixed(2)}x`, '']);
+    rows.push([
+      o.label,
+      o.note,
+      `${Math.round(o.nsPerCall2k)} ns`,
+      `${Math.round(o.nsPerCall10k)} ns`,
+      `${o.ratio.toFixed(2)}x`,
+      '',
+    ]);
   }
   return {
-    headers: ['implementation', 'window', 'ns/call at 2,000', 'ns/call at 10,000', 'cost(10k) / cost(2k)', 'p25–p75'],
+    headers: [
+      'implementation',
+      'window',
+      'ns/call at 2,000',
+      'ns/call at 10,000',
+      'cost(10k) / cost(2k)',
+      'p25–p75',
+    ],
     align: ['l', 'l', 'r', 'r', 'r', 'r'],
     rows,
   };
@@ -55,7 +114,16 @@ function growthTable(mixed, opossumGrowth) {
 
 function footprintTable(footprint) {
   return {
-    headers: ['breaker', 'heapUsed B', 'arrayBuffers B', 'heap + buffers B (new)', 'after one call B', 'rss B (rough)', 'timers (all)', "timers (ref'd)"],
+    headers: [
+      'breaker',
+      'heapUsed B',
+      'arrayBuffers B',
+      'heap + buffers B (new)',
+      'after one call B',
+      'rss B (rough)',
+      'timers (all)',
+      "timers (ref'd)",
+    ],
     align: ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
     rows: footprint.rows.map((r) => [
       r.label,
@@ -72,9 +140,23 @@ function footprintTable(footprint) {
 
 function halfOpenTable(halfOpen) {
   return {
-    headers: ['breaker', 'budget', 'reached while half-open', 'rejected at once', 'reached in total', 'final state'],
+    headers: [
+      'breaker',
+      'budget',
+      'reached while half-open',
+      'rejected at once',
+      'reached in total',
+      'final state',
+    ],
     align: ['l', 'r', 'r', 'r', 'r', 'l'],
-    rows: halfOpen.rows.map((r) => [r.label, r.budget === undefined ? 'none' : String(r.budget), String(r.reachedWhileHalfOpen), String(r.rejectedAtOnce), String(r.reachedInTotal), r.finalState]),
+    rows: halfOpen.rows.map((r) => [
+      r.label,
+      r.budget === undefined ? 'none' : String(r.budget),
+      String(r.reachedWhileHalfOpen),
+      String(r.rejectedAtOnce),
+      String(r.reachedInTotal),
+      r.finalState,
+    ]),
   };
 }
 
@@ -84,7 +166,11 @@ function hygieneTable(hygiene) {
     align: ['l', 'l', 'r', 'r'],
     rows: hygiene.rows.map((r) => [
       r.label,
-      r.exited ? 'yes' : r.killed ? `no (killed at ${ms(hygiene.killAfterMs)})` : `no (code ${r.code}${r.error ? `: ${r.error}` : ''})`,
+      r.exited
+        ? 'yes'
+        : r.killed
+          ? `no (killed at ${ms(hygiene.killAfterMs)})`
+          : `no (code ${r.code}${r.error ? `: ${r.error}` : ''})`,
       ms(r.ms),
       ms(r.afterReadyMs),
     ]),
@@ -110,21 +196,48 @@ const phaseLine = (results) =>
 function textTable({ headers, align, rows }) {
   const width = (s) => [...s].length;
   const widths = headers.map((h, i) => Math.max(width(h), ...rows.map((r) => width(r[i]))));
-  const cell = (s, i) => (align[i] === 'r' ? s.padStart(widths[i] + s.length - width(s)) : s.padEnd(widths[i] + s.length - width(s)));
+  const cell = (s, i) =>
+    align[i] === 'r'
+      ? s.padStart(widths[i] + s.length - width(s))
+      : s.padEnd(widths[i] + s.length - width(s));
   const line = (cells) => cells.map(cell).join('  ').trimEnd();
   return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
 function sections(results) {
   const out = [];
-  const { closed, deadline, open, mixed, opossumGrowth, footprint, halfOpen, hygiene, nest } = results;
-  const batchNote = (s) => `batches of ${s.batchSize.toLocaleString('en-US')} calls, ${s.rounds} interleaved rounds`;
-  if (closed) out.push({ title: `1. Closed path: ${closed.description} (${batchNote(closed)})`, table: timingTable(closed), problems: closed.problems });
-  if (deadline) out.push({ title: `1b. Closed path with a deadline: ${deadline.description} (${batchNote(deadline)}, in a child process)`, table: timingTable(deadline), problems: deadline.problems });
-  if (open) out.push({ title: `2. Open path: ${open.description} (${batchNote(open)})`, table: timingTable(open), problems: open.problems });
+  const { closed, deadline, open, mixed, opossumGrowth, footprint, halfOpen, hygiene, nest } =
+    results;
+  const batchNote = (s) =>
+    `batches of ${s.batchSize.toLocaleString('en-US')} calls, ${s.rounds} interleaved rounds`;
+  if (closed)
+    out.push({
+      title: `1. Closed path: ${closed.description} (${batchNote(closed)})`,
+      table: timingTable(closed),
+      problems: closed.problems,
+    });
+  if (deadline)
+    out.push({
+      title: `1b. Closed path with a deadline: ${deadline.description} (${batchNote(deadline)}, in a child process)`,
+      table: timingTable(deadline),
+      problems: deadline.problems,
+    });
+  if (open)
+    out.push({
+      title: `2. Open path: ${open.description} (${batchNote(open)})`,
+      table: timingTable(open),
+      problems: open.problems,
+    });
   if (mixed) {
-    out.push({ title: `3. Mixed traffic: ${mixed.description} (${batchNote(mixed)})`, table: timingTable(mixed), problems: mixed.problems });
-    out.push({ title: '3b. Cost growth from 2,000 to 10,000 calls in the window', table: growthTable(mixed, opossumGrowth) });
+    out.push({
+      title: `3. Mixed traffic: ${mixed.description} (${batchNote(mixed)})`,
+      table: timingTable(mixed),
+      problems: mixed.problems,
+    });
+    out.push({
+      title: '3b. Cost growth from 2,000 to 10,000 calls in the window',
+      table: growthTable(mixed, opossumGrowth),
+    });
   }
   if (footprint) {
     const child = footprint.rows.find((r) => r.kind === 'per-key-child');
@@ -135,12 +248,25 @@ function sections(results) {
           `its key string (\`key-<i>\`) and its entry in the family's Map. The key strings in a Map of the same size, measured alone, take ` +
           `${bytes(child.familyEntryPerChild)} B per key, so the child breaker's own share is about ` +
           `${bytes(Math.max(child.bytesPerBreaker, child.bytesPerBreakerUsed) - child.familyEntryPerChild)} B.`;
-    out.push({ title: `4. Footprint: bytes per breaker over ${footprint.count.toLocaleString('en-US')} breakers`, table: footprintTable(footprint), after });
+    out.push({
+      title: `4. Footprint: bytes per breaker over ${footprint.count.toLocaleString('en-US')} breakers`,
+      table: footprintTable(footprint),
+      after,
+    });
   }
-  if (halfOpen) out.push({ title: `5. Half-open admission: ${halfOpen.concurrent.toLocaleString('en-US')} concurrent calls at the end of the open duration`, table: halfOpenTable(halfOpen) });
-  if (hygiene) out.push({ title: `6. Hygiene: does the process exit on its own? (killed after ${ms(hygiene.killAfterMs)})`, table: hygieneTable(hygiene) });
+  if (halfOpen)
+    out.push({
+      title: `5. Half-open admission: ${halfOpen.concurrent.toLocaleString('en-US')} concurrent calls at the end of the open duration`,
+      table: halfOpenTable(halfOpen),
+    });
+  if (hygiene)
+    out.push({
+      title: `6. Hygiene: does the process exit on its own? (killed after ${ms(hygiene.killAfterMs)})`,
+      table: hygieneTable(hygiene),
+    });
   if (nest?.status === 'measured') {
-    const added = (s) => `${Math.round(s.median)} ns (p25–p75 ${Math.round(s.p25)}–${Math.round(s.p75)} ns)`;
+    const added = (s) =>
+      `${Math.round(s.median)} ns (p25–p75 ${Math.round(s.p25)}–${Math.round(s.p75)} ns)`;
     const steadyNote =
       'The first three figure columns are timed like every other scenario (a forced full GC before each round; the target is judged on them); ' +
       'the steady-state columns are the same rows again without the forced GCs.';
@@ -157,13 +283,14 @@ function sections(results) {
       table: nestTable(nest.operator, 'bare of(1)'),
       after:
         `Added by the operator, per subscription (median of per-round differences): ${added(nest.operator.addedNs)}; steady state ${added(nest.operator.steadyAddedNs)}. ` +
-        'No target; reported only. The forced full GC before each round deoptimizes much of rxjs\'s subscribe chain and the operator ' +
+        "No target; reported only. The forced full GC before each round deoptimizes much of rxjs's subscribe chain and the operator " +
         "(V8 discards optimized code that embeds objects that have died: `--trace-deopt` reports 'weak objects'), so those rounds mostly measure re-optimization; " +
         'the steady-state columns are the per-subscription cost.',
     });
   } else if (nest) out.push({ title: '7. Nest layer', text: nest.message });
   const shared = results.sharedRedis;
-  if (shared?.skipped !== undefined) out.push({ title: '8. Shared state on Redis (issue 6)', text: shared.skipped });
+  if (shared?.skipped !== undefined)
+    out.push({ title: '8. Shared state on Redis (issue 6)', text: shared.skipped });
   else if (shared) {
     const a = shared.adoption;
     out.push({
@@ -210,19 +337,33 @@ export function toMarkdown(results) {
   const out = [];
   out.push('# Benchmark results');
   out.push('');
-  out.push('The latest full run of `npm run bench` (issue 5). Regenerated by every full run; do not edit by hand.');
+  out.push(
+    'The latest full run of `npm run bench` (issue 5). Regenerated by every full run; do not edit by hand.',
+  );
   out.push('');
   out.push(`- Date: ${env.date}`);
   out.push(`- Node: ${env.node} (V8 ${env.v8}), ${env.platform}`);
-  out.push(`- CPU: ${env.cpuModel}, ${env.cores} cores; load average ${env.loadAverageAtStart.join(' / ')} at the start, ${env.loadAverageAtEnd.join(' / ')} at the end (1 / 5 / 15 min)`);
+  out.push(
+    `- CPU: ${env.cpuModel}, ${env.cores} cores; load average ${env.loadAverageAtStart.join(' / ')} at the start, ${env.loadAverageAtEnd.join(' / ')} at the end (1 / 5 / 15 min)`,
+  );
   out.push(`- Commit: ${env.commit}${env.dirty ? ' (lib/ had uncommitted changes)' : ''}`);
   out.push(`- Peers: opossum ${env.peers.opossum}, cockatiel ${env.peers.cockatiel}`);
-  out.push(`- Run: ${results.mode}, ${ms(results.durationMs)} in all, not counting the build (${phaseLine(results)}; hygiene runs alongside the others)`);
+  out.push(
+    `- Run: ${results.mode}, ${ms(results.durationMs)} in all, not counting the build (${phaseLine(results)}; hygiene runs alongside the others)`,
+  );
   out.push('');
-  out.push('Method: one process, one run; every implementation is timed in batches of sequential awaited calls, all implementations');
-  out.push('interleaved in a freshly shuffled order each round, after a warm-up. The ratio to `minimal` is taken within each round');
-  out.push('and the median over rounds is reported (with the 25th–75th percentile), because absolute times drift between minutes');
-  out.push('while side-by-side ratios do not. Footprint, hygiene and the Nest layer run in child processes.');
+  out.push(
+    'Method: one process, one run; every implementation is timed in batches of sequential awaited calls, all implementations',
+  );
+  out.push(
+    'interleaved in a freshly shuffled order each round, after a warm-up. The ratio to `minimal` is taken within each round',
+  );
+  out.push(
+    'and the median over rounds is reported (with the 25th–75th percentile), because absolute times drift between minutes',
+  );
+  out.push(
+    'while side-by-side ratios do not. Footprint, hygiene and the Nest layer run in child processes.',
+  );
   out.push('');
   out.push('## Targets');
   out.push('');
@@ -270,7 +411,8 @@ export function toSvg(results) {
   const right = W - 70;
   const barH = 16;
   const gap = 6;
-  const x = (v) => left + ((Math.log2(v) - Math.log2(lo)) / (Math.log2(hi) - Math.log2(lo))) * (right - left);
+  const x = (v) =>
+    left + ((Math.log2(v) - Math.log2(lo)) / (Math.log2(hi) - Math.log2(lo))) * (right - left);
   const parts = [];
   let y = 40;
   const ticks = [];
@@ -285,26 +427,48 @@ export function toSvg(results) {
       const v = r.ratioToMinimal.median;
       const x1 = x(1);
       const xv = x(Math.min(Math.max(v, lo), hi));
-      const cls = r.id.startsWith('ours') ? 'ours' : r.id === 'minimal' ? 'min' : r.id === 'raw' ? 'raw' : 'peer';
-      parts.push(`<text x="${labelW}" y="${y + barH - 4}" class="l" text-anchor="end">${escapeXml(r.label)}</text>`);
+      const cls = r.id.startsWith('ours')
+        ? 'ours'
+        : r.id === 'minimal'
+          ? 'min'
+          : r.id === 'raw'
+            ? 'raw'
+            : 'peer';
+      parts.push(
+        `<text x="${labelW}" y="${y + barH - 4}" class="l" text-anchor="end">${escapeXml(r.label)}</text>`,
+      );
       const bx = Math.min(x1, xv);
       const bw = Math.max(Math.abs(xv - x1), 1.5);
-      parts.push(`<rect x="${bx.toFixed(1)}" y="${y}" width="${bw.toFixed(1)}" height="${barH}" class="${cls}"/>`);
+      parts.push(
+        `<rect x="${bx.toFixed(1)}" y="${y}" width="${bw.toFixed(1)}" height="${barH}" class="${cls}"/>`,
+      );
       const tx = v >= 1 ? xv + 4 : xv - 4;
-      parts.push(`<text x="${tx.toFixed(1)}" y="${y + barH - 4}" class="v" text-anchor="${v >= 1 ? 'start' : 'end'}">${v.toFixed(2)}x</text>`);
+      parts.push(
+        `<text x="${tx.toFixed(1)}" y="${y + barH - 4}" class="v" text-anchor="${v >= 1 ? 'start' : 'end'}">${v.toFixed(2)}x</text>`,
+      );
       y += barH + gap;
     }
     // The deadline rows are judged against opossum's defaults, not a fixed ratio: no target line.
     if (g.target !== undefined) {
       const tx = x(g.target);
-      parts.push(`<line x1="${tx.toFixed(1)}" y1="${top - 4}" x2="${tx.toFixed(1)}" y2="${y - gap + 4}" class="target"/>`);
-      parts.push(`<text x="${(tx + 3).toFixed(1)}" y="${top - 6}" class="t">target for ours ≤ ${g.target}x</text>`);
+      parts.push(
+        `<line x1="${tx.toFixed(1)}" y1="${top - 4}" x2="${tx.toFixed(1)}" y2="${y - gap + 4}" class="target"/>`,
+      );
+      parts.push(
+        `<text x="${(tx + 3).toFixed(1)}" y="${top - 6}" class="t">target for ours ≤ ${g.target}x</text>`,
+      );
     }
     y += 18;
   }
   const axisY = y;
-  const grid = ticks.map((t) => `<line x1="${x(t).toFixed(1)}" y1="30" x2="${x(t).toFixed(1)}" y2="${axisY}" class="${t === 1 ? 'one' : 'grid'}"/>`);
-  const tickLabels = ticks.map((t) => `<text x="${x(t).toFixed(1)}" y="${axisY + 14}" class="v" text-anchor="middle">${fmt(t)}</text>`);
+  const grid = ticks.map(
+    (t) =>
+      `<line x1="${x(t).toFixed(1)}" y1="30" x2="${x(t).toFixed(1)}" y2="${axisY}" class="${t === 1 ? 'one' : 'grid'}"/>`,
+  );
+  const tickLabels = ticks.map(
+    (t) =>
+      `<text x="${x(t).toFixed(1)}" y="${axisY + 14}" class="v" text-anchor="middle">${fmt(t)}</text>`,
+  );
   const H = axisY + 50;
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="system-ui, -apple-system, Segoe UI, sans-serif">`,

@@ -52,15 +52,15 @@ const CONFIG = {
 
 const NOTES = [
   '`minimal` is a hand-written consecutive-failure breaker (state, counter, opened-at time, a fresh `new Error()` per rejection): the near-floor cost of any breaker.',
-  '`ours` is `new Breaker(name, { timeoutMs: false })`: default options (count window of 100) without the default 10 s deadline, like `minimal` and cockatiel, unless a row says otherwise; `ours (defaults: 10 s deadline)` is `new Breaker(name)`, like-for-like with opossum\'s defaults (a 10 s timeout per call); on the open path it was tripped by 20 failures (the default minimum throughput), the isolated row uses `isolate()`.',
+  "`ours` is `new Breaker(name, { timeoutMs: false })`: default options (count window of 100) without the default 10 s deadline, like `minimal` and cockatiel, unless a row says otherwise; `ours (defaults: 10 s deadline)` is `new Breaker(name)`, like-for-like with opossum's defaults (a 10 s timeout per call); on the open path it was tripped by 20 failures (the default minimum throughput), the isolated row uses `isolate()`.",
   'Open path: opossum was forced open with `open()`, the others were tripped by failures, and every breaker was given an open duration of an hour (`openDurationMs`, `resetTimeout`, `halfOpenAfter`) so that none half-opens during the run; the dependency was never called.',
   'opossum recomputes its window statistics on every failure, and with its default `rollingPercentilesEnabled: true` that sorts every latency of the last 10 s: the cost of a failure grows with the call rate. The side-by-side mixed-traffic rows therefore run opossum with percentiles off; the growth table measures its defaults separately, on fresh breakers whose window holds 2,000 or 10,000 calls.',
   'Open path: the "raw" row is not a breaker but the floor of any rejection: awaiting an already-rejected promise whose error already exists (Node\'s bookkeeping of a promise rejected before it has a handler, the throw and the catch). Every breaker pays it, plus the error it creates.',
   'Footprint: heapUsed and arrayBuffers deltas around the creation of the breakers, after forced GCs, in a fresh child process per kind, and again once every breaker has made one call (anything allocated on first use); the targets take the larger figure; every breaker has its own name (`svc-<i>`, about 30 bytes of the heap figure) where the library takes one; a per-key child has its key instead (`key-<i>`, in one family created before the first reading, with room for every child so that none is evicted). "timers (all)" counts every Timeout a breaker creates, found with an async hook, "timers (ref\'d)" only those that keep a process alive (`process.getActiveResourcesInfo()`).',
-  'Nest layer: no Nest application is started. The decorator is applied to the class by hand as TypeScript applies a legacy decorator (with the `design:returntype` metadata that `emitDecoratorMetadata` emits for an async method), and a `CircuitBreakerRegistry` is set on the instance\'s registry property, which is all that Nest\'s injection does; the direct row calls `execute` on the same breaker (default options) with the same work. The operator rows subscribe to `of(1)` through `firstValueFrom` and so include its promise and subscriber in both rows. The scenario runs in a child process of its own, so that its calls do not shape the optimized code of the other scenarios (nor theirs its), and every row is timed twice: like the other scenarios, with a forced full GC before each round (the target is judged on these), and in the steady state without.',
+  "Nest layer: no Nest application is started. The decorator is applied to the class by hand as TypeScript applies a legacy decorator (with the `design:returntype` metadata that `emitDecoratorMetadata` emits for an async method), and a `CircuitBreakerRegistry` is set on the instance's registry property, which is all that Nest's injection does; the direct row calls `execute` on the same breaker (default options) with the same work. The operator rows subscribe to `of(1)` through `firstValueFrom` and so include its promise and subscriber in both rows. The scenario runs in a child process of its own, so that its calls do not shape the optimized code of the other scenarios (nor theirs its), and every row is timed twice: like the other scenarios, with a forced full GC before each round (the target is judged on these), and in the steady state without.",
   'Shared state on Redis (issue 6, bench/scenarios/shared-redis.mjs): runs only where a `redis-server` binary is on PATH; it starts its own on a free loopback port, in this process, after every other scenario.',
   'Half-open: cockatiel lets one test call through and makes the others wait for it instead of rejecting them, so they all reach the dependency once it has closed. `minimal` has no budget.',
-  'Hygiene: opossum arms a ref\'d timer per call when it has a timeout (its default is 10 s), so a call left hanging keeps the process alive until that timer fires; the case above uses 60 s like ours and is killed.',
+  "Hygiene: opossum arms a ref'd timer per call when it has a timeout (its default is 10 s), so a call left hanging keeps the process alive until that timer fires; the case above uses 60 s like ours and is killed.",
 ];
 
 /** The `redis-server --version` line, or undefined when there is no redis-server on PATH. */
@@ -80,7 +80,11 @@ async function sharedState(options) {
   } catch (error) {
     // A redis-server that is there but does not work is a problem of the run, not a reason to lose the other rows.
     const message = `the shared-state scenario failed: ${error instanceof Error ? error.message : String(error)}`;
-    return { title: 'Shared state on Redis', skipped: `not measured: ${message}`, problems: [message] };
+    return {
+      title: 'Shared state on Redis',
+      skipped: `not measured: ${message}`,
+      problems: [message],
+    };
   }
 }
 
@@ -94,12 +98,18 @@ function parseArgs(argv) {
 function environment() {
   const git = (args) => {
     try {
-      return execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+      return execFileSync('git', args, {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim();
     } catch {
       return undefined;
     }
   };
-  const version = (name) => JSON.parse(readFileSync(new URL(`../node_modules/${name}/package.json`, import.meta.url), 'utf8')).version;
+  const version = (name) =>
+    JSON.parse(
+      readFileSync(new URL(`../node_modules/${name}/package.json`, import.meta.url), 'utf8'),
+    ).version;
   return {
     date: new Date().toISOString(),
     node: process.version,
@@ -132,25 +142,42 @@ async function main() {
     phases[name] = performance.now() - t0;
     return result;
   };
-  const timing = (name, seed) => ({ batchSize: cfg.batchSize[name], warmupRounds: cfg.warmupRounds, rounds: cfg.rounds[name], steadyRounds: cfg.steadyRounds[name], seed });
+  const timing = (name, seed) => ({
+    batchSize: cfg.batchSize[name],
+    warmupRounds: cfg.warmupRounds,
+    rounds: cfg.rounds[name],
+    steadyRounds: cfg.steadyRounds[name],
+    seed,
+  });
 
   const results = { mode, environment: environment(), config: cfg };
   // The hygiene children mostly wait (one is expected to be killed after 10 s): start them first and collect them last.
-  const hygieneRun = want('hygiene') ? phase('hygiene', () => hygiene({ killAfterMs: 10_000 })) : undefined;
-  if (want('footprint')) results.footprint = await phase('footprint', () => footprint({ count: cfg.footprintCount }));
+  const hygieneRun = want('hygiene')
+    ? phase('hygiene', () => hygiene({ killAfterMs: 10_000 }))
+    : undefined;
+  if (want('footprint'))
+    results.footprint = await phase('footprint', () => footprint({ count: cfg.footprintCount }));
   if (want('half-open')) results.halfOpen = await phase('half-open', () => halfOpen());
-  if (want('closed')) results.closed = await phase('closed', () => closedPath(timing('closed', 11)));
+  if (want('closed'))
+    results.closed = await phase('closed', () => closedPath(timing('closed', 11)));
   // In a child process: deadline calls through execute() would otherwise reshape the plain path's optimized code.
-  if (want('deadline')) results.deadline = await phase('deadline', () => deadlinePathIsolated(timing('closed', 12)));
+  if (want('deadline'))
+    results.deadline = await phase('deadline', () => deadlinePathIsolated(timing('closed', 12)));
   if (want('open')) results.open = await phase('open', () => openPath(timing('open', 22)));
   if (want('mixed')) {
     results.mixed = await phase('mixed', () => mixedTraffic(timing('mixed', 33)));
-    results.opossumGrowth = await phase('opossum-growth', () => opossumWindowGrowth({ rounds: cfg.opossumGrowthRounds }));
+    results.opossumGrowth = await phase('opossum-growth', () =>
+      opossumWindowGrowth({ rounds: cfg.opossumGrowthRounds }),
+    );
   }
   // In a child process: the decorator's calls through execute() would otherwise shape the code the scenarios above measure.
-  if (want('nest')) results.nest = await phase('nest', () => nestLayerIsolated({ decorator: timing('decorator', 44), operator: timing('operator', 55) }));
+  if (want('nest'))
+    results.nest = await phase('nest', () =>
+      nestLayerIsolated({ decorator: timing('decorator', 44), operator: timing('operator', 55) }),
+    );
   // Last: it runs in this process (it starts its own redis-server), after the in-memory scenarios.
-  if (want('redis')) results.sharedRedis = await phase('shared-redis', () => sharedState(cfg.redis));
+  if (want('redis'))
+    results.sharedRedis = await phase('shared-redis', () => sharedState(cfg.redis));
   if (hygieneRun) results.hygiene = await hygieneRun;
   results.targets = evaluateTargets(results);
   results.notes = NOTES;
@@ -159,7 +186,9 @@ async function main() {
   results.environment.loadAverageAtEnd = os.loadavg().map((l) => Number(l.toFixed(2)));
 
   console.log(toText(results));
-  console.log(`\n${mode} run: ${(results.durationMs / 1000).toFixed(1)} s (not counting the build)`);
+  console.log(
+    `\n${mode} run: ${(results.durationMs / 1000).toFixed(1)} s (not counting the build)`,
+  );
 
   if (args.write) {
     const here = (name) => fileURLToPath(new URL(name, import.meta.url));
@@ -168,7 +197,13 @@ async function main() {
     writeFileSync(here('./ratios.svg'), toSvg(results));
     console.log('wrote bench/results.json, bench/RESULTS.md, bench/ratios.svg');
   }
-  const problems = [results.closed, results.open, results.mixed, results.nest, results.sharedRedis].flatMap((s) => s?.problems ?? []);
+  const problems = [
+    results.closed,
+    results.open,
+    results.mixed,
+    results.nest,
+    results.sharedRedis,
+  ].flatMap((s) => s?.problems ?? []);
   if (problems.length > 0) process.exitCode = 1;
 }
 

@@ -4,13 +4,21 @@ const pass = (ok) => (ok ? 'pass' : 'fail');
 const row = (scenario, id) => scenario?.rows.find((r) => r.id === id || r.kind === id);
 
 export function evaluateTargets(results) {
-  const { closed, deadline, open, mixed, footprint, halfOpen, hygiene, nest, sharedRedis } = results;
+  const { closed, deadline, open, mixed, footprint, halfOpen, hygiene, nest, sharedRedis } =
+    results;
   const targets = [];
   const ratioTarget = (id, label, scenario, rowId, limit) => {
     const r = row(scenario, rowId);
     if (r === undefined) return targets.push({ id, label, status: 'not run' });
     const value = r.ratioToMinimal.median;
-    targets.push({ id, label, limit, value, shown: `${value.toFixed(2)}x`, status: pass(value <= limit) });
+    targets.push({
+      id,
+      label,
+      limit,
+      value,
+      shown: `${value.toFixed(2)}x`,
+      status: pass(value <= limit),
+    });
   };
   ratioTarget('closed', 'closed path at most 1.3x minimal', closed, 'ours', 1.3);
   {
@@ -18,20 +26,40 @@ export function evaluateTargets(results) {
     const ours = row(deadline, 'oursDefaults');
     const opossum = row(deadline, 'opossumDefaults');
     const label = 'closed path with the default 10 s deadline at most opossum (defaults)';
-    if (ours === undefined || opossum === undefined) targets.push({ id: 'closed-deadline', label, status: 'not run' });
+    if (ours === undefined || opossum === undefined)
+      targets.push({ id: 'closed-deadline', label, status: 'not run' });
     else {
       const value = ours.ratioToMinimal.median / opossum.ratioToMinimal.median;
-      targets.push({ id: 'closed-deadline', label, limit: 1, value, shown: `${value.toFixed(2)}x opossum`, status: pass(value <= 1) });
+      targets.push({
+        id: 'closed-deadline',
+        label,
+        limit: 1,
+        value,
+        shown: `${value.toFixed(2)}x opossum`,
+        status: pass(value <= 1),
+      });
     }
   }
   ratioTarget('open', 'rejection at most 0.4x minimal', open, 'ours', 0.4);
   ratioTarget('mixed', 'mixed traffic at most 1.4x minimal', mixed, 'ours', 1.4);
 
   const growth = mixed?.growth.find((g) => g.large === 'ours10k');
-  if (growth === undefined) targets.push({ id: 'growth', label: 'cost growth from 2,000 to 10,000 at most 1.1x', status: 'not run' });
+  if (growth === undefined)
+    targets.push({
+      id: 'growth',
+      label: 'cost growth from 2,000 to 10,000 at most 1.1x',
+      status: 'not run',
+    });
   else {
     const value = growth.ratio.median;
-    targets.push({ id: 'growth', label: 'cost growth from 2,000 to 10,000 at most 1.1x', limit: 1.1, value, shown: `${value.toFixed(2)}x`, status: pass(value <= 1.1) });
+    targets.push({
+      id: 'growth',
+      label: 'cost growth from 2,000 to 10,000 at most 1.1x',
+      limit: 1.1,
+      value,
+      shown: `${value.toFixed(2)}x`,
+      status: pass(value <= 1.1),
+    });
   }
 
   const bytesTarget = (id, label, kind, limit) => {
@@ -39,17 +67,42 @@ export function evaluateTargets(results) {
     if (r === undefined) return targets.push({ id, label, status: 'not run' });
     // A breaker may allocate on first use: the larger of the two counts.
     const value = Math.max(r.bytesPerBreaker, r.bytesPerBreakerUsed);
-    targets.push({ id, label, limit, value, shown: `${Math.round(value)} B`, status: pass(value <= limit) });
+    targets.push({
+      id,
+      label,
+      limit,
+      value,
+      shown: `${Math.round(value)} B`,
+      status: pass(value <= limit),
+    });
   };
-  bytesTarget('bytes-count', 'at most 1,000 bytes per breaker, count window of 100', 'ours-count-100', 1_000);
-  bytesTarget('bytes-time', 'at most 1,000 bytes per breaker, time window of 10 buckets', 'ours-time-10', 1_000);
+  bytesTarget(
+    'bytes-count',
+    'at most 1,000 bytes per breaker, count window of 100',
+    'ours-count-100',
+    1_000,
+  );
+  bytesTarget(
+    'bytes-time',
+    'at most 1,000 bytes per breaker, time window of 10 buckets',
+    'ours-time-10',
+    1_000,
+  );
   bytesTarget('bytes-child', 'at most 600 bytes per idle per-key child', 'per-key-child', 600);
 
   const ours = footprint?.rows.filter((r) => r.target) ?? [];
-  if (ours.length === 0) targets.push({ id: 'timers', label: 'zero timers per breaker', status: 'not run' });
+  if (ours.length === 0)
+    targets.push({ id: 'timers', label: 'zero timers per breaker', status: 'not run' });
   else {
     const value = Math.max(...ours.map((r) => r.timersPerBreaker));
-    targets.push({ id: 'timers', label: 'zero timers per breaker', limit: 0, value, shown: String(value), status: pass(value === 0) });
+    targets.push({
+      id: 'timers',
+      label: 'zero timers per breaker',
+      limit: 0,
+      value,
+      shown: String(value),
+      status: pass(value === 0),
+    });
   }
 
   for (const budget of [1, 3]) {
@@ -57,34 +110,88 @@ export function evaluateTargets(results) {
     const label = `half-open admits exactly the budget (${budget})`;
     if (r === undefined) targets.push({ id: `half-open-${budget}`, label, status: 'not run' });
     else {
-      const ok = r.reachedWhileHalfOpen === budget && r.reachedInTotal === budget && r.rejected === halfOpen.concurrent - budget;
-      targets.push({ id: `half-open-${budget}`, label, value: r.reachedInTotal, shown: `${r.reachedInTotal} of ${halfOpen.concurrent}`, status: pass(ok) });
+      const ok =
+        r.reachedWhileHalfOpen === budget &&
+        r.reachedInTotal === budget &&
+        r.rejected === halfOpen.concurrent - budget;
+      targets.push({
+        id: `half-open-${budget}`,
+        label,
+        value: r.reachedInTotal,
+        shown: `${r.reachedInTotal} of ${halfOpen.concurrent}`,
+        status: pass(ok),
+      });
     }
   }
 
   const oursHygiene = hygiene?.rows.filter((r) => r.ours) ?? [];
-  if (oursHygiene.length === 0) targets.push({ id: 'hygiene', label: 'every hygiene case exits on its own', status: 'not run' });
+  if (oursHygiene.length === 0)
+    targets.push({
+      id: 'hygiene',
+      label: 'every hygiene case exits on its own',
+      status: 'not run',
+    });
   else {
     const exited = oursHygiene.filter((r) => r.exited).length;
-    targets.push({ id: 'hygiene', label: 'every hygiene case exits on its own', value: exited, shown: `${exited} of ${oursHygiene.length}`, status: pass(exited === oursHygiene.length) });
+    targets.push({
+      id: 'hygiene',
+      label: 'every hygiene case exits on its own',
+      value: exited,
+      shown: `${exited} of ${oursHygiene.length}`,
+      status: pass(exited === oursHygiene.length),
+    });
   }
 
-  if (nest === undefined) targets.push({ id: 'decorator', label: 'decorator at most 1.15x a direct execute', status: 'not run' });
-  else if (nest.status !== 'measured') targets.push({ id: 'decorator', label: 'decorator at most 1.15x a direct execute', limit: 1.15, status: 'pending', shown: nest.short });
+  if (nest === undefined)
+    targets.push({
+      id: 'decorator',
+      label: 'decorator at most 1.15x a direct execute',
+      status: 'not run',
+    });
+  else if (nest.status !== 'measured')
+    targets.push({
+      id: 'decorator',
+      label: 'decorator at most 1.15x a direct execute',
+      limit: 1.15,
+      status: 'pending',
+      shown: nest.short,
+    });
   else {
     const { median: value, p25, p75 } = nest.decoratorRatio;
     const shown = `${value.toFixed(2)}x (p25–p75 ${p25.toFixed(2)}–${p75.toFixed(2)})`;
-    targets.push({ id: 'decorator', label: 'decorator at most 1.15x a direct execute', limit: 1.15, value, shown, status: pass(value <= 1.15) });
+    targets.push({
+      id: 'decorator',
+      label: 'decorator at most 1.15x a direct execute',
+      limit: 1.15,
+      value,
+      shown,
+      status: pass(value <= 1.15),
+    });
   }
 
   // Issue 6, optional: measured only where a redis-server is on PATH.
-  const sharedLabel = 'closed path shared on Redis at most 1.2x in-memory (issue 6; needs redis-server)';
-  if (sharedRedis === undefined) targets.push({ id: 'shared-redis', label: sharedLabel, status: 'not run' });
-  else if (sharedRedis.skipped !== undefined) targets.push({ id: 'shared-redis', label: sharedLabel, status: 'skipped', shown: sharedRedis.skipped });
+  const sharedLabel =
+    'closed path shared on Redis at most 1.2x in-memory (issue 6; needs redis-server)';
+  if (sharedRedis === undefined)
+    targets.push({ id: 'shared-redis', label: sharedLabel, status: 'not run' });
+  else if (sharedRedis.skipped !== undefined)
+    targets.push({
+      id: 'shared-redis',
+      label: sharedLabel,
+      status: 'skipped',
+      shown: sharedRedis.skipped,
+    });
   else {
     const { value, limit, status } = sharedRedis.target;
     const spread = sharedRedis.rows.find((r) => r.id === 'shared').ratioToMemory;
-    targets.push({ id: 'shared-redis', label: sharedLabel, limit, value, shown: `${value.toFixed(2)}x (p25–p75 ${spread.p25.toFixed(2)}–${spread.p75.toFixed(2)})`, status });
+    targets.push({
+      id: 'shared-redis',
+      label: sharedLabel,
+      limit,
+      value,
+      shown: `${value.toFixed(2)}x (p25–p75 ${spread.p25.toFixed(2)}–${spread.p75.toFixed(2)})`,
+      status,
+    });
   }
   return targets;
 }

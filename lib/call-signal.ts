@@ -52,11 +52,19 @@ export function runWithCallSignal<T>(call: SignalSource, fn: () => T, acrossAwai
 }
 
 /** @internal `runWithCallSignal()` for `method.apply(thisArg, args)`, without a closure per call. */
-export function applyWithCallSignal<T>(call: SignalSource, method: (...args: any[]) => T, thisArg: unknown, args: unknown[], acrossAwaits: boolean): T {
+export function applyWithCallSignal<T>(
+  call: SignalSource,
+  method: (...args: any[]) => T,
+  thisArg: unknown,
+  args: unknown[],
+  acrossAwaits: boolean,
+): T {
   const previous = current;
   current = call;
   try {
-    return acrossAwaits || asked ? storage.run(call, Reflect.apply, method, thisArg, args) : (method.apply(thisArg, args) as T);
+    return acrossAwaits || asked
+      ? storage.run(call, Reflect.apply, method, thisArg, args)
+      : (method.apply(thisArg, args) as T);
   } finally {
     current = previous;
   }

@@ -1,4 +1,10 @@
-import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
 import type { BreakerState, RejectionReason, TransitionReason } from './core/index.js';
 import { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
 import { CircuitBreakerEvents } from './circuit-breaker.events.js';
@@ -65,7 +71,12 @@ export class CircuitBreakerEventPublisher implements OnModuleInit, OnApplication
       const key = event.key === undefined ? {} : { key: event.key };
       if (event.type === 'rejected') {
         const { reason, error } = event.payload;
-        const payload: CircuitBreakerRejectedPayload = { breaker: event.breaker, ...key, reason, ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }) };
+        const payload: CircuitBreakerRejectedPayload = {
+          breaker: event.breaker,
+          ...key,
+          reason,
+          ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+        };
         this.publish(sink, CIRCUIT_BREAKER_EVENTS.rejected, payload);
         return;
       }
@@ -73,7 +84,15 @@ export class CircuitBreakerEventPublisher implements OnModuleInit, OnApplication
       const name = BY_STATE[event.payload.to];
       if (name === undefined) return;
       const { from, to, reason, at, openUntil } = event.payload;
-      const payload: CircuitBreakerTransitionPayload = { breaker: event.breaker, ...key, from, to, reason, at, ...(openUntil === undefined ? {} : { openUntil }) };
+      const payload: CircuitBreakerTransitionPayload = {
+        breaker: event.breaker,
+        ...key,
+        from,
+        to,
+        reason,
+        at,
+        ...(openUntil === undefined ? {} : { openUntil }),
+      };
       this.publish(sink, name, payload);
     });
   }
@@ -87,7 +106,10 @@ export class CircuitBreakerEventPublisher implements OnModuleInit, OnApplication
     try {
       sink.emit(event, payload);
     } catch (error) {
-      this.logger.error(circuitBreakerMessages.listenerThrew(event, error), error instanceof Error ? error.stack : undefined);
+      this.logger.error(
+        circuitBreakerMessages.listenerThrew(event, error),
+        error instanceof Error ? error.stack : undefined,
+      );
     }
   }
 

@@ -48,7 +48,9 @@ export interface BreakerHttpResponse {
  *
  * @publicApi
  */
-export function isBreakerHttpError(exception: unknown): exception is CircuitOpenError | CallTimeoutError {
+export function isBreakerHttpError(
+  exception: unknown,
+): exception is CircuitOpenError | CallTimeoutError {
   return isBreakerRejection(exception) || exception instanceof CallTimeoutError;
 }
 
@@ -60,23 +62,37 @@ export function isBreakerHttpError(exception: unknown): exception is CircuitOpen
  *
  * @publicApi
  */
-export function breakerHttpResponse(exception: unknown, options: CircuitBreakerHttpOptions = {}): BreakerHttpResponse | undefined {
+export function breakerHttpResponse(
+  exception: unknown,
+  options: CircuitBreakerHttpOptions = {},
+): BreakerHttpResponse | undefined {
   if (!isBreakerHttpError(exception)) return undefined;
   if (isBreakerRejection(exception)) {
     const retryAfterMs = exception.retryAfterMs;
-    const headers: Record<string, string> = retryAfterMs === undefined ? {} : { 'Retry-After': String(Math.max(0, Math.ceil(retryAfterMs / 1000))) };
+    const headers: Record<string, string> =
+      retryAfterMs === undefined
+        ? {}
+        : { 'Retry-After': String(Math.max(0, Math.ceil(retryAfterMs / 1000))) };
     return { status: 503, headers, body: bodyOf(exception, 503, options) };
   }
   return { status: 504, headers: {}, body: bodyOf(exception, 504, options) };
 }
 
-function bodyOf(exception: CircuitOpenError | CallTimeoutError, status: 503 | 504, options: CircuitBreakerHttpOptions): unknown {
+function bodyOf(
+  exception: CircuitOpenError | CallTimeoutError,
+  status: 503 | 504,
+  options: CircuitBreakerHttpOptions,
+): unknown {
   if (options.body !== undefined) {
     const custom = options.body(exception, status);
     if (custom !== undefined) return custom;
   }
   if (isBreakerRejection(exception)) {
-    const body: CircuitOpenResponseBody = { statusCode: 503, error: 'Service Unavailable', message: circuitBreakerMessages.httpUnavailable() };
+    const body: CircuitOpenResponseBody = {
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: circuitBreakerMessages.httpUnavailable(),
+    };
     if (options.details !== true) return body;
     const detailed: CircuitOpenDetailedResponseBody = {
       ...body,
@@ -88,9 +104,18 @@ function bodyOf(exception: CircuitOpenError | CallTimeoutError, status: 503 | 50
     return detailed;
   }
   const timeout = exception as CallTimeoutError;
-  const body: CallTimeoutResponseBody = { statusCode: 504, error: 'Gateway Timeout', message: circuitBreakerMessages.httpTimedOut() };
+  const body: CallTimeoutResponseBody = {
+    statusCode: 504,
+    error: 'Gateway Timeout',
+    message: circuitBreakerMessages.httpTimedOut(),
+  };
   if (options.details !== true) return body;
-  const detailed: CallTimeoutDetailedResponseBody = { ...body, message: timeout.message, breaker: timeout.breakerName, timeoutMs: timeout.timeoutMs };
+  const detailed: CallTimeoutDetailedResponseBody = {
+    ...body,
+    message: timeout.message,
+    breaker: timeout.breakerName,
+    timeoutMs: timeout.timeoutMs,
+  };
   return detailed;
 }
 
@@ -104,23 +129,47 @@ export function resolveHttpOptions(value: unknown): CircuitBreakerHttpOptions | 
   if (value === undefined || value === false) return undefined;
   if (value === true) return {};
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new TypeError(circuitBreakerMessages.invalidHttpFilter('httpFilter', value, HTTP_FILTER_FIX));
+    throw new TypeError(
+      circuitBreakerMessages.invalidHttpFilter('httpFilter', value, HTTP_FILTER_FIX),
+    );
   }
   const options = value as Record<string, unknown>;
   for (const key of Object.keys(options)) {
     if (key !== 'details' && key !== 'body') {
-      throw new TypeError(circuitBreakerMessages.invalidHttpFilter(`httpFilter.${key}`, options[key], circuitBreakerMessages.httpFilterFix.unknown));
+      throw new TypeError(
+        circuitBreakerMessages.invalidHttpFilter(
+          `httpFilter.${key}`,
+          options[key],
+          circuitBreakerMessages.httpFilterFix.unknown,
+        ),
+      );
     }
   }
   if (options.details !== undefined && typeof options.details !== 'boolean') {
-    throw new TypeError(circuitBreakerMessages.invalidHttpFilter('httpFilter.details', options.details, circuitBreakerMessages.httpFilterFix.details));
+    throw new TypeError(
+      circuitBreakerMessages.invalidHttpFilter(
+        'httpFilter.details',
+        options.details,
+        circuitBreakerMessages.httpFilterFix.details,
+      ),
+    );
   }
   if (options.body !== undefined && typeof options.body !== 'function') {
-    throw new TypeError(circuitBreakerMessages.invalidHttpFilter('httpFilter.body', options.body, circuitBreakerMessages.httpFilterFix.body));
+    throw new TypeError(
+      circuitBreakerMessages.invalidHttpFilter(
+        'httpFilter.body',
+        options.body,
+        circuitBreakerMessages.httpFilterFix.body,
+      ),
+    );
   }
   if (options.details !== undefined && options.body !== undefined) {
     throw new TypeError(
-      circuitBreakerMessages.invalidHttpFilter('httpFilter.details', options.details, circuitBreakerMessages.httpFilterFix.detailsBesideBody),
+      circuitBreakerMessages.invalidHttpFilter(
+        'httpFilter.details',
+        options.details,
+        circuitBreakerMessages.httpFilterFix.detailsBesideBody,
+      ),
     );
   }
   return { ...(options as CircuitBreakerHttpOptions) };

@@ -21,4 +21,6 @@ export class CircuitBreakerModuleMissingError extends Error {
     super(message);
   }
 }
-Object.defineProperty(CircuitBreakerModuleMissingError.prototype, 'name', { value: 'CircuitBreakerModuleMissingError' });
+Object.defineProperty(CircuitBreakerModuleMissingError.prototype, 'name', {
+  value: 'CircuitBreakerModuleMissingError',
+});

@@ -1,4 +1,11 @@
-import { Inject, Injectable, Logger, type LogLevel, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type LogLevel,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
 import type { StateChangeEvent } from './core/index.js';
 import { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
 import { CircuitBreakerEvents } from './circuit-breaker.events.js';
@@ -59,10 +66,13 @@ export class CircuitBreakerTransitionLogger implements OnModuleInit, OnApplicati
     if (this.written >= limit) {
       this.suppressed++;
       // One timer per application, only while lines are being held back.
-      this.summaryTimer ??= setTimeout(() => {
-        this.summaryTimer = undefined;
-        this.flushSummary();
-      }, WINDOW_MS - (now - this.windowStart));
+      this.summaryTimer ??= setTimeout(
+        () => {
+          this.summaryTimer = undefined;
+          this.flushSummary();
+        },
+        WINDOW_MS - (now - this.windowStart),
+      );
       this.summaryTimer.unref?.();
       return;
     }
@@ -96,7 +106,11 @@ function describe(event: Extract<CircuitBreakerEvent, { type: 'stateChange' }>):
   const who = messages.transitionSubject(event.breaker, event.key);
   switch (change.to) {
     case 'open':
-      return messages.opened(who, messages.openingEvidence(change.reason, change.window), change.openUntil! - change.at);
+      return messages.opened(
+        who,
+        messages.openingEvidence(change.reason, change.window),
+        change.openUntil! - change.at,
+      );
     case 'half-open':
       return messages.halfOpened(who);
     case 'closed':

@@ -5,7 +5,13 @@ import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import type { CircuitBreakerEvent } from './interfaces/circuit-breaker-event.interface.js';
 
 /** A family's own call events only mirror its children's: they are reported by the children. */
-const CALL_EVENTS = new Set<BreakerEventName>(['success', 'failure', 'ignored', 'timeout', 'slowCall']);
+const CALL_EVENTS = new Set<BreakerEventName>([
+  'success',
+  'failure',
+  'ignored',
+  'timeout',
+  'slowCall',
+]);
 
 /**
  * The events of every breaker of one application, tagged with the breaker's
@@ -35,7 +41,8 @@ export class CircuitBreakerEvents {
   constructor() {
     this.events$ = new Observable<CircuitBreakerEvent>((subscriber) => {
       const subscription = this.subject.subscribe(subscriber);
-      if (this.subscribers++ === 0) this.stopSubject = this.observe(BREAKER_EVENT_NAMES, (event) => this.subject.next(event));
+      if (this.subscribers++ === 0)
+        this.stopSubject = this.observe(BREAKER_EVENT_NAMES, (event) => this.subject.next(event));
       return () => {
         subscription.unsubscribe();
         if (--this.subscribers === 0) {
@@ -57,11 +64,30 @@ export class CircuitBreakerEvents {
    * call still in flight on it settles unreported), so what `sink` keeps per
    * key can be dropped for good.
    */
-  observe(types: readonly BreakerEventName[], sink: (event: CircuitBreakerEvent) => void, evicted?: (name: string, key: string) => void): () => void {
-    const observer: Observer = { types: checkTypes(types), sink, evicted, offs: [], childOffs: new WeakMap() };
-    if (typeof sink !== 'function') throw new TypeError(circuitBreakerMessages.invalidObserveArgument('sink', sink, 'a function (event) => void'));
+  observe(
+    types: readonly BreakerEventName[],
+    sink: (event: CircuitBreakerEvent) => void,
+    evicted?: (name: string, key: string) => void,
+  ): () => void {
+    const observer: Observer = {
+      types: checkTypes(types),
+      sink,
+      evicted,
+      offs: [],
+      childOffs: new WeakMap(),
+    };
+    if (typeof sink !== 'function')
+      throw new TypeError(
+        circuitBreakerMessages.invalidObserveArgument('sink', sink, 'a function (event) => void'),
+      );
     if (evicted !== undefined && typeof evicted !== 'function') {
-      throw new TypeError(circuitBreakerMessages.invalidObserveArgument('evicted', evicted, 'a function (name, key) => void, or undefined'));
+      throw new TypeError(
+        circuitBreakerMessages.invalidObserveArgument(
+          'evicted',
+          evicted,
+          'a function (name, key) => void, or undefined',
+        ),
+      );
     }
     this.observers.add(observer);
     for (const breaker of this.breakers) this.attach(observer, breaker);
@@ -69,7 +95,8 @@ export class CircuitBreakerEvents {
       if (!this.observers.delete(observer)) return;
       for (const off of observer.offs) off();
       for (const breaker of this.breakers) {
-        for (const child of breaker.children()) observer.childOffs.get(child)?.forEach((off) => off());
+        for (const child of breaker.children())
+          observer.childOffs.get(child)?.forEach((off) => off());
       }
     };
   }
@@ -94,7 +121,8 @@ export class CircuitBreakerEvents {
     observer.offs.push(...this.listen(observer, breaker, breaker.name, undefined));
     if (breaker.config.perKey === undefined) return;
     // Children's listeners live in a weak map: an evicted child takes them with it.
-    const attachChild = (child: Breaker) => observer.childOffs.set(child, this.listen(observer, child, breaker.name, child.key));
+    const attachChild = (child: Breaker) =>
+      observer.childOffs.set(child, this.listen(observer, child, breaker.name, child.key));
     for (const child of breaker.children()) attachChild(child);
     observer.offs.push(breaker.onChild(attachChild));
     observer.offs.push(
@@ -106,14 +134,25 @@ export class CircuitBreakerEvents {
     );
   }
 
-  private listen(observer: Observer, breaker: Breaker, name: string, key: string | undefined): (() => void)[] {
+  private listen(
+    observer: Observer,
+    breaker: Breaker,
+    name: string,
+    key: string | undefined,
+  ): (() => void)[] {
     const { sink } = observer;
     // A family's own call events only mirror its children's (a family probe is a child's call): reporting
     // both would count one call twice. The family reports its transitions, rejections and probes.
     const family = key === undefined && breaker.config.perKey !== undefined;
     const types = family ? observer.types.filter((type) => !CALL_EVENTS.has(type)) : observer.types;
     return types.map((type) =>
-      breaker.on(type, (payload) => sink((key === undefined ? { breaker: name, type, payload } : { breaker: name, key, type, payload }) as CircuitBreakerEvent)),
+      breaker.on(type, (payload) =>
+        sink(
+          (key === undefined
+            ? { breaker: name, type, payload }
+            : { breaker: name, key, type, payload }) as CircuitBreakerEvent,
+        ),
+      ),
     );
   }
 }
@@ -127,9 +166,11 @@ function checkTypes(types: unknown): BreakerEventName[] {
   } catch {
     // A revoked Proxy: reported below as not an array.
   }
-  if (copy === undefined) throw new TypeError(circuitBreakerMessages.invalidObserveArgument('types', types, expected));
+  if (copy === undefined)
+    throw new TypeError(circuitBreakerMessages.invalidObserveArgument('types', types, expected));
   for (const type of copy) {
-    if (!(BREAKER_EVENT_NAMES as readonly unknown[]).includes(type)) throw new TypeError(circuitBreakerMessages.invalidObserveArgument('types', type, expected));
+    if (!(BREAKER_EVENT_NAMES as readonly unknown[]).includes(type))
+      throw new TypeError(circuitBreakerMessages.invalidObserveArgument('types', type, expected));
   }
   return copy as BreakerEventName[];
 }

@@ -1,7 +1,20 @@
-import { Catch, Inject, Injectable, Logger, Optional, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import {
+  Catch,
+  Inject,
+  Injectable,
+  Logger,
+  Optional,
+  type ArgumentsHost,
+  type ExceptionFilter,
+} from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { CallTimeoutError, CircuitOpenError } from './core/index.js';
-import { breakerHttpResponse, isBreakerHttpError, resolveHttpOptions, type BreakerHttpResponse } from './circuit-breaker-http.mapping.js';
+import {
+  breakerHttpResponse,
+  isBreakerHttpError,
+  resolveHttpOptions,
+  type BreakerHttpResponse,
+} from './circuit-breaker-http.mapping.js';
 import { CIRCUIT_BREAKER_HTTP_OPTIONS } from './circuit-breaker.constants.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import type { CircuitBreakerHttpOptions } from './interfaces/circuit-breaker-http-options.interface.js';
@@ -49,7 +62,8 @@ export class CircuitBreakerExceptionFilter implements ExceptionFilter<unknown> {
     const answer = this.answerFor(exception);
     const adapter = this.adapterHost.httpAdapter;
     const response = host.switchToHttp().getResponse<unknown>();
-    for (const [name, value] of Object.entries(answer.headers)) adapter.setHeader(response, name, value);
+    for (const [name, value] of Object.entries(answer.headers))
+      adapter.setHeader(response, name, value);
     adapter.reply(response, answer.body, answer.status);
     return true;
   }

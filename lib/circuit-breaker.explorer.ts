@@ -1,6 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModulesContainer } from '@nestjs/core';
-import { CIRCUIT_BREAKER_METADATA, CIRCUIT_BREAKER_ROOT, INJECTED_BREAKERS_METADATA } from './circuit-breaker.constants.js';
+import {
+  CIRCUIT_BREAKER_METADATA,
+  CIRCUIT_BREAKER_ROOT,
+  INJECTED_BREAKERS_METADATA,
+} from './circuit-breaker.constants.js';
 import type { BreakerOptions } from './core/index.js';
 import type { BreakerInjection } from './decorators/inject-circuit-breaker.decorator.js';
 import { FeatureDefinition } from './feature-definition.js';
@@ -73,7 +77,9 @@ export class CircuitBreakerExplorer {
       const tag = module.providers.get(CIRCUIT_BREAKER_ROOT)?.instance as RootTag | undefined;
       if (tag === undefined) continue;
       // Declared imports only: Nest also binds every global module into every module's `imports`.
-      const importers = modules.filter((other) => other !== module && declaresImport(declaredImports(other), tag)).map((other) => other.metatype.name);
+      const importers = modules
+        .filter((other) => other !== module && declaresImport(declaredImports(other), tag))
+        .map((other) => other.metatype.name);
       registrations.push({ method: tag.method, importers });
     }
     return registrations;
@@ -99,13 +105,23 @@ export class CircuitBreakerExplorer {
   injectedBreakers(): Map<string, string> {
     const injections = new Map<string, string>();
     for (const module of this.modules.values()) {
-      for (const wrapper of [...module.providers.values(), ...module.controllers.values(), ...module.injectables.values()]) {
+      for (const wrapper of [
+        ...module.providers.values(),
+        ...module.controllers.values(),
+        ...module.injectables.values(),
+      ]) {
         const metatype = wrapper.metatype;
         if (typeof metatype !== 'function') continue;
         // Up the class chain: a subclass without its own constructor is built with its base's parameters.
-        for (let type: unknown = metatype; typeof type === 'function' && type !== Function.prototype; type = Object.getPrototypeOf(type)) {
-          const own = Reflect.getOwnMetadata(INJECTED_BREAKERS_METADATA, type) as BreakerInjection[] | undefined;
-          for (const { name, site } of own ?? []) if (!injections.has(name)) injections.set(name, site);
+        for (
+          let type: unknown = metatype;
+          typeof type === 'function' && type !== Function.prototype;
+          type = Object.getPrototypeOf(type)
+        ) {
+          const own = Reflect.getOwnMetadata(INJECTED_BREAKERS_METADATA, type) as
+            BreakerInjection[] | undefined;
+          for (const { name, site } of own ?? [])
+            if (!injections.has(name)) injections.set(name, site);
         }
       }
     }
@@ -117,14 +133,20 @@ export class CircuitBreakerExplorer {
     const prototypes = new Set<object>();
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
       // Request-scoped providers have no instance yet: their class is enough.
-      const prototype = wrapper.metatype?.prototype ?? (wrapper.instance ? Object.getPrototypeOf(wrapper.instance) : undefined);
-      if (prototype !== undefined && prototype !== null && typeof prototype === 'object') prototypes.add(prototype);
+      const prototype =
+        wrapper.metatype?.prototype ??
+        (wrapper.instance ? Object.getPrototypeOf(wrapper.instance) : undefined);
+      if (prototype !== undefined && prototype !== null && typeof prototype === 'object')
+        prototypes.add(prototype);
     }
     const methods = new Set<ExploredMethod>();
     for (const prototype of prototypes) {
       for (const name of this.scanner.getAllMethodNames(prototype)) {
         const fn = (prototype as Record<string, unknown>)[name];
-        const method = typeof fn === 'function' ? (Reflect.getMetadata(CIRCUIT_BREAKER_METADATA, fn) as ExploredMethod | undefined) : undefined;
+        const method =
+          typeof fn === 'function'
+            ? (Reflect.getMetadata(CIRCUIT_BREAKER_METADATA, fn) as ExploredMethod | undefined)
+            : undefined;
         if (method !== undefined) methods.add(method);
       }
     }
@@ -147,7 +169,11 @@ function declaredImports(module: Module): unknown[] {
   try {
     const own: unknown = Reflect.getMetadata('imports', module.metatype);
     if (Array.isArray(own)) declared.push(...(own as unknown[]));
-    const container = (module as unknown as { container?: { getDynamicMetadataByToken?: (token: string, key: string) => unknown } }).container;
+    const container = (
+      module as unknown as {
+        container?: { getDynamicMetadataByToken?: (token: string, key: string) => unknown };
+      }
+    ).container;
     const dynamic = container?.getDynamicMetadataByToken?.(module.token, 'imports');
     if (Array.isArray(dynamic)) declared.push(...(dynamic as unknown[]));
   } catch {
@@ -163,8 +189,20 @@ type Module = NonNullable<ReturnType<ModulesContainer['get']>>;
 function declaresImport(imports: readonly unknown[], tag: RootTag): boolean {
   try {
     return imports.some((entry: unknown) => {
-      const providers = typeof entry === 'object' && entry !== null ? (entry as { providers?: unknown }).providers : undefined;
-      return Array.isArray(providers) && providers.some((p: unknown) => typeof p === 'object' && p !== null && (p as { provide?: unknown; useValue?: unknown }).provide === CIRCUIT_BREAKER_ROOT && (p as { useValue?: unknown }).useValue === tag);
+      const providers =
+        typeof entry === 'object' && entry !== null
+          ? (entry as { providers?: unknown }).providers
+          : undefined;
+      return (
+        Array.isArray(providers) &&
+        providers.some(
+          (p: unknown) =>
+            typeof p === 'object' &&
+            p !== null &&
+            (p as { provide?: unknown; useValue?: unknown }).provide === CIRCUIT_BREAKER_ROOT &&
+            (p as { useValue?: unknown }).useValue === tag,
+        )
+      );
     });
   } catch {
     // A module whose metadata cannot be read is simply not named.

@@ -20,14 +20,26 @@ export const circuitBreakerMessages = {
     (suggestion === undefined
       ? 'Define it in CircuitBreakerModule.forRoot({ breakers }) or forFeature({ ... }), or check the name for a typo.'
       : `Did you mean "${suggestion}"? Fix the name, or define "${name}" in CircuitBreakerModule.forRoot({ breakers }) or forFeature({ ... }).`),
-  undefinedName: (name: string, site: string, suggestion: string | undefined, defined: readonly string[]) =>
+  undefinedName: (
+    name: string,
+    site: string,
+    suggestion: string | undefined,
+    defined: readonly string[],
+  ) =>
     `Circuit breaker "${name}" used by ${site} is not defined: it was built from the module's defaults, beside the configured breakers. ` +
-    (suggestion === undefined ? `Defined breakers: ${listNames(defined)}. ` : `Did you mean "${suggestion}"? `) +
+    (suggestion === undefined
+      ? `Defined breakers: ${listNames(defined)}. `
+      : `Did you mean "${suggestion}"? `) +
     `Fix the name, or define "${name}" in CircuitBreakerModule.forRoot({ breakers }) or forFeature({ ... }) if it is meant to be a breaker of its own (strict: true makes this an error).`,
   duplicateRoot: (registrations: ReadonlyArray<{ method: string; importers: readonly string[] }>) =>
     `CircuitBreakerModule is registered ${registrations.length} times in one application: ` +
-    registrations.map((r) => `${r.method} imported by ${r.importers.length === 0 ? 'a module built dynamically' : r.importers.join(', ')}`).join('; ') +
-    '. Each registration builds its own registry and only the last one is injected, so the others\' breakers, defaults and strict would be silently lost. ' +
+    registrations
+      .map(
+        (r) =>
+          `${r.method} imported by ${r.importers.length === 0 ? 'a module built dynamically' : r.importers.join(', ')}`,
+      )
+      .join('; ') +
+    ". Each registration builds its own registry and only the last one is injected, so the others' breakers, defaults and strict would be silently lost. " +
     'Call forRoot() (or forRootAsync()) once, in the root module, and forFeature() elsewhere.',
   conflictingOptions: (name: string, first: string, second: string) =>
     `Circuit breaker "${name}" has options set in two places: ${first} and ${second}. Set them in one place and refer to the breaker by name elsewhere.`,
@@ -36,11 +48,12 @@ export const circuitBreakerMessages = {
     'Import CircuitBreakerModule.forRoot() (or forRootAsync()) in the root module, and let Nest create the instance: one created with `new` gets no registry.',
   moduleMissing: (className: string, methods: readonly string[]) =>
     `${className} has @CircuitBreaker() methods (${methods.join(', ')}), but no CircuitBreakerRegistry was injected into it: CircuitBreakerModule is not imported where ${className} is provided, ` +
-    'and every call would fail. Import CircuitBreakerModule.forRoot() (or forRootAsync()) once, in the root module; it is global by default (with isGlobal: false, import it in this class\'s module too).',
+    "and every call would fail. Import CircuitBreakerModule.forRoot() (or forRootAsync()) once, in the root module; it is global by default (with isGlobal: false, import it in this class's module too).",
   integrationWithoutModule: (integration: string) =>
     `${integration} needs CircuitBreakerModule, whose CircuitBreakerRegistry it reads, and none is visible to it. ` +
     `Import CircuitBreakerModule.forRoot() (or forRootAsync()) in the root module, beside ${integration}, and keep it global (the default).`,
-  invalidInjectName: (value: unknown) => `@InjectCircuitBreaker() takes a breaker name, a non-empty string, got ${describeValue(value)}. Pass the name, e.g. @InjectCircuitBreaker('payments').`,
+  invalidInjectName: (value: unknown) =>
+    `@InjectCircuitBreaker() takes a breaker name, a non-empty string, got ${describeValue(value)}. Pass the name, e.g. @InjectCircuitBreaker('payments').`,
   missingFallbackMethod: (qualifiedName: string, fallback: string) =>
     `@CircuitBreaker() on ${qualifiedName}: option "fallback" names the method "${fallback}", which does not exist on the class. Declare it, or pass a function.`,
   keyMismatch: (name: string, site: string, perKey: boolean) =>
@@ -51,13 +64,15 @@ export const circuitBreakerMessages = {
     `@CircuitBreaker() on ${qualifiedName}: the lastGood fallback cannot key these arguments (${error instanceof Error ? error.message : String(error)}); such calls are not cached. Give fallback.lastGood a key function.`,
   deadlineOnSyncMethod: (qualifiedName: string, returns: string) =>
     `@CircuitBreaker() on ${qualifiedName}: option "timeoutMs" can never apply, since the method returns ${returns}: a deadline only ends a call that returns a Promise or an Observable. Remove timeoutMs, or make the method async.`,
-  notAMethod: (qualifiedName: string) => `@CircuitBreaker() on ${qualifiedName}: can only decorate a method. Move it to a method, or wrap the call in breaker.execute() instead.`,
+  notAMethod: (qualifiedName: string) =>
+    `@CircuitBreaker() on ${qualifiedName}: can only decorate a method. Move it to a method, or wrap the call in breaker.execute() instead.`,
   invalidFeature: (value: unknown) =>
     `CircuitBreakerModule.forFeature() takes breaker names or a record of name → options, got ${describeValue(value)}. ` +
     "Pass ['payments'] to use breakers defined elsewhere, or { payments: { ... } } to define them here.",
   emptyFeature: () =>
     "CircuitBreakerModule.forFeature() got an empty record: pass ['payments'] to use breakers defined elsewhere, or { payments: { ... } } to define them here.",
-  notABreaker: (what: string, value: unknown) => `${what} takes a Breaker, got ${value === null ? 'null' : typeof value}. Pass one from @InjectCircuitBreaker(name) or registry.get(name).`,
+  notABreaker: (what: string, value: unknown) =>
+    `${what} takes a Breaker, got ${value === null ? 'null' : typeof value}. Pass one from @InjectCircuitBreaker(name) or registry.get(name).`,
   invalidHttpFilter: (option: string, value: unknown, fix: string) =>
     `CircuitBreakerModule: option "${option}" got ${describeValue(value)}. ${fix}`,
   httpBodyFactoryThrew: (fault: unknown) =>
@@ -67,13 +82,15 @@ export const circuitBreakerMessages = {
   /** The public body of a 504. */
   httpTimedOut: () => 'A dependency did not answer in time; retry later.',
   badBreakerName: (where: string, name: unknown) => `${where}: ${breakerMessages.badName(name)}`,
-  emptyBreakerName: () => 'option "breakers" names a breaker "": give every breaker a non-empty name.',
+  emptyBreakerName: () =>
+    'option "breakers" names a breaker "": give every breaker a non-empty name.',
   /** The subject of option errors about one breaker's definition: `Circuit breaker "payments" in CircuitBreakerModule.forFeature()`. */
   definitionSubject: (name: string, site: string) => `Circuit breaker "${name}" in ${site}`,
   /** Where a decorator names its breaker. */
   decoratorSite: (qualifiedName: string) => `@CircuitBreaker() on ${qualifiedName}`,
   /** Where a class injects a breaker by name. */
-  injectionSite: (className: string | undefined) => `@InjectCircuitBreaker() in ${className || 'an anonymous class'}`,
+  injectionSite: (className: string | undefined) =>
+    `@InjectCircuitBreaker() in ${className || 'an anonymous class'}`,
   /** Where forFeature(['name']) names a breaker. */
   featureSite: (name: string) => `CircuitBreakerModule.forFeature() of "${name}"`,
   /** The subject of option errors of one `circuitBreaker()` operator. */
@@ -84,7 +101,8 @@ export const circuitBreakerMessages = {
     unknown: 'It is not an option of httpFilter: use details or body, or remove it.',
     details: 'Pass true to show breaker names in 503/504 bodies, false (the default) to hide them.',
     body: 'Pass a function (error, status) => body, or leave it out for the default body.',
-    detailsBesideBody: 'It has no effect beside httpFilter.body, which builds the whole body: remove details, and read error.breakerName in body if you want it.',
+    detailsBesideBody:
+      'It has no effect beside httpFilter.body, which builds the whole body: remove details, and read error.breakerName in body if you want it.',
   },
   invalidObserveArgument: (argument: string, value: unknown, expected: string) =>
     `CircuitBreakerEvents.observe(): argument "${argument}" must be ${expected}, got ${describeValue(value)}. Pass it as observe(['stateChange'], (event) => ...).`,
@@ -93,7 +111,8 @@ export const circuitBreakerMessages = {
   transitionsNotLogged: (count: number, limit: number) =>
     `${count} more circuit breaker transition(s) not logged (limit ${limit} per second); see the metrics or GET the registry snapshot.`,
   /** The breaker a transition log line is about: `"hosts" [host-0]` for a per-key child. */
-  transitionSubject: (breaker: string, key: string | undefined) => (key === undefined ? `"${breaker}"` : `"${breaker}" [${key}]`),
+  transitionSubject: (breaker: string, key: string | undefined) =>
+    key === undefined ? `"${breaker}"` : `"${breaker}" [${key}]`,
   /** Why a breaker opened, with the window it opened on. */
   openingEvidence: (reason: string, window: StateChangeEvent['window']) =>
     window === undefined
@@ -101,11 +120,14 @@ export const circuitBreakerMessages = {
       : reason === 'slow-call-rate'
         ? `${reason}: ${window.slowCalls} of ${window.calls} calls slow`
         : `${reason}: ${window.failures} of ${window.calls} calls failed (${Math.round((window.failures / Math.max(1, window.calls)) * 100)}%)`,
-  opened: (who: string, why: string, forMs: number) => `Circuit breaker ${who} opened (${why}); calls fail fast for ${forMs} ms.`,
+  opened: (who: string, why: string, forMs: number) =>
+    `Circuit breaker ${who} opened (${why}); calls fail fast for ${forMs} ms.`,
   halfOpened: (who: string) => `Circuit breaker ${who} is half-open: admitting probes.`,
   closed: (who: string, reason: string) => `Circuit breaker ${who} closed (${reason}).`,
-  isolated: (who: string) => `Circuit breaker ${who} isolated by hand: every call is rejected until reset().`,
-  disabled: (who: string) => `Circuit breaker ${who} disabled by hand: every call passes and nothing trips until reset().`,
+  isolated: (who: string) =>
+    `Circuit breaker ${who} isolated by hand: every call is rejected until reset().`,
+  disabled: (who: string) =>
+    `Circuit breaker ${who} disabled by hand: every call passes and nothing trips until reset().`,
   shareWithoutStore: (name: string) =>
     `Circuit breaker "${name}": option "share" needs a store to share through. ` +
     'Configure one, e.g. CircuitBreakerModule.forRoot({ store: new RedisBreakerStore({ redis }) }) from nestjs-circuit-breaker/redis, or remove "share".',
@@ -114,6 +136,9 @@ export const circuitBreakerMessages = {
 /** At most ten names, quoted, for a message. */
 function listNames(names: readonly string[]): string {
   if (names.length === 0) return '(none)';
-  const shown = names.slice(0, 10).map((n) => `"${n}"`).join(', ');
+  const shown = names
+    .slice(0, 10)
+    .map((n) => `"${n}"`)
+    .join(', ');
   return names.length > 10 ? `${shown} and ${names.length - 10} more` : shown;
 }

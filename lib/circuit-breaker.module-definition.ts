@@ -28,8 +28,11 @@ export const {
 })
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createCircuitBreakerOptions')
-  .setExtras<CircuitBreakerModuleExtras>({ isGlobal: true, httpFilter: false }, (definition, extras) => ({
-    ...definition,
-    global: extras.isGlobal,
-  }))
+  .setExtras<CircuitBreakerModuleExtras>(
+    { isGlobal: true, httpFilter: false },
+    (definition, extras) => ({
+      ...definition,
+      global: extras.isGlobal,
+    }),
+  )
   .build();

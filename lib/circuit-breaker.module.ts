@@ -20,7 +20,10 @@ import { CircuitBreakerOrchestrator } from './circuit-breaker.orchestrator.js';
 import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 import { OptionChecker, pathKey } from './core/option-checker.js';
 import { breakerOptionChecker, copyBreakerOptions } from './core/resolve-options.js';
-import { getCircuitBreakerToken, injectedBreakerNames } from './decorators/inject-circuit-breaker.decorator.js';
+import {
+  getCircuitBreakerToken,
+  injectedBreakerNames,
+} from './decorators/inject-circuit-breaker.decorator.js';
 import { FeatureDefinition } from './feature-definition.js';
 import { HTTP_FILTER_FIX } from './circuit-breaker-http.mapping.js';
 
@@ -45,39 +48,80 @@ export class CircuitBreakerModule extends ConfigurableCircuitBreakerModule {
   static forRoot(given: typeof CIRCUIT_BREAKER_OPTIONS_TYPE = {}): DynamicModule {
     const check = new OptionChecker('CircuitBreakerModule');
     // A copy read once: Nest and the registry then work on plain data. Breaker options are checked by the registry, at start-up.
-    const options = check.record('', given, [...MODULE_KEYS, ...EXTRAS], 'an object', false) as typeof CIRCUIT_BREAKER_OPTIONS_TYPE;
+    const options = check.record(
+      '',
+      given,
+      [...MODULE_KEYS, ...EXTRAS],
+      'an object',
+      false,
+    ) as typeof CIRCUIT_BREAKER_OPTIONS_TYPE;
     checkExtras(check, options);
     const definition = withCoreProviders(super.forRoot(options), options.httpFilter, 'forRoot()');
     // The synchronous form knows its names statically: make each injectable by name, beside those classes inject.
-    const names = options.breakers === undefined ? [] : check.entries('breakers', options.breakers, 'a record of breaker name → options').map(([name]) => name);
+    const names =
+      options.breakers === undefined
+        ? []
+        : check
+            .entries('breakers', options.breakers, 'a record of breaker name → options')
+            .map(([name]) => name);
     return withNamedProviders(definition, names);
   }
 
   static forRootAsync(options: typeof CIRCUIT_BREAKER_ASYNC_OPTIONS_TYPE): DynamicModule {
     const check = new OptionChecker('CircuitBreakerModule.forRootAsync()');
-    if (!check.isPlainObject('options', options)) check.invalid('options', options, '{ useFactory | useClass | useExisting, inject?, imports?, isGlobal?, httpFilter? }', false);
-    checkExtras(check, { isGlobal: check.read(options, 'isGlobal', 'isGlobal'), httpFilter: check.read(options, 'httpFilter', 'httpFilter') });
-    return withNamedProviders(withCoreProviders(super.forRootAsync(options), options.httpFilter, 'forRootAsync()'), []);
+    if (!check.isPlainObject('options', options))
+      check.invalid(
+        'options',
+        options,
+        '{ useFactory | useClass | useExisting, inject?, imports?, isGlobal?, httpFilter? }',
+        false,
+      );
+    checkExtras(check, {
+      isGlobal: check.read(options, 'isGlobal', 'isGlobal'),
+      httpFilter: check.read(options, 'httpFilter', 'httpFilter'),
+    });
+    return withNamedProviders(
+      withCoreProviders(super.forRootAsync(options), options.httpFilter, 'forRootAsync()'),
+      [],
+    );
   }
 
   static forFeature(breakers: readonly string[] | Record<string, BreakerOptions>): DynamicModule {
     const entries = featureEntries(breakers);
     // The definition is read by the registry before any provider asks for a breaker by name (whatever the
     // module order), and is this call's identity: two calls giving options for one name conflict.
-    const defined = entries.filter((entry): entry is [string, BreakerOptions] => entry[1] !== undefined);
+    const defined = entries.filter(
+      (entry): entry is [string, BreakerOptions] => entry[1] !== undefined,
+    );
     const definition = new FeatureDefinition(defined);
     const providers = entries.map(([name, options]) => breakerProvider(name, options, definition));
-    const definitionProvider: Provider[] = defined.length === 0 ? [] : [{ provide: Symbol('CircuitBreakerFeature'), useValue: definition }];
-    return { module: CircuitBreakerModule, providers: [...definitionProvider, ...providers], exports: providers.map((p) => p.provide) };
+    const definitionProvider: Provider[] =
+      defined.length === 0
+        ? []
+        : [{ provide: Symbol('CircuitBreakerFeature'), useValue: definition }];
+    return {
+      module: CircuitBreakerModule,
+      providers: [...definitionProvider, ...providers],
+      exports: providers.map((p) => p.provide),
+    };
   }
 }
 
-function checkExtras(check: OptionChecker, options: { isGlobal?: unknown; httpFilter?: unknown }): void {
+function checkExtras(
+  check: OptionChecker,
+  options: { isGlobal?: unknown; httpFilter?: unknown },
+): void {
   if (options.isGlobal !== undefined) check.boolean('isGlobal', options.isGlobal);
   // Its keys are checked with the module's options, at start-up (resolveHttpOptions); here only its shape.
   const httpFilter = options.httpFilter;
-  if (httpFilter !== undefined && typeof httpFilter !== 'boolean' && !check.isPlainObject('httpFilter', httpFilter)) {
-    throw new TypeError(circuitBreakerMessages.invalidHttpFilter('httpFilter', httpFilter, HTTP_FILTER_FIX));
+  if (
+    httpFilter !== undefined &&
+    typeof httpFilter !== 'boolean' &&
+    !check.isPlainObject('httpFilter', httpFilter)
+  ) {
+    throw new TypeError(
+      circuitBreakerMessages.invalidHttpFilter('httpFilter', httpFilter, HTTP_FILTER_FIX),
+    );
   }
 }
 
@@ -111,7 +155,9 @@ function featureEntries(breakers: unknown): [string, BreakerOptions | undefined]
   if (!check.isPlainObject('breakers', breakers)) return invalid(breakers);
   let keys: (string | symbol)[];
   try {
-    keys = Reflect.ownKeys(breakers).filter((key) => Object.prototype.propertyIsEnumerable.call(breakers, key));
+    keys = Reflect.ownKeys(breakers).filter((key) =>
+      Object.prototype.propertyIsEnumerable.call(breakers, key),
+    );
   } catch {
     return invalid(breakers);
   }
@@ -121,17 +167,34 @@ function featureEntries(breakers: unknown): [string, BreakerOptions | undefined]
     const at = pathKey(key).replace(/^\./, '');
     const value = check.read(breakers, key, at);
     const subject = circuitBreakerMessages.definitionSubject(key, FOR_FEATURE);
-    entries.push([key, value === undefined ? undefined : copyBreakerOptions(breakerOptionChecker(key, { subject, pathOf: (o) => (o === 'options' ? at : `${at}.${o}`) }), value)]);
+    entries.push([
+      key,
+      value === undefined
+        ? undefined
+        : copyBreakerOptions(
+            breakerOptionChecker(key, {
+              subject,
+              pathOf: (o) => (o === 'options' ? at : `${at}.${o}`),
+            }),
+            value,
+          ),
+    ]);
   }
   if (entries.length === 0) throw new TypeError(circuitBreakerMessages.emptyFeature());
   return entries;
 }
 
-function breakerProvider(name: string, options: BreakerOptions | undefined, source: FeatureDefinition | undefined): Provider & { provide: string } {
+function breakerProvider(
+  name: string,
+  options: BreakerOptions | undefined,
+  source: FeatureDefinition | undefined,
+): Provider & { provide: string } {
   return {
     provide: getCircuitBreakerToken(name),
     useFactory: (orchestrator: CircuitBreakerOrchestrator) =>
-      options === undefined ? orchestrator.use(name, circuitBreakerMessages.featureSite(name)) : orchestrator.defineFeature(name, options, FOR_FEATURE, source),
+      options === undefined
+        ? orchestrator.use(name, circuitBreakerMessages.featureSite(name))
+        : orchestrator.defineFeature(name, options, FOR_FEATURE, source),
     inject: [CircuitBreakerOrchestrator],
   };
 }
@@ -143,7 +206,9 @@ function breakerProvider(name: string, options: BreakerOptions | undefined, sour
  * that injection by name needs no `forFeature()`.
  */
 function withNamedProviders(definition: DynamicModule, defined: readonly string[]): DynamicModule {
-  const named: (Provider & { provide: string })[] = [...new Set([...defined, ...injectedBreakerNames])].map((name) => ({
+  const named: (Provider & { provide: string })[] = [
+    ...new Set([...defined, ...injectedBreakerNames]),
+  ].map((name) => ({
     provide: getCircuitBreakerToken(name),
     useFactory: (orchestrator: CircuitBreakerOrchestrator) => orchestrator.provided(name),
     inject: [CircuitBreakerOrchestrator],
@@ -160,13 +225,19 @@ function withNamedProviders(definition: DynamicModule, defined: readonly string[
  * registration only, never to forFeature(). The orchestrator is the registry's
  * own (built with it, so that `new CircuitBreakerRegistry(options)` works alone too).
  */
-function withCoreProviders(definition: DynamicModule, httpFilter: CircuitBreakerModuleExtras['httpFilter'], method: RootTag['method']): DynamicModule {
+function withCoreProviders(
+  definition: DynamicModule,
+  httpFilter: CircuitBreakerModuleExtras['httpFilter'],
+  method: RootTag['method'],
+): DynamicModule {
   // The filter is provided even when off, so that a catch-all filter can delegate to it with the
   // module's options; an invalid httpFilter fails when its options are resolved, at start-up.
   const http: Provider[] = [
     { provide: CIRCUIT_BREAKER_HTTP_OPTIONS, useFactory: () => resolveHttpOptions(httpFilter) },
     CircuitBreakerExceptionFilter,
-    ...(httpFilter === undefined || httpFilter === false ? [] : [{ provide: APP_FILTER, useExisting: CircuitBreakerExceptionFilter }]),
+    ...(httpFilter === undefined || httpFilter === false
+      ? []
+      : [{ provide: APP_FILTER, useExisting: CircuitBreakerExceptionFilter }]),
   ];
   // One tag per call: the registry finds every root registration, and who imports it, to refuse a second one.
   const tag: RootTag = { method };
@@ -179,11 +250,21 @@ function withCoreProviders(definition: DynamicModule, httpFilter: CircuitBreaker
       CircuitBreakerExplorer,
       CircuitBreakerEvents,
       CircuitBreakerRegistry,
-      { provide: CircuitBreakerOrchestrator, useFactory: (registry: CircuitBreakerRegistry) => registry.orchestrator, inject: [CircuitBreakerRegistry] },
+      {
+        provide: CircuitBreakerOrchestrator,
+        useFactory: (registry: CircuitBreakerRegistry) => registry.orchestrator,
+        inject: [CircuitBreakerRegistry],
+      },
       CircuitBreakerTransitionLogger,
       CircuitBreakerEventPublisher,
       ...http,
     ],
-    exports: [...(definition.exports ?? []), CircuitBreakerRegistry, CircuitBreakerOrchestrator, CircuitBreakerEvents, CircuitBreakerExceptionFilter],
+    exports: [
+      ...(definition.exports ?? []),
+      CircuitBreakerRegistry,
+      CircuitBreakerOrchestrator,
+      CircuitBreakerEvents,
+      CircuitBreakerExceptionFilter,
+    ],
   };
 }

@@ -1,4 +1,11 @@
-import { from, Observable, throwError, type ObservableInput, type OperatorFunction, type Subscription } from 'rxjs';
+import {
+  from,
+  Observable,
+  throwError,
+  type ObservableInput,
+  type OperatorFunction,
+  type Subscription,
+} from 'rxjs';
 import { Breaker, type CallPermit } from './core/index.js';
 import type { TrackedCall } from './core/tracked-call.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
@@ -27,7 +34,10 @@ export interface CircuitBreakerOperatorOptions<R> {
  *
  * @internal
  */
-export type BreakerRecovery<R> = (error: unknown, breaker: Breaker) => ObservableInput<R> | undefined;
+export type BreakerRecovery<R> = (
+  error: unknown,
+  breaker: Breaker,
+) => ObservableInput<R> | undefined;
 
 /**
  * Runs every subscription to the source through `breaker`: each subscription is
@@ -51,13 +61,27 @@ export type BreakerRecovery<R> = (error: unknown, breaker: Breaker) => Observabl
  *
  * @publicApi
  */
-export function circuitBreaker<T, R = never>(breaker: Breaker, options: CircuitBreakerOperatorOptions<R> = {}): OperatorFunction<T, T | R> {
-  if (!(breaker instanceof Breaker)) throw new TypeError(circuitBreakerMessages.notABreaker('circuitBreaker()', breaker));
+export function circuitBreaker<T, R = never>(
+  breaker: Breaker,
+  options: CircuitBreakerOperatorOptions<R> = {},
+): OperatorFunction<T, T | R> {
+  if (!(breaker instanceof Breaker))
+    throw new TypeError(circuitBreakerMessages.notABreaker('circuitBreaker()', breaker));
   // Read once and checked here, where the pipe is built, not at the first subscription.
   const check = new OptionChecker(circuitBreakerMessages.operatorSubject(breaker.name));
   const given = check.record('', options, ['fallback', 'key'], '{ fallback?, key? }');
-  const fallback = given.fallback === undefined ? undefined : check.func<(error: unknown) => ObservableInput<R>>('fallback', given.fallback, 'a function returning an ObservableInput');
-  const key = given.key === undefined ? undefined : check.func<() => string>('key', given.key, 'a function returning a string');
+  const fallback =
+    given.fallback === undefined
+      ? undefined
+      : check.func<(error: unknown) => ObservableInput<R>>(
+          'fallback',
+          given.fallback,
+          'a function returning an ObservableInput',
+        );
+  const key =
+    given.key === undefined
+      ? undefined
+      : check.func<() => string>('key', given.key, 'a function returning a string');
   const recover: BreakerRecovery<R> | undefined =
     fallback === undefined
       ? undefined
@@ -76,7 +100,11 @@ export function circuitBreaker<T, R = never>(breaker: Breaker, options: CircuitB
  *
  * @internal
  */
-export function breakerOperator<T, R>(breaker: Breaker, key: (() => string) | undefined, recover: BreakerRecovery<R> | undefined): OperatorFunction<T, T | R> {
+export function breakerOperator<T, R>(
+  breaker: Breaker,
+  key: (() => string) | undefined,
+  recover: BreakerRecovery<R> | undefined,
+): OperatorFunction<T, T | R> {
   return (source) =>
     new Observable<T | R>((subscriber) => {
       const target = key === undefined ? breaker : breaker.forKey(key());
@@ -153,7 +181,8 @@ export function breakerOperator<T, R>(breaker: Breaker, key: (() => string) | un
           }
           decide();
           const outcome = permit.fail(error);
-          if (outcome === 'failure' || outcome === 'overload') failOver(error, () => subscriber.error(error));
+          if (outcome === 'failure' || outcome === 'overload')
+            failOver(error, () => subscriber.error(error));
           else subscriber.error(error);
         },
         complete: () => {

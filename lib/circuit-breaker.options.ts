@@ -1,6 +1,10 @@
 import { BreakerConfigError, type BreakerOptions, type BreakerStore } from './core/index.js';
 import { OptionChecker, pathKey } from './core/option-checker.js';
-import { breakerOptionChecker, copyBreakerOptions, resolveBreakerOptions } from './core/resolve-options.js';
+import {
+  breakerOptionChecker,
+  copyBreakerOptions,
+  resolveBreakerOptions,
+} from './core/resolve-options.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
 
@@ -19,7 +23,10 @@ const MODULE = 'CircuitBreakerModule';
  *
  * @internal
  */
-export function mergeOptions(defaults: BreakerOptions | undefined, options: BreakerOptions | undefined): BreakerOptions {
+export function mergeOptions(
+  defaults: BreakerOptions | undefined,
+  options: BreakerOptions | undefined,
+): BreakerOptions {
   if (defaults === undefined) return options ?? {};
   if (options === undefined) return defaults;
   const merged: Record<string, unknown> = assignDefined({ ...defaults }, options);
@@ -31,7 +38,10 @@ export function mergeOptions(defaults: BreakerOptions | undefined, options: Brea
   }
   // `share: true` means "share, as the defaults say how".
   if (isObject(defaults.share) && (options.share === true || isObject(options.share))) {
-    merged.share = assignDefined({ ...defaults.share }, options.share === true ? {} : options.share);
+    merged.share = assignDefined(
+      { ...defaults.share },
+      options.share === true ? {} : options.share,
+    );
   }
   return merged as BreakerOptions;
 }
@@ -80,18 +90,35 @@ export function checkBreakerDefinition(
   prefix: string,
 ): { own: BreakerOptions | undefined; merged: BreakerOptions } {
   const subject = circuitBreakerMessages.definitionSubject(name, site === FOR_ROOT ? MODULE : site);
-  const own = (option: string) => (option === 'options' ? prefix || 'options' : prefix === '' ? option : `${prefix}.${option}`);
-  const copy = options === undefined ? undefined : copyBreakerOptions(breakerOptionChecker(name, { subject, pathOf: own }), options);
+  const own = (option: string) =>
+    option === 'options' ? prefix || 'options' : prefix === '' ? option : `${prefix}.${option}`;
+  const copy =
+    options === undefined
+      ? undefined
+      : copyBreakerOptions(breakerOptionChecker(name, { subject, pathOf: own }), options);
   const merged = mergeOptions(defaults, copy);
   // A default is to blame only when the breaker's own options leave it in place: an own `aggregate` replaces the default one whole.
-  const ownSets = (option: string) => sets(copy, option) || (!MERGED_KEYS.includes(option.split('.')[0]!) && sets(copy, option.split('.')[0]!));
-  const pathOf = (option: string) => (option !== 'options' && !ownSets(option) && sets(defaults, option) ? `defaults.${option}` : own(option));
+  const ownSets = (option: string) =>
+    sets(copy, option) ||
+    (!MERGED_KEYS.includes(option.split('.')[0]!) && sets(copy, option.split('.')[0]!));
+  const pathOf = (option: string) =>
+    option !== 'options' && !ownSets(option) && sets(defaults, option)
+      ? `defaults.${option}`
+      : own(option);
   resolveBreakerOptions(name, merged, { subject, pathOf });
   return { own: copy, merged };
 }
 
 /** The options of forRoot() / forRootAsync() besides the module extras. @internal */
-export const MODULE_KEYS = ['defaults', 'breakers', 'strict', 'clock', 'logging', 'eventEmitter', 'store'] as const;
+export const MODULE_KEYS = [
+  'defaults',
+  'breakers',
+  'strict',
+  'clock',
+  'logging',
+  'eventEmitter',
+  'store',
+] as const;
 const LOG_LEVELS = ['verbose', 'debug', 'log', 'warn'] as const;
 
 /**
@@ -104,38 +131,88 @@ const LOG_LEVELS = ['verbose', 'debug', 'log', 'warn'] as const;
  */
 export function validateModuleOptions(given: unknown): CircuitBreakerModuleOptions {
   const check = new OptionChecker(MODULE);
-  const options = check.record('', given, MODULE_KEYS, 'an object', false) as Record<(typeof MODULE_KEYS)[number], unknown>;
+  const options = check.record('', given, MODULE_KEYS, 'an object', false) as Record<
+    (typeof MODULE_KEYS)[number],
+    unknown
+  >;
   if (options.strict !== undefined) check.boolean('strict', options.strict);
-  if (options.clock !== undefined) check.service('clock', options.clock, ['now'], 'an object with a now() method');
-  const logging = options.logging === undefined || options.logging === false ? options.logging : check.record('logging', options.logging, ['level', 'maxPerSecond'], 'false or { level?, maxPerSecond? }');
+  if (options.clock !== undefined)
+    check.service('clock', options.clock, ['now'], 'an object with a now() method');
+  const logging =
+    options.logging === undefined || options.logging === false
+      ? options.logging
+      : check.record(
+          'logging',
+          options.logging,
+          ['level', 'maxPerSecond'],
+          'false or { level?, maxPerSecond? }',
+        );
   if (isObject(logging)) {
     if (logging.level !== undefined) check.oneOf('logging.level', logging.level, LOG_LEVELS);
-    if (logging.maxPerSecond !== undefined) check.number('logging.maxPerSecond', logging.maxPerSecond, { min: 1, integer: true }, 'an integer >= 1');
+    if (logging.maxPerSecond !== undefined)
+      check.number(
+        'logging.maxPerSecond',
+        logging.maxPerSecond,
+        { min: 1, integer: true },
+        'an integer >= 1',
+      );
   }
   if (options.eventEmitter !== undefined) {
-    check.service('eventEmitter', options.eventEmitter, ['emit'], 'an object with an emit(event, payload) method, such as EventEmitter2');
+    check.service(
+      'eventEmitter',
+      options.eventEmitter,
+      ['emit'],
+      'an object with an emit(event, payload) method, such as EventEmitter2',
+    );
   }
-  const storeExpected = 'a BreakerStore such as new RedisBreakerStore({ redis }) from nestjs-circuit-breaker/redis';
-  const store = options.store === undefined ? undefined : check.service<BreakerStore>('store', options.store, ['hydrate', 'close'], storeExpected);
-  if (store !== undefined) check.service('store', check.read(store, 'coordinator', 'store.coordinator'), ['mayProbe'], storeExpected);
+  const storeExpected =
+    'a BreakerStore such as new RedisBreakerStore({ redis }) from nestjs-circuit-breaker/redis';
+  const store =
+    options.store === undefined
+      ? undefined
+      : check.service<BreakerStore>('store', options.store, ['hydrate', 'close'], storeExpected);
+  if (store !== undefined)
+    check.service(
+      'store',
+      check.read(store, 'coordinator', 'store.coordinator'),
+      ['mayProbe'],
+      storeExpected,
+    );
 
   // The defaults alone must make a valid breaker, so that a bad default fails at start-up, not at first use.
   let defaults: BreakerOptions | undefined;
   if (options.defaults !== undefined) {
-    const source = { subject: MODULE, pathOf: (option: string) => (option === 'options' ? 'defaults' : `defaults.${option}`) };
+    const source = {
+      subject: MODULE,
+      pathOf: (option: string) => (option === 'options' ? 'defaults' : `defaults.${option}`),
+    };
     defaults = copyBreakerOptions(breakerOptionChecker('(defaults)', source), options.defaults);
     resolveBreakerOptions('(defaults)', defaults, source);
     if (store === undefined && defaults.share !== undefined && defaults.share !== false) {
-      throw new BreakerConfigError(circuitBreakerMessages.shareWithoutStore('(defaults)'), '(defaults)', 'share');
+      throw new BreakerConfigError(
+        circuitBreakerMessages.shareWithoutStore('(defaults)'),
+        '(defaults)',
+        'share',
+      );
     }
   }
   let breakers: Record<string, BreakerOptions> | undefined;
   if (options.breakers !== undefined) {
     breakers = {};
-    for (const [name, breakerOptions] of check.entries('breakers', options.breakers, 'a record of breaker name → options')) {
+    for (const [name, breakerOptions] of check.entries(
+      'breakers',
+      options.breakers,
+      'a record of breaker name → options',
+    )) {
       if (name === '') check.fail('breakers', circuitBreakerMessages.emptyBreakerName());
       // The breaker's own options are kept (merged again with the defaults when it is built), checked over the defaults here.
-      const { own, merged } = checkBreakerDefinition(name, breakerOptions, defaults, FOR_ROOT, `breakers${pathKey(name)}`);
+      const { own, merged } = checkBreakerDefinition(
+        name,
+        breakerOptions,
+        defaults,
+        FOR_ROOT,
+        `breakers${pathKey(name)}`,
+      );
       if (store === undefined && merged.share !== undefined && merged.share !== false) {
         throw new BreakerConfigError(circuitBreakerMessages.shareWithoutStore(name), name, 'share');
       }

@@ -1,9 +1,25 @@
 import { Logger } from '@nestjs/common';
-import { Breaker, BreakerConfigError, type BreakerDeps, type BreakerOptions } from './core/index.js';
+import {
+  Breaker,
+  BreakerConfigError,
+  type BreakerDeps,
+  type BreakerOptions,
+} from './core/index.js';
 import type { CircuitBreakerEvents } from './circuit-breaker.events.js';
-import type { CircuitBreakerExplorer, DiscoveredBreakers, ExploredMethod } from './circuit-breaker.explorer.js';
+import type {
+  CircuitBreakerExplorer,
+  DiscoveredBreakers,
+  ExploredMethod,
+} from './circuit-breaker.explorer.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
-import { checkBreakerDefinition, FOR_FEATURE, FOR_ROOT, mergeOptions, sitePath, validateModuleOptions } from './circuit-breaker.options.js';
+import {
+  checkBreakerDefinition,
+  FOR_FEATURE,
+  FOR_ROOT,
+  mergeOptions,
+  sitePath,
+  validateModuleOptions,
+} from './circuit-breaker.options.js';
 import { closestName } from './closest-name.js';
 import type { FeatureDefinition } from './feature-definition.js';
 import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
@@ -102,10 +118,16 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
   checkMethods(): void {
     for (const method of this.methods) {
       // `@CircuitBreaker()` without a name has a breaker of its own by design; a name given is a reference.
-      const breaker = method.named ? this.use(method.name, method.site) : this.resolve(method.name, undefined, method.site);
+      const breaker = method.named
+        ? this.use(method.name, method.site)
+        : this.resolve(method.name, undefined, method.site);
       const perKey = breaker.config.perKey !== undefined;
       if (perKey !== (method.key !== undefined)) {
-        throw new BreakerConfigError(circuitBreakerMessages.keyMismatch(method.name, method.site, perKey), method.name, perKey ? 'key' : 'perKey');
+        throw new BreakerConfigError(
+          circuitBreakerMessages.keyMismatch(method.name, method.site, perKey),
+          method.name,
+          perKey ? 'key' : 'perKey',
+        );
       }
     }
   }
@@ -117,7 +139,8 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
    */
   async hydrate(): Promise<void> {
     this.bootstrapped = true;
-    if (this.options.store !== undefined && this.shared.length > 0) await this.options.store.hydrate(this.shared);
+    if (this.options.store !== undefined && this.shared.length > 0)
+      await this.options.store.hydrate(this.shared);
   }
 
   async shutdown(): Promise<void> {
@@ -133,18 +156,43 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
    * `getOrCreate()`): creates it from `options` when allowed, and rejects
    * options given at two sites.
    */
-  resolve(name: string, options: BreakerOptions | undefined, site: string, source: unknown = site): Breaker {
+  resolve(
+    name: string,
+    options: BreakerOptions | undefined,
+    site: string,
+    source: unknown = site,
+  ): Breaker {
     const existing = this.breakers.get(name);
     if (existing !== undefined) {
       if (options !== undefined) {
         const defined = this.definitionSites.get(name);
-        if (defined === undefined) throw new BreakerConfigError(circuitBreakerMessages.conflictingOptions(name, 'its first use (built from defaults)', site), name);
+        if (defined === undefined)
+          throw new BreakerConfigError(
+            circuitBreakerMessages.conflictingOptions(
+              name,
+              'its first use (built from defaults)',
+              site,
+            ),
+            name,
+          );
         // Two sites may read the same (two forFeature() calls): what tells them apart is where the options came from.
-        if (defined.source !== source) throw new BreakerConfigError(circuitBreakerMessages.conflictingOptions(name, defined.site, site), name);
+        if (defined.source !== source)
+          throw new BreakerConfigError(
+            circuitBreakerMessages.conflictingOptions(name, defined.site, site),
+            name,
+          );
       }
       return existing;
     }
-    if (this.strict) throw new BreakerConfigError(circuitBreakerMessages.strictUnknown(name, site, closestName(name, this.definitionSites.keys())), name);
+    if (this.strict)
+      throw new BreakerConfigError(
+        circuitBreakerMessages.strictUnknown(
+          name,
+          site,
+          closestName(name, this.definitionSites.keys()),
+        ),
+        name,
+      );
     return this.define(name, options, site, source);
   }
 
@@ -155,10 +203,17 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
    * Nest logger, with the nearest defined name (an error under `strict`).
    */
   use(name: string, site: string): Breaker {
-    if (!this.strict && !this.definitionSites.has(name) && this.configured.size > 0 && !this.reported.has(name)) {
+    if (
+      !this.strict &&
+      !this.definitionSites.has(name) &&
+      this.configured.size > 0 &&
+      !this.reported.has(name)
+    ) {
       this.reported.add(name);
       const defined = [...this.definitionSites.keys()];
-      useLogger.warn(circuitBreakerMessages.undefinedName(name, site, closestName(name, defined), defined));
+      useLogger.warn(
+        circuitBreakerMessages.undefinedName(name, site, closestName(name, defined), defined),
+      );
     }
     return this.resolve(name, undefined, site);
   }
@@ -185,15 +240,30 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
     return this.resolve(name, options, site, source);
   }
 
-  private define(name: string, options: BreakerOptions | undefined, site: string, source: unknown = site, checked = false): Breaker {
+  private define(
+    name: string,
+    options: BreakerOptions | undefined,
+    site: string,
+    source: unknown = site,
+    checked = false,
+  ): Breaker {
     // forRoot's breakers were checked with the module's options; the others are checked here, where they are used.
-    const merged = checked ? mergeOptions(this.options.defaults, options) : checkBreakerDefinition(name, options, this.options.defaults, site, sitePath(site, name)).merged;
+    const merged = checked
+      ? mergeOptions(this.options.defaults, options)
+      : checkBreakerDefinition(name, options, this.options.defaults, site, sitePath(site, name))
+          .merged;
     const store = this.options.store;
     if (store === undefined && merged.share !== undefined && merged.share !== false) {
       throw new BreakerConfigError(circuitBreakerMessages.shareWithoutStore(name), name, 'share');
     }
     const shares = store !== undefined && merged.share !== false;
-    const breaker = new Breaker(name, merged, shares ? (this.sharedDeps ??= { ...this.localDeps, coordinator: store.coordinator }) : this.localDeps);
+    const breaker = new Breaker(
+      name,
+      merged,
+      shares
+        ? (this.sharedDeps ??= { ...this.localDeps, coordinator: store.coordinator })
+        : this.localDeps,
+    );
     if (shares) {
       this.shared.push(breaker);
       // Created after start-up (getOrCreate at run time): it catches up with the fleet in the background.

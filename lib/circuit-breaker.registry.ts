@@ -1,4 +1,11 @@
-import { Inject, Injectable, Optional, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Optional,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
 import type { Observable } from 'rxjs';
 import type { Breaker, BreakerOptions, BreakerSnapshot } from './core/index.js';
 import { CircuitBreakerEvents } from './circuit-breaker.events.js';
@@ -23,7 +30,9 @@ const GET_OR_CREATE = 'CircuitBreakerRegistry.getOrCreate()';
  * @publicApi
  */
 @Injectable()
-export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
+export class CircuitBreakerRegistry
+  implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown
+{
   /**
    * Every event of every breaker, tagged with the breaker's name: the
    * application's `CircuitBreakerEvents.events$`. Breakers are only listened to
@@ -57,7 +66,8 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
   /** The breaker named `name`; throws, naming the known breakers, when there is none. */
   get(name: string): Breaker {
     const breaker = this.breakers.get(name);
-    if (breaker === undefined) throw new Error(circuitBreakerMessages.unknownBreaker(name, [...this.breakers.keys()]));
+    if (breaker === undefined)
+      throw new Error(circuitBreakerMessages.unknownBreaker(name, [...this.breakers.keys()]));
     return breaker;
   }
 
@@ -68,7 +78,8 @@ export class CircuitBreakerRegistry implements OnModuleInit, OnApplicationBootst
    */
   getOrCreate(name: string, options?: BreakerOptions): Breaker {
     // Checked before the name is used in a message or a Map: a Symbol would throw from a template literal.
-    if (typeof name !== 'string' || name === '') throw new TypeError(circuitBreakerMessages.badBreakerName(GET_OR_CREATE, name));
+    if (typeof name !== 'string' || name === '')
+      throw new TypeError(circuitBreakerMessages.badBreakerName(GET_OR_CREATE, name));
     return this.orchestrator.resolve(name, options, GET_OR_CREATE);
   }
 

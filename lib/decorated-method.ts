@@ -1,5 +1,11 @@
 import { Observable, isObservable, tap } from 'rxjs';
-import { isBreakerRejection, type Breaker, type BreakerOptions, type CallOutcome, type CallPermit } from './core/index.js';
+import {
+  isBreakerRejection,
+  type Breaker,
+  type BreakerOptions,
+  type CallOutcome,
+  type CallPermit,
+} from './core/index.js';
 import { applyWithCallSignal, runWithCallSignal } from './call-signal.js';
 import { REGISTRY_PROPERTY } from './circuit-breaker.constants.js';
 import { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missing.error.js';
@@ -54,7 +60,16 @@ export class DecoratedMethod {
   private lastRegistry: CircuitBreakerRegistry | undefined;
   private lastBreaker: Breaker | undefined;
 
-  constructor({ name, options, qualifiedName, fallback, key, returnType, original, named }: DecoratedMethodOptions) {
+  constructor({
+    name,
+    options,
+    qualifiedName,
+    fallback,
+    key,
+    returnType,
+    original,
+    named,
+  }: DecoratedMethodOptions) {
     this.name = name;
     this.options = options;
     this.qualifiedName = qualifiedName;
@@ -62,10 +77,15 @@ export class DecoratedMethod {
     this.fallback = fallback;
     this.key = key;
     this.named = named;
-    this.fallbacks = fallback === undefined ? undefined : new FallbackRunner(fallback, qualifiedName);
+    this.fallbacks =
+      fallback === undefined ? undefined : new FallbackRunner(fallback, qualifiedName);
     // An async function returns a Promise whatever its annotation says; so does a method declared to.
     this.kind =
-      returnType === Promise || original.constructor.name === 'AsyncFunction' ? 'promise' : returnType === Observable ? 'observable' : undefined;
+      returnType === Promise || original.constructor.name === 'AsyncFunction'
+        ? 'promise'
+        : returnType === Observable
+          ? 'observable'
+          : undefined;
     this.withSignal = readsCallSignal(original) ? callWithSignal : callWithSignalWhenAsked;
   }
 
@@ -94,18 +114,35 @@ export class DecoratedMethod {
   }
 
   private missingRegistry(): CircuitBreakerModuleMissingError {
-    return new CircuitBreakerModuleMissingError(circuitBreakerMessages.noRegistry(this.name, this.qualifiedName), this.qualifiedName);
+    return new CircuitBreakerModuleMissingError(
+      circuitBreakerMessages.noRegistry(this.name, this.qualifiedName),
+      this.qualifiedName,
+    );
   }
 
   /** A Promise method without fallback or key: nothing to do but run it through the breaker. */
-  invokeDirect(instance: Record<symbol, unknown> | undefined, original: (...args: any[]) => unknown, args: any[]): Promise<unknown> {
+  invokeDirect(
+    instance: Record<symbol, unknown> | undefined,
+    original: (...args: any[]) => unknown,
+    args: any[],
+  ): Promise<unknown> {
     // A Promise method reports a missing module as a rejection, like any other failure of the call.
     if (instance?.[REGISTRY_PROPERTY] === undefined) return Promise.reject(this.missingRegistry());
-    return this.breakerOf(instance).executeMethod(original as (...a: unknown[]) => Promise<unknown>, instance, args, this.withSignal);
+    return this.breakerOf(instance).executeMethod(
+      original as (...a: unknown[]) => Promise<unknown>,
+      instance,
+      args,
+      this.withSignal,
+    );
   }
 
-  invoke(instance: Record<symbol, unknown> | undefined, original: (...args: any[]) => unknown, args: any[]): unknown {
-    if (this.kind === 'promise' && instance?.[REGISTRY_PROPERTY] === undefined) return Promise.reject(this.missingRegistry());
+  invoke(
+    instance: Record<symbol, unknown> | undefined,
+    original: (...args: any[]) => unknown,
+    args: any[],
+  ): unknown {
+    if (this.kind === 'promise' && instance?.[REGISTRY_PROPERTY] === undefined)
+      return Promise.reject(this.missingRegistry());
     let breaker = this.breakerOf(instance);
     const registry = this.lastRegistry!;
     if (this.key !== undefined) breaker = breaker.forKey(this.key.apply(instance, args));
@@ -120,16 +157,28 @@ export class DecoratedMethod {
           tap((value) => {
             if (!first) return;
             first = false;
-            if (target.classifyResult(value) === 'success') this.remember(registry, target, args, value);
+            if (target.classifyResult(value) === 'success')
+              this.remember(registry, target, args, value);
           }),
         );
       }
-      return source.pipe(breakerOperator<unknown, unknown>(breaker, undefined, this.fallbacks?.observableRecovery(registry, instance, args)));
+      return source.pipe(
+        breakerOperator<unknown, unknown>(
+          breaker,
+          undefined,
+          this.fallbacks?.observableRecovery(registry, instance, args),
+        ),
+      );
     }
 
     // A Promise method without a fallback (but with a key) needs nothing the breaker's execute() does not do.
     if (this.kind === 'promise' && this.fallback === undefined) {
-      return breaker.executeMethod(original as (...a: unknown[]) => Promise<unknown>, instance, args, this.withSignal);
+      return breaker.executeMethod(
+        original as (...a: unknown[]) => Promise<unknown>,
+        instance,
+        args,
+        this.withSignal,
+      );
     }
 
     // Anything else (a fallback to decide on, a plain value, a return type not known yet): admit, call, then see
@@ -146,7 +195,13 @@ export class DecoratedMethod {
     try {
       // Only a call with a deadline has a signal worth passing on: the plain path stays cheap.
       result =
-        permit.timeoutMs === undefined ? original.apply(instance, args) : runWithCallSignal(permit, () => original.apply(instance, args), this.withSignal === callWithSignal);
+        permit.timeoutMs === undefined
+          ? original.apply(instance, args)
+          : runWithCallSignal(
+              permit,
+              () => original.apply(instance, args),
+              this.withSignal === callWithSignal,
+            );
     } catch (error) {
       this.kind ??= 'sync';
       return this.onError(registry, breaker, permit.fail(error), instance, error, args, 'sync');
@@ -164,20 +219,39 @@ export class DecoratedMethod {
         (value) => {
           const outcome = permit.outcome;
           if (outcome === 'success') this.remember(registry, breaker, args, value);
-          else if (countsAsFailed(outcome)) return this.recover(registry, breaker, instance, value, args, 'promise', () => value);
+          else if (countsAsFailed(outcome))
+            return this.recover(registry, breaker, instance, value, args, 'promise', () => value);
           return value;
         },
-        (error: unknown) => this.onError(registry, breaker, countedAs(permit.outcome), instance, error, args, 'promise'),
+        (error: unknown) =>
+          this.onError(
+            registry,
+            breaker,
+            countedAs(permit.outcome),
+            instance,
+            error,
+            args,
+            'promise',
+          ),
       );
     }
     this.kind ??= 'sync';
     const outcome = permit.succeed(result);
     if (outcome === 'success') this.remember(registry, breaker, args, result);
-    else if (countsAsFailed(outcome)) return this.recover(registry, breaker, instance, result, args, 'sync', () => result);
+    else if (countsAsFailed(outcome))
+      return this.recover(registry, breaker, instance, result, args, 'sync', () => result);
     return result;
   }
 
-  private onError(registry: CircuitBreakerRegistry, breaker: Breaker, outcome: CallOutcome, instance: unknown, error: unknown, args: any[], kind: MethodKind): unknown {
+  private onError(
+    registry: CircuitBreakerRegistry,
+    breaker: Breaker,
+    outcome: CallOutcome,
+    instance: unknown,
+    error: unknown,
+    args: any[],
+    kind: MethodKind,
+  ): unknown {
     // A 400 (success) or a caller's abort (ignored) is the caller's business, not a reason to fall back.
     if (outcome === 'success' || outcome === 'ignored') return raise(error, kind === 'promise');
     return this.recover(registry, breaker, instance, error, args, kind);
@@ -197,10 +271,23 @@ export class DecoratedMethod {
     otherwise: () => unknown = () => raise(error, kind === 'promise'),
   ): unknown {
     if (this.fallbacks === undefined) return otherwise();
-    return this.fallbacks.recover(registry, breaker, instance, error, args, kind === 'promise', otherwise);
+    return this.fallbacks.recover(
+      registry,
+      breaker,
+      instance,
+      error,
+      args,
+      kind === 'promise',
+      otherwise,
+    );
   }
 
-  private remember(registry: CircuitBreakerRegistry, breaker: Breaker, args: any[], value: unknown): void {
+  private remember(
+    registry: CircuitBreakerRegistry,
+    breaker: Breaker,
+    args: any[],
+    value: unknown,
+  ): void {
     this.fallbacks?.remember(registry, breaker, args, value);
   }
 }
@@ -219,12 +306,22 @@ function shapeOf(result: unknown): 'observable' | 'thenable' | 'value' {
 }
 
 /** Runs a method with its call's signal available to getCallSignal(). */
-function callWithSignal(call: { readonly signal: AbortSignal }, method: (...args: unknown[]) => unknown, thisArg: unknown, args: unknown[]): Promise<unknown> {
+function callWithSignal(
+  call: { readonly signal: AbortSignal },
+  method: (...args: unknown[]) => unknown,
+  thisArg: unknown,
+  args: unknown[],
+): Promise<unknown> {
   return applyWithCallSignal(call, method, thisArg, args, true) as Promise<unknown>;
 }
 
 /** The same, across awaits only once something in the process has asked for a call signal. */
-function callWithSignalWhenAsked(call: { readonly signal: AbortSignal }, method: (...args: unknown[]) => unknown, thisArg: unknown, args: unknown[]): Promise<unknown> {
+function callWithSignalWhenAsked(
+  call: { readonly signal: AbortSignal },
+  method: (...args: unknown[]) => unknown,
+  thisArg: unknown,
+  args: unknown[],
+): Promise<unknown> {
   return applyWithCallSignal(call, method, thisArg, args, false) as Promise<unknown>;
 }
 

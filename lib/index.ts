@@ -80,7 +80,10 @@ export type {
 // The Nest layer.
 export { getCallSignal } from './call-signal.js';
 export { CIRCUIT_BREAKER_EVENTS } from './circuit-breaker-event.publisher.js';
-export type { CircuitBreakerRejectedPayload, CircuitBreakerTransitionPayload } from './circuit-breaker-event.publisher.js';
+export type {
+  CircuitBreakerRejectedPayload,
+  CircuitBreakerTransitionPayload,
+} from './circuit-breaker-event.publisher.js';
 export { CircuitBreakerModule } from './circuit-breaker.module.js';
 export { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missing.error.js';
 export { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
@@ -100,9 +103,15 @@ export type {
 } from './circuit-breaker-http.mapping.js';
 export type { CircuitBreakerHttpOptions } from './interfaces/circuit-breaker-http-options.interface.js';
 export { CircuitBreaker } from './decorators/circuit-breaker.decorator.js';
-export { getCircuitBreakerToken, InjectCircuitBreaker } from './decorators/inject-circuit-breaker.decorator.js';
+export {
+  getCircuitBreakerToken,
+  InjectCircuitBreaker,
+} from './decorators/inject-circuit-breaker.decorator.js';
 export type { CircuitBreakerEvent } from './interfaces/circuit-breaker-event.interface.js';
-export type { CircuitBreakerEventSink, CircuitBreakerLoggingOptions } from './interfaces/circuit-breaker-logging-options.interface.js';
+export type {
+  CircuitBreakerEventSink,
+  CircuitBreakerLoggingOptions,
+} from './interfaces/circuit-breaker-logging-options.interface.js';
 export type {
   CircuitBreakerFallback,
   CircuitBreakerMethodOptions,

@@ -10,7 +10,8 @@ import type { UpstreamServer } from './src/upstream/upstream.server.js';
  */
 
 const colour = process.stdout.isTTY === true && process.env.NO_COLOR === undefined;
-const paint = (code: number) => (text: string) => (colour ? `\u001b[${code}m${text}\u001b[0m` : text);
+const paint = (code: number) => (text: string) =>
+  colour ? `\u001b[${code}m${text}\u001b[0m` : text;
 const bold = paint(1);
 const dim = paint(2);
 const red = paint(31);
@@ -21,8 +22,14 @@ const cyan = paint(36);
 const started = Date.now();
 const stamp = () => dim(`[${((Date.now() - started) / 1000).toFixed(2).padStart(6)}s]`);
 const line = (text: string) => console.log(`${stamp()} ${text}`);
-const stateColour = (state: string) => (state === 'closed' ? green(state) : state === 'half-open' ? yellow(state) : red(state));
-const statusColour = (status: number) => (status < 300 ? green(String(status)) : status < 500 ? yellow(String(status)) : red(String(status)));
+const stateColour = (state: string) =>
+  state === 'closed' ? green(state) : state === 'half-open' ? yellow(state) : red(state);
+const statusColour = (status: number) =>
+  status < 300
+    ? green(String(status))
+    : status < 500
+      ? yellow(String(status))
+      : red(String(status));
 
 let failures = 0;
 function check(ok: boolean, description: string): void {
@@ -31,7 +38,9 @@ function check(ok: boolean, description: string): void {
 }
 
 function describeEvent(event: CircuitBreakerEvent): string | undefined {
-  const who = cyan((event.key === undefined ? event.breaker : `${event.breaker}[${event.key}]`).padEnd(16));
+  const who = cyan(
+    (event.key === undefined ? event.breaker : `${event.breaker}[${event.key}]`).padEnd(16),
+  );
   switch (event.type) {
     case 'stateChange':
       return `${who} ${stateColour(event.payload.from)} → ${stateColour(event.payload.to)} ${dim(`(${event.payload.reason})`)}`;
@@ -42,18 +51,25 @@ function describeEvent(event: CircuitBreakerEvent): string | undefined {
     case 'timeout':
       return `${who} ${red('timed out')} ${dim(`after ${event.payload.timeoutMs} ms; its request was aborted`)}`;
     case 'failure':
-      return event.payload.category === 'overload' ? `${who} ${yellow('overloaded')} ${dim('(429: back off, do not stop)')}` : undefined;
+      return event.payload.category === 'overload'
+        ? `${who} ${yellow('overloaded')} ${dim('(429: back off, do not stop)')}`
+        : undefined;
     default:
       return undefined;
   }
 }
 
-async function get(sample: RunningSample, path: string): Promise<{ status: number; retryAfter: string | null; body: unknown }> {
+async function get(
+  sample: RunningSample,
+  path: string,
+): Promise<{ status: number; retryAfter: string | null; body: unknown }> {
   const t0 = Date.now();
   const response = await fetch(`${sample.url}${path}`);
   const body = await response.json().catch(() => undefined);
   const retryAfter = response.headers.get('retry-after');
-  line(`GET ${path.padEnd(24)} → ${statusColour(response.status)} ${dim(`${Date.now() - t0} ms`)}${retryAfter ? dim(` Retry-After: ${retryAfter}`) : ''}`);
+  line(
+    `GET ${path.padEnd(24)} → ${statusColour(response.status)} ${dim(`${Date.now() - t0} ms`)}${retryAfter ? dim(` Retry-After: ${retryAfter}`) : ''}`,
+  );
   return { status: response.status, retryAfter, body };
 }
 
@@ -85,13 +101,26 @@ async function main(): Promise<void> {
   });
   const { primary, warehouses } = sample.upstreams;
   const state = (name: string) => registry.get(name).state;
-  console.log(bold(`nestjs-circuit-breaker demo: the sample on ${sample.url}, its upstreams on loopback`));
+  console.log(
+    bold(`nestjs-circuit-breaker demo: the sample on ${sample.url}, its upstreams on loopback`),
+  );
 
   try {
     phase('1. healthy upstreams');
-    const healthy = [await get(sample, '/catalog/products/1'), await get(sample, '/catalog/products/2'), await get(sample, '/catalog/products/3')];
-    healthy.push(await get(sample, '/pricing/1'), await get(sample, '/inventory/a/42'), await get(sample, '/inventory/b/42'));
-    check(healthy.every((r) => r.status === 200), 'every call answered 200');
+    const healthy = [
+      await get(sample, '/catalog/products/1'),
+      await get(sample, '/catalog/products/2'),
+      await get(sample, '/catalog/products/3'),
+    ];
+    healthy.push(
+      await get(sample, '/pricing/1'),
+      await get(sample, '/inventory/a/42'),
+      await get(sample, '/inventory/b/42'),
+    );
+    check(
+      healthy.every((r) => r.status === 200),
+      'every call answered 200',
+    );
     check((await readiness(sample)) === 200, 'ready: 200');
 
     phase('2. the catalog fails (500): the breaker opens and calls fail fast');
@@ -100,11 +129,23 @@ async function main(): Promise<void> {
     const reached = await hits(primary, async () => {
       for (let i = 0; i < 6; i++) during.push((await get(sample, '/catalog/products/1')).status);
     });
-    check(state('catalog') === 'open', `catalog is ${state('catalog')} after 3 failures in a window of 6 calls (50%)`);
-    check(reached === 3, `only ${reached} of 6 calls reached the upstream; the rest were rejected in microseconds`);
-    check(during.every((s) => s === 200), 'every caller still got product 1: the last good answer (lastGood fallback, fresh for 60 s)');
+    check(
+      state('catalog') === 'open',
+      `catalog is ${state('catalog')} after 3 failures in a window of 6 calls (50%)`,
+    );
+    check(
+      reached === 3,
+      `only ${reached} of 6 calls reached the upstream; the rest were rejected in microseconds`,
+    );
+    check(
+      during.every((s) => s === 200),
+      'every caller still got product 1: the last good answer (lastGood fallback, fresh for 60 s)',
+    );
     const uncached = await get(sample, '/catalog/products/9');
-    check(uncached.status === 503 && uncached.retryAfter !== null, 'a product never seen before gets 503 with Retry-After: no stale answer to serve');
+    check(
+      uncached.status === 503 && uncached.retryAfter !== null,
+      'a product never seen before gets 503 with Retry-After: no stale answer to serve',
+    );
     check((await readiness(sample)) === 503, 'ready: 503, this replica leaves the load balancer');
 
     phase('3. the catalog recovers: after the open duration one probe closes the breaker');
@@ -114,7 +155,10 @@ async function main(): Promise<void> {
     await sleep(wait + 20);
     check(state('catalog') === 'half-open', 'catalog is half-open: it admits one probe');
     const probe = await get(sample, '/catalog/products/2');
-    check(probe.status === 200 && state('catalog') === 'closed', 'the probe succeeded and the catalog is closed again');
+    check(
+      probe.status === 200 && state('catalog') === 'closed',
+      'the probe succeeded and the catalog is closed again',
+    );
     check((await readiness(sample)) === 200, 'ready: 200');
 
     phase('4. pricing is overloaded (429 + Retry-After: 2): back off, do not open');
@@ -124,42 +168,91 @@ async function main(): Promise<void> {
       for (let i = 0; i < 3; i++) overloaded.push(await get(sample, '/pricing/1'));
     });
     check(overloaded[0]?.status === 429, 'the first call reached pricing and got its 429');
-    check(overloaded.slice(1).every((r) => r.status === 503 && r.retryAfter === '2'), 'the next calls waited locally: 503 with Retry-After: 2, as pricing asked');
-    check(pricingHits === 1 && state('pricing') === 'closed', 'pricing received 1 call and its breaker stays closed: overload is not breakage');
+    check(
+      overloaded.slice(1).every((r) => r.status === 503 && r.retryAfter === '2'),
+      'the next calls waited locally: 503 with Retry-After: 2, as pricing asked',
+    );
+    check(
+      pricingHits === 1 && state('pricing') === 'closed',
+      'pricing received 1 call and its breaker stays closed: overload is not breakage',
+    );
     check((await readiness(sample)) === 200, 'ready: 200');
     primary.setBehaviour({ mode: 'healthy' });
 
     phase('5. warehouse a hangs: the deadline cuts it, warehouse b is untouched');
     warehouses.a.setBehaviour({ mode: 'hanging' });
-    const hung = [await get(sample, '/inventory/a/42'), await get(sample, '/inventory/a/42'), await get(sample, '/inventory/a/42')];
-    check(hung[0]?.status === 504 && hung[1]?.status === 504, 'two calls to warehouse a were cut at 800 ms: 504 Gateway Timeout');
+    const hung = [
+      await get(sample, '/inventory/a/42'),
+      await get(sample, '/inventory/a/42'),
+      await get(sample, '/inventory/a/42'),
+    ];
+    check(
+      hung[0]?.status === 504 && hung[1]?.status === 504,
+      'two calls to warehouse a were cut at 800 ms: 504 Gateway Timeout',
+    );
     check(hung[2]?.status === 503, 'then inventory[a] opened: the third call failed fast with 503');
-    check((await get(sample, '/inventory/b/42')).status === 200, 'warehouse b still answers 200: one breaker per target');
+    check(
+      (await get(sample, '/inventory/b/42')).status === 200,
+      'warehouse b still answers 200: one breaker per target',
+    );
     const family = registry.get('inventory').snapshot();
-    check(family.state === 'closed' && family.family?.unhealthyKeys === 1, 'the inventory family stays closed with 1 unhealthy key of 2');
-    check((await readiness(sample)) === 200, 'ready: 200, a per-target outage does not take the replica out');
+    check(
+      family.state === 'closed' && family.family?.unhealthyKeys === 1,
+      'the inventory family stays closed with 1 unhealthy key of 2',
+    );
+    check(
+      (await readiness(sample)) === 200,
+      'ready: 200, a per-target outage does not take the replica out',
+    );
 
     phase('6. what Prometheus scrapes from /metrics');
     const scrape = await (await fetch(`${sample.url}/metrics`)).text();
     const shown = scrape
       .split('\n')
-      .filter((l) => /^circuit_breaker_(calls_total|fallbacks_total|transitions_total|state)\{name="catalog"/.test(l) && !l.endsWith(' 0'));
+      .filter(
+        (l) =>
+          /^circuit_breaker_(calls_total|fallbacks_total|transitions_total|state)\{name="catalog"/.test(
+            l,
+          ) && !l.endsWith(' 0'),
+      );
     for (const metric of shown) console.log(`           ${dim(metric)}`);
-    const value = (series: string) => Number(scrape.split('\n').find((l) => l.startsWith(series))?.split(' ').pop());
-    check(value('circuit_breaker_calls_total{name="catalog",outcome="rejected",reason="open"}') === 4, 'catalog: 4 rejections counted apart from the 3 remote failures');
-    check(value('circuit_breaker_calls_total{name="catalog",outcome="failure",reason=""}') === 3, 'catalog: 3 remote failures');
+    const value = (series: string) =>
+      Number(
+        scrape
+          .split('\n')
+          .find((l) => l.startsWith(series))
+          ?.split(' ')
+          .pop(),
+      );
     check(
-      value('circuit_breaker_fallbacks_total{name="catalog",source="lastGood"}') === 6 && !scrape.includes('outcome="fallback"'),
+      value('circuit_breaker_calls_total{name="catalog",outcome="rejected",reason="open"}') === 4,
+      'catalog: 4 rejections counted apart from the 3 remote failures',
+    );
+    check(
+      value('circuit_breaker_calls_total{name="catalog",outcome="failure",reason=""}') === 3,
+      'catalog: 3 remote failures',
+    );
+    check(
+      value('circuit_breaker_fallbacks_total{name="catalog",source="lastGood"}') === 6 &&
+        !scrape.includes('outcome="fallback"'),
       'catalog: the 6 calls answered with the last good answer are counted apart, not as calls a second time',
     );
-    check(value('circuit_breaker_transitions_total{name="catalog",from="closed",to="open"}') === 1, 'catalog: one closed → open transition');
-    check(value('circuit_breaker_state{name="catalog",state="closed"}') === 1, 'catalog: state gauge says closed again');
+    check(
+      value('circuit_breaker_transitions_total{name="catalog",from="closed",to="open"}') === 1,
+      'catalog: one closed → open transition',
+    );
+    check(
+      value('circuit_breaker_state{name="catalog",state="closed"}') === 1,
+      'catalog: state gauge says closed again',
+    );
   } finally {
     subscription.unsubscribe();
     await sample.close();
   }
 
-  console.log(`\n${failures === 0 ? green(bold('Every phase behaved as expected.')) : red(bold(`${failures} check(s) failed.`))}`);
+  console.log(
+    `\n${failures === 0 ? green(bold('Every phase behaved as expected.')) : red(bold(`${failures} check(s) failed.`))}`,
+  );
   process.exitCode = failures === 0 ? 0 : 1;
 }
 

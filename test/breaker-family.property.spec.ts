@@ -26,12 +26,19 @@ type Command =
   | { type: 'advance'; ms: number };
 
 const longKey = fc
-  .record({ unit: fc.constantFrom('x', 'é', '😀'), length: fc.integer({ min: 60, max: 3_000 }), tail: fc.constantFrom('', 'a', 'b', '\uD800', '\uD801') })
+  .record({
+    unit: fc.constantFrom('x', 'é', '😀'),
+    length: fc.integer({ min: 60, max: 3_000 }),
+    tail: fc.constantFrom('', 'a', 'b', '\uD800', '\uD801'),
+  })
   .map(({ unit, length, tail }) => unit.repeat(length) + tail);
 const nearBound = fc.integer({ min: 62, max: 102 }).map((length) => 'k'.repeat(length));
 const keyArb = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', '') },
-  { weight: 2, arbitrary: fc.constantFrom('*overflow*', OVERFLOW_KEY, '…', '…a', '\uD83D', 'host\u0000') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom('*overflow*', OVERFLOW_KEY, '…', '…a', '\uD83D', 'host\u0000'),
+  },
   { weight: 2, arbitrary: longKey },
   { weight: 1, arbitrary: nearBound },
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 8 }) },
@@ -42,7 +49,13 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ type: fc.constant('succeed' as const), key: keyArb }) },
   { weight: 2, arbitrary: fc.record({ type: fc.constant('reset' as const), key: keyArb }) },
   { weight: 1, arbitrary: fc.record({ type: fc.constant('spell' as const), pick: fc.nat() }) },
-  { weight: 2, arbitrary: fc.record({ type: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 2_500 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      type: fc.constant('advance' as const),
+      ms: fc.integer({ min: 0, max: 2_500 }),
+    }),
+  },
 );
 const configArb = fc.record({
   maxKeys: fc.integer({ min: 1, max: 6 }),
@@ -51,12 +64,24 @@ const configArb = fc.record({
 });
 
 // The state as the family last heard it: looking must not make a due transition happen.
-const isEvictable = (child: Breaker) => child.lastDecidedState === 'closed' || child.lastDecidedState === 'disabled';
+const isEvictable = (child: Breaker) =>
+  child.lastDecidedState === 'closed' || child.lastDecidedState === 'disabled';
 
-async function run(config: { maxKeys: number; maxKeyLength: number; idleMs: number | undefined }, commands: Command[]): Promise<void> {
+async function run(
+  config: { maxKeys: number; maxKeyLength: number; idleMs: number | undefined },
+  commands: Command[],
+): Promise<void> {
   const clock = new ManualClock();
-  const perKey = { maxKeys: config.maxKeys, maxKeyLength: config.maxKeyLength, ...(config.idleMs === undefined ? {} : { idleMs: config.idleMs }) };
-  const registry = new CircuitBreakerRegistry({ clock, logging: false, breakers: { hosts: { perKey, consecutiveFailures: 1, openDurationMs: 1_000 } } });
+  const perKey = {
+    maxKeys: config.maxKeys,
+    maxKeyLength: config.maxKeyLength,
+    ...(config.idleMs === undefined ? {} : { idleMs: config.idleMs }),
+  };
+  const registry = new CircuitBreakerRegistry({
+    clock,
+    logging: false,
+    breakers: { hosts: { perKey, consecutiveFailures: 1, openDurationMs: 1_000 } },
+  });
   const metrics = new Registry();
   const service = new CircuitBreakerMetricsService(registry, { registry: metrics, keyLabel: true });
   service.onModuleInit();
@@ -71,7 +96,10 @@ async function run(config: { maxKeys: number; maxKeyLength: number; idleMs: numb
     if (child.key === OVERFLOW_KEY) {
       // Only a full family whose every held child is failing may send a key to the overflow child.
       expect(held.length, where).toBe(config.maxKeys);
-      expect(held.filter(isEvictable).map((c) => c.key), where).toEqual([]);
+      expect(
+        held.filter(isEvictable).map((c) => c.key),
+        where,
+      ).toEqual([]);
       return child;
     }
     const owner = owners.get(child);
@@ -81,7 +109,8 @@ async function run(config: { maxKeys: number; maxKeyLength: number; idleMs: numb
     } else {
       expect(owner, where).toBe(key);
     }
-    if (key.length <= config.maxKeyLength && !key.startsWith('…')) expect(child.key, where).toBe(key);
+    if (key.length <= config.maxKeyLength && !key.startsWith('…'))
+      expect(child.key, where).toBe(key);
     else expect(child.key, where).toMatch(/^….*…[0-9a-f]{32}$/su);
     return child;
   };
@@ -107,7 +136,9 @@ async function run(config: { maxKeys: number; maxKeyLength: number; idleMs: numb
         break;
       case 'spell': {
         // A caller who spells out a key the family made up (a bounded form, the overflow child's key).
-        const made = [...family.children()].map((child) => child.key!).filter((key) => key.startsWith('…'));
+        const made = [...family.children()]
+          .map((child) => child.key!)
+          .filter((key) => key.startsWith('…'));
         if (made.length > 0) forKey(made[command.pick % made.length]!, where);
         break;
       }
@@ -121,7 +152,8 @@ async function run(config: { maxKeys: number; maxKeyLength: number; idleMs: numb
     expect(held.length, where).toBeLessThanOrEqual(config.maxKeys);
     expect(children.length - held.length, where).toBeLessThanOrEqual(1);
     expect(new Set(children.map((child) => child.key)).size, where).toBe(children.length);
-    for (const child of children) expect(child.key!.length, where).toBeLessThanOrEqual(config.maxKeyLength);
+    for (const child of children)
+      expect(child.key!.length, where).toBeLessThanOrEqual(config.maxKeyLength);
 
     const keyed = new Set<string>();
     let series = 0;
@@ -134,7 +166,10 @@ async function run(config: { maxKeys: number; maxKeyLength: number; idleMs: numb
       }
     }
     const heldKeys = new Set(children.map((child) => child.key!));
-    expect([...keyed].filter((key) => !heldKeys.has(key)), where).toEqual([]);
+    expect(
+      [...keyed].filter((key) => !heldKeys.has(key)),
+      where,
+    ).toEqual([]);
     expect(keyed.size, where).toBeLessThanOrEqual(config.maxKeys + 1);
     // Per child at most: 5 states, 2 window gauges, 11 call label sets, 25 transitions, 4 probe results, a histogram's lines.
     expect(series, where).toBeLessThanOrEqual((config.maxKeys + 1) * (5 + 2 + 11 + 25 + 4 + 17));
@@ -146,7 +181,11 @@ async function run(config: { maxKeys: number; maxKeyLength: number; idleMs: numb
 describe('per-key family, property-based', () => {
   it(`keeps its bounds for random keys, failures, recoveries and clock moves (seed ${SEED}, ${RUNS} runs)`, async () => {
     await fc.assert(
-      fc.asyncProperty(configArb, fc.array(commandArb, { minLength: 1, maxLength: 40 }), (config, commands) => run(config, commands)),
+      fc.asyncProperty(
+        configArb,
+        fc.array(commandArb, { minLength: 1, maxLength: 40 }),
+        (config, commands) => run(config, commands),
+      ),
       { seed: SEED, numRuns: RUNS },
     );
   }, 120_000);

@@ -8,7 +8,7 @@ describe('getCallSignal()', () => {
     return { signal: controller.signal };
   };
 
-  it('until something asks, a call is current only for its method\'s synchronous part; the first ask turns on async context', async () => {
+  it("until something asks, a call is current only for its method's synchronous part; the first ask turns on async context", async () => {
     const first = call();
     const afterAwait = await runWithCallSignal(
       first,

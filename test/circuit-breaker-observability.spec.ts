@@ -42,14 +42,23 @@ async function start(options: CircuitBreakerModuleOptions) {
 }
 
 const failOnce = (registry: CircuitBreakerRegistry, name: string) =>
-  registry.get(name).execute(() => Promise.reject(Object.assign(new Error('down'), { status: 503 }))).catch(() => undefined);
+  registry
+    .get(name)
+    .execute(() => Promise.reject(Object.assign(new Error('down'), { status: 503 })))
+    .catch(() => undefined);
 
 describe('transition logs', () => {
   it('logs opening at warn with the evidence, closing at log, isolation at warn; half-opening only at debug', async () => {
     const clock = new ManualClock();
     const { registry, lines } = await start({
       clock,
-      breakers: { payments: { window: { type: 'count', size: 4 }, minimumThroughput: 4, openDurationMs: 2_000 } },
+      breakers: {
+        payments: {
+          window: { type: 'count', size: 4 },
+          minimumThroughput: 4,
+          openDurationMs: 2_000,
+        },
+      },
     });
     const payments = registry.get('payments');
     await payments.execute(() => 1);
@@ -72,11 +81,20 @@ describe('transition logs', () => {
       breakers: { hosts: { perKey: { maxKeys: 2_000 }, consecutiveFailures: 1 } },
     });
     const hosts = registry.get('hosts');
-    for (let i = 0; i < 1_000; i++) await hosts.forKey(`host-${i}`).execute(() => Promise.reject(new Error('refused'))).catch(() => undefined);
+    for (let i = 0; i < 1_000; i++)
+      await hosts
+        .forKey(`host-${i}`)
+        .execute(() => Promise.reject(new Error('refused')))
+        .catch(() => undefined);
     expect(lines()).toHaveLength(5);
-    expect(lines()[0]).toBe('warn [CircuitBreaker] Circuit breaker "hosts" [host-0] opened (consecutive-failures: 1 of 1 calls failed (100%)); calls fail fast for 30000 ms.');
+    expect(lines()[0]).toBe(
+      'warn [CircuitBreaker] Circuit breaker "hosts" [host-0] opened (consecutive-failures: 1 of 1 calls failed (100%)); calls fail fast for 30000 ms.',
+    );
     clock.advance(1_000);
-    await hosts.forKey('host-late').execute(() => Promise.reject(new Error('refused'))).catch(() => undefined);
+    await hosts
+      .forKey('host-late')
+      .execute(() => Promise.reject(new Error('refused')))
+      .catch(() => undefined);
     expect(lines().slice(5)).toEqual([
       'warn [CircuitBreaker] 995 more circuit breaker transition(s) not logged (limit 5 per second); see the metrics or GET the registry snapshot.',
       'warn [CircuitBreaker] Circuit breaker "hosts" [host-late] opened (consecutive-failures: 1 of 1 calls failed (100%)); calls fail fast for 30000 ms.',
@@ -88,7 +106,11 @@ describe('transition logs', () => {
     await failOnce(off.registry, 'a');
     expect(off.lines()).toEqual([]);
     const clock = new ManualClock();
-    const quiet = await start({ clock, logging: { level: 'warn' }, breakers: { a: { consecutiveFailures: 1, openDurationMs: 10 } } });
+    const quiet = await start({
+      clock,
+      logging: { level: 'warn' },
+      breakers: { a: { consecutiveFailures: 1, openDurationMs: 10 } },
+    });
     await failOnce(quiet.registry, 'a');
     clock.advance(10);
     await quiet.registry.get('a').execute(() => 1);
@@ -96,7 +118,9 @@ describe('transition logs', () => {
   });
 
   it('rejects bad logging options at start-up', async () => {
-    await expect(start({ logging: { maxPerSecond: 0 } })).rejects.toThrow('CircuitBreakerModule: option "logging.maxPerSecond" must be an integer >= 1, got 0.');
+    await expect(start({ logging: { maxPerSecond: 0 } })).rejects.toThrow(
+      'CircuitBreakerModule: option "logging.maxPerSecond" must be an integer >= 1, got 0.',
+    );
   });
 });
 
@@ -111,18 +135,56 @@ describe('events for the rest of the application', () => {
       }
     }
     const clock = new ManualClock(1_000);
-    const { registry } = await start({ clock, eventEmitter: new Emitter(), breakers: { payments: { consecutiveFailures: 1, openDurationMs: 100 } } });
+    const { registry } = await start({
+      clock,
+      eventEmitter: new Emitter(),
+      breakers: { payments: { consecutiveFailures: 1, openDurationMs: 100 } },
+    });
     await failOnce(registry, 'payments');
-    await registry.get('payments').execute(() => 1).catch(() => undefined);
+    await registry
+      .get('payments')
+      .execute(() => 1)
+      .catch(() => undefined);
     clock.advance(100);
     await registry.get('payments').execute(() => 1);
     registry.get('payments').isolate();
     expect(emitted).toEqual([
-      [CIRCUIT_BREAKER_EVENTS.opened, { breaker: 'payments', from: 'closed', to: 'open', reason: 'consecutive-failures', at: 1_000, openUntil: 1_100 }],
+      [
+        CIRCUIT_BREAKER_EVENTS.opened,
+        {
+          breaker: 'payments',
+          from: 'closed',
+          to: 'open',
+          reason: 'consecutive-failures',
+          at: 1_000,
+          openUntil: 1_100,
+        },
+      ],
       [CIRCUIT_BREAKER_EVENTS.rejected, { breaker: 'payments', reason: 'open', retryAfterMs: 100 }],
-      ['circuit-breaker.half-opened', { breaker: 'payments', from: 'open', to: 'half-open', reason: 'open-duration-elapsed', at: 1_100 }],
-      ['circuit-breaker.closed', { breaker: 'payments', from: 'half-open', to: 'closed', reason: 'probes-succeeded', at: 1_100 }],
-      ['circuit-breaker.isolated', { breaker: 'payments', from: 'closed', to: 'isolated', reason: 'isolate', at: 1_100 }],
+      [
+        'circuit-breaker.half-opened',
+        {
+          breaker: 'payments',
+          from: 'open',
+          to: 'half-open',
+          reason: 'open-duration-elapsed',
+          at: 1_100,
+        },
+      ],
+      [
+        'circuit-breaker.closed',
+        {
+          breaker: 'payments',
+          from: 'half-open',
+          to: 'closed',
+          reason: 'probes-succeeded',
+          at: 1_100,
+        },
+      ],
+      [
+        'circuit-breaker.isolated',
+        { breaker: 'payments', from: 'closed', to: 'isolated', reason: 'isolate', at: 1_100 },
+      ],
     ]);
   });
 
@@ -142,7 +204,9 @@ describe('events for the rest of the application', () => {
       await failOnce(registry, 'payments');
       await flush();
       expect(uncaught).toEqual([]);
-      expect(lines()).toContain('error [CircuitBreaker] A listener of circuit-breaker.opened threw: listener bug. The breaker carried on; catch errors inside the listener.');
+      expect(lines()).toContain(
+        'error [CircuitBreaker] A listener of circuit-breaker.opened threw: listener bug. The breaker carried on; catch errors inside the listener.',
+      );
     } finally {
       process.off('uncaughtException', onUncaught);
     }
@@ -150,7 +214,11 @@ describe('events for the rest of the application', () => {
 
   it('watching transitions does not make healthy calls pay for timing', async () => {
     const clock = new CountingClock();
-    const { registry } = await start({ clock, eventEmitter: { emit: () => true }, breakers: { quiet: {} } });
+    const { registry } = await start({
+      clock,
+      eventEmitter: { emit: () => true },
+      breakers: { quiet: {} },
+    });
     expect(await clock.readsDuring(() => registry.get('quiet').execute(() => 'ok'))).toBe(0);
   });
 });

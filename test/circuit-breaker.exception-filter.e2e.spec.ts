@@ -45,8 +45,16 @@ class ErrorsController {
 }
 
 /** The public 503 and 504 bodies: what a client may act on, no internal names. */
-const UNAVAILABLE = { statusCode: 503, error: 'Service Unavailable', message: 'A dependency is unavailable; retry later.' };
-const TIMED_OUT = { statusCode: 504, error: 'Gateway Timeout', message: 'A dependency did not answer in time; retry later.' };
+const UNAVAILABLE = {
+  statusCode: 503,
+  error: 'Service Unavailable',
+  message: 'A dependency is unavailable; retry later.',
+};
+const TIMED_OUT = {
+  statusCode: 504,
+  error: 'Gateway Timeout',
+  message: 'A dependency did not answer in time; retry later.',
+};
 
 /** A catch-all as the Nest documentation writes one: every error becomes the application's envelope. */
 @Catch()
@@ -54,7 +62,9 @@ class AllExceptionsFilter implements ExceptionFilter {
   constructor(private readonly breakers?: CircuitBreakerExceptionFilter) {}
   catch(exception: unknown, host: ArgumentsHost) {
     if (this.breakers?.catch(exception, host)) return;
-    const response = host.switchToHttp().getResponse<{ status(code: number): { json(body: unknown): void } }>();
+    const response = host
+      .switchToHttp()
+      .getResponse<{ status(code: number): { json(body: unknown): void } }>();
     const status = exception instanceof HttpException ? exception.getStatus() : 500;
     response.status(status).json({ ok: false, status });
   }
@@ -88,16 +98,31 @@ interface Setup {
 async function start(setup: Setup) {
   @Module({ providers: setup.laterModule ?? [] })
   class LaterModule {}
-  const app = await startApp([CircuitBreakerModule.forRoot(setup.httpFilter === undefined ? {} : { httpFilter: setup.httpFilter }), LaterModule], {
-    controllers: [ErrorsController],
-    providers: setup.rootProviders ?? [],
-    beforeInit: (created) => {
-      if (setup.register === 'app.get') created.useGlobalFilters(created.get(CircuitBreakerExceptionFilter));
-      if (setup.register === 'new') created.useGlobalFilters(new CircuitBreakerExceptionFilter(created.get(HttpAdapterHost), { details: true }));
-      if (setup.catchAll === 'plain') created.useGlobalFilters(new AllExceptionsFilter());
-      if (setup.catchAll === 'delegating') created.useGlobalFilters(new AllExceptionsFilter(created.get(CircuitBreakerExceptionFilter)));
+  const app = await startApp(
+    [
+      CircuitBreakerModule.forRoot(
+        setup.httpFilter === undefined ? {} : { httpFilter: setup.httpFilter },
+      ),
+      LaterModule,
+    ],
+    {
+      controllers: [ErrorsController],
+      providers: setup.rootProviders ?? [],
+      beforeInit: (created) => {
+        if (setup.register === 'app.get')
+          created.useGlobalFilters(created.get(CircuitBreakerExceptionFilter));
+        if (setup.register === 'new')
+          created.useGlobalFilters(
+            new CircuitBreakerExceptionFilter(created.get(HttpAdapterHost), { details: true }),
+          );
+        if (setup.catchAll === 'plain') created.useGlobalFilters(new AllExceptionsFilter());
+        if (setup.catchAll === 'delegating')
+          created.useGlobalFilters(
+            new AllExceptionsFilter(created.get(CircuitBreakerExceptionFilter)),
+          );
+      },
     },
-  });
+  );
   return app.getHttpServer();
 }
 
@@ -126,7 +151,11 @@ describe('CircuitBreakerExceptionFilter', () => {
   it('leaves other errors to Nest', async () => {
     const server = await start({ httpFilter: true });
     const response = await request(server).get('/other').expect(404);
-    expect(response.body).toEqual({ statusCode: 404, error: 'Not Found', message: 'no such order' });
+    expect(response.body).toEqual({
+      statusCode: 404,
+      error: 'Not Found',
+      message: 'no such order',
+    });
   });
 
   it('is not registered unless asked for: the errors are then plain 500s', async () => {
@@ -139,7 +168,10 @@ describe('CircuitBreakerExceptionFilter', () => {
     const server = await start({ register: 'app.get' });
     expect((await request(server).get('/timeout').expect(504)).body).toEqual(TIMED_OUT);
     const built = await start({ register: 'new' });
-    expect((await request(built).get('/timeout').expect(504)).body).toMatchObject({ breaker: 'payments', timeoutMs: 2_000 });
+    expect((await request(built).get('/timeout').expect(504)).body).toMatchObject({
+      breaker: 'payments',
+      timeoutMs: 2_000,
+    });
   });
 });
 
@@ -168,7 +200,8 @@ describe('httpFilter options: details and body', () => {
     expect(timeout.body).toEqual({
       statusCode: 504,
       error: 'Gateway Timeout',
-      message: 'Circuit breaker "payments": the call did not settle within 2000 ms and was aborted.',
+      message:
+        'Circuit breaker "payments": the call did not settle within 2000 ms and was aborted.',
       breaker: 'payments',
       timeoutMs: 2_000,
     });
@@ -209,7 +242,15 @@ describe('httpFilter options: details and body', () => {
   });
 
   it('works through forRootAsync', async () => {
-    const app = await startApp([CircuitBreakerModule.forRootAsync({ useFactory: () => ({}), httpFilter: { details: true } })], { controllers: [ErrorsController] });
+    const app = await startApp(
+      [
+        CircuitBreakerModule.forRootAsync({
+          useFactory: () => ({}),
+          httpFilter: { details: true },
+        }),
+      ],
+      { controllers: [ErrorsController] },
+    );
     const response = await request(app.getHttpServer()).get('/open').expect(503);
     expect(response.body).toMatchObject({ breaker: 'payments', reason: 'open' });
   });
@@ -221,17 +262,31 @@ describe('httpFilter options: details and body', () => {
   });
 
   it.each([
-    [{ details: 'yes' }, 'CircuitBreakerModule: option "httpFilter.details" got "yes". Pass true to show breaker names in 503/504 bodies, false (the default) to hide them.'],
-    [{ body: { success: false } }, 'CircuitBreakerModule: option "httpFilter.body" got an object. Pass a function (error, status) => body, or leave it out for the default body.'],
-    [{ detail: true }, 'CircuitBreakerModule: option "httpFilter.detail" got true. It is not an option of httpFilter: use details or body, or remove it.'],
+    [
+      { details: 'yes' },
+      'CircuitBreakerModule: option "httpFilter.details" got "yes". Pass true to show breaker names in 503/504 bodies, false (the default) to hide them.',
+    ],
+    [
+      { body: { success: false } },
+      'CircuitBreakerModule: option "httpFilter.body" got an object. Pass a function (error, status) => body, or leave it out for the default body.',
+    ],
+    [
+      { detail: true },
+      'CircuitBreakerModule: option "httpFilter.detail" got true. It is not an option of httpFilter: use details or body, or remove it.',
+    ],
     [
       { details: true, body: () => ({}) },
       'CircuitBreakerModule: option "httpFilter.details" got true. It has no effect beside httpFilter.body, which builds the whole body: remove details, and read error.breakerName in body if you want it.',
     ],
-  ])('an invalid httpFilter (%o) fails start-up, naming the option and the fix', async (httpFilter, message) => {
-    const compile = Test.createTestingModule({ imports: [CircuitBreakerModule.forRoot({ httpFilter: httpFilter as never })] }).compile();
-    await expect(compile).rejects.toThrow(message);
-  });
+  ])(
+    'an invalid httpFilter (%o) fails start-up, naming the option and the fix',
+    async (httpFilter, message) => {
+      const compile = Test.createTestingModule({
+        imports: [CircuitBreakerModule.forRoot({ httpFilter: httpFilter as never })],
+      }).compile();
+      await expect(compile).rejects.toThrow(message);
+    },
+  );
 });
 
 describe('a catch-all exception filter and the breaker filter', () => {
@@ -259,7 +314,10 @@ describe('a catch-all exception filter and the breaker filter', () => {
     });
     await request(server).get('/timeout').expect(504);
     // Everything else is still the catch-all's.
-    expect((await request(server).get('/other').expect(404)).body).toEqual({ ok: false, status: 404 });
+    expect((await request(server).get('/other').expect(404)).body).toEqual({
+      ok: false,
+      status: 404,
+    });
   });
 
   it('delegation works without httpFilter too: the module always provides the filter', async () => {
@@ -271,36 +329,64 @@ describe('a catch-all exception filter and the breaker filter', () => {
   });
 
   it('a catch-all APP_FILTER in the root module is registered before httpFilter’s, so the breaker filter answers first', async () => {
-    const server = await start({ httpFilter: true, rootProviders: [{ provide: APP_FILTER, useValue: new AllExceptionsFilter() }] });
+    const server = await start({
+      httpFilter: true,
+      rootProviders: [{ provide: APP_FILTER, useValue: new AllExceptionsFilter() }],
+    });
     const open = await request(server).get('/open').expect(503);
     expect(open.headers['retry-after']).toBe('2');
     expect(open.body).toEqual(UNAVAILABLE);
-    expect((await request(server).get('/other').expect(404)).body).toEqual({ ok: false, status: 404 });
+    expect((await request(server).get('/other').expect(404)).body).toEqual({
+      ok: false,
+      status: 404,
+    });
   });
 
   it('a catch-all APP_FILTER in a module imported after CircuitBreakerModule wins over httpFilter: true', async () => {
-    const server = await start({ httpFilter: true, laterModule: [{ provide: APP_FILTER, useValue: new AllExceptionsFilter() }] });
+    const server = await start({
+      httpFilter: true,
+      laterModule: [{ provide: APP_FILTER, useValue: new AllExceptionsFilter() }],
+    });
     const response = await request(server).get('/open').expect(500);
     expect(response.headers['retry-after']).toBeUndefined();
     expect(response.body).toEqual({ ok: false, status: 500 });
   });
 
   it('an APP_FILTER catch-all that injects CircuitBreakerExceptionFilter and delegates answers 503 + Retry-After wherever it is registered', async () => {
-    const server = await start({ laterModule: [{ provide: APP_FILTER, useClass: InjectedAllExceptionsFilter }] });
+    const server = await start({
+      laterModule: [{ provide: APP_FILTER, useClass: InjectedAllExceptionsFilter }],
+    });
     const open = await request(server).get('/open').expect(503);
     expect(open.headers['retry-after']).toBe('2');
     expect(open.body).toEqual(UNAVAILABLE);
-    expect((await request(server).get('/other').expect(404)).body).toEqual({ ok: false, status: 404 });
+    expect((await request(server).get('/other').expect(404)).body).toEqual({
+      ok: false,
+      status: 404,
+    });
   });
 });
 
 describe('breakerHttpResponse()', () => {
   it('gives the status, headers and body the filter would send, and undefined for other errors', () => {
     const open = new CircuitOpenError('payments', 'open', 'open', 1_001);
-    expect(breakerHttpResponse(open)).toEqual({ status: 503, headers: { 'Retry-After': '2' }, body: UNAVAILABLE });
-    expect(breakerHttpResponse(new CallTimeoutError('payments', 2_000))).toEqual({ status: 504, headers: {}, body: TIMED_OUT });
-    expect(breakerHttpResponse(open, { details: true })?.body).toMatchObject({ breaker: 'payments', reason: 'open', retryAfterMs: 1_001 });
-    expect(breakerHttpResponse(open, { body: (_error, status) => ({ status }) })?.body).toEqual({ status: 503 });
+    expect(breakerHttpResponse(open)).toEqual({
+      status: 503,
+      headers: { 'Retry-After': '2' },
+      body: UNAVAILABLE,
+    });
+    expect(breakerHttpResponse(new CallTimeoutError('payments', 2_000))).toEqual({
+      status: 504,
+      headers: {},
+      body: TIMED_OUT,
+    });
+    expect(breakerHttpResponse(open, { details: true })?.body).toMatchObject({
+      breaker: 'payments',
+      reason: 'open',
+      retryAfterMs: 1_001,
+    });
+    expect(breakerHttpResponse(open, { body: (_error, status) => ({ status }) })?.body).toEqual({
+      status: 503,
+    });
     expect(breakerHttpResponse(new Error('other'))).toBeUndefined();
     expect(breakerHttpResponse(undefined)).toBeUndefined();
   });

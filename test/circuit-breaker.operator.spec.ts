@@ -32,7 +32,9 @@ describe('circuitBreaker() operator', () => {
     const breaker = new Breaker('errors', { consecutiveFailures: 2 }, { clock });
     const bad = collect(throwError(() => new BadRequestException()).pipe(circuitBreaker(breaker)));
     expect(bad.seen.error).toBeInstanceOf(BadRequestException);
-    expect(collect(throwError(down).pipe(circuitBreaker(breaker))).seen.error).toMatchObject({ message: 'down' });
+    expect(collect(throwError(down).pipe(circuitBreaker(breaker))).seen.error).toMatchObject({
+      message: 'down',
+    });
     expect(breaker.snapshot().totals).toMatchObject({ successes: 1, failures: { total: 1 } });
   });
 
@@ -48,7 +50,11 @@ describe('circuitBreaker() operator', () => {
     const rejected = collect(call);
     expect(subscriptions).toBe(2);
     expect(rejected.seen.error).toBeInstanceOf(CircuitOpenError);
-    expect(rejected.seen.error).toMatchObject({ breakerName: 'cold', reason: 'open', state: 'open' });
+    expect(rejected.seen.error).toMatchObject({
+      breakerName: 'cold',
+      reason: 'open',
+      state: 'open',
+    });
   });
 
   describe('a first value the breaker counts as failed (a fetch Response with 503 or 429)', () => {
@@ -66,7 +72,11 @@ describe('circuitBreaker() operator', () => {
           inner.unsubscribe();
         };
       });
-      const { seen } = collect(watched.pipe(circuitBreaker(breaker, { fallback: (value) => of(`fallback for ${statusOf(value)}`) })));
+      const { seen } = collect(
+        watched.pipe(
+          circuitBreaker(breaker, { fallback: (value) => of(`fallback for ${statusOf(value)}`) }),
+        ),
+      );
       source.next(answer(503));
       source.next(answer(200));
       expect(seen).toEqual({ values: ['fallback for 503'], complete: true });
@@ -76,7 +86,11 @@ describe('circuitBreaker() operator', () => {
 
     it('is replaced when a synchronous source emits it, and its later synchronous values never reach the subscriber', () => {
       const breaker = new Breaker('resolved-429-sync', {}, { clock });
-      const { seen } = collect(of(answer(429), answer(200)).pipe(circuitBreaker(breaker, { fallback: (value) => of(`fallback for ${statusOf(value)}`) })));
+      const { seen } = collect(
+        of(answer(429), answer(200)).pipe(
+          circuitBreaker(breaker, { fallback: (value) => of(`fallback for ${statusOf(value)}`) }),
+        ),
+      );
       expect(seen).toEqual({ values: ['fallback for 429'], complete: true });
       expect(breaker.snapshot().totals).toMatchObject({ overloads: 1, fallbacks: 1 });
     });
@@ -90,7 +104,11 @@ describe('circuitBreaker() operator', () => {
       const bad = collect(of(answer(400)).pipe(circuitBreaker(breaker, { fallback })));
       expect(bad.seen.values.map(statusOf)).toEqual([400]);
       expect(fallback).not.toHaveBeenCalled();
-      expect(breaker.snapshot().totals).toMatchObject({ successes: 1, failures: { total: 1 }, fallbacks: 0 });
+      expect(breaker.snapshot().totals).toMatchObject({
+        successes: 1,
+        failures: { total: 1 },
+        fallbacks: 0,
+      });
     });
 
     it('errors the subscriber with what a throwing fallback threw', () => {
@@ -114,7 +132,11 @@ describe('circuitBreaker() operator', () => {
     breaker.isolate();
     const plain = collect(of(1).pipe(circuitBreaker(breaker)));
     expect(plain.seen.error).toMatchObject({ reason: 'isolated' });
-    const rescued = collect(of(1).pipe(circuitBreaker(breaker, { fallback: (e) => of(`fallback after ${(e as Error).name}`) })));
+    const rescued = collect(
+      of(1).pipe(
+        circuitBreaker(breaker, { fallback: (e) => of(`fallback after ${(e as Error).name}`) }),
+      ),
+    );
     expect(rescued.seen).toEqual({ values: ['fallback after CircuitOpenError'], complete: true });
     expect(breaker.snapshot().totals.fallbacks).toBe(1);
   });
@@ -122,8 +144,14 @@ describe('circuitBreaker() operator', () => {
   it('falls back on failures, never on errors classified as success', () => {
     const breaker = new Breaker('fallback', {}, { clock });
     const fallback = () => of('stale');
-    expect(collect(throwError(down).pipe(circuitBreaker(breaker, { fallback }))).seen.values).toEqual(['stale']);
-    expect(collect(throwError(() => new BadRequestException()).pipe(circuitBreaker(breaker, { fallback }))).seen.error).toBeInstanceOf(BadRequestException);
+    expect(
+      collect(throwError(down).pipe(circuitBreaker(breaker, { fallback }))).seen.values,
+    ).toEqual(['stale']);
+    expect(
+      collect(
+        throwError(() => new BadRequestException()).pipe(circuitBreaker(breaker, { fallback })),
+      ).seen.error,
+    ).toBeInstanceOf(BadRequestException);
   });
 
   it('the first value of a stream that never completes is the success; later errors pass through uncounted', () => {
@@ -141,12 +169,18 @@ describe('circuitBreaker() operator', () => {
   });
 
   it('unsubscribing before the outcome counts as ignored and returns a half-open probe permit', () => {
-    const breaker = new Breaker('unsubscribe', { consecutiveFailures: 1, openDurationMs: 100 }, { clock });
+    const breaker = new Breaker(
+      'unsubscribe',
+      { consecutiveFailures: 1, openDurationMs: 100 },
+      { clock },
+    );
     collect(throwError(down).pipe(circuitBreaker(breaker)));
     clock.advance(100);
     const probe = collect(NEVER.pipe(circuitBreaker(breaker)));
     expect(breaker.snapshot().halfOpen).toMatchObject({ probesAdmitted: 1, probesInFlight: 1 });
-    expect(collect(of(1).pipe(circuitBreaker(breaker))).seen.error).toMatchObject({ reason: 'half-open-busy' });
+    expect(collect(of(1).pipe(circuitBreaker(breaker))).seen.error).toMatchObject({
+      reason: 'half-open-busy',
+    });
     probe.subscription.unsubscribe();
     expect(breaker.snapshot().halfOpen).toMatchObject({ probesAdmitted: 0, probesInFlight: 0 });
     expect(breaker.snapshot().totals).toMatchObject({ ignored: 1, probes: { released: 1 } });
@@ -155,12 +189,18 @@ describe('circuitBreaker() operator', () => {
   });
 
   it('an operator probe that the breaker gives up on ends its subscription with the expiry error', async () => {
-    const breaker = new Breaker('op-probe', { consecutiveFailures: 1, openDurationMs: 10, halfOpen: { maxWaitMs: 100 } }, { clock });
+    const breaker = new Breaker(
+      'op-probe',
+      { consecutiveFailures: 1, openDurationMs: 10, halfOpen: { maxWaitMs: 100 } },
+      { clock },
+    );
     await breaker.execute(() => Promise.reject(new Error('x'))).catch(() => undefined);
     clock.advance(10);
     let unsubscribed = false;
     let error: unknown;
-    new Observable<never>(() => () => (unsubscribed = true)).pipe(circuitBreaker(breaker)).subscribe({ error: (e: unknown) => (error = e) });
+    new Observable<never>(() => () => (unsubscribed = true))
+      .pipe(circuitBreaker(breaker))
+      .subscribe({ error: (e: unknown) => (error = e) });
     clock.advance(100);
     expect(breaker.state).toBe('open');
     expect(error).toBeInstanceOf(CallTimeoutError);
@@ -195,7 +235,9 @@ describe('circuitBreaker() operator', () => {
 
     it('serves the fallback on timeout, and a source that answers first leaves nothing to expire', () => {
       const breaker = new Breaker('deadline-2', { timeoutMs: 100 }, { clock });
-      const { seen } = collect(NEVER.pipe(circuitBreaker(breaker, { fallback: () => of('late fallback') })));
+      const { seen } = collect(
+        NEVER.pipe(circuitBreaker(breaker, { fallback: () => of('late fallback') })),
+      );
       vi.advanceTimersByTime(100);
       expect(seen).toEqual({ values: ['late fallback'], complete: true });
       const answered = collect(timer(10).pipe(circuitBreaker(breaker)));
@@ -217,18 +259,24 @@ describe('circuitBreaker() operator', () => {
 
     it('errors the subscriber after a source error, as catchError does', () => {
       const breaker = new Breaker('fallback-throws', {}, { clock });
-      const { seen } = collect(throwError(down).pipe(circuitBreaker(breaker, { fallback: throwing })));
+      const { seen } = collect(
+        throwError(down).pipe(circuitBreaker(breaker, { fallback: throwing })),
+      );
       expect(seen).toEqual({ values: [], error: broken, complete: false });
       expect(breaker.snapshot().totals).toMatchObject({ failures: { total: 1 }, fallbacks: 1 });
     });
 
-    it('errors the subscriber with from()\'s TypeError when the fallback returns something that is not an ObservableInput', () => {
+    it("errors the subscriber with from()'s TypeError when the fallback returns something that is not an ObservableInput", () => {
       const breaker = new Breaker('fallback-undefined', {}, { clock });
-      const { seen } = collect(throwError(down).pipe(circuitBreaker(breaker, { fallback: () => undefined as never })));
+      const { seen } = collect(
+        throwError(down).pipe(circuitBreaker(breaker, { fallback: () => undefined as never })),
+      );
       expect(seen.values).toEqual([]);
       expect(seen.complete).toBe(false);
       expect(seen.error).toBeInstanceOf(TypeError);
-      expect((seen.error as TypeError).message).toBe("You provided 'undefined' where a stream was expected. You can provide an Observable, Promise, ReadableStream, Array, AsyncIterable, or Iterable.");
+      expect((seen.error as TypeError).message).toBe(
+        "You provided 'undefined' where a stream was expected. You can provide an Observable, Promise, ReadableStream, Array, AsyncIterable, or Iterable.",
+      );
     });
 
     it('errors the subscriber after an asynchronous source error', () => {
@@ -249,7 +297,11 @@ describe('circuitBreaker() operator', () => {
     });
 
     it('errors the subscriber of a probe that expired (halfOpen.maxWaitMs)', () => {
-      const breaker = new Breaker('fallback-throws-probe', { consecutiveFailures: 1, openDurationMs: 100, halfOpen: { maxWaitMs: 50 } }, { clock });
+      const breaker = new Breaker(
+        'fallback-throws-probe',
+        { consecutiveFailures: 1, openDurationMs: 100, halfOpen: { maxWaitMs: 50 } },
+        { clock },
+      );
       collect(throwError(down).pipe(circuitBreaker(breaker)));
       clock.advance(100);
       const probe = collect(NEVER.pipe(circuitBreaker(breaker, { fallback: throwing })));
@@ -263,15 +315,22 @@ describe('circuitBreaker() operator', () => {
     it('still errors the subscriber on a rejection (the path that already did)', () => {
       const breaker = new Breaker('fallback-throws-rejected', {}, { clock });
       breaker.isolate();
-      expect(collect(of(1).pipe(circuitBreaker(breaker, { fallback: throwing }))).seen).toEqual({ values: [], error: broken, complete: false });
+      expect(collect(of(1).pipe(circuitBreaker(breaker, { fallback: throwing }))).seen).toEqual({
+        values: [],
+        error: broken,
+        complete: false,
+      });
     });
   });
 
   it('validates its arguments when created', () => {
-    expect(() => circuitBreaker({} as never)).toThrow('circuitBreaker() takes a Breaker, got object.');
+    expect(() => circuitBreaker({} as never)).toThrow(
+      'circuitBreaker() takes a Breaker, got object.',
+    );
     expect(() => circuitBreaker(new Breaker('x'), { fallback: 'nope' as never })).toThrow(
-      new TypeError('circuitBreaker() on circuit breaker "x": option "fallback" must be a function returning an ObservableInput, got "nope".'),
+      new TypeError(
+        'circuitBreaker() on circuit breaker "x": option "fallback" must be a function returning an ObservableInput, got "nope".',
+      ),
     );
   });
 });
-

@@ -26,7 +26,9 @@ describe('CircuitBreakerRegistry', () => {
   it('getOrCreate() under strict refuses unknown names', () => {
     const registry = new CircuitBreakerRegistry({ strict: true, breakers: { payments: {} } });
     expect(registry.getOrCreate('payments')).toBe(registry.get('payments'));
-    expect(() => registry.getOrCreate('search')).toThrow('Circuit breaker "search" used by CircuitBreakerRegistry.getOrCreate() is not defined, and CircuitBreakerModule is strict.');
+    expect(() => registry.getOrCreate('search')).toThrow(
+      'Circuit breaker "search" used by CircuitBreakerRegistry.getOrCreate() is not defined, and CircuitBreakerModule is strict.',
+    );
   });
 
   it('getOrCreate() with options for a breaker configured elsewhere is a conflict', () => {
@@ -82,22 +84,36 @@ describe('CircuitBreakerRegistry', () => {
   it('merges a breaker options over the defaults, nested objects too', () => {
     expect(
       mergeOptions(
-        { openDurationMs: 1, halfOpen: { maxProbes: 3 }, backoff: { multiplier: 2 }, overload: { k: 3 } },
+        {
+          openDurationMs: 1,
+          halfOpen: { maxProbes: 3 },
+          backoff: { multiplier: 2 },
+          overload: { k: 3 },
+        },
         { halfOpen: { successesToClose: 2 }, backoff: { maxMs: 10 } },
       ),
-    ).toEqual({ openDurationMs: 1, halfOpen: { maxProbes: 3, successesToClose: 2 }, backoff: { multiplier: 2, maxMs: 10 }, overload: { k: 3 } });
+    ).toEqual({
+      openDurationMs: 1,
+      halfOpen: { maxProbes: 3, successesToClose: 2 },
+      backoff: { multiplier: 2, maxMs: 10 },
+      overload: { k: 3 },
+    });
     expect(mergeOptions({ overload: { k: 3 } }, { overload: false })).toEqual({ overload: false });
     expect(mergeOptions(undefined, { timeoutMs: 5 })).toEqual({ timeoutMs: 5 });
   });
 
   it('keeps nested options that are not objects for validation to reject, even over defaults', () => {
-    expect(mergeOptions({ halfOpen: { maxProbes: 2 } }, { halfOpen: 5 as never })).toEqual({ halfOpen: 5 });
+    expect(mergeOptions({ halfOpen: { maxProbes: 2 } }, { halfOpen: 5 as never })).toEqual({
+      halfOpen: 5,
+    });
   });
 });
 
 describe('CircuitBreakerRegistry with per-key families', () => {
   it('events$ carries children events tagged with the family name and the key', async () => {
-    const registry = new CircuitBreakerRegistry({ breakers: { upstreams: { perKey: { maxKeys: 10 } } } });
+    const registry = new CircuitBreakerRegistry({
+      breakers: { upstreams: { perKey: { maxKeys: 10 } } },
+    });
     const family = registry.get('upstreams');
     await family.forKey('existing').execute(() => 1);
     const seen: CircuitBreakerEvent[] = [];
@@ -118,14 +134,29 @@ describe('events of a per-key family', () => {
     const clock = new ManualClock();
     const registry = new CircuitBreakerRegistry({
       clock,
-      breakers: { inv: { perKey: { maxKeys: 10 }, aggregate: { openWhenOpenRatio: 0.5, minKeys: 2 }, consecutiveFailures: 1, openDurationMs: 100 } },
+      breakers: {
+        inv: {
+          perKey: { maxKeys: 10 },
+          aggregate: { openWhenOpenRatio: 0.5, minKeys: 2 },
+          consecutiveFailures: 1,
+          openDurationMs: 100,
+        },
+      },
     });
     const family = registry.get('inv');
-    await family.forKey('a').execute(() => Promise.reject(new Error('x'))).catch(() => undefined);
-    await family.forKey('b').execute(() => Promise.reject(new Error('x'))).catch(() => undefined);
+    await family
+      .forKey('a')
+      .execute(() => Promise.reject(new Error('x')))
+      .catch(() => undefined);
+    await family
+      .forKey('b')
+      .execute(() => Promise.reject(new Error('x')))
+      .catch(() => undefined);
     clock.advance(100);
     const seen: string[] = [];
-    const subscription = registry.events$.subscribe((e) => seen.push(`${e.key ?? '(family)'} ${e.type}`));
+    const subscription = registry.events$.subscribe((e) =>
+      seen.push(`${e.key ?? '(family)'} ${e.type}`),
+    );
     await family.forKey('c').execute(() => 'ok');
     subscription.unsubscribe();
     expect(seen.filter((e) => e.endsWith(' success'))).toEqual(['c success']);

@@ -19,7 +19,15 @@ import fc from 'fast-check';
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkBreakerDefinition, validateModuleOptions } from '../lib/circuit-breaker.options.js';
-import { Breaker, BreakerConfigError, CircuitBreaker, CircuitBreakerModule, CircuitBreakerRegistry, circuitBreaker, type BreakerOptions } from '../lib/index.js';
+import {
+  Breaker,
+  BreakerConfigError,
+  CircuitBreaker,
+  CircuitBreakerModule,
+  CircuitBreakerRegistry,
+  circuitBreaker,
+  type BreakerOptions,
+} from '../lib/index.js';
 import { CircuitBreakerTelemetryModule } from '../lib/opentelemetry/index.js';
 import { CircuitBreakerMetricsModule } from '../lib/prometheus/index.js';
 import { RedisBreakerStore } from '../lib/redis/index.js';
@@ -46,8 +54,13 @@ function count(surface: string, kind: 'valid' | 'invalid'): void {
   (counts[surface] ??= { valid: 0, invalid: 0 })[kind]++;
 }
 afterAll(() => {
-  const lines = Object.entries(counts).map(([surface, { valid, invalid }]) => `  ${surface.padEnd(18)} ${String(valid).padStart(6)} valid ${String(invalid).padStart(6)} invalid`);
-  console.info(`Option fuzzing (seed ${SEED}, ${Math.round(performance.now() - suiteStart)} ms):\n${lines.join('\n')}`);
+  const lines = Object.entries(counts).map(
+    ([surface, { valid, invalid }]) =>
+      `  ${surface.padEnd(18)} ${String(valid).padStart(6)} valid ${String(invalid).padStart(6)} invalid`,
+  );
+  console.info(
+    `Option fuzzing (seed ${SEED}, ${Math.round(performance.now() - suiteStart)} ms):\n${lines.join('\n')}`,
+  );
 });
 
 // ---------------------------------------------------------------- values
@@ -79,7 +92,14 @@ class Options {
 
 /** Values that are no option of any kind here (no number, boolean, string, function or plain object). */
 const hostile: fc.Arbitrary<unknown> = fc.oneof(
-  fc.constantFrom<unknown>(null, Number.NaN, Infinity, -Infinity, throwingProxy, prototypeTrapProxy),
+  fc.constantFrom<unknown>(
+    null,
+    Number.NaN,
+    Infinity,
+    -Infinity,
+    throwingProxy,
+    prototypeTrapProxy,
+  ),
   fc.bigInt().map((n) => n),
   fc.string().map((s) => Symbol(s)),
   fc.array(fc.integer(), { maxLength: 3 }),
@@ -90,10 +110,28 @@ const hostile: fc.Arbitrary<unknown> = fc.oneof(
   fc.constant(Object.create({ inherited: 1 }) as object),
 );
 /** Anything that is not a number. */
-const notANumber = fc.oneof(hostile, fc.string(), fc.boolean(), fc.constant({}), fc.constant(() => 1), fc.constant({ valueOf: () => 5 }));
-const notABoolean = fc.oneof(hostile, fc.integer(), fc.constantFrom('true', 'false', ''), fc.constant({}));
+const notANumber = fc.oneof(
+  hostile,
+  fc.string(),
+  fc.boolean(),
+  fc.constant({}),
+  fc.constant(() => 1),
+  fc.constant({ valueOf: () => 5 }),
+);
+const notABoolean = fc.oneof(
+  hostile,
+  fc.integer(),
+  fc.constantFrom('true', 'false', ''),
+  fc.constant({}),
+);
 const notAFunction = fc.oneof(hostile, fc.integer(), fc.string(), fc.boolean(), fc.constant({}));
-const notAPlainObject = fc.oneof(hostile.filter((v) => v !== null || true), fc.integer(), fc.string(), fc.boolean(), fc.constant(() => ({})));
+const notAPlainObject = fc.oneof(
+  hostile.filter((v) => v !== null || true),
+  fc.integer(),
+  fc.string(),
+  fc.boolean(),
+  fc.constant(() => ({})),
+);
 const aFunction = fc.constant((..._args: unknown[]) => undefined);
 
 interface NumberRule {
@@ -114,27 +152,57 @@ const R = {
 } satisfies Record<string, NumberRule>;
 
 function validNumber(rule: NumberRule): fc.Arbitrary<number> {
-  if (rule.integer) return fc.oneof(fc.integer({ min: rule.min, max: Math.min(rule.max, rule.min + 1_000) }), fc.integer({ min: rule.min, max: Math.min(rule.max, 2 ** 31) }));
-  const small = fc.double({ min: rule.min, max: Math.min(rule.max, 1e6), noNaN: true, noDefaultInfinity: true });
+  if (rule.integer)
+    return fc.oneof(
+      fc.integer({ min: rule.min, max: Math.min(rule.max, rule.min + 1_000) }),
+      fc.integer({ min: rule.min, max: Math.min(rule.max, 2 ** 31) }),
+    );
+  const small = fc.double({
+    min: rule.min,
+    max: Math.min(rule.max, 1e6),
+    noNaN: true,
+    noDefaultInfinity: true,
+  });
   const any = fc.double({ min: rule.min, max: rule.max, noNaN: true, noDefaultInfinity: true });
-  return fc.oneof(small, any).filter((n) => !(rule.minExclusive && n <= rule.min) && !Object.is(n, -0));
+  return fc
+    .oneof(small, any)
+    .filter((n) => !(rule.minExclusive && n <= rule.min) && !Object.is(n, -0));
 }
 
 function invalidNumber(rule: NumberRule): fc.Arbitrary<unknown> {
   // -0 is not below 0: `-0 >= 0` holds, so it is a valid zero.
-  const below = (rule.minExclusive ? fc.double({ min: -1e12, max: rule.min, noNaN: true }) : fc.double({ min: -1e12, max: rule.min, maxExcluded: true, noNaN: true })).filter(
-    (n) => rule.minExclusive || !Object.is(n, -0),
-  );
+  const below = (
+    rule.minExclusive
+      ? fc.double({ min: -1e12, max: rule.min, noNaN: true })
+      : fc.double({ min: -1e12, max: rule.min, maxExcluded: true, noNaN: true })
+  ).filter((n) => rule.minExclusive || !Object.is(n, -0));
   const choices: fc.Arbitrary<unknown>[] = [notANumber, below];
-  if (rule.max < Number.MAX_VALUE) choices.push(fc.double({ min: rule.max, max: 1e300, minExcluded: true, noNaN: true, noDefaultInfinity: true }));
-  if (rule.integer) choices.push(fc.double({ min: rule.min, max: 1e6, noNaN: true }).filter((n) => !Number.isInteger(n)), fc.constant(2 ** 53 + 2));
+  if (rule.max < Number.MAX_VALUE)
+    choices.push(
+      fc.double({
+        min: rule.max,
+        max: 1e300,
+        minExcluded: true,
+        noNaN: true,
+        noDefaultInfinity: true,
+      }),
+    );
+  if (rule.integer)
+    choices.push(
+      fc.double({ min: rule.min, max: 1e6, noNaN: true }).filter((n) => !Number.isInteger(n)),
+      fc.constant(2 ** 53 + 2),
+    );
   return fc.oneof(...choices);
 }
 
 // ---------------------------------------------------------------- breaker options
 
 type Spec = { valid: fc.Arbitrary<unknown>; invalid: fc.Arbitrary<unknown>; required?: boolean };
-const num = (rule: NumberRule, required = false): Spec => ({ valid: validNumber(rule), invalid: invalidNumber(rule), required });
+const num = (rule: NumberRule, required = false): Spec => ({
+  valid: validNumber(rule),
+  invalid: invalidNumber(rule),
+  required,
+});
 
 /** Every leaf of a breaker's options, by path. Objects (halfOpen...) are covered by their leaves and by OBJECT_PATHS. */
 const BREAKER_LEAVES: Record<string, Spec> = {
@@ -144,7 +212,10 @@ const BREAKER_LEAVES: Record<string, Spec> = {
   slowCallDurationMs: num(R.positiveMs),
   slowCallRateThreshold: num(R.ratio),
   // false turns the default deadline off: valid, and never one of the invalid values.
-  timeoutMs: { valid: fc.oneof(validNumber(R.timerMs), fc.constant(false)), invalid: invalidNumber(R.timerMs).filter((v) => v !== false) },
+  timeoutMs: {
+    valid: fc.oneof(validNumber(R.timerMs), fc.constant(false)),
+    invalid: invalidNumber(R.timerMs).filter((v) => v !== false),
+  },
   openDurationMs: num(R.ms),
   jitter: num(R.unit),
   maxRetryAfterMs: num(R.ms),
@@ -164,12 +235,29 @@ const BREAKER_LEAVES: Record<string, Spec> = {
   'aggregate.minKeys': num(R.count),
   'share.quorum': num(R.count),
 };
-const OBJECT_PATHS = ['backoff', 'halfOpen', 'overload', 'perKey', 'aggregate', 'share', 'window'] as const;
+const OBJECT_PATHS = [
+  'backoff',
+  'halfOpen',
+  'overload',
+  'perKey',
+  'aggregate',
+  'share',
+  'window',
+] as const;
 
 /** Leaves present with a valid value, explicit `undefined` (not given) or absent. */
-function leaves(specs: Record<string, Spec>, paths: readonly string[]): fc.Arbitrary<Record<string, unknown>> {
+function leaves(
+  specs: Record<string, Spec>,
+  paths: readonly string[],
+): fc.Arbitrary<Record<string, unknown>> {
   const model: Record<string, fc.Arbitrary<unknown>> = {};
-  for (const path of paths) model[path] = specs[path]!.required ? specs[path]!.valid : fc.oneof({ weight: 6, arbitrary: specs[path]!.valid }, { weight: 1, arbitrary: fc.constant(undefined) });
+  for (const path of paths)
+    model[path] = specs[path]!.required
+      ? specs[path]!.valid
+      : fc.oneof(
+          { weight: 6, arbitrary: specs[path]!.valid },
+          { weight: 1, arbitrary: fc.constant(undefined) },
+        );
   return fc.record(model, { requiredKeys: paths.filter((p) => specs[p]!.required) });
 }
 
@@ -195,14 +283,28 @@ function set(target: Record<string, unknown>, path: string, value: unknown): voi
 
 function get(target: Record<string, unknown>, path: string): unknown {
   let at: unknown = target;
-  for (const key of path.split('.')) at = typeof at === 'object' && at !== null ? (at as Record<string, unknown>)[key] : undefined;
+  for (const key of path.split('.'))
+    at = typeof at === 'object' && at !== null ? (at as Record<string, unknown>)[key] : undefined;
   return at;
 }
 
 const windowArb: fc.Arbitrary<unknown> = fc.oneof(
   // Mostly small: a count window allocates its slots, and a million of them per run would dominate the suite.
-  fc.record({ type: fc.constant('count'), size: fc.oneof({ weight: 200, arbitrary: fc.integer({ min: 1, max: 1_000 }) }, { weight: 1, arbitrary: fc.constantFrom(999_999, 1_000_000) }) }),
-  fc.record({ type: fc.constant('time'), durationMs: validNumber(R.ms), buckets: fc.integer({ min: 1, max: 1000 }) }, { requiredKeys: ['type', 'durationMs'] }),
+  fc.record({
+    type: fc.constant('count'),
+    size: fc.oneof(
+      { weight: 200, arbitrary: fc.integer({ min: 1, max: 1_000 }) },
+      { weight: 1, arbitrary: fc.constantFrom(999_999, 1_000_000) },
+    ),
+  }),
+  fc.record(
+    {
+      type: fc.constant('time'),
+      durationMs: validNumber(R.ms),
+      buckets: fc.integer({ min: 1, max: 1000 }),
+    },
+    { requiredKeys: ['type', 'durationMs'] },
+  ),
 );
 
 interface BreakerSetShape {
@@ -210,22 +312,47 @@ interface BreakerSetShape {
   share?: boolean;
   onlyIndependent?: boolean;
 }
-const INDEPENDENT = ['failureRateThreshold', 'consecutiveFailures', 'timeoutMs', 'jitter', 'maxRetryAfterMs', 'classify', 'classifyResult', 'overload.k'];
+const INDEPENDENT = [
+  'failureRateThreshold',
+  'consecutiveFailures',
+  'timeoutMs',
+  'jitter',
+  'maxRetryAfterMs',
+  'classify',
+  'classifyResult',
+  'overload.k',
+];
 
 /** A valid breaker option set: random leaves, then the cross-option rules repaired. */
 function validBreakerOptions(shape: BreakerSetShape = {}): fc.Arbitrary<Record<string, unknown>> {
-  const paths = Object.keys(BREAKER_LEAVES).filter((p) => (shape.onlyIndependent ? INDEPENDENT.includes(p) : shape.share !== false || !p.startsWith('share')));
+  const paths = Object.keys(BREAKER_LEAVES).filter((p) =>
+    shape.onlyIndependent
+      ? INDEPENDENT.includes(p)
+      : shape.share !== false || !p.startsWith('share'),
+  );
   return fc
     .tuple(
-      leaves(BREAKER_LEAVES, paths.filter((p) => !p.startsWith('aggregate'))),
-      shape.onlyIndependent ? fc.constant(undefined) : fc.option(leaves(BREAKER_LEAVES, ['aggregate.openWhenOpenRatio', 'aggregate.minKeys']), { nil: undefined }),
+      leaves(
+        BREAKER_LEAVES,
+        paths.filter((p) => !p.startsWith('aggregate')),
+      ),
+      shape.onlyIndependent
+        ? fc.constant(undefined)
+        : fc.option(leaves(BREAKER_LEAVES, ['aggregate.openWhenOpenRatio', 'aggregate.minKeys']), {
+            nil: undefined,
+          }),
       shape.onlyIndependent ? fc.constant(undefined) : fc.option(windowArb, { nil: undefined }),
-      shape.onlyIndependent ? fc.constant(undefined) : fc.constantFrom<unknown>(undefined, false, {}),
-      shape.onlyIndependent || shape.share === false ? fc.constant(undefined) : fc.constantFrom<unknown>(undefined, true, false),
+      shape.onlyIndependent
+        ? fc.constant(undefined)
+        : fc.constantFrom<unknown>(undefined, false, {}),
+      shape.onlyIndependent || shape.share === false
+        ? fc.constant(undefined)
+        : fc.constantFrom<unknown>(undefined, true, false),
     )
     .map(([flat, aggregate, window, overload, share]) => {
       const options: Record<string, unknown> = {};
-      for (const [path, value] of Object.entries({ ...flat, ...aggregate })) set(options, path, value);
+      for (const [path, value] of Object.entries({ ...flat, ...aggregate }))
+        set(options, path, value);
       if (window !== undefined) options.window = window;
       if (overload !== undefined && options.overload === undefined) options.overload = overload;
       if (share !== undefined && options.share === undefined) options.share = share;
@@ -235,10 +362,14 @@ function validBreakerOptions(shape: BreakerSetShape = {}): fc.Arbitrary<Record<s
 
 /** Makes a set of individually valid options valid together, as the documented cross-option rules require. */
 function repair(options: Record<string, unknown>): Record<string, unknown> {
-  const window = options.window as { type: string; size?: number; durationMs?: number; buckets?: number } | undefined;
-  if (window?.type !== 'time' && typeof options.minimumThroughput === 'number') options.minimumThroughput = Math.min(options.minimumThroughput, window?.size ?? 100);
-  if (window?.type === 'time') window.durationMs = Math.max(window.durationMs!, window.buckets ?? 10);
-  if (options.slowCallRateThreshold !== undefined && options.slowCallDurationMs === undefined) delete options.slowCallRateThreshold;
+  const window = options.window as
+    { type: string; size?: number; durationMs?: number; buckets?: number } | undefined;
+  if (window?.type !== 'time' && typeof options.minimumThroughput === 'number')
+    options.minimumThroughput = Math.min(options.minimumThroughput, window?.size ?? 100);
+  if (window?.type === 'time')
+    window.durationMs = Math.max(window.durationMs!, window.buckets ?? 10);
+  if (options.slowCallRateThreshold !== undefined && options.slowCallDurationMs === undefined)
+    delete options.slowCallRateThreshold;
   const halfOpen = options.halfOpen as Record<string, number | undefined> | undefined;
   if (halfOpen !== undefined) {
     const probes = halfOpen.maxProbes ?? 1;
@@ -260,29 +391,45 @@ interface Mutation {
 }
 
 const WINDOW_MUTATIONS: fc.Arbitrary<Mutation> = fc.oneof(
-  notAPlainObject.map((value) => ({ path: 'window', apply: (o: Record<string, unknown>) => void (o.window = value) })),
-  fc.oneof(hostile, fc.string().filter((s) => s !== 'count' && s !== 'time'), fc.constant(undefined)).map((type) => ({
-    path: 'window.type',
-    apply: (o: Record<string, unknown>) => void (o.window = { type, size: 10 }),
+  notAPlainObject.map((value) => ({
+    path: 'window',
+    apply: (o: Record<string, unknown>) => void (o.window = value),
   })),
-  fc.oneof(invalidNumber({ min: 1, max: 1_000_000, integer: true }), fc.constant(undefined)).map((size) => ({
-    path: 'window.size',
-    apply: (o: Record<string, unknown>) => void (o.window = { type: 'count', size }),
-  })),
-  fc.oneof(invalidNumber({ min: 10, max: Number.MAX_VALUE }), fc.constant(undefined)).map((durationMs) => ({
-    path: 'window.durationMs',
-    apply: (o: Record<string, unknown>) => void (o.window = { type: 'time', durationMs }),
-  })),
+  fc
+    .oneof(
+      hostile,
+      fc.string().filter((s) => s !== 'count' && s !== 'time'),
+      fc.constant(undefined),
+    )
+    .map((type) => ({
+      path: 'window.type',
+      apply: (o: Record<string, unknown>) => void (o.window = { type, size: 10 }),
+    })),
+  fc
+    .oneof(invalidNumber({ min: 1, max: 1_000_000, integer: true }), fc.constant(undefined))
+    .map((size) => ({
+      path: 'window.size',
+      apply: (o: Record<string, unknown>) => void (o.window = { type: 'count', size }),
+    })),
+  fc
+    .oneof(invalidNumber({ min: 10, max: Number.MAX_VALUE }), fc.constant(undefined))
+    .map((durationMs) => ({
+      path: 'window.durationMs',
+      apply: (o: Record<string, unknown>) => void (o.window = { type: 'time', durationMs }),
+    })),
   invalidNumber({ min: 1, max: 1000, integer: true }).map((buckets) => ({
     path: 'window.buckets',
-    apply: (o: Record<string, unknown>) => void (o.window = { type: 'time', durationMs: 60_000, buckets }),
+    apply: (o: Record<string, unknown>) =>
+      void (o.window = { type: 'time', durationMs: 60_000, buckets }),
   })),
 );
 
 const unknownKey = fc.string({ minLength: 1, maxLength: 12 }).map((s) => `x${s}`);
 
 /** Mutations of a breaker's options: a leaf made invalid, an object made junk, a throwing getter, an unknown key. */
-function breakerMutation(leafPaths: readonly string[] = Object.keys(BREAKER_LEAVES)): fc.Arbitrary<Mutation> {
+function breakerMutation(
+  leafPaths: readonly string[] = Object.keys(BREAKER_LEAVES),
+): fc.Arbitrary<Mutation> {
   const ensureParents = (o: Record<string, unknown>, path: string) => {
     // A leaf of overload, share, window or aggregate needs its object (and aggregate its perKey).
     if (path.startsWith('overload.') && typeof o.overload !== 'object') o.overload = {};
@@ -294,26 +441,35 @@ function breakerMutation(leafPaths: readonly string[] = Object.keys(BREAKER_LEAV
   };
   const leaf = fc.constantFrom(...leafPaths).chain((path) => {
     const spec = BREAKER_LEAVES[path]!;
-    return fc.oneof(spec.invalid, spec.required ? fc.constant(undefined) : spec.invalid).map((value) => ({
-      path,
-      apply: (o: Record<string, unknown>) => {
-        ensureParents(o, path);
-        set(o, path, value);
-      },
-    }));
+    return fc
+      .oneof(spec.invalid, spec.required ? fc.constant(undefined) : spec.invalid)
+      .map((value) => ({
+        path,
+        apply: (o: Record<string, unknown>) => {
+          ensureParents(o, path);
+          set(o, path, value);
+        },
+      }));
   });
   const object = fc
     .tuple(fc.constantFrom(...OBJECT_PATHS.filter((p) => p !== 'window')), notAPlainObject)
     // `share: true | false` and `overload: false` are documented values, not junk.
-    .filter(([path, value]) => !(path === 'share' && typeof value === 'boolean') && !(path === 'overload' && value === false))
+    .filter(
+      ([path, value]) =>
+        !(path === 'share' && typeof value === 'boolean') &&
+        !(path === 'overload' && value === false),
+    )
     .map(([path, value]) => ({
-    path,
-    apply: (o: Record<string, unknown>) => {
-      if (path === 'aggregate') o.perKey ??= {};
-      o[path] = value;
-    },
-  }));
-  const objectFor = (path: string): Mutation['apply'] => (o) => ensureParents(o, `${path}.`);
+      path,
+      apply: (o: Record<string, unknown>) => {
+        if (path === 'aggregate') o.perKey ??= {};
+        o[path] = value;
+      },
+    }));
+  const objectFor =
+    (path: string): Mutation['apply'] =>
+    (o) =>
+      ensureParents(o, `${path}.`);
   const getter = fc.constantFrom(...leafPaths).map((path) => ({
     path,
     apply: (o: Record<string, unknown>) => {
@@ -328,7 +484,9 @@ function breakerMutation(leafPaths: readonly string[] = Object.keys(BREAKER_LEAV
         },
       });
       // fast-check prints counterexamples: it must not trip on the getter (a non-enumerable key, which options ignore).
-      Object.defineProperty(owner, fc.toStringMethod, { value: () => `{ ${keys.at(-1)!}: <throwing getter> }` });
+      Object.defineProperty(owner, fc.toStringMethod, {
+        value: () => `{ ${keys.at(-1)!}: <throwing getter> }`,
+      });
     },
   }));
   const unknown = fc.tuple(fc.constantFrom('', ...OBJECT_PATHS), unknownKey).map(([at, key]) => ({
@@ -347,24 +505,42 @@ function breakerMutation(leafPaths: readonly string[] = Object.keys(BREAKER_LEAV
       (o[at] as Record<string, unknown>)[key] = 1;
     },
   }));
-  return fc.oneof({ weight: 6, arbitrary: leaf }, { weight: 2, arbitrary: object }, { weight: 2, arbitrary: WINDOW_MUTATIONS }, { weight: 1, arbitrary: getter }, { weight: 2, arbitrary: unknown });
+  return fc.oneof(
+    { weight: 6, arbitrary: leaf },
+    { weight: 2, arbitrary: object },
+    { weight: 2, arbitrary: WINDOW_MUTATIONS },
+    { weight: 1, arbitrary: getter },
+    { weight: 2, arbitrary: unknown },
+  );
 }
 
-function invalidBreakerOptions(shape: BreakerSetShape = {}, leafPaths?: readonly string[]): fc.Arbitrary<[Record<string, unknown>, Mutation]> {
-  return fc.tuple(validBreakerOptions(shape), breakerMutation(leafPaths)).map(([valid, mutation]) => {
-    const options = clone(valid);
-    mutation.apply(options);
-    return [options, mutation];
-  });
+function invalidBreakerOptions(
+  shape: BreakerSetShape = {},
+  leafPaths?: readonly string[],
+): fc.Arbitrary<[Record<string, unknown>, Mutation]> {
+  return fc
+    .tuple(validBreakerOptions(shape), breakerMutation(leafPaths))
+    .map(([valid, mutation]) => {
+      const options = clone(valid);
+      mutation.apply(options);
+      return [options, mutation];
+    });
 }
 
 /** The error an invalid option must produce: of the given class, starting with the subject, naming the path. */
-function expectNamed(error: unknown, subject: string | readonly string[], path: string, type: new (...args: never[]) => Error = Error): void {
+function expectNamed(
+  error: unknown,
+  subject: string | readonly string[],
+  path: string,
+  type: new (...args: never[]) => Error = Error,
+): void {
   expect(error).toBeInstanceOf(type);
   const message = (error as Error).message;
   const subjects = typeof subject === 'string' ? [subject] : subject;
   if (!subjects.some((s) => message.startsWith(`${s}:`)) || !message.includes(`"${path}"`)) {
-    throw new Error(`expected a message starting with ${subjects.map((s) => JSON.stringify(s)).join(' or ')} and naming "${path}", got: ${message}`);
+    throw new Error(
+      `expected a message starting with ${subjects.map((s) => JSON.stringify(s)).join(' or ')} and naming "${path}", got: ${message}`,
+    );
   }
 }
 
@@ -401,17 +577,40 @@ describe('option fuzzing', () => {
 
   // ------------------------------------------------------------ module options
 
-  const fakeStore = () => ({ hydrate: async () => undefined, close: async () => undefined, coordinator: { mayProbe: () => true, transitioned: () => undefined } });
+  const fakeStore = () => ({
+    hydrate: async () => undefined,
+    close: async () => undefined,
+    coordinator: { mayProbe: () => true, transitioned: () => undefined },
+  });
   const MODULE_SPECS: Record<string, Spec> = {
     strict: { valid: fc.boolean(), invalid: notABoolean },
-    clock: { valid: fc.constant({ now: () => 0 }), invalid: fc.oneof(notAPlainObject, fc.constant({ now: 5 }), fc.constant({})) },
-    eventEmitter: { valid: fc.constant({ emit: () => true }), invalid: fc.oneof(notAPlainObject, fc.constant({ emit: 'x' })) },
-    store: { valid: fc.constant(null).map(fakeStore), invalid: fc.oneof(notAPlainObject, fc.constant({ hydrate: () => undefined, close: () => undefined })) },
-    'logging.level': { valid: fc.constantFrom('verbose', 'debug', 'log', 'warn'), invalid: fc.oneof(hostile, fc.constantFrom('error', 'LOG', '', 'fatal')) },
+    clock: {
+      valid: fc.constant({ now: () => 0 }),
+      invalid: fc.oneof(notAPlainObject, fc.constant({ now: 5 }), fc.constant({})),
+    },
+    eventEmitter: {
+      valid: fc.constant({ emit: () => true }),
+      invalid: fc.oneof(notAPlainObject, fc.constant({ emit: 'x' })),
+    },
+    store: {
+      valid: fc.constant(null).map(fakeStore),
+      invalid: fc.oneof(
+        notAPlainObject,
+        fc.constant({ hydrate: () => undefined, close: () => undefined }),
+      ),
+    },
+    'logging.level': {
+      valid: fc.constantFrom('verbose', 'debug', 'log', 'warn'),
+      invalid: fc.oneof(hostile, fc.constantFrom('error', 'LOG', '', 'fatal')),
+    },
     'logging.maxPerSecond': num(R.count),
   };
-  const nameArb = fc.oneof(fc.constantFrom('payments', 'search', 'a.b', 'with space', 'ünï'), fc.string({ minLength: 1, maxLength: 8 }));
-  const pathOfName = (name: string) => (/^[A-Za-z_$][\w$-]*$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`);
+  const nameArb = fc.oneof(
+    fc.constantFrom('payments', 'search', 'a.b', 'with space', 'ünï'),
+    fc.string({ minLength: 1, maxLength: 8 }),
+  );
+  const pathOfName = (name: string) =>
+    /^[A-Za-z_$][\w$-]*$/.test(name) ? `.${name}` : `[${JSON.stringify(name)}]`;
 
   const validModule = fc
     .record(
@@ -419,21 +618,33 @@ describe('option fuzzing', () => {
         module: leaves(MODULE_SPECS, Object.keys(MODULE_SPECS)),
         logging: fc.constantFrom<unknown>(undefined, false, 'object'),
         defaults: fc.option(validBreakerOptions({ onlyIndependent: true }), { nil: undefined }),
-        breakers: fc.option(fc.dictionary(nameArb, validBreakerOptions({ share: false }), { maxKeys: 3 }), { nil: undefined }),
+        breakers: fc.option(
+          fc.dictionary(nameArb, validBreakerOptions({ share: false }), { maxKeys: 3 }),
+          { nil: undefined },
+        ),
       },
       { requiredKeys: ['module', 'logging', 'defaults', 'breakers'] },
     )
     .map(({ module, logging, defaults, breakers }) => {
       const options: Record<string, unknown> = {};
-      for (const [path, value] of Object.entries(module)) if (!path.startsWith('logging.') || logging === 'object') set(options, path, value);
+      for (const [path, value] of Object.entries(module))
+        if (!path.startsWith('logging.') || logging === 'object') set(options, path, value);
       if (logging === false) options.logging = false;
       if (defaults !== undefined) options.defaults = defaults;
-      if (breakers !== undefined) options.breakers = Object.fromEntries(Object.entries(breakers).filter(([name]) => name !== '' && name !== '__proto__'));
+      if (breakers !== undefined)
+        options.breakers = Object.fromEntries(
+          Object.entries(breakers).filter(([name]) => name !== '' && name !== '__proto__'),
+        );
       return options;
     });
 
   /** An invalid module option set, with the subject and the path its error must name. */
-  const invalidModule: fc.Arbitrary<{ options: Record<string, unknown>; subject: string; path: string; type: new (...args: never[]) => Error }> = fc.oneof(
+  const invalidModule: fc.Arbitrary<{
+    options: Record<string, unknown>;
+    subject: string;
+    path: string;
+    type: new (...args: never[]) => Error;
+  }> = fc.oneof(
     fc.tuple(validModule, fc.constantFrom(...Object.keys(MODULE_SPECS))).chain(([valid, path]) =>
       MODULE_SPECS[path]!.invalid.map((value) => {
         const options = clone(valid);
@@ -441,33 +652,70 @@ describe('option fuzzing', () => {
         return { options, subject: 'CircuitBreakerModule', path, type: TypeError as never };
       }),
     ),
-    fc.tuple(validModule, fc.oneof(notAPlainObject.filter((v) => v !== false), fc.constant(true))).map(([valid, value]) => {
-      const options = clone(valid);
-      options.logging = value;
-      return { options, subject: 'CircuitBreakerModule', path: 'logging', type: TypeError as never };
-    }),
+    fc
+      .tuple(
+        validModule,
+        fc.oneof(
+          notAPlainObject.filter((v) => v !== false),
+          fc.constant(true),
+        ),
+      )
+      .map(([valid, value]) => {
+        const options = clone(valid);
+        options.logging = value;
+        return {
+          options,
+          subject: 'CircuitBreakerModule',
+          path: 'logging',
+          type: TypeError as never,
+        };
+      }),
     fc.tuple(validModule, fc.constantFrom('', 'logging'), unknownKey).map(([valid, at, key]) => {
       const options = clone(valid);
       if (at === 'logging') options.logging = { [key]: 1 };
       else options[key] = 1;
-      return { options, subject: 'CircuitBreakerModule', path: at === '' ? key : `${at}.${key}`, type: TypeError as never };
+      return {
+        options,
+        subject: 'CircuitBreakerModule',
+        path: at === '' ? key : `${at}.${key}`,
+        type: TypeError as never,
+      };
     }),
     fc.tuple(validModule, notAPlainObject).map(([valid, value]) => {
       const options = clone(valid);
       options.breakers = value;
-      return { options, subject: 'CircuitBreakerModule', path: 'breakers', type: TypeError as never };
+      return {
+        options,
+        subject: 'CircuitBreakerModule',
+        path: 'breakers',
+        type: TypeError as never,
+      };
     }),
-    fc.tuple(validModule, invalidBreakerOptions({ onlyIndependent: true }, INDEPENDENT)).map(([valid, [defaults, mutation]]) => {
-      const options = clone(valid);
-      options.defaults = defaults;
-      return { options, subject: 'CircuitBreakerModule', path: `defaults.${mutation.path}`, type: BreakerConfigError as never };
-    }),
-    fc.tuple(validModule, nameArb, invalidBreakerOptions({ share: false })).map(([valid, name, [breaker, mutation]]) => {
-      const options = clone(valid);
-      const safe = name === '__proto__' ? 'proto' : name;
-      options.breakers = { ...(options.breakers as object), [safe]: breaker };
-      return { options, subject: `Circuit breaker "${safe}" in CircuitBreakerModule`, path: `breakers${pathOfName(safe)}.${mutation.path}`, type: BreakerConfigError as never };
-    }),
+    fc
+      .tuple(validModule, invalidBreakerOptions({ onlyIndependent: true }, INDEPENDENT))
+      .map(([valid, [defaults, mutation]]) => {
+        const options = clone(valid);
+        options.defaults = defaults;
+        return {
+          options,
+          subject: 'CircuitBreakerModule',
+          path: `defaults.${mutation.path}`,
+          type: BreakerConfigError as never,
+        };
+      }),
+    fc
+      .tuple(validModule, nameArb, invalidBreakerOptions({ share: false }))
+      .map(([valid, name, [breaker, mutation]]) => {
+        const options = clone(valid);
+        const safe = name === '__proto__' ? 'proto' : name;
+        options.breakers = { ...(options.breakers as object), [safe]: breaker };
+        return {
+          options,
+          subject: `Circuit breaker "${safe}" in CircuitBreakerModule`,
+          path: `breakers${pathOfName(safe)}.${mutation.path}`,
+          type: BreakerConfigError as never,
+        };
+      }),
   );
 
   it(`CircuitBreakerModule.forRoot / forRootAsync validation: ${RUNS.moduleOptions} valid and ${RUNS.moduleOptions} invalid option sets`, () => {
@@ -497,7 +745,14 @@ describe('option fuzzing', () => {
     // Shapes fail at forFeature(); ranges at start-up, through the function the registry calls there.
     const define = (record: Record<string, unknown>) => {
       CircuitBreakerModule.forFeature(record as never);
-      for (const [name, options] of Object.entries(record)) checkBreakerDefinition(name, options, undefined, FOR_FEATURE, pathOfName(name).replace(/^\./, ''));
+      for (const [name, options] of Object.entries(record))
+        checkBreakerDefinition(
+          name,
+          options,
+          undefined,
+          FOR_FEATURE,
+          pathOfName(name).replace(/^\./, ''),
+        );
     };
     fc.assert(
       fc.property(nameArb, validBreakerOptions(), (name, options) => {
@@ -507,28 +762,40 @@ describe('option fuzzing', () => {
       settings(RUNS.forFeature),
     );
     fc.assert(
-      fc.property(nameArb.filter((n) => n !== '__proto__'), invalidBreakerOptions(), (name, [options, mutation]) => {
-        count('forFeature', 'invalid');
-        expectNamed(
-          thrown(() => define({ [name]: options })),
-          `Circuit breaker "${name}" in ${FOR_FEATURE}`,
-          `${pathOfName(name).replace(/^\./, '')}.${mutation.path}`,
-          BreakerConfigError,
-        );
-      }),
+      fc.property(
+        nameArb.filter((n) => n !== '__proto__'),
+        invalidBreakerOptions(),
+        (name, [options, mutation]) => {
+          count('forFeature', 'invalid');
+          expectNamed(
+            thrown(() => define({ [name]: options })),
+            `Circuit breaker "${name}" in ${FOR_FEATURE}`,
+            `${pathOfName(name).replace(/^\./, '')}.${mutation.path}`,
+            BreakerConfigError,
+          );
+        },
+      ),
       settings(RUNS.forFeature),
     );
   });
 
   it(`real Nest module compilations: ${RUNS.nestCompilation} valid and ${RUNS.nestCompilation} invalid, through forRoot, forRootAsync and forFeature`, async () => {
-    const compile = async (options: Record<string, unknown>, form: 'forRoot' | 'forRootAsync' | 'forFeature') => {
+    const compile = async (
+      options: Record<string, unknown>,
+      form: 'forRoot' | 'forRootAsync' | 'forFeature',
+    ) => {
       const { breakers, ...rest } = options;
       const imports =
         form === 'forRoot'
           ? [CircuitBreakerModule.forRoot(options as never)]
           : form === 'forRootAsync'
             ? [CircuitBreakerModule.forRootAsync({ useFactory: async () => options as never })]
-            : [CircuitBreakerModule.forRoot(rest as never), ...(breakers === undefined || Object.keys(breakers as object).length === 0 ? [] : [CircuitBreakerModule.forFeature(breakers as never)])];
+            : [
+                CircuitBreakerModule.forRoot(rest as never),
+                ...(breakers === undefined || Object.keys(breakers as object).length === 0
+                  ? []
+                  : [CircuitBreakerModule.forFeature(breakers as never)]),
+              ];
       const moduleRef = await Test.createTestingModule({ imports }).compile();
       try {
         await moduleRef.init();
@@ -537,26 +804,34 @@ describe('option fuzzing', () => {
         await moduleRef.close();
       }
     };
-    const form = fc.constantFrom('forRoot', 'forRootAsync', 'forFeature') as fc.Arbitrary<'forRoot' | 'forRootAsync' | 'forFeature'>;
+    const form = fc.constantFrom('forRoot', 'forRootAsync', 'forFeature') as fc.Arbitrary<
+      'forRoot' | 'forRootAsync' | 'forFeature'
+    >;
     await fc.assert(
       fc.asyncProperty(validModule, form, async (options, how) => {
         count('Nest compilation', 'valid');
-        expect(await compile(options, how)).toEqual(expect.arrayContaining(Object.keys((options.breakers as object | undefined) ?? {})));
+        expect(await compile(options, how)).toEqual(
+          expect.arrayContaining(Object.keys((options.breakers as object | undefined) ?? {})),
+        );
       }),
       settings(RUNS.nestCompilation),
     );
     // forRoot / forRootAsync only: forFeature names the breaker's path differently, and is covered above.
     await fc.assert(
-      fc.asyncProperty(invalidModule, fc.constantFrom('forRoot', 'forRootAsync') as fc.Arbitrary<'forRoot' | 'forRootAsync'>, async ({ options, subject, path }, how) => {
-        count('Nest compilation', 'invalid');
-        let error: unknown;
-        try {
-          await compile(options, how);
-        } catch (e) {
-          error = e;
-        }
-        expectNamed(error, subject, path);
-      }),
+      fc.asyncProperty(
+        invalidModule,
+        fc.constantFrom('forRoot', 'forRootAsync') as fc.Arbitrary<'forRoot' | 'forRootAsync'>,
+        async ({ options, subject, path }, how) => {
+          count('Nest compilation', 'invalid');
+          let error: unknown;
+          try {
+            await compile(options, how);
+          } catch (e) {
+            error = e;
+          }
+          expectNamed(error, subject, path);
+        },
+      ),
       settings(RUNS.nestCompilation),
     );
   });
@@ -580,14 +855,36 @@ describe('option fuzzing', () => {
     // The breaker options' ranges are checked at start-up, over the module's defaults, by the registry.
     const start = (options: Record<string, unknown>) => {
       const { name = PLACE, fallback: _fallback, key: _key, ...breakerOptions } = options;
-      checkBreakerDefinition(name as string, breakerOptions, undefined, `@CircuitBreaker() on ${PLACE}`, '');
+      checkBreakerDefinition(
+        name as string,
+        breakerOptions,
+        undefined,
+        `@CircuitBreaker() on ${PLACE}`,
+        '',
+      );
     };
     const fallbackArb = fc.oneof(
       aFunction,
       fc.constant('rescue'),
-      fc.record({ lastGood: fc.record({ maxAgeMs: validNumber({ min: 0, minExclusive: true, max: Number.MAX_VALUE }), maxEntries: validNumber(R.count), key: aFunction }, { requiredKeys: ['maxAgeMs'] }) }),
+      fc.record({
+        lastGood: fc.record(
+          {
+            maxAgeMs: validNumber({ min: 0, minExclusive: true, max: Number.MAX_VALUE }),
+            maxEntries: validNumber(R.count),
+            key: aFunction,
+          },
+          { requiredKeys: ['maxAgeMs'] },
+        ),
+      }),
     );
-    const methodOptions = fc.record({ name: fc.option(fc.string({ minLength: 1, maxLength: 10 }), { nil: undefined }), fallback: fc.option(fallbackArb, { nil: undefined }), key: fc.option(aFunction, { nil: undefined }) }, { requiredKeys: [] });
+    const methodOptions = fc.record(
+      {
+        name: fc.option(fc.string({ minLength: 1, maxLength: 10 }), { nil: undefined }),
+        fallback: fc.option(fallbackArb, { nil: undefined }),
+        key: fc.option(aFunction, { nil: undefined }),
+      },
+      { requiredKeys: [] },
+    );
     fc.assert(
       fc.property(methodOptions, validBreakerOptions({ share: false }), (method, breaker) => {
         count('decorator', 'valid');
@@ -597,26 +894,70 @@ describe('option fuzzing', () => {
       }),
       settings(RUNS.decorator),
     );
-    const invalidMethod: fc.Arbitrary<{ options: Record<string, unknown>; path: string }> = fc.oneof(
-      fc.oneof(hostile, fc.constant(''), fc.integer()).map((name) => ({ options: { name }, path: 'name' })),
-      notAFunction.map((key) => ({ options: { key }, path: 'key' })),
-      fc.oneof(hostile, fc.integer(), fc.constant({})).map((fallback) => ({ options: { fallback }, path: 'fallback' })),
-      fc.oneof(notAPlainObject, fc.constant(undefined)).map((lastGood) => ({ options: { fallback: { lastGood } }, path: lastGood === undefined ? 'fallback' : 'fallback.lastGood' })),
-      fc.string({ minLength: 1 }).filter((name) => !['call', 'rescue', 'constructor'].includes(name) && !(name in Object.prototype)).map((fallback) => ({ options: { fallback }, path: 'fallback' })),
-      fc.oneof(invalidNumber({ min: 0, minExclusive: true, max: Number.MAX_VALUE }), fc.constant(undefined)).map((maxAgeMs) => ({ options: { fallback: { lastGood: { maxAgeMs } } }, path: 'fallback.lastGood.maxAgeMs' })),
-      invalidNumber(R.count).map((maxEntries) => ({ options: { fallback: { lastGood: { maxAgeMs: 1, maxEntries } } }, path: 'fallback.lastGood.maxEntries' })),
-      unknownKey.map((key) => ({ options: { [key]: 1 }, path: key })),
-    );
+    const invalidMethod: fc.Arbitrary<{ options: Record<string, unknown>; path: string }> =
+      fc.oneof(
+        fc
+          .oneof(hostile, fc.constant(''), fc.integer())
+          .map((name) => ({ options: { name }, path: 'name' })),
+        notAFunction.map((key) => ({ options: { key }, path: 'key' })),
+        fc
+          .oneof(hostile, fc.integer(), fc.constant({}))
+          .map((fallback) => ({ options: { fallback }, path: 'fallback' })),
+        fc.oneof(notAPlainObject, fc.constant(undefined)).map((lastGood) => ({
+          options: { fallback: { lastGood } },
+          path: lastGood === undefined ? 'fallback' : 'fallback.lastGood',
+        })),
+        fc
+          .string({ minLength: 1 })
+          .filter(
+            (name) =>
+              !['call', 'rescue', 'constructor'].includes(name) && !(name in Object.prototype),
+          )
+          .map((fallback) => ({ options: { fallback }, path: 'fallback' })),
+        fc
+          .oneof(
+            invalidNumber({ min: 0, minExclusive: true, max: Number.MAX_VALUE }),
+            fc.constant(undefined),
+          )
+          .map((maxAgeMs) => ({
+            options: { fallback: { lastGood: { maxAgeMs } } },
+            path: 'fallback.lastGood.maxAgeMs',
+          })),
+        invalidNumber(R.count).map((maxEntries) => ({
+          options: { fallback: { lastGood: { maxAgeMs: 1, maxEntries } } },
+          path: 'fallback.lastGood.maxEntries',
+        })),
+        unknownKey.map((key) => ({ options: { [key]: 1 }, path: key })),
+      );
     fc.assert(
-      fc.property(fc.oneof(invalidMethod.map((m) => ({ ...m, breaker: false })), invalidBreakerOptions({ share: false }).map(([options, m]) => ({ options, path: m.path, breaker: true }))), ({ options, path, breaker }) => {
-        count('decorator', 'invalid');
-        const error = thrown(() => {
-          decorate(options);
-          start(options);
-        });
-        // The decorator reads every key first (an unreadable or unknown one is its own error); the breaker checks the values.
-        expectNamed(error, breaker ? [`Circuit breaker "${PLACE}" in @CircuitBreaker() on ${PLACE}`, `@CircuitBreaker() on ${PLACE}`] : `@CircuitBreaker() on ${PLACE}`, path);
-      }),
+      fc.property(
+        fc.oneof(
+          invalidMethod.map((m) => ({ ...m, breaker: false })),
+          invalidBreakerOptions({ share: false }).map(([options, m]) => ({
+            options,
+            path: m.path,
+            breaker: true,
+          })),
+        ),
+        ({ options, path, breaker }) => {
+          count('decorator', 'invalid');
+          const error = thrown(() => {
+            decorate(options);
+            start(options);
+          });
+          // The decorator reads every key first (an unreadable or unknown one is its own error); the breaker checks the values.
+          expectNamed(
+            error,
+            breaker
+              ? [
+                  `Circuit breaker "${PLACE}" in @CircuitBreaker() on ${PLACE}`,
+                  `@CircuitBreaker() on ${PLACE}`,
+                ]
+              : `@CircuitBreaker() on ${PLACE}`,
+            path,
+          );
+        },
+      ),
       settings(RUNS.decorator),
     );
   });
@@ -624,17 +965,28 @@ describe('option fuzzing', () => {
   it(`circuitBreaker() operator options: ${RUNS.operator} valid and ${RUNS.operator} invalid`, () => {
     const breaker = new Breaker('fuzz');
     fc.assert(
-      fc.property(fc.record({ fallback: fc.option(aFunction, { nil: undefined }), key: fc.option(aFunction, { nil: undefined }) }, { requiredKeys: [] }), (options) => {
-        count('operator', 'valid');
-        expect(typeof circuitBreaker(breaker, options as never)).toBe('function');
-      }),
+      fc.property(
+        fc.record(
+          {
+            fallback: fc.option(aFunction, { nil: undefined }),
+            key: fc.option(aFunction, { nil: undefined }),
+          },
+          { requiredKeys: [] },
+        ),
+        (options) => {
+          count('operator', 'valid');
+          expect(typeof circuitBreaker(breaker, options as never)).toBe('function');
+        },
+      ),
       settings(RUNS.operator),
     );
     const invalid = fc.oneof(
       notAFunction.map((fallback) => ({ options: { fallback } as unknown, path: 'fallback' })),
       notAFunction.map((key) => ({ options: { key } as unknown, path: 'key' })),
       unknownKey.map((key) => ({ options: { [key]: () => undefined } as unknown, path: key })),
-      notAPlainObject.filter((v) => v !== undefined).map((options) => ({ options, path: 'options' })),
+      notAPlainObject
+        .filter((v) => v !== undefined)
+        .map((options) => ({ options, path: 'options' })),
     );
     fc.assert(
       fc.property(invalid, ({ options, path }) => {
@@ -654,20 +1006,42 @@ describe('option fuzzing', () => {
 
   it(`new RedisBreakerStore(options), with fake clients: ${RUNS.redisStore} valid and ${RUNS.redisStore} invalid`, () => {
     // Duck-typed clients: the constructor only keeps them; nothing connects.
-    const client = () => ({ eval: () => undefined, hgetall: () => undefined, on: () => undefined, duplicate: () => client() });
+    const client = () => ({
+      eval: () => undefined,
+      hgetall: () => undefined,
+      on: () => undefined,
+      duplicate: () => client(),
+    });
     const timer = { min: 1, max: MAX_TIMER, integer: true };
     const SPECS: Record<string, Spec> = {
-      subscriber: { valid: fc.constant(null).map(client), invalid: fc.oneof(notAPlainObject, fc.constant({ eval: () => undefined })) },
+      subscriber: {
+        valid: fc.constant(null).map(client),
+        invalid: fc.oneof(notAPlainObject, fc.constant({ eval: () => undefined })),
+      },
       keyPrefix: { valid: fc.string(), invalid: fc.oneof(hostile, fc.integer(), fc.boolean()) },
-      instanceId: { valid: fc.string({ minLength: 1 }), invalid: fc.oneof(hostile, fc.constant(''), fc.integer()) },
+      instanceId: {
+        valid: fc.string({ minLength: 1 }),
+        invalid: fc.oneof(hostile, fc.constant(''), fc.integer()),
+      },
       reconcileIntervalMs: { valid: validNumber(timer), invalid: invalidNumber(timer) },
       operationTimeoutMs: { valid: validNumber(timer), invalid: invalidNumber(timer) },
       hydrateTimeoutMs: { valid: validNumber(timer), invalid: invalidNumber(timer) },
       maxQueue: num(R.count),
       closeClient: { valid: fc.boolean(), invalid: notABoolean },
-      logger: { valid: fc.constantFrom<unknown>(false, { warn: () => undefined, log: () => undefined }), invalid: fc.oneof(notAPlainObject, fc.constant(true), fc.constant({ warn: () => undefined })) },
+      logger: {
+        valid: fc.constantFrom<unknown>(false, { warn: () => undefined, log: () => undefined }),
+        invalid: fc.oneof(
+          notAPlainObject,
+          fc.constant(true),
+          fc.constant({ warn: () => undefined }),
+        ),
+      },
     };
-    const valid = leaves(SPECS, Object.keys(SPECS)).map((options) => ({ ...options, redis: client(), logger: options.logger ?? false }));
+    const valid = leaves(SPECS, Object.keys(SPECS)).map((options) => ({
+      ...options,
+      redis: client(),
+      logger: options.logger ?? false,
+    }));
     fc.assert(
       fc.property(valid, (options) => {
         count('RedisBreakerStore', 'valid');
@@ -676,11 +1050,31 @@ describe('option fuzzing', () => {
       settings(RUNS.redisStore),
     );
     const invalid = fc.oneof(
-      fc.tuple(valid, fc.constantFrom(...Object.keys(SPECS))).chain(([options, path]) => SPECS[path]!.invalid.map((value) => ({ options: { ...options, [path]: value }, path }))),
-      fc.tuple(valid, fc.oneof(notAPlainObject, fc.constant({ eval: () => undefined, hgetall: () => undefined, on: () => undefined }))).map(([options, redis]) => ({ options: { ...options, redis, subscriber: undefined }, path: 'redis' })),
-      valid.map((options) => ({ options: { ...options, subscriber: options.redis }, path: 'subscriber' })),
+      fc
+        .tuple(valid, fc.constantFrom(...Object.keys(SPECS)))
+        .chain(([options, path]) =>
+          SPECS[path]!.invalid.map((value) => ({ options: { ...options, [path]: value }, path })),
+        ),
+      fc
+        .tuple(
+          valid,
+          fc.oneof(
+            notAPlainObject,
+            fc.constant({ eval: () => undefined, hgetall: () => undefined, on: () => undefined }),
+          ),
+        )
+        .map(([options, redis]) => ({
+          options: { ...options, redis, subscriber: undefined },
+          path: 'redis',
+        })),
+      valid.map((options) => ({
+        options: { ...options, subscriber: options.redis },
+        path: 'subscriber',
+      })),
       valid.map((options) => ({ options: { ...options, redis: undefined }, path: 'redis' })),
-      fc.tuple(valid, unknownKey).map(([options, key]) => ({ options: { ...options, [key]: 1 }, path: key })),
+      fc
+        .tuple(valid, unknownKey)
+        .map(([options, key]) => ({ options: { ...options, [key]: 1 }, path: key })),
     );
     fc.assert(
       fc.property(invalid, ({ options, path }) => {
@@ -698,21 +1092,35 @@ describe('option fuzzing', () => {
 
   it(`CircuitBreakerMetricsModule.forRoot(options): ${RUNS.metrics} valid and ${RUNS.metrics} invalid`, () => {
     const SPECS: Record<string, Spec> = {
-      registry: { valid: fc.constantFrom<unknown>(new Registry(), { getSingleMetric: () => undefined }), invalid: fc.oneof(notAPlainObject, fc.constant({})) },
-      prefix: { valid: fc.stringMatching(/^(?:[a-zA-Z_:][a-zA-Z0-9_:]{0,10})?$/), invalid: fc.oneof(hostile, fc.integer(), fc.constantFrom('1st_', 'my-app_', 'a b', 'ä')) },
+      registry: {
+        valid: fc.constantFrom<unknown>(new Registry(), { getSingleMetric: () => undefined }),
+        invalid: fc.oneof(notAPlainObject, fc.constant({})),
+      },
+      prefix: {
+        valid: fc.stringMatching(/^(?:[a-zA-Z_:][a-zA-Z0-9_:]{0,10})?$/),
+        invalid: fc.oneof(hostile, fc.integer(), fc.constantFrom('1st_', 'my-app_', 'a b', 'ä')),
+      },
       keyLabel: { valid: fc.boolean(), invalid: notABoolean },
     };
     const valid = leaves(SPECS, Object.keys(SPECS));
     fc.assert(
       fc.property(valid, (options) => {
         count('metrics module', 'valid');
-        expect(CircuitBreakerMetricsModule.forRoot(options as never).module).toBe(CircuitBreakerMetricsModule);
+        expect(CircuitBreakerMetricsModule.forRoot(options as never).module).toBe(
+          CircuitBreakerMetricsModule,
+        );
       }),
       settings(RUNS.metrics),
     );
     const invalid = fc.oneof(
-      fc.tuple(valid, fc.constantFrom(...Object.keys(SPECS))).chain(([options, path]) => SPECS[path]!.invalid.map((value) => ({ options: { ...options, [path]: value }, path }))),
-      fc.tuple(valid, unknownKey).map(([options, key]) => ({ options: { ...options, [key]: 1 }, path: key })),
+      fc
+        .tuple(valid, fc.constantFrom(...Object.keys(SPECS)))
+        .chain(([options, path]) =>
+          SPECS[path]!.invalid.map((value) => ({ options: { ...options, [path]: value }, path })),
+        ),
+      fc
+        .tuple(valid, unknownKey)
+        .map(([options, key]) => ({ options: { ...options, [key]: 1 }, path: key })),
     );
     fc.assert(
       fc.property(invalid, ({ options, path }) => {
@@ -730,20 +1138,31 @@ describe('option fuzzing', () => {
 
   it(`CircuitBreakerTelemetryModule.forRoot(options): ${RUNS.telemetry} valid and ${RUNS.telemetry} invalid`, () => {
     const SPECS: Record<string, Spec> = {
-      meterProvider: { valid: fc.constant({ getMeter: () => ({}) }), invalid: fc.oneof(notAPlainObject, fc.constant({}), fc.constant({ getMeter: 1 })) },
+      meterProvider: {
+        valid: fc.constant({ getMeter: () => ({}) }),
+        invalid: fc.oneof(notAPlainObject, fc.constant({}), fc.constant({ getMeter: 1 })),
+      },
       keyAttribute: { valid: fc.boolean(), invalid: notABoolean },
     };
     const valid = leaves(SPECS, Object.keys(SPECS));
     fc.assert(
       fc.property(valid, (options) => {
         count('telemetry module', 'valid');
-        expect(CircuitBreakerTelemetryModule.forRoot(options as never).module).toBe(CircuitBreakerTelemetryModule);
+        expect(CircuitBreakerTelemetryModule.forRoot(options as never).module).toBe(
+          CircuitBreakerTelemetryModule,
+        );
       }),
       settings(RUNS.telemetry),
     );
     const invalid = fc.oneof(
-      fc.tuple(valid, fc.constantFrom(...Object.keys(SPECS))).chain(([options, path]) => SPECS[path]!.invalid.map((value) => ({ options: { ...options, [path]: value }, path }))),
-      fc.tuple(valid, unknownKey).map(([options, key]) => ({ options: { ...options, [key]: 1 }, path: key })),
+      fc
+        .tuple(valid, fc.constantFrom(...Object.keys(SPECS)))
+        .chain(([options, path]) =>
+          SPECS[path]!.invalid.map((value) => ({ options: { ...options, [path]: value }, path })),
+        ),
+      fc
+        .tuple(valid, unknownKey)
+        .map(([options, key]) => ({ options: { ...options, [key]: 1 }, path: key })),
     );
     fc.assert(
       fc.property(invalid, ({ options, path }) => {
@@ -761,12 +1180,27 @@ describe('option fuzzing', () => {
 
   it(`CircuitBreakerHealthIndicator.isHealthy(key, options): ${RUNS.health} valid and ${RUNS.health} invalid`, () => {
     const payments = new Breaker('payments');
-    const registry = { list: () => ['payments'], has: (name: string) => name === 'payments', get: () => payments } as unknown as CircuitBreakerRegistry;
+    const registry = {
+      list: () => ['payments'],
+      has: (name: string) => name === 'payments',
+      get: () => payments,
+    } as unknown as CircuitBreakerRegistry;
     const indicator = new CircuitBreakerHealthIndicator(registry, new HealthIndicatorService());
     const status = fc.constantFrom('up', 'degraded', 'down');
     const SPECS: Record<string, Spec> = {
-      breakers: { valid: fc.constantFrom<unknown>([], ['payments'], ['payments', 'payments']), invalid: fc.oneof(notAPlainObject.filter((v) => !Array.isArray(v)), fc.constant({}), fc.constant([5]), fc.constant([''])) },
-      openStatus: { valid: status, invalid: fc.oneof(hostile, fc.constantFrom('Down', 'error', '')) },
+      breakers: {
+        valid: fc.constantFrom<unknown>([], ['payments'], ['payments', 'payments']),
+        invalid: fc.oneof(
+          notAPlainObject.filter((v) => !Array.isArray(v)),
+          fc.constant({}),
+          fc.constant([5]),
+          fc.constant(['']),
+        ),
+      },
+      openStatus: {
+        valid: status,
+        invalid: fc.oneof(hostile, fc.constantFrom('Down', 'error', '')),
+      },
       halfOpenStatus: { valid: status, invalid: fc.oneof(hostile, fc.constantFrom('Up', 'ok')) },
       details: { valid: fc.boolean(), invalid: notABoolean },
     };
@@ -775,23 +1209,35 @@ describe('option fuzzing', () => {
       fc.property(valid, (options) => {
         count('health indicator', 'valid');
         // A closed breaker: up whatever the statuses of open and half-open ones.
-        expect(indicator.isHealthy('circuit_breakers', options as never).circuit_breakers.status).toBe('up');
+        expect(
+          indicator.isHealthy('circuit_breakers', options as never).circuit_breakers.status,
+        ).toBe('up');
       }),
       settings(RUNS.health),
     );
     const invalid = fc.oneof(
       fc.tuple(valid, fc.constantFrom(...Object.keys(SPECS))).chain(([options, path]) =>
-        SPECS[path]!.invalid.map((value) => ({ options: { ...options, [path]: value }, path: path === 'breakers' && Array.isArray(value) ? 'breakers[0]' : path })),
+        SPECS[path]!.invalid.map((value) => ({
+          options: { ...options, [path]: value },
+          path: path === 'breakers' && Array.isArray(value) ? 'breakers[0]' : path,
+        })),
       ),
-      fc.tuple(valid, unknownKey).map(([options, key]) => ({ options: { ...options, [key]: 1 }, path: key })),
+      fc
+        .tuple(valid, unknownKey)
+        .map(([options, key]) => ({ options: { ...options, [key]: 1 }, path: key })),
     );
     fc.assert(
       fc.property(invalid, ({ options, path }) => {
         count('health indicator', 'invalid');
         // It never throws (a throwing indicator is an HTTP 500 in terminus 12): a bad option is `down`, with the message.
-        const result = indicator.isHealthy('circuit_breakers', options as never).circuit_breakers as { status: string; message?: string };
+        const result = indicator.isHealthy('circuit_breakers', options as never)
+          .circuit_breakers as { status: string; message?: string };
         expect(result.status).toBe('down');
-        expectNamed(new Error(result.message), 'CircuitBreakerHealthIndicator.isHealthy("circuit_breakers")', path);
+        expectNamed(
+          new Error(result.message),
+          'CircuitBreakerHealthIndicator.isHealthy("circuit_breakers")',
+          path,
+        );
       }),
       settings(RUNS.health),
     );

@@ -82,6 +82,10 @@ describe('the README usage', () => {
     expect(catalogCalls).toBe(20);
     expect(response!.headers.get('retry-after')).toBe('30');
     expect(response!.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    expect(await response!.json()).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'A dependency is unavailable; retry later.' });
+    expect(await response!.json()).toEqual({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: 'A dependency is unavailable; retry later.',
+    });
   });
 });

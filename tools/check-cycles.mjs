@@ -22,7 +22,9 @@ const root = resolve(repo, process.argv[2] ?? 'lib');
 /** Every .ts file under `dir` (declaration files excluded). */
 function sources(dir) {
   return readdirSync(dir, { withFileTypes: true, recursive: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts'))
+    .filter(
+      (entry) => entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts'),
+    )
     .map((entry) => join(entry.parentPath ?? entry.path, entry.name))
     .toSorted();
 }
@@ -74,8 +76,17 @@ function importsOf(file) {
 
 function resolveSpecifier(from, spec) {
   const base = resolve(dirname(from), spec);
-  const candidates = [base.replace(/\.js$/, '.ts'), base.replace(/\.mjs$/, '.mts'), `${base}.ts`, join(base, 'index.ts'), base];
-  return candidates.find((candidate) => candidate.endsWith('.ts') && existsSync(candidate) && statSync(candidate).isFile());
+  const candidates = [
+    base.replace(/\.js$/, '.ts'),
+    base.replace(/\.mjs$/, '.mts'),
+    `${base}.ts`,
+    join(base, 'index.ts'),
+    base,
+  ];
+  return candidates.find(
+    (candidate) =>
+      candidate.endsWith('.ts') && existsSync(candidate) && statSync(candidate).isFile(),
+  );
 }
 
 /** Tarjan's strongly connected components, iteratively (no recursion limit on deep graphs). */
@@ -161,24 +172,35 @@ const files = sources(root);
 const graph = new Map(files.map((file) => [file, importsOf(file)]));
 const name = (file) => relative(repo, file);
 const cyclic = stronglyConnected(graph)
-  .filter((component) => component.length > 1 || (graph.get(component[0]) ?? []).includes(component[0]))
+  .filter(
+    (component) => component.length > 1 || (graph.get(component[0]) ?? []).includes(component[0]),
+  )
   .map((component) => component.toSorted())
   .toSorted((a, b) => b.length - a.length || a[0].localeCompare(b[0]));
 
 if (cyclic.length === 0) {
   console.log(`check-cycles: no import cycle among ${files.length} files of ${name(root)}`);
 } else {
-  console.error(`check-cycles: ${cyclic.length} import cycle${cyclic.length === 1 ? '' : 's'} in ${name(root)} (type-only imports count too):`);
+  console.error(
+    `check-cycles: ${cyclic.length} import cycle${cyclic.length === 1 ? '' : 's'} in ${name(root)} (type-only imports count too):`,
+  );
   cyclic.forEach((component, i) => {
     const members = new Set(component);
-    console.error(`\n${i + 1}. ${component.length} files import each other: ${component.map(name).join(', ')}`);
-    console.error(`   e.g. ${cycleThrough(graph, component[0], members).map(name).join('\n     -> ')}`);
+    console.error(
+      `\n${i + 1}. ${component.length} files import each other: ${component.map(name).join(', ')}`,
+    );
+    console.error(
+      `   e.g. ${cycleThrough(graph, component[0], members).map(name).join('\n     -> ')}`,
+    );
     // Every edge inside the component: each is a candidate to cut.
     for (const file of component) {
       const inside = graph.get(file).filter((to) => members.has(to));
-      if (inside.length > 0) console.error(`   ${name(file)} imports ${inside.map(name).join(', ')}`);
+      if (inside.length > 0)
+        console.error(`   ${name(file)} imports ${inside.map(name).join(', ')}`);
     }
   });
-  console.error('\nBreak each cycle: move what both sides need into a file of its own that imports neither, or invert the dependency (pass it in).');
+  console.error(
+    '\nBreak each cycle: move what both sides need into a file of its own that imports neither, or invert the dependency (pass it in).',
+  );
   process.exitCode = 1;
 }

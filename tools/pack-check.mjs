@@ -22,7 +22,16 @@
 // Usage: node tools/pack-check.mjs   (or `npm run test:pack`)
 
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -71,7 +80,9 @@ const note = (message) => console.log(`note ${message}`);
 function npm(args, cwd) {
   const execpath = process.env.npm_execpath;
   const [cmd, argv] =
-    execpath && /\.[cm]?js$/.test(execpath) ? [process.execPath, [execpath, ...args]] : ['npm', args];
+    execpath && /\.[cm]?js$/.test(execpath)
+      ? [process.execPath, [execpath, ...args]]
+      : ['npm', args];
   const result = spawnSync(cmd, argv, {
     cwd,
     encoding: 'utf8',
@@ -80,7 +91,9 @@ function npm(args, cwd) {
   });
   if (result.error) fail(`could not run npm ${args.join(' ')}: ${result.error.message}`);
   if (result.status !== 0) {
-    fail(`npm ${args.join(' ')} exited ${result.status}\n${result.stdout}\n${result.stderr}`.trimEnd());
+    fail(
+      `npm ${args.join(' ')} exited ${result.status}\n${result.stdout}\n${result.stderr}`.trimEnd(),
+    );
   }
   return result.stdout;
 }
@@ -90,7 +103,11 @@ function tsc(compiler, project, cwd) {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
   return new Promise((resolvePromise) => {
-    const child = spawn(process.execPath, [compiler, '-p', project, '--pretty', 'false'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [compiler, '-p', project, '--pretty', 'false'], {
+      cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
@@ -110,9 +127,18 @@ function tsc(compiler, project, cwd) {
 function node(file, cwd) {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
-  const result = spawnSync(process.execPath, [file], { cwd, encoding: 'utf8', env, timeout: 30_000 });
+  const result = spawnSync(process.execPath, [file], {
+    cwd,
+    encoding: 'utf8',
+    env,
+    timeout: 30_000,
+  });
   if (result.error) fail(`could not run ${file}: ${result.error.message}`);
-  return { status: result.status ?? result.signal, stdout: result.stdout.trim(), stderr: result.stderr.trim() };
+  return {
+    status: result.status ?? result.signal,
+    stdout: result.stdout.trim(),
+    stderr: result.stderr.trim(),
+  };
 }
 
 // ---------------------------------------------------------------- lexing
@@ -120,8 +146,45 @@ function node(file, cwd) {
 // comments, strings, template literals or regular expressions (tsc output is
 // regular, but its error messages are full of quotes and it has regexes).
 
-const REGEX_PREFIX = new Set(['(', ',', '=', ':', '[', '!', '&', '|', '?', '{', '}', ';', '+', '-', '*', '%', '<', '>', '~', '^', '']);
-const REGEX_KEYWORDS = new Set(['return', 'typeof', 'instanceof', 'in', 'of', 'new', 'delete', 'void', 'throw', 'case', 'do', 'else', 'yield', 'await']);
+const REGEX_PREFIX = new Set([
+  '(',
+  ',',
+  '=',
+  ':',
+  '[',
+  '!',
+  '&',
+  '|',
+  '?',
+  '{',
+  '}',
+  ';',
+  '+',
+  '-',
+  '*',
+  '%',
+  '<',
+  '>',
+  '~',
+  '^',
+  '',
+]);
+const REGEX_KEYWORDS = new Set([
+  'return',
+  'typeof',
+  'instanceof',
+  'in',
+  'of',
+  'new',
+  'delete',
+  'void',
+  'throw',
+  'case',
+  'do',
+  'else',
+  'yield',
+  'await',
+]);
 
 /**
  * Returns the code with comments dropped, regexes and template text blanked, and
@@ -208,7 +271,8 @@ function tokenize(text) {
 /** Module specifiers a JS or .d.ts file refers to (imports, re-exports, import types, references). */
 function specifiersOf(text) {
   const found = new Set();
-  for (const m of text.matchAll(/^\/\/\/\s*<reference\s+(?:types|path)\s*=\s*(["'])(.*?)\1/gm)) found.add(m[2]);
+  for (const m of text.matchAll(/^\/\/\/\s*<reference\s+(?:types|path)\s*=\s*(["'])(.*?)\1/gm))
+    found.add(m[2]);
   const { code, strings } = tokenize(text);
   const S = `(["'])#(\\d+)\\1`; // a string placeholder; group 2 is its index
   const patterns = [
@@ -224,10 +288,16 @@ function specifiersOf(text) {
   return [...found];
 }
 
-const packageName = (spec) => spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
+const packageName = (spec) =>
+  spec
+    .split('/')
+    .slice(0, spec.startsWith('@') ? 2 : 1)
+    .join('/');
 const isRelative = (spec) => spec.startsWith('./') || spec.startsWith('../');
 const optionalPeerOf = (spec) =>
-  OPTIONAL_PEERS.find((peer) => (peer.endsWith('/') ? spec.startsWith(peer) : spec === peer || spec.startsWith(`${peer}/`)));
+  OPTIONAL_PEERS.find((peer) =>
+    peer.endsWith('/') ? spec.startsWith(peer) : spec === peer || spec.startsWith(`${peer}/`),
+  );
 
 // ---------------------------------------------------------------- checks
 
@@ -246,7 +316,8 @@ function pack(into) {
     fail(`could not read the output of npm pack --json:\n${out}`);
   }
   const tarball = join(into, info.filename);
-  if (!existsSync(tarball)) fail(`npm pack said it wrote ${info.filename}, but ${tarball} is not there`);
+  if (!existsSync(tarball))
+    fail(`npm pack said it wrote ${info.filename}, but ${tarball} is not there`);
   ok('npm pack', `${info.filename}, ${info.entryCount} files, ${(info.size / 1024).toFixed(1)} kB`);
   return tarball;
 }
@@ -260,11 +331,21 @@ function install(tarball, app, pkg) {
   // --legacy-peer-deps keeps npm from resolving the peers at all (--omit=peer still
   // fetches their manifests); --prefer-offline keeps any real dependency off the network.
   npm(
-    ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock', '--legacy-peer-deps', '--prefer-offline', tarball],
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--ignore-scripts',
+      '--no-package-lock',
+      '--legacy-peer-deps',
+      '--prefer-offline',
+      tarball,
+    ],
     app,
   );
   const installed = join(app, 'node_modules', pkg.name);
-  if (!existsSync(join(installed, 'package.json'))) fail(`npm install did not put ${pkg.name} in ${app}/node_modules`);
+  if (!existsSync(join(installed, 'package.json')))
+    fail(`npm install did not put ${pkg.name} in ${app}/node_modules`);
 
   // Required peers: link the repo's own copies, now that npm is done. Optional
   // peers are left out, so that loading the root proves it does not need them.
@@ -272,7 +353,9 @@ function install(tarball, app, pkg) {
   for (const name of peers) {
     const target = join(repo, 'node_modules', name);
     if (!existsSync(join(target, 'package.json'))) {
-      fail(`peer ${name} is not installed in ${relative(process.cwd(), join(repo, 'node_modules'))}: run \`npm ci\``);
+      fail(
+        `peer ${name} is not installed in ${relative(process.cwd(), join(repo, 'node_modules'))}: run \`npm ci\``,
+      );
     }
     const link = join(app, 'node_modules', name);
     mkdirSync(dirname(link), { recursive: true });
@@ -292,7 +375,8 @@ function checkExportTargets(installed, pkg) {
   if (pkg.main) targets.push(pkg.main);
   if (pkg.types) targets.push(pkg.types);
   const missing = [...new Set(targets)].filter((target) => !existsSync(join(installed, target)));
-  if (missing.length > 0) fail(`the tarball lacks files that package.json points to: ${missing.join(', ')}`);
+  if (missing.length > 0)
+    fail(`the tarball lacks files that package.json points to: ${missing.join(', ')}`);
   ok('exports targets present', `${new Set(targets).size} paths`);
 }
 
@@ -306,7 +390,9 @@ function probe(app, file, source, checks) {
   if (stdout) console.log(stdout);
   const passed = stdout.split('\n').filter((line) => line.startsWith('ok  ')).length;
   if (status !== 0 || passed !== checks) {
-    fail(`${file} (check ${passed + 1} of ${checks}) exited ${status}:\n${stderr || '(nothing on stderr)'}`);
+    fail(
+      `${file} (check ${passed + 1} of ${checks}) exited ${status}:\n${stderr || '(nothing on stderr)'}`,
+    );
   }
   if (stderr) note(`${file} printed on stderr: ${stderr.split('\n')[0]}`);
 }
@@ -363,8 +449,13 @@ function listFiles(dir) {
 
 function checkTypes(installed) {
   const dist = join(installed, 'dist');
-  const isIntegration = (file) => relative(dist, file).split(sep).some((part) => INTEGRATION_DIRS.includes(part));
-  const files = listFiles(dist).filter((file) => /\.d\.[cm]?ts$/.test(file) && !isIntegration(file));
+  const isIntegration = (file) =>
+    relative(dist, file)
+      .split(sep)
+      .some((part) => INTEGRATION_DIRS.includes(part));
+  const files = listFiles(dist).filter(
+    (file) => /\.d\.[cm]?ts$/.test(file) && !isIntegration(file),
+  );
   const offenders = [];
   for (const file of files) {
     for (const spec of specifiersOf(readFileSync(file, 'utf8'))) {
@@ -372,7 +463,9 @@ function checkTypes(installed) {
     }
   }
   if (offenders.length > 0) {
-    fail(`type declarations outside the integration folders refer to optional peers:\n  ${offenders.join('\n  ')}`);
+    fail(
+      `type declarations outside the integration folders refer to optional peers:\n  ${offenders.join('\n  ')}`,
+    );
   }
   ok('types free of optional peers', `${files.length} .d.ts files`);
 }
@@ -394,22 +487,34 @@ function checkNoInternals(installed) {
     const text = readFileSync(file, 'utf8');
     const where = relative(installed, file);
     text.split('\n').forEach((line, i) => {
-      if (/@internal\b/.test(line)) problems.push(`${where}:${i + 1} keeps an @internal declaration: ${line.trim()}`);
+      if (/@internal\b/.test(line))
+        problems.push(`${where}:${i + 1} keeps an @internal declaration: ${line.trim()}`);
     });
-    withoutComments(text).split('\n').forEach((line) => {
-      const m = member.exec(line);
-      if (m && !/\b(?:private|protected)\b|#/.test(m[1])) problems.push(`${where} declares internal member ${m[2]}: ${line.trim()}`);
-    });
+    withoutComments(text)
+      .split('\n')
+      .forEach((line) => {
+        const m = member.exec(line);
+        if (m && !/\b(?:private|protected)\b|#/.test(m[1]))
+          problems.push(`${where} declares internal member ${m[2]}: ${line.trim()}`);
+      });
   }
   if (problems.length > 0) {
-    fail(`internals leak into the published types (is stripInternal on in tsconfig.build.json? is the member tagged @internal?):\n  ${problems.join('\n  ')}`);
+    fail(
+      `internals leak into the published types (is stripInternal on in tsconfig.build.json? is the member tagged @internal?):\n  ${problems.join('\n  ')}`,
+    );
   }
-  ok('types free of internals', `${files.length} .d.ts files, no @internal, none of ${KNOWN_INTERNALS.length} known internal members`);
+  ok(
+    'types free of internals',
+    `${files.length} .d.ts files, no @internal, none of ${KNOWN_INTERNALS.length} known internal members`,
+  );
 }
 
 function checkImportGraph(installed, pkg) {
   const entry = join(installed, 'dist', 'index.js');
-  const declared = new Set([...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})]);
+  const declared = new Set([
+    ...Object.keys(pkg.dependencies ?? {}),
+    ...Object.keys(pkg.peerDependencies ?? {}),
+  ]);
   const seen = new Map([[entry, null]]); // file -> the file that first imported it
   const queue = [entry];
   const bare = new Set();
@@ -424,7 +529,8 @@ function checkImportGraph(installed, pkg) {
     for (const spec of specifiersOf(readFileSync(file, 'utf8'))) {
       if (isRelative(spec)) {
         const target = resolve(dirname(file), spec);
-        if (!existsSync(target)) problems.push(`${chain(file)} imports '${spec}', which is not in the tarball`);
+        if (!existsSync(target))
+          problems.push(`${chain(file)} imports '${spec}', which is not in the tarball`);
         else if (!seen.has(target)) {
           seen.set(target, file);
           queue.push(target);
@@ -434,13 +540,19 @@ function checkImportGraph(installed, pkg) {
       } else if (!spec.startsWith('node:')) {
         bare.add(spec);
         if (!declared.has(packageName(spec))) {
-          problems.push(`${chain(file)} imports '${spec}', which is neither a dependency nor a peer`);
+          problems.push(
+            `${chain(file)} imports '${spec}', which is neither a dependency nor a peer`,
+          );
         }
       }
     }
   }
-  if (problems.length > 0) fail(`the root entry's import graph is wrong:\n  ${problems.join('\n  ')}`);
-  ok('root import graph free of optional peers', `${seen.size} files, bare imports: ${[...bare].toSorted().join(', ') || 'none'}`);
+  if (problems.length > 0)
+    fail(`the root entry's import graph is wrong:\n  ${problems.join('\n  ')}`);
+  ok(
+    'root import graph free of optional peers',
+    `${seen.size} files, bare imports: ${[...bare].toSorted().join(', ') || 'none'}`,
+  );
 }
 
 /**
@@ -457,12 +569,20 @@ function checkTypesVersions(pkg) {
     count++;
     const name = subpath.replace(/^\.\//, '');
     const paths = mapped[name];
-    if (!Array.isArray(paths) || paths.length !== 1 || paths[0].replace(/^\.\//, '') !== types.replace(/^\.\//, '')) {
-      problems.push(`"${name}": ${JSON.stringify(paths)} should be ["${types}"] (exports["${subpath}"].types)`);
+    if (
+      !Array.isArray(paths) ||
+      paths.length !== 1 ||
+      paths[0].replace(/^\.\//, '') !== types.replace(/^\.\//, '')
+    ) {
+      problems.push(
+        `"${name}": ${JSON.stringify(paths)} should be ["${types}"] (exports["${subpath}"].types)`,
+      );
     }
   }
   if (problems.length > 0) {
-    fail(`package.json typesVersions["*"] does not map every subpath to its types (moduleResolution node10 reads only typesVersions):\n  ${problems.join('\n  ')}`);
+    fail(
+      `package.json typesVersions["*"] does not map every subpath to its types (moduleResolution node10 reads only typesVersions):\n  ${problems.join('\n  ')}`,
+    );
   }
   ok('typesVersions maps every subpath', `${count} subpaths`);
 }
@@ -553,17 +673,34 @@ const CONSUMER_COMPILER_OPTIONS = {
 async function checkTypeScriptConsumers(tarball, work, pkg) {
   const app = join(work, 'ts-app');
   mkdirSync(app);
-  writeFileSync(join(app, 'package.json'), `${JSON.stringify({ name: 'pack-check-ts-app', version: '0.0.0', private: true }, null, 2)}\n`);
+  writeFileSync(
+    join(app, 'package.json'),
+    `${JSON.stringify({ name: 'pack-check-ts-app', version: '0.0.0', private: true }, null, 2)}\n`,
+  );
   npm(
-    ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock', '--legacy-peer-deps', '--prefer-offline', tarball, `typescript@${CONSUMER_TYPESCRIPT}`],
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--ignore-scripts',
+      '--no-package-lock',
+      '--legacy-peer-deps',
+      '--prefer-offline',
+      tarball,
+      `typescript@${CONSUMER_TYPESCRIPT}`,
+    ],
     app,
   );
-  const typescript = JSON.parse(readFileSync(join(app, 'node_modules', 'typescript', 'package.json'), 'utf8')).version;
-  if (typescript !== CONSUMER_TYPESCRIPT) fail(`npm installed typescript ${typescript}, not ${CONSUMER_TYPESCRIPT}`);
+  const typescript = JSON.parse(
+    readFileSync(join(app, 'node_modules', 'typescript', 'package.json'), 'utf8'),
+  ).version;
+  if (typescript !== CONSUMER_TYPESCRIPT)
+    fail(`npm installed typescript ${typescript}, not ${CONSUMER_TYPESCRIPT}`);
   // Every peer, optional ones too: each subpath's declarations import its own.
   for (const name of [...Object.keys(pkg.peerDependencies ?? {}), '@types/node']) {
     const target = join(repo, 'node_modules', name);
-    if (!existsSync(join(target, 'package.json'))) fail(`${name} is not installed in this repo's node_modules: run \`npm ci\``);
+    if (!existsSync(join(target, 'package.json')))
+      fail(`${name} is not installed in this repo's node_modules: run \`npm ci\``);
     const link = join(app, 'node_modules', name);
     mkdirSync(dirname(link), { recursive: true });
     symlinkSync(target, link, 'junction');
@@ -574,7 +711,10 @@ async function checkTypeScriptConsumers(tarball, work, pkg) {
     const file = `tsconfig.${kind}.${resolution}.json`;
     const module = { node10: 'commonjs', nodenext: 'nodenext', bundler: 'esnext' }[resolution];
     const options = { ...CONSUMER_COMPILER_OPTIONS, module, moduleResolution: resolution };
-    writeFileSync(join(app, file), `${JSON.stringify({ compilerOptions: options, files: [kind === 'esm' ? 'main.mts' : 'main.ts'] }, null, 2)}\n`);
+    writeFileSync(
+      join(app, file),
+      `${JSON.stringify({ compilerOptions: options, files: [kind === 'esm' ? 'main.mts' : 'main.ts'] }, null, 2)}\n`,
+    );
     return file;
   };
   const installed = join(app, 'node_modules', pkg.name);
@@ -587,9 +727,15 @@ async function checkTypeScriptConsumers(tarball, work, pkg) {
   );
   const ts5 = join(app, 'node_modules', 'typescript', 'lib', 'tsc.js');
   const ts7 = join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
-  const ts7version = JSON.parse(readFileSync(join(repo, 'node_modules', 'typescript', 'package.json'), 'utf8')).version;
+  const ts7version = JSON.parse(
+    readFileSync(join(repo, 'node_modules', 'typescript', 'package.json'), 'utf8'),
+  ).version;
   const runs = [
-    { what: `every published .d.ts compiles on its own with TypeScript ${ts7version}`, project: 'tsconfig.declarations.json', compiler: ts7 },
+    {
+      what: `every published .d.ts compiles on its own with TypeScript ${ts7version}`,
+      project: 'tsconfig.declarations.json',
+      compiler: ts7,
+    },
     ...[
       [ts5, typescript, 'cjs', 'node10'],
       [ts5, typescript, 'cjs', 'nodenext'],
@@ -605,7 +751,9 @@ async function checkTypeScriptConsumers(tarball, work, pkg) {
   ];
   // In parallel: each compiler checks every declaration of Nest and the peers (skipLibCheck off), which dominates the check's time.
   const begun = Date.now();
-  const results = await Promise.all(runs.map(({ compiler, project: file }) => tsc(compiler, file, app)));
+  const results = await Promise.all(
+    runs.map(({ compiler, project: file }) => tsc(compiler, file, app)),
+  );
   const failed = [];
   runs.forEach(({ what }, i) => {
     const { status, output } = results[i];
@@ -641,7 +789,9 @@ try {
   console.log(`pack-check passed in ${((Date.now() - started) / 1000).toFixed(1)}s`);
 } catch (error) {
   exitCode = 1;
-  console.error(`FAIL pack-check: ${error instanceof CheckError ? error.message : error?.stack ?? error}`);
+  console.error(
+    `FAIL pack-check: ${error instanceof CheckError ? error.message : (error?.stack ?? error)}`,
+  );
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

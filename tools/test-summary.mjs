@@ -35,7 +35,8 @@ function finish(lines, passed, failed, skipped, exitCode) {
 
 let report;
 try {
-  if (!file) throw new Error('no report path given (usage: node tools/test-summary.mjs <report.json>)');
+  if (!file)
+    throw new Error('no report path given (usage: node tools/test-summary.mjs <report.json>)');
   report = JSON.parse(readFileSync(file, 'utf8'));
   if (typeof report !== 'object' || report === null || typeof report.numTotalTests !== 'number') {
     throw new Error('it is not a vitest JSON report (no numTotalTests)');
@@ -51,12 +52,14 @@ const passed = count(report.numPassedTests);
 let failed = count(report.numFailedTests);
 const skipped = count(report.numPendingTests) + count(report.numTodoTests);
 const lines = [];
-const name = (path) => (typeof path === 'string' ? relative(process.cwd(), path) || path : String(path));
+const name = (path) =>
+  typeof path === 'string' ? relative(process.cwd(), path) || path : String(path);
 
 for (const result of report.testResults ?? []) {
   const tests = result.assertionResults ?? [];
   for (const test of tests) {
-    if (test.status === 'failed') lines.push(`FAIL ${name(result.name)} > ${test.fullName ?? test.title}`);
+    if (test.status === 'failed')
+      lines.push(`FAIL ${name(result.name)} > ${test.fullName ?? test.title}`);
   }
   if (result.status === 'failed' && !tests.some((test) => test.status === 'failed')) {
     failed += 1;
@@ -70,7 +73,9 @@ const total = count(report.numTotalTests);
 if (failed === 0 && total > 0 && (report.success === false || vitestExit !== 0)) {
   failed += 1;
   const why = vitestExit !== 0 ? `vitest exited ${exitArg}` : 'the report says success: false';
-  lines.push(`FAIL ${why} with no failed test: errors outside the tests (unhandled errors?), see its output above`);
+  lines.push(
+    `FAIL ${why} with no failed test: errors outside the tests (unhandled errors?), see its output above`,
+  );
 }
 
 if (total === 0 && failed === 0) {

@@ -17,7 +17,11 @@ export const DEADLINE_PATH_IDS = ['minimal', 'oursDefaults', 'opossumDefaults'];
 function deadlinePath(timing) {
   return resolvingCalls(
     DEADLINE_PATH_IDS,
-    { title: 'Closed path with a deadline', description: 'await b.execute(() => Promise.resolve(1)) with a 10 s deadline per call (the defaults of ours and of opossum)' },
+    {
+      title: 'Closed path with a deadline',
+      description:
+        'await b.execute(() => Promise.resolve(1)) with a 10 s deadline per call (the defaults of ours and of opossum)',
+    },
     timing,
   );
 }

@@ -4,7 +4,15 @@
 // breaker creates.
 
 import { createHook } from 'node:async_hooks';
-import { Breaker, cockatielBreaker, ConsecutiveBreaker, CountBreaker, handleAll, MinimalBreaker, OpossumBreaker } from '../implementations.mjs';
+import {
+  Breaker,
+  cockatielBreaker,
+  ConsecutiveBreaker,
+  CountBreaker,
+  handleAll,
+  MinimalBreaker,
+  OpossumBreaker,
+} from '../implementations.mjs';
 
 const action = () => Promise.resolve(1);
 // Breakers built from one configuration share its options object, as an application's would.
@@ -21,8 +29,13 @@ export const MAKERS = {
   'per-key-child': (i) => family.forKey(`key-${i}`),
   minimal: () => new MinimalBreaker(),
   'opossum-defaults': (i) => new OpossumBreaker(action, { name: `svc-${i}` }),
-  'cockatiel-consecutive': () => cockatielBreaker(handleAll, { halfOpenAfter: 30_000, breaker: new ConsecutiveBreaker(5) }),
-  'cockatiel-count-100': () => cockatielBreaker(handleAll, { halfOpenAfter: 30_000, breaker: new CountBreaker({ threshold: 0.5, size: 100 }) }),
+  'cockatiel-consecutive': () =>
+    cockatielBreaker(handleAll, { halfOpenAfter: 30_000, breaker: new ConsecutiveBreaker(5) }),
+  'cockatiel-count-100': () =>
+    cockatielBreaker(handleAll, {
+      halfOpenAfter: 30_000,
+      breaker: new CountBreaker({ threshold: 0.5, size: 100 }),
+    }),
 };
 
 /**
@@ -107,8 +120,14 @@ async function measure(kind, count) {
     heapUsedPerBreaker: per(after.heapUsed, before.heapUsed),
     arrayBuffersPerBreaker: per(after.arrayBuffers, before.arrayBuffers),
     rssPerBreaker: per(after.rss, before.rss),
-    bytesPerBreaker: per(after.heapUsed + after.arrayBuffers, before.heapUsed + before.arrayBuffers),
-    bytesPerBreakerUsed: per(used.heapUsed + used.arrayBuffers, before.heapUsed + before.arrayBuffers),
+    bytesPerBreaker: per(
+      after.heapUsed + after.arrayBuffers,
+      before.heapUsed + before.arrayBuffers,
+    ),
+    bytesPerBreakerUsed: per(
+      used.heapUsed + used.arrayBuffers,
+      before.heapUsed + before.arrayBuffers,
+    ),
     timersPerBreaker: live.size / sample,
     refTimersPerBreaker: (refAfter - refBefore) / count,
     kept: keep.length + extra.length,

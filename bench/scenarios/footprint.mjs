@@ -11,7 +11,11 @@ const CHILD = fileURLToPath(new URL('./footprint-child.mjs', import.meta.url));
 export const FOOTPRINT_KINDS = [
   { kind: 'ours-count-100', label: 'ours, count window of 100 (default)', target: true },
   { kind: 'ours-time-10', label: 'ours, time window of 10 buckets', target: true },
-  { kind: 'per-key-child', label: 'ours, idle per-key child (with its key and Map entry)', target: true },
+  {
+    kind: 'per-key-child',
+    label: 'ours, idle per-key child (with its key and Map entry)',
+    target: true,
+  },
   { kind: 'minimal', label: 'minimal' },
   { kind: 'opossum-defaults', label: 'opossum (defaults)' },
   { kind: 'cockatiel-consecutive', label: 'cockatiel Consecutive(5)' },
@@ -21,7 +25,11 @@ export const FOOTPRINT_KINDS = [
 export async function footprint({ count }) {
   const rows = [];
   for (const spec of FOOTPRINT_KINDS) {
-    const { stdout } = await run(process.execPath, ['--expose-gc', CHILD, spec.kind, String(count)], { maxBuffer: 1 << 20 });
+    const { stdout } = await run(
+      process.execPath,
+      ['--expose-gc', CHILD, spec.kind, String(count)],
+      { maxBuffer: 1 << 20 },
+    );
     rows.push({ ...spec, ...JSON.parse(stdout.trim().split('\n').pop()) });
   }
   return { title: 'Footprint', count, rows };

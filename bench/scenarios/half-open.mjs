@@ -3,7 +3,14 @@
 // budget should let exactly the budget through and reject the rest at once.
 
 import { setImmediate as immediate, setTimeout as sleep } from 'node:timers/promises';
-import { Breaker, cockatielBreaker, ConsecutiveBreaker, handleAll, MinimalBreaker, OpossumBreaker } from '../implementations.mjs';
+import {
+  Breaker,
+  cockatielBreaker,
+  ConsecutiveBreaker,
+  handleAll,
+  MinimalBreaker,
+  OpossumBreaker,
+} from '../implementations.mjs';
 
 const CONCURRENT = 1_000;
 const FAILURE = new Error('down');
@@ -37,7 +44,13 @@ function heldDependency() {
 /** Fires the burst, counts what reached the dependency while the probes were pending, then lets them succeed. */
 async function burst(fire, dep) {
   const outcomes = [];
-  for (let i = 0; i < CONCURRENT; i++) outcomes.push(fire().then(() => 'resolved', () => 'rejected'));
+  for (let i = 0; i < CONCURRENT; i++)
+    outcomes.push(
+      fire().then(
+        () => 'resolved',
+        () => 'rejected',
+      ),
+    );
   await tickAll();
   const reachedWhileHalfOpen = dep.calls;
   const rejectedAtOnce = await countSettled(outcomes, 'rejected');
@@ -54,9 +67,11 @@ async function burst(fire, dep) {
 async function ours(budget) {
   let t = 1_000_000;
   const clock = { now: () => t };
-  const options = budget === 1 ? undefined : { halfOpen: { maxProbes: budget, maxConcurrent: budget } };
+  const options =
+    budget === 1 ? undefined : { halfOpen: { maxProbes: budget, maxConcurrent: budget } };
   const b = new Breaker('half-open', options, { clock });
-  for (let i = 0; i < 20; i++) await b.execute(() => Promise.reject(FAILURE)).catch(() => undefined);
+  for (let i = 0; i < 20; i++)
+    await b.execute(() => Promise.reject(FAILURE)).catch(() => undefined);
   if (b.state !== 'open') throw new Error(`half-open: ours did not trip (${b.state})`);
   t += b.config.openDurationMs;
   const dep = heldDependency();
@@ -67,7 +82,10 @@ async function ours(budget) {
 async function opossum() {
   let mode = 'fail';
   const dep = heldDependency();
-  const b = new OpossumBreaker(() => (mode === 'fail' ? Promise.reject(FAILURE) : dep()), { resetTimeout: 30, timeout: false });
+  const b = new OpossumBreaker(() => (mode === 'fail' ? Promise.reject(FAILURE) : dep()), {
+    resetTimeout: 30,
+    timeout: false,
+  });
   await b.fire().catch(() => undefined);
   if (!b.opened) throw new Error('half-open: opossum did not trip');
   await sleep(60);
@@ -100,10 +118,27 @@ async function minimal() {
 
 export async function halfOpen() {
   const rows = [
-    { id: 'ours-1', label: 'ours, default budget (1 probe)', budget: 1, target: true, ...(await ours(1)) },
-    { id: 'ours-3', label: 'ours, halfOpen { maxProbes: 3, maxConcurrent: 3 }', budget: 3, target: true, ...(await ours(3)) },
+    {
+      id: 'ours-1',
+      label: 'ours, default budget (1 probe)',
+      budget: 1,
+      target: true,
+      ...(await ours(1)),
+    },
+    {
+      id: 'ours-3',
+      label: 'ours, halfOpen { maxProbes: 3, maxConcurrent: 3 }',
+      budget: 3,
+      target: true,
+      ...(await ours(3)),
+    },
     { id: 'opossum', label: 'opossum (one trial call)', budget: 1, ...(await opossum()) },
-    { id: 'cockatiel', label: 'cockatiel Consecutive(5) (one test call)', budget: 1, ...(await cockatiel()) },
+    {
+      id: 'cockatiel',
+      label: 'cockatiel Consecutive(5) (one test call)',
+      budget: 1,
+      ...(await cockatiel()),
+    },
     { id: 'minimal', label: 'minimal (no budget)', budget: undefined, ...(await minimal()) },
   ];
   return { title: 'Half-open admission', concurrent: CONCURRENT, rows };

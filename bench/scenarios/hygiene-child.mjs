@@ -1,7 +1,13 @@
 // Run by hygiene.mjs as `node hygiene-child.mjs <case>`: sets one breaker up,
 // prints "ready", and returns. The process must then exit on its own.
 
-import { Breaker, cockatielBreaker, ConsecutiveBreaker, handleAll, OpossumBreaker } from '../implementations.mjs';
+import {
+  Breaker,
+  cockatielBreaker,
+  ConsecutiveBreaker,
+  handleAll,
+  OpossumBreaker,
+} from '../implementations.mjs';
 
 const ok = () => Promise.resolve(1);
 const fail = () => Promise.reject(new Error('down'));
@@ -44,11 +50,17 @@ export const CASES = {
     b.fire().catch(swallow);
   },
   'cockatiel:call': async () => {
-    const b = cockatielBreaker(handleAll, { halfOpenAfter: 30_000, breaker: new ConsecutiveBreaker(5) });
+    const b = cockatielBreaker(handleAll, {
+      halfOpenAfter: 30_000,
+      breaker: new ConsecutiveBreaker(5),
+    });
     await b.execute(ok);
   },
   'cockatiel:trip': async () => {
-    const b = cockatielBreaker(handleAll, { halfOpenAfter: 30_000, breaker: new ConsecutiveBreaker(5) });
+    const b = cockatielBreaker(handleAll, {
+      halfOpenAfter: 30_000,
+      breaker: new ConsecutiveBreaker(5),
+    });
     for (let i = 0; i < 5; i++) await b.execute(fail).catch(swallow);
     await b.execute(ok).catch(swallow);
   },

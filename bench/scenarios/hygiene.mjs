@@ -27,7 +27,9 @@ function runCase(spec, killAfterMs) {
     let readyAt;
     let killed = false;
     let stderr = '';
-    const child = spawn(process.execPath, [CHILD, spec.name], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CHILD, spec.name], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout.on('data', (chunk) => {
       if (readyAt === undefined && String(chunk).includes('ready')) readyAt = performance.now();
     });

@@ -4,7 +4,14 @@
 // with the number of calls the window holds: 2,000 versus 10,000.
 
 import { performance } from 'node:perf_hooks';
-import { compileBatch, median, ratioRows, runInterleaved, seededRandom, tick } from '../harness.mjs';
+import {
+  compileBatch,
+  median,
+  ratioRows,
+  runInterleaved,
+  seededRandom,
+  tick,
+} from '../harness.mjs';
 import { Breaker, implementations, isClosed, OpossumBreaker } from '../implementations.mjs';
 
 const FAILURE = new Error('dependency failed');
@@ -32,34 +39,74 @@ const ENTRIES = [
   { id: 'raw' },
   { id: 'minimal' },
   { id: 'ours' },
-  { id: 'opossumNoTimeout', options: OPOSSUM_MIXED, label: 'opossum (timeout: false, percentiles off)' },
+  {
+    id: 'opossumNoTimeout',
+    options: OPOSSUM_MIXED,
+    label: 'opossum (timeout: false, percentiles off)',
+  },
   { id: 'opossumDefaults', options: OPOSSUM_MIXED, label: 'opossum (defaults, percentiles off)' },
   { id: 'cockatielConsecutive' },
   { id: 'cockatielCount' },
-  { id: 'ours2k', impl: 'ours', options: { window: { type: 'count', size: 2_000 } }, label: 'ours, count window 2,000' },
-  { id: 'ours10k', impl: 'ours', options: { window: { type: 'count', size: 10_000 } }, label: 'ours, count window 10,000' },
-  { id: 'cockatielCount2k', impl: 'cockatielCount', options: 2_000, label: 'cockatiel Count(2,000)' },
-  { id: 'cockatielCount10k', impl: 'cockatielCount', options: 10_000, label: 'cockatiel Count(10,000)' },
+  {
+    id: 'ours2k',
+    impl: 'ours',
+    options: { window: { type: 'count', size: 2_000 } },
+    label: 'ours, count window 2,000',
+  },
+  {
+    id: 'ours10k',
+    impl: 'ours',
+    options: { window: { type: 'count', size: 10_000 } },
+    label: 'ours, count window 10,000',
+  },
+  {
+    id: 'cockatielCount2k',
+    impl: 'cockatielCount',
+    options: 2_000,
+    label: 'cockatiel Count(2,000)',
+  },
+  {
+    id: 'cockatielCount10k',
+    impl: 'cockatielCount',
+    options: 10_000,
+    label: 'cockatiel Count(10,000)',
+  },
 ];
 
 export const GROWTH_PAIRS = [
   { label: 'ours', large: 'ours10k', small: 'ours2k', note: 'count window of 10,000 vs 2,000' },
-  { label: 'cockatiel Count', large: 'cockatielCount10k', small: 'cockatielCount2k', note: 'CountBreaker size 10,000 vs 2,000' },
+  {
+    label: 'cockatiel Count',
+    large: 'cockatielCount10k',
+    small: 'cockatielCount2k',
+    note: 'CountBreaker size 10,000 vs 2,000',
+  },
 ];
 
 export async function mixedTraffic({ batchSize, rounds, warmupRounds, seed }) {
-  if (batchSize % 10 !== 0) throw new Error('mixed traffic needs a batch size that is a multiple of 10');
-  if (batchSize * warmupRounds < 10_000) throw new Error('the warm-up must fill a window of 10,000');
+  if (batchSize % 10 !== 0)
+    throw new Error('mixed traffic needs a batch size that is a multiple of 10');
+  if (batchSize * warmupRounds < 10_000)
+    throw new Error('the warm-up must fill a window of 10,000');
   const entries = ENTRIES.map((spec) => {
     const impl = implementations[spec.impl ?? spec.id];
     const dep = flaky();
     const target = impl.create(dep, spec.options);
-    return { id: spec.id, label: spec.label ?? impl.label, impl, target, ...compileBatch('mixed', impl.call, target, dep) };
+    return {
+      id: spec.id,
+      label: spec.label ?? impl.label,
+      impl,
+      target,
+      ...compileBatch('mixed', impl.call, target, dep),
+    };
   });
   const result = await runInterleaved(entries, { batchSize, rounds, warmupRounds, seed });
-  const problems = entries.filter((e) => !isClosed(e.target)).map((e) => `${e.label} opened during mixed traffic`);
+  const problems = entries
+    .filter((e) => !isClosed(e.target))
+    .map((e) => `${e.label} opened during mixed traffic`);
   for (const e of entries) {
-    if (e.target instanceof Breaker && e.target.snapshot().totals.rejected.total !== 0) problems.push(`${e.label} rejected calls during mixed traffic`);
+    if (e.target instanceof Breaker && e.target.snapshot().totals.rejected.total !== 0)
+      problems.push(`${e.label} rejected calls during mixed traffic`);
     e.impl.dispose?.(e.target);
   }
   return {
@@ -104,7 +151,8 @@ export async function opossumWindowGrowth({ rounds, calls = 200, seed = 7 }) {
         }
       }
       const t1 = performance.now();
-      if (s !== (calls / 10) * 8 || !breaker.closed) throw new Error('opossum window growth: unexpected outcomes');
+      if (s !== (calls / 10) * 8 || !breaker.closed)
+        throw new Error('opossum window growth: unexpected outcomes');
       breaker.shutdown();
       round[fill] = ((t1 - t0) * 1e6) / calls;
       ns[fill].push(round[fill]);

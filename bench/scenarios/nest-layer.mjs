@@ -78,7 +78,12 @@ const OPERATOR_ROWS = [
  */
 async function measure(specs, entries, timing, baseline, subject) {
   const standard = await runInterleaved(entries, timing);
-  const steady = await runInterleaved(entries, { ...timing, rounds: timing.steadyRounds, seed: timing.seed + 1, gcBetweenRounds: false });
+  const steady = await runInterleaved(entries, {
+    ...timing,
+    rounds: timing.steadyRounds,
+    seed: timing.seed + 1,
+    gcBetweenRounds: false,
+  });
   return {
     batchSize: timing.batchSize,
     rounds: timing.rounds,
@@ -100,9 +105,18 @@ async function measure(specs, entries, timing, baseline, subject) {
 
 export async function nestLayer({ decorator: decoratorTiming, operator: operatorTiming }) {
   const pkg = await import('../../dist/index.js');
-  const exports = { CircuitBreaker: typeof pkg.CircuitBreaker === 'function', circuitBreaker: typeof pkg.circuitBreaker === 'function' };
+  const exports = {
+    CircuitBreaker: typeof pkg.CircuitBreaker === 'function',
+    circuitBreaker: typeof pkg.circuitBreaker === 'function',
+  };
   if (!exports.CircuitBreaker || !exports.circuitBreaker) {
-    return { title: 'Nest layer', status: 'pending', short: NEST_PENDING_MESSAGE, message: NEST_PENDING_MESSAGE, exports };
+    return {
+      title: 'Nest layer',
+      status: 'pending',
+      short: NEST_PENDING_MESSAGE,
+      message: NEST_PENDING_MESSAGE,
+      exports,
+    };
   }
   const problems = [];
   // Both runs, standard and steady, each with its warm-up.
@@ -116,33 +130,60 @@ export async function nestLayer({ decorator: decoratorTiming, operator: operator
     ...compileBatch('value', row.call, row.id === 'direct' ? breaker : service, work),
   }));
   const before = breaker.snapshot().totals.successes;
-  const decorator = await measure(DECORATOR_ROWS, decoratorEntries, decoratorTiming, 'direct', 'decorated');
+  const decorator = await measure(
+    DECORATOR_ROWS,
+    decoratorEntries,
+    decoratorTiming,
+    'direct',
+    'decorated',
+  );
   const counted = breaker.snapshot().totals.successes - before;
   // Direct and decorated calls both go through this breaker.
-  if (counted !== 2 * callsOf(decoratorTiming)) problems.push(`the breaker counted ${counted} successes, expected ${2 * callsOf(decoratorTiming)} (direct and decorated calls)`);
-  if (breaker.state !== 'closed') problems.push(`the decorator's breaker is ${breaker.state} after the run`);
+  if (counted !== 2 * callsOf(decoratorTiming))
+    problems.push(
+      `the breaker counted ${counted} successes, expected ${2 * callsOf(decoratorTiming)} (direct and decorated calls)`,
+    );
+  if (breaker.state !== 'closed')
+    problems.push(`the decorator's breaker is ${breaker.state} after the run`);
 
   // (b) The operator against the bare observable.
   const opBreaker = new pkg.Breaker('operator');
   const operatorEntries = OPERATOR_ROWS.map((row) => ({
     ...row,
-    ...compileBatch('value', 'dep(target)', row.id === 'bare' ? of(1) : of(1).pipe(pkg.circuitBreaker(opBreaker)), firstValueFrom),
+    ...compileBatch(
+      'value',
+      'dep(target)',
+      row.id === 'bare' ? of(1) : of(1).pipe(pkg.circuitBreaker(opBreaker)),
+      firstValueFrom,
+    ),
   }));
-  const operator = await measure(OPERATOR_ROWS, operatorEntries, operatorTiming, 'bare', 'operator');
+  const operator = await measure(
+    OPERATOR_ROWS,
+    operatorEntries,
+    operatorTiming,
+    'bare',
+    'operator',
+  );
   const opCounted = opBreaker.snapshot().totals.successes;
-  if (opCounted !== callsOf(operatorTiming)) problems.push(`the operator's breaker counted ${opCounted} successes, expected ${callsOf(operatorTiming)}`);
-  if (opBreaker.state !== 'closed') problems.push(`the operator's breaker is ${opBreaker.state} after the run`);
+  if (opCounted !== callsOf(operatorTiming))
+    problems.push(
+      `the operator's breaker counted ${opCounted} successes, expected ${callsOf(operatorTiming)}`,
+    );
+  if (opBreaker.state !== 'closed')
+    problems.push(`the operator's breaker is ${opBreaker.state} after the run`);
 
   return {
     title: 'Nest layer',
     status: 'measured',
     exports,
     decorator: {
-      description: '@CircuitBreaker() on `async call() { return 1; }` vs breaker.execute(async () => 1) on the same breaker (default options)',
+      description:
+        '@CircuitBreaker() on `async call() { return 1; }` vs breaker.execute(async () => 1) on the same breaker (default options)',
       ...decorator,
     },
     operator: {
-      description: 'circuitBreaker() on of(1) vs the bare of(1), each subscription taken with firstValueFrom (fresh breaker, default options)',
+      description:
+        'circuitBreaker() on of(1) vs the bare of(1), each subscription taken with firstValueFrom (fresh breaker, default options)',
       ...operator,
     },
     decoratorRatio: decorator.ratio,

@@ -2,7 +2,15 @@
 // (the error it creates and the rejected promise), the dependency is never called.
 
 import { compileBatch, ratioRows, runInterleaved } from '../harness.mjs';
-import { Breaker, cockatielBreaker, ConsecutiveBreaker, CountBreaker, handleAll, implementations, MinimalBreaker } from '../implementations.mjs';
+import {
+  Breaker,
+  cockatielBreaker,
+  ConsecutiveBreaker,
+  CountBreaker,
+  handleAll,
+  implementations,
+  MinimalBreaker,
+} from '../implementations.mjs';
 
 const FAILURE = new Error('dependency down');
 const fail = () => Promise.reject(FAILURE);
@@ -55,12 +63,17 @@ const OPENERS = {
     isOpen: (t) => t.opened,
   },
   cockatielConsecutive: {
-    create: () => cockatielBreaker(handleAll, { halfOpenAfter: HOUR, breaker: new ConsecutiveBreaker(5) }),
+    create: () =>
+      cockatielBreaker(handleAll, { halfOpenAfter: HOUR, breaker: new ConsecutiveBreaker(5) }),
     open: (t) => tripWith(t, (b) => b.execute(fail), 5),
     isOpen: (t) => t.state === 1,
   },
   cockatielCount: {
-    create: () => cockatielBreaker(handleAll, { halfOpenAfter: HOUR, breaker: new CountBreaker({ threshold: 0.5, size: 100 }) }),
+    create: () =>
+      cockatielBreaker(handleAll, {
+        halfOpenAfter: HOUR,
+        breaker: new CountBreaker({ threshold: 0.5, size: 100 }),
+      }),
     open: (t) => tripWith(t, (b) => b.execute(fail), 100),
     isOpen: (t) => t.state === 1,
   },
@@ -85,8 +98,11 @@ export async function openPath({ batchSize, rounds, warmupRounds, seed }) {
     entries.push({ id, label: opener.label ?? impl.label, impl, opener, target, ...batch });
   }
   const result = await runInterleaved(entries, { batchSize, rounds, warmupRounds, seed });
-  const problems = entries.filter((e) => !e.opener.isOpen(e.target)).map((e) => `${e.label} is no longer open after the open-path run`);
-  if (reached !== 0) problems.push(`the dependency was called ${reached} times while every breaker was open`);
+  const problems = entries
+    .filter((e) => !e.opener.isOpen(e.target))
+    .map((e) => `${e.label} is no longer open after the open-path run`);
+  if (reached !== 0)
+    problems.push(`the dependency was called ${reached} times while every breaker was open`);
   for (const e of entries) e.impl.dispose?.(e.target);
   return {
     title: 'Open path',

@@ -29,10 +29,19 @@ import { compileBatch, quantile, runInterleaved } from '../harness.mjs';
 
 export const SHARED_REDIS_TARGET = 1.2;
 
-export async function sharedRedis({ batchSize = 20_000, rounds = 100, warmupRounds = 3, seed = 44, transitions = 200 } = {}) {
+export async function sharedRedis({
+  batchSize = 20_000,
+  rounds = 100,
+  warmupRounds = 3,
+  seed = 44,
+  transitions = 200,
+} = {}) {
   const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
   if (probe.error !== undefined || probe.status !== 0) {
-    return { title: 'Shared state on Redis', skipped: 'no redis-server on PATH (apt-get install -y redis-server)' };
+    return {
+      title: 'Shared state on Redis',
+      skipped: 'no redis-server on PATH (apt-get install -y redis-server)',
+    };
   }
   const server = await startRedis();
   const admin = new Redis(server.port, '127.0.0.1');
@@ -44,15 +53,30 @@ export async function sharedRedis({ batchSize = 20_000, rounds = 100, warmupRoun
     return s;
   };
   try {
-    const paths = await measurePaths(store('hot'), admin, { batchSize, rounds, warmupRounds, seed });
-    const adoption = await measureAdoption([store('a'), store('b'), store('c')], admin, transitions);
+    const paths = await measurePaths(store('hot'), admin, {
+      batchSize,
+      rounds,
+      warmupRounds,
+      seed,
+    });
+    const adoption = await measureAdoption(
+      [store('a'), store('b'), store('c')],
+      admin,
+      transitions,
+    );
     const ratio = paths.rows.find((r) => r.id === 'shared').ratioToMemory.median;
     return {
       title: 'Shared state on Redis',
-      description: 'await b.execute(() => Promise.resolve(1)) with a RedisBreakerStore coordinator, beside an in-memory breaker; adoption latency on loopback',
+      description:
+        'await b.execute(() => Promise.resolve(1)) with a RedisBreakerStore coordinator, beside an in-memory breaker; adoption latency on loopback',
       ...paths,
       adoption,
-      target: { label: `closed path with a shared breaker at most ${SHARED_REDIS_TARGET}x the in-memory one`, limit: SHARED_REDIS_TARGET, value: ratio, status: ratio <= SHARED_REDIS_TARGET ? 'pass' : 'fail' },
+      target: {
+        label: `closed path with a shared breaker at most ${SHARED_REDIS_TARGET}x the in-memory one`,
+        limit: SHARED_REDIS_TARGET,
+        value: ratio,
+        status: ratio <= SHARED_REDIS_TARGET ? 'pass' : 'fail',
+      },
       redis: probe.stdout.trim(),
     };
   } finally {
@@ -71,13 +95,21 @@ async function measurePaths(store, admin, { batchSize, rounds, warmupRounds, see
   const memory = new Breaker('bench-memory');
   const shared = new Breaker('bench-shared', {}, { coordinator: store.coordinator });
   // Open for an hour: the in-memory rejection path.
-  const memoryOpen = new Breaker('bench-memory-open', { consecutiveFailures: 1, openDurationMs: 3_600_000 });
+  const memoryOpen = new Breaker('bench-memory-open', {
+    consecutiveFailures: 1,
+    openDurationMs: 3_600_000,
+  });
   await memoryOpen.execute(reject).catch(() => undefined);
   // Open past its period in an open fleet whose probe permit "elsewhere" holds: every call is rejected after asking the coordinator.
   // quorum 1: its own report opens the fleet.
   const sharedWaiting = new Breaker(
     'bench-shared-waiting',
-    { consecutiveFailures: 1, openDurationMs: 1, halfOpen: { maxWaitMs: 3_600_000 }, share: { quorum: 1 } },
+    {
+      consecutiveFailures: 1,
+      openDurationMs: 1,
+      halfOpen: { maxWaitMs: 3_600_000 },
+      share: { quorum: 1 },
+    },
     { coordinator: store.coordinator },
   );
   await store.hydrate([shared, sharedWaiting]);
@@ -94,14 +126,28 @@ async function measurePaths(store, admin, { batchSize, rounds, warmupRounds, see
   const entries = [
     { id: 'memory', label: 'in-memory (closed)', kind: 'value', target: memory, dep: ok },
     { id: 'shared', label: 'shared on Redis (closed)', kind: 'value', target: shared, dep: ok },
-    { id: 'memoryOpen', label: 'in-memory (open)', kind: 'reject', target: memoryOpen, dep: reject },
-    { id: 'sharedWaiting', label: 'shared, waiting for the fleet probe (open)', kind: 'reject', target: sharedWaiting, dep: reject },
+    {
+      id: 'memoryOpen',
+      label: 'in-memory (open)',
+      kind: 'reject',
+      target: memoryOpen,
+      dep: reject,
+    },
+    {
+      id: 'sharedWaiting',
+      label: 'shared, waiting for the fleet probe (open)',
+      kind: 'reject',
+      target: sharedWaiting,
+      dep: reject,
+    },
   ].map((e) => ({ ...e, ...compileBatch(e.kind, 'target.execute(dep)', e.target, e.dep) }));
   const result = await runInterleaved(entries, { batchSize, rounds, warmupRounds, seed });
   const problems = [];
   if (shared.state !== 'closed') problems.push('the shared breaker is not closed after the run');
-  if (sharedWaiting.state !== 'open' || record.permit !== 3) problems.push('the waiting shared breaker did not keep waiting for the fleet probe');
-  if (shared.snapshot().coordination?.shared !== true) problems.push('the shared breaker was not sharing during the run');
+  if (sharedWaiting.state !== 'open' || record.permit !== 3)
+    problems.push('the waiting shared breaker did not keep waiting for the fleet probe');
+  if (shared.snapshot().coordination?.shared !== true)
+    problems.push('the shared breaker was not sharing during the run');
   return {
     batchSize,
     rounds,
@@ -110,7 +156,9 @@ async function measurePaths(store, admin, { batchSize, rounds, warmupRounds, see
       label: e.label,
       nsPerCall: result.nsPerCall[e.id],
       ...(e.id === 'shared' ? { ratioToMemory: result.ratio('shared', 'memory') } : {}),
-      ...(e.id === 'sharedWaiting' ? { ratioToMemory: result.ratio('sharedWaiting', 'memoryOpen') } : {}),
+      ...(e.id === 'sharedWaiting'
+        ? { ratioToMemory: result.ratio('sharedWaiting', 'memoryOpen') }
+        : {}),
     })),
     problems,
   };
@@ -122,14 +170,26 @@ async function measureAdoption(stores, admin, transitions) {
   for (let i = 0; i < transitions; i++) {
     // One breaker per outage: nothing left over from the one before.
     const name = `adopt-${i}`;
-    const [ba, bb, bc] = stores.map((s) => new Breaker(name, { consecutiveFailures: 1, openDurationMs: 60_000 }, { coordinator: s.coordinator }));
+    const [ba, bb, bc] = stores.map(
+      (s) =>
+        new Breaker(
+          name,
+          { consecutiveFailures: 1, openDurationMs: 60_000 },
+          { coordinator: s.coordinator },
+        ),
+    );
     await Promise.all([a.hydrate([ba]), b.hydrate([bb]), c.hydrate([bc])]);
     await ba.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
     // a's report must be in Redis before b opens, so that b's is the one that makes the quorum.
     await waitFor(async () => (await admin.zcard(`bench:{${name}}:opens`)) === 1);
     let quorumAt = 0;
     bb.on('stateChange', () => (quorumAt = performance.now()));
-    const adopted = new Promise((resolve) => bc.on('stateChange', (change) => change.reason === 'shared-open' && resolve(performance.now())));
+    const adopted = new Promise((resolve) =>
+      bc.on(
+        'stateChange',
+        (change) => change.reason === 'shared-open' && resolve(performance.now()),
+      ),
+    );
     await bb.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
     latencies.push((await adopted) - quorumAt);
   }
@@ -157,14 +217,31 @@ async function startRedis() {
       s.close(() => resolve(p));
     });
   });
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tmpdir()], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      tmpdir(),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (chunk) => {
       out += chunk;
       if (out.includes('Ready to accept connections')) resolve();
     });
-    child.once('exit', (code) => reject(new Error(`redis-server exited (${code}) before it was ready:\n${out}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`redis-server exited (${code}) before it was ready:\n${out}`)),
+    );
   });
   child.stdout.resume();
   return {

@@ -2,7 +2,11 @@ import type { BreakerCoordination } from './breaker-coordinator.interface.js';
 import type { BreakerCounters } from './breaker-counters.js';
 import type { BreakerEvidence, LastChange } from './breaker-evidence.js';
 import type { FamilySnapshot } from './breaker-family.js';
-import { describeFailure, type BreakerSnapshot, type TransitionEvidence } from './breaker-snapshot.js';
+import {
+  describeFailure,
+  type BreakerSnapshot,
+  type TransitionEvidence,
+} from './breaker-snapshot.js';
 import { OPEN, stateName, type StateCode } from './breaker-state.js';
 import type { HalfOpenRound } from './half-open-round.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
@@ -55,7 +59,9 @@ export function assembleSnapshot(p: SnapshotParts): BreakerSnapshot {
     retryAfterMs: open ? p.openRetryAfter : paused ? p.pausedUntil - now : undefined,
     generation: p.generation,
     window: {
-      ...(c.window.type === 'count' ? { type: 'count', size: c.window.size } : { type: 'time', durationMs: c.window.durationMs, buckets: c.window.buckets }),
+      ...(c.window.type === 'count'
+        ? { type: 'count', size: c.window.size }
+        : { type: 'time', durationMs: c.window.durationMs, buckets: c.window.buckets }),
       calls: w.calls,
       failures: w.failures,
       slowCalls: w.slowCalls,
@@ -67,8 +73,12 @@ export function assembleSnapshot(p: SnapshotParts): BreakerSnapshot {
     halfOpen: p.round?.snapshot(),
     totals: p.counters.totals(),
     timeInStateMs: p.counters.timeInState(p.state, now - p.since),
-    ...(evidence?.lastChange === undefined ? {} : { lastTransition: transitionEvidence(evidence.lastChange, toWall) }),
-    ...(evidence?.lastFailure === undefined ? {} : { lastFailure: describeFailure(evidence.lastFailure, evidence.lastFailureCategory) }),
+    ...(evidence?.lastChange === undefined
+      ? {}
+      : { lastTransition: transitionEvidence(evidence.lastChange, toWall) }),
+    ...(evidence?.lastFailure === undefined
+      ? {}
+      : { lastFailure: describeFailure(evidence.lastFailure, evidence.lastFailureCategory) }),
     ...(p.family === undefined ? {} : { family: p.family }),
     ...(p.coordination === undefined ? {} : { coordination: p.coordination }),
     thresholds: {
@@ -94,6 +104,13 @@ function transitionEvidence(change: LastChange, toWall: number): TransitionEvide
     to: stateName(change.to),
     reason: change.reason,
     at: change.at + toWall,
-    ...(window === undefined ? {} : { window: { ...window, failureRate: window.calls === 0 ? 0 : window.failures / window.calls } }),
+    ...(window === undefined
+      ? {}
+      : {
+          window: {
+            ...window,
+            failureRate: window.calls === 0 ? 0 : window.failures / window.calls,
+          },
+        }),
   };
 }

@@ -1,5 +1,15 @@
 import type { BreakerTotals } from './breaker-snapshot.js';
-import { CLOSED, DISABLED, HALF_OPEN, ISOLATED, OPEN, type BreakerState, type FailureCategory, type RejectionReason, type StateCode } from './breaker-state.js';
+import {
+  CLOSED,
+  DISABLED,
+  HALF_OPEN,
+  ISOLATED,
+  OPEN,
+  type BreakerState,
+  type FailureCategory,
+  type RejectionReason,
+  type StateCode,
+} from './breaker-state.js';
 
 /**
  * Counters that only move when something goes wrong (rejections, timeouts,
@@ -90,18 +100,45 @@ export class BreakerCounters {
 
   totals(): BreakerTotals {
     const rare = this.more ?? NONE;
-    const rejected = { open: rare.rejectedOpen, 'half-open-busy': rare.rejectedHalfOpenBusy, isolated: rare.rejectedIsolated, 'retry-after': rare.rejectedRetryAfter, throttled: rare.rejectedThrottled };
-    const failures = { timeout: this.failedTimeout, connection: this.failedConnection, server: this.failedServer, other: this.failedOther };
+    const rejected = {
+      open: rare.rejectedOpen,
+      'half-open-busy': rare.rejectedHalfOpenBusy,
+      isolated: rare.rejectedIsolated,
+      'retry-after': rare.rejectedRetryAfter,
+      throttled: rare.rejectedThrottled,
+    };
+    const failures = {
+      timeout: this.failedTimeout,
+      connection: this.failedConnection,
+      server: this.failedServer,
+      other: this.failedOther,
+    };
     return {
       admitted: this.admitted,
-      rejected: { ...rejected, total: rejected.open + rejected['half-open-busy'] + rejected.isolated + rejected['retry-after'] + rejected.throttled },
+      rejected: {
+        ...rejected,
+        total:
+          rejected.open +
+          rejected['half-open-busy'] +
+          rejected.isolated +
+          rejected['retry-after'] +
+          rejected.throttled,
+      },
       successes: this.successes,
-      failures: { ...failures, total: failures.timeout + failures.connection + failures.server + failures.other },
+      failures: {
+        ...failures,
+        total: failures.timeout + failures.connection + failures.server + failures.other,
+      },
       ignored: this.ignored,
       overloads: rare.overloads,
       timeouts: rare.timeouts,
       slowCalls: rare.slowCalls,
-      probes: { admitted: rare.probesAdmitted, succeeded: rare.probesSucceeded, failed: rare.probesFailed, released: rare.probesReleased },
+      probes: {
+        admitted: rare.probesAdmitted,
+        succeeded: rare.probesSucceeded,
+        failed: rare.probesFailed,
+        released: rare.probesReleased,
+      },
       fallbacks: rare.fallbacks,
     };
   }

@@ -52,13 +52,17 @@ const environments = new WeakMap<object, BreakerEnvironment>();
 /** The environment of `deps`, checked the first time it is seen; `name` is for the messages. @internal */
 export function environmentOf(name: string, deps: BreakerDeps | undefined): BreakerEnvironment {
   if (deps === undefined) return DEFAULT_ENVIRONMENT;
-  if (typeof deps !== 'object' || deps === null) throw new TypeError(breakerMessages.invalidDep(name, 'deps', deps, 'an object'));
+  if (typeof deps !== 'object' || deps === null)
+    throw new TypeError(breakerMessages.invalidDep(name, 'deps', deps, 'an object'));
   let environment = environments.get(deps);
   if (environment !== undefined) return environment;
   checkDeps(name, deps);
   const { clock, random, coordinator, reportError } = deps;
   environment =
-    clock === undefined && random === undefined && coordinator === undefined && reportError === undefined
+    clock === undefined &&
+    random === undefined &&
+    coordinator === undefined &&
+    reportError === undefined
       ? DEFAULT_ENVIRONMENT
       : Object.freeze({
           clock: clock ?? systemClock,
@@ -76,23 +80,46 @@ function checkDeps(name: string, deps: BreakerDeps): void {
   const { clock, random, reportError } = deps;
   if (clock !== undefined) {
     if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') {
-      throw new TypeError(breakerMessages.invalidDep(name, 'clock', clock, 'an object with a now() method returning milliseconds'));
+      throw new TypeError(
+        breakerMessages.invalidDep(
+          name,
+          'clock',
+          clock,
+          'an object with a now() method returning milliseconds',
+        ),
+      );
     }
     if (clock.monotonic !== undefined && typeof clock.monotonic !== 'function') {
-      throw new TypeError(breakerMessages.invalidDep(name, 'clock.monotonic', clock.monotonic, 'a method returning milliseconds, or left out'));
+      throw new TypeError(
+        breakerMessages.invalidDep(
+          name,
+          'clock.monotonic',
+          clock.monotonic,
+          'a method returning milliseconds, or left out',
+        ),
+      );
     }
     // Reading a clock has no effect on it: a clock that answers nonsense fails here rather than on the first call.
     for (const reading of ['now', 'monotonic'] as const) {
       if (reading === 'monotonic' && clock.monotonic === undefined) continue;
       const value: unknown = clock[reading]!();
       if (typeof value !== 'number' || !Number.isFinite(value)) {
-        throw new TypeError(breakerMessages.invalidDep(name, `clock.${reading}()`, value, 'a finite number of milliseconds'));
+        throw new TypeError(
+          breakerMessages.invalidDep(
+            name,
+            `clock.${reading}()`,
+            value,
+            'a finite number of milliseconds',
+          ),
+        );
       }
     }
   }
   // Not drawn from here: a test's sequence of numbers must not lose its first to a check.
   if (random !== undefined && typeof random !== 'function') {
-    throw new TypeError(breakerMessages.invalidDep(name, 'random', random, 'a function returning a number in [0, 1)'));
+    throw new TypeError(
+      breakerMessages.invalidDep(name, 'random', random, 'a function returning a number in [0, 1)'),
+    );
   }
   if (reportError !== undefined && typeof reportError !== 'function') {
     throw new TypeError(breakerMessages.invalidDep(name, 'reportError', reportError, 'a function'));

@@ -1,4 +1,9 @@
-import type { BreakerState, FailureCategory, RejectionReason, TransitionReason } from './breaker-state.js';
+import type {
+  BreakerState,
+  FailureCategory,
+  RejectionReason,
+  TransitionReason,
+} from './breaker-state.js';
 import type { CircuitOpenError } from './breaker.errors.js';
 
 /** @publicApi */
@@ -98,7 +103,9 @@ const EVENTS: Record<BreakerEventName, true> = {
 };
 
 /** Every event a breaker emits. @publicApi */
-export const BREAKER_EVENT_NAMES: readonly BreakerEventName[] = Object.freeze(Object.keys(EVENTS) as BreakerEventName[]);
+export const BREAKER_EVENT_NAMES: readonly BreakerEventName[] = Object.freeze(
+  Object.keys(EVENTS) as BreakerEventName[],
+);
 
 /** Whether `value` names an event a breaker emits. @internal */
 export function isBreakerEventName(value: unknown): value is BreakerEventName {

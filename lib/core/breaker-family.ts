@@ -101,7 +101,12 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
 
   child(key: string): Child {
     // The common key is a short plain string: three comparisons, no hashing.
-    if (typeof key !== 'string' || key.length > this.maxKeyLength || key.charCodeAt(0) === MARK_CODE) key = this.bound(key);
+    if (
+      typeof key !== 'string' ||
+      key.length > this.maxKeyLength ||
+      key.charCodeAt(0) === MARK_CODE
+    )
+      key = this.bound(key);
     const children = this.children;
     const existing = children.get(key);
     if (existing !== undefined) {
@@ -146,7 +151,9 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
 
   /** Whether `child` is still held (not evicted). */
   holds(child: Child): boolean {
-    return child.key !== undefined && (this.children.get(child.key) === child || this.overflow === child);
+    return (
+      child.key !== undefined && (this.children.get(child.key) === child || this.overflow === child)
+    );
   }
 
   /** Calls `listener` with every child created from now on; returns the unsubscribe function. */
@@ -194,15 +201,23 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
     const aggregate = this.owner.config.aggregate;
     if (!is || aggregate === undefined) return;
     const known = this.size;
-    if (known >= aggregate.minKeys && this.unhealthy / known >= aggregate.openWhenOpenRatio) this.owner.openForChildren(now);
+    if (known >= aggregate.minKeys && this.unhealthy / known >= aggregate.openWhenOpenRatio)
+      this.owner.openForChildren(now);
   }
 
   snapshot(): FamilySnapshot {
-    return { keys: this.size, maxKeys: this.maxKeys, unhealthyKeys: this.unhealthy, evicted: this.evicted, overflowed: this.overflowed };
+    return {
+      keys: this.size,
+      maxKeys: this.maxKeys,
+      unhealthyKeys: this.unhealthy,
+      evicted: this.evicted,
+      overflowed: this.overflowed,
+    };
   }
 
   private born(child: Child): Child {
-    if (this.childListeners !== undefined) for (const listener of this.childListeners) listener(child);
+    if (this.childListeners !== undefined)
+      for (const listener of this.childListeners) listener(child);
     return child;
   }
 
@@ -244,13 +259,16 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
   private failingHeld(): number {
     const overflow = this.overflow;
     // Its stored state is what its last transition reported to the count.
-    return overflow !== undefined && isUnhealthy(overflow.lastDecidedState) ? this.unhealthy - 1 : this.unhealthy;
+    return overflow !== undefined && isUnhealthy(overflow.lastDecidedState)
+      ? this.unhealthy - 1
+      : this.unhealthy;
   }
 
   private remove(key: string, child: Child): void {
     this.children.delete(key);
     this.evicted++;
-    if (this.evictListeners !== undefined) for (const listener of this.evictListeners) listener(child);
+    if (this.evictListeners !== undefined)
+      for (const listener of this.evictListeners) listener(child);
   }
 }
 

@@ -1,6 +1,11 @@
 import type { BreakerCoordination } from './breaker-coordinator.interface.js';
 import type { FamilySnapshot } from './breaker-family.js';
-import type { BreakerState, FailureCategory, RejectionReason, TransitionReason } from './breaker-state.js';
+import type {
+  BreakerState,
+  FailureCategory,
+  RejectionReason,
+  TransitionReason,
+} from './breaker-state.js';
 import { httpStatusOf } from './classify.js';
 
 /**
@@ -140,7 +145,10 @@ const MESSAGE_LIMIT = 200;
  *
  * @internal
  */
-export function describeFailure(failure: unknown, category: FailureCategory | 'overload'): FailureSummary {
+export function describeFailure(
+  failure: unknown,
+  category: FailureCategory | 'overload',
+): FailureSummary {
   const summary: FailureSummary = { category };
   const status = httpStatusOf(failure);
   if (status !== undefined) summary.status = status;
@@ -149,7 +157,9 @@ export function describeFailure(failure: unknown, category: FailureCategory | 'o
       const name: unknown = failure.name;
       const message: unknown = failure.message;
       if (typeof name === 'string') summary.name = name;
-      if (typeof message === 'string') summary.message = message.length > MESSAGE_LIMIT ? `${message.slice(0, MESSAGE_LIMIT - 1)}…` : message;
+      if (typeof message === 'string')
+        summary.message =
+          message.length > MESSAGE_LIMIT ? `${message.slice(0, MESSAGE_LIMIT - 1)}…` : message;
     } else if (typeof failure === 'string') {
       summary.message = failure.slice(0, MESSAGE_LIMIT);
     }

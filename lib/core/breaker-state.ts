@@ -10,7 +10,13 @@
 export type BreakerState = 'closed' | 'open' | 'half-open' | 'isolated' | 'disabled';
 
 /** Every state a breaker can be in, in the order of their codes. @publicApi */
-export const BREAKER_STATES: readonly BreakerState[] = Object.freeze(['closed', 'open', 'half-open', 'isolated', 'disabled']);
+export const BREAKER_STATES: readonly BreakerState[] = Object.freeze([
+  'closed',
+  'open',
+  'half-open',
+  'isolated',
+  'disabled',
+]);
 
 // The engine keeps its state as a small integer: comparisons on the hot path stay on numbers.
 /** @internal */ export const CLOSED = 0;
@@ -19,7 +25,8 @@ export const BREAKER_STATES: readonly BreakerState[] = Object.freeze(['closed', 
 /** @internal */ export const ISOLATED = 3;
 /** @internal */ export const DISABLED = 4;
 /** @internal A state as the engine stores it: an index into `BREAKER_STATES`. */
-export type StateCode = typeof CLOSED | typeof OPEN | typeof HALF_OPEN | typeof ISOLATED | typeof DISABLED;
+export type StateCode =
+  typeof CLOSED | typeof OPEN | typeof HALF_OPEN | typeof ISOLATED | typeof DISABLED;
 
 /** @internal The name of a state code. */
 export function stateName(code: StateCode): BreakerState {

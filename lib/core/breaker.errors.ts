@@ -37,7 +37,10 @@ export class CircuitOpenError extends Error {
     // it several times cheaper, and its stack would only show the breaker anyway.
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
-    super(breakerMessages.rejected(breakerName, reason), cause === undefined ? undefined : { cause });
+    super(
+      breakerMessages.rejected(breakerName, reason),
+      cause === undefined ? undefined : { cause },
+    );
     Error.stackTraceLimit = limit;
   }
 }
@@ -81,14 +84,27 @@ export function createRejection(
 
 // A plain constructor sharing CircuitOpenError's prototype: `instanceof`
 // CircuitOpenError and Error hold, and V8 allocates it like any small object.
-const Rejection = function (this: Record<string, unknown>, breakerName: string, state: BreakerState, reason: RejectionReason, retryAfterMs: number | undefined, cause: unknown) {
+const Rejection = function (
+  this: Record<string, unknown>,
+  breakerName: string,
+  state: BreakerState,
+  reason: RejectionReason,
+  retryAfterMs: number | undefined,
+  cause: unknown,
+) {
   this.code = 'CIRCUIT_OPEN';
   this.breakerName = breakerName;
   this.state = state;
   this.reason = reason;
   this.retryAfterMs = retryAfterMs;
   this.cause = cause;
-} as unknown as new (breakerName: string, state: BreakerState, reason: RejectionReason, retryAfterMs: number | undefined, cause: unknown) => CircuitOpenError;
+} as unknown as new (
+  breakerName: string,
+  state: BreakerState,
+  reason: RejectionReason,
+  retryAfterMs: number | undefined,
+  cause: unknown,
+) => CircuitOpenError;
 Rejection.prototype = CircuitOpenError.prototype;
 
 /**

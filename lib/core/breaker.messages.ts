@@ -14,17 +14,20 @@ export const breakerMessages = {
     `Circuit breaker "${breaker}": on() got ${describeValue(event)}, which is not an event of a breaker. Listen to one of: ${known.join(', ')}.`,
   notAListener: (breaker: string, event: string, listener: unknown) =>
     `Circuit breaker "${breaker}": on("${event}") takes a listener function, got ${describeValue(listener)}. Pass (event) => { ... }.`,
-  badName: (name: unknown) => `A circuit breaker needs a non-empty string name, got ${describeValue(name)}. Name it after the dependency and operation it protects, e.g. "payments.charge".`,
+  badName: (name: unknown) =>
+    `A circuit breaker needs a non-empty string name, got ${describeValue(name)}. Name it after the dependency and operation it protects, e.g. "payments.charge".`,
   notAFunction: (breaker: string, value: unknown) =>
     `Circuit breaker "${breaker}": execute() takes the function to protect, got ${describeValue(value)}. Pass a function, e.g. execute(({ signal }) => fetch(url, { signal })).`,
-  notPerKey: (breaker: string) => `Circuit breaker "${breaker}" is not per-key: configure perKey: { maxKeys } to use forKey().`,
+  notPerKey: (breaker: string) =>
+    `Circuit breaker "${breaker}" is not per-key: configure perKey: { maxKeys } to use forKey().`,
   familyMisuse: (breaker: string, method: string) =>
     `Circuit breaker "${breaker}" is a per-key family: call forKey(key).${method}() so that each target has its own breaker.`,
   badKey: (breaker: string, key: unknown) =>
     `Circuit breaker "${breaker}": forKey() takes a string key, got ${key === null ? 'null' : typeof key}. Pass the target's host, endpoint or tenant as a string.`,
   permitSettled: (breaker: string) =>
     `Circuit breaker "${breaker}": this permit was already settled. Settle each permit once, with one of succeed(), fail(), timeOut(), release() or track().`,
-  rejected: (breaker: string, reason: string) => `Circuit breaker "${breaker}" rejected the call: ${reasonText(reason)}.`,
+  rejected: (breaker: string, reason: string) =>
+    `Circuit breaker "${breaker}" rejected the call: ${reasonText(reason)}.`,
   timedOut: (breaker: string, timeoutMs: number) =>
     `Circuit breaker "${breaker}": the call did not settle within ${timeoutMs} ms and was aborted.`,
   invalidDep: (breaker: string, dep: string, value: unknown, expected: string) =>
@@ -57,4 +60,3 @@ function reasonText(reason: string): string {
       return 'the dependency is overloaded and calls are being shed';
   }
 }
-

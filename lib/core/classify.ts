@@ -92,7 +92,8 @@ function errorCodeOf(error: Loose): string | undefined {
 
 function classifyStatus(status: number, error: unknown, overload: boolean): CallOutcome {
   if (status === 429) return overload ? 'overload' : 'failure';
-  if (status === 503) return overload && retryAfterOf(error, 0) !== undefined ? 'overload' : 'failure';
+  if (status === 503)
+    return overload && retryAfterOf(error, 0) !== undefined ? 'overload' : 'failure';
   if (status >= 500 || status === 408) return 'failure';
   // The dependency answered (a 400 is the caller's mistake, a 404 a valid answer).
   return 'success';
@@ -135,7 +136,8 @@ export function defaultClassifyResult(value: unknown, overload = true): CallOutc
   try {
     const loose = value as Loose;
     status = loose.status;
-    if (typeof status !== 'number' || typeof loose.headers !== 'object' || loose.headers === null) return 'success';
+    if (typeof status !== 'number' || typeof loose.headers !== 'object' || loose.headers === null)
+      return 'success';
   } catch {
     // A result that cannot even be read is no answer the caller can use.
     return 'failure';
@@ -161,7 +163,8 @@ function readFailureCategory(error: Loose): FailureCategory {
   if (error instanceof CallTimeoutError || error.name === 'TimeoutError') return 'timeout';
   const code = errorCodeOf(error);
   if (code !== undefined) {
-    if (TIMEOUT_CODES.has(code) || (code.startsWith('UND_ERR_') && code.endsWith('TIMEOUT'))) return 'timeout';
+    if (TIMEOUT_CODES.has(code) || (code.startsWith('UND_ERR_') && code.endsWith('TIMEOUT')))
+      return 'timeout';
     if (CONNECTION_CODES.has(code) || code.startsWith('UND_ERR_')) return 'connection';
   }
   const status = readHttpStatus(error);
@@ -193,7 +196,8 @@ export function retryAfterOf(value: unknown, now: number): number | undefined {
 function readRetryAfter(value: Loose, now: number): number | undefined {
   const own = value.retryAfterMs;
   if (isPause(own)) return own;
-  const response = typeof value.response === 'object' && value.response !== null ? value.response : undefined;
+  const response =
+    typeof value.response === 'object' && value.response !== null ? value.response : undefined;
   const fromHeaders = headerValue(value.headers) ?? headerValue(response?.headers);
   if (fromHeaders !== undefined) return parseRetryAfter(fromHeaders, now);
   if (response !== undefined) {
@@ -207,7 +211,8 @@ function readRetryAfter(value: Loose, now: number): number | undefined {
       const ms = (body as Loose).retryAfterMs;
       if (isPause(ms)) return ms;
       const header = (body as Loose).retryAfter;
-      if (typeof header === 'number' || typeof header === 'string') return parseRetryAfter(String(header), now);
+      if (typeof header === 'number' || typeof header === 'string')
+        return parseRetryAfter(String(header), now);
     }
   }
   return undefined;
@@ -222,7 +227,10 @@ function headerValue(headers: unknown): string | undefined {
   if (typeof headers !== 'object' || headers === null) return undefined;
   const h = headers as { get?: unknown } & Record<string, unknown>;
   // fetch Headers and axios AxiosHeaders both answer get(); plain objects hold lower-case names.
-  const raw = typeof h.get === 'function' ? (h.get as (name: string) => unknown).call(headers, 'retry-after') : (h['retry-after'] ?? h['Retry-After']);
+  const raw =
+    typeof h.get === 'function'
+      ? (h.get as (name: string) => unknown).call(headers, 'retry-after')
+      : (h['retry-after'] ?? h['Retry-After']);
   if (typeof raw === 'number') return String(raw);
   if (Array.isArray(raw)) return typeof raw[0] === 'string' ? raw[0] : undefined;
   return typeof raw === 'string' && raw !== '' ? raw : undefined;

@@ -6,10 +6,16 @@ import { resolveBreakerOptions, type ResolvedBreakerOptions } from './resolve-op
 // largest part of each. The options object is remembered as it was, so a
 // caller that changes it between two breakers still gets what it asked for.
 const DEFAULT_CONFIG = resolveBreakerOptions('(defaults)', undefined);
-const cache = new WeakMap<BreakerOptions, { seen: BreakerOptions; config: ResolvedBreakerOptions }>();
+const cache = new WeakMap<
+  BreakerOptions,
+  { seen: BreakerOptions; config: ResolvedBreakerOptions }
+>();
 
 /** @internal */
-export function configFor(name: string, options: BreakerOptions | undefined): ResolvedBreakerOptions {
+export function configFor(
+  name: string,
+  options: BreakerOptions | undefined,
+): ResolvedBreakerOptions {
   if (options === undefined) return DEFAULT_CONFIG;
   const cached = typeof options === 'object' && options !== null ? cache.get(options) : undefined;
   if (cached !== undefined && sameOptions(cached.seen, options)) return cached.config;
@@ -20,7 +26,8 @@ export function configFor(name: string, options: BreakerOptions | undefined): Re
 
 function copyOptions(options: BreakerOptions): BreakerOptions {
   const copy: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(options)) copy[key] = isPlainObject(value) ? { ...value } : value;
+  for (const [key, value] of Object.entries(options))
+    copy[key] = isPlainObject(value) ? { ...value } : value;
   return copy as BreakerOptions;
 }
 

@@ -2,7 +2,12 @@ import type { CallOutcome } from './breaker-state.js';
 import { BreakerHookError } from './breaker.errors.js';
 import { breakerMessages } from './breaker.messages.js';
 
-const OUTCOMES: ReadonlySet<unknown> = new Set<unknown>(['success', 'failure', 'ignored', 'overload']);
+const OUTCOMES: ReadonlySet<unknown> = new Set<unknown>([
+  'success',
+  'failure',
+  'ignored',
+  'overload',
+]);
 
 /**
  * Runs one of the application's classifiers without trusting it. A classifier
@@ -24,10 +29,16 @@ export function runClassifier(
   try {
     outcome = classifier(subject);
   } catch (fault) {
-    reporter.reportFault(option, new BreakerHookError(breakerMessages.classifierThrew(breaker, option, fault), fault));
+    reporter.reportFault(
+      option,
+      new BreakerHookError(breakerMessages.classifierThrew(breaker, option, fault), fault),
+    );
     return 'failure';
   }
   if (outcome === undefined || OUTCOMES.has(outcome)) return outcome as CallOutcome | undefined;
-  reporter.reportFault(option, new BreakerHookError(breakerMessages.classifierAnswered(breaker, option, outcome), undefined));
+  reporter.reportFault(
+    option,
+    new BreakerHookError(breakerMessages.classifierAnswered(breaker, option, outcome), undefined),
+  );
   return 'failure';
 }

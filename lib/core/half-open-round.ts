@@ -42,13 +42,18 @@ export class HalfOpenRound {
 
   /** Whether another probe would exceed the budget (in total or at once). */
   get full(): boolean {
-    return this.admitted >= this.budget.maxProbes || this.probes.length >= this.budget.maxConcurrentProbes;
+    return (
+      this.admitted >= this.budget.maxProbes ||
+      this.probes.length >= this.budget.maxConcurrentProbes
+    );
   }
 
   /** How long until the oldest probe must be decided: a polite hint for a caller the full budget turned away. */
   retryAfter(now: number): number {
     const oldest = this.probes[0];
-    return oldest === undefined ? 0 : Math.max(0, oldest.startedAt + this.budget.probeMaxWaitMs - now);
+    return oldest === undefined
+      ? 0
+      : Math.max(0, oldest.startedAt + this.budget.probeMaxWaitMs - now);
   }
 
   /** Admits a probe; returns its id. */
@@ -76,7 +81,8 @@ export class HalfOpenRound {
   /** The oldest probe in flight when it has waited `probeMaxWaitMs` by `now`, taken out of flight. */
   takeExpired(now: number): ProbeRecord | undefined {
     const oldest = this.probes[0];
-    if (oldest === undefined || now - oldest.startedAt < this.budget.probeMaxWaitMs) return undefined;
+    if (oldest === undefined || now - oldest.startedAt < this.budget.probeMaxWaitMs)
+      return undefined;
     this.probes.shift();
     return oldest;
   }
@@ -94,7 +100,12 @@ export class HalfOpenRound {
   }
 
   snapshot(): HalfOpenSnapshot {
-    return { probesAdmitted: this.admitted, probesInFlight: this.probes.length, probesSucceeded: this.succeeded, probesFailed: this.failed };
+    return {
+      probesAdmitted: this.admitted,
+      probesInFlight: this.probes.length,
+      probesSucceeded: this.succeeded,
+      probesFailed: this.failed,
+    };
   }
 
   private indexOf(id: number): number {

@@ -39,8 +39,20 @@ export type {
   WindowSnapshot,
 } from './breaker-snapshot.js';
 export { BREAKER_STATES } from './breaker-state.js';
-export type { BreakerState, CallOutcome, FailureCategory, RejectionReason, TransitionReason } from './breaker-state.js';
-export { BreakerConfigError, BreakerHookError, CallTimeoutError, CircuitOpenError, isBreakerRejection } from './breaker.errors.js';
+export type {
+  BreakerState,
+  CallOutcome,
+  FailureCategory,
+  RejectionReason,
+  TransitionReason,
+} from './breaker-state.js';
+export {
+  BreakerConfigError,
+  BreakerHookError,
+  CallTimeoutError,
+  CircuitOpenError,
+  isBreakerRejection,
+} from './breaker.errors.js';
 export {
   defaultClassifyError,
   defaultClassifyResult,
@@ -56,4 +68,9 @@ export type { Clock, RandomSource } from './clock.js';
 export type { ResolvedBreakerOptions } from './resolve-options.js';
 export { OVERFLOW_KEY } from './breaker-family.js';
 export type { FamilySnapshot } from './breaker-family.js';
-export type { BreakerCoordination, BreakerCoordinator, BreakerStore, CoordinatedBreaker } from './breaker-coordinator.interface.js';
+export type {
+  BreakerCoordination,
+  BreakerCoordinator,
+  BreakerStore,
+  CoordinatedBreaker,
+} from './breaker-coordinator.interface.js';

@@ -12,10 +12,17 @@ export function baseOpenDuration(config: ResolvedBreakerOptions, reopens: number
  *
  * @internal
  */
-export function openDuration(config: ResolvedBreakerOptions, reopens: number, source: { random(): number }, retryAfterHint: number | undefined): number {
+export function openDuration(
+  config: ResolvedBreakerOptions,
+  reopens: number,
+  source: { random(): number },
+  retryAfterHint: number | undefined,
+): number {
   let duration = baseOpenDuration(config, reopens);
   // Whole milliseconds: open-until times and Retry-After estimates stay readable.
-  if (config.jitter !== 0) duration = Math.round(duration * (1 - config.jitter + 2 * config.jitter * source.random()));
-  if (retryAfterHint !== undefined) duration = Math.max(duration, Math.min(retryAfterHint, config.maxRetryAfterMs));
+  if (config.jitter !== 0)
+    duration = Math.round(duration * (1 - config.jitter + 2 * config.jitter * source.random()));
+  if (retryAfterHint !== undefined)
+    duration = Math.max(duration, Math.min(retryAfterHint, config.maxRetryAfterMs));
   return duration;
 }

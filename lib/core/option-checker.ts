@@ -39,11 +39,21 @@ export class OptionChecker {
   }
 
   invalid(option: string, value: unknown, expected: string, optional = true): never {
-    throw this.error(optionMessages.invalid(this.subject, this.pathOf(option), value, expected, optional), option);
+    throw this.error(
+      optionMessages.invalid(this.subject, this.pathOf(option), value, expected, optional),
+      option,
+    );
   }
 
   unknown(option: string, known: readonly string[]): never {
-    throw this.error(optionMessages.unknown(this.subject, this.pathOf(option), known.map((key) => this.pathOf(key))), option);
+    throw this.error(
+      optionMessages.unknown(
+        this.subject,
+        this.pathOf(option),
+        known.map((key) => this.pathOf(key)),
+      ),
+      option,
+    );
   }
 
   /** Reads `owner[key]`; a throwing getter or Proxy trap becomes an error naming the option. */
@@ -63,13 +73,20 @@ export class OptionChecker {
    *
    * `option` is the object's own path (`halfOpen`), `''` for the top level.
    */
-  record(option: string, value: unknown, known: readonly string[], expected = 'an object', optional = true): Record<string, unknown> {
+  record(
+    option: string,
+    value: unknown,
+    known: readonly string[],
+    expected = 'an object',
+    optional = true,
+  ): Record<string, unknown> {
     const at = (key: string) => (option === '' ? key : `${option}.${key}`);
     const self = option === '' ? 'options' : option;
     if (!this.isPlainObject(self, value)) this.invalid(self, value, expected, optional);
     const copy: Record<string, unknown> = {};
     for (const key of this.ownKeys(self, value)) {
-      if (typeof key === 'symbol' || !known.includes(key)) this.unknown(at(typeof key === 'symbol' ? `[${key.toString()}]` : key), known.map(at));
+      if (typeof key === 'symbol' || !known.includes(key))
+        this.unknown(at(typeof key === 'symbol' ? `[${key.toString()}]` : key), known.map(at));
       const read = this.read(value, key as string, at(key as string));
       if (read !== undefined) copy[key as string] = read;
     }
@@ -81,7 +98,13 @@ export class OptionChecker {
     if (!this.isPlainObject(option, value)) this.invalid(option, value, expected, optional);
     const entries: [string, unknown][] = [];
     for (const key of this.ownKeys(option, value)) {
-      if (typeof key === 'symbol') this.invalid(option, value, `${expected} (a symbol key ${key.toString()} names nothing)`, optional);
+      if (typeof key === 'symbol')
+        this.invalid(
+          option,
+          value,
+          `${expected} (a symbol key ${key.toString()} names nothing)`,
+          optional,
+        );
       const read = this.read(value, key, `${option}${pathKey(key)}`);
       if (read !== undefined) entries.push([key, read]);
     }
@@ -89,12 +112,28 @@ export class OptionChecker {
   }
 
   /** `record()`, or `undefined` when the option is not given. */
-  optionalRecord(option: string, value: unknown, known: readonly string[], expected = 'an object'): Record<string, unknown> | undefined {
+  optionalRecord(
+    option: string,
+    value: unknown,
+    known: readonly string[],
+    expected = 'an object',
+  ): Record<string, unknown> | undefined {
     return value === undefined ? undefined : this.record(option, value, known, expected);
   }
 
-  number(option: string, value: unknown, rule: NumberRule, expected: string, optional = true): number {
-    const { min = -Number.MAX_VALUE, max = Number.MAX_SAFE_INTEGER, integer = false, minExclusive = false } = rule;
+  number(
+    option: string,
+    value: unknown,
+    rule: NumberRule,
+    expected: string,
+    optional = true,
+  ): number {
+    const {
+      min = -Number.MAX_VALUE,
+      max = Number.MAX_SAFE_INTEGER,
+      integer = false,
+      minExclusive = false,
+    } = rule;
     if (
       typeof value !== 'number' ||
       Number.isNaN(value) ||
@@ -113,7 +152,13 @@ export class OptionChecker {
     return value;
   }
 
-  string(option: string, value: unknown, expected: string, valid: (value: string) => boolean = () => true, optional = true): string {
+  string(
+    option: string,
+    value: unknown,
+    expected: string,
+    valid: (value: string) => boolean = () => true,
+    optional = true,
+  ): string {
     if (typeof value !== 'string' || !valid(value)) this.invalid(option, value, expected, optional);
     return value;
   }
@@ -123,24 +168,48 @@ export class OptionChecker {
     return value as F;
   }
 
-  oneOf<T extends string>(option: string, value: unknown, values: readonly T[], optional = true): T {
+  oneOf<T extends string>(
+    option: string,
+    value: unknown,
+    values: readonly T[],
+    optional = true,
+  ): T {
     if (typeof value !== 'string' || !(values as readonly string[]).includes(value)) {
-      this.invalid(option, value, values.map((v) => `'${v}'`).join(', ').replace(/, ([^,]*)$/, ' or $1'), optional);
+      this.invalid(
+        option,
+        value,
+        values
+          .map((v) => `'${v}'`)
+          .join(', ')
+          .replace(/, ([^,]*)$/, ' or $1'),
+        optional,
+      );
     }
     return value as T;
   }
 
   /** An object (class instances welcome: clients, registries) with these methods, duck-typed and read safely. */
-  service<T>(option: string, value: unknown, methods: readonly string[], expected: string, optional = true): T {
-    if (typeof value !== 'object' || value === null) this.invalid(option, value, expected, optional);
-    for (const method of methods) if (typeof this.read(value, method, option) !== 'function') this.invalid(option, value, expected, optional);
+  service<T>(
+    option: string,
+    value: unknown,
+    methods: readonly string[],
+    expected: string,
+    optional = true,
+  ): T {
+    if (typeof value !== 'object' || value === null)
+      this.invalid(option, value, expected, optional);
+    for (const method of methods)
+      if (typeof this.read(value, method, option) !== 'function')
+        this.invalid(option, value, expected, optional);
     return value as T;
   }
 
   /** The enumerable own keys, symbols included (a symbol key names no option: it must not pass unnoticed). */
   private ownKeys(option: string, value: object): (string | symbol)[] {
     try {
-      return Reflect.ownKeys(value).filter((key) => Object.prototype.propertyIsEnumerable.call(value, key));
+      return Reflect.ownKeys(value).filter((key) =>
+        Object.prototype.propertyIsEnumerable.call(value, key),
+      );
     } catch (error) {
       throw this.error(optionMessages.unreadable(this.subject, this.pathOf(option), error), option);
     }
@@ -164,4 +233,3 @@ export class OptionChecker {
 export function pathKey(key: string): string {
   return /^[A-Za-z_$][\w$-]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
 }
-

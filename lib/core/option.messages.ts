@@ -62,7 +62,21 @@ export function describeFault(fault: unknown): string {
   return describeValue(fault);
 }
 
-const BUILT_INS = new Set(['Date', 'Map', 'Set', 'WeakMap', 'WeakSet', 'RegExp', 'Promise', 'Error', 'TypeError', 'ArrayBuffer', 'Uint8Array', 'Buffer', 'URL']);
+const BUILT_INS = new Set([
+  'Date',
+  'Map',
+  'Set',
+  'WeakMap',
+  'WeakSet',
+  'RegExp',
+  'Promise',
+  'Error',
+  'TypeError',
+  'ArrayBuffer',
+  'Uint8Array',
+  'Buffer',
+  'URL',
+]);
 
 function describeObject(value: object | null): string {
   if (value === null) return 'null';
@@ -71,7 +85,8 @@ function describeObject(value: object | null): string {
     const proto: unknown = Object.getPrototypeOf(value);
     if (proto === null || proto === Object.prototype) return 'an object';
     const constructor = (proto as { constructor?: unknown }).constructor;
-    const name = typeof constructor === 'function' ? (constructor as { name?: unknown }).name : undefined;
+    const name =
+      typeof constructor === 'function' ? (constructor as { name?: unknown }).name : undefined;
     if (typeof name !== 'string' || name === '' || name === 'Object') return 'an object';
     if (!BUILT_INS.has(name)) return `an instance of ${name}`;
     return `${/^[AEIOU]/.test(name) ? 'an' : 'a'} ${name}`;

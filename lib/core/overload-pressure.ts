@@ -20,7 +20,12 @@ export class OverloadPressure {
   throttle: OverloadThrottle | undefined = undefined;
 
   /** The dependency refused a call as overloaded, asking for a pause of `hint` ms if it said so. */
-  record(config: ResolvedBreakerOptions, now: number, hint: number | undefined, acceptedBefore: number): void {
+  record(
+    config: ResolvedBreakerOptions,
+    now: number,
+    hint: number | undefined,
+    acceptedBefore: number,
+  ): void {
     if (hint !== undefined && hint > 0) {
       const until = now + Math.min(hint, config.maxRetryAfterMs);
       if (until > this.pausedUntil) this.pausedUntil = until;
@@ -28,7 +33,11 @@ export class OverloadPressure {
     if (config.overloadK === 0) return;
     const w = config.window;
     // The accepted calls the window holds are the evidence that came before: the throttle starts with them.
-    const throttle = (this.throttle ??= new OverloadThrottle(w.type === 'time' ? w.durationMs : OVERLOAD_WINDOW_MS, now, acceptedBefore));
+    const throttle = (this.throttle ??= new OverloadThrottle(
+      w.type === 'time' ? w.durationMs : OVERLOAD_WINDOW_MS,
+      now,
+      acceptedBefore,
+    ));
     throttle.record(true, now);
   }
 
@@ -53,7 +62,11 @@ export class OverloadPressure {
   shed(config: ResolvedBreakerOptions, now: number, source: { random(): number }): boolean {
     const throttle = this.throttle;
     if (throttle === undefined) return false;
-    const rejectProbability = throttle.rejectProbability(config.overloadK, config.minimumThroughput, now);
+    const rejectProbability = throttle.rejectProbability(
+      config.overloadK,
+      config.minimumThroughput,
+      now,
+    );
     if (rejectProbability > 0 && source.random() < rejectProbability) {
       throttle.countShed(now);
       return true;

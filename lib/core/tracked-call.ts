@@ -53,11 +53,20 @@ export interface CallPermit<T = unknown> {
  */
 export interface CallOwner {
   readonly name: string;
-  readonly config: { readonly timeoutMs: number | undefined; readonly probeTimeoutMs: number | undefined };
+  readonly config: {
+    readonly timeoutMs: number | undefined;
+    readonly probeTimeoutMs: number | undefined;
+  };
   attachProbe(id: number, call: { abandon(error: CallTimeoutError): void }): void;
   settleValue(token: number, value: unknown, startedAt: number): CallOutcome;
   classifyError(error: unknown): CallOutcome;
-  settle(token: number, outcome: CallOutcome, subject: unknown, startedAt: number, category: FailureCategory | undefined): void;
+  settle(
+    token: number,
+    outcome: CallOutcome,
+    subject: unknown,
+    startedAt: number,
+    category: FailureCategory | undefined,
+  ): void;
   settleTimeout(token: number, error: CallTimeoutError, startedAt: number): void;
   withdrawAdmission(token: number): void;
 }
@@ -106,7 +115,10 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
   }
 
   /** Runs `fn` with a signal of its own, linked to the caller's. */
-  run(fn: (context: { signal: AbortSignal }) => T | PromiseLike<T>, callerSignal: AbortSignal | undefined): Promise<T> {
+  run(
+    fn: (context: { signal: AbortSignal }) => T | PromiseLike<T>,
+    callerSignal: AbortSignal | undefined,
+  ): Promise<T> {
     if (callerSignal !== undefined) {
       this.callerSignal = callerSignal;
       callerSignal.addEventListener('abort', this.onCallerAbort, { once: true });
@@ -127,7 +139,12 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
    * available (the decorator: getCallSignal()).
    */
   runMethod<A extends unknown[]>(
-    withSignal: (context: { readonly signal: AbortSignal }, method: (...args: A) => T | PromiseLike<T>, thisArg: unknown, args: A) => T | PromiseLike<T>,
+    withSignal: (
+      context: { readonly signal: AbortSignal },
+      method: (...args: A) => T | PromiseLike<T>,
+      thisArg: unknown,
+      args: A,
+    ) => T | PromiseLike<T>,
     method: (...args: A) => T | PromiseLike<T>,
     thisArg: unknown,
     args: A,
@@ -145,7 +162,8 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
   track(result: T | PromiseLike<T>): Promise<T> {
     if (this.settled) {
       // The caller aborted while the call was being started: its reason, not a complaint about the permit.
-      if (this.outcome === 'ignored' && this.callerSignal?.aborted) return Promise.reject(this.callerSignal.reason);
+      if (this.outcome === 'ignored' && this.callerSignal?.aborted)
+        return Promise.reject(this.callerSignal.reason);
       return Promise.reject(new TypeError(breakerMessages.permitSettled(this.breaker.name)));
     }
     let then: unknown;
@@ -297,5 +315,7 @@ class LazySignalContext {
 
 /** The `then` of a thenable (an object or a function with one, as the Promise spec reads it), or undefined. */
 function thenOf(value: unknown): unknown {
-  return (typeof value === 'object' && value !== null) || typeof value === 'function' ? (value as PromiseLike<unknown>).then : undefined;
+  return (typeof value === 'object' && value !== null) || typeof value === 'function'
+    ? (value as PromiseLike<unknown>).then
+    : undefined;
 }

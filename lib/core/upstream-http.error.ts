@@ -63,10 +63,20 @@ export class UpstreamHttpError extends Error {
    * wall time an HTTP-date `Retry-After` is measured from (default `Date.now()`).
    * Never rejects: a body that cannot be read gives an empty excerpt.
    */
-  static async from(response: UpstreamResponse, options: { now?: number } = {}): Promise<UpstreamHttpError> {
+  static async from(
+    response: UpstreamResponse,
+    options: { now?: number } = {},
+  ): Promise<UpstreamHttpError> {
     const header = response.headers.get('retry-after');
-    const retryAfterMs = header === null ? undefined : parseRetryAfter(header, options.now ?? Date.now());
-    return new UpstreamHttpError(response.status, response.statusText ?? '', publicUrl(response.url), retryAfterMs, await excerptOf(response));
+    const retryAfterMs =
+      header === null ? undefined : parseRetryAfter(header, options.now ?? Date.now());
+    return new UpstreamHttpError(
+      response.status,
+      response.statusText ?? '',
+      publicUrl(response.url),
+      retryAfterMs,
+      await excerptOf(response),
+    );
   }
 }
 Object.defineProperty(UpstreamHttpError.prototype, 'name', { value: 'UpstreamHttpError' });
@@ -82,7 +92,10 @@ Object.defineProperty(UpstreamHttpError.prototype, 'name', { value: 'UpstreamHtt
  *
  * @publicApi
  */
-export async function ensureOk<R extends UpstreamResponse>(response: R, options: { now?: number } = {}): Promise<R> {
+export async function ensureOk<R extends UpstreamResponse>(
+  response: R,
+  options: { now?: number } = {},
+): Promise<R> {
   if (response.ok) return response;
   throw await UpstreamHttpError.from(response, options);
 }

@@ -4,9 +4,17 @@ import { CircuitBreakerModuleMissingError } from '../circuit-breaker-module-miss
 import { circuitBreakerMessages } from '../circuit-breaker.messages.js';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
 import { OptionChecker } from '../core/option-checker.js';
-import { BREAKER_OPTION_KEYS, breakerOptionChecker, copyBreakerOptions } from '../core/resolve-options.js';
+import {
+  BREAKER_OPTION_KEYS,
+  breakerOptionChecker,
+  copyBreakerOptions,
+} from '../core/resolve-options.js';
 import { DecoratedMethod } from '../decorated-method.js';
-import type { CircuitBreakerFallback, CircuitBreakerMethodOptions, LastGoodFallback } from '../interfaces/circuit-breaker-method-options.interface.js';
+import type {
+  CircuitBreakerFallback,
+  CircuitBreakerMethodOptions,
+  LastGoodFallback,
+} from '../interfaces/circuit-breaker-method-options.interface.js';
 
 /**
  * Runs every call of the method through a named breaker.
@@ -23,15 +31,28 @@ import type { CircuitBreakerFallback, CircuitBreakerMethodOptions, LastGoodFallb
  *
  * @publicApi
  */
-export function CircuitBreaker(nameOrOptions?: string | CircuitBreakerMethodOptions): MethodDecorator {
+export function CircuitBreaker(
+  nameOrOptions?: string | CircuitBreakerMethodOptions,
+): MethodDecorator {
   return (target, propertyKey, descriptor) => {
     const className = typeof target === 'function' ? target.name : target.constructor.name;
     const qualifiedName = `${className}.${String(propertyKey)}`;
     const original = descriptor.value as unknown;
-    if (typeof original !== 'function') throw new TypeError(circuitBreakerMessages.notAMethod(qualifiedName));
-    const { name = qualifiedName, fallback, key, ...breakerOptions } = normalize(nameOrOptions, target, qualifiedName);
+    if (typeof original !== 'function')
+      throw new TypeError(circuitBreakerMessages.notAMethod(qualifiedName));
+    const {
+      name = qualifiedName,
+      fallback,
+      key,
+      ...breakerOptions
+    } = normalize(nameOrOptions, target, qualifiedName);
     const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
-    checkDeadlineApplies(qualifiedName, breakerOptions.timeoutMs, returnType, Reflect.hasMetadata('design:returntype', target, propertyKey));
+    checkDeadlineApplies(
+      qualifiedName,
+      breakerOptions.timeoutMs,
+      returnType,
+      Reflect.hasMetadata('design:returntype', target, propertyKey),
+    );
 
     const method = new DecoratedMethod({
       name,
@@ -58,8 +79,14 @@ export function CircuitBreaker(nameOrOptions?: string | CircuitBreakerMethodOpti
       Reflect.defineMetadata(metadataKey, Reflect.getOwnMetadata(metadataKey, original), wrapped);
     }
     Reflect.defineMetadata(CIRCUIT_BREAKER_METADATA, method, wrapped);
-    Object.defineProperty(wrapped, 'name', { value: (original as { name: string }).name, configurable: true });
-    Object.defineProperty(wrapped, 'length', { value: (original as { length: number }).length, configurable: true });
+    Object.defineProperty(wrapped, 'name', {
+      value: (original as { name: string }).name,
+      configurable: true,
+    });
+    Object.defineProperty(wrapped, 'length', {
+      value: (original as { length: number }).length,
+      configurable: true,
+    });
     descriptor.value = wrapped as never;
 
     // Nest injects the registry of the application that creates the instance.
@@ -85,7 +112,8 @@ const CHECKED_METHODS = Symbol('nestjs-circuit-breaker.checked-methods');
  * the same error class.
  */
 function checkRegistryAtInit(prototype: object, className: string, method: string): void {
-  const checked = Object.getOwnPropertyDescriptor(prototype, CHECKED_METHODS)?.value as string[] | undefined;
+  const checked = Object.getOwnPropertyDescriptor(prototype, CHECKED_METHODS)?.value as
+    string[] | undefined;
   if (checked !== undefined) {
     checked.push(method);
     return;
@@ -96,12 +124,27 @@ function checkRegistryAtInit(prototype: object, className: string, method: strin
   if (!Object.isExtensible(prototype)) return;
   const methods = [method];
   Object.defineProperty(prototype, CHECKED_METHODS, { value: methods });
-  const original: unknown = hook !== undefined ? hook.value : (prototype as { onModuleInit?: unknown }).onModuleInit;
-  const onModuleInit = function onModuleInit(this: Record<symbol, unknown>, ...args: unknown[]): unknown {
-    if (this[REGISTRY_PROPERTY] === undefined) throw new CircuitBreakerModuleMissingError(circuitBreakerMessages.moduleMissing(className, methods), className);
-    return typeof original === 'function' ? (original as (...a: unknown[]) => unknown).apply(this, args) : undefined;
+  const original: unknown =
+    hook !== undefined ? hook.value : (prototype as { onModuleInit?: unknown }).onModuleInit;
+  const onModuleInit = function onModuleInit(
+    this: Record<symbol, unknown>,
+    ...args: unknown[]
+  ): unknown {
+    if (this[REGISTRY_PROPERTY] === undefined)
+      throw new CircuitBreakerModuleMissingError(
+        circuitBreakerMessages.moduleMissing(className, methods),
+        className,
+      );
+    return typeof original === 'function'
+      ? (original as (...a: unknown[]) => unknown).apply(this, args)
+      : undefined;
   };
-  Object.defineProperty(prototype, 'onModuleInit', { value: onModuleInit, writable: true, configurable: true, enumerable: false });
+  Object.defineProperty(prototype, 'onModuleInit', {
+    value: onModuleInit,
+    writable: true,
+    configurable: true,
+    enumerable: false,
+  });
 }
 
 const METHOD_KEYS = ['name', 'fallback', 'key'] as const;
@@ -126,41 +169,98 @@ const SYNCHRONOUS_RETURN_TYPES = new Map<unknown, string>([
  * anything: the call is over when the method returns. Such a method's
  * `timeoutMs` is a mistake, reported where the class is declared.
  */
-function checkDeadlineApplies(qualifiedName: string, timeoutMs: unknown, returnType: unknown, declared: boolean): void {
+function checkDeadlineApplies(
+  qualifiedName: string,
+  timeoutMs: unknown,
+  returnType: unknown,
+  declared: boolean,
+): void {
   if (typeof timeoutMs !== 'number') return;
-  const synchronous = SYNCHRONOUS_RETURN_TYPES.get(returnType) ?? (declared && returnType === undefined ? 'void' : undefined);
-  if (synchronous !== undefined) throw new TypeError(circuitBreakerMessages.deadlineOnSyncMethod(qualifiedName, synchronous));
+  const synchronous =
+    SYNCHRONOUS_RETURN_TYPES.get(returnType) ??
+    (declared && returnType === undefined ? 'void' : undefined);
+  if (synchronous !== undefined)
+    throw new TypeError(circuitBreakerMessages.deadlineOnSyncMethod(qualifiedName, synchronous));
 }
 
-function normalize(nameOrOptions: unknown, target: object, qualifiedName: string): CircuitBreakerMethodOptions {
+function normalize(
+  nameOrOptions: unknown,
+  target: object,
+  qualifiedName: string,
+): CircuitBreakerMethodOptions {
   const check = new OptionChecker(circuitBreakerMessages.decoratorSite(qualifiedName));
   if (nameOrOptions === undefined) return {};
-  if (typeof nameOrOptions === 'string') return { name: check.string('name', nameOrOptions, 'a non-empty string', (name) => name !== '') };
-  const given = check.record('', nameOrOptions, [...METHOD_KEYS, ...BREAKER_OPTION_KEYS], 'a breaker name or an options object');
+  if (typeof nameOrOptions === 'string')
+    return {
+      name: check.string('name', nameOrOptions, 'a non-empty string', (name) => name !== ''),
+    };
+  const given = check.record(
+    '',
+    nameOrOptions,
+    [...METHOD_KEYS, ...BREAKER_OPTION_KEYS],
+    'a breaker name or an options object',
+  );
   const { name = qualifiedName, fallback, key, ...breakerOptions } = given;
   check.string('name', name, 'a non-empty string', (value) => value !== '');
   if (key !== undefined) check.func('key', key, 'a function of the arguments returning a string');
-  const checkedFallback = fallback === undefined ? undefined : checkFallback(check, target, qualifiedName, fallback);
-  const subject = circuitBreakerMessages.definitionSubject(name as string, circuitBreakerMessages.decoratorSite(qualifiedName));
-  const options = copyBreakerOptions(breakerOptionChecker(name as string, { subject }), breakerOptions);
-  return { ...options, name: name as string, fallback: checkedFallback, key: key as CircuitBreakerMethodOptions['key'] };
+  const checkedFallback =
+    fallback === undefined ? undefined : checkFallback(check, target, qualifiedName, fallback);
+  const subject = circuitBreakerMessages.definitionSubject(
+    name as string,
+    circuitBreakerMessages.decoratorSite(qualifiedName),
+  );
+  const options = copyBreakerOptions(
+    breakerOptionChecker(name as string, { subject }),
+    breakerOptions,
+  );
+  return {
+    ...options,
+    name: name as string,
+    fallback: checkedFallback,
+    key: key as CircuitBreakerMethodOptions['key'],
+  };
 }
 
 /** The fallback as checked: a `lastGood` fallback is a plain copy, so the cache uses what was checked. */
-function checkFallback(check: OptionChecker, target: object, qualifiedName: string, fallback: unknown): CircuitBreakerFallback {
+function checkFallback(
+  check: OptionChecker,
+  target: object,
+  qualifiedName: string,
+  fallback: unknown,
+): CircuitBreakerFallback {
   if (typeof fallback === 'function') return fallback as CircuitBreakerFallback;
   if (typeof fallback === 'string') {
     // Legacy decorators run once the class body is complete, so every method is already there.
-    if (typeof (target as Record<string, unknown>)[fallback] !== 'function') throw new TypeError(circuitBreakerMessages.missingFallbackMethod(qualifiedName, fallback));
+    if (typeof (target as Record<string, unknown>)[fallback] !== 'function')
+      throw new TypeError(circuitBreakerMessages.missingFallbackMethod(qualifiedName, fallback));
     return fallback;
   }
   const expected = 'a method name, a function, or { lastGood: { maxAgeMs, maxEntries? } }';
   const { lastGood } = check.record('fallback', fallback, ['lastGood'], expected);
   if (lastGood === undefined) check.invalid('fallback', fallback, expected);
-  const copy = check.record('fallback.lastGood', lastGood, ['maxAgeMs', 'maxEntries', 'key'], '{ maxAgeMs, maxEntries?, key? }', false);
+  const copy = check.record(
+    'fallback.lastGood',
+    lastGood,
+    ['maxAgeMs', 'maxEntries', 'key'],
+    '{ maxAgeMs, maxEntries?, key? }',
+    false,
+  );
   const { maxAgeMs, maxEntries, key } = copy;
-  check.number('fallback.lastGood.maxAgeMs', maxAgeMs, { min: 0, minExclusive: true, max: Number.MAX_VALUE }, 'a positive number of milliseconds', false);
-  if (maxEntries !== undefined) check.number('fallback.lastGood.maxEntries', maxEntries, { min: 1, integer: true }, 'an integer >= 1');
-  if (key !== undefined) check.func('fallback.lastGood.key', key, 'a function of the arguments returning a string');
+  check.number(
+    'fallback.lastGood.maxAgeMs',
+    maxAgeMs,
+    { min: 0, minExclusive: true, max: Number.MAX_VALUE },
+    'a positive number of milliseconds',
+    false,
+  );
+  if (maxEntries !== undefined)
+    check.number(
+      'fallback.lastGood.maxEntries',
+      maxEntries,
+      { min: 1, integer: true },
+      'an integer >= 1',
+    );
+  if (key !== undefined)
+    check.func('fallback.lastGood.key', key, 'a function of the arguments returning a string');
   return { lastGood: copy as LastGoodFallback['lastGood'] };
 }

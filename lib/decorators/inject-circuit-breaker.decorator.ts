@@ -1,5 +1,8 @@
 import { Inject } from '@nestjs/common';
-import { CIRCUIT_BREAKER_TOKEN_PREFIX, INJECTED_BREAKERS_METADATA } from '../circuit-breaker.constants.js';
+import {
+  CIRCUIT_BREAKER_TOKEN_PREFIX,
+  INJECTED_BREAKERS_METADATA,
+} from '../circuit-breaker.constants.js';
 import { circuitBreakerMessages } from '../circuit-breaker.messages.js';
 
 /**
@@ -37,14 +40,21 @@ export const injectedBreakerNames = new Set<string>();
  * @publicApi
  */
 export function InjectCircuitBreaker(name: string): PropertyDecorator & ParameterDecorator {
-  if (typeof name !== 'string' || name === '') throw new TypeError(circuitBreakerMessages.invalidInjectName(name));
+  if (typeof name !== 'string' || name === '')
+    throw new TypeError(circuitBreakerMessages.invalidInjectName(name));
   const inject = Inject(getCircuitBreakerToken(name));
   return ((target: object, key: string | symbol | undefined, index?: number) => {
     const type = (typeof target === 'function' ? target : target.constructor) as { name?: string };
     injectedBreakerNames.add(name);
     // Own metadata, copied: a subclass adds to its own list, never to its base class's.
-    const own = (Reflect.getOwnMetadata(INJECTED_BREAKERS_METADATA, type) as BreakerInjection[] | undefined) ?? [];
-    Reflect.defineMetadata(INJECTED_BREAKERS_METADATA, [...own, { name, site: circuitBreakerMessages.injectionSite(type.name) }], type);
+    const own =
+      (Reflect.getOwnMetadata(INJECTED_BREAKERS_METADATA, type) as
+        BreakerInjection[] | undefined) ?? [];
+    Reflect.defineMetadata(
+      INJECTED_BREAKERS_METADATA,
+      [...own, { name, site: circuitBreakerMessages.injectionSite(type.name) }],
+      type,
+    );
     (inject as (t: object, k: string | symbol | undefined, i?: number) => void)(target, key, index);
   }) as PropertyDecorator & ParameterDecorator;
 }

@@ -23,7 +23,8 @@ export class FallbackRunner {
     /** `Class.method`, for messages. */
     qualifiedName: string,
   ) {
-    this.lastGood = typeof fallback === 'object' ? new LastGood(fallback.lastGood, qualifiedName) : undefined;
+    this.lastGood =
+      typeof fallback === 'object' ? new LastGood(fallback.lastGood, qualifiedName) : undefined;
   }
 
   /** Whether good answers are to be remembered (a `lastGood` fallback). */
@@ -42,7 +43,15 @@ export class FallbackRunner {
    * as a 503 response); `otherwise()` when there is nothing to serve. For a
    * Promise method (`promise`), the answer and the fallback's error are a Promise.
    */
-  recover(scope: object, breaker: Breaker, instance: unknown, error: unknown, args: unknown[], promise: boolean, otherwise: () => unknown): unknown {
+  recover(
+    scope: object,
+    breaker: Breaker,
+    instance: unknown,
+    error: unknown,
+    args: unknown[],
+    promise: boolean,
+    otherwise: () => unknown,
+  ): unknown {
     let served: unknown;
     try {
       served = this.serve(scope, breaker, instance, error, args);
@@ -50,7 +59,10 @@ export class FallbackRunner {
       return raise(fallbackError, promise);
     }
     if (served === NOTHING) return otherwise();
-    if (promise) return Promise.resolve(served).catch((fallbackError: unknown) => Promise.reject(withCause(fallbackError, error)));
+    if (promise)
+      return Promise.resolve(served).catch((fallbackError: unknown) =>
+        Promise.reject(withCause(fallbackError, error)),
+      );
     return served;
   }
 
@@ -63,7 +75,10 @@ export class FallbackRunner {
       const served = this.serve(scope, breaker, instance, error, args);
       if (served === NOTHING) return undefined;
       if (isObservable(served)) return served;
-      if (isThenable(served)) return Promise.resolve(served).catch((fallbackError: unknown) => Promise.reject(withCause(fallbackError, error)));
+      if (isThenable(served))
+        return Promise.resolve(served).catch((fallbackError: unknown) =>
+          Promise.reject(withCause(fallbackError, error)),
+        );
       return of(served);
     };
   }
@@ -73,7 +88,13 @@ export class FallbackRunner {
    * last good answer. A fallback that throws throws its own error, with the
    * call's as `cause`.
    */
-  private serve(scope: object, breaker: Breaker, instance: unknown, error: unknown, args: unknown[]): unknown {
+  private serve(
+    scope: object,
+    breaker: Breaker,
+    instance: unknown,
+    error: unknown,
+    args: unknown[],
+  ): unknown {
     const fallback = this.fallback;
     if (this.lastGood !== undefined) {
       const hit = this.lastGood.lookup(scope, breaker, args);
@@ -81,7 +102,9 @@ export class FallbackRunner {
       breaker.recordFallback(error, 'lastGood');
       return hit.value;
     }
-    const fn = (typeof fallback === 'string' ? (instance as Record<string, unknown>)[fallback] : fallback) as (...a: unknown[]) => unknown;
+    const fn = (
+      typeof fallback === 'string' ? (instance as Record<string, unknown>)[fallback] : fallback
+    ) as (...a: unknown[]) => unknown;
     breaker.recordFallback(error, typeof fallback === 'string' ? 'method' : 'function');
     try {
       return fn.call(instance, error, ...args);
@@ -99,14 +122,28 @@ export function raise(error: unknown, promise: boolean): unknown {
 
 /** @internal */
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as PromiseLike<unknown>).then === 'function'
+  );
 }
 
 /** A fallback that throws surfaces its own error, with the call's error as `cause` where it can carry one. */
 function withCause(error: unknown, cause: unknown): unknown {
   try {
-    if (typeof error === 'object' && error !== null && (error as { cause?: unknown }).cause === undefined && Object.isExtensible(error)) {
-      Object.defineProperty(error, 'cause', { value: cause, writable: true, configurable: true, enumerable: false });
+    if (
+      typeof error === 'object' &&
+      error !== null &&
+      (error as { cause?: unknown }).cause === undefined &&
+      Object.isExtensible(error)
+    ) {
+      Object.defineProperty(error, 'cause', {
+        value: cause,
+        writable: true,
+        configurable: true,
+        enumerable: false,
+      });
     }
   } catch {
     // A Proxy or a sealed error keeps what it has: the fallback's error still reaches the caller unchanged.

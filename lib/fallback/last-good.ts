@@ -54,7 +54,9 @@ export class LastGood {
     } catch (error) {
       if (!this.warnedAboutKeys) {
         this.warnedAboutKeys = true;
-        new Logger('CircuitBreaker').warn(circuitBreakerMessages.uncacheableArguments(this.qualifiedName, error));
+        new Logger('CircuitBreaker').warn(
+          circuitBreakerMessages.uncacheableArguments(this.qualifiedName, error),
+        );
       }
       return undefined;
     }

@@ -31,7 +31,8 @@ export interface LastGoodFallback {
  *
  * @publicApi
  */
-export type CircuitBreakerFallback = string | ((error: unknown, ...args: any[]) => unknown) | LastGoodFallback;
+export type CircuitBreakerFallback =
+  string | ((error: unknown, ...args: any[]) => unknown) | LastGoodFallback;
 
 /**
  * Options of `@CircuitBreaker()`: how the method uses its breaker, plus any

@@ -1,5 +1,8 @@
 import type { BreakerOptions, BreakerStore, Clock } from '../core/index.js';
-import type { CircuitBreakerEventSink, CircuitBreakerLoggingOptions } from './circuit-breaker-logging-options.interface.js';
+import type {
+  CircuitBreakerEventSink,
+  CircuitBreakerLoggingOptions,
+} from './circuit-breaker-logging-options.interface.js';
 
 /**
  * Options of `CircuitBreakerModule.forRoot()`.

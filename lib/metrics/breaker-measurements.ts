@@ -1,5 +1,13 @@
 import type { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
-import { BREAKER_STATES, type BreakerEventName, type BreakerSnapshot, type BreakerState, type FallbackEvent, type ProbeEvent, type RejectionReason } from '../core/index.js';
+import {
+  BREAKER_STATES,
+  type BreakerEventName,
+  type BreakerSnapshot,
+  type BreakerState,
+  type FallbackEvent,
+  type ProbeEvent,
+  type RejectionReason,
+} from '../core/index.js';
 import type { CircuitBreakerEvent } from '../interfaces/circuit-breaker-event.interface.js';
 
 /** Every state, so that a state metric has a series per state and `== 1` queries always find one. @internal */
@@ -12,7 +20,9 @@ export const MEASURED_STATES: readonly BreakerState[] = BREAKER_STATES;
  *
  * @internal
  */
-export const CALL_DURATION_BOUNDS_SECONDS: readonly number[] = Object.freeze([0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10]);
+export const CALL_DURATION_BOUNDS_SECONDS: readonly number[] = Object.freeze([
+  0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10,
+]);
 
 /**
  * How a call is counted by the metric integrations: each call once. A served
@@ -22,14 +32,28 @@ export const CALL_DURATION_BOUNDS_SECONDS: readonly number[] = Object.freeze([0.
  *
  * @internal
  */
-export type MeasuredOutcome = 'success' | 'failure' | 'timeout' | 'overload' | 'ignored' | 'rejected';
+export type MeasuredOutcome =
+  'success' | 'failure' | 'timeout' | 'overload' | 'ignored' | 'rejected';
 
 /** What served a fallback. @internal */
 export type MeasuredFallbackSource = FallbackEvent['source'];
 
 // Records over every member of a union: the compiler says when a new outcome, reason or result is missing here.
-const OUTCOMES = Object.keys({ success: 0, failure: 0, timeout: 0, overload: 0, ignored: 0, rejected: 0 } satisfies Record<MeasuredOutcome, 0>) as MeasuredOutcome[];
-const REASONS = Object.keys({ open: 0, 'half-open-busy': 0, isolated: 0, 'retry-after': 0, throttled: 0 } satisfies Record<RejectionReason, 0>) as RejectionReason[];
+const OUTCOMES = Object.keys({
+  success: 0,
+  failure: 0,
+  timeout: 0,
+  overload: 0,
+  ignored: 0,
+  rejected: 0,
+} satisfies Record<MeasuredOutcome, 0>) as MeasuredOutcome[];
+const REASONS = Object.keys({
+  open: 0,
+  'half-open-busy': 0,
+  isolated: 0,
+  'retry-after': 0,
+  throttled: 0,
+} satisfies Record<RejectionReason, 0>) as RejectionReason[];
 
 /**
  * Every label set a breaker's events can produce, beside its identity: what
@@ -39,12 +63,21 @@ const REASONS = Object.keys({ open: 0, 'half-open-busy': 0, isolated: 0, 'retry-
  * @internal
  */
 export const MEASURED_LABEL_SETS = Object.freeze({
-  calls: OUTCOMES.flatMap<{ outcome: MeasuredOutcome; reason: RejectionReason | undefined }>((outcome) =>
-    outcome === 'rejected' ? REASONS.map((reason) => ({ outcome, reason })) : [{ outcome, reason: undefined }],
+  calls: OUTCOMES.flatMap<{ outcome: MeasuredOutcome; reason: RejectionReason | undefined }>(
+    (outcome) =>
+      outcome === 'rejected'
+        ? REASONS.map((reason) => ({ outcome, reason }))
+        : [{ outcome, reason: undefined }],
   ),
   transitions: MEASURED_STATES.flatMap((from) => MEASURED_STATES.map((to) => ({ from, to }))),
-  probes: Object.keys({ admitted: 0, succeeded: 0, failed: 0, released: 0 } satisfies Record<ProbeEvent['result'], 0>) as ProbeEvent['result'][],
-  fallbacks: Object.keys({ method: 0, function: 0, observable: 0, lastGood: 0 } satisfies Record<MeasuredFallbackSource, 0>) as MeasuredFallbackSource[],
+  probes: Object.keys({ admitted: 0, succeeded: 0, failed: 0, released: 0 } satisfies Record<
+    ProbeEvent['result'],
+    0
+  >) as ProbeEvent['result'][],
+  fallbacks: Object.keys({ method: 0, function: 0, observable: 0, lastGood: 0 } satisfies Record<
+    MeasuredFallbackSource,
+    0
+  >) as MeasuredFallbackSource[],
 });
 
 /**
@@ -55,7 +88,12 @@ export const MEASURED_LABEL_SETS = Object.freeze({
  * @internal
  */
 export type Measurement =
-  | { kind: 'call'; outcome: MeasuredOutcome; reason: RejectionReason | undefined; durationMs: number | undefined }
+  | {
+      kind: 'call';
+      outcome: MeasuredOutcome;
+      reason: RejectionReason | undefined;
+      durationMs: number | undefined;
+    }
   | { kind: 'fallback'; source: MeasuredFallbackSource }
   | { kind: 'transition'; from: BreakerState; to: BreakerState }
   | { kind: 'probe'; result: ProbeEvent['result'] };
@@ -66,13 +104,26 @@ export type Measurement =
  *
  * @internal
  */
-export const MEASURED_EVENTS: readonly BreakerEventName[] = ['success', 'failure', 'ignored', 'rejected', 'fallback', 'stateChange', 'probe'];
+export const MEASURED_EVENTS: readonly BreakerEventName[] = [
+  'success',
+  'failure',
+  'ignored',
+  'rejected',
+  'fallback',
+  'stateChange',
+  'probe',
+];
 
 /** @internal */
 export function measure(event: CircuitBreakerEvent): Measurement | undefined {
   switch (event.type) {
     case 'success':
-      return { kind: 'call', outcome: 'success', reason: undefined, durationMs: event.payload.durationMs };
+      return {
+        kind: 'call',
+        outcome: 'success',
+        reason: undefined,
+        durationMs: event.payload.durationMs,
+      };
     case 'failure': {
       const category = event.payload.category;
       const outcome = category === 'overload' || category === 'timeout' ? category : 'failure';
@@ -81,7 +132,12 @@ export function measure(event: CircuitBreakerEvent): Measurement | undefined {
     case 'ignored':
       return { kind: 'call', outcome: 'ignored', reason: undefined, durationMs: undefined };
     case 'rejected':
-      return { kind: 'call', outcome: 'rejected', reason: event.payload.reason, durationMs: undefined };
+      return {
+        kind: 'call',
+        outcome: 'rejected',
+        reason: event.payload.reason,
+        durationMs: undefined,
+      };
     case 'fallback':
       return { kind: 'fallback', source: event.payload.source };
     case 'stateChange':
@@ -99,12 +155,16 @@ export function measure(event: CircuitBreakerEvent): Measurement | undefined {
  *
  * @internal
  */
-export function* snapshotsOf(registry: CircuitBreakerRegistry, withChildren: boolean): Generator<{ name: string; key: string | undefined; snapshot: BreakerSnapshot }> {
+export function* snapshotsOf(
+  registry: CircuitBreakerRegistry,
+  withChildren: boolean,
+): Generator<{ name: string; key: string | undefined; snapshot: BreakerSnapshot }> {
   for (const snapshot of registry.snapshot()) {
     const name = snapshot.name;
     yield { name, key: undefined, snapshot };
     if (withChildren && snapshot.family !== undefined) {
-      for (const child of registry.get(name).children()) yield { name, key: child.key, snapshot: child.snapshot() };
+      for (const child of registry.get(name).children())
+        yield { name, key: child.key, snapshot: child.snapshot() };
     }
   }
 }

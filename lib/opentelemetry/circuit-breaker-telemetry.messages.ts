@@ -25,8 +25,10 @@ export const circuitBreakerTelemetryMessages = {
       'Calls answered by a fallback instead of their outcome (already counted in circuit_breaker.calls as rejected, failure, timeout or overload), ' +
       'by circuit_breaker.fallback.source: method, function, observable (the circuitBreaker() operator), lastGood.',
     transitions: 'State changes of the circuit breaker.',
-    probes: 'Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
-    callDuration: 'Duration of the calls the circuit breaker let through, whatever their outcome (success, failure, timeout, overload) except ignored.',
+    probes:
+      'Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
+    callDuration:
+      'Duration of the calls the circuit breaker let through, whatever their outcome (success, failure, timeout, overload) except ignored.',
     state:
       'Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes.',
     windowFailureRate:

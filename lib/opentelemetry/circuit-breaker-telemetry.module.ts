@@ -21,7 +21,10 @@ export class CircuitBreakerTelemetryModule {
     const options = validateOptions(given);
     return {
       module: CircuitBreakerTelemetryModule,
-      providers: [{ provide: CIRCUIT_BREAKER_TELEMETRY_OPTIONS, useValue: options }, CircuitBreakerTelemetryService],
+      providers: [
+        { provide: CIRCUIT_BREAKER_TELEMETRY_OPTIONS, useValue: options },
+        CircuitBreakerTelemetryService,
+      ],
     };
   }
 }
@@ -31,7 +34,13 @@ function validateOptions(given: CircuitBreakerTelemetryOptions): CircuitBreakerT
   const check = new OptionChecker(messages.module);
   if (!check.isPlainObject('options', given)) throw new TypeError(messages.notAnObject(given));
   const options = check.record('', given, KNOWN_OPTIONS);
-  if (options.meterProvider !== undefined) check.service('meterProvider', options.meterProvider, ['getMeter'], messages.expectedMeterProvider);
+  if (options.meterProvider !== undefined)
+    check.service(
+      'meterProvider',
+      options.meterProvider,
+      ['getMeter'],
+      messages.expectedMeterProvider,
+    );
   if (options.keyAttribute !== undefined) check.boolean('keyAttribute', options.keyAttribute);
   return options as CircuitBreakerTelemetryOptions;
 }

@@ -1,5 +1,11 @@
 import { createRequire } from 'node:module';
-import { Inject, Injectable, Optional, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Optional,
+  type OnModuleDestroy,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { CircuitBreakerModuleMissingError } from '../circuit-breaker-module-missing.error.js';
 import {
   metrics,
@@ -15,7 +21,12 @@ import { CircuitBreakerEvents } from '../circuit-breaker.events.js';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
 import type { BreakerSnapshot } from '../core/index.js';
 import type { CircuitBreakerEvent } from '../interfaces/circuit-breaker-event.interface.js';
-import { MEASURED_EVENTS, MEASURED_STATES, measure, snapshotsOf } from '../metrics/breaker-measurements.js';
+import {
+  MEASURED_EVENTS,
+  MEASURED_STATES,
+  measure,
+  snapshotsOf,
+} from '../metrics/breaker-measurements.js';
 import type { CircuitBreakerTelemetryOptions } from './circuit-breaker-telemetry-options.interface.js';
 import { circuitBreakerTelemetryMessages } from './circuit-breaker-telemetry.messages.js';
 import {
@@ -62,12 +73,19 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
     @Inject(CIRCUIT_BREAKER_TELEMETRY_OPTIONS) options: CircuitBreakerTelemetryOptions,
     @Optional() @Inject(CircuitBreakerEvents) events?: CircuitBreakerEvents,
   ) {
-    if (breakers === undefined) throw new CircuitBreakerModuleMissingError(circuitBreakerTelemetryMessages.moduleMissing(), MODULE);
+    if (breakers === undefined)
+      throw new CircuitBreakerModuleMissingError(
+        circuitBreakerTelemetryMessages.moduleMissing(),
+        MODULE,
+      );
     this.breakers = breakers;
     // Built by hand with only a registry (tests, scripts): the registry's own events.
     this.events = events ?? breakers.events;
     this.keyAttribute = options.keyAttribute === true;
-    this.meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(CIRCUIT_BREAKER_METER_NAME, PACKAGE_VERSION);
+    this.meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(
+      CIRCUIT_BREAKER_METER_NAME,
+      PACKAGE_VERSION,
+    );
     const meter = this.meter;
     this.calls = meter.createCounter(NAMES.calls, {
       description: DESCRIPTIONS.calls,
@@ -77,7 +95,10 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
       description: DESCRIPTIONS.fallbacks,
       unit: '{call}',
     });
-    this.transitions = meter.createCounter(NAMES.transitions, { description: DESCRIPTIONS.transitions, unit: '{transition}' });
+    this.transitions = meter.createCounter(NAMES.transitions, {
+      description: DESCRIPTIONS.transitions,
+      unit: '{transition}',
+    });
     this.probes = meter.createCounter(NAMES.probes, {
       description: DESCRIPTIONS.probes,
       unit: '{probe}',
@@ -104,7 +125,11 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
 
   onModuleInit(): void {
     // One callback per application: every application sharing a provider reports its own breakers, and only while it runs.
-    this.meter.addBatchObservableCallback(this.observe, [this.state, this.windowFailureRate, this.windowCalls]);
+    this.meter.addBatchObservableCallback(this.observe, [
+      this.state,
+      this.windowFailureRate,
+      this.windowCalls,
+    ]);
     this.stop = this.events.observe(MEASURED_EVENTS, (event) => this.record(event));
   }
 
@@ -112,12 +137,20 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
   onModuleDestroy(): void {
     this.stop?.();
     this.stop = undefined;
-    this.meter.removeBatchObservableCallback(this.observe, [this.state, this.windowFailureRate, this.windowCalls]);
+    this.meter.removeBatchObservableCallback(this.observe, [
+      this.state,
+      this.windowFailureRate,
+      this.windowCalls,
+    ]);
   }
 
   private readonly observe = (result: BatchObservableResult): void => {
     for (const [attributes, snapshot] of this.snapshots()) {
-      for (const state of MEASURED_STATES) result.observe(this.state, snapshot.state === state ? 1 : 0, { ...attributes, [ATTR.state]: state });
+      for (const state of MEASURED_STATES)
+        result.observe(this.state, snapshot.state === state ? 1 : 0, {
+          ...attributes,
+          [ATTR.state]: state,
+        });
       result.observe(this.windowFailureRate, snapshot.window.failureRate, attributes);
       result.observe(this.windowCalls, snapshot.window.calls, attributes);
     }
@@ -126,7 +159,10 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
   /** Every breaker, children of per-key families too when they carry their key. */
   private *snapshots(): Generator<[Attributes, BreakerSnapshot]> {
     for (const { name, key, snapshot } of snapshotsOf(this.breakers, this.keyAttribute)) {
-      yield [key === undefined ? { [ATTR.name]: name } : { [ATTR.name]: name, [ATTR.key]: key }, snapshot];
+      yield [
+        key === undefined ? { [ATTR.name]: name } : { [ATTR.name]: name, [ATTR.key]: key },
+        snapshot,
+      ];
     }
   }
 
@@ -134,14 +170,25 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
     const measurement = measure(event);
     if (measurement === undefined) return;
     const id: Attributes =
-      this.keyAttribute && event.key !== undefined ? { [ATTR.name]: event.breaker, [ATTR.key]: event.key } : { [ATTR.name]: event.breaker };
+      this.keyAttribute && event.key !== undefined
+        ? { [ATTR.name]: event.breaker, [ATTR.key]: event.key }
+        : { [ATTR.name]: event.breaker };
     if (measurement.kind === 'call') {
-      this.calls.add(1, { ...id, [ATTR.outcome]: measurement.outcome, ...(measurement.reason === undefined ? {} : { [ATTR.rejectionReason]: measurement.reason }) });
-      if (measurement.durationMs !== undefined) this.callDuration.record(measurement.durationMs / 1000, id);
+      this.calls.add(1, {
+        ...id,
+        [ATTR.outcome]: measurement.outcome,
+        ...(measurement.reason === undefined ? {} : { [ATTR.rejectionReason]: measurement.reason }),
+      });
+      if (measurement.durationMs !== undefined)
+        this.callDuration.record(measurement.durationMs / 1000, id);
     } else if (measurement.kind === 'fallback') {
       this.fallbacks.add(1, { ...id, [ATTR.fallbackSource]: measurement.source });
     } else if (measurement.kind === 'transition') {
-      this.transitions.add(1, { ...id, [ATTR.transitionFrom]: measurement.from, [ATTR.transitionTo]: measurement.to });
+      this.transitions.add(1, {
+        ...id,
+        [ATTR.transitionFrom]: measurement.from,
+        [ATTR.transitionTo]: measurement.to,
+      });
     } else {
       this.probes.add(1, { ...id, [ATTR.probeResult]: measurement.result });
     }

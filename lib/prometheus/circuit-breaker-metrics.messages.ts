@@ -22,7 +22,8 @@ export const circuitBreakerMetricsMessages = {
     `${MODULE}: the registry already holds a metric "${name}" (${found}), but this module needs ${wanted}. ` +
     `Give every ${MODULE}.forRoot() that shares a registry the same keyLabel, or a different prefix.`,
   /** How a metric is shown in `conflictingMetric`. */
-  metricShape: (type: string, labelNames: readonly string[]) => `${type} with labels ${labelNames.length === 0 ? '(none)' : labelNames.join(', ')}`,
+  metricShape: (type: string, labelNames: readonly string[]) =>
+    `${type} with labels ${labelNames.length === 0 ? '(none)' : labelNames.join(', ')}`,
   help: {
     state:
       'Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes.',
@@ -37,7 +38,8 @@ export const circuitBreakerMetricsMessages = {
       'Calls answered by a fallback instead of their outcome (already counted in circuit_breaker_calls_total as rejected, failure, timeout or overload), ' +
       'by source: method, function, observable (the circuitBreaker() operator), lastGood.',
     transitions: 'State changes of the circuit breaker.',
-    probes: 'Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
+    probes:
+      'Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
     callDuration:
       'Duration of the calls the circuit breaker let through, in seconds, whatever their outcome (success, failure, timeout, overload) except ignored.',
   },

@@ -1,7 +1,10 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { OptionChecker } from '../core/option-checker.js';
 import type { CircuitBreakerMetricsOptions } from './circuit-breaker-metrics-options.interface.js';
-import { CIRCUIT_BREAKER_METRICS_OPTIONS, METRIC_NAME_PREFIX } from './circuit-breaker-metrics.constants.js';
+import {
+  CIRCUIT_BREAKER_METRICS_OPTIONS,
+  METRIC_NAME_PREFIX,
+} from './circuit-breaker-metrics.constants.js';
 import { circuitBreakerMetricsMessages as messages } from './circuit-breaker-metrics.messages.js';
 import { CircuitBreakerMetricsService } from './circuit-breaker-metrics.service.js';
 
@@ -21,7 +24,10 @@ export class CircuitBreakerMetricsModule {
     const options = validateOptions(given);
     return {
       module: CircuitBreakerMetricsModule,
-      providers: [{ provide: CIRCUIT_BREAKER_METRICS_OPTIONS, useValue: options }, CircuitBreakerMetricsService],
+      providers: [
+        { provide: CIRCUIT_BREAKER_METRICS_OPTIONS, useValue: options },
+        CircuitBreakerMetricsService,
+      ],
     };
   }
 }
@@ -31,9 +37,12 @@ function validateOptions(given: CircuitBreakerMetricsOptions): CircuitBreakerMet
   const check = new OptionChecker(messages.module);
   if (!check.isPlainObject('options', given)) throw new TypeError(messages.notAnObject(given));
   const options = check.record('', given, KNOWN_OPTIONS);
-  if (options.registry !== undefined) check.service('registry', options.registry, ['getSingleMetric'], messages.expectedRegistry);
+  if (options.registry !== undefined)
+    check.service('registry', options.registry, ['getSingleMetric'], messages.expectedRegistry);
   if (options.prefix !== undefined) {
-    check.string('prefix', options.prefix, messages.expectedPrefix, (prefix) => METRIC_NAME_PREFIX.test(prefix));
+    check.string('prefix', options.prefix, messages.expectedPrefix, (prefix) =>
+      METRIC_NAME_PREFIX.test(prefix),
+    );
   }
   if (options.keyLabel !== undefined) check.boolean('keyLabel', options.keyLabel);
   return options as CircuitBreakerMetricsOptions;

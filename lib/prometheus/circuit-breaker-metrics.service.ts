@@ -1,11 +1,22 @@
-import { Inject, Injectable, Optional, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Optional,
+  type OnModuleDestroy,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { CircuitBreakerModuleMissingError } from '../circuit-breaker-module-missing.error.js';
 import { Counter, Gauge, Histogram, register } from 'prom-client';
 import { CircuitBreakerEvents } from '../circuit-breaker.events.js';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
 import type { BreakerSnapshot } from '../core/index.js';
 import type { CircuitBreakerEvent } from '../interfaces/circuit-breaker-event.interface.js';
-import { MEASURED_EVENTS, MEASURED_LABEL_SETS, measure, snapshotsOf } from '../metrics/breaker-measurements.js';
+import {
+  MEASURED_EVENTS,
+  MEASURED_LABEL_SETS,
+  measure,
+  snapshotsOf,
+} from '../metrics/breaker-measurements.js';
 import type { CircuitBreakerMetricsOptions } from './circuit-breaker-metrics-options.interface.js';
 import {
   BREAKER_STATES,
@@ -65,7 +76,11 @@ export class CircuitBreakerMetricsService implements OnModuleInit, OnModuleDestr
     @Inject(CIRCUIT_BREAKER_METRICS_OPTIONS) options: CircuitBreakerMetricsOptions,
     @Optional() @Inject(CircuitBreakerEvents) events?: CircuitBreakerEvents,
   ) {
-    if (breakers === undefined) throw new CircuitBreakerModuleMissingError(circuitBreakerMetricsMessages.moduleMissing(), MODULE);
+    if (breakers === undefined)
+      throw new CircuitBreakerModuleMissingError(
+        circuitBreakerMetricsMessages.moduleMissing(),
+        MODULE,
+      );
     this.breakers = breakers;
     // Built by hand with only a registry (tests, scripts): the registry's own events.
     this.events = events ?? breakers.events;
@@ -79,7 +94,9 @@ export class CircuitBreakerMetricsService implements OnModuleInit, OnModuleDestr
   onModuleInit(): void {
     this.live.add(this.breakers);
     // With a key label, the series of an evicted child must go with it, or maxKeys bounds nothing here.
-    const forget = this.keyLabel ? (name: string, key: string) => this.forget(name, key) : undefined;
+    const forget = this.keyLabel
+      ? (name: string, key: string) => this.forget(name, key)
+      : undefined;
     this.stop = this.events.observe(MEASURED_EVENTS, (event) => this.record(event), forget);
   }
 
@@ -94,10 +111,13 @@ export class CircuitBreakerMetricsService implements OnModuleInit, OnModuleDestr
     const measurement = measure(event);
     if (measurement === undefined) return;
     const { calls, fallbacks, transitions, probes, callDuration } = this.metrics;
-    const id: Labels = this.keyLabel ? { name: event.breaker, key: event.key ?? '' } : { name: event.breaker };
+    const id: Labels = this.keyLabel
+      ? { name: event.breaker, key: event.key ?? '' }
+      : { name: event.breaker };
     if (measurement.kind === 'call') {
       calls.inc({ ...id, outcome: measurement.outcome, reason: measurement.reason ?? '' });
-      if (measurement.durationMs !== undefined) callDuration.observe(id, measurement.durationMs / 1000);
+      if (measurement.durationMs !== undefined)
+        callDuration.observe(id, measurement.durationMs / 1000);
     } else if (measurement.kind === 'fallback') {
       fallbacks.inc({ ...id, source: measurement.source });
     } else if (measurement.kind === 'transition') {
@@ -110,9 +130,11 @@ export class CircuitBreakerMetricsService implements OnModuleInit, OnModuleDestr
   /** Removes every series of an evicted child from the event-fed metrics; the gauges drop it on their next scrape. */
   private forget(name: string, key: string): void {
     const { calls, fallbacks, transitions, probes, callDuration } = this.metrics;
-    for (const { outcome, reason } of MEASURED_LABEL_SETS.calls) calls.remove({ name, key, outcome, reason: reason ?? '' });
+    for (const { outcome, reason } of MEASURED_LABEL_SETS.calls)
+      calls.remove({ name, key, outcome, reason: reason ?? '' });
     for (const source of MEASURED_LABEL_SETS.fallbacks) fallbacks.remove({ name, key, source });
-    for (const { from, to } of MEASURED_LABEL_SETS.transitions) transitions.remove({ name, key, from, to });
+    for (const { from, to } of MEASURED_LABEL_SETS.transitions)
+      transitions.remove({ name, key, from, to });
     for (const result of MEASURED_LABEL_SETS.probes) probes.remove({ name, key, result });
     callDuration.remove({ name, key });
   }
@@ -127,9 +149,13 @@ function liveApplicationsOf(registry: MetricRegistry, prefix: string): Set<Circu
 }
 
 /** Every breaker of every live application, children of per-key families too when they are labelled by key. */
-function* liveSnapshots(live: Set<CircuitBreakerRegistry>, keyLabel: boolean): Generator<[Labels, BreakerSnapshot]> {
+function* liveSnapshots(
+  live: Set<CircuitBreakerRegistry>,
+  keyLabel: boolean,
+): Generator<[Labels, BreakerSnapshot]> {
   for (const breakers of live) {
-    for (const { name, key, snapshot } of snapshotsOf(breakers, keyLabel)) yield [keyLabel ? { name, key: key ?? '' } : { name }, snapshot];
+    for (const { name, key, snapshot } of snapshotsOf(breakers, keyLabel))
+      yield [keyLabel ? { name, key: key ?? '' } : { name }, snapshot];
   }
 }
 
@@ -137,96 +163,145 @@ function* liveSnapshots(live: Set<CircuitBreakerRegistry>, keyLabel: boolean): G
  * The metrics of one (registry, prefix), registered by the first application
  * and reused by the next: prom-client refuses a second metric of the same name.
  */
-function registerMetrics(registry: MetricRegistry, prefix: string, keyLabel: boolean, live: Set<CircuitBreakerRegistry>): EventMetrics {
+function registerMetrics(
+  registry: MetricRegistry,
+  prefix: string,
+  keyLabel: boolean,
+  live: Set<CircuitBreakerRegistry>,
+): EventMetrics {
   const id = keyLabel ? ['name', 'key'] : ['name'];
   const registers = [registry];
-  const metric = <T>(type: MetricType, name: string, labelNames: string[], create: (name: string, labelNames: string[]) => T): T => {
+  const metric = <T>(
+    type: MetricType,
+    name: string,
+    labelNames: string[],
+    create: (name: string, labelNames: string[]) => T,
+  ): T => {
     const fullName = prefix + name;
-    const existing = registry.getSingleMetric(fullName) as unknown as { type?: string; labelNames?: readonly string[] } | undefined;
+    const existing = registry.getSingleMetric(fullName) as unknown as
+      { type?: string; labelNames?: readonly string[] } | undefined;
     if (existing === undefined) return create(fullName, labelNames);
     if (existing.type !== type || !sameLabels(existing.labelNames ?? [], labelNames)) {
       throw new Error(
-        circuitBreakerMetricsMessages.conflictingMetric(fullName, describe(existing.type ?? 'unknown', existing.labelNames ?? []), `a ${describe(type, labelNames)}`),
+        circuitBreakerMetricsMessages.conflictingMetric(
+          fullName,
+          describe(existing.type ?? 'unknown', existing.labelNames ?? []),
+          `a ${describe(type, labelNames)}`,
+        ),
       );
     }
     return existing as T;
   };
 
-  metric('gauge', NAMES.state, [...id, 'state'], (name, labelNames) =>
-    new Gauge({
-      name,
-      help: HELP.state,
-      labelNames,
-      registers,
-      collect() {
-        // Series of breakers whose application has closed since the last scrape must go.
-        this.reset();
-        for (const [labels, snapshot] of liveSnapshots(live, keyLabel)) {
-          for (const state of BREAKER_STATES) this.set({ ...labels, state }, snapshot.state === state ? 1 : 0);
-        }
-      },
-    }),
+  metric(
+    'gauge',
+    NAMES.state,
+    [...id, 'state'],
+    (name, labelNames) =>
+      new Gauge({
+        name,
+        help: HELP.state,
+        labelNames,
+        registers,
+        collect() {
+          // Series of breakers whose application has closed since the last scrape must go.
+          this.reset();
+          for (const [labels, snapshot] of liveSnapshots(live, keyLabel)) {
+            for (const state of BREAKER_STATES)
+              this.set({ ...labels, state }, snapshot.state === state ? 1 : 0);
+          }
+        },
+      }),
   );
-  metric('gauge', NAMES.windowFailureRate, id, (name, labelNames) =>
-    new Gauge({
-      name,
-      help: HELP.windowFailureRate,
-      labelNames,
-      registers,
-      collect() {
-        this.reset();
-        for (const [labels, snapshot] of liveSnapshots(live, keyLabel)) this.set(labels, snapshot.window.failureRate);
-      },
-    }),
+  metric(
+    'gauge',
+    NAMES.windowFailureRate,
+    id,
+    (name, labelNames) =>
+      new Gauge({
+        name,
+        help: HELP.windowFailureRate,
+        labelNames,
+        registers,
+        collect() {
+          this.reset();
+          for (const [labels, snapshot] of liveSnapshots(live, keyLabel))
+            this.set(labels, snapshot.window.failureRate);
+        },
+      }),
   );
-  metric('gauge', NAMES.windowCalls, id, (name, labelNames) =>
-    new Gauge({
-      name,
-      help: HELP.windowCalls,
-      labelNames,
-      registers,
-      collect() {
-        this.reset();
-        for (const [labels, snapshot] of liveSnapshots(live, keyLabel)) this.set(labels, snapshot.window.calls);
-      },
-    }),
+  metric(
+    'gauge',
+    NAMES.windowCalls,
+    id,
+    (name, labelNames) =>
+      new Gauge({
+        name,
+        help: HELP.windowCalls,
+        labelNames,
+        registers,
+        collect() {
+          this.reset();
+          for (const [labels, snapshot] of liveSnapshots(live, keyLabel))
+            this.set(labels, snapshot.window.calls);
+        },
+      }),
   );
   return {
-    calls: metric('counter', NAMES.calls, [...id, 'outcome', 'reason'], (name, labelNames) =>
-      new Counter({
-        name,
-        help: HELP.calls,
-        labelNames,
-        registers,
-      }),
+    calls: metric(
+      'counter',
+      NAMES.calls,
+      [...id, 'outcome', 'reason'],
+      (name, labelNames) =>
+        new Counter({
+          name,
+          help: HELP.calls,
+          labelNames,
+          registers,
+        }),
     ),
-    fallbacks: metric('counter', NAMES.fallbacks, [...id, 'source'], (name, labelNames) =>
-      new Counter({
-        name,
-        help: HELP.fallbacks,
-        labelNames,
-        registers,
-      }),
+    fallbacks: metric(
+      'counter',
+      NAMES.fallbacks,
+      [...id, 'source'],
+      (name, labelNames) =>
+        new Counter({
+          name,
+          help: HELP.fallbacks,
+          labelNames,
+          registers,
+        }),
     ),
-    transitions: metric('counter', NAMES.transitions, [...id, 'from', 'to'], (name, labelNames) =>
-      new Counter({ name, help: HELP.transitions, labelNames, registers }),
+    transitions: metric(
+      'counter',
+      NAMES.transitions,
+      [...id, 'from', 'to'],
+      (name, labelNames) => new Counter({ name, help: HELP.transitions, labelNames, registers }),
     ),
-    probes: metric('counter', NAMES.probes, [...id, 'result'], (name, labelNames) =>
-      new Counter({
-        name,
-        help: HELP.probes,
-        labelNames,
-        registers,
-      }),
+    probes: metric(
+      'counter',
+      NAMES.probes,
+      [...id, 'result'],
+      (name, labelNames) =>
+        new Counter({
+          name,
+          help: HELP.probes,
+          labelNames,
+          registers,
+        }),
     ),
-    callDuration: metric('histogram', NAMES.callDuration, id, (name, labelNames) =>
-      new Histogram({
-        name,
-        help: HELP.callDuration,
-        labelNames,
-        buckets: [...CALL_DURATION_BUCKETS],
-        registers,
-      }),
+    callDuration: metric(
+      'histogram',
+      NAMES.callDuration,
+      id,
+      (name, labelNames) =>
+        new Histogram({
+          name,
+          help: HELP.callDuration,
+          labelNames,
+          buckets: [...CALL_DURATION_BUCKETS],
+          registers,
+        }),
     ),
   };
 }

@@ -1,4 +1,7 @@
 // nestjs-circuit-breaker/redis: needs the optional peer ioredis ^5 or ^6.
 export { RedisBreakerStore } from './redis-breaker.store.js';
 export { REDIS_BREAKER_STORE_DEFAULTS } from './redis-breaker.constants.js';
-export type { RedisBreakerStoreLogger, RedisBreakerStoreOptions } from './redis-breaker-store-options.interface.js';
+export type {
+  RedisBreakerStoreLogger,
+  RedisBreakerStoreOptions,
+} from './redis-breaker-store-options.interface.js';

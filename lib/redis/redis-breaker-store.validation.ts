@@ -25,21 +25,37 @@ export function validateOptions(given: RedisBreakerStoreOptions): RedisBreakerSt
   const check = new OptionChecker(messages.subject);
   if (!check.isPlainObject('options', given)) throw new TypeError(messages.notAnObject(given));
   const options = check.record('', given, KNOWN_OPTIONS) as Partial<RedisBreakerStoreOptions>;
-  const client = (name: string, value: unknown) => check.service<Client>(name, value, ['eval', 'hgetall', 'on'], expected.client, false);
+  const client = (name: string, value: unknown) =>
+    check.service<Client>(name, value, ['eval', 'hgetall', 'on'], expected.client, false);
   if (options.redis === undefined) throw new TypeError(messages.missingRedis());
   const redis = client('redis', options.redis);
-  if (options.subscriber === undefined && typeof check.read(redis, 'duplicate', 'redis') !== 'function') check.invalid('redis', redis, expected.client, false);
+  if (
+    options.subscriber === undefined &&
+    typeof check.read(redis, 'duplicate', 'redis') !== 'function'
+  )
+    check.invalid('redis', redis, expected.client, false);
   if (options.subscriber !== undefined) {
     client('subscriber', options.subscriber);
-    if (options.subscriber === options.redis) check.invalid('subscriber', expected.sameClient, expected.ownSubscriber, false);
+    if (options.subscriber === options.redis)
+      check.invalid('subscriber', expected.sameClient, expected.ownSubscriber, false);
   }
-  if (options.keyPrefix !== undefined) check.string('keyPrefix', options.keyPrefix, expected.keyPrefix);
-  if (options.instanceId !== undefined) check.string('instanceId', options.instanceId, expected.instanceId, (id) => id !== '');
+  if (options.keyPrefix !== undefined)
+    check.string('keyPrefix', options.keyPrefix, expected.keyPrefix);
+  if (options.instanceId !== undefined)
+    check.string('instanceId', options.instanceId, expected.instanceId, (id) => id !== '');
   for (const name of ['reconcileIntervalMs', 'operationTimeoutMs', 'hydrateTimeoutMs'] as const) {
-    if (options[name] !== undefined) check.number(name, options[name], { min: 1, max: MAX_TIMER_MS, integer: true }, expected.timer);
+    if (options[name] !== undefined)
+      check.number(
+        name,
+        options[name],
+        { min: 1, max: MAX_TIMER_MS, integer: true },
+        expected.timer,
+      );
   }
-  if (options.maxQueue !== undefined) check.number('maxQueue', options.maxQueue, { min: 1, integer: true }, expected.maxQueue);
+  if (options.maxQueue !== undefined)
+    check.number('maxQueue', options.maxQueue, { min: 1, integer: true }, expected.maxQueue);
   if (options.closeClient !== undefined) check.boolean('closeClient', options.closeClient);
-  if (options.logger !== undefined && options.logger !== false) check.service('logger', options.logger, ['warn', 'log'], expected.logger);
+  if (options.logger !== undefined && options.logger !== false)
+    check.service('logger', options.logger, ['warn', 'log'], expected.logger);
   return options as RedisBreakerStoreOptions;
 }

@@ -10,7 +10,11 @@ import { REDIS_BREAKER_SCRIPTS as SCRIPTS } from './redis-breaker.scripts.js';
  *
  * @internal
  */
-export type ScriptCall = readonly [script: string, keys: readonly string[], args: readonly (string | number)[]];
+export type ScriptCall = readonly [
+  script: string,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+];
 
 /** Who writes, and where the scripts publish: what every call of one store has in common. @internal */
 export interface Writer {
@@ -35,10 +39,23 @@ export function writeCall(writer: Writer, record: SharedBreaker, op: WriteOp): S
       return [
         SCRIPTS.open,
         [keys.state, keys.opens, keys.probe],
-        [id, op.openUntil, op.at, record.quorum, op.reopen ? '1' : '0', writer.channel, record.name, KEY_TTL_MS],
+        [
+          id,
+          op.openUntil,
+          op.at,
+          record.quorum,
+          op.reopen ? '1' : '0',
+          writer.channel,
+          record.name,
+          KEY_TTL_MS,
+        ],
       ];
     case 'close':
-      return [SCRIPTS.close, [keys.state, keys.opens, keys.probe], [id, op.at, writer.channel, record.name, KEY_TTL_MS]];
+      return [
+        SCRIPTS.close,
+        [keys.state, keys.opens, keys.probe],
+        [id, op.at, writer.channel, record.name, KEY_TTL_MS],
+      ];
     default:
       return [SCRIPTS.withdraw, [keys.opens, keys.probe], [id]];
   }
@@ -68,7 +85,8 @@ export function evalCall<T>(redis: Redis | Cluster, [script, keys, args]: Script
  * @internal
  */
 export function evalEach(redis: Redis | Cluster, calls: readonly ScriptCall[]): Promise<unknown[]> {
-  if (redis.isCluster) return Promise.all(calls.map((call) => outcome(evalCall(redis, call)).then((o) => o.error)));
+  if (redis.isCluster)
+    return Promise.all(calls.map((call) => outcome(evalCall(redis, call)).then((o) => o.error)));
   const pipeline = redis.pipeline();
   for (const [script, keys, args] of calls) pipeline.eval(script, keys.length, ...keys, ...args);
   return pipeline.exec().then((replies) => calls.map((_, i) => replies?.[i]?.[0] ?? undefined));

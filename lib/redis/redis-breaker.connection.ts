@@ -93,7 +93,8 @@ export class RedisBreakerConnection {
     this.now = options.now ?? Date.now;
     // ioredis prints every error event nobody listens to, and a client made in the store's options (`new Redis(url)`)
     // is already connecting: with Redis down at boot, that is a stack trace per retry before the store ever starts.
-    for (const client of [this.redis, this.subscriber]) if (client !== undefined) this.on(client, 'error', this.onError);
+    for (const client of [this.redis, this.subscriber])
+      if (client !== undefined) this.on(client, 'error', this.onError);
   }
 
   get state(): ConnectionState {
@@ -143,11 +144,13 @@ export class RedisBreakerConnection {
     this.on(this.redis, 'ready', ready);
     this.on(subscriber, 'ready', ready);
     if (this.ownsSubscriber) this.on(subscriber, 'error', this.onError);
-    for (const client of [this.redis, subscriber]) this.on(client, 'close', () => this.down(new Error(messages.connectionClosed())));
+    for (const client of [this.redis, subscriber])
+      this.on(client, 'close', () => this.down(new Error(messages.connectionClosed())));
     this.on(subscriber, 'message', (channel, message) => {
       if (channel === this.options.channel) this.options.message(String(message));
     });
-    if (this.ownsSubscriber && subscriber.status === 'wait') subscriber.connect().catch(() => undefined);
+    if (this.ownsSubscriber && subscriber.status === 'wait')
+      subscriber.connect().catch(() => undefined);
     if (this.redis.status === 'wait') this.redis.connect().catch(() => undefined);
     void this.subscribe(subscriber);
     return true;
@@ -193,7 +196,9 @@ export class RedisBreakerConnection {
     if (this.ownsSubscriber) {
       if (this.subscriber !== undefined) await this.shutdown(this.subscriber);
     } else if (wasRunning && this.subscriber !== undefined) {
-      await withDeadline(this.subscriber.unsubscribe(this.options.channel), ms, () => messages.timedOut('unsubscribe', ms)).catch(() => undefined);
+      await withDeadline(this.subscriber.unsubscribe(this.options.channel), ms, () =>
+        messages.timedOut('unsubscribe', ms),
+      ).catch(() => undefined);
     }
     if (this.options.closeClient) await this.shutdown(this.redis);
     // Only now: a connection being shut down may still emit an error, which nobody else may be listening for.
@@ -220,7 +225,9 @@ export class RedisBreakerConnection {
         if (this.phase !== 'running') return;
         this.errorCount++;
         this.down(error);
-        await new Promise<void>((resolve) => setTimeout(resolve, Math.min(this.options.operationTimeoutMs, 1_000)).unref());
+        await new Promise<void>((resolve) =>
+          setTimeout(resolve, Math.min(this.options.operationTimeoutMs, 1_000)).unref(),
+        );
       }
     }
   }
@@ -235,7 +242,9 @@ export class RedisBreakerConnection {
   private down(error: unknown): void {
     if (this.phase !== 'running' || this.downSince !== undefined) return;
     this.downSince = this.now();
-    this.options.logger?.warn(messages.unreachable(error instanceof Error ? error.message : String(error)));
+    this.options.logger?.warn(
+      messages.unreachable(error instanceof Error ? error.message : String(error)),
+    );
   }
 
   /** Called whenever something worked: if that ends an outage, say so, and let the store tell the fleet what it missed. */
@@ -252,7 +261,10 @@ export class RedisBreakerConnection {
     if (client.status === 'end') return;
     const ms = this.options.operationTimeoutMs;
     const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
-    if (client.status === 'ready') await withDeadline(client.quit(), ms, () => messages.timedOut('quit', ms)).catch(() => undefined);
+    if (client.status === 'ready')
+      await withDeadline(client.quit(), ms, () => messages.timedOut('quit', ms)).catch(
+        () => undefined,
+      );
     client.disconnect();
     // Resolve close() only once the connection is gone, so that nothing of the store is left running after it.
     await withDeadline(ended, ms, () => messages.timedOut('end', ms)).catch(() => undefined);

@@ -50,7 +50,12 @@ export const PERMIT_MARGIN_MS = 250;
 export const SIGNAL_VERSION = 1;
 
 /** The suffixes of a breaker's keys and of the store's channel. @internal */
-export const KEY_SUFFIX = Object.freeze({ state: 'state', opens: 'opens', probe: 'probe', channel: 'signals' });
+export const KEY_SUFFIX = Object.freeze({
+  state: 'state',
+  opens: 'opens',
+  probe: 'probe',
+  channel: 'signals',
+});
 
 /**
  * The shortest wait before asking again for a permit that another replica

@@ -1,13 +1,30 @@
-import type { Breaker, BreakerCoordination, BreakerCoordinator, ResolvedBreakerOptions, StateChangeEvent } from '../core/index.js';
+import type {
+  Breaker,
+  BreakerCoordination,
+  BreakerCoordinator,
+  ResolvedBreakerOptions,
+  StateChangeEvent,
+} from '../core/index.js';
 import { BREAKER_DEFAULTS } from '../core/index.js';
-import { GENERATION_MAX_LEAD_MS, GENERATION_TRUSTED_LEAD_MS, PERMIT_CLAIM_MS, PERMIT_MARGIN_MS, PERMIT_RETRY_MIN_MS } from './redis-breaker.constants.js';
+import {
+  GENERATION_MAX_LEAD_MS,
+  GENERATION_TRUSTED_LEAD_MS,
+  PERMIT_CLAIM_MS,
+  PERMIT_MARGIN_MS,
+  PERMIT_RETRY_MIN_MS,
+} from './redis-breaker.constants.js';
 import { breakerKeys, type BreakerKeys } from './redis-breaker.keys.js';
 import type { FleetState } from './redis-breaker.signal.js';
 
 /** A transition of this replica's own that the fleet must hear about. @internal */
 export type WriteOp =
   /** Opened by its own evidence (`reopen`: its fleet probe failed). */
-  | { readonly kind: 'open'; readonly openUntil: number; readonly at: number; readonly reopen: boolean }
+  | {
+      readonly kind: 'open';
+      readonly openUntil: number;
+      readonly at: number;
+      readonly reopen: boolean;
+    }
   /** Its probe succeeded. */
   | { readonly kind: 'close'; readonly at: number }
   /** Reset by hand: its report no longer holds. */
@@ -53,7 +70,8 @@ export class SharedBreaker {
     this.name = breaker.name;
     this.keys = breakerKeys(prefix, breaker.name);
     const share = breaker.config.share;
-    this.quorum = share === undefined || share === false ? BREAKER_DEFAULTS.shareQuorum : share.quorum;
+    this.quorum =
+      share === undefined || share === false ? BREAKER_DEFAULTS.shareQuorum : share.quorum;
   }
 }
 
@@ -135,7 +153,12 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
       // Adopted: the fleet already knows.
     } else if (to === 'open' && (from === 'closed' || from === 'half-open')) {
       record.ownOpenAt = change.at;
-      op = { kind: 'open', openUntil: record.openUntil, at: change.at, reopen: from === 'half-open' };
+      op = {
+        kind: 'open',
+        openUntil: record.openUntil,
+        at: change.at,
+        reopen: from === 'half-open',
+      };
     } else if (to === 'closed' && from === 'half-open') {
       op = { kind: 'close', at: change.at };
     } else if (to === 'closed' && reason === 'reset') {
@@ -160,7 +183,8 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     if (record === undefined || !this.link.isShared(record) || !record.fleetOpen) return true;
     const now = breaker.clock.now();
     if (record.permit === WON && now < record.permitUntil) return true;
-    if (record.permit === REQUESTING || (record.permit === LOST && now < record.permitUntil)) return false;
+    if (record.permit === REQUESTING || (record.permit === LOST && now < record.permitUntil))
+      return false;
     this.request(record);
     return false;
   }
@@ -168,7 +192,10 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
   coordinationOf(breaker: Breaker): BreakerCoordination | undefined {
     if (breaker.parent !== undefined) return undefined;
     const record = this.records.get(breaker);
-    return { shared: !this.closed && this.link.isShared(record), storeErrors: this.link.storeErrors(record) };
+    return {
+      shared: !this.closed && this.link.isShared(record),
+      storeErrors: this.link.storeErrors(record),
+    };
   }
 
   /**
@@ -232,7 +259,11 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
   /** What `record` must tell the fleet again (see `replay()`), if anything. */
   replayOf(record: SharedBreaker): WriteOp | undefined {
     const op = record.lastOwn;
-    if (op?.kind === 'open' && (record.breaker.lastDecidedState !== 'open' || op.openUntil <= record.breaker.clock.now())) return undefined;
+    if (
+      op?.kind === 'open' &&
+      (record.breaker.lastDecidedState !== 'open' || op.openUntil <= record.breaker.clock.now())
+    )
+      return undefined;
     return op;
   }
 
@@ -251,7 +282,11 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     // A generation applied earlier that is far ahead of this clock and newer than what Redis holds came from a forged
     // signal, or from junk repaired since: what Redis holds wins, or this replica would ignore the fleet until then.
     const distrusted = fromHash && record.generation > now + GENERATION_TRUSTED_LEAD_MS;
-    if (fleet.generation <= record.generation && !(distrusted && fleet.generation < record.generation)) return;
+    if (
+      fleet.generation <= record.generation &&
+      !(distrusted && fleet.generation < record.generation)
+    )
+      return;
     record.generation = fleet.generation;
     record.fleetOpen = fleet.state === 'open';
     record.permit = NONE;
@@ -266,7 +301,8 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     }
     const state = breaker.lastDecidedState;
     // A close verdict ends the outage it was about, not one this replica found after it.
-    if ((state === 'open' || state === 'half-open') && record.ownOpenAt <= fleet.at) breaker.adoptClosed();
+    if ((state === 'open' || state === 'half-open') && record.ownOpenAt <= fleet.at)
+      breaker.adoptClosed();
   }
 
   private request(record: SharedBreaker): void {
@@ -323,7 +359,9 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
  * @internal
  */
 export function permitTtlMs(config: ResolvedBreakerOptions): number {
-  return Math.ceil(config.probeMaxWaitMs * Math.ceil(config.maxProbes / config.maxConcurrentProbes));
+  return Math.ceil(
+    config.probeMaxWaitMs * Math.ceil(config.maxProbes / config.maxConcurrentProbes),
+  );
 }
 
 /**

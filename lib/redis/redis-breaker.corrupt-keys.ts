@@ -15,7 +15,10 @@ import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
  */
 export function isKeyError(error: unknown): boolean {
   if (!(error instanceof Error) || error.name !== 'ReplyError') return false;
-  return error.message.startsWith('WRONGTYPE ') || /^ERR (user_script:\d+:|Error running script)/.test(error.message);
+  return (
+    error.message.startsWith('WRONGTYPE ') ||
+    /^ERR (user_script:\d+:|Error running script)/.test(error.message)
+  );
 }
 
 /** The type `TYPE` answers for each of a breaker's keys, in the order of `BreakerKeys`. */
@@ -120,7 +123,8 @@ export class CorruptKeys {
 
   /** At each reconcile: the breakers still isolated try to share again. */
   retry(): void {
-    for (const [record, episode] of this.episodes) if (episode.isolated && !episode.repairing) this.release(record, episode);
+    for (const [record, episode] of this.episodes)
+      if (episode.isolated && !episode.repairing) this.release(record, episode);
   }
 
   clear(): void {
@@ -132,8 +136,17 @@ export class CorruptKeys {
     const { state, opens, probe } = record.keys;
     let deleted: string[];
     try {
-      const reply = this.link.redis.eval(REPAIR_SCRIPT, 3, state, opens, probe, ...EXPECTED_TYPES) as Promise<string[]>;
-      deleted = await withDeadline(reply, this.link.operationTimeoutMs, () => messages.timedOut('repair', this.link.operationTimeoutMs));
+      const reply = this.link.redis.eval(
+        REPAIR_SCRIPT,
+        3,
+        state,
+        opens,
+        probe,
+        ...EXPECTED_TYPES,
+      ) as Promise<string[]>;
+      deleted = await withDeadline(reply, this.link.operationTimeoutMs, () =>
+        messages.timedOut('repair', this.link.operationTimeoutMs),
+      );
     } catch (repairError) {
       this.link.failed(repairError);
       return;
@@ -145,7 +158,11 @@ export class CorruptKeys {
       const found: { key: string; type: string; expected: string }[] = [];
       for (let i = 0; i < deleted.length; i += 2) {
         const key = deleted[i]!;
-        found.push({ key, type: deleted[i + 1]!, expected: EXPECTED_TYPES[[state, opens, probe].indexOf(key)]! });
+        found.push({
+          key,
+          type: deleted[i + 1]!,
+          expected: EXPECTED_TYPES[[state, opens, probe].indexOf(key)]!,
+        });
       }
       this.log(episode, () => messages.corruptKeys(record.name, found, this.link.keyPrefix));
       this.release(record, episode);

@@ -31,7 +31,9 @@ export function escapeKeyPart(name: string): string {
     const code = char.codePointAt(0)!;
     // A lone surrogate has no UTF-8 form: `%u` + its code unit keeps such names apart (`u` is no hex digit).
     if (code >= 0xd800 && code <= 0xdfff) out += `%u${code.toString(16).toUpperCase()}`;
-    else for (const byte of Buffer.from(char, 'utf8')) out += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+    else
+      for (const byte of Buffer.from(char, 'utf8'))
+        out += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
   }
   return out;
 }
@@ -46,7 +48,11 @@ export function escapeKeyPart(name: string): string {
  */
 export function breakerKeys(prefix: string, name: string): BreakerKeys {
   const base = `${prefix}{${escapeKeyPart(name)}}:`;
-  return Object.freeze({ state: base + KEY_SUFFIX.state, opens: base + KEY_SUFFIX.opens, probe: base + KEY_SUFFIX.probe });
+  return Object.freeze({
+    state: base + KEY_SUFFIX.state,
+    opens: base + KEY_SUFFIX.opens,
+    probe: base + KEY_SUFFIX.probe,
+  });
 }
 
 /** The pub/sub channel every replica of the prefix listens on. @internal */

@@ -33,7 +33,8 @@ export const redisBreakerMessages = {
   /** What each option must be, as `option "x" must be ...` shows it. */
   expected: {
     client: 'an ioredis client (Redis or Cluster)',
-    ownSubscriber: 'a connection of its own (pub/sub takes a connection over), e.g. redis.duplicate()',
+    ownSubscriber:
+      'a connection of its own (pub/sub takes a connection over), e.g. redis.duplicate()',
     /** Shown as the value given when `subscriber` is `redis` itself. */
     sameClient: 'the same client as "redis"',
     keyPrefix: 'a string',
@@ -44,16 +45,23 @@ export const redisBreakerMessages = {
   },
   unreachable: (reason: string) =>
     `Redis is unreachable (${reason}): every circuit breaker now decides on its own, and sharing resumes by itself when Redis is back.`,
-  resumed: (down: number) => `Redis is reachable again after ${down} ms: circuit breakers share their state again.`,
+  resumed: (down: number) =>
+    `Redis is reachable again after ${down} ms: circuit breakers share their state again.`,
   /** The reason of an outage (shown in `unreachable`): an operation past its deadline. */
-  timedOut: (operation: keyof typeof OPERATIONS, ms: number) => `${OPERATIONS[operation]} did not answer within ${ms} ms (operationTimeoutMs)`,
+  timedOut: (operation: keyof typeof OPERATIONS, ms: number) =>
+    `${OPERATIONS[operation]} did not answer within ${ms} ms (operationTimeoutMs)`,
   /** The reason of an outage (shown in `unreachable`): start-up past its deadline. */
-  hydrateTimedOut: (ms: number) => `start-up could not read the shared state within ${ms} ms (hydrateTimeoutMs)`,
+  hydrateTimedOut: (ms: number) =>
+    `start-up could not read the shared state within ${ms} ms (hydrateTimeoutMs)`,
   /** The reason of an outage (shown in `unreachable`): a connection closed. */
   connectionClosed: () => 'connection closed',
   /** The reason of an outage (shown in `unreachable`): a command rejected with nothing. */
   failedWithoutError: () => 'failed without an error',
-  corruptKeys: (breaker: string, found: readonly { key: string; type: string; expected: string }[], keyPrefix: string) =>
+  corruptKeys: (
+    breaker: string,
+    found: readonly { key: string; type: string; expected: string }[],
+    keyPrefix: string,
+  ) =>
     `Circuit breaker "${breaker}": Redis held ${found.map((f) => `${article(f.type)} ${f.type} at "${f.key}", where the store keeps ${article(f.expected)} ${f.expected}`).join(', and ')}; ` +
     `the store deleted ${found.length === 1 ? 'it' : 'them'} and the breaker shares its state again. If this comes back, something else writes under keyPrefix ${JSON.stringify(keyPrefix)}: give the store a keyPrefix of its own.`,
   keyError: (breaker: string, keys: readonly string[], reason: string) =>

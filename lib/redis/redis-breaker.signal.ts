@@ -40,7 +40,13 @@ export function decodeSignal(message: string): FleetState | undefined {
   }
   if (typeof raw !== 'object' || raw === null) return undefined;
   const { v, b, s, u, g, o, a } = raw as Record<string, unknown>;
-  if (v !== SIGNAL_VERSION || typeof b !== 'string' || (s !== 'open' && s !== 'closed') || typeof o !== 'string') return undefined;
+  if (
+    v !== SIGNAL_VERSION ||
+    typeof b !== 'string' ||
+    (s !== 'open' && s !== 'closed') ||
+    typeof o !== 'string'
+  )
+    return undefined;
   if (!isWireNumber(u) || !isWireNumber(g) || !isWireNumber(a)) return undefined;
   return { name: b, state: s, openUntil: u, generation: g, origin: o, at: a };
 }
@@ -51,7 +57,10 @@ export function decodeSignal(message: string): FleetState | undefined {
  *
  * @internal
  */
-export function decodeStateHash(name: string, hash: Record<string, string>): FleetState | undefined {
+export function decodeStateHash(
+  name: string,
+  hash: Record<string, string>,
+): FleetState | undefined {
   const state = hash.state;
   if (state !== 'open' && state !== 'closed') return undefined;
   const openUntil = numberOf(hash.openUntil ?? '0');
@@ -74,5 +83,10 @@ function numberOf(text: string | undefined): number {
  * coordinator's check (it has the clock).
  */
 function isWireNumber(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= Number.MAX_SAFE_INTEGER;
+  return (
+    typeof value === 'number' &&
+    Number.isFinite(value) &&
+    value >= 0 &&
+    value <= Number.MAX_SAFE_INTEGER
+  );
 }

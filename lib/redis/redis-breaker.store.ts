@@ -2,12 +2,28 @@ import { Logger } from '@nestjs/common';
 import type { Cluster, Redis } from 'ioredis';
 import { hostname } from 'node:os';
 import type { Breaker, BreakerCoordinator, BreakerStore } from '../core/index.js';
-import type { RedisBreakerStoreLogger, RedisBreakerStoreOptions } from './redis-breaker-store-options.interface.js';
+import type {
+  RedisBreakerStoreLogger,
+  RedisBreakerStoreOptions,
+} from './redis-breaker-store-options.interface.js';
 import { validateOptions } from './redis-breaker-store.validation.js';
-import { evalCall, evalEach, outcome, permitCall, renewCall, writeCall, type Writer } from './redis-breaker.commands.js';
+import {
+  evalCall,
+  evalEach,
+  outcome,
+  permitCall,
+  renewCall,
+  writeCall,
+  type Writer,
+} from './redis-breaker.commands.js';
 import { RedisBreakerConnection } from './redis-breaker.connection.js';
 import { LOGGER_CONTEXT, REDIS_BREAKER_STORE_DEFAULTS } from './redis-breaker.constants.js';
-import { RedisBreakerCoordinator, type FleetLink, type SharedBreaker, type WriteOp } from './redis-breaker.coordinator.js';
+import {
+  RedisBreakerCoordinator,
+  type FleetLink,
+  type SharedBreaker,
+  type WriteOp,
+} from './redis-breaker.coordinator.js';
 import { CorruptKeys, isKeyError } from './redis-breaker.corrupt-keys.js';
 import { deferred, withDeadline } from './redis-breaker.deadline.js';
 import { channelOf } from './redis-breaker.keys.js';
@@ -80,7 +96,8 @@ export class RedisBreakerStore implements BreakerStore {
     this.reconcileIntervalMs = options.reconcileIntervalMs ?? d.reconcileIntervalMs;
     this.operationTimeoutMs = options.operationTimeoutMs ?? d.operationTimeoutMs;
     this.hydrateTimeoutMs = options.hydrateTimeoutMs ?? d.hydrateTimeoutMs;
-    const logger: RedisBreakerStoreLogger | undefined = options.logger === false ? undefined : (options.logger ?? new Logger(LOGGER_CONTEXT));
+    const logger: RedisBreakerStoreLogger | undefined =
+      options.logger === false ? undefined : (options.logger ?? new Logger(LOGGER_CONTEXT));
     this.queue = new WriteQueue(options.maxQueue ?? d.maxQueue);
     this.connection = new RedisBreakerConnection({
       redis: this.redis,
@@ -105,7 +122,9 @@ export class RedisBreakerStore implements BreakerStore {
     });
     const link: FleetLink = {
       isShared: (record) => this.shared && (record === undefined || !this.corrupt.isolated(record)),
-      storeErrors: (record) => this.connection.errors + (record === undefined ? this.corrupt.total : this.corrupt.errorsOf(record)),
+      storeErrors: (record) =>
+        this.connection.errors +
+        (record === undefined ? this.corrupt.total : this.corrupt.errorsOf(record)),
       write: (record, op) => this.write(record, op),
       requestPermit: (record, ttlMs) => this.requestPermit(record, ttlMs),
       renewPermit: (record, ttlMs) => this.renewPermit(record, ttlMs),
@@ -131,7 +150,9 @@ export class RedisBreakerStore implements BreakerStore {
 
   async hydrate(breakers: readonly Breaker[]): Promise<void> {
     if (this.connection.state === 'closed') return;
-    const records = breakers.map((breaker) => this.fleet.register(breaker)).filter((r): r is SharedBreaker => r !== undefined);
+    const records = breakers
+      .map((breaker) => this.fleet.register(breaker))
+      .filter((r): r is SharedBreaker => r !== undefined);
     this.start();
     // One deadline for the whole start-up, the wait for the connections and the read together.
     const deadline = Date.now() + this.hydrateTimeoutMs;
@@ -140,7 +161,10 @@ export class RedisBreakerStore implements BreakerStore {
     try {
       await withDeadline(ready, this.hydrateTimeoutMs, timedOut);
       const left = Math.max(1, deadline - Date.now());
-      if (this.connection.running) await (left < this.operationTimeoutMs ? this.read(records, left, timedOut) : this.read(records));
+      if (this.connection.running)
+        await (left < this.operationTimeoutMs
+          ? this.read(records, left, timedOut)
+          : this.read(records));
     } catch (error) {
       this.connection.failed(error);
     } finally {
@@ -160,7 +184,9 @@ export class RedisBreakerStore implements BreakerStore {
     if (this.readsInFlight === 0) return this.reconcileNow();
     // The last reads are still unanswered: this round goes out once they settle, and this call waits for it within the deadline.
     this.reconcileAfterReads ??= deferred();
-    await withDeadline(this.reconcileAfterReads.promise, this.operationTimeoutMs, () => messages.timedOut('reconcile', this.operationTimeoutMs)).catch(() => undefined);
+    await withDeadline(this.reconcileAfterReads.promise, this.operationTimeoutMs, () =>
+      messages.timedOut('reconcile', this.operationTimeoutMs),
+    ).catch(() => undefined);
   }
 
   private async reconcileNow(): Promise<void> {
@@ -168,7 +194,9 @@ export class RedisBreakerStore implements BreakerStore {
     try {
       if (this.connection.failing) {
         // Redis has not answered lately: one PING asks whether it does now, rather than a read per breaker.
-        await withDeadline(this.track([this.redis.ping()]), this.operationTimeoutMs, () => messages.timedOut('ping', this.operationTimeoutMs));
+        await withDeadline(this.track([this.redis.ping()]), this.operationTimeoutMs, () =>
+          messages.timedOut('ping', this.operationTimeoutMs),
+        );
         // Sharing resumes, and recovered() may have started the read already.
         this.connection.succeeded();
         if (this.readsInFlight > 0) return;
@@ -264,8 +292,13 @@ export class RedisBreakerStore implements BreakerStore {
       this.redis,
       batch.map(([record, op]) => writeCall(this.writer, record, op)),
     );
-    const outcomes = await withDeadline(errors, this.operationTimeoutMs, () => messages.timedOut('write', this.operationTimeoutMs));
-    this.sort(batch.map(([record]) => record), outcomes);
+    const outcomes = await withDeadline(errors, this.operationTimeoutMs, () =>
+      messages.timedOut('write', this.operationTimeoutMs),
+    );
+    this.sort(
+      batch.map(([record]) => record),
+      outcomes,
+    );
   }
 
   /**
@@ -301,8 +334,15 @@ export class RedisBreakerStore implements BreakerStore {
     timedOut = () => messages.timedOut('read', this.operationTimeoutMs),
   ): Promise<void> {
     if (records.length === 0) return;
-    const replies = await withDeadline(this.track(records.map((record) => outcome(this.redis.hgetall(record.keys.state)))), timeoutMs, timedOut);
-    this.sort(records, replies.map((reply) => reply.error));
+    const replies = await withDeadline(
+      this.track(records.map((record) => outcome(this.redis.hgetall(record.keys.state)))),
+      timeoutMs,
+      timedOut,
+    );
+    this.sort(
+      records,
+      replies.map((reply) => reply.error),
+    );
     this.connection.succeeded();
     records.forEach((record, i) => {
       const hash = replies[i]!.value;
@@ -316,7 +356,9 @@ export class RedisBreakerStore implements BreakerStore {
     if (!this.shared) return;
     const episode = record.episode;
     const reply = evalCall<[number, number]>(this.redis, renewCall(this.writer, record, ttlMs));
-    withDeadline(reply, this.operationTimeoutMs, () => messages.timedOut('renew', this.operationTimeoutMs)).then(
+    withDeadline(reply, this.operationTimeoutMs, () =>
+      messages.timedOut('renew', this.operationTimeoutMs),
+    ).then(
       ([renewed, ms]) => {
         this.connection.succeeded();
         this.corrupt.healthy(record);
@@ -329,7 +371,9 @@ export class RedisBreakerStore implements BreakerStore {
 
   private requestPermit(record: SharedBreaker, ttlMs: number): void {
     const reply = evalCall<[number, number]>(this.redis, permitCall(this.writer, record, ttlMs));
-    withDeadline(reply, this.operationTimeoutMs, () => messages.timedOut('permit', this.operationTimeoutMs)).then(
+    withDeadline(reply, this.operationTimeoutMs, () =>
+      messages.timedOut('permit', this.operationTimeoutMs),
+    ).then(
       ([won, ms]) => {
         this.connection.succeeded();
         this.corrupt.healthy(record);

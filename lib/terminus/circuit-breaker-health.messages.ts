@@ -12,7 +12,8 @@ export const circuitBreakerHealthMessages = {
   module: MODULE,
   moduleMissing: () => circuitBreakerMessages.integrationWithoutModule(MODULE),
   /** The subject of option errors: the call, with its key when it is a string. */
-  subject: (key: unknown) => `CircuitBreakerHealthIndicator.isHealthy(${typeof key === 'string' ? JSON.stringify(key) : '...'})`,
+  subject: (key: unknown) =>
+    `CircuitBreakerHealthIndicator.isHealthy(${typeof key === 'string' ? JSON.stringify(key) : '...'})`,
   expectedKey: 'a non-empty string',
   expectedOptions: '{ breakers?, openStatus?, halfOpenStatus?, details? }',
   expectedBreakers: 'an array of breaker names',

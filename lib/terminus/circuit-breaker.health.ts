@@ -4,7 +4,10 @@ import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/term
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
 import { OptionChecker } from '../core/option-checker.js';
 import type { BreakerSnapshot, FailureSummary, TransitionEvidence } from '../core/index.js';
-import type { BreakerHealthStatus, CircuitBreakerHealthOptions } from './circuit-breaker-health-options.interface.js';
+import type {
+  BreakerHealthStatus,
+  CircuitBreakerHealthOptions,
+} from './circuit-breaker-health-options.interface.js';
 import { circuitBreakerHealthMessages as messages } from './circuit-breaker-health.messages.js';
 
 /** What the check reports per breaker when details are shown. @publicApi */
@@ -47,15 +50,26 @@ export class CircuitBreakerHealthIndicator {
     @Optional() @Inject(CircuitBreakerRegistry) registry: CircuitBreakerRegistry | undefined,
     private readonly health: HealthIndicatorService,
   ) {
-    if (registry === undefined) throw new CircuitBreakerModuleMissingError(messages.moduleMissing(), messages.module);
+    if (registry === undefined)
+      throw new CircuitBreakerModuleMissingError(messages.moduleMissing(), messages.module);
     this.registry = registry;
   }
 
-  isHealthy<const Key extends string = 'circuit_breakers'>(key: Key = 'circuit_breakers' as Key, options: CircuitBreakerHealthOptions = {}): HealthIndicatorResult<Key> {
+  isHealthy<const Key extends string = 'circuit_breakers'>(
+    key: Key = 'circuit_breakers' as Key,
+    options: CircuitBreakerHealthOptions = {},
+  ): HealthIndicatorResult<Key> {
     // A bad key or option is reported like any other problem: down, with the message.
-    const indicator = this.health.check(typeof key === 'string' && key !== '' ? key : ('circuit_breakers' as Key));
+    const indicator = this.health.check(
+      typeof key === 'string' && key !== '' ? key : ('circuit_breakers' as Key),
+    );
     try {
-      const { openStatus = 'down', halfOpenStatus = 'degraded', details = true, breakers: only } = checkOptions(key, options);
+      const {
+        openStatus = 'down',
+        halfOpenStatus = 'degraded',
+        details = true,
+        breakers: only,
+      } = checkOptions(key, options);
       const names = only ?? this.registry.list();
       const unknown = names.filter((name) => !this.registry.has(name));
       if (unknown.length > 0) {
@@ -79,7 +93,11 @@ export class CircuitBreakerHealthIndicator {
         if (details) breakers[name] = detailsOf(snapshot);
       }
       const data = details ? { ...counts, breakers } : counts;
-      return status === 'up' ? indicator.up(data) : status === 'degraded' ? indicator.degraded(data) : indicator.down(data);
+      return status === 'up'
+        ? indicator.up(data)
+        : status === 'degraded'
+          ? indicator.degraded(data)
+          : indicator.down(data);
     } catch (error) {
       return indicator.down({ message: error instanceof Error ? error.message : String(error) });
     }
@@ -92,9 +110,15 @@ const STATUSES = ['up', 'degraded', 'down'] as const;
 function checkOptions(key: unknown, given: unknown): CircuitBreakerHealthOptions {
   const check = new OptionChecker(messages.subject(key));
   check.string('key', key, messages.expectedKey, (value) => value !== '');
-  const options = check.record('', given, ['breakers', 'openStatus', 'halfOpenStatus', 'details'], messages.expectedOptions);
+  const options = check.record(
+    '',
+    given,
+    ['breakers', 'openStatus', 'halfOpenStatus', 'details'],
+    messages.expectedOptions,
+  );
   if (options.openStatus !== undefined) check.oneOf('openStatus', options.openStatus, STATUSES);
-  if (options.halfOpenStatus !== undefined) check.oneOf('halfOpenStatus', options.halfOpenStatus, STATUSES);
+  if (options.halfOpenStatus !== undefined)
+    check.oneOf('halfOpenStatus', options.halfOpenStatus, STATUSES);
   if (options.details !== undefined) check.boolean('details', options.details);
   if (options.breakers !== undefined) options.breakers = breakerNames(check, options.breakers);
   return options as CircuitBreakerHealthOptions;
@@ -111,7 +135,16 @@ function breakerNames(check: OptionChecker, value: unknown): string[] {
   if (!array) check.invalid('breakers', value, expected);
   const length = check.read(value as object, 'length', 'breakers') as number;
   const names: string[] = [];
-  for (let i = 0; i < length; i++) names.push(check.string(`breakers[${i}]`, check.read(value as object, String(i), `breakers[${i}]`), messages.expectedBreakerName, (name) => name !== '', false));
+  for (let i = 0; i < length; i++)
+    names.push(
+      check.string(
+        `breakers[${i}]`,
+        check.read(value as object, String(i), `breakers[${i}]`),
+        messages.expectedBreakerName,
+        (name) => name !== '',
+        false,
+      ),
+    );
   return names;
 }
 
@@ -125,6 +158,8 @@ function detailsOf(snapshot: BreakerSnapshot): BreakerHealthDetails {
     ...(snapshot.lastTransition === undefined ? {} : { lastTransition: snapshot.lastTransition }),
     ...(snapshot.lastFailure === undefined ? {} : { lastFailure: snapshot.lastFailure }),
     ...(snapshot.family === undefined ? {} : { unhealthyKeys: snapshot.family.unhealthyKeys }),
-    ...(snapshot.coordination === undefined ? {} : { shared: snapshot.coordination.shared, storeErrors: snapshot.coordination.storeErrors }),
+    ...(snapshot.coordination === undefined
+      ? {}
+      : { shared: snapshot.coordination.shared, storeErrors: snapshot.coordination.storeErrors }),
   };
 }

@@ -2,4 +2,7 @@
 export { CircuitBreakerHealthModule } from './circuit-breaker-health.module.js';
 export { CircuitBreakerHealthIndicator } from './circuit-breaker.health.js';
 export type { BreakerHealthDetails } from './circuit-breaker.health.js';
-export type { BreakerHealthStatus, CircuitBreakerHealthOptions } from './circuit-breaker-health-options.interface.js';
+export type {
+  BreakerHealthStatus,
+  CircuitBreakerHealthOptions,
+} from './circuit-breaker-health-options.interface.js';

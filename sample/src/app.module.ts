@@ -25,13 +25,26 @@ export class AppModule {
       module: AppModule,
       imports: [
         // httpFilter: CircuitOpenError → 503 + Retry-After, CallTimeoutError → 504, with bodies that name no breaker.
-        CircuitBreakerModule.forRoot({ defaults: BREAKER_DEFAULTS, breakers: BREAKERS, strict: true, httpFilter: true, clock }),
+        CircuitBreakerModule.forRoot({
+          defaults: BREAKER_DEFAULTS,
+          breakers: BREAKERS,
+          strict: true,
+          httpFilter: true,
+          clock,
+        }),
         TerminusModule.forRoot({ logger: false }),
         CircuitBreakerHealthModule,
         CircuitBreakerMetricsModule.forRoot(),
         HttpModule,
       ],
-      controllers: [CatalogController, PricingController, InventoryController, HealthController, BreakersController, MetricsController],
+      controllers: [
+        CatalogController,
+        PricingController,
+        InventoryController,
+        HealthController,
+        BreakersController,
+        MetricsController,
+      ],
       providers: [
         { provide: UPSTREAMS, useValue: upstreams },
         // Upstream error statuses thrown by ensureOk(): 400/404 passed on, a pause as 503 + Retry-After, the rest 502.

@@ -15,16 +15,21 @@ export interface RunningSample {
 }
 
 /** Starts the three fake dependencies and the sample application, all on loopback. */
-export async function startSample(options: { port?: number; logger?: LoggerService | LogLevel[] | false; clock?: Clock } = {}): Promise<RunningSample> {
+export async function startSample(
+  options: { port?: number; logger?: LoggerService | LogLevel[] | false; clock?: Clock } = {},
+): Promise<RunningSample> {
   const primary = new UpstreamServer('primary');
   const a = new UpstreamServer('warehouse-a');
   const b = new UpstreamServer('warehouse-b');
   await Promise.all([primary.start(), a.start(), b.start()]);
-  const app = await NestFactory.create(AppModule.register({ primary: primary.url, warehouses: { a: a.url, b: b.url } }, options.clock), {
-    logger: options.logger ?? ['error', 'warn', 'log'],
-    // Keep-alive connections would otherwise hold close() for seconds.
-    forceCloseConnections: true,
-  });
+  const app = await NestFactory.create(
+    AppModule.register({ primary: primary.url, warehouses: { a: a.url, b: b.url } }, options.clock),
+    {
+      logger: options.logger ?? ['error', 'warn', 'log'],
+      // Keep-alive connections would otherwise hold close() for seconds.
+      forceCloseConnections: true,
+    },
+  );
   app.enableShutdownHooks();
   await app.listen(options.port ?? 0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;

@@ -25,10 +25,19 @@ afterEach(async () => {
 async function get(path: string) {
   const response = await fetch(`${sample.url}${path}`);
   const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) };
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: text === '' ? undefined : JSON.parse(text),
+  };
 }
 
-const closedDetails = (since: number) => ({ state: 'closed', since, failureRate: 0, callsInWindow: 0 });
+const closedDetails = (since: number) => ({
+  state: 'closed',
+  since,
+  failureRate: 0,
+  callsInWindow: 0,
+});
 
 describe('the sample application over real HTTP', () => {
   it('readiness goes 200 → 503 → 200 across an outage, with the exact terminus bodies for up, down and degraded', async () => {
@@ -56,7 +65,12 @@ describe('the sample application over real HTTP', () => {
     const registry = sample.app.get(CircuitBreakerRegistry);
     const openUntil = registry.get('catalog.search').snapshot().openUntil!;
     // ensureOk() threw it: the status is kept, the URL has no query.
-    const primaryFailure = { category: 'server', name: 'UpstreamHttpError', status: 500, message: `Upstream ${sample.upstreams.primary.url}/search answered 500 Internal Server Error.` };
+    const primaryFailure = {
+      category: 'server',
+      name: 'UpstreamHttpError',
+      status: 500,
+      message: `Upstream ${sample.upstreams.primary.url}/search answered 500 Internal Server Error.`,
+    };
     const down = await get('/health/ready');
     expect(down.status).toBe(503);
     const failing = {
@@ -74,7 +88,13 @@ describe('the sample application over real HTTP', () => {
             failureRate: 0,
             callsInWindow: 0,
             // The window starts empty once open; why it opened stays.
-            lastTransition: { from: 'closed', to: 'open', reason: 'failure-rate', at: since, window: { calls: 4, failures: 4, slowCalls: 0, failureRate: 1 } },
+            lastTransition: {
+              from: 'closed',
+              to: 'open',
+              reason: 'failure-rate',
+              at: since,
+              window: { calls: 4, failures: 4, slowCalls: 0, failureRate: 1 },
+            },
             lastFailure: primaryFailure,
           },
           pricing: closedDetails(since),
@@ -100,7 +120,12 @@ describe('the sample application over real HTTP', () => {
             since: openUntil,
             failureRate: 0,
             callsInWindow: 0,
-            lastTransition: { from: 'open', to: 'half-open', reason: 'open-duration-elapsed', at: openUntil },
+            lastTransition: {
+              from: 'open',
+              to: 'half-open',
+              reason: 'open-duration-elapsed',
+              at: openUntil,
+            },
             lastFailure: primaryFailure,
           },
           pricing: closedDetails(since),
@@ -108,10 +133,17 @@ describe('the sample application over real HTTP', () => {
         },
       },
     };
-    expect(degraded.body).toEqual({ status: 'degraded', info: probing, error: {}, details: probing });
+    expect(degraded.body).toEqual({
+      status: 'degraded',
+      info: probing,
+      error: {},
+      details: probing,
+    });
 
     sample.upstreams.primary.setBehaviour({ mode: 'healthy' });
-    expect((await get('/catalog/search?q=cup')).body).toEqual([{ id: '1', name: 'Espresso cup', price: 12 }]);
+    expect((await get('/catalog/search?q=cup')).body).toEqual([
+      { id: '1', name: 'Espresso cup', price: 12 },
+    ]);
     const recovered = await get('/health/ready');
     expect(recovered.status).toBe(200);
     expect(recovered.body.status).toBe('ok');
@@ -133,15 +165,26 @@ describe('the sample application over real HTTP', () => {
   it('an open breaker answers 503 with Retry-After through the exception filter, and the upstream sees no traffic', async () => {
     sample.upstreams.primary.setBehaviour({ mode: 'failing' });
     // The upstream's 500 is a dependency failure, not the client's: 502 (sample/src/upstream/upstream-http-error.filter.ts).
-    for (let i = 0; i < 4; i++) expect(await get('/catalog/products/3')).toMatchObject({ status: 502, body: { statusCode: 502, error: 'Bad Gateway', message: 'A dependency failed.' } });
+    for (let i = 0; i < 4; i++)
+      expect(await get('/catalog/products/3')).toMatchObject({
+        status: 502,
+        body: { statusCode: 502, error: 'Bad Gateway', message: 'A dependency failed.' },
+      });
     const before = sample.upstreams.primary.requests;
     const rejected = await get('/catalog/products/3');
     expect(sample.upstreams.primary.requests).toBe(before);
     expect(rejected.status).toBe(503);
-    const retryAfterMs = sample.app.get(CircuitBreakerRegistry).get('catalog').snapshot().retryAfterMs!;
+    const retryAfterMs = sample.app
+      .get(CircuitBreakerRegistry)
+      .get('catalog')
+      .snapshot().retryAfterMs!;
     expect(rejected.headers.get('retry-after')).toBe(String(Math.ceil(retryAfterMs / 1000)));
     // Public bodies: the breaker's name is internal architecture (httpFilter: { details: true } would show it).
-    expect(rejected.body).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'A dependency is unavailable; retry later.' });
+    expect(rejected.body).toEqual({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: 'A dependency is unavailable; retry later.',
+    });
   });
 
   it('4xx answers from the upstream never open the breaker', async () => {
@@ -161,7 +204,11 @@ describe('the sample application over real HTTP', () => {
     const overloaded = await get('/catalog/products/2');
     expect(overloaded.status).toBe(503);
     expect(overloaded.headers.get('retry-after')).toBe('4');
-    expect(overloaded.body).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'A dependency is overloaded; retry later.' });
+    expect(overloaded.body).toEqual({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: 'A dependency is overloaded; retry later.',
+    });
     const before = sample.upstreams.primary.requests;
     const paused = await get('/catalog/products/2');
     expect(paused.status).toBe(503);
@@ -178,7 +225,11 @@ describe('the sample application over real HTTP', () => {
     const paused = await get('/pricing/1');
     expect(paused.status).toBe(503);
     expect(paused.headers.get('retry-after')).toBe('3');
-    expect(paused.body).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'A dependency is unavailable; retry later.' });
+    expect(paused.body).toEqual({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: 'A dependency is unavailable; retry later.',
+    });
     expect(sample.app.get(CircuitBreakerRegistry).get('pricing').state).toBe('closed');
     clock.advance(3_000);
     sample.upstreams.primary.setBehaviour({ mode: 'healthy' });
@@ -191,8 +242,16 @@ describe('the sample application over real HTTP', () => {
     const cut = await get('/inventory/a/7');
     expect(cut.status).toBe(504);
     expect(Date.now() - started).toBeGreaterThanOrEqual(790);
-    expect(cut.body).toEqual({ statusCode: 504, error: 'Gateway Timeout', message: 'A dependency did not answer in time; retry later.' });
-    expect((await get('/inventory/b/7')).body).toEqual({ sku: '7', available: 7, warehouse: 'warehouse-b' });
+    expect(cut.body).toEqual({
+      statusCode: 504,
+      error: 'Gateway Timeout',
+      message: 'A dependency did not answer in time; retry later.',
+    });
+    expect((await get('/inventory/b/7')).body).toEqual({
+      sku: '7',
+      available: 7,
+      warehouse: 'warehouse-b',
+    });
   });
 
   it('GET /breakers returns the registry snapshot', async () => {
@@ -210,11 +269,19 @@ describe('the sample application over real HTTP', () => {
 
 describe('the sample shuts down cleanly', () => {
   it('leaves no server, socket or timer behind after close(), even with a call hung on a deadline', async () => {
-    const count = (kind: string) => process.getActiveResourcesInfo().filter((r) => r === kind).length;
-    const before = { servers: count('TCPServerWrap'), sockets: count('TCPSocketWrap'), timers: count('Timeout') };
+    const count = (kind: string) =>
+      process.getActiveResourcesInfo().filter((r) => r === kind).length;
+    const before = {
+      servers: count('TCPServerWrap'),
+      sockets: count('TCPSocketWrap'),
+      timers: count('Timeout'),
+    };
     const own = await startSample({ logger: false });
     own.upstreams.warehouses.a.setBehaviour({ mode: 'hanging' });
-    const pending = fetch(`${own.url}/inventory/a/1`).then((r) => r.status, () => 'closed');
+    const pending = fetch(`${own.url}/inventory/a/1`).then(
+      (r) => r.status,
+      () => 'closed',
+    );
     // Wait until the warehouse really holds the request, so that close() meets a hung call.
     const warehouse = own.upstreams.warehouses.a;
     for (let waited = 0; warehouse.requests === 0; waited += 10) {

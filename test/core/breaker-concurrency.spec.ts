@@ -5,7 +5,15 @@ import { ManualClock } from '../helpers/manual-clock.js';
 
 async function herdAtRecovery(maxProbes: number) {
   const clock = new ManualClock();
-  const breaker = new Breaker('herd', { consecutiveFailures: 1, openDurationMs: 1_000, halfOpen: { maxProbes, maxConcurrent: maxProbes } }, { clock });
+  const breaker = new Breaker(
+    'herd',
+    {
+      consecutiveFailures: 1,
+      openDurationMs: 1_000,
+      halfOpen: { maxProbes, maxConcurrent: maxProbes },
+    },
+    { clock },
+  );
   await breaker.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
   clock.advance(1_000);
   const dependency = deferred<string>();
@@ -24,16 +32,21 @@ async function herdAtRecovery(maxProbes: number) {
 }
 
 describe('Breaker admission under concurrency', () => {
-  it.each([1, 3])('1,000 calls arriving together at the end of the open duration admit exactly %i probe(s)', async (budget) => {
-    const { breaker, reached, snapshot, settled } = await herdAtRecovery(budget);
-    expect(reached).toBe(budget);
-    expect(snapshot.halfOpen).toMatchObject({ probesAdmitted: budget, probesInFlight: budget });
-    expect(snapshot.totals.rejected['half-open-busy']).toBe(1_000 - budget);
-    const fulfilled = settled.filter((s) => s.status === 'fulfilled');
-    const rejected = settled.filter((s) => s.status === 'rejected');
-    expect(fulfilled).toHaveLength(budget);
-    expect(rejected).toHaveLength(1_000 - budget);
-    expect(rejected.every((s) => isBreakerRejection((s as PromiseRejectedResult).reason))).toBe(true);
-    expect(breaker.state).toBe('closed');
-  });
+  it.each([1, 3])(
+    '1,000 calls arriving together at the end of the open duration admit exactly %i probe(s)',
+    async (budget) => {
+      const { breaker, reached, snapshot, settled } = await herdAtRecovery(budget);
+      expect(reached).toBe(budget);
+      expect(snapshot.halfOpen).toMatchObject({ probesAdmitted: budget, probesInFlight: budget });
+      expect(snapshot.totals.rejected['half-open-busy']).toBe(1_000 - budget);
+      const fulfilled = settled.filter((s) => s.status === 'fulfilled');
+      const rejected = settled.filter((s) => s.status === 'rejected');
+      expect(fulfilled).toHaveLength(budget);
+      expect(rejected).toHaveLength(1_000 - budget);
+      expect(rejected.every((s) => isBreakerRejection((s as PromiseRejectedResult).reason))).toBe(
+        true,
+      );
+      expect(breaker.state).toBe('closed');
+    },
+  );
 });

@@ -7,7 +7,9 @@ class RecordingCoordinator implements BreakerCoordinator {
   probeAllowed = true;
   asked = 0;
   transitioned(breaker: Breaker, change: StateChangeEvent): void {
-    this.changes.push(`${breaker.name}: ${change.from} -> ${change.to} (${change.reason})${change.openUntil === undefined ? '' : ` until ${change.openUntil}`}`);
+    this.changes.push(
+      `${breaker.name}: ${change.from} -> ${change.to} (${change.reason})${change.openUntil === undefined ? '' : ` until ${change.openUntil}`}`,
+    );
   }
   mayProbe(): boolean {
     this.asked++;
@@ -15,13 +17,18 @@ class RecordingCoordinator implements BreakerCoordinator {
   }
 }
 
-const failOnce = (b: Breaker) => b.execute(() => Promise.reject(new Error('down'))).catch((e: unknown) => e);
+const failOnce = (b: Breaker) =>
+  b.execute(() => Promise.reject(new Error('down'))).catch((e: unknown) => e);
 
 describe('Breaker coordination hooks (shared state)', () => {
   it('tells the coordinator about every transition', async () => {
     const clock = new ManualClock(0);
     const coordinator = new RecordingCoordinator();
-    const breaker = new Breaker('shared', { consecutiveFailures: 1, openDurationMs: 100 }, { clock, coordinator });
+    const breaker = new Breaker(
+      'shared',
+      { consecutiveFailures: 1, openDurationMs: 100 },
+      { clock, coordinator },
+    );
     await failOnce(breaker);
     clock.advance(100);
     await breaker.execute(() => 1);
@@ -35,7 +42,11 @@ describe('Breaker coordination hooks (shared state)', () => {
   it('stays open past its open duration while the coordinator withholds the probe permit, rejecting with the probe deadline as estimate', async () => {
     const clock = new ManualClock(0);
     const coordinator = new RecordingCoordinator();
-    const breaker = new Breaker('fleet', { consecutiveFailures: 1, openDurationMs: 100, halfOpen: { maxWaitMs: 5_000 } }, { clock, coordinator });
+    const breaker = new Breaker(
+      'fleet',
+      { consecutiveFailures: 1, openDurationMs: 100, halfOpen: { maxWaitMs: 5_000 } },
+      { clock, coordinator },
+    );
     await failOnce(breaker);
     coordinator.probeAllowed = false;
     clock.advance(150);
@@ -56,13 +67,35 @@ describe('Breaker coordination hooks (shared state)', () => {
 
   it('a family past its open duration whose fleet probe is elsewhere estimates the probe deadline, never a negative wait', async () => {
     const clock = new ManualClock(0);
-    const coordinator: BreakerCoordinator = { transitioned: () => undefined, mayProbe: () => false };
-    const family = new Breaker('fleet', { perKey: { maxKeys: 10 }, aggregate: { openWhenOpenRatio: 0.5, minKeys: 2 }, consecutiveFailures: 1, openDurationMs: 1_000, halfOpen: { maxWaitMs: 3_000 } }, { clock, coordinator });
-    await family.forKey('a').execute(() => Promise.reject(new Error('x'))).catch(() => undefined);
-    await family.forKey('b').execute(() => Promise.reject(new Error('x'))).catch(() => undefined);
+    const coordinator: BreakerCoordinator = {
+      transitioned: () => undefined,
+      mayProbe: () => false,
+    };
+    const family = new Breaker(
+      'fleet',
+      {
+        perKey: { maxKeys: 10 },
+        aggregate: { openWhenOpenRatio: 0.5, minKeys: 2 },
+        consecutiveFailures: 1,
+        openDurationMs: 1_000,
+        halfOpen: { maxWaitMs: 3_000 },
+      },
+      { clock, coordinator },
+    );
+    await family
+      .forKey('a')
+      .execute(() => Promise.reject(new Error('x')))
+      .catch(() => undefined);
+    await family
+      .forKey('b')
+      .execute(() => Promise.reject(new Error('x')))
+      .catch(() => undefined);
     expect(family.state).toBe('open');
     clock.advance(5_000);
-    const rejection = await family.forKey('c').execute(() => 1).catch((e: unknown) => e);
+    const rejection = await family
+      .forKey('c')
+      .execute(() => 1)
+      .catch((e: unknown) => e);
     expect(rejection).toMatchObject({ breakerName: 'fleet', reason: 'open', retryAfterMs: 3_000 });
   });
 
@@ -78,7 +111,10 @@ describe('Breaker coordination hooks (shared state)', () => {
     expect(breaker.snapshot().openUntil).toBe(6_000);
     breaker.adoptClosed();
     expect(breaker.state).toBe('closed');
-    expect(coordinator.changes).toEqual(['adopter: closed -> open (shared-open) until 5000', 'adopter: open -> closed (shared-close)']);
+    expect(coordinator.changes).toEqual([
+      'adopter: closed -> open (shared-open) until 5000',
+      'adopter: open -> closed (shared-close)',
+    ]);
     breaker.isolate();
     breaker.adoptOpen(9_000);
     expect(breaker.state).toBe('isolated');

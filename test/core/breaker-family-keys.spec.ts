@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Breaker, BreakerConfigError } from '../../lib/core/index.js';
 
-const fail = (b: Breaker) => b.execute(() => Promise.reject(new Error('down'))).catch((e: unknown) => e);
+const fail = (b: Breaker) =>
+  b.execute(() => Promise.reject(new Error('down'))).catch((e: unknown) => e);
 const HASHED = /^….*…[0-9a-f]{32}$/su;
 
 describe('per-key families: key length', () => {
@@ -25,7 +26,9 @@ describe('per-key families: key length', () => {
     expect(a).not.toBe(b);
     expect(a.key).not.toBe(b.key);
     // UTF-16 code units are hashed, so lone surrogates do not collapse into one replacement character.
-    expect(family.forKey(`${'x'.repeat(300)}\uD800`)).not.toBe(family.forKey(`${'x'.repeat(300)}\uD801`));
+    expect(family.forKey(`${'x'.repeat(300)}\uD800`)).not.toBe(
+      family.forKey(`${'x'.repeat(300)}\uD801`),
+    );
   });
 
   it('keeps keys up to the bound as they are, and honours a configured bound', () => {
@@ -51,9 +54,13 @@ describe('per-key families: key length', () => {
     for (const bad of [10, 64.5, '256', 0]) {
       const build = () => new Breaker('limits', { perKey: { maxKeyLength: bad as never } });
       expect(build).toThrow(BreakerConfigError);
-      expect(build).toThrow(`Circuit breaker "limits": option "perKey.maxKeyLength" must be an integer >= 64, got `);
+      expect(build).toThrow(
+        `Circuit breaker "limits": option "perKey.maxKeyLength" must be an integer >= 64, got `,
+      );
     }
-    expect(() => new Breaker('limits', { perKey: { maxKeysLength: 10 } as never })).toThrow('Known options: perKey.maxKeys, perKey.idleMs, perKey.maxKeyLength.');
+    expect(() => new Breaker('limits', { perKey: { maxKeysLength: 10 } as never })).toThrow(
+      'Known options: perKey.maxKeys, perKey.idleMs, perKey.maxKeyLength.',
+    );
   });
 });
 

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { Breaker, CircuitOpenError } from '../../lib/core/index.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
-const fail = (b: Breaker) => b.execute(() => Promise.reject(new Error('down'))).catch((e: unknown) => e);
+const fail = (b: Breaker) =>
+  b.execute(() => Promise.reject(new Error('down'))).catch((e: unknown) => e);
 const ok = (b: Breaker) => b.execute(() => 'ok').catch((e: unknown) => e);
 
 describe('per-key families', () => {
@@ -15,13 +16,23 @@ describe('per-key families', () => {
     await fail(a);
     expect(a.state).toBe('open');
     expect(await ok(family.forKey('b.example'))).toBe('ok');
-    expect(family.snapshot().family).toEqual({ keys: 2, maxKeys: 10, unhealthyKeys: 1, evicted: 0, overflowed: 0 });
+    expect(family.snapshot().family).toEqual({
+      keys: 2,
+      maxKeys: 10,
+      unhealthyKeys: 1,
+      evicted: 0,
+      overflowed: 0,
+    });
   });
 
   it('refuses direct calls on the family and forKey() on a plain breaker', () => {
     const family = new Breaker('family', { perKey: {} });
-    expect(() => family.execute(() => 1)).toThrow('Circuit breaker "family" is a per-key family: call forKey(key).execute() so that each target has its own breaker.');
-    expect(() => new Breaker('plain').forKey('x')).toThrow('Circuit breaker "plain" is not per-key: configure perKey: { maxKeys } to use forKey().');
+    expect(() => family.execute(() => 1)).toThrow(
+      'Circuit breaker "family" is a per-key family: call forKey(key).execute() so that each target has its own breaker.',
+    );
+    expect(() => new Breaker('plain').forKey('x')).toThrow(
+      'Circuit breaker "plain" is not per-key: configure perKey: { maxKeys } to use forKey().',
+    );
     expect(() => family.forKey(42 as never)).toThrow('forKey() takes a string key, got number.');
   });
 
@@ -76,7 +87,16 @@ describe('per-key families', () => {
       return { clock, family };
     };
     const aggregate = (clock: ManualClock) =>
-      new Breaker('fleet', { perKey: { maxKeys: 100 }, aggregate: { openWhenOpenRatio: 0.5, minKeys: 4 }, consecutiveFailures: 1, openDurationMs: 1_000 }, { clock });
+      new Breaker(
+        'fleet',
+        {
+          perKey: { maxKeys: 100 },
+          aggregate: { openWhenOpenRatio: 0.5, minKeys: 4 },
+          consecutiveFailures: 1,
+          openDurationMs: 1_000,
+        },
+        { clock },
+      );
 
     it('opens the family when that share of known targets (at least minKeys) is open, rejecting every key', async () => {
       const clock = new ManualClock();
@@ -91,7 +111,11 @@ describe('per-key families', () => {
       expect(events).toEqual(['closed->open (open-ratio)']);
       const rejection = (await ok(family.forKey('c'))) as CircuitOpenError;
       expect(rejection).toBeInstanceOf(CircuitOpenError);
-      expect(rejection).toMatchObject({ breakerName: 'fleet', reason: 'open', retryAfterMs: 1_000 });
+      expect(rejection).toMatchObject({
+        breakerName: 'fleet',
+        reason: 'open',
+        retryAfterMs: 1_000,
+      });
       expect(family.forKey('c').snapshot().totals.admitted).toBe(1); // the child was never asked
     });
 
@@ -110,7 +134,10 @@ describe('per-key families', () => {
       expect(family.state).toBe('half-open');
       // A child's own rejection counts as ignored and returns the family's probe permit.
       family.forKey('c').isolate();
-      expect(await ok(family.forKey('c'))).toMatchObject({ breakerName: 'fleet[c]', reason: 'isolated' });
+      expect(await ok(family.forKey('c'))).toMatchObject({
+        breakerName: 'fleet[c]',
+        reason: 'isolated',
+      });
       expect(family.snapshot().halfOpen).toMatchObject({ probesAdmitted: 0 });
       expect(await ok(family.forKey('d'))).toBe('ok');
       expect(family.state).toBe('closed');
@@ -132,7 +159,9 @@ describe('per-key families', () => {
     });
 
     it('needs perKey', () => {
-      expect(() => new Breaker('x', { aggregate: { openWhenOpenRatio: 0.5 } })).toThrow('Circuit breaker "x": option "aggregate" needs "perKey": only a per-key family has targets to aggregate.');
+      expect(() => new Breaker('x', { aggregate: { openWhenOpenRatio: 0.5 } })).toThrow(
+        'Circuit breaker "x": option "aggregate" needs "perKey": only a per-key family has targets to aggregate.',
+      );
     });
   });
 });
@@ -152,7 +181,11 @@ describe('per-key eviction when many children are failing', () => {
 describe('the overflow child', () => {
   it('is not a held child: once one held child closes, a new key evicts it instead of overflowing', async () => {
     const clock = new ManualClock();
-    const family = new Breaker('hosts', { perKey: { maxKeys: 3 }, consecutiveFailures: 1, openDurationMs: 1_000 }, { clock });
+    const family = new Breaker(
+      'hosts',
+      { perKey: { maxKeys: 3 }, consecutiveFailures: 1, openDurationMs: 1_000 },
+      { clock },
+    );
     const a = family.forKey('a');
     await fail(a);
     await fail(family.forKey('b'));
@@ -167,7 +200,12 @@ describe('the overflow child', () => {
     expect(e).not.toBe(overflow);
     expect(e.key).toBe('e');
     expect(await ok(e)).toBe('ok');
-    expect(family.snapshot().family).toMatchObject({ keys: 4, evicted: 1, overflowed: 1, unhealthyKeys: 3 });
+    expect(family.snapshot().family).toMatchObject({
+      keys: 4,
+      evicted: 1,
+      overflowed: 1,
+      unhealthyKeys: 3,
+    });
     expect([...family.children()].map((child) => child.key)).toEqual(['b', 'c', 'e', overflow.key]);
   });
 });
@@ -175,7 +213,11 @@ describe('the overflow child', () => {
 describe('onEvict', () => {
   it('tells of every evicted child (least recently used or idle), never of the overflow child, until unsubscribed', async () => {
     const clock = new ManualClock();
-    const family = new Breaker('evictions', { perKey: { maxKeys: 2, idleMs: 1_000 }, consecutiveFailures: 1 }, { clock });
+    const family = new Breaker(
+      'evictions',
+      { perKey: { maxKeys: 2, idleMs: 1_000 }, consecutiveFailures: 1 },
+      { clock },
+    );
     const evicted: (string | undefined)[] = [];
     const off = family.onEvict((child) => evicted.push(child.key));
     family.forKey('a');

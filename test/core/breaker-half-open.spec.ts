@@ -6,8 +6,15 @@ import { flush } from '../helpers/flush.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
 /** A breaker that one failure opens for 1 s. */
-function tripped(options: ConstructorParameters<typeof Breaker>[1] = {}, clock = new ManualClock()) {
-  const breaker = new Breaker('probe', { consecutiveFailures: 1, openDurationMs: 1_000, ...options }, { clock });
+function tripped(
+  options: ConstructorParameters<typeof Breaker>[1] = {},
+  clock = new ManualClock(),
+) {
+  const breaker = new Breaker(
+    'probe',
+    { consecutiveFailures: 1, openDurationMs: 1_000, ...options },
+    { clock },
+  );
   return { breaker, clock, open: () => breaker.execute(fail()).catch(() => undefined) };
 }
 
@@ -16,9 +23,16 @@ describe('Breaker half-open probing', () => {
     const { breaker, clock, open } = tripped();
     await open();
     const openedAt = clock.now();
-    expect(breaker.snapshot()).toMatchObject({ state: 'open', since: openedAt, openUntil: openedAt + 1_000 });
+    expect(breaker.snapshot()).toMatchObject({
+      state: 'open',
+      since: openedAt,
+      openUntil: openedAt + 1_000,
+    });
     clock.advance(999);
-    await expect(breaker.execute(succeed(1))).rejects.toMatchObject({ reason: 'open', retryAfterMs: 1 });
+    await expect(breaker.execute(succeed(1))).rejects.toMatchObject({
+      reason: 'open',
+      retryAfterMs: 1,
+    });
     clock.advance(1);
     expect(breaker.state).toBe('half-open');
     expect(breaker.snapshot().since).toBe(openedAt + 1_000);
@@ -30,7 +44,12 @@ describe('Breaker half-open probing', () => {
     clock.advance(1_000);
     await expect(breaker.execute(succeed('probe'))).resolves.toBe('probe');
     expect(breaker.state).toBe('closed');
-    expect(breaker.snapshot().totals.probes).toEqual({ admitted: 1, succeeded: 1, failed: 0, released: 0 });
+    expect(breaker.snapshot().totals.probes).toEqual({
+      admitted: 1,
+      succeeded: 1,
+      failed: 0,
+      released: 0,
+    });
   });
 
   it('reopens on a failed probe and restarts the open duration', async () => {
@@ -49,7 +68,10 @@ describe('Breaker half-open probing', () => {
     const b = deferred<number>();
     const first = breaker.execute(() => a.promise);
     const second = breaker.execute(() => b.promise);
-    await expect(breaker.execute(succeed(3))).rejects.toMatchObject({ reason: 'half-open-busy', state: 'half-open' });
+    await expect(breaker.execute(succeed(3))).rejects.toMatchObject({
+      reason: 'half-open-busy',
+      state: 'half-open',
+    });
     a.resolve(1);
     await first;
     // One slot freed, one probe of the budget left.
@@ -88,7 +110,9 @@ describe('Breaker half-open probing', () => {
     await open();
     clock.advance(1_000);
     const controller = new AbortController();
-    const hanging = breaker.execute(() => new Promise(() => undefined), { signal: controller.signal });
+    const hanging = breaker.execute(() => new Promise(() => undefined), {
+      signal: controller.signal,
+    });
     await expect(breaker.execute(succeed(1))).rejects.toMatchObject({ reason: 'half-open-busy' });
     controller.abort(new Error('caller gave up'));
     await expect(hanging).rejects.toThrow('caller gave up');
@@ -107,7 +131,10 @@ describe('Breaker half-open probing', () => {
       return new Promise(() => undefined);
     });
     clock.advance(4_999);
-    await expect(breaker.execute(succeed(1))).rejects.toMatchObject({ reason: 'half-open-busy', retryAfterMs: 1 });
+    await expect(breaker.execute(succeed(1))).rejects.toMatchObject({
+      reason: 'half-open-busy',
+      retryAfterMs: 1,
+    });
     clock.advance(1);
     expect(breaker.state).toBe('open');
     await expect(hung).rejects.toBeInstanceOf(CallTimeoutError);
@@ -118,7 +145,11 @@ describe('Breaker half-open probing', () => {
 
   it('a probe admitted through acquire() and never settled also expires', () => {
     const clock = new ManualClock();
-    const breaker = new Breaker('permit', { consecutiveFailures: 1, openDurationMs: 100, halfOpen: { maxWaitMs: 50 } }, { clock });
+    const breaker = new Breaker(
+      'permit',
+      { consecutiveFailures: 1, openDurationMs: 100, halfOpen: { maxWaitMs: 50 } },
+      { clock },
+    );
     breaker.acquire().fail(new Error('down'));
     clock.advance(100);
     const permit = breaker.acquire();
@@ -140,7 +171,11 @@ describe('Breaker half-open probing', () => {
 
   it('outcomes of an earlier generation do not count: a slow call admitted while closed cannot close a half-open breaker', async () => {
     const clock = new ManualClock();
-    const breaker = new Breaker('generations', { consecutiveFailures: 1, openDurationMs: 1_000 }, { clock });
+    const breaker = new Breaker(
+      'generations',
+      { consecutiveFailures: 1, openDurationMs: 1_000 },
+      { clock },
+    );
     const slow = deferred<string>();
     const admittedWhileClosed = breaker.execute(() => slow.promise);
     await breaker.execute(fail()).catch(() => undefined);
@@ -171,7 +206,10 @@ describe('Breaker.acquire() permits', () => {
       const permit = breaker.acquire<string>();
       expect(permit.timeoutMs).toBe(100);
       const tracked = permit.track(new Promise<string>(() => undefined));
-      const outcome = expect(tracked).rejects.toMatchObject({ code: 'CALL_TIMEOUT', timeoutMs: 100 });
+      const outcome = expect(tracked).rejects.toMatchObject({
+        code: 'CALL_TIMEOUT',
+        timeoutMs: 100,
+      });
       vi.advanceTimersByTime(100);
       await outcome;
       expect(permit.outcome).toBe('timeout');
@@ -188,8 +226,14 @@ describe('Breaker.acquire() permits', () => {
     expect(permit.fail(new Error('x'))).toBe('failure');
     expect(permit.succeed(1)).toBe('failure');
     expect(permit.outcome).toBe('failure');
-    await expect(permit.track(Promise.resolve(1))).rejects.toThrow('Circuit breaker "once": this permit was already settled.');
-    expect(breaker.snapshot().totals).toMatchObject({ admitted: 1, successes: 0, failures: { total: 1 } });
+    await expect(permit.track(Promise.resolve(1))).rejects.toThrow(
+      'Circuit breaker "once": this permit was already settled.',
+    );
+    expect(breaker.snapshot().totals).toMatchObject({
+      admitted: 1,
+      successes: 0,
+      failures: { total: 1 },
+    });
     const other = breaker.acquire();
     await expect(other.track(Promise.resolve(5))).resolves.toBe(5);
     expect(other.outcome).toBe('success');
@@ -197,13 +241,19 @@ describe('Breaker.acquire() permits', () => {
 
   it('release() counts the call as ignored and returns a probe permit', () => {
     const clock = new ManualClock();
-    const breaker = new Breaker('released', { consecutiveFailures: 1, openDurationMs: 10 }, { clock });
+    const breaker = new Breaker(
+      'released',
+      { consecutiveFailures: 1, openDurationMs: 10 },
+      { clock },
+    );
     breaker.acquire().fail(new Error('x'));
     clock.advance(10);
     breaker.acquire().release();
     expect(breaker.snapshot().halfOpen).toMatchObject({ probesAdmitted: 0, probesInFlight: 0 });
     expect(() => breaker.acquire()).not.toThrow();
     expect(() => breaker.acquire()).toThrow(CircuitOpenError);
-    expect(() => breaker.acquire()).toThrow('Circuit breaker "released" rejected the call: the circuit is half-open and its probe budget is taken.');
+    expect(() => breaker.acquire()).toThrow(
+      'Circuit breaker "released" rejected the call: the circuit is half-open and its probe budget is taken.',
+    );
   });
 });

@@ -1,8 +1,20 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Breaker, BreakerHookError, CallTimeoutError, isBreakerRejection, type BreakerOptions } from '../../lib/core/index.js';
+import {
+  Breaker,
+  BreakerHookError,
+  CallTimeoutError,
+  isBreakerRejection,
+  type BreakerOptions,
+} from '../../lib/core/index.js';
 import { ManualClock } from '../helpers/manual-clock.js';
-import { behaviour, ownOutcome, perform, type Behaviour, type Performed } from '../helpers/hostile-values.js';
+import {
+  behaviour,
+  ownOutcome,
+  perform,
+  type Behaviour,
+  type Performed,
+} from '../helpers/hostile-values.js';
 import { collectUnhandled } from '../helpers/unhandled.js';
 
 /**
@@ -30,7 +42,9 @@ interface Setup {
   maxProbes: number;
   maxConcurrent: number;
   classify: 'default' | 'throws' | 'nonsense' | 'undefined';
-  throwingListeners: ('success' | 'failure' | 'stateChange' | 'rejected' | 'probe' | 'timeout' | 'ignored')[];
+  throwingListeners: (
+    'success' | 'failure' | 'stateChange' | 'rejected' | 'probe' | 'timeout' | 'ignored'
+  )[];
 }
 
 const setup: fc.Arbitrary<Setup> = fc.record({
@@ -38,8 +52,21 @@ const setup: fc.Arbitrary<Setup> = fc.record({
   consecutiveFailures: fc.integer({ min: 1, max: 3 }),
   maxProbes: fc.integer({ min: 1, max: 3 }),
   maxConcurrent: fc.integer({ min: 1, max: 2 }),
-  classify: fc.constantFrom('default' as const, 'throws' as const, 'nonsense' as const, 'undefined' as const),
-  throwingListeners: fc.subarray(['success', 'failure', 'stateChange', 'rejected', 'probe', 'timeout', 'ignored'] as const),
+  classify: fc.constantFrom(
+    'default' as const,
+    'throws' as const,
+    'nonsense' as const,
+    'undefined' as const,
+  ),
+  throwingListeners: fc.subarray([
+    'success',
+    'failure',
+    'stateChange',
+    'rejected',
+    'probe',
+    'timeout',
+    'ignored',
+  ] as const),
 });
 
 const step: fc.Arbitrary<Step> = fc.record({
@@ -76,7 +103,11 @@ describe('hostile calls (property)', () => {
         const options: BreakerOptions = {
           consecutiveFailures: s.consecutiveFailures,
           openDurationMs: 100,
-          halfOpen: { maxProbes: s.maxProbes, maxConcurrent: Math.min(s.maxConcurrent, s.maxProbes), maxWaitMs: 1_000 },
+          halfOpen: {
+            maxProbes: s.maxProbes,
+            maxConcurrent: Math.min(s.maxConcurrent, s.maxProbes),
+            maxWaitMs: 1_000,
+          },
           ...(s.timeoutMs === undefined ? {} : { timeoutMs: s.timeoutMs }),
           ...(s.classify === 'throws'
             ? {
@@ -93,7 +124,10 @@ describe('hostile calls (property)', () => {
                 ? { classify: () => undefined, classifyResult: () => undefined }
                 : {}),
         };
-        const breaker = new Breaker('hostile', options, { clock, reportError: (error) => reported.push(error) });
+        const breaker = new Breaker('hostile', options, {
+          clock,
+          reportError: (error) => reported.push(error),
+        });
         for (const event of s.throwingListeners) {
           breaker.on(event, () => {
             throw new Error(`${event} listener bug`);
@@ -105,8 +139,20 @@ describe('hostile calls (property)', () => {
           // A hang only ends by a deadline or the caller's abort: without either it is the caller's own forever.
           // A permit settled by hand has no deadline of the breaker's: its caller owns the wait.
           const hangs = st.behaviour.kind === 'hang';
-          if (hangs && ((s.timeoutMs === undefined && st.path !== 'execute-signal') || st.path === 'acquire-by-hand')) continue;
-          const call: Call = { step: st, ran: false, abortReason: undefined, settled: 0, result: undefined, performed: {} };
+          if (
+            hangs &&
+            ((s.timeoutMs === undefined && st.path !== 'execute-signal') ||
+              st.path === 'acquire-by-hand')
+          )
+            continue;
+          const call: Call = {
+            step: st,
+            ran: false,
+            abortReason: undefined,
+            settled: 0,
+            result: undefined,
+            performed: {},
+          };
           calls.push(call);
           const fn = () => {
             call.ran = true;
@@ -132,7 +178,8 @@ describe('hostile calls (property)', () => {
           await vi.advanceTimersByTimeAsync(st.advanceMs);
         }
         // Let every deadline pass and every caller abort, then every callback run.
-        for (const call of calls) if (call.abortReason !== undefined) controllers.get(call)?.abort(call.abortReason);
+        for (const call of calls)
+          if (call.abortReason !== undefined) controllers.get(call)?.abort(call.abortReason);
         clock.advance(1_000);
         await vi.advanceTimersByTimeAsync(1_000);
         for (let i = 0; i < 5; i++) await new Promise<void>((resolve) => setImmediate(resolve));
@@ -156,7 +203,13 @@ describe('hostile calls (property)', () => {
 const controllers = new WeakMap<Call, AbortController>();
 
 /** Starts one call on `path`; `abortable` calls get a caller signal that the test aborts at the end. */
-function start(breaker: Breaker, path: Path, fn: () => unknown, call: Call, abortable: boolean): Promise<unknown> {
+function start(
+  breaker: Breaker,
+  path: Path,
+  fn: () => unknown,
+  call: Call,
+  abortable: boolean,
+): Promise<unknown> {
   switch (path) {
     case 'execute':
       return breaker.execute(fn);
@@ -203,7 +256,8 @@ function checkOutcome(call: Call, deadline: boolean): void {
     return;
   }
   expect(call.ran, label).toBe(true);
-  if ('error' in result && call.abortReason !== undefined && result.error === call.abortReason) return;
+  if ('error' in result && call.abortReason !== undefined && result.error === call.abortReason)
+    return;
   if ('error' in result && isTimeout(result.error)) {
     expect(deadline || call.step.path !== 'acquire-by-hand', label).toBe(true);
     return;
@@ -214,7 +268,10 @@ function checkOutcome(call: Call, deadline: boolean): void {
     // Object.is, not toEqual: a hostile value may throw when compared field by field.
     expect('value' in result && Object.is(result.value, own.resolves), label).toBe(true);
   } else {
-    expect('error' in result && own.rejects(result.error), `${label}: got ${'error' in result ? String(typeof result.error) : 'a value'}`).toBe(true);
+    expect(
+      'error' in result && own.rejects(result.error),
+      `${label}: got ${'error' in result ? String(typeof result.error) : 'a value'}`,
+    ).toBe(true);
   }
 }
 

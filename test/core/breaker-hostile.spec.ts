@@ -20,8 +20,15 @@ function errorWithThrowingStatus(): Error {
   return error;
 }
 
-function openBreaker(options: ConstructorParameters<typeof Breaker>[1] = {}, clock = new ManualClock()) {
-  const breaker = new Breaker('hostile', { consecutiveFailures: 1, openDurationMs: 1_000, ...options }, { clock });
+function openBreaker(
+  options: ConstructorParameters<typeof Breaker>[1] = {},
+  clock = new ManualClock(),
+) {
+  const breaker = new Breaker(
+    'hostile',
+    { consecutiveFailures: 1, openDurationMs: 1_000, ...options },
+    { clock },
+  );
   breaker.isolate();
   breaker.reset();
   return { breaker, clock };
@@ -40,7 +47,7 @@ describe('hostile input', () => {
       expect(breaker.snapshot().totals.failures.total).toBe(1);
     });
 
-    it('on the plain path: the caller gets its own error, not the getter\'s, and the failure counts', async () => {
+    it("on the plain path: the caller gets its own error, not the getter's, and the failure counts", async () => {
       const { breaker } = openBreaker({ consecutiveFailures: 2 });
       const error = errorWithThrowingStatus();
       await expect(breaker.execute(() => Promise.reject(error))).rejects.toBe(error);
@@ -49,13 +56,22 @@ describe('hostile input', () => {
 
     it('a probe whose error cannot be read is settled at once: the budget is free and the breaker reopens', async () => {
       const clock = new ManualClock();
-      const breaker = new Breaker('probe', { consecutiveFailures: 1, openDurationMs: 1_000, timeoutMs: 100 }, { clock });
+      const breaker = new Breaker(
+        'probe',
+        { consecutiveFailures: 1, openDurationMs: 1_000, timeoutMs: 100 },
+        { clock },
+      );
       await breaker.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
       clock.advance(1_000);
       const error = errorWithThrowingStatus();
       await expect(breaker.execute(() => Promise.reject(error))).rejects.toBe(error);
       expect(breaker.state).toBe('open');
-      expect(breaker.snapshot().totals.probes).toEqual({ admitted: 1, succeeded: 0, failed: 1, released: 0 });
+      expect(breaker.snapshot().totals.probes).toEqual({
+        admitted: 1,
+        succeeded: 0,
+        failed: 1,
+        released: 0,
+      });
       await flush();
       expect(unhandled).toEqual([]);
     });
@@ -71,9 +87,13 @@ describe('hostile input', () => {
       expect(breaker.state).toBe('open');
     });
 
-    it('a Retry-After that cannot be read is no hint: the breaker\'s own open duration applies', async () => {
+    it("a Retry-After that cannot be read is no hint: the breaker's own open duration applies", async () => {
       const clock = new ManualClock();
-      const breaker = new Breaker('hint', { consecutiveFailures: 1, openDurationMs: 1_000 }, { clock });
+      const breaker = new Breaker(
+        'hint',
+        { consecutiveFailures: 1, openDurationMs: 1_000 },
+        { clock },
+      );
       const error = Object.assign(new Error('503'), { status: 503 });
       Object.defineProperty(error, 'headers', {
         get() {
@@ -86,19 +106,31 @@ describe('hostile input', () => {
   });
 
   describe('a caller signal that is not an AbortSignal', () => {
-    it.each([[{}], [null], ['abort'], [{ aborted: false }]])('%j is refused before admission, naming the breaker and the option', async (signal) => {
-      const clock = new ManualClock();
-      const breaker = new Breaker('payments', { consecutiveFailures: 1, openDurationMs: 1_000 }, { clock });
-      await breaker.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
-      clock.advance(1_000);
-      expect(() => breaker.execute(() => 1, { signal: signal as never })).toThrow(
-        /^Circuit breaker "payments": execute\(\) option "signal" must be an AbortSignal, got .+\. Pass an AbortController's signal, or leave it out\.$/,
-      );
-      // The probe permit was not taken: the next call is the probe.
-      expect(breaker.snapshot().halfOpen).toEqual({ probesAdmitted: 0, probesInFlight: 0, probesSucceeded: 0, probesFailed: 0 });
-      await expect(breaker.execute(() => 'ok')).resolves.toBe('ok');
-      expect(breaker.state).toBe('closed');
-    });
+    it.each([[{}], [null], ['abort'], [{ aborted: false }]])(
+      '%j is refused before admission, naming the breaker and the option',
+      async (signal) => {
+        const clock = new ManualClock();
+        const breaker = new Breaker(
+          'payments',
+          { consecutiveFailures: 1, openDurationMs: 1_000 },
+          { clock },
+        );
+        await breaker.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
+        clock.advance(1_000);
+        expect(() => breaker.execute(() => 1, { signal: signal as never })).toThrow(
+          /^Circuit breaker "payments": execute\(\) option "signal" must be an AbortSignal, got .+\. Pass an AbortController's signal, or leave it out\.$/,
+        );
+        // The probe permit was not taken: the next call is the probe.
+        expect(breaker.snapshot().halfOpen).toEqual({
+          probesAdmitted: 0,
+          probesInFlight: 0,
+          probesSucceeded: 0,
+          probesFailed: 0,
+        });
+        await expect(breaker.execute(() => 'ok')).resolves.toBe('ok');
+        expect(breaker.state).toBe('closed');
+      },
+    );
   });
 
   describe('a thenable whose then() throws', () => {
@@ -111,21 +143,32 @@ describe('hostile input', () => {
     it('settles a tracked call at once as a failure, not later as a timeout', async () => {
       const { breaker } = openBreaker({ timeoutMs: 60_000, consecutiveFailures: 2 });
       const error = new Error('then exploded');
-      await expect(breaker.execute(() => hostileThenable(error) as PromiseLike<number>)).rejects.toBe(error);
+      await expect(
+        breaker.execute(() => hostileThenable(error) as PromiseLike<number>),
+      ).rejects.toBe(error);
       expect(breaker.snapshot().totals).toMatchObject({ timeouts: 0, failures: { total: 1 } });
     });
 
     it('returns the probe budget at once through acquire().track()', async () => {
       const clock = new ManualClock();
-      const breaker = new Breaker('track', { consecutiveFailures: 1, openDurationMs: 1_000, halfOpen: { maxWaitMs: 60_000 } }, { clock });
+      const breaker = new Breaker(
+        'track',
+        { consecutiveFailures: 1, openDurationMs: 1_000, halfOpen: { maxWaitMs: 60_000 } },
+        { clock },
+      );
       await breaker.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
       clock.advance(1_000);
       const permit = breaker.acquire();
       expect(permit.probe).toBe(true);
       const error = new Error('then exploded');
-      await expect(permit.track(hostileThenable(error) as PromiseLike<unknown>)).rejects.toBe(error);
+      await expect(permit.track(hostileThenable(error) as PromiseLike<unknown>)).rejects.toBe(
+        error,
+      );
       expect(permit.outcome).toBe('failure');
-      expect(breaker.snapshot()).toMatchObject({ state: 'open', totals: { probes: { admitted: 1, failed: 1 } } });
+      expect(breaker.snapshot()).toMatchObject({
+        state: 'open',
+        totals: { probes: { admitted: 1, failed: 1 } },
+      });
     });
 
     it('a then() that resolves and then throws keeps the value, as a promise would', async () => {
@@ -156,7 +199,11 @@ describe('hostile input', () => {
   describe('a wall-clock step', () => {
     it('back by an hour does not keep an open breaker open: the open period runs on the monotonic reading', async () => {
       const clock = new SteppingClock();
-      const breaker = new Breaker('ntp', { consecutiveFailures: 1, openDurationMs: 1_000 }, { clock });
+      const breaker = new Breaker(
+        'ntp',
+        { consecutiveFailures: 1, openDurationMs: 1_000 },
+        { clock },
+      );
       await breaker.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
       expect(breaker.state).toBe('open');
       clock.stepWall(-3_600_000);
@@ -167,7 +214,11 @@ describe('hostile input', () => {
 
     it('forward by an hour does not end the open period early', async () => {
       const clock = new SteppingClock();
-      const breaker = new Breaker('ntp', { consecutiveFailures: 1, openDurationMs: 1_000 }, { clock });
+      const breaker = new Breaker(
+        'ntp',
+        { consecutiveFailures: 1, openDurationMs: 1_000 },
+        { clock },
+      );
       await breaker.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
       clock.stepWall(3_600_000);
       clock.advance(999);
@@ -177,7 +228,11 @@ describe('hostile input', () => {
 
     it('does not stall probe expiry', async () => {
       const clock = new SteppingClock();
-      const breaker = new Breaker('ntp', { consecutiveFailures: 1, openDurationMs: 1_000, halfOpen: { maxWaitMs: 5_000 } }, { clock });
+      const breaker = new Breaker(
+        'ntp',
+        { consecutiveFailures: 1, openDurationMs: 1_000, halfOpen: { maxWaitMs: 5_000 } },
+        { clock },
+      );
       await breaker.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
       clock.advance(1_000);
       const hung = deferred<string>();
@@ -191,24 +246,44 @@ describe('hostile input', () => {
 
     it('does not stall a time window: old failures still age out', async () => {
       const clock = new SteppingClock();
-      const breaker = new Breaker('ntp', { window: { type: 'time', durationMs: 10_000, buckets: 10 }, minimumThroughput: 2, failureRateThreshold: 0.5 }, { clock });
+      const breaker = new Breaker(
+        'ntp',
+        {
+          window: { type: 'time', durationMs: 10_000, buckets: 10 },
+          minimumThroughput: 2,
+          failureRateThreshold: 0.5,
+        },
+        { clock },
+      );
       await breaker.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
       clock.stepWall(-3_600_000);
       clock.advance(10_000);
       await breaker.execute(() => Promise.reject(new Error('down again'))).catch(() => undefined);
       // The first failure left the window with time: one failure in the window is below the minimum throughput.
-      expect(breaker.snapshot()).toMatchObject({ state: 'closed', window: { calls: 1, failures: 1 } });
+      expect(breaker.snapshot()).toMatchObject({
+        state: 'closed',
+        window: { calls: 1, failures: 1 },
+      });
     });
 
     it('timestamps shown to people stay wall times after a step', async () => {
       const clock = new SteppingClock(1_700_000_000_000);
-      const breaker = new Breaker('ntp', { consecutiveFailures: 1, openDurationMs: 1_000 }, { clock });
+      const breaker = new Breaker(
+        'ntp',
+        { consecutiveFailures: 1, openDurationMs: 1_000 },
+        { clock },
+      );
       const changes: { at: number; openUntil?: number }[] = [];
       breaker.on('stateChange', (change) => changes.push(change));
       clock.stepWall(-60_000);
       await breaker.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
-      expect(changes).toEqual([expect.objectContaining({ at: 1_699_999_940_000, openUntil: 1_699_999_941_000 })]);
-      expect(breaker.snapshot()).toMatchObject({ since: 1_699_999_940_000, openUntil: 1_699_999_941_000 });
+      expect(changes).toEqual([
+        expect.objectContaining({ at: 1_699_999_940_000, openUntil: 1_699_999_941_000 }),
+      ]);
+      expect(breaker.snapshot()).toMatchObject({
+        since: 1_699_999_940_000,
+        openUntil: 1_699_999_941_000,
+      });
     });
 
     it('adopts a shared open-until given in wall time', () => {
@@ -224,17 +299,40 @@ describe('hostile input', () => {
 
   describe('what a breaker is given besides its options', () => {
     it.each([
-      [{ clock: null }, 'clock must be an object with a now() method returning milliseconds, got null'],
-      [{ clock: new Date() }, 'clock must be an object with a now() method returning milliseconds, got a Date'],
-      [{ clock: new Map() }, 'clock must be an object with a now() method returning milliseconds, got a Map'],
-      [{ clock: Date }, 'clock must be an object with a now() method returning milliseconds, got a function'],
-      [{ clock: { now: (): string => 'soon' } }, 'clock.now() must be a finite number of milliseconds, got "soon"'],
-      [{ clock: { now: () => 1, monotonic: 5 } }, 'clock.monotonic must be a method returning milliseconds, or left out, got 5'],
-      [{ clock: { now: () => 1, monotonic: () => Number.NaN } }, 'clock.monotonic() must be a finite number of milliseconds, got NaN'],
+      [
+        { clock: null },
+        'clock must be an object with a now() method returning milliseconds, got null',
+      ],
+      [
+        { clock: new Date() },
+        'clock must be an object with a now() method returning milliseconds, got a Date',
+      ],
+      [
+        { clock: new Map() },
+        'clock must be an object with a now() method returning milliseconds, got a Map',
+      ],
+      [
+        { clock: Date },
+        'clock must be an object with a now() method returning milliseconds, got a function',
+      ],
+      [
+        { clock: { now: (): string => 'soon' } },
+        'clock.now() must be a finite number of milliseconds, got "soon"',
+      ],
+      [
+        { clock: { now: () => 1, monotonic: 5 } },
+        'clock.monotonic must be a method returning milliseconds, or left out, got 5',
+      ],
+      [
+        { clock: { now: () => 1, monotonic: () => Number.NaN } },
+        'clock.monotonic() must be a finite number of milliseconds, got NaN',
+      ],
       [{ random: 0.5 }, 'random must be a function returning a number in [0, 1), got 0.5'],
       [{ reportError: 'console' }, 'reportError must be a function, got "console"'],
     ])('%o is refused at construction, naming the breaker', (deps, message) => {
-      expect(() => new Breaker('payments', {}, deps as never)).toThrow(`Circuit breaker "payments": ${message}.`);
+      expect(() => new Breaker('payments', {}, deps as never)).toThrow(
+        `Circuit breaker "payments": ${message}.`,
+      );
     });
 
     it('a valid clock and random source build, and the random source is not drawn from by the check', () => {

@@ -5,11 +5,17 @@ import { ManualClock } from '../helpers/manual-clock.js';
 import { sequence } from '../helpers/random-sequence.js';
 
 const call = (breaker: Breaker, error?: unknown) =>
-  breaker.execute(() => (error === undefined ? Promise.resolve('ok') : Promise.reject(error))).catch((e: unknown) => e);
+  breaker
+    .execute(() => (error === undefined ? Promise.resolve('ok') : Promise.reject(error)))
+    .catch((e: unknown) => e);
 
 describe('Breaker overload handling (429 / 503 + Retry-After)', () => {
   it('an overload does not count toward the failure rate', async () => {
-    const breaker = new Breaker('shedding', { window: { type: 'count', size: 10 }, minimumThroughput: 2 }, { random: () => 0.999 });
+    const breaker = new Breaker(
+      'shedding',
+      { window: { type: 'count', size: 10 }, minimumThroughput: 2 },
+      { random: () => 0.999 },
+    );
     for (let i = 0; i < 10; i++) await call(breaker, httpError(429));
     expect(breaker.state).toBe('closed');
     expect(breaker.snapshot().window).toMatchObject({ calls: 0, failures: 0, overloads: 10 });
@@ -22,7 +28,11 @@ describe('Breaker overload handling (429 / 503 + Retry-After)', () => {
     await call(breaker, httpError(429, { 'retry-after': '2' }));
     const rejection = (await call(breaker)) as CircuitOpenError;
     expect(rejection).toBeInstanceOf(CircuitOpenError);
-    expect(rejection).toMatchObject({ reason: 'retry-after', state: 'closed', retryAfterMs: 2_000 });
+    expect(rejection).toMatchObject({
+      reason: 'retry-after',
+      state: 'closed',
+      retryAfterMs: 2_000,
+    });
     expect(breaker.snapshot().pausedUntil).toBe(clock.now() + 2_000);
     clock.advance(1_500);
     expect(await call(breaker)).toMatchObject({ reason: 'retry-after', retryAfterMs: 500 });
@@ -32,7 +42,11 @@ describe('Breaker overload handling (429 / 503 + Retry-After)', () => {
 
   it('the pause is capped by maxRetryAfterMs', async () => {
     const clock = new ManualClock();
-    const breaker = new Breaker('capped', { maxRetryAfterMs: 10_000 }, { clock, random: () => 0.999 });
+    const breaker = new Breaker(
+      'capped',
+      { maxRetryAfterMs: 10_000 },
+      { clock, random: () => 0.999 },
+    );
     await call(breaker, httpError(503, { 'retry-after': '3600' }));
     expect(await call(breaker)).toMatchObject({ reason: 'retry-after', retryAfterMs: 10_000 });
   });
@@ -40,12 +54,20 @@ describe('Breaker overload handling (429 / 503 + Retry-After)', () => {
   it('without a hint, sheds calls with SRE client-side throttling: p = (requests - k·accepts) / (requests + 1)', async () => {
     // The random source decides each shedding draw: below p sheds, at or above admits.
     let draw = 0.999;
-    const breaker = new Breaker('throttled', { window: { type: 'count', size: 100 } }, { random: () => draw });
+    const breaker = new Breaker(
+      'throttled',
+      { window: { type: 'count', size: 100 } },
+      { random: () => draw },
+    );
     // 6 accepted calls and 14 overloads: requests 20, accepts 6, p = (20 - 12) / 21 = 0.38095...
     for (let i = 0; i < 6; i++) await call(breaker);
     for (let i = 0; i < 14; i++) await call(breaker, httpError(429));
     draw = 0.38;
-    expect(await call(breaker)).toMatchObject({ reason: 'throttled', state: 'closed', retryAfterMs: 1_000 });
+    expect(await call(breaker)).toMatchObject({
+      reason: 'throttled',
+      state: 'closed',
+      retryAfterMs: 1_000,
+    });
     // A shed call was not made: it is no evidence of overload, and p stays 0.38095...
     draw = 0.3809;
     expect(await call(breaker)).toMatchObject({ reason: 'throttled' });
@@ -75,7 +97,11 @@ describe('Breaker overload handling (429 / 503 + Retry-After)', () => {
 
   it('an overload on a half-open probe counts as a failed probe, and its Retry-After lengthens the open period', async () => {
     const clock = new ManualClock();
-    const breaker = new Breaker('probe-overload', { consecutiveFailures: 1, openDurationMs: 1_000 }, { clock });
+    const breaker = new Breaker(
+      'probe-overload',
+      { consecutiveFailures: 1, openDurationMs: 1_000 },
+      { clock },
+    );
     await call(breaker, httpError(500));
     clock.advance(1_000);
     await call(breaker, httpError(429, { 'retry-after': '7' }));
@@ -100,7 +126,11 @@ describe('Breaker overload handling (429 / 503 + Retry-After)', () => {
   it('overload evidence ages with time, with a count window too: an hour later nothing is shed', async () => {
     const clock = new ManualClock();
     let draw = 0;
-    const breaker = new Breaker('decays', { window: { type: 'count', size: 100 } }, { clock, random: () => draw });
+    const breaker = new Breaker(
+      'decays',
+      { window: { type: 'count', size: 100 } },
+      { clock, random: () => draw },
+    );
     for (let i = 0; i < 30; i++) await call(breaker, httpError(429));
     expect(await call(breaker)).toMatchObject({ reason: 'throttled' });
     clock.advance(60_000);
@@ -113,11 +143,16 @@ describe('Breaker overload handling (429 / 503 + Retry-After)', () => {
 
   it('shedding does not feed itself: a healthy dependency behind a throttle is found again by the calls let through', async () => {
     let draw = 0.999;
-    const breaker = new Breaker('recovers', { window: { type: 'count', size: 100 } }, { random: () => draw });
+    const breaker = new Breaker(
+      'recovers',
+      { window: { type: 'count', size: 100 } },
+      { random: () => draw },
+    );
     for (let i = 0; i < 30; i++) await call(breaker, httpError(429));
     // p = 30 / 31 = 0.967...: with draws of 0.5 every call is shed, and shed calls do not raise it.
     draw = 0.5;
-    for (let i = 0; i < 200; i++) expect(await call(breaker)).toMatchObject({ reason: 'throttled' });
+    for (let i = 0; i < 200; i++)
+      expect(await call(breaker)).toMatchObject({ reason: 'throttled' });
     draw = 0.97;
     expect(await call(breaker)).toBe('ok');
     // One accepted call: p = (31 - 2) / 32 = 0.906..., and each success lowers it further.
@@ -127,5 +162,4 @@ describe('Breaker overload handling (429 / 503 + Retry-After)', () => {
     expect(await call(breaker)).toBe('ok');
     expect(breaker.snapshot().window).toMatchObject({ calls: 3, overloads: 30, shed: 200 });
   });
-
 });

@@ -19,7 +19,12 @@ describe('Breaker per-call timeout', () => {
       signal = s;
       return new Promise<string>((resolve) => (resolveLate = resolve));
     });
-    const outcome = expect(call).rejects.toMatchObject({ name: 'CallTimeoutError', code: 'CALL_TIMEOUT', timeoutMs: 200, breakerName: 'slow-api' });
+    const outcome = expect(call).rejects.toMatchObject({
+      name: 'CallTimeoutError',
+      code: 'CALL_TIMEOUT',
+      timeoutMs: 200,
+      breakerName: 'slow-api',
+    });
     expect(signal?.aborted).toBe(false);
     vi.advanceTimersByTime(199);
     expect(signal?.aborted).toBe(false);
@@ -30,7 +35,11 @@ describe('Breaker per-call timeout', () => {
     expect(signal?.reason).toMatchObject({ breakerName: 'slow-api', timeoutMs: 200 });
     resolveLate('late');
     await Promise.resolve();
-    expect(breaker.snapshot().totals).toMatchObject({ timeouts: 1, successes: 0, failures: { total: 1, timeout: 1 } });
+    expect(breaker.snapshot().totals).toMatchObject({
+      timeouts: 1,
+      successes: 0,
+      failures: { total: 1, timeout: 1 },
+    });
   });
 
   it('a call that settles first leaves nothing to expire: its deadline passes without effect', async () => {
@@ -38,7 +47,11 @@ describe('Breaker per-call timeout', () => {
     await expect(breaker.execute(() => Promise.resolve(7))).resolves.toBe(7);
     await expect(breaker.execute(() => Promise.reject(new Error('x')))).rejects.toThrow('x');
     await vi.advanceTimersByTimeAsync(1_000);
-    expect(breaker.snapshot().totals).toMatchObject({ successes: 1, timeouts: 0, failures: { total: 1, other: 1, timeout: 0 } });
+    expect(breaker.snapshot().totals).toMatchObject({
+      successes: 1,
+      timeouts: 0,
+      failures: { total: 1, other: 1, timeout: 0 },
+    });
     // The shared deadline timer fired once with nothing to do, and was not armed again.
     expect(vi.getTimerCount()).toBe(0);
   });
@@ -47,10 +60,13 @@ describe('Breaker per-call timeout', () => {
     const breaker = new Breaker('linked', { timeoutMs: 1_000, consecutiveFailures: 1 });
     const caller = new AbortController();
     let signal: AbortSignal | undefined;
-    const call = breaker.execute(({ signal: s }) => {
-      signal = s;
-      return new Promise(() => undefined);
-    }, { signal: caller.signal });
+    const call = breaker.execute(
+      ({ signal: s }) => {
+        signal = s;
+        return new Promise(() => undefined);
+      },
+      { signal: caller.signal },
+    );
     expect(signal).not.toBe(caller.signal);
     caller.abort(new Error('client went away'));
     await expect(call).rejects.toThrow('client went away');
@@ -58,7 +74,11 @@ describe('Breaker per-call timeout', () => {
     expect(breaker.state).toBe('closed');
     expect(breaker.snapshot().totals).toMatchObject({ ignored: 1, failures: { total: 0 } });
     await vi.advanceTimersByTimeAsync(1_000);
-    expect(breaker.snapshot().totals).toMatchObject({ ignored: 1, timeouts: 0, failures: { total: 0 } });
+    expect(breaker.snapshot().totals).toMatchObject({
+      ignored: 1,
+      timeouts: 0,
+      failures: { total: 0 },
+    });
   });
 
   it('a function that rejects because the caller aborted is ignored', async () => {
@@ -66,20 +86,29 @@ describe('Breaker per-call timeout', () => {
     const caller = new AbortController();
     const call = breaker.execute(
       ({ signal }) =>
-        new Promise((_, reject) => signal!.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')))),
+        new Promise((_, reject) =>
+          signal!.addEventListener('abort', () =>
+            reject(new DOMException('aborted', 'AbortError')),
+          ),
+        ),
       { signal: caller.signal },
     );
     caller.abort();
     // The caller gets its own abort reason, not the function's rejection.
     await expect(call).rejects.toBe(caller.signal.reason);
-    expect(caller.signal.reason).toMatchObject({ name: 'AbortError', message: 'This operation was aborted' });
+    expect(caller.signal.reason).toMatchObject({
+      name: 'AbortError',
+      message: 'This operation was aborted',
+    });
     expect(breaker.state).toBe('closed');
   });
 
   it('does not call the function when the caller signal is already aborted', async () => {
     const breaker = new Breaker('pre-aborted');
     const fn = vi.fn();
-    await expect(breaker.execute(fn, { signal: AbortSignal.abort(new Error('already')) })).rejects.toThrow('already');
+    await expect(
+      breaker.execute(fn, { signal: AbortSignal.abort(new Error('already')) }),
+    ).rejects.toThrow('already');
     expect(fn).not.toHaveBeenCalled();
     expect(breaker.snapshot().totals.admitted).toBe(0);
   });
@@ -87,17 +116,29 @@ describe('Breaker per-call timeout', () => {
   it('a caller that aborts while the call is being started gets its own reason', async () => {
     const breaker = new Breaker('abort-inside', { timeoutMs: 1_000 });
     const controller = new AbortController();
-    const call = breaker.execute(() => {
-      controller.abort(new Error('changed my mind'));
-      return new Promise(() => undefined);
-    }, { signal: controller.signal });
+    const call = breaker.execute(
+      () => {
+        controller.abort(new Error('changed my mind'));
+        return new Promise(() => undefined);
+      },
+      { signal: controller.signal },
+    );
     await expect(call).rejects.toThrow('changed my mind');
     expect(breaker.snapshot().totals.ignored).toBe(1);
   });
 
   it('bounds probes with halfOpen.probeTimeoutMs', async () => {
     const clock = new ManualClock();
-    const breaker = new Breaker('probe-deadline', { consecutiveFailures: 1, openDurationMs: 100, timeoutMs: false, halfOpen: { probeTimeoutMs: 50 } }, { clock });
+    const breaker = new Breaker(
+      'probe-deadline',
+      {
+        consecutiveFailures: 1,
+        openDurationMs: 100,
+        timeoutMs: false,
+        halfOpen: { probeTimeoutMs: 50 },
+      },
+      { clock },
+    );
     await breaker.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
     clock.advance(100);
     const probe = breaker.execute(() => new Promise(() => undefined));
@@ -111,20 +152,34 @@ describe('Breaker per-call timeout', () => {
 
   it('gives every asynchronous call a 10 s deadline by default: a hang counts as a failure and releases its caller', async () => {
     const breaker = new Breaker('default-deadline', { consecutiveFailures: 2 });
-    const hung = [breaker.execute(() => new Promise(() => undefined)), breaker.execute(() => new Promise(() => undefined))];
+    const hung = [
+      breaker.execute(() => new Promise(() => undefined)),
+      breaker.execute(() => new Promise(() => undefined)),
+    ];
     const outcomes = Promise.allSettled(hung);
     vi.advanceTimersByTime(9_999);
     expect(breaker.snapshot().totals.timeouts).toBe(0);
     vi.advanceTimersByTime(1);
-    expect((await outcomes).map((o) => (o.status === 'rejected' ? (o.reason as CallTimeoutError).timeoutMs : o.status))).toEqual([10_000, 10_000]);
-    expect(breaker.snapshot()).toMatchObject({ state: 'open', totals: { timeouts: 2, failures: { timeout: 2 } } });
+    expect(
+      (await outcomes).map((o) =>
+        o.status === 'rejected' ? (o.reason as CallTimeoutError).timeoutMs : o.status,
+      ),
+    ).toEqual([10_000, 10_000]);
+    expect(breaker.snapshot()).toMatchObject({
+      state: 'open',
+      totals: { timeouts: 2, failures: { timeout: 2 } },
+    });
     // A synchronous result never waits for it.
     expect(await new Breaker('sync').execute(() => 7)).toBe(7);
   });
 
   it('counts a timed-out call as slow when the timeout is past the slow threshold', async () => {
     const clock = new ManualClock();
-    const breaker = new Breaker('slow-timeout', { timeoutMs: 100, slowCallDurationMs: 80 }, { clock });
+    const breaker = new Breaker(
+      'slow-timeout',
+      { timeoutMs: 100, slowCallDurationMs: 80 },
+      { clock },
+    );
     const call = breaker.execute(() => new Promise(() => undefined));
     clock.advance(100);
     vi.advanceTimersByTime(100);

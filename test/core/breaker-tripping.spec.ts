@@ -4,7 +4,10 @@ import { fail, succeed } from '../helpers/calls.js';
 import { httpError } from '../helpers/http-error.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
-async function run(breaker: Breaker, fn: () => Promise<unknown>): Promise<'ok' | 'failed' | 'rejected'> {
+async function run(
+  breaker: Breaker,
+  fn: () => Promise<unknown>,
+): Promise<'ok' | 'failed' | 'rejected'> {
   try {
     await breaker.execute(fn);
     return 'ok';
@@ -16,7 +19,11 @@ async function run(breaker: Breaker, fn: () => Promise<unknown>): Promise<'ok' |
 describe('Breaker tripping (closed → open)', () => {
   it('opens on a failure rate at or above the threshold once minimumThroughput calls are in the window', async () => {
     const clock = new ManualClock();
-    const breaker = new Breaker('rate', { window: { type: 'count', size: 10 }, failureRateThreshold: 0.5, minimumThroughput: 4 }, { clock });
+    const breaker = new Breaker(
+      'rate',
+      { window: { type: 'count', size: 10 }, failureRateThreshold: 0.5, minimumThroughput: 4 },
+      { clock },
+    );
 
     expect(await run(breaker, fail())).toBe('failed');
     expect(await run(breaker, fail())).toBe('failed');
@@ -31,26 +38,43 @@ describe('Breaker tripping (closed → open)', () => {
 
   it('opens at exactly a threshold that floating point cannot multiply exactly (55 of 100 at 0.55)', async () => {
     // 0.55 * 100 is 55.00000000000001: a multiplied comparison would miss this boundary.
-    const breaker = new Breaker('float', { window: { type: 'count', size: 100 }, failureRateThreshold: 0.55, minimumThroughput: 100 });
+    const breaker = new Breaker('float', {
+      window: { type: 'count', size: 100 },
+      failureRateThreshold: 0.55,
+      minimumThroughput: 100,
+    });
     for (let i = 0; i < 100; i++) await run(breaker, i < 45 ? succeed(1) : fail());
     expect(breaker.state).toBe('open');
   });
 
   it('opens at exactly the threshold and not below it', async () => {
-    const at = new Breaker('at', { window: { type: 'count', size: 4 }, failureRateThreshold: 0.5, minimumThroughput: 4 });
+    const at = new Breaker('at', {
+      window: { type: 'count', size: 4 },
+      failureRateThreshold: 0.5,
+      minimumThroughput: 4,
+    });
     for (const fn of [succeed(1), succeed(1), fail(), fail()]) await run(at, fn);
     expect(at.state).toBe('open');
 
-    const below = new Breaker('below', { window: { type: 'count', size: 4 }, failureRateThreshold: 0.5, minimumThroughput: 4 });
+    const below = new Breaker('below', {
+      window: { type: 'count', size: 4 },
+      failureRateThreshold: 0.5,
+      minimumThroughput: 4,
+    });
     for (const fn of [succeed(1), succeed(1), succeed(1), fail()]) await run(below, fn);
     expect(below.state).toBe('closed');
     expect(below.snapshot().window).toMatchObject({ calls: 4, failures: 1, failureRate: 0.25 });
   });
 
   it('judges only the last N outcomes of a count window', async () => {
-    const breaker = new Breaker('ring', { window: { type: 'count', size: 4 }, failureRateThreshold: 0.75, minimumThroughput: 4 });
+    const breaker = new Breaker('ring', {
+      window: { type: 'count', size: 4 },
+      failureRateThreshold: 0.75,
+      minimumThroughput: 4,
+    });
     // f f s s | s f f: the oldest failures roll out before the newest arrive.
-    for (const fn of [fail(), fail(), succeed(1), succeed(1), succeed(1), fail()]) await run(breaker, fn);
+    for (const fn of [fail(), fail(), succeed(1), succeed(1), succeed(1), fail()])
+      await run(breaker, fn);
     expect(breaker.snapshot().window).toMatchObject({ calls: 4, failures: 1 });
     expect(breaker.state).toBe('closed');
     await run(breaker, fail());
@@ -66,7 +90,11 @@ describe('Breaker tripping (closed → open)', () => {
     const clock = new ManualClock(0);
     const breaker = new Breaker(
       'time',
-      { window: { type: 'time', durationMs: 10_000, buckets: 10 }, failureRateThreshold: 0.5, minimumThroughput: 4 },
+      {
+        window: { type: 'time', durationMs: 10_000, buckets: 10 },
+        failureRateThreshold: 0.5,
+        minimumThroughput: 4,
+      },
       { clock },
     );
     await run(breaker, fail());
@@ -85,7 +113,11 @@ describe('Breaker tripping (closed → open)', () => {
     const clock = new ManualClock(0);
     const breaker = new Breaker(
       'idle',
-      { window: { type: 'time', durationMs: 1_000, buckets: 4 }, failureRateThreshold: 0.5, minimumThroughput: 2 },
+      {
+        window: { type: 'time', durationMs: 1_000, buckets: 4 },
+        failureRateThreshold: 0.5,
+        minimumThroughput: 2,
+      },
       { clock },
     );
     await run(breaker, succeed(1));
@@ -111,7 +143,10 @@ describe('Breaker tripping (closed → open)', () => {
     expect(breaker.state).toBe('closed');
     await run(breaker, fail());
     expect(breaker.state).toBe('open');
-    expect(breaker.snapshot().thresholds).toMatchObject({ consecutiveFailures: 3, failureRateThreshold: undefined });
+    expect(breaker.snapshot().thresholds).toMatchObject({
+      consecutiveFailures: 3,
+      failureRateThreshold: undefined,
+    });
   });
 
   it('consecutiveFailures alone ignores the failure rate', async () => {
@@ -128,7 +163,11 @@ describe('Breaker tripping (closed → open)', () => {
     await run(streak, fail());
     expect(streak.state).toBe('open');
 
-    const rate = new Breaker('rate-first', { consecutiveFailures: 10, window: { type: 'count', size: 4 }, minimumThroughput: 4 });
+    const rate = new Breaker('rate-first', {
+      consecutiveFailures: 10,
+      window: { type: 'count', size: 4 },
+      minimumThroughput: 4,
+    });
     for (const fn of [fail(), succeed(1), fail(), succeed(1)]) await run(rate, fn);
     expect(rate.state).toBe('open');
   });
@@ -137,7 +176,13 @@ describe('Breaker tripping (closed → open)', () => {
     const clock = new ManualClock();
     const breaker = new Breaker(
       'slow',
-      { window: { type: 'count', size: 4 }, minimumThroughput: 4, slowCallDurationMs: 100, slowCallRateThreshold: 0.75, failureRateThreshold: 1 },
+      {
+        window: { type: 'count', size: 4 },
+        minimumThroughput: 4,
+        slowCallDurationMs: 100,
+        slowCallRateThreshold: 0.75,
+        failureRateThreshold: 1,
+      },
       { clock },
     );
     const slowly = (outcome: 'ok' | 'fail') => () => {
@@ -154,8 +199,12 @@ describe('Breaker tripping (closed → open)', () => {
   });
 
   it('does not count client errors (400, 404) toward the failure rate', async () => {
-    const breaker = new Breaker('client-errors', { window: { type: 'count', size: 4 }, minimumThroughput: 4 });
-    for (let i = 0; i < 10; i++) expect(await run(breaker, fail(httpError(i % 2 ? 400 : 404)))).toBe('failed');
+    const breaker = new Breaker('client-errors', {
+      window: { type: 'count', size: 4 },
+      minimumThroughput: 4,
+    });
+    for (let i = 0; i < 10; i++)
+      expect(await run(breaker, fail(httpError(i % 2 ? 400 : 404)))).toBe('failed');
     expect(breaker.state).toBe('closed');
     expect(breaker.snapshot().totals).toMatchObject({ successes: 10, failures: { total: 0 } });
   });
@@ -173,7 +222,17 @@ describe('Breaker tripping (closed → open)', () => {
 
   it('the slow-call rule applies beside consecutiveFailures too', async () => {
     const clock = new ManualClock();
-    const breaker = new Breaker('slow-and-streak', { consecutiveFailures: 5, slowCallDurationMs: 100, slowCallRateThreshold: 0.5, minimumThroughput: 4, window: { type: 'count', size: 4 } }, { clock });
+    const breaker = new Breaker(
+      'slow-and-streak',
+      {
+        consecutiveFailures: 5,
+        slowCallDurationMs: 100,
+        slowCallRateThreshold: 0.5,
+        minimumThroughput: 4,
+        window: { type: 'count', size: 4 },
+      },
+      { clock },
+    );
     for (let i = 0; i < 4; i++) {
       await breaker.execute(() => {
         clock.advance(100);

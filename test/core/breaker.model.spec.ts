@@ -45,7 +45,11 @@ class ModelBreaker {
 
   tick(now: number): void {
     if (this.state === 'open' && now >= this.openUntil) this.to('half-open', now);
-    while (this.state === 'half-open' && this.probes.length > 0 && now - this.probes[0]!.start >= this.c.maxWaitMs) {
+    while (
+      this.state === 'half-open' &&
+      this.probes.length > 0 &&
+      now - this.probes[0]!.start >= this.c.maxWaitMs
+    ) {
       // A lazy expiry happened when the probe was due: a reopening's open period starts then.
       const expired = this.probes.shift()!;
       this.probeFailed(expired.start + this.c.maxWaitMs);
@@ -59,7 +63,8 @@ class ModelBreaker {
     if (this.state === 'closed') return { gen: this.gen };
     this.tick(now);
     if (this.state === 'open') return 'open';
-    if (this.probesAdmitted >= this.c.maxProbes || this.probes.length >= this.c.maxConcurrent) return 'half-open-busy';
+    if (this.probesAdmitted >= this.c.maxProbes || this.probes.length >= this.c.maxConcurrent)
+      return 'half-open-busy';
     this.probesAdmitted++;
     const id = this.nextProbeId++;
     this.probes.push({ id, start: now });
@@ -86,7 +91,11 @@ class ModelBreaker {
     this.streak = outcome === 'f' ? this.streak + 1 : 0;
     const failures = this.outcomes.filter((o) => o === 'f').length;
     if (this.c.consecutive !== undefined && this.streak >= this.c.consecutive) this.to('open', now);
-    else if (this.c.rateRule && this.outcomes.length >= this.c.minimumThroughput && failures / this.outcomes.length >= this.c.threshold) {
+    else if (
+      this.c.rateRule &&
+      this.outcomes.length >= this.c.minimumThroughput &&
+      failures / this.outcomes.length >= this.c.threshold
+    ) {
       this.to('open', now);
     }
   }
@@ -113,7 +122,8 @@ class ModelBreaker {
   private to(state: ModelBreaker['state'], now: number): void {
     if (state === 'open') {
       if (this.state === 'half-open') this.reopens++;
-      this.openUntil = now + Math.min(this.c.openDurationMs * this.c.multiplier ** this.reopens, this.c.maxMs);
+      this.openUntil =
+        now + Math.min(this.c.openDurationMs * this.c.multiplier ** this.reopens, this.c.maxMs);
       this.outcomes = [];
     }
     if (state === 'closed') {
@@ -170,9 +180,19 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
   { weight: 5, arbitrary: fc.constant({ kind: 'call' as const }) },
   {
     weight: 5,
-    arbitrary: fc.record({ kind: fc.constant('settle' as const), pick: fc.nat(), outcome: fc.constantFrom<Outcome>('s', 'f', 'f', 'i') }),
+    arbitrary: fc.record({
+      kind: fc.constant('settle' as const),
+      pick: fc.nat(),
+      outcome: fc.constantFrom<Outcome>('s', 'f', 'f', 'i'),
+    }),
   },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 1, max: 600 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('advance' as const),
+      ms: fc.integer({ min: 1, max: 600 }),
+    }),
+  },
   { weight: 1, arbitrary: fc.constant({ kind: 'isolate' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'reset' as const }) },
 );
@@ -180,12 +200,21 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
 function toOptions(c: ModelConfig): BreakerOptions {
   return {
     ...(c.rateRule || c.consecutive === undefined
-      ? { window: { type: 'count', size: c.windowSize }, minimumThroughput: c.minimumThroughput, failureRateThreshold: c.threshold }
+      ? {
+          window: { type: 'count', size: c.windowSize },
+          minimumThroughput: c.minimumThroughput,
+          failureRateThreshold: c.threshold,
+        }
       : {}),
     ...(c.consecutive !== undefined ? { consecutiveFailures: c.consecutive } : {}),
     openDurationMs: c.openDurationMs,
     backoff: { multiplier: c.multiplier, maxMs: c.maxMs },
-    halfOpen: { maxProbes: c.maxProbes, maxConcurrent: c.maxConcurrent, successesToClose: c.successesToClose, maxWaitMs: c.maxWaitMs },
+    halfOpen: {
+      maxProbes: c.maxProbes,
+      maxConcurrent: c.maxConcurrent,
+      successesToClose: c.successesToClose,
+      maxWaitMs: c.maxWaitMs,
+    },
     classify: (error) => ((error as Error).message === 'ignored' ? 'ignored' : 'failure'),
   };
 }
@@ -223,7 +252,8 @@ async function runAgainstModel(config: ModelConfig, commands: Command[]): Promis
           expect(admitted, where).toBe(true);
           pending.push({
             ticket: expected,
-            settle: (o) => (o === 's' ? d.resolve('ok') : d.reject(new Error(o === 'i' ? 'ignored' : 'failed'))),
+            settle: (o) =>
+              o === 's' ? d.resolve('ok') : d.reject(new Error(o === 'i' ? 'ignored' : 'failed')),
             done,
           });
         }
@@ -275,8 +305,10 @@ async function runAgainstModel(config: ModelConfig, commands: Command[]): Promis
 describe('Breaker against a reference model', () => {
   it('agrees on admissions, states, generations, windows and probe budgets for random call sequences', async () => {
     await fc.assert(
-      fc.asyncProperty(configArb, fc.array(commandArb, { minLength: 1, maxLength: 60 }), (config, commands) =>
-        runAgainstModel(config, commands),
+      fc.asyncProperty(
+        configArb,
+        fc.array(commandArb, { minLength: 1, maxLength: 60 }),
+        (config, commands) => runAgainstModel(config, commands),
       ),
       { seed: 20261130, numRuns: 1000 },
     );

@@ -1,4 +1,9 @@
-import { BadRequestException, HttpException, InternalServerErrorException, NotFoundException } from '@nestjs/common';
+import {
+  BadRequestException,
+  HttpException,
+  InternalServerErrorException,
+  NotFoundException,
+} from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
 import {
   Breaker,
@@ -30,10 +35,18 @@ describe('default classification', () => {
     ['axios 503 with Retry-After', httpError(503, { 'retry-after': '5' }), 'overload'],
     ['http-errors statusCode 500', Object.assign(new Error('x'), { statusCode: 500 }), 'failure'],
     ['http-errors status 422', Object.assign(new Error('x'), { status: 422 }), 'success'],
-    ['got response.statusCode 504', Object.assign(new Error('x'), { response: { statusCode: 504 } }), 'failure'],
+    [
+      'got response.statusCode 504',
+      Object.assign(new Error('x'), { response: { statusCode: 504 } }),
+      'failure',
+    ],
     ['ECONNREFUSED', nodeError('ECONNREFUSED'), 'failure'],
     ['ENOTFOUND', nodeError('ENOTFOUND'), 'failure'],
-    ['undici connect timeout under fetch', Object.assign(new TypeError('fetch failed'), { cause: nodeError('UND_ERR_CONNECT_TIMEOUT') }), 'failure'],
+    [
+      'undici connect timeout under fetch',
+      Object.assign(new TypeError('fetch failed'), { cause: nodeError('UND_ERR_CONNECT_TIMEOUT') }),
+      'failure',
+    ],
     ['AbortSignal.timeout', new DOMException('timed out', 'TimeoutError'), 'failure'],
     ['an unknown error', new Error('what'), 'failure'],
     ['a thrown string', 'oops', 'failure'],
@@ -48,10 +61,14 @@ describe('default classification', () => {
 
   it('classifies resolved HTTP responses by status, and any other value as success', () => {
     expect(defaultClassifyResult(new Response('', { status: 503 }))).toBe('failure');
-    expect(defaultClassifyResult(new Response('', { status: 503, headers: { 'Retry-After': '1' } }))).toBe('overload');
+    expect(
+      defaultClassifyResult(new Response('', { status: 503, headers: { 'Retry-After': '1' } })),
+    ).toBe('overload');
     expect(defaultClassifyResult(new Response('', { status: 429 }))).toBe('overload');
     expect(defaultClassifyResult(new Response('', { status: 404 }))).toBe('success');
-    expect(defaultClassifyResult({ status: 500, headers: {}, data: null, config: {} })).toBe('failure');
+    expect(defaultClassifyResult({ status: 500, headers: {}, data: null, config: {} })).toBe(
+      'failure',
+    );
     expect(defaultClassifyResult({ status: 500 })).toBe('success'); // a domain object, not a response
     expect(defaultClassifyResult(1)).toBe('success');
     expect(defaultClassifyResult(null)).toBe('success');
@@ -69,7 +86,11 @@ describe('default classification', () => {
     expect(failureCategoryOf(new CallTimeoutError('x', 5))).toBe('timeout');
     expect(failureCategoryOf(nodeError('ETIMEDOUT'))).toBe('timeout');
     expect(failureCategoryOf(nodeError('ECONNRESET'))).toBe('connection');
-    expect(failureCategoryOf(Object.assign(new TypeError('fetch failed'), { cause: nodeError('UND_ERR_SOCKET') }))).toBe('connection');
+    expect(
+      failureCategoryOf(
+        Object.assign(new TypeError('fetch failed'), { cause: nodeError('UND_ERR_SOCKET') }),
+      ),
+    ).toBe('connection');
     expect(failureCategoryOf(httpError(500))).toBe('server');
     expect(failureCategoryOf(httpError(408))).toBe('timeout');
     expect(failureCategoryOf(new Error('?'))).toBe('other');
@@ -89,12 +110,23 @@ describe('Retry-After', () => {
 
   it('reads the hint from axios, fetch, http-errors, Nest exceptions and retryAfterMs', () => {
     expect(retryAfterOf(httpError(503, { 'retry-after': '3' }), now)).toBe(3_000);
-    expect(retryAfterOf(new Response('', { status: 429, headers: { 'Retry-After': '4' } }), now)).toBe(4_000);
-    expect(retryAfterOf(Object.assign(new Error(), { headers: { 'retry-after': '5' } }), now)).toBe(5_000);
-    expect(retryAfterOf(new HttpException({ message: 'slow down', retryAfter: 6 }, 429), now)).toBe(6_000);
+    expect(
+      retryAfterOf(new Response('', { status: 429, headers: { 'Retry-After': '4' } }), now),
+    ).toBe(4_000);
+    expect(retryAfterOf(Object.assign(new Error(), { headers: { 'retry-after': '5' } }), now)).toBe(
+      5_000,
+    );
+    expect(retryAfterOf(new HttpException({ message: 'slow down', retryAfter: 6 }, 429), now)).toBe(
+      6_000,
+    );
     expect(retryAfterOf(new HttpException({ retryAfterMs: 700 }, 503), now)).toBe(700);
     expect(retryAfterOf(Object.assign(new Error(), { retryAfterMs: 800 }), now)).toBe(800);
-    expect(retryAfterOf({ response: { headers: { get: (h: string) => (h === 'retry-after' ? '9' : null) } } }, now)).toBe(9_000);
+    expect(
+      retryAfterOf(
+        { response: { headers: { get: (h: string) => (h === 'retry-after' ? '9' : null) } } },
+        now,
+      ),
+    ).toBe(9_000);
     expect(retryAfterOf(new Error('plain'), now)).toBeUndefined();
   });
 });
@@ -115,7 +147,10 @@ describe('custom classifiers', () => {
   });
 
   it('classifyResult turns a resolved value into a failure, and the caller still gets the value', async () => {
-    const breaker = new Breaker('result', { consecutiveFailures: 2, classifyResult: (v) => ((v as { ok: boolean }).ok ? 'success' : 'failure') });
+    const breaker = new Breaker('result', {
+      consecutiveFailures: 2,
+      classifyResult: (v) => ((v as { ok: boolean }).ok ? 'success' : 'failure'),
+    });
     await expect(breaker.execute(() => ({ ok: false }))).resolves.toEqual({ ok: false });
     await expect(breaker.execute(() => ({ ok: false }))).resolves.toEqual({ ok: false });
     expect(breaker.state).toBe('open');
@@ -133,11 +168,28 @@ describe('custom classifiers', () => {
     const reportError = (error: Error) => reported.push(error);
     const clock = new ManualClock();
     const classifierBug = new Error('classifier bug');
-    const throwing = new Breaker('throws', { consecutiveFailures: 2, classify: () => { throw classifierBug; } }, { clock, reportError });
-    await expect(throwing.execute(() => Promise.reject(new Error('original')))).rejects.toThrow('original');
-    await expect(throwing.execute(() => Promise.reject(new Error('again')))).rejects.toThrow('again');
+    const throwing = new Breaker(
+      'throws',
+      {
+        consecutiveFailures: 2,
+        classify: () => {
+          throw classifierBug;
+        },
+      },
+      { clock, reportError },
+    );
+    await expect(throwing.execute(() => Promise.reject(new Error('original')))).rejects.toThrow(
+      'original',
+    );
+    await expect(throwing.execute(() => Promise.reject(new Error('again')))).rejects.toThrow(
+      'again',
+    );
     expect(throwing.state).toBe('open');
-    const nonsense = new Breaker('nonsense', { consecutiveFailures: 1, classifyResult: () => 'maybe' as never }, { reportError });
+    const nonsense = new Breaker(
+      'nonsense',
+      { consecutiveFailures: 1, classifyResult: () => 'maybe' as never },
+      { reportError },
+    );
     await expect(nonsense.execute(() => 1)).resolves.toBe(1);
     expect(nonsense.state).toBe('open');
     expect(reported.map((e) => [e.name, e.message, e.cause])).toEqual([
@@ -148,10 +200,9 @@ describe('custom classifiers', () => {
       ],
       [
         'BreakerHookError',
-        'Circuit breaker "nonsense": option "classifyResult" returned "maybe"; expected \'success\', \'failure\', \'ignored\', \'overload\' or undefined. The call counted as a failure; fix the classifier. Later faults of this classifier are not reported again.',
+        "Circuit breaker \"nonsense\": option \"classifyResult\" returned \"maybe\"; expected 'success', 'failure', 'ignored', 'overload' or undefined. The call counted as a failure; fix the classifier. Later faults of this classifier are not reported again.",
         undefined,
       ],
     ]);
   });
-
 });

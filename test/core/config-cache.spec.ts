@@ -4,7 +4,10 @@ import { Breaker, type BreakerOptions } from '../../lib/core/index.js';
 describe('shared configs', () => {
   it('breakers built from the same options, or from none, share one config', () => {
     expect(new Breaker('a').config).toBe(new Breaker('b').config);
-    const options: BreakerOptions = { window: { type: 'time', durationMs: 10_000 }, halfOpen: { maxProbes: 2 } };
+    const options: BreakerOptions = {
+      window: { type: 'time', durationMs: 10_000 },
+      halfOpen: { maxProbes: 2 },
+    };
     expect(new Breaker('c', options).config).toBe(new Breaker('d', options).config);
   });
 
@@ -17,6 +20,12 @@ describe('shared configs', () => {
     expect(new Breaker('third', options).config.maxProbes).toBe(3);
     expect(first.config.timeoutMs).toBe(100);
     options.jitter = 5;
-    expect(() => new Breaker('fourth', options)).toThrow(expect.objectContaining({ name: 'BreakerConfigError', option: 'jitter', message: 'Circuit breaker "fourth": option "jitter" must be a number in [0, 1], got 5.' }));
+    expect(() => new Breaker('fourth', options)).toThrow(
+      expect.objectContaining({
+        name: 'BreakerConfigError',
+        option: 'jitter',
+        message: 'Circuit breaker "fourth": option "jitter" must be a number in [0, 1], got 5.',
+      }),
+    );
   });
 });

@@ -1,25 +1,48 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CountWindow } from '../../lib/core/window/count-window.js';
-import { SLOT_FAILURE, SLOT_OVERLOAD, SLOT_SHED, SLOT_SLOW, SLOT_SUCCESS } from '../../lib/core/window/outcome-window.interface.js';
+import {
+  SLOT_FAILURE,
+  SLOT_OVERLOAD,
+  SLOT_SHED,
+  SLOT_SLOW,
+  SLOT_SUCCESS,
+} from '../../lib/core/window/outcome-window.interface.js';
 
-const SLOTS = [SLOT_SUCCESS, SLOT_FAILURE, SLOT_SUCCESS | SLOT_SLOW, SLOT_FAILURE | SLOT_SLOW, SLOT_OVERLOAD, SLOT_SHED];
+const SLOTS = [
+  SLOT_SUCCESS,
+  SLOT_FAILURE,
+  SLOT_SUCCESS | SLOT_SLOW,
+  SLOT_FAILURE | SLOT_SLOW,
+  SLOT_OVERLOAD,
+  SLOT_SHED,
+];
 
 describe('CountWindow', () => {
   it('counts exactly the last `size` outcomes, for any size and sequence (against a plain array)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 45 }), fc.array(fc.constantFrom(...SLOTS), { maxLength: 200 }), (size, slots) => {
-        const window = new CountWindow(size);
-        slots.forEach((slot) => window.record(slot, 0));
-        const last = slots.slice(-size);
-        expect({ calls: window.calls, failures: window.failures, slowCalls: window.slowCalls, overloads: window.overloads, shed: window.shed }).toEqual({
-          calls: last.filter((s) => s & (SLOT_SUCCESS | SLOT_FAILURE)).length,
-          failures: last.filter((s) => s & SLOT_FAILURE).length,
-          slowCalls: last.filter((s) => s & SLOT_SLOW).length,
-          overloads: last.filter((s) => s === SLOT_OVERLOAD).length,
-          shed: last.filter((s) => s === SLOT_SHED).length,
-        });
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 45 }),
+        fc.array(fc.constantFrom(...SLOTS), { maxLength: 200 }),
+        (size, slots) => {
+          const window = new CountWindow(size);
+          slots.forEach((slot) => window.record(slot, 0));
+          const last = slots.slice(-size);
+          expect({
+            calls: window.calls,
+            failures: window.failures,
+            slowCalls: window.slowCalls,
+            overloads: window.overloads,
+            shed: window.shed,
+          }).toEqual({
+            calls: last.filter((s) => s & (SLOT_SUCCESS | SLOT_FAILURE)).length,
+            failures: last.filter((s) => s & SLOT_FAILURE).length,
+            slowCalls: last.filter((s) => s & SLOT_SLOW).length,
+            overloads: last.filter((s) => s === SLOT_OVERLOAD).length,
+            shed: last.filter((s) => s === SLOT_SHED).length,
+          });
+        },
+      ),
       { seed: 20261130, numRuns: 2_000 },
     );
   });

@@ -2,7 +2,13 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DeadlineScheduler, type Deadline } from '../../lib/core/deadline-scheduler.js';
 
 function deadline(name: string, expired: string[]): Deadline {
-  return { dueAt: 0, prev: undefined, next: undefined, queue: undefined, expire: () => expired.push(name) };
+  return {
+    dueAt: 0,
+    prev: undefined,
+    next: undefined,
+    queue: undefined,
+    expire: () => expired.push(name),
+  };
 }
 
 describe('DeadlineScheduler', () => {

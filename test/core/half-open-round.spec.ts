@@ -50,7 +50,12 @@ describe('HalfOpenRound (the probe budget of one half-open period)', () => {
   it('says when enough probes succeeded to close', () => {
     const round = new HalfOpenRound(budget);
     expect([round.succeed(), round.succeed()]).toEqual([false, true]);
-    expect(round.snapshot()).toEqual({ probesAdmitted: 0, probesInFlight: 0, probesSucceeded: 2, probesFailed: 0 });
+    expect(round.snapshot()).toEqual({
+      probesAdmitted: 0,
+      probesInFlight: 0,
+      probesSucceeded: 2,
+      probesFailed: 0,
+    });
   });
 
   it('tells the attached call when its probe is taken as expired', () => {

@@ -5,10 +5,17 @@ import { resolveBreakerOptions } from '../../lib/core/resolve-options.js';
 const fixed = (value: number) => ({ random: () => value });
 
 describe('open duration (backoff, jitter, Retry-After)', () => {
-  const config = resolveBreakerOptions('backoff', { openDurationMs: 1_000, backoff: { multiplier: 2, maxMs: 5_000 }, jitter: 0, maxRetryAfterMs: 60_000 });
+  const config = resolveBreakerOptions('backoff', {
+    openDurationMs: 1_000,
+    backoff: { multiplier: 2, maxMs: 5_000 },
+    jitter: 0,
+    maxRetryAfterMs: 60_000,
+  });
 
   it('doubles with each reopening in a row, up to backoff.maxMs', () => {
-    expect([0, 1, 2, 3, 4].map((reopens) => baseOpenDuration(config, reopens))).toEqual([1_000, 2_000, 4_000, 5_000, 5_000]);
+    expect([0, 1, 2, 3, 4].map((reopens) => baseOpenDuration(config, reopens))).toEqual([
+      1_000, 2_000, 4_000, 5_000, 5_000,
+    ]);
   });
 
   it('waits at least what the dependency asked for, capped by maxRetryAfterMs', () => {
@@ -19,6 +26,8 @@ describe('open duration (backoff, jitter, Retry-After)', () => {
 
   it('spreads by ±jitter around the backoff, in whole milliseconds', () => {
     const jittered = resolveBreakerOptions('jitter', { openDurationMs: 1_000, jitter: 0.2 });
-    expect([0, 0.5, 0.999].map((r) => openDuration(jittered, 0, fixed(r), undefined))).toEqual([800, 1_000, 1_200]);
+    expect([0, 0.5, 0.999].map((r) => openDuration(jittered, 0, fixed(r), undefined))).toEqual([
+      800, 1_000, 1_200,
+    ]);
   });
 });

@@ -10,7 +10,11 @@ describe('OverloadPressure (what a closed breaker holds while its dependency she
     const config = resolveBreakerOptions('pause', { overload: false, maxRetryAfterMs: 5_000 });
     const pressure = new OverloadPressure();
     pressure.record(config, 1_000, 30_000, 0);
-    expect([pressure.pauseLeft(1_000), pressure.pauseLeft(5_999), pressure.pauseLeft(6_000)]).toEqual([5_000, 1, 0]);
+    expect([
+      pressure.pauseLeft(1_000),
+      pressure.pauseLeft(5_999),
+      pressure.pauseLeft(6_000),
+    ]).toEqual([5_000, 1, 0]);
     expect(pressure.spent).toBe(true);
   });
 
@@ -37,7 +41,11 @@ describe('OverloadPressure (what a closed breaker holds while its dependency she
   });
 
   it('drops the throttle when the overloads have left its window, and a transition drops it while a pause stands', () => {
-    const config = resolveBreakerOptions('ages', { overload: { k: 2 }, minimumThroughput: 1, window: { type: 'time', durationMs: 1_000, buckets: 10 } });
+    const config = resolveBreakerOptions('ages', {
+      overload: { k: 2 },
+      minimumThroughput: 1,
+      window: { type: 'time', durationMs: 1_000, buckets: 10 },
+    });
     const pressure = new OverloadPressure();
     pressure.record(config, 0, 10_000, 0);
     expect(pressure.shed(config, 0, always)).toBe(true);
@@ -45,6 +53,10 @@ describe('OverloadPressure (what a closed breaker holds while its dependency she
     expect(pressure.throttle).toBeUndefined();
     pressure.record(config, 5_000, undefined, 0);
     pressure.endEvidence();
-    expect([pressure.throttle, pressure.spent, pressure.pauseLeft(5_000)]).toEqual([undefined, false, 5_000]);
+    expect([pressure.throttle, pressure.spent, pressure.pauseLeft(5_000)]).toEqual([
+      undefined,
+      false,
+      5_000,
+    ]);
   });
 });

@@ -11,7 +11,8 @@ class FlakyGateway {
   ) {}
   charge(cents: number): string {
     this.calls++;
-    if (this.clock.now() < this.brokenUntil) throw Object.assign(new Error('503 unavailable'), { status: 503 });
+    if (this.clock.now() < this.brokenUntil)
+      throw Object.assign(new Error('503 unavailable'), { status: 503 });
     return `charged ${cents}`;
   }
 }
@@ -20,9 +21,15 @@ describe('the payment-gateway scenario of the pattern entry', () => {
   it('two failed charges trip the breaker, the third fails instantly, and after the cool-off a probe closes it', async () => {
     const clock = new ManualClock(1_000);
     const gateway = new FlakyGateway(2_000, clock);
-    const breaker = new Breaker('payments.charge', { consecutiveFailures: 2, openDurationMs: 5_000 }, { clock });
+    const breaker = new Breaker(
+      'payments.charge',
+      { consecutiveFailures: 2, openDurationMs: 5_000 },
+      { clock },
+    );
     const log: string[] = [];
-    breaker.on('stateChange', (e: StateChangeEvent) => log.push(`${e.from} -> ${e.to} at t=${e.at}`));
+    breaker.on('stateChange', (e: StateChangeEvent) =>
+      log.push(`${e.from} -> ${e.to} at t=${e.at}`),
+    );
     const charge = (cents: number) => breaker.execute(() => gateway.charge(cents));
 
     await expect(charge(500)).rejects.toThrow('503 unavailable'); // failure 1
@@ -31,7 +38,11 @@ describe('the payment-gateway scenario of the pattern entry', () => {
 
     const rejection = await charge(500).catch((e: unknown) => e);
     expect(rejection).toBeInstanceOf(CircuitOpenError);
-    expect(rejection).toMatchObject({ name: 'CircuitOpenError', reason: 'open', retryAfterMs: 5_000 });
+    expect(rejection).toMatchObject({
+      name: 'CircuitOpenError',
+      reason: 'open',
+      retryAfterMs: 5_000,
+    });
     expect(gateway.calls).toBe(2); // no gateway call was made
 
     clock.advance(6_000); // t=7000: the cool-off (5 s) has passed
@@ -39,7 +50,11 @@ describe('the payment-gateway scenario of the pattern entry', () => {
     expect(breaker.state).toBe('closed');
     expect(gateway.calls).toBe(3);
     // The half-open transition is made by the t=7000 call, and dated when it was due.
-    expect(log).toEqual(['closed -> open at t=1000', 'open -> half-open at t=6000', 'half-open -> closed at t=7000']);
+    expect(log).toEqual([
+      'closed -> open at t=1000',
+      'open -> half-open at t=6000',
+      'half-open -> closed at t=7000',
+    ]);
 
     // Success reset the count: one new failure does not reopen.
     const brokenAgain = new FlakyGateway(clock.now() + 10_000, clock);

@@ -7,7 +7,9 @@ const reference = (text: string) => createHash('sha256').update(text, 'utf16le')
 
 describe('sha256Utf16', () => {
   it('matches the FIPS 180-4 test vector and Node on the empty string', () => {
-    expect(sha256Utf16('')).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
+    expect(sha256Utf16('')).toBe(
+      'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+    );
     expect(sha256Utf16('abc')).toBe(reference('abc'));
   });
 
@@ -20,6 +22,7 @@ describe('sha256Utf16', () => {
       { seed: 20261202, numRuns: 2_000 },
     );
     // Around the padding boundaries: 55, 56 and 64 bytes are 27.5, 28 and 32 code units.
-    for (let units = 20; units <= 70; units++) expect(sha256Utf16('x'.repeat(units))).toBe(reference('x'.repeat(units)));
+    for (let units = 20; units <= 70; units++)
+      expect(sha256Utf16('x'.repeat(units))).toBe(reference('x'.repeat(units)));
   });
 });

@@ -1,7 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Breaker, CircuitOpenError, ensureOk, httpStatusOf, retryAfterOf, UpstreamHttpError } from '../../lib/index.js';
+import {
+  Breaker,
+  CircuitOpenError,
+  ensureOk,
+  httpStatusOf,
+  retryAfterOf,
+  UpstreamHttpError,
+} from '../../lib/index.js';
 
 /** A real dependency: GET /<status>?retryAfter=<value>&size=<bytes> answers that status. */
 let server: Server;
@@ -27,7 +34,12 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-const breaker = (name: string) => new Breaker(name, { window: { type: 'count', size: 4 }, minimumThroughput: 2, failureRateThreshold: 0.5 });
+const breaker = (name: string) =>
+  new Breaker(name, {
+    window: { type: 'count', size: 4 },
+    minimumThroughput: 2,
+    failureRateThreshold: 0.5,
+  });
 
 describe('fetch through a breaker: the natural error loses the status, ensureOk() keeps it', () => {
   it('throw new Error() on !res.ok turns two 429s into an open breaker: the dependency only asked for back-off', async () => {
@@ -46,7 +58,10 @@ describe('fetch through a breaker: the natural error loses the status, ensureOk(
 
   it('ensureOk() keeps 429 + Retry-After: the breaker pauses for 2 s and stays closed, and the dependency sees no more calls', async () => {
     const pricing = breaker('pricing');
-    const call = () => pricing.execute(async ({ signal }) => (await ensureOk(await fetch(`${base}/429?retryAfter=2`, { signal }))).json());
+    const call = () =>
+      pricing.execute(async ({ signal }) =>
+        (await ensureOk(await fetch(`${base}/429?retryAfter=2`, { signal }))).json(),
+      );
     const error = await call().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UpstreamHttpError);
     expect(error).toMatchObject({ status: 429, retryAfterMs: 2_000 });
@@ -62,14 +77,25 @@ describe('fetch through a breaker: the natural error loses the status, ensureOk(
 
   it('a 503 with an HTTP-date Retry-After is overload; without one it is a failure; a 404 is a success', async () => {
     const now = Date.parse('Tue, 01 Dec 2026 10:00:00 GMT');
-    const dated = await UpstreamHttpError.from(await fetch(`${base}/503?retryAfter=${encodeURIComponent('Tue, 01 Dec 2026 10:00:30 GMT')}`), { now });
+    const dated = await UpstreamHttpError.from(
+      await fetch(`${base}/503?retryAfter=${encodeURIComponent('Tue, 01 Dec 2026 10:00:30 GMT')}`),
+      { now },
+    );
     expect(dated.retryAfterMs).toBe(30_000);
     // One breaker per answer: the first one's pause would reject the others.
     const outcome = async (path: string) => {
       const counted = breaker(path);
-      await counted.execute(async () => ensureOk(await fetch(`${base}${path}`))).catch(() => undefined);
+      await counted
+        .execute(async () => ensureOk(await fetch(`${base}${path}`)))
+        .catch(() => undefined);
       const { overloads, successes, failures } = counted.snapshot().totals;
-      return overloads === 1 ? 'overload' : successes === 1 ? 'success' : failures.total === 1 ? 'failure' : 'none';
+      return overloads === 1
+        ? 'overload'
+        : successes === 1
+          ? 'success'
+          : failures.total === 1
+            ? 'failure'
+            : 'none';
     };
     expect(await outcome('/503?retryAfter=1')).toBe('overload');
     expect(await outcome('/503')).toBe('failure');
@@ -81,7 +107,9 @@ describe('fetch through a breaker: the natural error loses the status, ensureOk(
 
 describe('UpstreamHttpError', () => {
   it('carries status, status text, Retry-After, the URL without query or credentials, and the body; the classification reads them', async () => {
-    const error = await UpstreamHttpError.from(await fetch(`${base}/429?retryAfter=7&apiKey=secret#frag`));
+    const error = await UpstreamHttpError.from(
+      await fetch(`${base}/429?retryAfter=7&apiKey=secret#frag`),
+    );
     expect(error).toBeInstanceOf(Error);
     expect(error.name).toBe('UpstreamHttpError');
     expect(error.code).toBe('UPSTREAM_HTTP');
@@ -105,7 +133,10 @@ describe('UpstreamHttpError', () => {
   });
 
   it('never rejects: a body that breaks while read, or was already read, gives an empty excerpt', async () => {
-    const broken = new Response(new ReadableStream({ pull: (controller) => controller.error(new Error('socket hang up')) }), { status: 502 });
+    const broken = new Response(
+      new ReadableStream({ pull: (controller) => controller.error(new Error('socket hang up')) }),
+      { status: 502 },
+    );
     expect((await UpstreamHttpError.from(broken)).bodyExcerpt).toBe('');
     const used = new Response('read already', { status: 500 });
     await used.text();

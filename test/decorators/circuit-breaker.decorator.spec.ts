@@ -16,8 +16,11 @@ import { ManualClock } from '../helpers/manual-clock.js';
 import { nestApps } from '../helpers/nest-app.js';
 
 const startApp = nestApps();
-const start = (options: CircuitBreakerModuleOptions & { httpFilter?: boolean }, providers: unknown[], controllers: unknown[] = []) =>
-  startApp([CircuitBreakerModule.forRoot(options)], { providers, controllers });
+const start = (
+  options: CircuitBreakerModuleOptions & { httpFilter?: boolean },
+  providers: unknown[],
+  controllers: unknown[] = [],
+) => startApp([CircuitBreakerModule.forRoot(options)], { providers, controllers });
 
 const down = () => Object.assign(new Error('upstream down'), { status: 503 });
 
@@ -65,7 +68,9 @@ describe('@CircuitBreaker() on providers', () => {
     const badQuery = await catalog.search('bad').catch((error: unknown) => error);
     expect(badQuery).toBeInstanceOf(BadRequestException);
     expect(badQuery).toMatchObject({ message: 'bad query' });
-    expect(app.get(CircuitBreakerRegistry).get('catalog.search').snapshot().totals.successes).toBe(1);
+    expect(app.get(CircuitBreakerRegistry).get('catalog.search').snapshot().totals.successes).toBe(
+      1,
+    );
   });
 
   it('keeps the method name and arity', () => {
@@ -77,11 +82,19 @@ describe('@CircuitBreaker() on providers', () => {
     @Injectable()
     class Recommendations {
       readonly empty: string[] = [];
-      @CircuitBreaker({ fallback(this: Recommendations) { return this.empty; } })
+      @CircuitBreaker({
+        fallback(this: Recommendations) {
+          return this.empty;
+        },
+      })
       async forUser(): Promise<string[]> {
         throw down();
       }
-      @CircuitBreaker({ fallback: () => { throw new Error('fallback broke too'); } })
+      @CircuitBreaker({
+        fallback: () => {
+          throw new Error('fallback broke too');
+        },
+      })
       async strict(): Promise<string[]> {
         throw down();
       }
@@ -167,7 +180,9 @@ describe('@CircuitBreaker() on providers', () => {
     expect(parser.parse('42')).toBe(42);
     expect(() => parser.parse('x')).toThrow('unparseable');
     expect(() => parser.parse('1')).toThrow(CircuitOpenError);
-    expect(() => parser.parse('1')).toThrow('Circuit breaker "Parser.parse" rejected the call: the circuit is open.');
+    expect(() => parser.parse('1')).toThrow(
+      'Circuit breaker "Parser.parse" rejected the call: the circuit is open.',
+    );
   });
 
   it('runs Observable methods through the operator: each subscription is one call', async () => {
@@ -191,7 +206,10 @@ describe('@CircuitBreaker() on providers', () => {
     // Open: the source is not subscribed at all.
     expect(await firstValueFrom(feed.latest(false))).toBe('from fallback');
     expect(feed.subscriptions).toBe(2);
-    expect(app.get(CircuitBreakerRegistry).get('Feed.latest').snapshot().totals).toMatchObject({ admitted: 2, rejected: { open: 1 } });
+    expect(app.get(CircuitBreakerRegistry).get('Feed.latest').snapshot().totals).toMatchObject({
+      admitted: 2,
+      rejected: { open: 1 },
+    });
   });
 
   it('an Observable method whose fallback throws errors the subscriber with the fallback error, never an uncaught exception', async () => {
@@ -218,7 +236,9 @@ describe('@CircuitBreaker() on providers', () => {
     expect(error).toBe(broken);
     expect((error as Error).cause).toMatchObject({ message: 'upstream down' });
     // Nothing cached yet: the call's own error, through the same path.
-    await expect(firstValueFrom(quotes.cached())).rejects.toMatchObject({ message: 'upstream down' });
+    await expect(firstValueFrom(quotes.cached())).rejects.toMatchObject({
+      message: 'upstream down',
+    });
   });
 
   it('serves the last good result for the same arguments while fresh, then lets the error through', async () => {
@@ -272,7 +292,9 @@ describe('@CircuitBreaker() on providers', () => {
     const circular: Record<string, unknown> = { a: 1 };
     circular.self = circular;
     expect(await app.get(Circular).read(circular)).toBe('read 2');
-    expect(app.get(CircuitBreakerRegistry).get('Circular.read').snapshot().totals.successes).toBe(1);
+    expect(app.get(CircuitBreakerRegistry).get('Circular.read').snapshot().totals.successes).toBe(
+      1,
+    );
   });
 
   it('learns the kind of a method without type metadata from its first result, with the same behaviour before and after', async () => {
@@ -288,7 +310,11 @@ describe('@CircuitBreaker() on providers', () => {
       }
     }
     const descriptor = Object.getOwnPropertyDescriptor(Untyped.prototype, 'fetch')!;
-    CircuitBreaker({ name: 'untyped', consecutiveFailures: 2, fallback: 'spare' })(Untyped.prototype, 'fetch', descriptor);
+    CircuitBreaker({ name: 'untyped', consecutiveFailures: 2, fallback: 'spare' })(
+      Untyped.prototype,
+      'fetch',
+      descriptor,
+    );
     Object.defineProperty(Untyped.prototype, 'fetch', descriptor);
     const app = await start({}, [Untyped]);
     const untyped = app.get(Untyped);
@@ -315,7 +341,9 @@ describe('@CircuitBreaker() start-up checks', () => {
         async call(): Promise<void> {}
       }
       return Broken;
-    }).toThrow('@CircuitBreaker() on Broken.call: option "fallback" names the method "nope", which does not exist on the class. Declare it, or pass a function.');
+    }).toThrow(
+      '@CircuitBreaker() on Broken.call: option "fallback" names the method "nope", which does not exist on the class. Declare it, or pass a function.',
+    );
   });
 
   it('rejects a lastGood cache without a freshness bound', () => {
@@ -325,7 +353,9 @@ describe('@CircuitBreaker() start-up checks', () => {
         async call(): Promise<void> {}
       }
       return Unbounded;
-    }).toThrow('@CircuitBreaker() on Unbounded.call: option "fallback.lastGood.maxAgeMs" must be a positive number of milliseconds, got undefined.');
+    }).toThrow(
+      '@CircuitBreaker() on Unbounded.call: option "fallback.lastGood.maxAgeMs" must be a positive number of milliseconds, got undefined.',
+    );
   });
 
   it('an unknown breaker under strict fails app.init()', async () => {
@@ -372,7 +402,11 @@ describe('@CircuitBreaker() start-up checks', () => {
         return 'charged';
       }
     }
-    @Module({ imports: [CircuitBreakerModule.forFeature(['payments'])], providers: [Payments], exports: [Payments] })
+    @Module({
+      imports: [CircuitBreakerModule.forFeature(['payments'])],
+      providers: [Payments],
+      exports: [Payments],
+    })
     class PaymentsModule {}
     const app = await startApp([CircuitBreakerModule.forRoot(), PaymentsModule]);
     const payments = app.get(Payments);
@@ -406,7 +440,9 @@ describe('@CircuitBreaker() start-up checks', () => {
       @CircuitBreaker({ minimumThroughput: 0 })
       async call(): Promise<void> {}
     }
-    await expect(start({}, [BadOption])).rejects.toThrow('Circuit breaker "BadOption.call" in @CircuitBreaker() on BadOption.call: option "minimumThroughput" must be an integer >= 1, got 0.');
+    await expect(start({}, [BadOption])).rejects.toThrow(
+      'Circuit breaker "BadOption.call" in @CircuitBreaker() on BadOption.call: option "minimumThroughput" must be an integer >= 1, got 0.',
+    );
   });
 });
 
@@ -506,10 +542,23 @@ describe('@CircuitBreaker() fallbacks for answers the breaker counts as failed',
     }
   }
 
-  type Upstream = { status: number; method(): unknown; function(): unknown; lastGood(id: string): unknown };
+  type Upstream = {
+    status: number;
+    method(): unknown;
+    function(): unknown;
+    lastGood(id: string): unknown;
+  };
   const shapes = [
-    { shape: 'Promise', type: PromiseUpstream, settle: (result: unknown) => result as Promise<unknown> },
-    { shape: 'Observable', type: ObservableUpstream, settle: (result: unknown) => firstValueFrom(result as Observable<unknown>) },
+    {
+      shape: 'Promise',
+      type: PromiseUpstream,
+      settle: (result: unknown) => result as Promise<unknown>,
+    },
+    {
+      shape: 'Observable',
+      type: ObservableUpstream,
+      settle: (result: unknown) => firstValueFrom(result as Observable<unknown>),
+    },
     { shape: 'sync', type: SyncUpstream, settle: async (result: unknown) => result },
   ];
   const prefix = (shape: string) => shape.toLowerCase();
@@ -519,38 +568,54 @@ describe('@CircuitBreaker() fallbacks for answers the breaker counts as failed',
       const app = await start({}, [type]);
       const upstream = app.get<Upstream>(type as never);
       const registry = app.get(CircuitBreakerRegistry);
-      const fallbacks = (method: string) => registry.get(`${prefix(shape)}.${method}`).snapshot().totals.fallbacks;
-      return { upstream, fallbacks, registry, call: (method: 'method' | 'function') => settle(upstream[method]()), lastGood: (id: string) => settle(upstream.lastGood(id)) };
+      const fallbacks = (method: string) =>
+        registry.get(`${prefix(shape)}.${method}`).snapshot().totals.fallbacks;
+      return {
+        upstream,
+        fallbacks,
+        registry,
+        call: (method: 'method' | 'function') => settle(upstream[method]()),
+        lastGood: (id: string) => settle(upstream.lastGood(id)),
+      };
     }
 
-    it.each(['method', 'function'] as const)('serves a %s fallback for a resolved 503 or 429, given the response, and counts it once', async (method) => {
-      const { upstream, fallbacks, call } = await setUp();
-      upstream.status = 503;
-      expect(await call(method)).toEqual({ servedFor: 503 });
-      upstream.status = 429;
-      expect(await call(method)).toEqual({ servedFor: 429 });
-      expect(fallbacks(method)).toBe(2);
-    });
+    it.each(['method', 'function'] as const)(
+      'serves a %s fallback for a resolved 503 or 429, given the response, and counts it once',
+      async (method) => {
+        const { upstream, fallbacks, call } = await setUp();
+        upstream.status = 503;
+        expect(await call(method)).toEqual({ servedFor: 503 });
+        upstream.status = 429;
+        expect(await call(method)).toEqual({ servedFor: 429 });
+        expect(fallbacks(method)).toBe(2);
+      },
+    );
 
-    it.each(['method', 'function'] as const)('lets a 200 or a 400 response through untouched (%s fallback)', async (method) => {
-      const { upstream, fallbacks, call } = await setUp();
-      expect(((await call(method)) as Response).status).toBe(200);
-      upstream.status = 400;
-      expect(((await call(method)) as Response).status).toBe(400);
-      expect(fallbacks(method)).toBe(0);
-    });
+    it.each(['method', 'function'] as const)(
+      'lets a 200 or a 400 response through untouched (%s fallback)',
+      async (method) => {
+        const { upstream, fallbacks, call } = await setUp();
+        expect(((await call(method)) as Response).status).toBe(200);
+        upstream.status = 400;
+        expect(((await call(method)) as Response).status).toBe(400);
+        expect(fallbacks(method)).toBe(0);
+      },
+    );
 
-    it.each(['method', 'function'] as const)('counts a %s fallback served for a rejection once, under its own source', async (method) => {
-      const { upstream, fallbacks, call, registry } = await setUp();
-      const breaker = registry.get(`${prefix(shape)}.${method}`);
-      const sources: string[] = [];
-      breaker.on('fallback', (event) => sources.push(event.source));
-      breaker.isolate();
-      upstream.status = 200;
-      expect(await call(method)).toEqual({ servedFor: undefined });
-      expect(fallbacks(method)).toBe(1);
-      expect(sources).toEqual([method]);
-    });
+    it.each(['method', 'function'] as const)(
+      'counts a %s fallback served for a rejection once, under its own source',
+      async (method) => {
+        const { upstream, fallbacks, call, registry } = await setUp();
+        const breaker = registry.get(`${prefix(shape)}.${method}`);
+        const sources: string[] = [];
+        breaker.on('fallback', (event) => sources.push(event.source));
+        breaker.isolate();
+        upstream.status = 200;
+        expect(await call(method)).toEqual({ servedFor: undefined });
+        expect(fallbacks(method)).toBe(1);
+        expect(sources).toEqual([method]);
+      },
+    );
 
     it('serves the last good answer for a resolved 503, and the 503 itself when there is none', async () => {
       const { upstream, fallbacks, lastGood } = await setUp();

@@ -3,8 +3,23 @@ import { Test } from '@nestjs/testing';
 import fc from 'fast-check';
 import { firstValueFrom, Observable } from 'rxjs';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CallTimeoutError, CircuitBreaker, CircuitBreakerModule, CircuitBreakerRegistry, circuitBreaker, isBreakerRejection } from '../../lib/index.js';
-import { behaviour, hostileResolved, hostileThrown, ownOutcome, perform, type Behaviour, type Performed } from '../helpers/hostile-values.js';
+import {
+  CallTimeoutError,
+  CircuitBreaker,
+  CircuitBreakerModule,
+  CircuitBreakerRegistry,
+  circuitBreaker,
+  isBreakerRejection,
+} from '../../lib/index.js';
+import {
+  behaviour,
+  hostileResolved,
+  hostileThrown,
+  ownOutcome,
+  perform,
+  type Behaviour,
+  type Performed,
+} from '../helpers/hostile-values.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { collectUnhandled } from '../helpers/unhandled.js';
 
@@ -84,9 +99,37 @@ class HostileService {
   }
 }
 
-type Path = 'promise' | 'promise-fallback' | 'promise-keyed' | 'observable' | 'observable-fallback' | 'sync' | 'sync-fallback' | 'operator' | 'operator-fallback';
-const PATHS: Path[] = ['promise', 'promise-fallback', 'promise-keyed', 'observable', 'observable-fallback', 'sync', 'sync-fallback', 'operator', 'operator-fallback'];
-const BREAKERS = ['promise', 'promise-fallback', 'promise-keyed', 'observable', 'observable-fallback', 'sync', 'sync-fallback', 'operator'];
+type Path =
+  | 'promise'
+  | 'promise-fallback'
+  | 'promise-keyed'
+  | 'observable'
+  | 'observable-fallback'
+  | 'sync'
+  | 'sync-fallback'
+  | 'operator'
+  | 'operator-fallback';
+const PATHS: Path[] = [
+  'promise',
+  'promise-fallback',
+  'promise-keyed',
+  'observable',
+  'observable-fallback',
+  'sync',
+  'sync-fallback',
+  'operator',
+  'operator-fallback',
+];
+const BREAKERS = [
+  'promise',
+  'promise-fallback',
+  'promise-keyed',
+  'observable',
+  'observable-fallback',
+  'sync',
+  'sync-fallback',
+  'operator',
+];
 
 /** A synchronous method returns or throws: a thenable would turn it into a Promise method. */
 const syncBehaviour: fc.Arbitrary<Behaviour> = fc.oneof(
@@ -125,14 +168,24 @@ describe('hostile calls through the Nest layer (property)', () => {
   const unhandled = collectUnhandled();
 
   beforeAll(async () => {
-    const common = { timeoutMs: 50, consecutiveFailures: 2, openDurationMs: 100, halfOpen: { maxProbes: 2, maxConcurrent: 1, maxWaitMs: 1_000 } };
+    const common = {
+      timeoutMs: 50,
+      consecutiveFailures: 2,
+      openDurationMs: 100,
+      halfOpen: { maxProbes: 2, maxConcurrent: 1, maxWaitMs: 1_000 },
+    };
     const moduleRef = await Test.createTestingModule({
       imports: [
         CircuitBreakerModule.forRoot({
           clock,
           logging: false,
           defaults: common,
-          breakers: Object.fromEntries(BREAKERS.map((name) => [name, name === 'promise-keyed' ? { perKey: { maxKeys: 10 } } : {}])),
+          breakers: Object.fromEntries(
+            BREAKERS.map((name) => [
+              name,
+              name === 'promise-keyed' ? { perKey: { maxKeys: 10 } } : {},
+            ]),
+          ),
         }),
       ],
       providers: [HostileService],
@@ -152,53 +205,65 @@ describe('hostile calls through the Nest layer (property)', () => {
     vi.useRealTimers();
   });
 
-  it('every caller settles once with its own outcome, a breaker error or its fallback\'s; no probe is lost; counters add up', async () => {
+  it("every caller settles once with its own outcome, a breaker error or its fallback's; no probe is lost; counters add up", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom<FallbackMode>('value', 'throws'), fc.array(step, { minLength: 1, maxLength: 10 }), async (fallbackMode, steps) => {
-        unhandled.length = 0;
-        service.fallbackMode = fallbackMode;
-        for (const name of BREAKERS) registry.get(name).reset();
-        const calls: Call[] = [];
-        for (const st of steps) {
-          const call: Call = { step: st, performed: {}, settled: 0, result: undefined };
-          calls.push(call);
-          const settle = (result: Call['result']) => {
-            call.settled++;
-            call.result = result;
-          };
-          invoke(service, registry, st, call.performed, fallbackMode).then(
-            (value) => settle({ value }),
-            (error: unknown) => settle({ error }),
-          );
-          clock.advance(st.advanceMs);
-          await vi.advanceTimersByTimeAsync(st.advanceMs);
-        }
-        clock.advance(1_000);
-        await vi.advanceTimersByTimeAsync(1_000);
-        for (let i = 0; i < 5; i++) await new Promise<void>((resolve) => setImmediate(resolve));
-
-        expect(unhandled).toEqual([]);
-        for (const call of calls) {
-          expect(call.settled, `${call.step.path} ${call.step.behaviour.kind}`).toBe(1);
-          checkOutcome(call, fallbackMode);
-        }
-        for (const name of BREAKERS) {
-          const breaker = registry.get(name);
-          for (const b of name === 'promise-keyed' ? [...breaker.children()] : [breaker]) {
-            const snapshot = b.snapshot();
-            expect(snapshot.halfOpen?.probesInFlight ?? 0, b.name).toBe(0);
-            const t = snapshot.totals;
-            expect(t.admitted, b.name).toBe(t.successes + t.failures.total + t.overloads + t.ignored);
+      fc.asyncProperty(
+        fc.constantFrom<FallbackMode>('value', 'throws'),
+        fc.array(step, { minLength: 1, maxLength: 10 }),
+        async (fallbackMode, steps) => {
+          unhandled.length = 0;
+          service.fallbackMode = fallbackMode;
+          for (const name of BREAKERS) registry.get(name).reset();
+          const calls: Call[] = [];
+          for (const st of steps) {
+            const call: Call = { step: st, performed: {}, settled: 0, result: undefined };
+            calls.push(call);
+            const settle = (result: Call['result']) => {
+              call.settled++;
+              call.result = result;
+            };
+            invoke(service, registry, st, call.performed, fallbackMode).then(
+              (value) => settle({ value }),
+              (error: unknown) => settle({ error }),
+            );
+            clock.advance(st.advanceMs);
+            await vi.advanceTimersByTimeAsync(st.advanceMs);
           }
-        }
-      }),
+          clock.advance(1_000);
+          await vi.advanceTimersByTimeAsync(1_000);
+          for (let i = 0; i < 5; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+
+          expect(unhandled).toEqual([]);
+          for (const call of calls) {
+            expect(call.settled, `${call.step.path} ${call.step.behaviour.kind}`).toBe(1);
+            checkOutcome(call, fallbackMode);
+          }
+          for (const name of BREAKERS) {
+            const breaker = registry.get(name);
+            for (const b of name === 'promise-keyed' ? [...breaker.children()] : [breaker]) {
+              const snapshot = b.snapshot();
+              expect(snapshot.halfOpen?.probesInFlight ?? 0, b.name).toBe(0);
+              const t = snapshot.totals;
+              expect(t.admitted, b.name).toBe(
+                t.successes + t.failures.total + t.overloads + t.ignored,
+              );
+            }
+          }
+        },
+      ),
       { seed: SEED, numRuns: RUNS },
     );
   });
 });
 
 /** Starts one call; the caller's view of it as a promise (a synchronous method's result is captured as it is). */
-function invoke(service: HostileService, registry: CircuitBreakerRegistry, st: Step, performed: Performed, fallbackMode: FallbackMode): Promise<unknown> {
+function invoke(
+  service: HostileService,
+  registry: CircuitBreakerRegistry,
+  st: Step,
+  performed: Performed,
+  fallbackMode: FallbackMode,
+): Promise<unknown> {
   const args = [st.key, st.behaviour, performed] as const;
   const captured = (run: () => unknown): Promise<{ sync: unknown }> => {
     try {
@@ -223,7 +288,9 @@ function invoke(service: HostileService, registry: CircuitBreakerRegistry, st: S
     case 'sync-fallback':
       return captured(() => service.syncWithFallback(...args)).then(({ sync }) => unwrapSync(sync));
     case 'operator':
-      return firstValueFrom(observe(st.behaviour, performed).pipe(circuitBreaker(registry.get('operator'))));
+      return firstValueFrom(
+        observe(st.behaviour, performed).pipe(circuitBreaker(registry.get('operator'))),
+      );
     case 'operator-fallback':
       return firstValueFrom(
         observe(st.behaviour, performed).pipe(
@@ -248,7 +315,12 @@ function checkOutcome(call: Call, fallbackMode: FallbackMode): void {
   const { step: st } = call;
   const label = `${st.path} ${st.behaviour.kind}`;
   let result = call.result!;
-  if ('value' in result && typeof result.value === 'object' && result.value !== null && SYNC in result.value) {
+  if (
+    'value' in result &&
+    typeof result.value === 'object' &&
+    result.value !== null &&
+    SYNC in result.value
+  ) {
     result = { value: (result.value as Record<symbol, unknown>)[SYNC] };
   }
   const hasFallback = st.path.endsWith('fallback') || st.path === 'promise-keyed';
@@ -265,8 +337,12 @@ function checkOutcome(call: Call, fallbackMode: FallbackMode): void {
   const own = ownOutcome(st.behaviour, call.performed);
   if (own === undefined) return;
   // A synchronous method returns its value as it is: nothing reads its `then`.
-  const expected = st.path.startsWith('sync') && st.behaviour.kind === 'return' ? { resolves: call.performed.value } : own;
-  if ('resolves' in expected) expect('value' in result && Object.is(result.value, expected.resolves), label).toBe(true);
+  const expected =
+    st.path.startsWith('sync') && st.behaviour.kind === 'return'
+      ? { resolves: call.performed.value }
+      : own;
+  if ('resolves' in expected)
+    expect('value' in result && Object.is(result.value, expected.resolves), label).toBe(true);
   else expect('error' in result && expected.rejects(result.error), label).toBe(true);
 }
 

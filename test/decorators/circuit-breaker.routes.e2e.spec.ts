@@ -1,15 +1,23 @@
 import { Controller, Get, Injectable, Param, Scope } from '@nestjs/common';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { CircuitBreaker, CircuitBreakerModule, CircuitBreakerRegistry, type CircuitBreakerModuleOptions } from '../../lib/index.js';
+import {
+  CircuitBreaker,
+  CircuitBreakerModule,
+  CircuitBreakerRegistry,
+  type CircuitBreakerModuleOptions,
+} from '../../lib/index.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { nestApps } from '../helpers/nest-app.js';
 
 // The decorator on what Nest serves over HTTP: controller routes and the request-scoped providers behind them.
 
 const startApp = nestApps();
-const start = (options: CircuitBreakerModuleOptions & { httpFilter?: boolean }, providers: unknown[], controllers: unknown[] = []) =>
-  startApp([CircuitBreakerModule.forRoot(options)], { providers, controllers });
+const start = (
+  options: CircuitBreakerModuleOptions & { httpFilter?: boolean },
+  providers: unknown[],
+  controllers: unknown[] = [],
+) => startApp([CircuitBreakerModule.forRoot(options)], { providers, controllers });
 
 const down = () => Object.assign(new Error('upstream down'), { status: 503 });
 
@@ -46,7 +54,11 @@ describe('@CircuitBreaker() on controller routes', () => {
     const rejected = await request(server).get('/orders/7').expect(503);
     expect(rejected.headers['retry-after']).toBe('8');
     // The public body names no breaker (httpFilter: { details: true } would).
-    expect(rejected.body).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'A dependency is unavailable; retry later.' });
+    expect(rejected.body).toEqual({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: 'A dependency is unavailable; retry later.',
+    });
   });
 
   it('works on request-scoped providers, each instance getting the application registry', async () => {

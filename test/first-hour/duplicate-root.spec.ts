@@ -22,33 +22,50 @@ class PaymentsService {
 
 describe('CircuitBreakerModule registered twice in one application', () => {
   it('forRoot() in the root module and in a feature module fails start-up, naming both modules', async () => {
-    @Module({ imports: [CircuitBreakerModule.forRoot({ strict: true, breakers: { payments: { openDurationMs: 60_000 } } })], providers: [PaymentsService] })
+    @Module({
+      imports: [
+        CircuitBreakerModule.forRoot({
+          strict: true,
+          breakers: { payments: { openDurationMs: 60_000 } },
+        }),
+      ],
+      providers: [PaymentsService],
+    })
     class PaymentsModule {}
-    @Module({ imports: [CircuitBreakerModule.forRoot({ defaults: { timeoutMs: 2_000 } }), PaymentsModule] })
+    @Module({
+      imports: [CircuitBreakerModule.forRoot({ defaults: { timeoutMs: 2_000 } }), PaymentsModule],
+    })
     class AppModule {}
 
     await expect(start(AppModule)).rejects.toThrow(
-      'CircuitBreakerModule is registered 2 times in one application: forRoot() imported by AppModule; forRoot() imported by PaymentsModule' + FIX,
+      'CircuitBreakerModule is registered 2 times in one application: forRoot() imported by AppModule; forRoot() imported by PaymentsModule' +
+        FIX,
     );
   });
 
   it('forRootAsync() beside forRoot() fails start-up the same way', async () => {
-    @Module({ imports: [CircuitBreakerModule.forRootAsync({ useFactory: () => ({ strict: true }) })] })
+    @Module({
+      imports: [CircuitBreakerModule.forRootAsync({ useFactory: () => ({ strict: true }) })],
+    })
     class ReportsModule {}
     @Module({ imports: [CircuitBreakerModule.forRoot(), ReportsModule] })
     class AppModule {}
 
     await expect(start(AppModule)).rejects.toThrow(
-      'CircuitBreakerModule is registered 2 times in one application: forRoot() imported by AppModule; forRootAsync() imported by ReportsModule' + FIX,
+      'CircuitBreakerModule is registered 2 times in one application: forRoot() imported by AppModule; forRootAsync() imported by ReportsModule' +
+        FIX,
     );
   });
 
   it('two calls in one imports array fail too', async () => {
-    @Module({ imports: [CircuitBreakerModule.forRoot(), CircuitBreakerModule.forRoot({ strict: true })] })
+    @Module({
+      imports: [CircuitBreakerModule.forRoot(), CircuitBreakerModule.forRoot({ strict: true })],
+    })
     class AppModule {}
 
     await expect(start(AppModule)).rejects.toThrow(
-      'CircuitBreakerModule is registered 2 times in one application: forRoot() imported by AppModule; forRoot() imported by AppModule' + FIX,
+      'CircuitBreakerModule is registered 2 times in one application: forRoot() imported by AppModule; forRoot() imported by AppModule' +
+        FIX,
     );
   });
 
@@ -63,7 +80,8 @@ describe('CircuitBreakerModule registered twice in one application', () => {
     class AppModule {}
 
     await expect(start(AppModule)).rejects.toThrow(
-      'CircuitBreakerModule is registered 2 times in one application: forRoot() imported by AppModule; forRoot() imported by SharedModule' + FIX,
+      'CircuitBreakerModule is registered 2 times in one application: forRoot() imported by AppModule; forRoot() imported by SharedModule' +
+        FIX,
     );
   });
 
@@ -81,7 +99,10 @@ describe('CircuitBreakerModule registered twice in one application', () => {
 
   it('two applications in one process may each call forRoot() once', async () => {
     const build = (strict: boolean) => {
-      @Module({ imports: [CircuitBreakerModule.forRoot({ strict, breakers: { payments: {} } })], providers: [PaymentsService] })
+      @Module({
+        imports: [CircuitBreakerModule.forRoot({ strict, breakers: { payments: {} } })],
+        providers: [PaymentsService],
+      })
       class AppModule {}
       return AppModule;
     };

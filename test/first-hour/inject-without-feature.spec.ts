@@ -1,6 +1,12 @@
 import { Injectable, Module } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
-import { Breaker, CircuitBreakerModule, CircuitBreakerRegistry, getCircuitBreakerToken, InjectCircuitBreaker } from '../../lib/index.js';
+import {
+  Breaker,
+  CircuitBreakerModule,
+  CircuitBreakerRegistry,
+  getCircuitBreakerToken,
+  InjectCircuitBreaker,
+} from '../../lib/index.js';
 import { CapturingLogger, nestApps } from '../helpers/nest-app.js';
 
 // Issue "a NestJS user's first hour", item 5: @InjectCircuitBreaker(name) under forRootAsync needs no forFeature([name]).
@@ -29,10 +35,13 @@ class NeverProvided {
 }
 
 describe('@InjectCircuitBreaker(name) under forRootAsync, without forFeature()', () => {
-  const asyncRoot = (options: object) => CircuitBreakerModule.forRootAsync({ useFactory: () => options });
+  const asyncRoot = (options: object) =>
+    CircuitBreakerModule.forRootAsync({ useFactory: () => options });
 
   it('injects the breaker the factory defines, by constructor parameter or property', async () => {
-    const app = await start([asyncRoot({ breakers: { ledger: { openDurationMs: 9_000 } } })], { providers: [LedgerClient, AuditClient] });
+    const app = await start([asyncRoot({ breakers: { ledger: { openDurationMs: 9_000 } } })], {
+      providers: [LedgerClient, AuditClient],
+    });
     const registry = app.get(CircuitBreakerRegistry);
     expect(app.get(LedgerClient).breaker).toBe(registry.get('ledger'));
     expect(registry.get('ledger').config.openDurationMs).toBe(9_000);
@@ -58,7 +67,9 @@ describe('@InjectCircuitBreaker(name) under forRootAsync, without forFeature()',
       'Circuit breaker "ledgr" used by @InjectCircuitBreaker() in TypoClient is not defined: it was built from the module\'s defaults, beside the configured breakers. ' +
         'Did you mean "ledger"? Fix the name, or define "ledgr" in CircuitBreakerModule.forRoot({ breakers }) or forFeature({ ... }) if it is meant to be a breaker of its own (strict: true makes this an error).',
     ]);
-    await expect(start([asyncRoot({ strict: true, breakers: { ledger: {} } })], { providers: [TypoClient] })).rejects.toThrow(
+    await expect(
+      start([asyncRoot({ strict: true, breakers: { ledger: {} } })], { providers: [TypoClient] }),
+    ).rejects.toThrow(
       'Circuit breaker "ledgr" used by @InjectCircuitBreaker() in TypoClient is not defined, and CircuitBreakerModule is strict. ' +
         'Did you mean "ledger"? Fix the name, or define "ledgr" in CircuitBreakerModule.forRoot({ breakers }) or forFeature({ ... }).',
     );
@@ -66,7 +77,7 @@ describe('@InjectCircuitBreaker(name) under forRootAsync, without forFeature()',
 
   it('rejects a name that is not a non-empty string where the class is declared', () => {
     expect(() => InjectCircuitBreaker('')).toThrow(
-      "@InjectCircuitBreaker() takes a breaker name, a non-empty string, got \"\". Pass the name, e.g. @InjectCircuitBreaker('payments').",
+      '@InjectCircuitBreaker() takes a breaker name, a non-empty string, got "". Pass the name, e.g. @InjectCircuitBreaker(\'payments\').',
     );
   });
 });

@@ -3,7 +3,11 @@ import { TerminusModule } from '@nestjs/terminus';
 import { Test } from '@nestjs/testing';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { CircuitBreaker, CircuitBreakerModule, CircuitBreakerModuleMissingError } from '../../lib/index.js';
+import {
+  CircuitBreaker,
+  CircuitBreakerModule,
+  CircuitBreakerModuleMissingError,
+} from '../../lib/index.js';
 import { CircuitBreakerTelemetryModule } from '../../lib/opentelemetry/index.js';
 import { CircuitBreakerMetricsModule } from '../../lib/prometheus/index.js';
 import { CircuitBreakerHealthModule } from '../../lib/terminus/index.js';
@@ -59,7 +63,8 @@ class WarmedUpService implements OnModuleInit {
   }
 }
 
-const FIX = "Import CircuitBreakerModule.forRoot() (or forRootAsync()) once, in the root module; it is global by default (with isGlobal: false, import it in this class's module too).";
+const FIX =
+  "Import CircuitBreakerModule.forRoot() (or forRootAsync()) once, in the root module; it is global by default (with isGlobal: false, import it in this class's module too).";
 
 describe('a class with @CircuitBreaker() methods and no CircuitBreakerModule', () => {
   it('fails app.init() with CircuitBreakerModuleMissingError naming the class and its methods', async () => {
@@ -88,13 +93,17 @@ describe('a class with @CircuitBreaker() methods and no CircuitBreakerModule', (
   it('under isGlobal: false, a feature module that does not import the module fails start-up', async () => {
     @Module({ providers: [BillingService] })
     class BillingModule {}
-    const error = await failure(start([CircuitBreakerModule.forRoot({ isGlobal: false }), BillingModule]));
+    const error = await failure(
+      start([CircuitBreakerModule.forRoot({ isGlobal: false }), BillingModule]),
+    );
     expect(error).toBeInstanceOf(CircuitBreakerModuleMissingError);
     expect(error.requiredBy).toBe('BillingService');
   });
 
   it("the class's own onModuleInit still runs, with the module present", async () => {
-    const app = await start([CircuitBreakerModule.forRoot()], { providers: [WarmedUpService, BillingService] });
+    const app = await start([CircuitBreakerModule.forRoot()], {
+      providers: [WarmedUpService, BillingService],
+    });
     expect(app.get(WarmedUpService).warmed).toBe(true);
     await expect(app.get(WarmedUpService).fetch()).resolves.toBe('fetched');
     await expect(app.get(BillingService).refund()).resolves.toBe('refunded');
@@ -119,11 +128,19 @@ describe('the integration modules without CircuitBreakerModule', () => {
     `Import CircuitBreakerModule.forRoot() (or forRootAsync()) in the root module, beside ${integration}, and keep it global (the default).`;
 
   it.each([
-    ['CircuitBreakerMetricsModule', () => [CircuitBreakerMetricsModule.forRoot({ registry: new Registry() })]],
+    [
+      'CircuitBreakerMetricsModule',
+      () => [CircuitBreakerMetricsModule.forRoot({ registry: new Registry() })],
+    ],
     ['CircuitBreakerTelemetryModule', () => [CircuitBreakerTelemetryModule.forRoot()]],
-    ['CircuitBreakerHealthModule', () => [TerminusModule.forRoot({ logger: false }), CircuitBreakerHealthModule]],
+    [
+      'CircuitBreakerHealthModule',
+      () => [TerminusModule.forRoot({ logger: false }), CircuitBreakerHealthModule],
+    ],
   ])('%s fails start-up naming the missing import', async (integration, imports) => {
-    const error = await failure(Test.createTestingModule({ imports: imports() as never[] }).compile());
+    const error = await failure(
+      Test.createTestingModule({ imports: imports() as never[] }).compile(),
+    );
     expect(error).toBeInstanceOf(CircuitBreakerModuleMissingError);
     expect(error.requiredBy).toBe(integration);
     expect(error.message).toBe(message(integration));

@@ -1,15 +1,27 @@
 import { Injectable, Module } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
-import { CircuitBreaker, CircuitBreakerModule, CircuitBreakerRegistry, type CircuitBreakerModuleOptions } from '../../lib/index.js';
+import {
+  CircuitBreaker,
+  CircuitBreakerModule,
+  CircuitBreakerRegistry,
+  type CircuitBreakerModuleOptions,
+} from '../../lib/index.js';
 import { CapturingLogger, nestApps } from '../helpers/nest-app.js';
 
 // Issue "a NestJS user's first hour", item 3: a breaker-name typo must not silently build a second breaker on defaults.
 
 const startApp = nestApps();
 
-async function start(options: CircuitBreakerModuleOptions, imports: unknown[] = [], providers: unknown[] = []) {
+async function start(
+  options: CircuitBreakerModuleOptions,
+  imports: unknown[] = [],
+  providers: unknown[] = [],
+) {
   const logger = new CapturingLogger();
-  const app = await startApp([CircuitBreakerModule.forRoot(options), ...imports], { providers, logger });
+  const app = await startApp([CircuitBreakerModule.forRoot(options), ...imports], {
+    providers,
+    logger,
+  });
   return { app, warnings: logger.warnings };
 }
 
@@ -70,7 +82,9 @@ describe('an undefined breaker name beside configured breakers', () => {
     class PaymentsModule {}
     const { warnings } = await start({}, [PaymentsModule], [BillingService]);
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toContain('Circuit breaker "payment" used by @CircuitBreaker() on BillingService.charge is not defined');
+    expect(warnings[0]).toContain(
+      'Circuit breaker "payment" used by @CircuitBreaker() on BillingService.charge is not defined',
+    );
     expect(warnings[0]).toContain('Did you mean "payments"?');
   });
 

@@ -9,7 +9,18 @@ import fc from 'fast-check';
  */
 
 /** The properties the default classification reads. */
-const READ_PROPERTIES = ['status', 'statusCode', 'headers', 'response', 'getStatus', 'retryAfterMs', 'code', 'cause', 'name', 'getResponse'] as const;
+const READ_PROPERTIES = [
+  'status',
+  'statusCode',
+  'headers',
+  'response',
+  'getStatus',
+  'retryAfterMs',
+  'code',
+  'cause',
+  'name',
+  'getResponse',
+] as const;
 
 class TrapError extends Error {}
 
@@ -20,7 +31,16 @@ function trappingProxy(): object {
   };
   return new Proxy(
     {},
-    { get: trap, has: trap, getPrototypeOf: trap, ownKeys: trap, getOwnPropertyDescriptor: trap, defineProperty: trap, set: trap, apply: trap },
+    {
+      get: trap,
+      has: trap,
+      getPrototypeOf: trap,
+      ownKeys: trap,
+      getOwnPropertyDescriptor: trap,
+      defineProperty: trap,
+      set: trap,
+      apply: trap,
+    },
   );
 }
 
@@ -59,7 +79,11 @@ export type ValueSpec =
   | { shape: 'trapping-proxy' }
   | { shape: 'revoked-proxy' }
   | { shape: 'throwing-getters'; properties: string[]; base: 'error' | 'object' }
-  | { shape: 'hostile-headers'; status: number; headers: 'trapping-proxy' | 'throwing-get' | 'array' | 'huge' | 'past-date' | 'negative' };
+  | {
+      shape: 'hostile-headers';
+      status: number;
+      headers: 'trapping-proxy' | 'throwing-get' | 'array' | 'huge' | 'past-date' | 'negative';
+    };
 
 export function build(spec: ValueSpec): unknown {
   switch (spec.shape) {
@@ -80,7 +104,9 @@ export function build(spec: ValueSpec): unknown {
   }
 }
 
-function hostileHeaders(kind: Extract<ValueSpec, { shape: 'hostile-headers' }>['headers']): unknown {
+function hostileHeaders(
+  kind: Extract<ValueSpec, { shape: 'hostile-headers' }>['headers'],
+): unknown {
   switch (kind) {
     case 'trapping-proxy':
       return trappingProxy();
@@ -105,31 +131,65 @@ const constant = (value: unknown): ValueSpec => ({ shape: 'constant', value });
 
 /** A value a call may reject or throw with. Rejection never reads `then`: the caller must get exactly this value back. */
 export const hostileThrown: fc.Arbitrary<ValueSpec> = fc.oneof(
-  fc.constantFrom(null, undefined, 0, -1, Number.NaN, '', 'boom', true, 10n ** 30n, Symbol.for('hostile')).map(constant),
+  fc
+    .constantFrom(
+      null,
+      undefined,
+      0,
+      -1,
+      Number.NaN,
+      '',
+      'boom',
+      true,
+      10n ** 30n,
+      Symbol.for('hostile'),
+    )
+    .map(constant),
   fc.string({ maxLength: 20 }).map(constant),
   fc.constant<ValueSpec>({ shape: 'frozen-error' }),
   fc.constantFrom(429, 503).map((status): ValueSpec => ({ shape: 'frozen-response', status })),
   fc.constant<ValueSpec>({ shape: 'trapping-proxy' }),
   fc.constant<ValueSpec>({ shape: 'revoked-proxy' }),
   fc
-    .tuple(fc.subarray([...READ_PROPERTIES], { minLength: 1 }), fc.constantFrom('error' as const, 'object' as const))
+    .tuple(
+      fc.subarray([...READ_PROPERTIES], { minLength: 1 }),
+      fc.constantFrom('error' as const, 'object' as const),
+    )
     .map(([properties, base]): ValueSpec => ({ shape: 'throwing-getters', properties, base })),
   fc
     .tuple(
       fc.constantFrom(400, 404, 408, 429, 500, 503, 599, 600, 99),
-      fc.constantFrom('trapping-proxy' as const, 'throwing-get' as const, 'array' as const, 'huge' as const, 'past-date' as const, 'negative' as const),
+      fc.constantFrom(
+        'trapping-proxy' as const,
+        'throwing-get' as const,
+        'array' as const,
+        'huge' as const,
+        'past-date' as const,
+        'negative' as const,
+      ),
     )
     .map(([status, headers]): ValueSpec => ({ shape: 'hostile-headers', status, headers })),
 );
 
 /** A value a call may resolve with. Those whose `then` cannot be read make the promise reject (as `await` does). */
 export const hostileResolved: fc.Arbitrary<ValueSpec> = fc.oneof(
-  fc.constantFrom(null, undefined, 0, Number.NaN, '', 'ok', 10n ** 30n, Symbol.for('value')).map(constant),
-  fc.constantFrom(200, 429, 500, 503).map((status): ValueSpec => ({ shape: 'frozen-response', status })),
   fc
-    .tuple(fc.subarray(['status', 'statusCode', 'headers', 'response', 'getStatus', 'retryAfterMs'], { minLength: 1 }), fc.constantFrom('error' as const, 'object' as const))
+    .constantFrom(null, undefined, 0, Number.NaN, '', 'ok', 10n ** 30n, Symbol.for('value'))
+    .map(constant),
+  fc
+    .constantFrom(200, 429, 500, 503)
+    .map((status): ValueSpec => ({ shape: 'frozen-response', status })),
+  fc
+    .tuple(
+      fc.subarray(['status', 'statusCode', 'headers', 'response', 'getStatus', 'retryAfterMs'], {
+        minLength: 1,
+      }),
+      fc.constantFrom('error' as const, 'object' as const),
+    )
     .map(([properties, base]): ValueSpec => ({ shape: 'throwing-getters', properties, base })),
-  fc.constantFrom(429, 500, 503).map((status): ValueSpec => ({ shape: 'hostile-headers', status, headers: 'trapping-proxy' })),
+  fc
+    .constantFrom(429, 500, 503)
+    .map((status): ValueSpec => ({ shape: 'hostile-headers', status, headers: 'trapping-proxy' })),
   fc.constant<ValueSpec>({ shape: 'trapping-proxy' }),
   fc.constant<ValueSpec>({ shape: 'revoked-proxy' }),
 );
@@ -206,7 +266,10 @@ export function perform(b: Behaviour, performed: Performed): unknown {
  * The call's own outcome, as the caller must see it when the call ran:
  * `undefined` when only a deadline or an abort can end it.
  */
-export function ownOutcome(b: Behaviour, performed: Performed): { resolves: unknown } | { rejects: (e: unknown) => boolean } | undefined {
+export function ownOutcome(
+  b: Behaviour,
+  performed: Performed,
+): { resolves: unknown } | { rejects: (e: unknown) => boolean } | undefined {
   const value = performed.value;
   switch (b.kind) {
     case 'resolve':
@@ -224,14 +287,22 @@ export function ownOutcome(b: Behaviour, performed: Performed): { resolves: unkn
 }
 
 /** How a promise resolved with `value` settles: with the value, or with what reading its `then` threw. */
-function resolutionOf(value: unknown): { resolves: unknown } | { rejects: (e: unknown) => boolean } {
-  if ((typeof value !== 'object' || value === null) && typeof value !== 'function') return { resolves: value };
+function resolutionOf(
+  value: unknown,
+): { resolves: unknown } | { rejects: (e: unknown) => boolean } {
+  if ((typeof value !== 'object' || value === null) && typeof value !== 'function')
+    return { resolves: value };
   let then: unknown;
   try {
     then = (value as { then?: unknown }).then;
   } catch (error) {
     // A revoked Proxy throws a new TypeError on every read: any TypeError will do.
-    return { rejects: (e) => Object.is(e, error) || (error instanceof TypeError && e instanceof TypeError) || (error instanceof TrapError && e instanceof TrapError) };
+    return {
+      rejects: (e) =>
+        Object.is(e, error) ||
+        (error instanceof TypeError && e instanceof TypeError) ||
+        (error instanceof TrapError && e instanceof TrapError),
+    };
   }
   return typeof then === 'function' ? { rejects: () => true } : { resolves: value };
 }

@@ -39,8 +39,15 @@ export function nestApps(): StartApp {
   afterEach(async () => {
     while (cleanups.length > 0) await cleanups.pop()!();
   });
-  const start = async (imports: unknown[], { providers = [], controllers = [], logger = new CapturingLogger(), beforeInit }: AppSetup = {}) => {
-    const moduleRef = await Test.createTestingModule({ imports: imports as never[], providers: providers as never[], controllers: controllers as never[] })
+  const start = async (
+    imports: unknown[],
+    { providers = [], controllers = [], logger = new CapturingLogger(), beforeInit }: AppSetup = {},
+  ) => {
+    const moduleRef = await Test.createTestingModule({
+      imports: imports as never[],
+      providers: providers as never[],
+      controllers: controllers as never[],
+    })
       .setLogger(logger)
       .compile();
     const app = moduleRef.createNestApplication({ logger });
@@ -53,5 +60,7 @@ export function nestApps(): StartApp {
     await app.init();
     return app;
   };
-  return Object.assign(start, { onCleanup: (cleanup: () => unknown) => void cleanups.push(cleanup) });
+  return Object.assign(start, {
+    onCleanup: (cleanup: () => unknown) => void cleanups.push(cleanup),
+  });
 }

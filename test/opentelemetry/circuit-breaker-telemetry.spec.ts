@@ -1,10 +1,24 @@
 import { readFileSync } from 'node:fs';
 import { metrics as otelMetrics } from '@opentelemetry/api';
-import { AggregationTemporality, DataPointType, MeterProvider, MetricReader, type MetricData } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  DataPointType,
+  MeterProvider,
+  MetricReader,
+  type MetricData,
+} from '@opentelemetry/sdk-metrics';
 import { firstValueFrom, of } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { circuitBreaker, CircuitBreakerModule, CircuitBreakerRegistry, type BreakerOptions } from '../../lib/index.js';
-import { CircuitBreakerTelemetryModule, type CircuitBreakerTelemetryOptions } from '../../lib/opentelemetry/index.js';
+import {
+  circuitBreaker,
+  CircuitBreakerModule,
+  CircuitBreakerRegistry,
+  type BreakerOptions,
+} from '../../lib/index.js';
+import {
+  CircuitBreakerTelemetryModule,
+  type CircuitBreakerTelemetryOptions,
+} from '../../lib/opentelemetry/index.js';
 import { httpError } from '../helpers/http-error.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { nestApps } from '../helpers/nest-app.js';
@@ -24,8 +38,15 @@ function sdk() {
   return { reader, meterProvider };
 }
 
-async function start(clock: ManualClock, breakers: Record<string, BreakerOptions>, telemetry?: CircuitBreakerTelemetryOptions) {
-  const app = await startApp([CircuitBreakerModule.forRoot({ clock, breakers }), CircuitBreakerTelemetryModule.forRoot(telemetry)]);
+async function start(
+  clock: ManualClock,
+  breakers: Record<string, BreakerOptions>,
+  telemetry?: CircuitBreakerTelemetryOptions,
+) {
+  const app = await startApp([
+    CircuitBreakerModule.forRoot({ clock, breakers }),
+    CircuitBreakerTelemetryModule.forRoot(telemetry),
+  ]);
   return { registry: app.get(CircuitBreakerRegistry), close: () => app.close() };
 }
 
@@ -38,8 +59,14 @@ async function collect(reader: MetricReader): Promise<Map<string, MetricData>> {
 }
 
 /** The data points of one instrument, without their timestamps. */
-function points(collected: Map<string, MetricData>, name: string): { attributes: Record<string, unknown>; value: unknown }[] {
-  return (collected.get(name)?.dataPoints ?? []).map((point) => ({ attributes: point.attributes, value: point.value }));
+function points(
+  collected: Map<string, MetricData>,
+  name: string,
+): { attributes: Record<string, unknown>; value: unknown }[] {
+  return (collected.get(name)?.dataPoints ?? []).map((point) => ({
+    attributes: point.attributes,
+    value: point.value,
+  }));
 }
 
 function taking<T>(clock: ManualClock, ms: number, settle: () => Promise<T>) {
@@ -55,13 +82,26 @@ const swallow = () => undefined;
 const timedOut = () => Object.assign(new Error('connect ETIMEDOUT'), { code: 'ETIMEDOUT' });
 const payments = { 'circuit_breaker.name': 'payments' };
 const stateOf = (name: Record<string, string>, current: string) =>
-  ['closed', 'open', 'half-open', 'isolated', 'disabled'].map((state) => ({ attributes: { ...name, 'circuit_breaker.state': state }, value: state === current ? 1 : 0 }));
+  ['closed', 'open', 'half-open', 'isolated', 'disabled'].map((state) => ({
+    attributes: { ...name, 'circuit_breaker.state': state },
+    value: state === current ? 1 : 0,
+  }));
 
 describe('CircuitBreakerTelemetryModule', () => {
   it('records a scripted outage: state, calls by outcome and rejection reason, transitions, probes, durations and the window', async () => {
     const clock = new ManualClock();
     const { reader, meterProvider } = sdk();
-    const { registry } = await start(clock, { payments: { consecutiveFailures: 3, openDurationMs: 30_000, halfOpen: { maxWaitMs: 60_000 } } }, { meterProvider });
+    const { registry } = await start(
+      clock,
+      {
+        payments: {
+          consecutiveFailures: 3,
+          openDurationMs: 30_000,
+          halfOpen: { maxWaitMs: 60_000 },
+        },
+      },
+      { meterProvider },
+    );
     const breaker = registry.get('payments');
 
     await breaker.execute(taking(clock, 120, ok));
@@ -74,12 +114,20 @@ describe('CircuitBreakerTelemetryModule', () => {
     await breaker.execute(taking(clock, 20, rejecting(new Error('boom')))).catch(swallow);
 
     let collected = await collect(reader);
-    expect(points(collected, 'circuit_breaker.window.calls')).toEqual([{ attributes: payments, value: 4 }]);
-    expect(points(collected, 'circuit_breaker.window.failure_rate')).toEqual([{ attributes: payments, value: 0.5 }]);
+    expect(points(collected, 'circuit_breaker.window.calls')).toEqual([
+      { attributes: payments, value: 4 },
+    ]);
+    expect(points(collected, 'circuit_breaker.window.failure_rate')).toEqual([
+      { attributes: payments, value: 0.5 },
+    ]);
 
     await breaker.execute(taking(clock, 10, rejecting(httpError(503)))).catch(swallow);
     await breaker.execute(ok).catch(swallow);
-    expect(await firstValueFrom(of('fresh').pipe(circuitBreaker(breaker, { fallback: () => of('cached') })))).toBe('cached');
+    expect(
+      await firstValueFrom(
+        of('fresh').pipe(circuitBreaker(breaker, { fallback: () => of('cached') })),
+      ),
+    ).toBe('cached');
     collected = await collect(reader);
     expect(points(collected, 'circuit_breaker.state')).toEqual(stateOf(payments, 'open'));
 
@@ -115,8 +163,14 @@ describe('CircuitBreakerTelemetryModule', () => {
       { attributes: outcome('rejected', 'half-open-busy'), value: 1 },
     ]);
     // The rejected call a fallback served is one of the two rejections above, and only there.
-    expect(points(collected, 'circuit_breaker.fallbacks')).toEqual([{ attributes: { ...payments, 'circuit_breaker.fallback.source': 'observable' }, value: 1 }]);
-    const transition = (from: string, to: string) => ({ ...payments, 'circuit_breaker.transition.from': from, 'circuit_breaker.transition.to': to });
+    expect(points(collected, 'circuit_breaker.fallbacks')).toEqual([
+      { attributes: { ...payments, 'circuit_breaker.fallback.source': 'observable' }, value: 1 },
+    ]);
+    const transition = (from: string, to: string) => ({
+      ...payments,
+      'circuit_breaker.transition.from': from,
+      'circuit_breaker.transition.to': to,
+    });
     expect(points(collected, 'circuit_breaker.transitions')).toEqual([
       { attributes: transition('closed', 'open'), value: 1 },
       { attributes: transition('open', 'half-open'), value: 2 },
@@ -133,7 +187,10 @@ describe('CircuitBreakerTelemetryModule', () => {
       {
         attributes: payments,
         value: {
-          buckets: { boundaries: [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10], counts: [0, 1, 1, 2, 1, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1] },
+          buckets: {
+            boundaries: [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10],
+            counts: [0, 1, 1, 2, 1, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1],
+          },
           count: 8,
           sum: 62.28,
           min: 0.01,
@@ -141,23 +198,40 @@ describe('CircuitBreakerTelemetryModule', () => {
         },
       },
     ]);
-    expect(points(collected, 'circuit_breaker.window.calls')).toEqual([{ attributes: payments, value: 0 }]);
-    expect(points(collected, 'circuit_breaker.window.failure_rate')).toEqual([{ attributes: payments, value: 0 }]);
+    expect(points(collected, 'circuit_breaker.window.calls')).toEqual([
+      { attributes: payments, value: 0 },
+    ]);
+    expect(points(collected, 'circuit_breaker.window.failure_rate')).toEqual([
+      { attributes: payments, value: 0 },
+    ]);
   });
 
   it('uses a meter named after the package, and instruments with semantic-convention names, types and units', async () => {
     const { reader, meterProvider } = sdk();
     const clock = new ManualClock();
-    const { registry } = await start(clock, { payments: { consecutiveFailures: 1, openDurationMs: 1_000 } }, { meterProvider });
+    const { registry } = await start(
+      clock,
+      { payments: { consecutiveFailures: 1, openDurationMs: 1_000 } },
+      { meterProvider },
+    );
     const breaker = registry.get('payments');
     await breaker.execute(rejecting(new Error('down'))).catch(swallow);
     clock.advance(1_000);
     await breaker.execute(ok);
     const { resourceMetrics } = await reader.collect();
-    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-    expect(resourceMetrics.scopeMetrics.map((s) => s.scope)).toEqual([{ name: 'nestjs-circuit-breaker', version }]);
+    const { version } = JSON.parse(
+      readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+    ) as { version: string };
+    expect(resourceMetrics.scopeMetrics.map((s) => s.scope)).toEqual([
+      { name: 'nestjs-circuit-breaker', version },
+    ]);
     // As an exporter sees them: counters are monotonic sums, the state a non-monotonic sum (an up-down counter).
-    const shape = (m: MetricData) => [m.descriptor.name, DataPointType[m.dataPointType], 'isMonotonic' in m ? m.isMonotonic : undefined, m.descriptor.unit];
+    const shape = (m: MetricData) => [
+      m.descriptor.name,
+      DataPointType[m.dataPointType],
+      'isMonotonic' in m ? m.isMonotonic : undefined,
+      m.descriptor.unit,
+    ];
     expect(resourceMetrics.scopeMetrics[0]!.metrics.map(shape)).toEqual([
       ['circuit_breaker.calls', 'SUM', true, '{call}'],
       ['circuit_breaker.transitions', 'SUM', true, '{transition}'],
@@ -172,22 +246,38 @@ describe('CircuitBreakerTelemetryModule', () => {
   it('describes every instrument truthfully', async () => {
     const { reader, meterProvider } = sdk();
     const clock = new ManualClock();
-    const { registry } = await start(clock, { payments: { consecutiveFailures: 1, openDurationMs: 1_000 } }, { meterProvider });
+    const { registry } = await start(
+      clock,
+      { payments: { consecutiveFailures: 1, openDurationMs: 1_000 } },
+      { meterProvider },
+    );
     const breaker = registry.get('payments');
     await breaker.execute(rejecting(httpError(500))).catch(swallow);
-    await firstValueFrom(of('fresh').pipe(circuitBreaker(breaker, { fallback: () => of('cached') })));
+    await firstValueFrom(
+      of('fresh').pipe(circuitBreaker(breaker, { fallback: () => of('cached') })),
+    );
     clock.advance(1_000);
     await breaker.execute(ok);
     const { resourceMetrics } = await reader.collect();
-    expect(Object.fromEntries(resourceMetrics.scopeMetrics[0]!.metrics.map((m) => [m.descriptor.name, m.descriptor.description]))).toEqual({
+    expect(
+      Object.fromEntries(
+        resourceMetrics.scopeMetrics[0]!.metrics.map((m) => [
+          m.descriptor.name,
+          m.descriptor.description,
+        ]),
+      ),
+    ).toEqual({
       'circuit_breaker.calls':
         'Calls through the circuit breaker, each counted once, by outcome: success, failure, timeout, overload, ignored, rejected (not attempted; circuit_breaker.rejection.reason says why). Fallbacks served are counted in circuit_breaker.fallbacks.',
       'circuit_breaker.fallbacks':
         'Calls answered by a fallback instead of their outcome (already counted in circuit_breaker.calls as rejected, failure, timeout or overload), by circuit_breaker.fallback.source: method, function, observable (the circuitBreaker() operator), lastGood.',
       'circuit_breaker.transitions': 'State changes of the circuit breaker.',
-      'circuit_breaker.probes': 'Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
-      'circuit_breaker.call.duration': 'Duration of the calls the circuit breaker let through, whatever their outcome (success, failure, timeout, overload) except ignored.',
-      'circuit_breaker.state': 'Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes.',
+      'circuit_breaker.probes':
+        'Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
+      'circuit_breaker.call.duration':
+        'Duration of the calls the circuit breaker let through, whatever their outcome (success, failure, timeout, overload) except ignored.',
+      'circuit_breaker.state':
+        'Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes.',
       'circuit_breaker.window.failure_rate':
         'Failures (timeouts included) among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate a failureRateThreshold opens on.',
       'circuit_breaker.window.calls':
@@ -202,7 +292,9 @@ describe('CircuitBreakerTelemetryModule', () => {
     const { registry } = await start(new ManualClock(), { payments: {} });
     await registry.get('payments').execute(ok);
     const collected = await collect(reader);
-    expect(points(collected, 'circuit_breaker.calls')).toEqual([{ attributes: { ...payments, 'circuit_breaker.outcome': 'success' }, value: 1 }]);
+    expect(points(collected, 'circuit_breaker.calls')).toEqual([
+      { attributes: { ...payments, 'circuit_breaker.outcome': 'success' }, value: 1 },
+    ]);
   });
 
   it('two applications share a provider; a closed application is no longer observed', async () => {
@@ -226,11 +318,23 @@ describe('CircuitBreakerTelemetryModule', () => {
     collected = await collect(reader);
     // sdk-metrics 2.12 still exports the last value of a stream no callback observes any more
     // (open-telemetry/opentelemetry-js#4096), so only what happened after close() can tell.
-    expect(points(collected, 'circuit_breaker.state')).toContainEqual({ attributes: { 'circuit_breaker.name': 'shipping', 'circuit_breaker.state': 'isolated' }, value: 1 });
-    expect(points(collected, 'circuit_breaker.state')).not.toContainEqual({ attributes: { 'circuit_breaker.name': 'inventory', 'circuit_breaker.state': 'isolated' }, value: 1 });
+    expect(points(collected, 'circuit_breaker.state')).toContainEqual({
+      attributes: { 'circuit_breaker.name': 'shipping', 'circuit_breaker.state': 'isolated' },
+      value: 1,
+    });
+    expect(points(collected, 'circuit_breaker.state')).not.toContainEqual({
+      attributes: { 'circuit_breaker.name': 'inventory', 'circuit_breaker.state': 'isolated' },
+      value: 1,
+    });
     expect(points(collected, 'circuit_breaker.calls')).toEqual([
-      { attributes: { 'circuit_breaker.name': 'inventory', 'circuit_breaker.outcome': 'success' }, value: 1 },
-      { attributes: { 'circuit_breaker.name': 'shipping', 'circuit_breaker.outcome': 'success' }, value: 1 },
+      {
+        attributes: { 'circuit_breaker.name': 'inventory', 'circuit_breaker.outcome': 'success' },
+        value: 1,
+      },
+      {
+        attributes: { 'circuit_breaker.name': 'shipping', 'circuit_breaker.outcome': 'success' },
+        value: 1,
+      },
     ]);
   });
 
@@ -238,10 +342,17 @@ describe('CircuitBreakerTelemetryModule', () => {
     const run = async (keyAttribute: boolean) => {
       const clock = new ManualClock();
       const { reader, meterProvider } = sdk();
-      const { registry } = await start(clock, { upstreams: { perKey: { maxKeys: 10 }, consecutiveFailures: 1 } }, { meterProvider, keyAttribute });
+      const { registry } = await start(
+        clock,
+        { upstreams: { perKey: { maxKeys: 10 }, consecutiveFailures: 1 } },
+        { meterProvider, keyAttribute },
+      );
       const family = registry.get('upstreams');
       await family.forKey('a').execute(taking(clock, 15, ok));
-      await family.forKey('b').execute(rejecting(new Error('down'))).catch(swallow);
+      await family
+        .forKey('b')
+        .execute(rejecting(new Error('down')))
+        .catch(swallow);
       await family.forKey('b').execute(ok).catch(swallow);
       return collect(reader);
     };
@@ -254,11 +365,22 @@ describe('CircuitBreakerTelemetryModule', () => {
     expect(points(collected, 'circuit_breaker.calls')).toEqual([
       { attributes: { ...upstreams, 'circuit_breaker.outcome': 'success' }, value: 1 },
       { attributes: { ...upstreams, 'circuit_breaker.outcome': 'failure' }, value: 1 },
-      { attributes: { ...upstreams, 'circuit_breaker.outcome': 'rejected', 'circuit_breaker.rejection.reason': 'open' }, value: 1 },
+      {
+        attributes: {
+          ...upstreams,
+          'circuit_breaker.outcome': 'rejected',
+          'circuit_breaker.rejection.reason': 'open',
+        },
+        value: 1,
+      },
     ]);
 
     collected = await run(true);
-    expect(points(collected, 'circuit_breaker.state')).toEqual([...stateOf(upstreams, 'closed'), ...stateOf(keyA, 'closed'), ...stateOf(keyB, 'open')]);
+    expect(points(collected, 'circuit_breaker.state')).toEqual([
+      ...stateOf(upstreams, 'closed'),
+      ...stateOf(keyA, 'closed'),
+      ...stateOf(keyB, 'open'),
+    ]);
     expect(points(collected, 'circuit_breaker.window.calls')).toEqual([
       { attributes: upstreams, value: 0 },
       { attributes: keyA, value: 1 },
@@ -267,10 +389,24 @@ describe('CircuitBreakerTelemetryModule', () => {
     expect(points(collected, 'circuit_breaker.calls')).toEqual([
       { attributes: { ...keyA, 'circuit_breaker.outcome': 'success' }, value: 1 },
       { attributes: { ...keyB, 'circuit_breaker.outcome': 'failure' }, value: 1 },
-      { attributes: { ...keyB, 'circuit_breaker.outcome': 'rejected', 'circuit_breaker.rejection.reason': 'open' }, value: 1 },
+      {
+        attributes: {
+          ...keyB,
+          'circuit_breaker.outcome': 'rejected',
+          'circuit_breaker.rejection.reason': 'open',
+        },
+        value: 1,
+      },
     ]);
     expect(points(collected, 'circuit_breaker.transitions')).toEqual([
-      { attributes: { ...keyB, 'circuit_breaker.transition.from': 'closed', 'circuit_breaker.transition.to': 'open' }, value: 1 },
+      {
+        attributes: {
+          ...keyB,
+          'circuit_breaker.transition.from': 'closed',
+          'circuit_breaker.transition.to': 'open',
+        },
+        value: 1,
+      },
     ]);
   });
 
@@ -279,22 +415,40 @@ describe('CircuitBreakerTelemetryModule', () => {
     // streams: under cumulative temporality the SDK keeps them (up to its cardinality limit), under delta it drops
     // every stream not recorded in the interval. This pins down what the README says.
     const clock = new ManualClock();
-    const reader = new TestReader({ aggregationTemporalitySelector: () => AggregationTemporality.DELTA });
+    const reader = new TestReader({
+      aggregationTemporalitySelector: () => AggregationTemporality.DELTA,
+    });
     const meterProvider = new MeterProvider({ readers: [reader] });
     startApp.onCleanup(() => meterProvider.shutdown());
-    const { registry } = await start(clock, { hosts: { perKey: { maxKeys: 3 } } }, { meterProvider, keyAttribute: true });
+    const { registry } = await start(
+      clock,
+      { hosts: { perKey: { maxKeys: 3 } } },
+      { meterProvider, keyAttribute: true },
+    );
     const hosts = registry.get('hosts');
     for (let i = 0; i < 50; i++) await hosts.forKey(`host-${i}`).execute(ok);
     const keysOf = (collected: Map<string, MetricData>, name: string) =>
-      [...new Set(points(collected, name).map((point) => point.attributes['circuit_breaker.key']))].sort();
+      [
+        ...new Set(points(collected, name).map((point) => point.attributes['circuit_breaker.key'])),
+      ].sort();
 
     let collected = await collect(reader);
-    expect(keysOf(collected, 'circuit_breaker.state')).toEqual(['host-47', 'host-48', 'host-49', undefined]);
+    expect(keysOf(collected, 'circuit_breaker.state')).toEqual([
+      'host-47',
+      'host-48',
+      'host-49',
+      undefined,
+    ]);
     expect(keysOf(collected, 'circuit_breaker.calls')).toHaveLength(50);
 
     await hosts.forKey('host-49').execute(ok);
     collected = await collect(reader);
-    expect(keysOf(collected, 'circuit_breaker.state')).toEqual(['host-47', 'host-48', 'host-49', undefined]);
+    expect(keysOf(collected, 'circuit_breaker.state')).toEqual([
+      'host-47',
+      'host-48',
+      'host-49',
+      undefined,
+    ]);
     expect(keysOf(collected, 'circuit_breaker.calls')).toEqual(['host-49']);
   });
 
@@ -305,6 +459,8 @@ describe('CircuitBreakerTelemetryModule', () => {
     expect(() => CircuitBreakerTelemetryModule.forRoot({ meterProvider: {} as never })).toThrow(
       'CircuitBreakerTelemetryModule: option "meterProvider" must be an OpenTelemetry MeterProvider (with getMeter()), got an object.',
     );
-    expect(() => CircuitBreakerTelemetryModule.forRoot({ keyAttribute: 1 as never })).toThrow('CircuitBreakerTelemetryModule: option "keyAttribute" must be a boolean, got 1.');
+    expect(() => CircuitBreakerTelemetryModule.forRoot({ keyAttribute: 1 as never })).toThrow(
+      'CircuitBreakerTelemetryModule: option "keyAttribute" must be a boolean, got 1.',
+    );
   });
 });

@@ -1,8 +1,16 @@
 import { Registry, register } from 'prom-client';
 import { firstValueFrom, of } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { circuitBreaker, CircuitBreakerModule, CircuitBreakerRegistry, type BreakerOptions } from '../../lib/index.js';
-import { CircuitBreakerMetricsModule, type CircuitBreakerMetricsOptions } from '../../lib/prometheus/index.js';
+import {
+  circuitBreaker,
+  CircuitBreakerModule,
+  CircuitBreakerRegistry,
+  type BreakerOptions,
+} from '../../lib/index.js';
+import {
+  CircuitBreakerMetricsModule,
+  type CircuitBreakerMetricsOptions,
+} from '../../lib/prometheus/index.js';
 import { httpError } from '../helpers/http-error.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { nestApps } from '../helpers/nest-app.js';
@@ -14,14 +22,23 @@ afterEach(() => {
 
 const startApp = nestApps();
 
-async function start(clock: ManualClock, breakers: Record<string, BreakerOptions>, metrics?: CircuitBreakerMetricsOptions) {
-  const app = await startApp([CircuitBreakerModule.forRoot({ clock, breakers }), CircuitBreakerMetricsModule.forRoot(metrics)]);
+async function start(
+  clock: ManualClock,
+  breakers: Record<string, BreakerOptions>,
+  metrics?: CircuitBreakerMetricsOptions,
+) {
+  const app = await startApp([
+    CircuitBreakerModule.forRoot({ clock, breakers }),
+    CircuitBreakerMetricsModule.forRoot(metrics),
+  ]);
   return { registry: app.get(CircuitBreakerRegistry), close: () => app.close() };
 }
 
 /** The sample lines of one metric (of a histogram: pass `<name>_bucket`, `_sum` or `_count`), in exposition order. */
 function series(exposition: string, name: string): string[] {
-  return exposition.split('\n').filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `));
+  return exposition
+    .split('\n')
+    .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `));
 }
 
 /** A call that takes `ms` on the injected clock, then settles as `settle` does. */
@@ -41,7 +58,17 @@ describe('CircuitBreakerMetricsModule', () => {
   it('reports a scripted outage: state, calls by outcome and rejection reason, transitions, probes, durations and the window', async () => {
     const clock = new ManualClock();
     const metrics = new Registry();
-    const { registry } = await start(clock, { payments: { consecutiveFailures: 3, openDurationMs: 30_000, halfOpen: { maxWaitMs: 60_000 } } }, { registry: metrics });
+    const { registry } = await start(
+      clock,
+      {
+        payments: {
+          consecutiveFailures: 3,
+          openDurationMs: 30_000,
+          halfOpen: { maxWaitMs: 60_000 },
+        },
+      },
+      { registry: metrics },
+    );
     const payments = registry.get('payments');
 
     // Closed: two successes, a call the caller gave up on, a 429, then a timeout and an error.
@@ -55,13 +82,21 @@ describe('CircuitBreakerMetricsModule', () => {
     await payments.execute(taking(clock, 20, rejecting(new Error('boom')))).catch(swallow);
 
     let scrape = await metrics.metrics();
-    expect(series(scrape, 'circuit_breaker_window_calls')).toEqual(['circuit_breaker_window_calls{name="payments"} 4']);
-    expect(series(scrape, 'circuit_breaker_window_failure_rate')).toEqual(['circuit_breaker_window_failure_rate{name="payments"} 0.5']);
+    expect(series(scrape, 'circuit_breaker_window_calls')).toEqual([
+      'circuit_breaker_window_calls{name="payments"} 4',
+    ]);
+    expect(series(scrape, 'circuit_breaker_window_failure_rate')).toEqual([
+      'circuit_breaker_window_failure_rate{name="payments"} 0.5',
+    ]);
 
     // The third failure in a row opens it; open, it rejects, and a fallback serves one of the rejected calls.
     await payments.execute(taking(clock, 10, rejecting(httpError(503)))).catch(swallow);
     await payments.execute(ok).catch(swallow);
-    expect(await firstValueFrom(of('fresh').pipe(circuitBreaker(payments, { fallback: () => of('cached') })))).toBe('cached');
+    expect(
+      await firstValueFrom(
+        of('fresh').pipe(circuitBreaker(payments, { fallback: () => of('cached') })),
+      ),
+    ).toBe('cached');
 
     scrape = await metrics.metrics();
     expect(series(scrape, 'circuit_breaker_state')).toEqual([
@@ -71,21 +106,31 @@ describe('CircuitBreakerMetricsModule', () => {
       'circuit_breaker_state{name="payments",state="isolated"} 0',
       'circuit_breaker_state{name="payments",state="disabled"} 0',
     ]);
-    expect(series(scrape, 'circuit_breaker_window_calls')).toEqual(['circuit_breaker_window_calls{name="payments"} 0']);
-    expect(series(scrape, 'circuit_breaker_window_failure_rate')).toEqual(['circuit_breaker_window_failure_rate{name="payments"} 0']);
+    expect(series(scrape, 'circuit_breaker_window_calls')).toEqual([
+      'circuit_breaker_window_calls{name="payments"} 0',
+    ]);
+    expect(series(scrape, 'circuit_breaker_window_failure_rate')).toEqual([
+      'circuit_breaker_window_failure_rate{name="payments"} 0',
+    ]);
 
     // Nobody calls, yet the scrape sees the open duration has ended.
     clock.advance(30_000);
     scrape = await metrics.metrics();
-    expect(series(scrape, 'circuit_breaker_state')).toContain('circuit_breaker_state{name="payments",state="half-open"} 1');
-    expect(series(scrape, 'circuit_breaker_state')).toContain('circuit_breaker_state{name="payments",state="open"} 0');
+    expect(series(scrape, 'circuit_breaker_state')).toContain(
+      'circuit_breaker_state{name="payments",state="half-open"} 1',
+    );
+    expect(series(scrape, 'circuit_breaker_state')).toContain(
+      'circuit_breaker_state{name="payments",state="open"} 0',
+    );
 
     // Half-open: a probe hangs, a second call finds the budget taken, the probe expires and the breaker reopens.
     payments.acquire();
     await payments.execute(ok).catch(swallow);
     clock.advance(60_000);
     scrape = await metrics.metrics();
-    expect(series(scrape, 'circuit_breaker_state')).toContain('circuit_breaker_state{name="payments",state="open"} 1');
+    expect(series(scrape, 'circuit_breaker_state')).toContain(
+      'circuit_breaker_state{name="payments",state="open"} 1',
+    );
 
     // Open again for 30 s, then a probe that succeeds in 60 ms closes it.
     clock.advance(30_000);
@@ -110,7 +155,9 @@ describe('CircuitBreakerMetricsModule', () => {
       'circuit_breaker_calls_total{name="payments",outcome="rejected",reason="half-open-busy"} 1',
     ]);
     // The rejected call a fallback served is one of the two rejections above, and only there.
-    expect(series(scrape, 'circuit_breaker_fallbacks_total')).toEqual(['circuit_breaker_fallbacks_total{name="payments",source="observable"} 1']);
+    expect(series(scrape, 'circuit_breaker_fallbacks_total')).toEqual([
+      'circuit_breaker_fallbacks_total{name="payments",source="observable"} 1',
+    ]);
     expect(series(scrape, 'circuit_breaker_transitions_total')).toEqual([
       'circuit_breaker_transitions_total{name="payments",from="closed",to="open"} 1',
       'circuit_breaker_transitions_total{name="payments",from="open",to="half-open"} 2',
@@ -140,9 +187,15 @@ describe('CircuitBreakerMetricsModule', () => {
       'circuit_breaker_call_duration_seconds_bucket{le="10",name="payments"} 7',
       'circuit_breaker_call_duration_seconds_bucket{le="+Inf",name="payments"} 8',
     ]);
-    expect(series(scrape, 'circuit_breaker_call_duration_seconds_sum')).toEqual(['circuit_breaker_call_duration_seconds_sum{name="payments"} 62.28']);
-    expect(series(scrape, 'circuit_breaker_call_duration_seconds_count')).toEqual(['circuit_breaker_call_duration_seconds_count{name="payments"} 8']);
-    expect(series(scrape, 'circuit_breaker_window_calls')).toEqual(['circuit_breaker_window_calls{name="payments"} 0']);
+    expect(series(scrape, 'circuit_breaker_call_duration_seconds_sum')).toEqual([
+      'circuit_breaker_call_duration_seconds_sum{name="payments"} 62.28',
+    ]);
+    expect(series(scrape, 'circuit_breaker_call_duration_seconds_count')).toEqual([
+      'circuit_breaker_call_duration_seconds_count{name="payments"} 8',
+    ]);
+    expect(series(scrape, 'circuit_breaker_window_calls')).toEqual([
+      'circuit_breaker_window_calls{name="payments"} 0',
+    ]);
   });
 
   it('names, types and help of every metric follow Prometheus conventions, behind the prefix', async () => {
@@ -181,7 +234,9 @@ describe('CircuitBreakerMetricsModule', () => {
     await second.registry.getOrCreate('late').execute(ok);
 
     let scrape = await register.metrics();
-    expect(series(scrape, 'circuit_breaker_state').filter((line) => line.includes('state="closed"'))).toEqual([
+    expect(
+      series(scrape, 'circuit_breaker_state').filter((line) => line.includes('state="closed"')),
+    ).toEqual([
       'circuit_breaker_state{name="inventory",state="closed"} 1',
       'circuit_breaker_state{name="shipping",state="closed"} 1',
       'circuit_breaker_state{name="late",state="closed"} 1',
@@ -196,11 +251,16 @@ describe('CircuitBreakerMetricsModule', () => {
     // A closed application no longer counts calls, even through a breaker someone kept.
     await first.registry.get('inventory').execute(ok);
     scrape = await register.metrics();
-    expect(series(scrape, 'circuit_breaker_state').filter((line) => line.includes('state="closed"'))).toEqual([
+    expect(
+      series(scrape, 'circuit_breaker_state').filter((line) => line.includes('state="closed"')),
+    ).toEqual([
       'circuit_breaker_state{name="shipping",state="closed"} 1',
       'circuit_breaker_state{name="late",state="closed"} 1',
     ]);
-    expect(series(scrape, 'circuit_breaker_window_calls')).toEqual(['circuit_breaker_window_calls{name="shipping"} 1', 'circuit_breaker_window_calls{name="late"} 1']);
+    expect(series(scrape, 'circuit_breaker_window_calls')).toEqual([
+      'circuit_breaker_window_calls{name="shipping"} 1',
+      'circuit_breaker_window_calls{name="late"} 1',
+    ]);
     // Counters are totals of the process: the closed application's calls stay counted.
     expect(series(scrape, 'circuit_breaker_calls_total')).toEqual([
       'circuit_breaker_calls_total{name="inventory",outcome="success",reason=""} 1',
@@ -212,10 +272,17 @@ describe('CircuitBreakerMetricsModule', () => {
   it('counts the children of a per-key family under the family name by default', async () => {
     const clock = new ManualClock();
     const metrics = new Registry();
-    const { registry } = await start(clock, { upstreams: { perKey: { maxKeys: 10 }, consecutiveFailures: 1 } }, { registry: metrics });
+    const { registry } = await start(
+      clock,
+      { upstreams: { perKey: { maxKeys: 10 }, consecutiveFailures: 1 } },
+      { registry: metrics },
+    );
     const family = registry.get('upstreams');
     await family.forKey('a').execute(taking(clock, 15, ok));
-    await family.forKey('b').execute(rejecting(new Error('down'))).catch(swallow);
+    await family
+      .forKey('b')
+      .execute(rejecting(new Error('down')))
+      .catch(swallow);
     await family.forKey('b').execute(ok).catch(swallow);
 
     const scrape = await metrics.metrics();
@@ -231,17 +298,28 @@ describe('CircuitBreakerMetricsModule', () => {
       'circuit_breaker_calls_total{name="upstreams",outcome="failure",reason=""} 1',
       'circuit_breaker_calls_total{name="upstreams",outcome="rejected",reason="open"} 1',
     ]);
-    expect(series(scrape, 'circuit_breaker_transitions_total')).toEqual(['circuit_breaker_transitions_total{name="upstreams",from="closed",to="open"} 1']);
-    expect(series(scrape, 'circuit_breaker_call_duration_seconds_count')).toEqual(['circuit_breaker_call_duration_seconds_count{name="upstreams"} 2']);
+    expect(series(scrape, 'circuit_breaker_transitions_total')).toEqual([
+      'circuit_breaker_transitions_total{name="upstreams",from="closed",to="open"} 1',
+    ]);
+    expect(series(scrape, 'circuit_breaker_call_duration_seconds_count')).toEqual([
+      'circuit_breaker_call_duration_seconds_count{name="upstreams"} 2',
+    ]);
   });
 
   it('keyLabel: true labels every metric with the key, the family itself with an empty key', async () => {
     const clock = new ManualClock();
     const metrics = new Registry();
-    const { registry } = await start(clock, { upstreams: { perKey: { maxKeys: 10 }, consecutiveFailures: 1 } }, { registry: metrics, keyLabel: true });
+    const { registry } = await start(
+      clock,
+      { upstreams: { perKey: { maxKeys: 10 }, consecutiveFailures: 1 } },
+      { registry: metrics, keyLabel: true },
+    );
     const family = registry.get('upstreams');
     await family.forKey('a').execute(taking(clock, 15, ok));
-    await family.forKey('b').execute(rejecting(new Error('down'))).catch(swallow);
+    await family
+      .forKey('b')
+      .execute(rejecting(new Error('down')))
+      .catch(swallow);
     await family.forKey('b').execute(ok).catch(swallow);
 
     const scrape = await metrics.metrics();
@@ -260,7 +338,9 @@ describe('CircuitBreakerMetricsModule', () => {
       'circuit_breaker_calls_total{name="upstreams",key="b",outcome="failure",reason=""} 1',
       'circuit_breaker_calls_total{name="upstreams",key="b",outcome="rejected",reason="open"} 1',
     ]);
-    expect(series(scrape, 'circuit_breaker_transitions_total')).toEqual(['circuit_breaker_transitions_total{name="upstreams",key="b",from="closed",to="open"} 1']);
+    expect(series(scrape, 'circuit_breaker_transitions_total')).toEqual([
+      'circuit_breaker_transitions_total{name="upstreams",key="b",from="closed",to="open"} 1',
+    ]);
     expect(series(scrape, 'circuit_breaker_call_duration_seconds_sum')).toEqual([
       'circuit_breaker_call_duration_seconds_sum{name="upstreams",key="a"} 0.015',
       'circuit_breaker_call_duration_seconds_sum{name="upstreams",key="b"} 0',
@@ -269,18 +349,25 @@ describe('CircuitBreakerMetricsModule', () => {
 
   describe('keyLabel: true and evicted children', () => {
     /** The distinct key label values across every metric of a scrape. */
-    const keysIn = (exposition: string) => [...new Set([...exposition.matchAll(/key="([^"]*)"/g)].map((match) => match[1]))].sort();
+    const keysIn = (exposition: string) =>
+      [...new Set([...exposition.matchAll(/key="([^"]*)"/g)].map((match) => match[1]))].sort();
 
     it('removes every series of an evicted child, so maxKeys bounds the series too', async () => {
       const clock = new ManualClock();
       const metrics = new Registry();
-      const { registry } = await start(clock, { hosts: { perKey: { maxKeys: 5 }, consecutiveFailures: 1, openDurationMs: 1_000 } }, { registry: metrics, keyLabel: true });
+      const { registry } = await start(
+        clock,
+        { hosts: { perKey: { maxKeys: 5 }, consecutiveFailures: 1, openDurationMs: 1_000 } },
+        { registry: metrics, keyLabel: true },
+      );
       const hosts = registry.get('hosts');
       for (let i = 0; i < 200; i++) {
         const child = hosts.forKey(`host-${i}`);
         // Every kind of series: a failure that opens it, a rejection a fallback serves, then a probe that closes it (evictable again).
         await child.execute(taking(clock, 10, rejecting(new Error('down')))).catch(swallow);
-        await firstValueFrom(of('fresh').pipe(circuitBreaker(child, { fallback: () => of('cached') })));
+        await firstValueFrom(
+          of('fresh').pipe(circuitBreaker(child, { fallback: () => of('cached') })),
+        );
         clock.advance(1_000);
         await child.execute(taking(clock, 10, ok));
       }
@@ -289,18 +376,40 @@ describe('CircuitBreakerMetricsModule', () => {
       expect(held).toEqual(['host-195', 'host-196', 'host-197', 'host-198', 'host-199']);
       expect(keysIn(scrape)).toEqual(['', ...held].sort());
       // Per held child: 3 call outcomes, 3 transitions, 2 probe results, one histogram.
-      expect(series(scrape, 'circuit_breaker_calls_total').filter((line) => line.includes('key="host-'))).toHaveLength(15);
-      expect(series(scrape, 'circuit_breaker_transitions_total').filter((line) => line.includes('key="host-'))).toHaveLength(15);
-      expect(series(scrape, 'circuit_breaker_probes_total').filter((line) => line.includes('key="host-'))).toHaveLength(10);
-      expect(series(scrape, 'circuit_breaker_fallbacks_total').filter((line) => line.includes('key="host-'))).toHaveLength(5);
-      expect(series(scrape, 'circuit_breaker_call_duration_seconds_count').filter((line) => line.includes('key="host-'))).toHaveLength(5);
+      expect(
+        series(scrape, 'circuit_breaker_calls_total').filter((line) => line.includes('key="host-')),
+      ).toHaveLength(15);
+      expect(
+        series(scrape, 'circuit_breaker_transitions_total').filter((line) =>
+          line.includes('key="host-'),
+        ),
+      ).toHaveLength(15);
+      expect(
+        series(scrape, 'circuit_breaker_probes_total').filter((line) =>
+          line.includes('key="host-'),
+        ),
+      ).toHaveLength(10);
+      expect(
+        series(scrape, 'circuit_breaker_fallbacks_total').filter((line) =>
+          line.includes('key="host-'),
+        ),
+      ).toHaveLength(5);
+      expect(
+        series(scrape, 'circuit_breaker_call_duration_seconds_count').filter((line) =>
+          line.includes('key="host-'),
+        ),
+      ).toHaveLength(5);
       expect(hosts.snapshot().family).toMatchObject({ keys: 5, evicted: 195, overflowed: 0 });
     });
 
     it('does not bring an evicted child back through a call that settles after its eviction', async () => {
       const clock = new ManualClock();
       const metrics = new Registry();
-      const { registry } = await start(clock, { hosts: { perKey: { maxKeys: 2 } } }, { registry: metrics, keyLabel: true });
+      const { registry } = await start(
+        clock,
+        { hosts: { perKey: { maxKeys: 2 } } },
+        { registry: metrics, keyLabel: true },
+      );
       const hosts = registry.get('hosts');
       const straggler = hosts.forKey('slow').acquire();
       await hosts.forKey('a').execute(ok);
@@ -313,7 +422,9 @@ describe('CircuitBreakerMetricsModule', () => {
   it('refuses to share a registry between applications that label keys differently', async () => {
     const metrics = new Registry();
     await start(new ManualClock(), { payments: {} }, { registry: metrics });
-    await expect(start(new ManualClock(), { payments: {} }, { registry: metrics, keyLabel: true })).rejects.toThrow(
+    await expect(
+      start(new ManualClock(), { payments: {} }, { registry: metrics, keyLabel: true }),
+    ).rejects.toThrow(
       'CircuitBreakerMetricsModule: the registry already holds a metric "circuit_breaker_state" (gauge with labels name, state), ' +
         'but this module needs a gauge with labels name, key, state. ' +
         'Give every CircuitBreakerMetricsModule.forRoot() that shares a registry the same keyLabel, or a different prefix.',
@@ -321,13 +432,19 @@ describe('CircuitBreakerMetricsModule', () => {
   });
 
   it('validates its options when the module is defined', () => {
-    expect(() => CircuitBreakerMetricsModule.forRoot({ registery: new Registry() } as never)).toThrow(
+    expect(() =>
+      CircuitBreakerMetricsModule.forRoot({ registery: new Registry() } as never),
+    ).toThrow(
       'CircuitBreakerMetricsModule: unknown option "registery". Known options: registry, prefix, keyLabel.',
     );
-    expect(() => CircuitBreakerMetricsModule.forRoot({ registry: {} as never })).toThrow('CircuitBreakerMetricsModule: option "registry" must be a prom-client Registry, got an object.');
+    expect(() => CircuitBreakerMetricsModule.forRoot({ registry: {} as never })).toThrow(
+      'CircuitBreakerMetricsModule: option "registry" must be a prom-client Registry, got an object.',
+    );
     expect(() => CircuitBreakerMetricsModule.forRoot({ prefix: '1st-' })).toThrow(
       'CircuitBreakerMetricsModule: option "prefix" must be a string of letters, digits, _ and : that does not start with a digit, got "1st-".',
     );
-    expect(() => CircuitBreakerMetricsModule.forRoot({ keyLabel: 'yes' as never })).toThrow('CircuitBreakerMetricsModule: option "keyLabel" must be a boolean, got "yes".');
+    expect(() => CircuitBreakerMetricsModule.forRoot({ keyLabel: 'yes' as never })).toThrow(
+      'CircuitBreakerMetricsModule: option "keyLabel" must be a boolean, got "yes".',
+    );
   });
 });

@@ -1,10 +1,23 @@
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Breaker, type BreakerCoordination, type BreakerOptions, type StateChangeEvent } from '../../lib/core/index.js';
+import {
+  Breaker,
+  type BreakerCoordination,
+  type BreakerOptions,
+  type StateChangeEvent,
+} from '../../lib/core/index.js';
 import { RedisBreakerStore } from '../../lib/redis/index.js';
-import { GENERATION_MAX_LEAD_MS, GENERATION_TRUSTED_LEAD_MS, KEY_TTL_MS } from '../../lib/redis/redis-breaker.constants.js';
-import { longestOpenMs, RedisBreakerCoordinator, type FleetLink } from '../../lib/redis/redis-breaker.coordinator.js';
+import {
+  GENERATION_MAX_LEAD_MS,
+  GENERATION_TRUSTED_LEAD_MS,
+  KEY_TTL_MS,
+} from '../../lib/redis/redis-breaker.constants.js';
+import {
+  longestOpenMs,
+  RedisBreakerCoordinator,
+  type FleetLink,
+} from '../../lib/redis/redis-breaker.coordinator.js';
 import { breakerKeys, channelOf, type BreakerKeys } from '../../lib/redis/redis-breaker.keys.js';
 import { REDIS_BREAKER_SCRIPTS as SCRIPTS } from '../../lib/redis/redis-breaker.scripts.js';
 import { decodeSignal, type FleetState } from '../../lib/redis/redis-breaker.signal.js';
@@ -27,19 +40,49 @@ const SAFE = Number.MAX_SAFE_INTEGER;
 
 /** Number-ish JSON tokens: huge, negative, fractional, non-numbers, and text that is no JSON at all. */
 const numberToken = fc.oneof(
-  fc.constantFrom('1e308', '1e999', '-1e999', '9007199254740992', '9007199254740993', '18014398509481984', '-1', '-0', '0.5', 'NaN', 'Infinity', 'null', 'true', '"7"', '[]', '{}', '0x10', ''),
+  fc.constantFrom(
+    '1e308',
+    '1e999',
+    '-1e999',
+    '9007199254740992',
+    '9007199254740993',
+    '18014398509481984',
+    '-1',
+    '-0',
+    '0.5',
+    'NaN',
+    'Infinity',
+    'null',
+    'true',
+    '"7"',
+    '[]',
+    '{}',
+    '0x10',
+    '',
+  ),
   fc.integer({ min: -1_000_000, max: 1_000_000 }).map(String),
   fc.double({ noNaN: true, noDefaultInfinity: true }).map(String),
   fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map(String),
 );
 /** A plausible generation or time around T0 (a valid one, or one too far ahead). */
-const plausible = fc.oneof(
-  fc.integer({ min: T0 - 10_000, max: T0 + 10_000 }),
-  fc.integer({ min: T0 + GENERATION_TRUSTED_LEAD_MS, max: T0 + GENERATION_MAX_LEAD_MS + 10_000 }),
-  fc.constantFrom(T0 + GENERATION_MAX_LEAD_MS, T0 + GENERATION_MAX_LEAD_MS + 1, SAFE, SAFE - 1, 0),
-).map(String);
+const plausible = fc
+  .oneof(
+    fc.integer({ min: T0 - 10_000, max: T0 + 10_000 }),
+    fc.integer({ min: T0 + GENERATION_TRUSTED_LEAD_MS, max: T0 + GENERATION_MAX_LEAD_MS + 10_000 }),
+    fc.constantFrom(
+      T0 + GENERATION_MAX_LEAD_MS,
+      T0 + GENERATION_MAX_LEAD_MS + 1,
+      SAFE,
+      SAFE - 1,
+      0,
+    ),
+  )
+  .map(String);
 const field = fc.oneof(numberToken, plausible);
-const text = fc.oneof(fc.constantFrom('"payments"', '"other"', '"open"', '"closed"', '"half-open"', '1', 'null', '""'), fc.string({ maxLength: 8 }).map((s) => JSON.stringify(s)));
+const text = fc.oneof(
+  fc.constantFrom('"payments"', '"other"', '"open"', '"closed"', '"half-open"', '1', 'null', '""'),
+  fc.string({ maxLength: 8 }).map((s) => JSON.stringify(s)),
+);
 
 /** Something published on the channel: a signal with any field junk or missing, a truncated one, or arbitrary text and JSON. */
 const channelMessage = fc.oneof(
@@ -60,7 +103,10 @@ const channelMessage = fc.oneof(
       const body = `{${Object.entries(fields)
         .map(([k, v]) => `"${k}":${v}`)
         .join(',')}}`;
-      return fc.oneof({ weight: 4, arbitrary: fc.constant(body) }, { weight: 1, arbitrary: fc.nat(body.length).map((n) => body.slice(0, n)) });
+      return fc.oneof(
+        { weight: 4, arbitrary: fc.constant(body) },
+        { weight: 1, arbitrary: fc.nat(body.length).map((n) => body.slice(0, n)) },
+      );
     }),
   fc.string({ maxLength: 40 }),
   fc.json({ maxDepth: 2 }),
@@ -87,37 +133,79 @@ describe('corrupt state: signals (in process)', () => {
   });
 
   it('moves a breaker only on well-formed signals, and follows the fleet again after one read of the state hash (3,000 runs)', () => {
-    const link: FleetLink = { isShared: () => true, storeErrors: () => 0, write: () => undefined, requestPermit: () => undefined, renewPermit: () => undefined };
+    const link: FleetLink = {
+      isShared: () => true,
+      storeErrors: () => 0,
+      write: () => undefined,
+      requestPermit: () => undefined,
+      renewPermit: () => undefined,
+    };
     const options: BreakerOptions = { consecutiveFailures: 1, openDurationMs: 1_000 };
     fc.assert(
-      fc.property(fc.array(channelMessage, { maxLength: 15 }), fc.boolean(), (messages, viaSignal) => {
-        const clock = new ManualClock(T0);
-        const coordinator = new RedisBreakerCoordinator('p:', link);
-        const breaker = new Breaker('payments', options, { clock, coordinator });
-        const record = coordinator.register(breaker)!;
-        const changes: StateChangeEvent[] = [];
-        breaker.on('stateChange', (change) => changes.push(change));
-        for (const message of messages) {
-          const before = changes.length;
-          const fleet = decodeSignal(message);
-          if (fleet !== undefined) coordinator.apply(fleet);
-          // Nothing malformed, and nothing further ahead than a clock could be, moves the breaker.
-          if (fleet === undefined || fleet.name !== 'payments' || fleet.generation > T0 + GENERATION_MAX_LEAD_MS) expect(changes.length).toBe(before);
-        }
-        expect(record.generation).toBeLessThanOrEqual(T0 + GENERATION_MAX_LEAD_MS);
-        // The periodic read: what Redis holds.
-        const held: FleetState = { name: 'payments', state: 'closed', openUntil: 0, generation: T0 - 5_000, origin: 'a', at: T0 - 5_000 };
-        coordinator.apply(held, true);
-        // The fleet's next change, a minute later: generation max(previous + 1, now). It is followed, by signal or by read.
-        clock.advance(GENERATION_TRUSTED_LEAD_MS + 1);
-        const now = clock.now();
-        coordinator.apply({ name: 'payments', state: 'open', openUntil: now + 500, generation: now, origin: 'b', at: now }, !viaSignal);
-        // (A forged open that looked real may have opened it for longer already: an adoption only ever extends.)
-        expect([breaker.lastDecidedState, record.generation]).toEqual(['open', now]);
-        coordinator.apply({ name: 'payments', state: 'closed', openUntil: 0, generation: now + 1, origin: 'b', at: now + 1 }, !viaSignal);
-        expect(breaker.lastDecidedState).toBe('closed');
-        coordinator.close();
-      }),
+      fc.property(
+        fc.array(channelMessage, { maxLength: 15 }),
+        fc.boolean(),
+        (messages, viaSignal) => {
+          const clock = new ManualClock(T0);
+          const coordinator = new RedisBreakerCoordinator('p:', link);
+          const breaker = new Breaker('payments', options, { clock, coordinator });
+          const record = coordinator.register(breaker)!;
+          const changes: StateChangeEvent[] = [];
+          breaker.on('stateChange', (change) => changes.push(change));
+          for (const message of messages) {
+            const before = changes.length;
+            const fleet = decodeSignal(message);
+            if (fleet !== undefined) coordinator.apply(fleet);
+            // Nothing malformed, and nothing further ahead than a clock could be, moves the breaker.
+            if (
+              fleet === undefined ||
+              fleet.name !== 'payments' ||
+              fleet.generation > T0 + GENERATION_MAX_LEAD_MS
+            )
+              expect(changes.length).toBe(before);
+          }
+          expect(record.generation).toBeLessThanOrEqual(T0 + GENERATION_MAX_LEAD_MS);
+          // The periodic read: what Redis holds.
+          const held: FleetState = {
+            name: 'payments',
+            state: 'closed',
+            openUntil: 0,
+            generation: T0 - 5_000,
+            origin: 'a',
+            at: T0 - 5_000,
+          };
+          coordinator.apply(held, true);
+          // The fleet's next change, a minute later: generation max(previous + 1, now). It is followed, by signal or by read.
+          clock.advance(GENERATION_TRUSTED_LEAD_MS + 1);
+          const now = clock.now();
+          coordinator.apply(
+            {
+              name: 'payments',
+              state: 'open',
+              openUntil: now + 500,
+              generation: now,
+              origin: 'b',
+              at: now,
+            },
+            !viaSignal,
+          );
+          // (A forged open that looked real may have opened it for longer already: an adoption only ever extends.)
+          expect([breaker.lastDecidedState, record.generation]).toEqual(['open', now]);
+          coordinator.apply(
+            {
+              name: 'payments',
+              state: 'closed',
+              openUntil: 0,
+              generation: now + 1,
+              origin: 'b',
+              at: now + 1,
+            },
+            !viaSignal,
+          );
+          expect(breaker.lastDecidedState).toBe('closed');
+          coordinator.close();
+        },
+      ),
       { seed: 4_002, numRuns: 3_000 },
     );
   });
@@ -150,41 +238,93 @@ describe.skipIf(!available)('corrupt state: against a real Redis', () => {
 
   it('repairs any junk in the state hash: every generation written is in range and grows, every signal reads back (300 runs)', async () => {
     let run = 0;
-    const junkHash = fc.record({ state: fc.oneof(fc.constantFrom('open', 'closed'), fc.string({ maxLength: 5 })), openUntil: field, generation: field, at: field }, { requiredKeys: [] });
-    const op = fc.record({ kind: fc.constantFrom('open', 'reopen', 'close'), instance: fc.constantFrom('a', 'b', 'c'), step: fc.nat(3_000), openMs: fc.integer({ min: 1, max: 5_000 }) });
+    const junkHash = fc.record(
+      {
+        state: fc.oneof(fc.constantFrom('open', 'closed'), fc.string({ maxLength: 5 })),
+        openUntil: field,
+        generation: field,
+        at: field,
+      },
+      { requiredKeys: [] },
+    );
+    const op = fc.record({
+      kind: fc.constantFrom('open', 'reopen', 'close'),
+      instance: fc.constantFrom('a', 'b', 'c'),
+      step: fc.nat(3_000),
+      openMs: fc.integer({ min: 1, max: 5_000 }),
+    });
     await fc.assert(
-      fc.asyncProperty(junkHash, fc.array(op, { minLength: 1, maxLength: 6 }), async (junk, ops) => {
-        const name = `g${++run}`;
-        const keys = breakerKeys('scripts:', name);
-        if (Object.keys(junk).length > 0) await admin.hset(keys.state, junk);
-        signals.length = 0;
-        let now = T0 + run * 10_000;
-        let last = -1;
-        for (const { kind, instance, step, openMs } of ops) {
-          now += step;
-          if (kind === 'close') await admin.eval(SCRIPTS.close, 3, keys.state, keys.opens, keys.probe, instance, now, channelOf('scripts:'), name, KEY_TTL_MS);
-          else await admin.eval(SCRIPTS.open, 3, keys.state, keys.opens, keys.probe, instance, now + openMs, now, 1, kind === 'reopen' ? '1' : '0', channelOf('scripts:'), name, KEY_TTL_MS);
-          const stored = await admin.hget(keys.state, 'generation');
-          if (stored === null) continue;
-          const generation = Number(stored);
-          // Repaired or grown, never junk once a script has run.
-          expect(Number.isFinite(generation) && generation >= 0 && generation <= now + GENERATION_MAX_LEAD_MS).toBe(true);
-          expect(generation).toBeGreaterThanOrEqual(last);
-          last = generation;
-        }
-        await admin.ping();
-        const published = signals.map((message) => decodeSignal(message));
-        expect(published.every((fleet) => fleet !== undefined)).toBe(true);
-        const generations = published.map((fleet) => fleet!.generation);
-        expect(generations).toEqual([...generations].sort((x, y) => x - y));
-        expect(new Set(generations).size).toBe(generations.length);
-      }),
+      fc.asyncProperty(
+        junkHash,
+        fc.array(op, { minLength: 1, maxLength: 6 }),
+        async (junk, ops) => {
+          const name = `g${++run}`;
+          const keys = breakerKeys('scripts:', name);
+          if (Object.keys(junk).length > 0) await admin.hset(keys.state, junk);
+          signals.length = 0;
+          let now = T0 + run * 10_000;
+          let last = -1;
+          for (const { kind, instance, step, openMs } of ops) {
+            now += step;
+            if (kind === 'close')
+              await admin.eval(
+                SCRIPTS.close,
+                3,
+                keys.state,
+                keys.opens,
+                keys.probe,
+                instance,
+                now,
+                channelOf('scripts:'),
+                name,
+                KEY_TTL_MS,
+              );
+            else
+              await admin.eval(
+                SCRIPTS.open,
+                3,
+                keys.state,
+                keys.opens,
+                keys.probe,
+                instance,
+                now + openMs,
+                now,
+                1,
+                kind === 'reopen' ? '1' : '0',
+                channelOf('scripts:'),
+                name,
+                KEY_TTL_MS,
+              );
+            const stored = await admin.hget(keys.state, 'generation');
+            if (stored === null) continue;
+            const generation = Number(stored);
+            // Repaired or grown, never junk once a script has run.
+            expect(
+              Number.isFinite(generation) &&
+                generation >= 0 &&
+                generation <= now + GENERATION_MAX_LEAD_MS,
+            ).toBe(true);
+            expect(generation).toBeGreaterThanOrEqual(last);
+            last = generation;
+          }
+          await admin.ping();
+          const published = signals.map((message) => decodeSignal(message));
+          expect(published.every((fleet) => fleet !== undefined)).toBe(true);
+          const generations = published.map((fleet) => fleet!.generation);
+          expect(generations).toEqual([...generations].sort((x, y) => x - y));
+          expect(new Set(generations).size).toBe(generations.length);
+        },
+      ),
       { seed: 4_003, numRuns: 300 },
     );
   });
 
   describe('a fleet of three replicas', () => {
-    const OPTIONS: BreakerOptions = { consecutiveFailures: 1, openDurationMs: 1_000, halfOpen: { maxWaitMs: 1_000 } };
+    const OPTIONS: BreakerOptions = {
+      consecutiveFailures: 1,
+      openDurationMs: 1_000,
+      halfOpen: { maxWaitMs: 1_000 },
+    };
     const clock = new ManualClock(T0);
     interface Replica {
       store: RedisBreakerStore;
@@ -211,7 +351,10 @@ describe.skipIf(!available)('corrupt state: against a real Redis', () => {
           logger: {
             warn: (m) => {
               replica.warnings.push(m);
-              replica.atWarning.push({ target: replica.breakers?.target.snapshot().coordination, bystander: replica.breakers?.bystander.snapshot().coordination });
+              replica.atWarning.push({
+                target: replica.breakers?.target.snapshot().coordination,
+                bystander: replica.breakers?.bystander.snapshot().coordination,
+              });
             },
             log: (m) => replica.logs.push(m),
           },
@@ -226,24 +369,66 @@ describe.skipIf(!available)('corrupt state: against a real Redis', () => {
 
     type Corruption =
       | { kind: 'field'; field: 'generation' | 'openUntil' | 'at' | 'state'; value: string }
-      | { kind: 'wrong-type'; key: keyof BreakerKeys; type: 'string' | 'list' | 'set' | 'hash' | 'zset'; ttl: boolean }
+      | {
+          kind: 'wrong-type';
+          key: keyof BreakerKeys;
+          type: 'string' | 'list' | 'set' | 'hash' | 'zset';
+          ttl: boolean;
+        }
       | { kind: 'permit-without-ttl' }
       | { kind: 'junk-report'; score: string };
     const corruption: fc.Arbitrary<Corruption> = fc.oneof(
-      fc.record({ kind: fc.constant('field' as const), field: fc.constantFrom('generation' as const, 'openUntil' as const, 'at' as const, 'state' as const), value: fc.oneof(numberToken, plausible) }),
+      fc.record({
+        kind: fc.constant('field' as const),
+        field: fc.constantFrom(
+          'generation' as const,
+          'openUntil' as const,
+          'at' as const,
+          'state' as const,
+        ),
+        value: fc.oneof(numberToken, plausible),
+      }),
       fc
-        .record({ kind: fc.constant('wrong-type' as const), key: fc.constantFrom('state' as const, 'opens' as const, 'probe' as const), type: fc.constantFrom('string' as const, 'list' as const, 'set' as const, 'hash' as const, 'zset' as const), ttl: fc.boolean() })
+        .record({
+          kind: fc.constant('wrong-type' as const),
+          key: fc.constantFrom('state' as const, 'opens' as const, 'probe' as const),
+          type: fc.constantFrom(
+            'string' as const,
+            'list' as const,
+            'set' as const,
+            'hash' as const,
+            'zset' as const,
+          ),
+          ttl: fc.boolean(),
+        })
         .filter((c) => c.type !== { state: 'hash', opens: 'zset', probe: 'string' }[c.key]),
       fc.constant({ kind: 'permit-without-ttl' as const }),
-      fc.record({ kind: fc.constant('junk-report' as const), score: fc.constantFrom('1e308', '9007199254740991', 'inf', String(T0 + 2 * GENERATION_MAX_LEAD_MS)) }),
+      fc.record({
+        kind: fc.constant('junk-report' as const),
+        score: fc.constantFrom(
+          '1e308',
+          '9007199254740991',
+          'inf',
+          String(T0 + 2 * GENERATION_MAX_LEAD_MS),
+        ),
+      }),
     );
 
     async function apply(c: Corruption, keys: BreakerKeys): Promise<void> {
       // A junk field or report lands in a key of the right type: one made wrong by an earlier corruption is replaced.
-      const ofType = async (key: string, type: string) => void (['none', type].includes(await admin.type(key)) ? undefined : await admin.del(key));
-      if (c.kind === 'field') return void (await ofType(keys.state, 'hash'), await admin.hset(keys.state, c.field, c.value));
+      const ofType = async (key: string, type: string) =>
+        void (['none', type].includes(await admin.type(key)) ? undefined : await admin.del(key));
+      if (c.kind === 'field')
+        return void (
+          await ofType(keys.state, 'hash'),
+          await admin.hset(keys.state, c.field, c.value)
+        );
       if (c.kind === 'permit-without-ttl') return void (await admin.set(keys.probe, 'ghost'));
-      if (c.kind === 'junk-report') return void (await ofType(keys.opens, 'zset'), await admin.zadd(keys.opens, c.score, 'junk'));
+      if (c.kind === 'junk-report')
+        return void (
+          await ofType(keys.opens, 'zset'),
+          await admin.zadd(keys.opens, c.score, 'junk')
+        );
       const key = keys[c.key];
       await admin.del(key);
       if (c.type === 'string') await admin.set(key, 'junk');
@@ -282,34 +467,57 @@ describe.skipIf(!available)('corrupt state: against a real Redis', () => {
             for (const { store } of replicas.splice(0)) await store.close();
             replicas = startFleet(prefix);
             const keys = breakerKeys(prefix, name);
-            const target = replicas.map((r) => new Breaker(name, OPTIONS, { coordinator: r.store.coordinator, clock }));
-            const bystander = replicas.map((r) => new Breaker(`s${run}`, OPTIONS, { coordinator: r.store.coordinator, clock }));
-            replicas.forEach((r, i) => (r.breakers = { target: target[i]!, bystander: bystander[i]! }));
+            const target = replicas.map(
+              (r) => new Breaker(name, OPTIONS, { coordinator: r.store.coordinator, clock }),
+            );
+            const bystander = replicas.map(
+              (r) => new Breaker(`s${run}`, OPTIONS, { coordinator: r.store.coordinator, clock }),
+            );
+            replicas.forEach(
+              (r, i) => (r.breakers = { target: target[i]!, bystander: bystander[i]! }),
+            );
             await Promise.all(replicas.map((r, i) => r.store.hydrate([target[i]!, bystander[i]!])));
             const call = async (breaker: Breaker, fn: () => Promise<string>) => {
               const outcome = await breaker.execute(fn).then(
                 (value) => value,
-                (error: { message?: string; reason?: string }) => (error.reason === undefined ? `error: ${error.message}` : `rejected: ${error.reason}`),
+                (error: { message?: string; reason?: string }) =>
+                  error.reason === undefined
+                    ? `error: ${error.message}`
+                    : `rejected: ${error.reason}`,
               );
               // A caller sees its own result, its own error, or the breaker's rejection: never Redis.
-              expect(['ok', 'error: down', 'rejected: open', 'rejected: half-open-busy']).toContain(outcome);
+              expect(['ok', 'error: down', 'rejected: open', 'rejected: half-open-busy']).toContain(
+                outcome,
+              );
               outcomes.add(outcome);
             };
             const forge = async (messages: string[]) => {
               // Malformed, forged and aimed at this breaker: the name is the only field a forger has to get right.
-              for (const message of messages) await admin.publish(channelOf(prefix), message.replaceAll('"payments"', JSON.stringify(name)));
+              for (const message of messages)
+                await admin.publish(
+                  channelOf(prefix),
+                  message.replaceAll('"payments"', JSON.stringify(name)),
+                );
             };
             const stillShared = () => {
               for (const [i, r] of replicas.entries()) {
                 expect(r.store.shared).toBe(true);
-                expect(bystander[i]!.snapshot().coordination).toEqual({ shared: true, storeErrors: 0 });
+                expect(bystander[i]!.snapshot().coordination).toEqual({
+                  shared: true,
+                  storeErrors: 0,
+                });
               }
             };
 
             for (const c of before) await apply(c, keys);
             await forge(forged.slice(0, 3));
-            await Promise.all([call(target[0]!, () => Promise.reject(new Error('down'))), call(target[1]!, () => Promise.reject(new Error('down')))]);
-            await converge('every replica open after two reports', () => target.every((b) => b.lastDecidedState === 'open'));
+            await Promise.all([
+              call(target[0]!, () => Promise.reject(new Error('down'))),
+              call(target[1]!, () => Promise.reject(new Error('down'))),
+            ]);
+            await converge('every replica open after two reports', () =>
+              target.every((b) => b.lastDecidedState === 'open'),
+            );
             stillShared();
 
             for (const c of whileOpen) await apply(c, keys);
@@ -318,7 +526,13 @@ describe.skipIf(!available)('corrupt state: against a real Redis', () => {
             await converge('every replica closed after the fleet probe', async () => {
               // Time passes for the breakers too: a replica that lost the permit asks again when the holder's time is up.
               clock.advance(50);
-              await Promise.all(target.map((b) => (b.lastDecidedState === 'closed' ? undefined : call(b, () => Promise.resolve('ok')))));
+              await Promise.all(
+                target.map((b) =>
+                  b.lastDecidedState === 'closed'
+                    ? undefined
+                    : call(b, () => Promise.resolve('ok')),
+                ),
+              );
               return target.every((b) => b.lastDecidedState === 'closed');
             });
             stillShared();
@@ -329,9 +543,16 @@ describe.skipIf(!available)('corrupt state: against a real Redis', () => {
             for (const r of replicas) {
               // Redis was reachable all along; a warning is only ever about a corrupt key of this run's breaker.
               expect(r.logs).toEqual([]);
-              for (const warning of r.warnings) expect(warning).toMatch(new RegExp(`^Circuit breaker "${name}": Redis (held|rejects) `));
+              for (const warning of r.warnings)
+                expect(warning).toMatch(
+                  new RegExp(`^Circuit breaker "${name}": Redis (held|rejects) `),
+                );
               // While its keys were repaired, the corrupted breaker decided alone, and only it.
-              for (const at of r.atWarning) expect(at).toEqual({ target: { shared: false, storeErrors: expect.any(Number) }, bystander: { shared: true, storeErrors: 0 } });
+              for (const at of r.atWarning)
+                expect(at).toEqual({
+                  target: { shared: false, storeErrors: expect.any(Number) },
+                  bystander: { shared: true, storeErrors: 0 },
+                });
               corruptLines += r.warnings.length;
             }
             durations.push(Date.now() - started);
@@ -345,7 +566,9 @@ describe.skipIf(!available)('corrupt state: against a real Redis', () => {
       // And keys of the wrong type were met, repaired and reported.
       expect(corruptLines).toBeGreaterThan(0);
       durations.sort((x, y) => x - y);
-      console.log(`corrupt state: ${FLEET_RUNS} fleet runs, median ${durations[FLEET_RUNS >> 1]} ms, max ${durations.at(-1)} ms per run; ${corruptLines} corrupt-key lines`);
+      console.log(
+        `corrupt state: ${FLEET_RUNS} fleet runs, median ${durations[FLEET_RUNS >> 1]} ms, max ${durations.at(-1)} ms per run; ${corruptLines} corrupt-key lines`,
+      );
     }, 60_000);
   });
 });

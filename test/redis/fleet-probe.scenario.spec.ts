@@ -17,14 +17,24 @@ describe.skipIf(!available)('scenario 3: one probe for the fleet', () => {
   beforeAll(async () => {
     fleet = await startFleet({
       ids: ['a', 'b', 'c'],
-      breakers: { upstream: { consecutiveFailures: 3, openDurationMs: 1_500, halfOpen: { maxWaitMs: 10_000 } } },
+      breakers: {
+        upstream: {
+          consecutiveFailures: 3,
+          openDurationMs: 1_500,
+          halfOpen: { maxWaitMs: 10_000 },
+        },
+      },
     });
   }, 30_000);
   afterAll(() => fleet?.close());
 
   it(`admits exactly one of ${3 * CALLS} concurrent calls, and its verdict closes every replica`, async () => {
     const { upstream, admin, replicas } = fleet;
-    const [a, b, c] = replicas as [typeof replicas[0], typeof replicas[0], typeof replicas[0]];
+    const [a, b, c] = replicas as [
+      (typeof replicas)[0],
+      (typeof replicas)[0],
+      (typeof replicas)[0],
+    ];
     upstream.mode = 'fail';
     await a.burst('upstream', 3);
     await b.burst('upstream', 3);
@@ -34,7 +44,11 @@ describe.skipIf(!available)('scenario 3: one probe for the fleet', () => {
     // The upstream has recovered, but holds its answers: the probe stays in flight while the other calls arrive.
     upstream.mode = 'hold';
     // The permit is taken when the open period ends, by one replica, before any call asks for it.
-    await eventually('the fleet probe permit', async () => (await admin.get('shop:{upstream}:probe')) ?? undefined, 10_000);
+    await eventually(
+      'the fleet probe permit',
+      async () => (await admin.get('shop:{upstream}:probe')) ?? undefined,
+      10_000,
+    );
 
     // Which replica probes is read from the results, not from Redis: the permit read above is a claim of one second, and
     // a stall of this process longer than that lets it lapse and go to another replica before the calls arrive. Should the
@@ -46,9 +60,13 @@ describe.skipIf(!available)('scenario 3: one probe for the fleet', () => {
     while (tallies === undefined && rounds.length < 3) {
       const issued = replicas.map((r) => r.issued('upstream'));
       let settled: Record<string, number>[] | undefined;
-      const bursts = Promise.all(replicas.map((r) => r.burst('upstream', CALLS))).then((t) => (settled = t));
+      const bursts = Promise.all(replicas.map((r) => r.burst('upstream', CALLS))).then(
+        (t) => (settled = t),
+      );
       await Promise.all(issued);
-      await eventually('the probe reaching the upstream, or every call rejected', () => (upstream.totalHits > failedCalls || settled !== undefined ? true : undefined));
+      await eventually('the probe reaching the upstream, or every call rejected', () =>
+        upstream.totalHits > failedCalls || settled !== undefined ? true : undefined,
+      );
       if (upstream.totalHits > failedCalls) {
         closed = replicas.map((r) => r.transition((t) => t.to === 'closed'));
         upstream.release();
@@ -58,7 +76,8 @@ describe.skipIf(!available)('scenario 3: one probe for the fleet', () => {
       }
     }
     // A round without a probe rejected every call as open.
-    for (const round of rounds) expect(round).toEqual(replicas.map(() => ({ 'rejected:open': CALLS })));
+    for (const round of rounds)
+      expect(round).toEqual(replicas.map(() => ({ 'rejected:open': CALLS })));
     expect(tallies).toBeDefined();
 
     // Exactly one probe fleet-wide: one replica admitted one call, and every other call was rejected.
@@ -67,14 +86,24 @@ describe.skipIf(!available)('scenario 3: one probe for the fleet', () => {
     expect(holders).toHaveLength(1);
     const holder = holders[0]!.id;
     for (const [i, tally] of tallies!.entries()) {
-      expect(tally).toEqual(replicas[i]!.id === holder ? { ok: 1, 'rejected:half-open-busy': CALLS - 1 } : { 'rejected:open': CALLS });
+      expect(tally).toEqual(
+        replicas[i]!.id === holder
+          ? { ok: 1, 'rejected:half-open-busy': CALLS - 1 }
+          : { 'rejected:open': CALLS },
+      );
     }
 
     // The holder's verdict closes it, and every other replica adopts it.
     const reasons = (await Promise.all(closed)).map((t) => t.reason);
-    expect(reasons).toEqual(replicas.map((r) => (r.id === holder ? 'probes-succeeded' : 'shared-close')));
+    expect(reasons).toEqual(
+      replicas.map((r) => (r.id === holder ? 'probes-succeeded' : 'shared-close')),
+    );
     upstream.mode = 'ok';
-    expect(await Promise.all(replicas.map((r) => r.burst('upstream', 10)))).toEqual([{ ok: 10 }, { ok: 10 }, { ok: 10 }]);
+    expect(await Promise.all(replicas.map((r) => r.burst('upstream', 10)))).toEqual([
+      { ok: 10 },
+      { ok: 10 },
+      { ok: 10 },
+    ]);
     expect(await admin.exists('shop:{upstream}:probe')).toBe(0);
   });
 });

@@ -37,7 +37,10 @@ export default function setup(project: TestProject): void {
   if (!isStale()) return;
   const build = spawnSync('npm', ['run', 'build'], { cwd: root, encoding: 'utf8' });
   if (build.status !== 0) {
-    project.provide('replicaBuildError', `npm run build failed (${build.error?.message ?? `exit ${build.status}`}):\n${build.stdout}\n${build.stderr}`);
+    project.provide(
+      'replicaBuildError',
+      `npm run build failed (${build.error?.message ?? `exit ${build.status}`}):\n${build.stdout}\n${build.stderr}`,
+    );
   }
 }
 
@@ -50,7 +53,8 @@ function isStale(): boolean {
 function newestMtime(dir: string): number {
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile() && entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
+    if (entry.isFile() && entry.name.endsWith('.ts'))
+      newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
   }
   return newest;
 }

@@ -16,18 +16,64 @@ describe('new RedisBreakerStore(options)', () => {
   });
 
   it.each<[string, unknown, string]>([
-    ['no object', undefined, 'RedisBreakerStore takes an options object ({ redis, ... }), got undefined: pass one, e.g. new RedisBreakerStore({ redis: new Redis(process.env.REDIS_URL) }).'],
-    ['no redis', {}, 'RedisBreakerStore: option "redis" is required: pass an ioredis client, e.g. new RedisBreakerStore({ redis: new Redis(process.env.REDIS_URL) }).'],
-    ['a URL as redis', { redis: 'redis://localhost' }, 'RedisBreakerStore: option "redis" must be an ioredis client (Redis or Cluster), got "redis://localhost".'],
-    ['a misspelt option', { redis, keyprefix: 'x' }, 'RedisBreakerStore: unknown option "keyprefix". Known options: redis, subscriber, keyPrefix, instanceId, reconcileIntervalMs, operationTimeoutMs, hydrateTimeoutMs, maxQueue, logger, closeClient.'],
-    ['redis as its own subscriber', { redis, subscriber: redis }, 'RedisBreakerStore: option "subscriber" must be a connection of its own (pub/sub takes a connection over), e.g. redis.duplicate(), got "the same client as \\"redis\\"".'],
-    ['an empty instanceId', { redis, instanceId: '' }, 'RedisBreakerStore: option "instanceId" must be a non-empty string, got "".'],
-    ['a zero interval', { redis, reconcileIntervalMs: 0 }, 'RedisBreakerStore: option "reconcileIntervalMs" must be an integer number of milliseconds in [1, 2147483647], got 0.'],
-    ['a fractional timeout', { redis, operationTimeoutMs: 1.5 }, 'RedisBreakerStore: option "operationTimeoutMs" must be an integer number of milliseconds in [1, 2147483647], got 1.5.'],
-    ['a negative queue', { redis, maxQueue: -1 }, 'RedisBreakerStore: option "maxQueue" must be an integer >= 1, got -1.'],
-    ['a string as closeClient', { redis, closeClient: 'yes' }, 'RedisBreakerStore: option "closeClient" must be a boolean, got "yes".'],
-    ['console.log as logger', { redis, logger: () => undefined }, 'RedisBreakerStore: option "logger" must be false or an object with warn() and log() methods, got a function.'],
+    [
+      'no object',
+      undefined,
+      'RedisBreakerStore takes an options object ({ redis, ... }), got undefined: pass one, e.g. new RedisBreakerStore({ redis: new Redis(process.env.REDIS_URL) }).',
+    ],
+    [
+      'no redis',
+      {},
+      'RedisBreakerStore: option "redis" is required: pass an ioredis client, e.g. new RedisBreakerStore({ redis: new Redis(process.env.REDIS_URL) }).',
+    ],
+    [
+      'a URL as redis',
+      { redis: 'redis://localhost' },
+      'RedisBreakerStore: option "redis" must be an ioredis client (Redis or Cluster), got "redis://localhost".',
+    ],
+    [
+      'a misspelt option',
+      { redis, keyprefix: 'x' },
+      'RedisBreakerStore: unknown option "keyprefix". Known options: redis, subscriber, keyPrefix, instanceId, reconcileIntervalMs, operationTimeoutMs, hydrateTimeoutMs, maxQueue, logger, closeClient.',
+    ],
+    [
+      'redis as its own subscriber',
+      { redis, subscriber: redis },
+      'RedisBreakerStore: option "subscriber" must be a connection of its own (pub/sub takes a connection over), e.g. redis.duplicate(), got "the same client as \\"redis\\"".',
+    ],
+    [
+      'an empty instanceId',
+      { redis, instanceId: '' },
+      'RedisBreakerStore: option "instanceId" must be a non-empty string, got "".',
+    ],
+    [
+      'a zero interval',
+      { redis, reconcileIntervalMs: 0 },
+      'RedisBreakerStore: option "reconcileIntervalMs" must be an integer number of milliseconds in [1, 2147483647], got 0.',
+    ],
+    [
+      'a fractional timeout',
+      { redis, operationTimeoutMs: 1.5 },
+      'RedisBreakerStore: option "operationTimeoutMs" must be an integer number of milliseconds in [1, 2147483647], got 1.5.',
+    ],
+    [
+      'a negative queue',
+      { redis, maxQueue: -1 },
+      'RedisBreakerStore: option "maxQueue" must be an integer >= 1, got -1.',
+    ],
+    [
+      'a string as closeClient',
+      { redis, closeClient: 'yes' },
+      'RedisBreakerStore: option "closeClient" must be a boolean, got "yes".',
+    ],
+    [
+      'console.log as logger',
+      { redis, logger: () => undefined },
+      'RedisBreakerStore: option "logger" must be false or an object with warn() and log() methods, got a function.',
+    ],
   ])('rejects %s with a message naming the option', (_, options, message) => {
-    expect(() => new RedisBreakerStore(options as RedisBreakerStoreOptions)).toThrow(new TypeError(message));
+    expect(() => new RedisBreakerStore(options as RedisBreakerStoreOptions)).toThrow(
+      new TypeError(message),
+    );
   });
 });

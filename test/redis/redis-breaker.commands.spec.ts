@@ -1,7 +1,13 @@
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { Breaker } from '../../lib/core/index.js';
-import { evalEach, outcome, permitCall, renewCall, writeCall } from '../../lib/redis/redis-breaker.commands.js';
+import {
+  evalEach,
+  outcome,
+  permitCall,
+  renewCall,
+  writeCall,
+} from '../../lib/redis/redis-breaker.commands.js';
 import { KEY_TTL_MS } from '../../lib/redis/redis-breaker.constants.js';
 import { SharedBreaker } from '../../lib/redis/redis-breaker.coordinator.js';
 import { REDIS_BREAKER_SCRIPTS as SCRIPTS } from '../../lib/redis/redis-breaker.scripts.js';
@@ -15,24 +21,43 @@ const KEYS = ['cb:{pay%20ments}:state', 'cb:{pay%20ments}:opens', 'cb:{pay%20men
 
 describe('script calls', () => {
   it('encodes an open report, a reopen verdict, a close verdict and a withdrawal', () => {
-    expect(writeCall(writer, record, { kind: 'open', openUntil: 5_000, at: 4_000, reopen: false })).toEqual([
+    expect(
+      writeCall(writer, record, { kind: 'open', openUntil: 5_000, at: 4_000, reopen: false }),
+    ).toEqual([
       SCRIPTS.open,
       KEYS,
       ['pod-a', 5_000, 4_000, 3, '0', 'cb:signals', 'pay ments', KEY_TTL_MS],
     ]);
-    expect(writeCall(writer, record, { kind: 'open', openUntil: 5_000, at: 4_000, reopen: true })[2][4]).toBe('1');
-    expect(writeCall(writer, record, { kind: 'close', at: 6_000 })).toEqual([SCRIPTS.close, KEYS, ['pod-a', 6_000, 'cb:signals', 'pay ments', KEY_TTL_MS]]);
-    expect(writeCall(writer, record, { kind: 'withdraw' })).toEqual([SCRIPTS.withdraw, KEYS.slice(1), ['pod-a']]);
+    expect(
+      writeCall(writer, record, { kind: 'open', openUntil: 5_000, at: 4_000, reopen: true })[2][4],
+    ).toBe('1');
+    expect(writeCall(writer, record, { kind: 'close', at: 6_000 })).toEqual([
+      SCRIPTS.close,
+      KEYS,
+      ['pod-a', 6_000, 'cb:signals', 'pay ments', KEY_TTL_MS],
+    ]);
+    expect(writeCall(writer, record, { kind: 'withdraw' })).toEqual([
+      SCRIPTS.withdraw,
+      KEYS.slice(1),
+      ['pod-a'],
+    ]);
   });
 
   it('encodes a permit request and a renewal on the probe key alone', () => {
-    expect(permitCall(writer, record, 1_000)).toEqual([SCRIPTS.permit, [KEYS[2]], ['pod-a', 1_000]]);
+    expect(permitCall(writer, record, 1_000)).toEqual([
+      SCRIPTS.permit,
+      [KEYS[2]],
+      ['pod-a', 1_000],
+    ]);
     expect(renewCall(writer, record, 2_500)).toEqual([SCRIPTS.renew, [KEYS[2]], ['pod-a', 2_500]]);
   });
 });
 
 describe('evalEach', () => {
-  const calls = [writeCall(writer, record, { kind: 'withdraw' }), permitCall(writer, record, 1_000)];
+  const calls = [
+    writeCall(writer, record, { kind: 'withdraw' }),
+    permitCall(writer, record, 1_000),
+  ];
 
   it('sends one pipeline to a single node, and answers one error (or undefined) per call', async () => {
     const sent: unknown[][] = [];
@@ -41,7 +66,11 @@ describe('evalEach', () => {
       isCluster: false,
       pipeline: () => ({
         eval: (...args: unknown[]) => sent.push(args),
-        exec: () => Promise.resolve([[null, 1], [boom, null]]),
+        exec: () =>
+          Promise.resolve([
+            [null, 1],
+            [boom, null],
+          ]),
       }),
     } as unknown as Redis;
     expect(await evalEach(redis, calls)).toEqual([undefined, boom]);
@@ -66,7 +95,9 @@ describe('evalEach', () => {
   });
 
   it('counts a command rejected with nothing as an error', async () => {
-    expect(await outcome(Promise.reject(undefined))).toEqual({ error: new Error('failed without an error') });
+    expect(await outcome(Promise.reject(undefined))).toEqual({
+      error: new Error('failed without an error'),
+    });
     expect(await outcome(Promise.resolve(7))).toEqual({ value: 7 });
   });
 });

@@ -1,7 +1,10 @@
 import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { RedisBreakerConnection, type ConnectionOptions } from '../../lib/redis/redis-breaker.connection.js';
+import {
+  RedisBreakerConnection,
+  type ConnectionOptions,
+} from '../../lib/redis/redis-breaker.connection.js';
 
 // The connection state machine on its own: fake clients that move only when
 // the test says so, and a clock that does the same. No Redis is needed.
@@ -9,7 +12,8 @@ import { RedisBreakerConnection, type ConnectionOptions } from '../../lib/redis/
 const CHANNEL = 'cb:signals';
 const UNREACHABLE = (reason: string) =>
   `Redis is unreachable (${reason}): every circuit breaker now decides on its own, and sharing resumes by itself when Redis is back.`;
-const RESUMED = (ms: number) => `Redis is reachable again after ${ms} ms: circuit breakers share their state again.`;
+const RESUMED = (ms: number) =>
+  `Redis is reachable again after ${ms} ms: circuit breakers share their state again.`;
 
 /** An ioredis client as the connection sees it: a status, events, and the few commands it sends. */
 class FakeClient extends EventEmitter {
@@ -100,10 +104,15 @@ function setup(overrides: Partial<ConnectionOptions> & { given?: boolean } = {})
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe('RedisBreakerConnection: starting', () => {
-  it('hears the clients\' errors before it starts, without counting or reporting them', () => {
+  it("hears the clients' errors before it starts, without counting or reporting them", () => {
     const t = setup();
     t.redis.emit('error', new Error('ECONNREFUSED'));
-    expect([t.connection.state, t.connection.errors, t.connection.shared, t.warnings]).toEqual(['idle', 0, false, []]);
+    expect([t.connection.state, t.connection.errors, t.connection.shared, t.warnings]).toEqual([
+      'idle',
+      0,
+      false,
+      [],
+    ]);
     expect(t.redis.listenerCount('error')).toBe(1);
   });
 
@@ -127,7 +136,7 @@ describe('RedisBreakerConnection: starting', () => {
     expect([t.warnings, t.logs, t.recoveries()]).toEqual([[], [], 0]);
   });
 
-  it('leaves a given subscriber\'s connecting to its owner, and only subscribes it', () => {
+  it("leaves a given subscriber's connecting to its owner, and only subscribes it", () => {
     const t = setup({ given: true });
     t.connection.start();
     expect(t.subscriber().calls).toEqual([`subscribe ${CHANNEL}`]);
@@ -154,7 +163,11 @@ describe('RedisBreakerConnection: starting', () => {
     t.redis.ready();
     t.subscriber().ready();
     await settle();
-    expect([t.connection.state, t.connection.errors, t.warnings]).toEqual(['outage', 1, [UNREACHABLE('NOPERM')]]);
+    expect([t.connection.state, t.connection.errors, t.warnings]).toEqual([
+      'outage',
+      1,
+      [UNREACHABLE('NOPERM')],
+    ]);
     t.advance(40);
     await new Promise((resolve) => setTimeout(resolve, 30));
     expect(t.subscriber().calls.filter((c) => c.startsWith('subscribe'))).toHaveLength(3);
@@ -170,7 +183,11 @@ describe('RedisBreakerConnection: outages', () => {
     t.redis.drop();
     t.redis.emit('error', new Error('ECONNRESET'));
     t.redis.emit('error', new Error('ECONNREFUSED'));
-    expect([t.connection.state, t.connection.shared, t.connection.errors]).toEqual(['outage', false, 2]);
+    expect([t.connection.state, t.connection.shared, t.connection.errors]).toEqual([
+      'outage',
+      false,
+      2,
+    ]);
     expect(t.warnings).toEqual([UNREACHABLE('connection closed')]);
     t.advance(1_234);
     t.redis.ready();
@@ -193,19 +210,37 @@ describe('RedisBreakerConnection: outages', () => {
     const t = setup();
     await t.shared();
     t.connection.failed(new Error('PING did not answer within 5 ms (operationTimeoutMs)'));
-    t.connection.failed(new Error('reading shared state did not answer within 5 ms (operationTimeoutMs)'));
-    expect([t.connection.state, t.connection.failing, t.connection.connected, t.connection.errors]).toEqual(['outage', true, true, 2]);
-    expect(t.warnings).toEqual([UNREACHABLE('PING did not answer within 5 ms (operationTimeoutMs)')]);
+    t.connection.failed(
+      new Error('reading shared state did not answer within 5 ms (operationTimeoutMs)'),
+    );
+    expect([
+      t.connection.state,
+      t.connection.failing,
+      t.connection.connected,
+      t.connection.errors,
+    ]).toEqual(['outage', true, true, 2]);
+    expect(t.warnings).toEqual([
+      UNREACHABLE('PING did not answer within 5 ms (operationTimeoutMs)'),
+    ]);
     t.advance(300);
     t.connection.succeeded();
-    expect([t.connection.state, t.connection.failing, t.logs, t.recoveries()]).toEqual(['shared', false, [RESUMED(300)], 1]);
+    expect([t.connection.state, t.connection.failing, t.logs, t.recoveries()]).toEqual([
+      'shared',
+      false,
+      [RESUMED(300)],
+      1,
+    ]);
   });
 
   it('is recovering after an error on connections that stay ready: sharing goes on, and the next success ends the outage', async () => {
     const t = setup();
     await t.shared();
     t.redis.emit('error', new Error('Connection is in subscriber mode'));
-    expect([t.connection.state, t.connection.shared, t.connection.errors]).toEqual(['recovering', true, 1]);
+    expect([t.connection.state, t.connection.shared, t.connection.errors]).toEqual([
+      'recovering',
+      true,
+      1,
+    ]);
     expect(t.warnings).toEqual([UNREACHABLE('Connection is in subscriber mode')]);
     t.advance(5);
     t.connection.succeeded();
@@ -227,7 +262,11 @@ describe('RedisBreakerConnection: outages', () => {
     await t.shared();
     t.connection.failed(new Error('timed out'));
     t.redis.ready();
-    expect([t.connection.state, t.connection.failing, t.recoveries()]).toEqual(['shared', false, 1]);
+    expect([t.connection.state, t.connection.failing, t.recoveries()]).toEqual([
+      'shared',
+      false,
+      1,
+    ]);
   });
 
   it('waits in connecting without an outage until Redis first answers, and reports one once something fails', async () => {
@@ -260,7 +299,11 @@ describe('RedisBreakerConnection: closing', () => {
     expect(t.subscriber().calls).toEqual(['connect', `subscribe ${CHANNEL}`, 'quit', 'disconnect']);
     expect(t.redis.calls).toEqual(['connect']);
     for (const event of ['error', 'ready', 'close', 'message']) {
-      expect([event, t.redis.listenerCount(event), t.subscriber().listenerCount(event)]).toEqual([event, 0, 0]);
+      expect([event, t.redis.listenerCount(event), t.subscriber().listenerCount(event)]).toEqual([
+        event,
+        0,
+        0,
+      ]);
     }
     expect(t.connection.start()).toBe(false);
   });

@@ -1,10 +1,22 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Breaker, type BreakerOptions } from '../../lib/core/index.js';
-import { RedisBreakerCoordinator, longestOpenMs, permitMarginMs, permitTtlMs, type FleetLink, type SharedBreaker, type WriteOp } from '../../lib/redis/redis-breaker.coordinator.js';
+import {
+  RedisBreakerCoordinator,
+  longestOpenMs,
+  permitMarginMs,
+  permitTtlMs,
+  type FleetLink,
+  type SharedBreaker,
+  type WriteOp,
+} from '../../lib/redis/redis-breaker.coordinator.js';
 import type { FleetState } from '../../lib/redis/redis-breaker.signal.js';
 import { deferred } from '../helpers/deferred.js';
 import { ManualClock } from '../helpers/manual-clock.js';
-import { GENERATION_MAX_LEAD_MS, GENERATION_TRUSTED_LEAD_MS, PERMIT_RETRY_MIN_MS } from '../../lib/redis/redis-breaker.constants.js';
+import {
+  GENERATION_MAX_LEAD_MS,
+  GENERATION_TRUSTED_LEAD_MS,
+  PERMIT_RETRY_MIN_MS,
+} from '../../lib/redis/redis-breaker.constants.js';
 
 /** The store's side, recorded: what was written and which permits were asked for. */
 class FakeLink implements FleetLink {
@@ -29,9 +41,19 @@ class FakeLink implements FleetLink {
   }
 }
 
-const OPTIONS: BreakerOptions = { consecutiveFailures: 1, openDurationMs: 1_000, halfOpen: { maxWaitMs: 300 } };
-const fail = (b: Breaker) => b.execute(() => Promise.reject(new Error('down'))).catch((e: unknown) => e);
-const fleet = (state: 'open' | 'closed', generation: number, openUntil = 0, at = 0): FleetState => ({ name: 'payments', state, openUntil, generation, origin: 'other', at });
+const OPTIONS: BreakerOptions = {
+  consecutiveFailures: 1,
+  openDurationMs: 1_000,
+  halfOpen: { maxWaitMs: 300 },
+};
+const fail = (b: Breaker) =>
+  b.execute(() => Promise.reject(new Error('down'))).catch((e: unknown) => e);
+const fleet = (
+  state: 'open' | 'closed',
+  generation: number,
+  openUntil = 0,
+  at = 0,
+): FleetState => ({ name: 'payments', state, openUntil, generation, origin: 'other', at });
 
 function setup(options: BreakerOptions = OPTIONS) {
   const clock = new ManualClock(10_000);
@@ -40,7 +62,9 @@ function setup(options: BreakerOptions = OPTIONS) {
   const breaker = new Breaker('payments', options, { clock, coordinator });
   const record = coordinator.register(breaker)!;
   const reasons: string[] = [];
-  breaker.on('stateChange', (change) => reasons.push(`${change.from}->${change.to} (${change.reason})`));
+  breaker.on('stateChange', (change) =>
+    reasons.push(`${change.from}->${change.to} (${change.reason})`),
+  );
   return { clock, link, coordinator, breaker, record, reasons };
 }
 
@@ -73,7 +97,12 @@ describe('RedisBreakerCoordinator: own transitions become writes, adopted ones n
     coordinator.apply(fleet('closed', 2));
     breaker.isolate();
     breaker.disable();
-    expect(reasons).toEqual(['closed->open (shared-open)', 'open->closed (shared-close)', 'closed->isolated (isolate)', 'isolated->disabled (disable)']);
+    expect(reasons).toEqual([
+      'closed->open (shared-open)',
+      'open->closed (shared-close)',
+      'closed->isolated (isolate)',
+      'isolated->disabled (disable)',
+    ]);
     expect(link.writes).toEqual([]);
   });
 
@@ -155,7 +184,7 @@ describe('RedisBreakerCoordinator: junk generations', () => {
     expect(record.generation).toBe(10_500);
   });
 
-  it('keeps a generation a little ahead of its clock (another replica\'s clock skew) against an older state hash', () => {
+  it("keeps a generation a little ahead of its clock (another replica's clock skew) against an older state hash", () => {
     const { coordinator, reasons } = setup();
     coordinator.apply(fleet('closed', 10_000 + GENERATION_TRUSTED_LEAD_MS));
     // A read sent before the change and answered after its signal: older, and no reason to distrust the signal.
@@ -222,7 +251,10 @@ describe('RedisBreakerCoordinator: the fleet probe permit', () => {
   });
 
   it('claims the permit for a second at most, and holds it for the whole probe deadline once the probe starts', async () => {
-    const { clock, link, breaker, coordinator, record } = setup({ ...OPTIONS, halfOpen: { maxWaitMs: 60_000 } });
+    const { clock, link, breaker, coordinator, record } = setup({
+      ...OPTIONS,
+      halfOpen: { maxWaitMs: 60_000 },
+    });
     await fail(breaker);
     coordinator.apply(fleet('open', 1, 11_000));
     clock.advance(1_000);
@@ -236,7 +268,10 @@ describe('RedisBreakerCoordinator: the fleet probe permit', () => {
   });
 
   it('counts a won permit from when it was asked for, less a margin, not from when the answer arrived', async () => {
-    const { clock, link, breaker, coordinator, record } = setup({ ...OPTIONS, halfOpen: { maxWaitMs: 60_000 } });
+    const { clock, link, breaker, coordinator, record } = setup({
+      ...OPTIONS,
+      halfOpen: { maxWaitMs: 60_000 },
+    });
     await fail(breaker);
     coordinator.apply(fleet('open', 1, 11_000));
     clock.advance(1_000);
@@ -256,7 +291,7 @@ describe('RedisBreakerCoordinator: the fleet probe permit', () => {
     expect(permitMarginMs(300)).toBe(75);
   });
 
-  it('counts a lost permit from when it was asked for too, and asks again when the holder\'s permit lapses', async () => {
+  it("counts a lost permit from when it was asked for too, and asks again when the holder's permit lapses", async () => {
     const { clock, link, breaker, coordinator, record } = setup();
     await fail(breaker);
     coordinator.apply(fleet('open', 1, 11_000));
@@ -273,13 +308,18 @@ describe('RedisBreakerCoordinator: the fleet probe permit', () => {
   });
 
   it('stops probing when the renewal finds the permit taken by another replica, and waits for its verdict as a non-holder', async () => {
-    const { clock, link, breaker, coordinator, record, reasons } = setup({ ...OPTIONS, halfOpen: { maxWaitMs: 5_000, maxProbes: 2 } });
+    const { clock, link, breaker, coordinator, record, reasons } = setup({
+      ...OPTIONS,
+      halfOpen: { maxWaitMs: 5_000, maxProbes: 2 },
+    });
     await fail(breaker);
     coordinator.apply(fleet('open', 1, 11_000));
     clock.advance(1_000);
     expect(coordinator.mayProbe(breaker)).toBe(false);
     coordinator.onPermit(record, true, 1_000);
-    const probe = breaker.execute(() => new Promise<string>(() => undefined)).catch((e: unknown) => e);
+    const probe = breaker
+      .execute(() => new Promise<string>(() => undefined))
+      .catch((e: unknown) => e);
     expect(breaker.state).toBe('half-open');
     expect(link.renewals).toEqual([10_000]);
     // Not renewed: the claim had lapsed, and another replica holds the permit for 700 ms more.
@@ -287,7 +327,9 @@ describe('RedisBreakerCoordinator: the fleet probe permit', () => {
     expect(breaker.snapshot()).toMatchObject({ state: 'open', openUntil: 11_700 });
     expect(reasons.at(-1)).toBe('half-open->open (shared-open)');
     // No second probe here, and no verdict of this replica's: the other replica's is awaited.
-    expect(await breaker.execute(() => 'second probe').catch((e: unknown) => e)).toMatchObject({ reason: 'open' });
+    expect(await breaker.execute(() => 'second probe').catch((e: unknown) => e)).toMatchObject({
+      reason: 'open',
+    });
     expect(link.writes).toHaveLength(1);
     void probe;
     // When the other permit lapses without a verdict, this replica asks again.
@@ -315,11 +357,17 @@ describe('RedisBreakerCoordinator: the fleet probe permit', () => {
   });
 
   it('lasts the whole half-open period: every probe of the budget in turn, each within its deadline', () => {
-    expect(permitTtlMs(new Breaker('a', { halfOpen: { maxProbes: 3, maxConcurrent: 2, maxWaitMs: 100 } }).config)).toBe(200);
-    expect(permitTtlMs(new Breaker('b', { halfOpen: { maxProbes: 1, maxWaitMs: 2_500 } }).config)).toBe(2_500);
+    expect(
+      permitTtlMs(
+        new Breaker('a', { halfOpen: { maxProbes: 3, maxConcurrent: 2, maxWaitMs: 100 } }).config,
+      ),
+    ).toBe(200);
+    expect(
+      permitTtlMs(new Breaker('b', { halfOpen: { maxProbes: 1, maxWaitMs: 2_500 } }).config),
+    ).toBe(2_500);
   });
 
-  it('never asks again at once when a lost answer says the holder\'s permit has no time left (or no expiry: -1)', async () => {
+  it("never asks again at once when a lost answer says the holder's permit has no time left (or no expiry: -1)", async () => {
     vi.useFakeTimers({ now: 10_000 });
     const { clock, link, coordinator, record } = setup();
     coordinator.apply(fleet('open', 1, 11_000));
@@ -364,11 +412,13 @@ describe('RedisBreakerCoordinator: the fleet probe permit', () => {
 });
 
 describe('RedisBreakerCoordinator: replay after an outage', () => {
-  it('replays each breaker\'s latest own transition while it still holds', async () => {
+  it("replays each breaker's latest own transition while it still holds", async () => {
     const { clock, breaker, coordinator, record } = setup();
     expect(coordinator.replay()).toEqual([]);
     await fail(breaker);
-    expect(coordinator.replay()).toEqual([[record, { kind: 'open', openUntil: 11_000, at: 10_000, reopen: false }]]);
+    expect(coordinator.replay()).toEqual([
+      [record, { kind: 'open', openUntil: 11_000, at: 10_000, reopen: false }],
+    ]);
     clock.advance(1_000);
     // The report's open period is over: it would count for nothing.
     expect(coordinator.replay()).toEqual([]);

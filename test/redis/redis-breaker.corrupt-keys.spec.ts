@@ -16,7 +16,8 @@ import { eventually, nextTransition } from './helpers/wait.js';
 const available = redisServerAvailable();
 // Open long enough that the reports still count once the keys are repaired, however loaded the machine.
 const OPTIONS: BreakerOptions = { consecutiveFailures: 1, openDurationMs: 10_000 };
-const fail = (b: Breaker) => b.execute(() => Promise.reject(new Error('down'))).catch((e: unknown) => e);
+const fail = (b: Breaker) =>
+  b.execute(() => Promise.reject(new Error('down'))).catch((e: unknown) => e);
 
 let server: RedisServer;
 let admin: Redis;
@@ -30,11 +31,17 @@ interface Replica {
   warnings: string[];
   logs: string[];
   /** Both breakers' coordination at the moment each warning was logged. */
-  atWarning: { payments: BreakerCoordination | undefined; search: BreakerCoordination | undefined }[];
+  atWarning: {
+    payments: BreakerCoordination | undefined;
+    search: BreakerCoordination | undefined;
+  }[];
 }
 
 async function replica(instanceId: string, prefix: string): Promise<Replica> {
-  const redis = new Redis(server.port, '127.0.0.1', { retryStrategy: () => 50, maxRetriesPerRequest: 1 });
+  const redis = new Redis(server.port, '127.0.0.1', {
+    retryStrategy: () => 50,
+    maxRetriesPerRequest: 1,
+  });
   const r = { warnings: [], logs: [], atWarning: [] } as unknown as Replica;
   r.store = new RedisBreakerStore({
     redis,
@@ -43,7 +50,10 @@ async function replica(instanceId: string, prefix: string): Promise<Replica> {
     logger: {
       warn: (m) => {
         r.warnings.push(m);
-        r.atWarning.push({ payments: r.payments.snapshot().coordination, search: r.search.snapshot().coordination });
+        r.atWarning.push({
+          payments: r.payments.snapshot().coordination,
+          search: r.search.snapshot().coordination,
+        });
       },
       log: (m) => r.logs.push(m),
     },
@@ -82,14 +92,20 @@ describe.skipIf(!available)('RedisBreakerStore: a key of the wrong type', () => 
   });
 
   it('on a write: unshares that breaker alone, logs one line naming the key, deletes the key, and the fleet opens together', async () => {
-    const replicas = [await replica('a', prefix), await replica('b', prefix), await replica('c', prefix)];
+    const replicas = [
+      await replica('a', prefix),
+      await replica('b', prefix),
+      await replica('c', prefix),
+    ];
     const [a, b, c] = replicas as [Replica, Replica, Replica];
     await admin.set(stateKey, 'hand-written');
     const adopted = nextTransition(c.payments, (change) => change.reason === 'shared-open');
     await Promise.all([fail(a.payments), fail(b.payments)]);
     await adopted;
     // The replica that deleted the key says so when its repair's reply arrives, which may be after the others moved on.
-    await eventually('the corrupt key reported', () => (replicas.some((r) => r.warnings.length > 0) ? true : undefined));
+    await eventually('the corrupt key reported', () =>
+      replicas.some((r) => r.warnings.length > 0) ? true : undefined,
+    );
 
     expect(await admin.type(stateKey)).toBe('hash');
     expect(await admin.hget(stateKey, 'state')).toBe('open');
@@ -101,7 +117,9 @@ describe.skipIf(!available)('RedisBreakerStore: a key of the wrong type', () => 
         `If this comes back, something else writes under keyPrefix "${prefix}": give the store a keyPrefix of its own.`,
     ]);
     // While its keys were repaired, that breaker decided alone; the store's other breaker went on sharing.
-    expect(warned[0]!.atWarning).toEqual([{ payments: { shared: false, storeErrors: 1 }, search: { shared: true, storeErrors: 0 } }]);
+    expect(warned[0]!.atWarning).toEqual([
+      { payments: { shared: false, storeErrors: 1 }, search: { shared: true, storeErrors: 0 } },
+    ]);
     // Redis was reachable all along: no outage was reported, nor its end.
     expect(replicas.flatMap((r) => r.logs)).toEqual([]);
     for (const r of replicas) {
@@ -118,7 +136,9 @@ describe.skipIf(!available)('RedisBreakerStore: a key of the wrong type', () => 
     await a.store.reconcile();
     await eventually('the corrupt key reported', () => (a.warnings.length > 0 ? true : undefined));
     expect(await admin.exists(stateKey)).toBe(0);
-    await eventually('the breaker shared again', () => (a.payments.snapshot().coordination!.shared ? true : undefined));
+    await eventually('the breaker shared again', () =>
+      a.payments.snapshot().coordination!.shared ? true : undefined,
+    );
     expect(a.warnings).toEqual([
       `Circuit breaker "payments": Redis held a list at "${stateKey}", where the store keeps a hash; the store deleted it and the breaker shares its state again. ` +
         `If this comes back, something else writes under keyPrefix "${prefix}": give the store a keyPrefix of its own.`,
@@ -131,7 +151,11 @@ describe.skipIf(!available)('RedisBreakerStore: a key of the wrong type', () => 
   });
 
   it('on the probe permit: a permit key of the wrong type is deleted, and the fleet probe goes on', async () => {
-    const [a, b, c] = [await replica('a', prefix), await replica('b', prefix), await replica('c', prefix)];
+    const [a, b, c] = [
+      await replica('a', prefix),
+      await replica('b', prefix),
+      await replica('c', prefix),
+    ];
     const adopted = nextTransition(c.payments, (change) => change.reason === 'shared-open');
     await Promise.all([fail(a.payments), fail(b.payments)]);
     await adopted;
@@ -141,7 +165,9 @@ describe.skipIf(!available)('RedisBreakerStore: a key of the wrong type', () => 
     await admin.pexpire(probeKey, 60_000);
     // c follows the open fleet: it asks for the permit (and is refused for now).
     expect(c.store.coordinator.mayProbe(c.payments)).toBe(false);
-    await eventually('the corrupt permit key reported', () => (c.warnings.length > 0 ? true : undefined));
+    await eventually('the corrupt permit key reported', () =>
+      c.warnings.length > 0 ? true : undefined,
+    );
     expect(await admin.type(probeKey)).not.toBe('hash');
     expect(c.warnings).toEqual([
       `Circuit breaker "payments": Redis held a hash at "${probeKey}", where the store keeps a string; the store deleted it and the breaker shares its state again. ` +
@@ -149,7 +175,9 @@ describe.skipIf(!available)('RedisBreakerStore: a key of the wrong type', () => 
     ]);
     expect([...a.warnings, ...b.warnings, ...a.logs, ...b.logs, ...c.logs]).toEqual([]);
     // The permit is free again: c's next request wins it.
-    await eventually('the permit won', () => (c.store.coordinator.mayProbe(c.payments) ? true : undefined));
+    await eventually('the permit won', () =>
+      c.store.coordinator.mayProbe(c.payments) ? true : undefined,
+    );
     expect(await admin.get(probeKey)).toBe('c');
   });
 });
@@ -158,10 +186,24 @@ describe('CorruptKeys without Redis', () => {
   const replyError = (message: string) => Object.assign(new Error(message), { name: 'ReplyError' });
   const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-  it('tells a key error (about one breaker\'s keys) from an outage', () => {
-    expect(isKeyError(replyError('WRONGTYPE Operation against a key holding the wrong kind of value script: 2e9d, on @user_script:1.'))).toBe(true);
-    expect(isKeyError(replyError('ERR user_script:5: attempt to compare number with nil script: 2e9d, on @user_script:5.'))).toBe(true);
-    expect(isKeyError(replyError("OOM command not allowed when used memory > 'maxmemory'."))).toBe(false);
+  it("tells a key error (about one breaker's keys) from an outage", () => {
+    expect(
+      isKeyError(
+        replyError(
+          'WRONGTYPE Operation against a key holding the wrong kind of value script: 2e9d, on @user_script:1.',
+        ),
+      ),
+    ).toBe(true);
+    expect(
+      isKeyError(
+        replyError(
+          'ERR user_script:5: attempt to compare number with nil script: 2e9d, on @user_script:5.',
+        ),
+      ),
+    ).toBe(true);
+    expect(isKeyError(replyError("OOM command not allowed when used memory > 'maxmemory'."))).toBe(
+      false,
+    );
     expect(isKeyError(replyError('BUSY Redis is busy running a script.'))).toBe(false);
     expect(isKeyError(replyError('LOADING Redis is loading the dataset in memory'))).toBe(false);
     expect(isKeyError(new Error('WRONGTYPE but not from Redis'))).toBe(false);
@@ -182,7 +224,9 @@ describe('CorruptKeys without Redis', () => {
       failed: () => undefined,
     });
     const record = { name: 'payments', keys: breakerKeys('p:', 'payments') } as SharedBreaker;
-    const error = replyError('ERR user_script:9: attempt to compare nil with number script: 2e9d, on @user_script:9.');
+    const error = replyError(
+      'ERR user_script:9: attempt to compare nil with number script: 2e9d, on @user_script:9.',
+    );
     corrupt.report(record, error);
     expect(corrupt.isolated(record)).toBe(true);
     await flush();

@@ -16,7 +16,19 @@ describe('breaker names in Redis keys', () => {
   });
 
   it('never gives two names the same key, even names that look like escapes', () => {
-    const names = ['a b', 'a%20b', 'a%2520b', 'a:b', 'a%3Ab', '\uD800', '%uD800', 'ü', '%C3%BC', '\uD83D\uDE00', '\uD83D'];
+    const names = [
+      'a b',
+      'a%20b',
+      'a%2520b',
+      'a:b',
+      'a%3Ab',
+      '\uD800',
+      '%uD800',
+      'ü',
+      '%C3%BC',
+      '\uD83D\uDE00',
+      '\uD83D',
+    ];
     expect(new Set(names.map(escapeKeyPart)).size).toBe(names.length);
   });
 

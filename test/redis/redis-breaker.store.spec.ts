@@ -12,15 +12,26 @@ import { eventually, nextTransition } from './helpers/wait.js';
 // with separate processes are in the *.scenario.spec.ts files.
 
 const available = redisServerAvailable();
-const OPTIONS: BreakerOptions = { consecutiveFailures: 1, openDurationMs: 400, halfOpen: { maxWaitMs: 2_000 } };
-const tally = (values: unknown[]) => values.reduce<Record<string, number>>((counts, v) => ({ ...counts, [String(v)]: (counts[String(v)] ?? 0) + 1 }), {});
-const fail = (b: Breaker) => b.execute(() => Promise.reject(new Error('down'))).catch((e: unknown) => e);
+const OPTIONS: BreakerOptions = {
+  consecutiveFailures: 1,
+  openDurationMs: 400,
+  halfOpen: { maxWaitMs: 2_000 },
+};
+const tally = (values: unknown[]) =>
+  values.reduce<Record<string, number>>(
+    (counts, v) => ({ ...counts, [String(v)]: (counts[String(v)] ?? 0) + 1 }),
+    {},
+  );
+const fail = (b: Breaker) =>
+  b.execute(() => Promise.reject(new Error('down'))).catch((e: unknown) => e);
 
 /**
  * How `promise` has settled once only microtasks have run: no timer and no I/O
  * (no Redis reply) can have been handled meanwhile. `pending` if it waits for more.
  */
-async function settledWithoutIo(promise: Promise<unknown>): Promise<{ resolved: unknown } | { rejected: unknown } | 'pending'> {
+async function settledWithoutIo(
+  promise: Promise<unknown>,
+): Promise<{ resolved: unknown } | { rejected: unknown } | 'pending'> {
   let outcome: { resolved: unknown } | { rejected: unknown } | 'pending' = 'pending';
   promise.then(
     (value) => (outcome = { resolved: value }),
@@ -75,7 +86,10 @@ async function replica(
     ...storeOptions,
   });
   opened.push({ store, redis });
-  const breaker = new Breaker('payments', options, { coordinator: store.coordinator, ...(clock === undefined ? {} : { clock }) });
+  const breaker = new Breaker('payments', options, {
+    coordinator: store.coordinator,
+    ...(clock === undefined ? {} : { clock }),
+  });
   await store.hydrate([breaker]);
   return { store, breaker, warnings };
 }
@@ -106,9 +120,15 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
   });
 
   it('adopts an open once two replicas report it, not after one, until the latest open-until', async () => {
-    const [a, b, c] = [await replica('a', prefix), await replica('b', prefix), await replica('c', prefix)];
+    const [a, b, c] = [
+      await replica('a', prefix),
+      await replica('b', prefix),
+      await replica('c', prefix),
+    ];
     await fail(a.breaker);
-    await eventually('the report of a', async () => ((await admin.zcard(`${prefix}{payments}:opens`)) === 1 ? true : undefined));
+    await eventually('the report of a', async () =>
+      (await admin.zcard(`${prefix}{payments}:opens`)) === 1 ? true : undefined,
+    );
     await c.store.reconcile();
     expect([b.breaker.state, c.breaker.state]).toEqual(['closed', 'closed']);
     expect(await admin.hgetall(`${prefix}{payments}:state`)).toEqual({});
@@ -119,22 +139,40 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     const bUntil = b.breaker.snapshot().openUntil!;
     expect(change.openUntil).toBe(bUntil);
     // The first opener is aligned to the fleet's time too: the whole fleet reaches the end of its open period together.
-    await eventually('a aligned to the fleet', () => (a.breaker.snapshot().openUntil === bUntil ? true : undefined));
-    expect(await admin.hgetall(`${prefix}{payments}:state`)).toMatchObject({ state: 'open', openUntil: String(bUntil), origin: 'b', reports: '2' });
+    await eventually('a aligned to the fleet', () =>
+      a.breaker.snapshot().openUntil === bUntil ? true : undefined,
+    );
+    expect(await admin.hgetall(`${prefix}{payments}:state`)).toMatchObject({
+      state: 'open',
+      openUntil: String(bUntil),
+      origin: 'b',
+      reports: '2',
+    });
   });
 
   it('admits exactly one probe for the fleet when the open period ends, and its success closes every replica', async () => {
-    const replicas = [await replica('a', prefix), await replica('b', prefix), await replica('c', prefix)];
+    const replicas = [
+      await replica('a', prefix),
+      await replica('b', prefix),
+      await replica('c', prefix),
+    ];
     await Promise.all(replicas.slice(0, 2).map((r) => fail(r.breaker)));
-    await eventually('every replica open', () => (replicas.every((r) => r.breaker.lastDecidedState === 'open') ? true : undefined));
+    await eventually('every replica open', () =>
+      replicas.every((r) => r.breaker.lastDecidedState === 'open') ? true : undefined,
+    );
     const until = Math.max(...replicas.map((r) => r.breaker.snapshot().openUntil!));
     // The permit is asked for when the open period ends; calls after that find the answer.
-    await eventually('the permit taken', async () => ((await admin.get(`${prefix}{payments}:probe`)) ?? undefined));
+    await eventually(
+      'the permit taken',
+      async () => (await admin.get(`${prefix}{payments}:probe`)) ?? undefined,
+    );
     expect(Date.now()).toBeGreaterThanOrEqual(until);
     const holder = await admin.get(`${prefix}{payments}:probe`);
     // Taken before any call: only a short claim, until the holder's probe really starts.
     expect(await admin.pttl(`${prefix}{payments}:probe`)).toBeLessThanOrEqual(1_000);
-    const closedEverywhere = Promise.all(replicas.map((r) => nextTransition(r.breaker, (change) => change.to === 'closed')));
+    const closedEverywhere = Promise.all(
+      replicas.map((r) => nextTransition(r.breaker, (change) => change.to === 'closed')),
+    );
     // Every call stays in flight until all have been made: they are concurrent, as a burst of traffic is.
     const gate = deferred<void>();
     let reached = 0;
@@ -155,7 +193,9 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     );
     expect(reached).toBe(1);
     // The probe is in flight: the claim became the probe deadline (halfOpen.maxWaitMs 2,000).
-    await eventually('the permit renewed', async () => ((await admin.pttl(`${prefix}{payments}:probe`)) > 1_000 ? true : undefined));
+    await eventually('the permit renewed', async () =>
+      (await admin.pttl(`${prefix}{payments}:probe`)) > 1_000 ? true : undefined,
+    );
     gate.resolve();
     expect(tally(await outcomes)).toEqual({ ok: 1, 'half-open-busy': 49, open: 100 });
     const reasons = (await closedEverywhere).map((change) => change.reason);
@@ -169,7 +209,12 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     const replicas = [await replica('a', prefix), await replica('b', prefix)];
     await Promise.all(replicas.map((r) => fail(r.breaker)));
     const key = `${prefix}{payments}:probe`;
-    const holder = replicas[['a', 'b'].indexOf(await eventually('the permit taken', async () => (await admin.get(key)) ?? undefined))]!;
+    const holder =
+      replicas[
+        ['a', 'b'].indexOf(
+          await eventually('the permit taken', async () => (await admin.get(key)) ?? undefined),
+        )
+      ]!;
     // The holder stalls past its claim, which lapses; a replica "z" takes the permit meanwhile.
     await admin.set(key, 'z', 'PX', 5_000);
     const reopened = nextTransition(holder.breaker, (change) => change.to === 'open');
@@ -180,7 +225,9 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     const change = await reopened;
     expect(change.reason).toBe('shared-open');
     expect(change.openUntil! - Date.now()).toBeGreaterThan(3_000);
-    expect(await holder.breaker.execute(() => 'a second probe').catch((e: unknown) => e)).toMatchObject({ reason: 'open' });
+    expect(
+      await holder.breaker.execute(() => 'a second probe').catch((e: unknown) => e),
+    ).toMatchObject({ reason: 'open' });
     expect(await admin.get(key)).toBe('z');
     // Its abandoned probe is no verdict.
     gate.resolve('ok');
@@ -193,24 +240,33 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     const replicas = [await replica('a', prefix), await replica('b', prefix)];
     await Promise.all(replicas.map((r) => fail(r.breaker)));
     const key = `${prefix}{payments}:probe`;
-    const holderId = await eventually('the permit taken', async () => (await admin.get(key)) ?? undefined);
+    const holderId = await eventually(
+      'the permit taken',
+      async () => (await admin.get(key)) ?? undefined,
+    );
     const holder = replicas[['a', 'b'].indexOf(holderId)]!;
     await admin.del(key);
     const gate = deferred<string>();
     const probe = holder.breaker.execute(() => gate.promise);
-    await eventually('the permit taken again for the probe deadline', async () => ((await admin.pttl(key)) > 1_000 ? true : undefined));
+    await eventually('the permit taken again for the probe deadline', async () =>
+      (await admin.pttl(key)) > 1_000 ? true : undefined,
+    );
     expect(await admin.get(key)).toBe(holderId);
     expect(holder.breaker.state).toBe('half-open');
     gate.resolve('ok');
     await probe;
-    await eventually('every replica closed', () => (replicas.every((r) => r.breaker.lastDecidedState === 'closed') ? true : undefined));
+    await eventually('every replica closed', () =>
+      replicas.every((r) => r.breaker.lastDecidedState === 'closed') ? true : undefined,
+    );
   });
 
   it('takes over a probe permit that has no expiry (a hand fix, a restore) instead of spinning on it, and the fleet closes', async () => {
     const replicas = [await replica('a', prefix), await replica('b', prefix)];
     await Promise.all(replicas.map((r) => fail(r.breaker)));
     const key = `${prefix}{payments}:probe`;
-    await eventually('the fleet open', async () => ((await admin.hget(`${prefix}{payments}:state`, 'state')) === 'open' ? true : undefined));
+    await eventually('the fleet open', async () =>
+      (await admin.hget(`${prefix}{payments}:state`, 'state')) === 'open' ? true : undefined,
+    );
     // Left by nobody alive, and without a TTL it would never lapse by itself.
     await admin.set(key, 'ghost');
     const evalsBefore = await evalCalls();
@@ -221,22 +277,43 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     expect(await admin.pttl(key)).toBeGreaterThan(0);
     const holder = replicas[['a', 'b'].indexOf(holderId)]!;
     await expect(holder.breaker.execute(() => 'probe')).resolves.toBe('probe');
-    await eventually('every replica closed', () => (replicas.every((r) => r.breaker.lastDecidedState === 'closed') ? true : undefined));
+    await eventually('every replica closed', () =>
+      replicas.every((r) => r.breaker.lastDecidedState === 'closed') ? true : undefined,
+    );
     // Two permit requests, a renewal and a close verdict, not one EVAL per replica every couple of milliseconds.
     expect((await evalCalls()) - evalsBefore).toBeLessThanOrEqual(6);
   });
 
   it('keeps coordinating after a junk generation in the state hash and a forged one on the channel (>= 2^53, 1e308)', async () => {
-    const replicas = [await replica('a', prefix), await replica('b', prefix), await replica('c', prefix)];
+    const replicas = [
+      await replica('a', prefix),
+      await replica('b', prefix),
+      await replica('c', prefix),
+    ];
     const [a, b, c] = replicas;
     const stateKey = `${prefix}{payments}:state`;
-    await admin.hset(stateKey, { state: 'closed', openUntil: '0', generation: '1e308', origin: 'junk', at: '0' });
+    await admin.hset(stateKey, {
+      state: 'closed',
+      openUntil: '0',
+      generation: '1e308',
+      origin: 'junk',
+      at: '0',
+    });
     await c!.store.reconcile();
     // Pub/sub delivers in order: once c has adopted the sentinel's signal, it has handled the forged one before it.
     const sentinel = new Breaker('sentinel', OPTIONS, { coordinator: c!.store.coordinator });
     await c!.store.hydrate([sentinel]);
     const sentinelOpened = nextTransition(sentinel, (change) => change.reason === 'shared-open');
-    const signal = (name: string, g: number, s: string) => JSON.stringify({ v: 1, b: name, s, u: s === 'open' ? Date.now() + 300 : 0, g, o: 'forger', a: 0 });
+    const signal = (name: string, g: number, s: string) =>
+      JSON.stringify({
+        v: 1,
+        b: name,
+        s,
+        u: s === 'open' ? Date.now() + 300 : 0,
+        g,
+        o: 'forger',
+        a: 0,
+      });
     await admin.publish(`${prefix}signals`, signal('payments', 2 ** 53 - 2, 'closed'));
     await admin.publish(`${prefix}signals`, signal('sentinel', 1, 'open'));
     await sentinelOpened;
@@ -248,25 +325,35 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     const generation = Number(await admin.hget(stateKey, 'generation'));
     expect(generation).toBeLessThanOrEqual(Date.now());
     expect(generation).toBeGreaterThan(Date.now() - 60_000);
-    const holderId = await eventually('the permit taken', async () => (await admin.get(`${prefix}{payments}:probe`)) ?? undefined);
+    const holderId = await eventually(
+      'the permit taken',
+      async () => (await admin.get(`${prefix}{payments}:probe`)) ?? undefined,
+    );
     const holder = replicas[['a', 'b', 'c'].indexOf(holderId)]!;
-    const others = replicas.filter((r) => r !== holder).map((r) => nextTransition(r.breaker, (change) => change.reason === 'shared-close'));
+    const others = replicas
+      .filter((r) => r !== holder)
+      .map((r) => nextTransition(r.breaker, (change) => change.reason === 'shared-close'));
     await expect(holder.breaker.execute(() => 'probe')).resolves.toBe('probe');
     await Promise.all(others);
     expect(Number(await admin.hget(stateKey, 'generation'))).toBeGreaterThan(generation);
   });
 
-  it('reopens every replica when the fleet probe fails, with the prober\'s new open period', async () => {
+  it("reopens every replica when the fleet probe fails, with the prober's new open period", async () => {
     const replicas = [await replica('a', prefix), await replica('b', prefix)];
     await Promise.all(replicas.map((r) => fail(r.breaker)));
-    await eventually('the permit taken', async () => ((await admin.get(`${prefix}{payments}:probe`)) ?? undefined));
+    await eventually(
+      'the permit taken',
+      async () => (await admin.get(`${prefix}{payments}:probe`)) ?? undefined,
+    );
     const holder = replicas[['a', 'b'].indexOf((await admin.get(`${prefix}{payments}:probe`))!)]!;
     const other = replicas.find((r) => r !== holder)!;
     await expect(fail(holder.breaker)).resolves.toMatchObject({ message: 'down' });
     expect(holder.breaker.lastDecidedState).toBe('open');
     const reopenedUntil = holder.breaker.snapshot().openUntil!;
     // The other replica was still open (waiting for the verdict): it keeps rejecting until the prober's new time.
-    await eventually('the other replica following the reopen', () => (other.breaker.snapshot().openUntil === reopenedUntil ? true : undefined));
+    await eventually('the other replica following the reopen', () =>
+      other.breaker.snapshot().openUntil === reopenedUntil ? true : undefined,
+    );
     expect(other.breaker.state).toBe('open');
     expect(await admin.hget(`${prefix}{payments}:state`, 'openUntil')).toBe(String(reopenedUntil));
   });
@@ -274,22 +361,44 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
   it('starts a replica open during an outage, before it serves', async () => {
     const [a, b] = [await replica('a', prefix), await replica('b', prefix)];
     await Promise.all([fail(a.breaker), fail(b.breaker)]);
-    await eventually('the fleet open', async () => ((await admin.hget(`${prefix}{payments}:state`, 'state')) === 'open' ? true : undefined));
+    await eventually('the fleet open', async () =>
+      (await admin.hget(`${prefix}{payments}:state`, 'state')) === 'open' ? true : undefined,
+    );
     const late = await replica('late', prefix);
-    expect(late.breaker.snapshot()).toMatchObject({ state: 'open', openUntil: b.breaker.snapshot().openUntil, coordination: { shared: true, storeErrors: 0 } });
+    expect(late.breaker.snapshot()).toMatchObject({
+      state: 'open',
+      openUntil: b.breaker.snapshot().openUntil,
+      coordination: { shared: true, storeErrors: 0 },
+    });
   });
 
   it('escapes breaker names in keys and keeps applications with different prefixes apart', async () => {
     const name = 'GET /orders/{id}*';
     const other = `${prefix}other:`;
-    const stores = [await replica('a', prefix), await replica('b', prefix), await replica('x', other), await replica('y', other)].map((r) => r.store);
-    const breakers = stores.map((store) => new Breaker(name, OPTIONS, { coordinator: store.coordinator }));
+    const stores = [
+      await replica('a', prefix),
+      await replica('b', prefix),
+      await replica('x', other),
+      await replica('y', other),
+    ].map((r) => r.store);
+    const breakers = stores.map(
+      (store) => new Breaker(name, OPTIONS, { coordinator: store.coordinator }),
+    );
     await Promise.all(stores.map((store, i) => store.hydrate([breakers[i]!])));
     await Promise.all([fail(breakers[0]!), fail(breakers[1]!)]);
-    await eventually('the fleet open', async () => ((await admin.hget(`${prefix}{GET%20%2Forders%2F%7Bid%7D%2A}:state`, 'state')) === 'open' ? true : undefined));
+    await eventually('the fleet open', async () =>
+      (await admin.hget(`${prefix}{GET%20%2Forders%2F%7Bid%7D%2A}:state`, 'state')) === 'open'
+        ? true
+        : undefined,
+    );
     await Promise.all(stores.map((store) => store.reconcile()));
     expect(breakers.map((b) => b.lastDecidedState)).toEqual(['open', 'open', 'closed', 'closed']);
-    expect(new Set(await admin.keys(`${prefix}{*`))).toEqual(new Set([`${prefix}{GET%20%2Forders%2F%7Bid%7D%2A}:opens`, `${prefix}{GET%20%2Forders%2F%7Bid%7D%2A}:state`]));
+    expect(new Set(await admin.keys(`${prefix}{*`))).toEqual(
+      new Set([
+        `${prefix}{GET%20%2Forders%2F%7Bid%7D%2A}:opens`,
+        `${prefix}{GET%20%2Forders%2F%7Bid%7D%2A}:state`,
+      ]),
+    );
   });
 
   it('fails open when Redis stops answering (a frozen server): the probe goes local, and the verdict reaches the fleet once Redis answers again', async () => {
@@ -298,18 +407,27 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     const a = await replica('a', prefix, OPTIONS, fast, server.port, clock);
     const b = await replica('b', prefix, OPTIONS, fast, server.port, clock);
     await Promise.all([fail(a.breaker), fail(b.breaker)]);
-    await eventually('the fleet open', async () => ((await admin.hget(`${prefix}{payments}:state`, 'state')) === 'open' ? true : undefined));
+    await eventually('the fleet open', async () =>
+      (await admin.hget(`${prefix}{payments}:state`, 'state')) === 'open' ? true : undefined,
+    );
     server.pause();
     try {
       clock.advance(400);
       // The permit request goes out and hangs: the call is rejected at once, it never waits for Redis. Only
       // microtasks run before the check, so no reply (no I/O at all) can have been handled in between.
-      expect(await settledWithoutIo(a.breaker.execute(() => 'too early'))).toMatchObject({ rejected: { reason: 'open' } });
+      expect(await settledWithoutIo(a.breaker.execute(() => 'too early'))).toMatchObject({
+        rejected: { reason: 'open' },
+      });
       await eventually('a giving up on Redis', () => (a.store.shared ? undefined : true), 2_000);
       // Fail open: the probe is local now.
       await expect(a.breaker.execute(() => 'probe')).resolves.toBe('probe');
-      expect(a.breaker.snapshot()).toMatchObject({ state: 'closed', coordination: { shared: false } });
-      expect(a.warnings).toEqual(['Redis is unreachable (the probe permit did not answer within 200 ms (operationTimeoutMs)): every circuit breaker now decides on its own, and sharing resumes by itself when Redis is back.']);
+      expect(a.breaker.snapshot()).toMatchObject({
+        state: 'closed',
+        coordination: { shared: false },
+      });
+      expect(a.warnings).toEqual([
+        'Redis is unreachable (the probe permit did not answer within 200 ms (operationTimeoutMs)): every circuit breaker now decides on its own, and sharing resumes by itself when Redis is back.',
+      ]);
       expect(b.breaker.lastDecidedState).toBe('open');
       const closed = nextTransition(b.breaker, (change) => change.reason === 'shared-close');
       server.resume();
@@ -329,12 +447,21 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     expect(kept.shared).toBe(true);
     await kept.close();
     expect(mine.status).toBe('ready');
-    const given = new RedisBreakerStore({ redis: mine, keyPrefix: prefix, logger: false, closeClient: true });
+    const given = new RedisBreakerStore({
+      redis: mine,
+      keyPrefix: prefix,
+      logger: false,
+      closeClient: true,
+    });
     await given.hydrate([new Breaker('b', OPTIONS, { coordinator: given.coordinator })]);
     await given.close();
     expect(mine.status).toBe('end');
     // Every connection the store made is gone: only the test's own admin connection is left.
-    expect(String(await admin.client('LIST')).trim().split('\n')).toHaveLength(1);
+    expect(
+      String(await admin.client('LIST'))
+        .trim()
+        .split('\n'),
+    ).toHaveLength(1);
   });
 
   it('fails open when Redis is unreachable from the start: local breaking works, one warning, shared: false', async () => {
@@ -344,24 +471,40 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     const lonely = await replica('lonely', prefix, OPTIONS, { hydrateTimeoutMs: 300 }, port, clock);
     // Start-up waited for Redis no longer than its deadline.
     expect(Date.now() - started).toBeLessThan(1_000);
-    for (let i = 0; i < 3; i++) expect(await fail(lonely.breaker)).toMatchObject(i === 0 ? { message: 'down' } : { reason: 'open' });
+    for (let i = 0; i < 3; i++)
+      expect(await fail(lonely.breaker)).toMatchObject(
+        i === 0 ? { message: 'down' } : { reason: 'open' },
+      );
     clock.advance(400);
     // The open period is over and no Redis answers: the breaker probes on its own.
     await expect(lonely.breaker.execute(() => 'probe')).resolves.toBe('probe');
-    expect(lonely.breaker.snapshot().coordination).toEqual({ shared: false, storeErrors: expect.any(Number) });
+    expect(lonely.breaker.snapshot().coordination).toEqual({
+      shared: false,
+      storeErrors: expect.any(Number),
+    });
     expect(lonely.breaker.snapshot().coordination!.storeErrors).toBeGreaterThan(0);
     expect(lonely.warnings).toHaveLength(1);
-    expect(lonely.warnings[0]).toMatch(/^Redis is unreachable \(.+\): every circuit breaker now decides on its own, and sharing resumes by itself when Redis is back\.$/);
+    expect(lonely.warnings[0]).toMatch(
+      /^Redis is unreachable \(.+\): every circuit breaker now decides on its own, and sharing resumes by itself when Redis is back\.$/,
+    );
   });
   it('prints no ioredis error while Redis is down before the store starts, and warns once when it does', async () => {
     const port = await closedPort();
     // ioredis prints "[ioredis] Unhandled error event" for every error of a connection nobody listens to.
     const printed = vi.spyOn(console, 'error').mockImplementation(() => undefined);
     try {
-      const redis = new Redis(port, '127.0.0.1', { retryStrategy: () => 20, maxRetriesPerRequest: 1 });
+      const redis = new Redis(port, '127.0.0.1', {
+        retryStrategy: () => 20,
+        maxRetriesPerRequest: 1,
+      });
       redis.on('error', () => undefined);
       const warnings: string[] = [];
-      const store = new RedisBreakerStore({ redis, keyPrefix: prefix, hydrateTimeoutMs: 200, logger: { warn: (m) => warnings.push(m), log: () => undefined } });
+      const store = new RedisBreakerStore({
+        redis,
+        keyPrefix: prefix,
+        hydrateTimeoutMs: 200,
+        logger: { warn: (m) => warnings.push(m), log: () => undefined },
+      });
       opened.push({ store, redis });
       await sleep(300);
       expect(printed).not.toHaveBeenCalled();
@@ -381,15 +524,25 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     try {
       let retries = 0;
       // As in the README: the client is made in the store's options, with nobody listening to its errors but the store.
-      const redis = new Redis(`redis://127.0.0.1:${port}`, { retryStrategy: () => (++retries, 20) });
-      const store = new RedisBreakerStore({ redis, keyPrefix: prefix, hydrateTimeoutMs: 200, closeClient: true, logger: false });
+      const redis = new Redis(`redis://127.0.0.1:${port}`, {
+        retryStrategy: () => (++retries, 20),
+      });
+      const store = new RedisBreakerStore({
+        redis,
+        keyPrefix: prefix,
+        hydrateTimeoutMs: 200,
+        closeClient: true,
+        logger: false,
+      });
       opened.push({ store, redis });
       // Every retry follows a refused connection, and so an error event.
       await eventually('three refused connections', () => (retries >= 3 ? true : undefined));
       expect(printed).not.toHaveBeenCalled();
       await store.hydrate([new Breaker('payments', OPTIONS, { coordinator: store.coordinator })]);
       const seen = retries;
-      await eventually('three more refused connections', () => (retries >= seen + 3 ? true : undefined));
+      await eventually('three more refused connections', () =>
+        retries >= seen + 3 ? true : undefined,
+      );
       await store.close();
       expect(printed).not.toHaveBeenCalled();
     } finally {
@@ -409,21 +562,33 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
       logger: { warn: (m) => warnings.push(m), log: (m) => logs.push(m) },
     });
     opened.push({ store, redis });
-    const breakers = Array.from({ length: 50 }, (_, i) => new Breaker(`b${i}`, OPTIONS, { coordinator: store.coordinator }));
+    const breakers = Array.from(
+      { length: 50 },
+      (_, i) => new Breaker(`b${i}`, OPTIONS, { coordinator: store.coordinator }),
+    );
     await store.hydrate(breakers);
     // What ioredis holds for this connection: sent and unanswered, or waiting to be sent.
     const queued = () => {
-      const internals = redis as unknown as { commandQueue: { length: number }; offlineQueue: { length: number } };
+      const internals = redis as unknown as {
+        commandQueue: { length: number };
+        offlineQueue: { length: number };
+      };
       return internals.commandQueue.length + internals.offlineQueue.length;
     };
     const sent = { hgetall: 0, ping: 0 };
     const hgetall = redis.hgetall.bind(redis);
     const ping = redis.ping.bind(redis);
-    vi.spyOn(redis, 'hgetall').mockImplementation(((key: string) => (sent.hgetall++, hgetall(key))) as typeof redis.hgetall);
+    vi.spyOn(redis, 'hgetall').mockImplementation(
+      ((key: string) => (sent.hgetall++, hgetall(key))) as typeof redis.hgetall,
+    );
     vi.spyOn(redis, 'ping').mockImplementation((() => (sent.ping++, ping())) as typeof redis.ping);
     server.pause();
     try {
-      await eventually('the store giving up on Redis', () => (store.shared ? undefined : true), 2_000);
+      await eventually(
+        'the store giving up on Redis',
+        () => (store.shared ? undefined : true),
+        2_000,
+      );
       // Frozen, the connection still looks ready: a round per interval (20 ms) would pile up without end.
       await sleep(600);
       expect(redis.status).toBe('ready');
@@ -435,14 +600,21 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     }
     // Once the frozen reads are answered, a PING finds Redis back, and every breaker is read again.
     await eventually('sharing resumed', () => (store.shared ? true : undefined), 3_000);
-    await eventually('the breakers read again', () => (sent.hgetall >= 2 * breakers.length ? true : undefined), 3_000);
+    await eventually(
+      'the breakers read again',
+      () => (sent.hgetall >= 2 * breakers.length ? true : undefined),
+      3_000,
+    );
     expect(sent.ping).toBeGreaterThanOrEqual(1);
     expect(warnings).toHaveLength(1);
     expect(logs).toEqual([expect.stringMatching(/^Redis is reachable again after \d+ ms/)]);
     expect(queued()).toBeLessThanOrEqual(breakers.length);
   });
   it('waits for start-up at most hydrateTimeoutMs in all, reading included, even when an operation may take longer', async () => {
-    const a = await replica('a', prefix, OPTIONS, { hydrateTimeoutMs: 300, operationTimeoutMs: 5_000 });
+    const a = await replica('a', prefix, OPTIONS, {
+      hydrateTimeoutMs: 300,
+      operationTimeoutMs: 5_000,
+    });
     // The connections are ready: the read is what hangs.
     server.pause();
     try {

@@ -10,8 +10,10 @@ import { eventually } from './helpers/wait.js';
 // without restarting a replica.
 
 const available = redisServerAvailable();
-const UNREACHABLE = /^Redis is unreachable \(.+\): every circuit breaker now decides on its own, and sharing resumes by itself when Redis is back\.$/;
-const RESUMED = /^Redis is reachable again after \d+ ms: circuit breakers share their state again\.$/;
+const UNREACHABLE =
+  /^Redis is unreachable \(.+\): every circuit breaker now decides on its own, and sharing resumes by itself when Redis is back\.$/;
+const RESUMED =
+  /^Redis is reachable again after \d+ ms: circuit breakers share their state again\.$/;
 
 /**
  * Checks a replica's log as a sequence of outages: a warning opens each and a
@@ -22,16 +24,25 @@ const RESUMED = /^Redis is reachable again after \d+ ms: circuit breakers share 
  */
 function expectOutages(replica: ReplicaProcess): number {
   for (const [i, line] of replica.logs.entries()) {
-    expect(line).toEqual(i % 2 === 0 ? { level: 'warn', message: expect.stringMatching(UNREACHABLE) } : { level: 'log', message: expect.stringMatching(RESUMED) });
+    expect(line).toEqual(
+      i % 2 === 0
+        ? { level: 'warn', message: expect.stringMatching(UNREACHABLE) }
+        : { level: 'log', message: expect.stringMatching(RESUMED) },
+    );
   }
   return replica.logs.length;
 }
 
 const sharedEverywhere = (replicas: ReplicaProcess[], shared: boolean) =>
-  eventually(`every replica reporting shared: ${shared}`, async () => {
-    const snapshots = await Promise.all(replicas.map((r) => r.snapshot('upstream')));
-    return snapshots.every((s) => s.coordination?.shared === shared) ? snapshots : undefined;
-  }, 10_000, 20);
+  eventually(
+    `every replica reporting shared: ${shared}`,
+    async () => {
+      const snapshots = await Promise.all(replicas.map((r) => r.snapshot('upstream')));
+      return snapshots.every((s) => s.coordination?.shared === shared) ? snapshots : undefined;
+    },
+    10_000,
+    20,
+  );
 
 describe.skipIf(!available)('scenario 4: Redis killed mid-traffic, then restarted', () => {
   let fleet: Fleet;
@@ -55,7 +66,9 @@ describe.skipIf(!available)('scenario 4: Redis killed mid-traffic, then restarte
     const issued = replicas.map((r) => r.issued('upstream'));
     const inFlight = replicas.map((r) => r.burst('upstream', 200));
     await Promise.all(issued);
-    await eventually('every call in flight at the upstream', () => (upstream.totalHits === 600 ? true : undefined));
+    await eventually('every call in flight at the upstream', () =>
+      upstream.totalHits === 600 ? true : undefined,
+    );
     await server.kill();
     const down = await sharedEverywhere(replicas, false);
     upstream.release();
@@ -64,8 +77,18 @@ describe.skipIf(!available)('scenario 4: Redis killed mid-traffic, then restarte
 
     // Local breaking goes on: a opens on its own failures; b, with fewer, stays closed; nothing is shared.
     upstream.mode = 'fail';
-    outcomes.push(await a.burst('upstream', 3), await a.burst('upstream', 5), await b.burst('upstream', 2), await c.burst('upstream', 1));
-    expect(outcomes.slice(3)).toEqual([{ 'upstream-error': 3 }, { 'rejected:open': 5 }, { 'upstream-error': 2 }, { 'upstream-error': 1 }]);
+    outcomes.push(
+      await a.burst('upstream', 3),
+      await a.burst('upstream', 5),
+      await b.burst('upstream', 2),
+      await c.burst('upstream', 1),
+    );
+    expect(outcomes.slice(3)).toEqual([
+      { 'upstream-error': 3 },
+      { 'rejected:open': 5 },
+      { 'upstream-error': 2 },
+      { 'upstream-error': 1 },
+    ]);
     const aDown = await a.snapshot('upstream');
     expect(aDown).toMatchObject({ state: 'open', coordination: { shared: false } });
     expect(aDown.coordination!.storeErrors).toBeGreaterThan(0);
@@ -77,11 +100,16 @@ describe.skipIf(!available)('scenario 4: Redis killed mid-traffic, then restarte
     // Redis is back, empty. Nobody restarts: the replicas reconnect, and a tells the fleet again that it is open.
     await server.restart();
     await sharedEverywhere(replicas, true);
-    await eventually("a's report written again", async () => ((await admin.zrange('shop:{upstream}:opens', 0, '-1')).join() === 'a' ? true : undefined));
+    await eventually("a's report written again", async () =>
+      (await admin.zrange('shop:{upstream}:opens', 0, '-1')).join() === 'a' ? true : undefined,
+    );
     // ... and the outage ended with one recovery line.
     for (const [i, r] of replicas.entries()) {
       expectOutages(r);
-      expect(r.logs[linesWhenDown[i]!]).toEqual({ level: 'log', message: expect.stringMatching(RESUMED) });
+      expect(r.logs[linesWhenDown[i]!]).toEqual({
+        level: 'log',
+        message: expect.stringMatching(RESUMED),
+      });
     }
 
     // Sharing works again: b's third failure makes the quorum with a's replayed report, and c adopts.

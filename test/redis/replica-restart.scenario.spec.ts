@@ -11,12 +11,19 @@ const available = redisServerAvailable();
 describe.skipIf(!available)('scenario 5: a replica restarted during an outage starts open', () => {
   let fleet: Fleet;
   beforeAll(async () => {
-    fleet = await startFleet({ ids: ['a', 'b', 'c'], breakers: { upstream: { consecutiveFailures: 3, openDurationMs: 60_000 } } });
+    fleet = await startFleet({
+      ids: ['a', 'b', 'c'],
+      breakers: { upstream: { consecutiveFailures: 3, openDurationMs: 60_000 } },
+    });
   }, 30_000);
   afterAll(() => fleet?.close());
 
-  it('is open from its first moment, until the fleet\'s time, and never calls the upstream', async () => {
-    const [a, b, c] = fleet.replicas as [typeof fleet.replicas[0], typeof fleet.replicas[0], typeof fleet.replicas[0]];
+  it("is open from its first moment, until the fleet's time, and never calls the upstream", async () => {
+    const [a, b, c] = fleet.replicas as [
+      (typeof fleet.replicas)[0],
+      (typeof fleet.replicas)[0],
+      (typeof fleet.replicas)[0],
+    ];
     fleet.upstream.mode = 'fail';
     await a.burst('upstream', 3);
     await b.burst('upstream', 3);
@@ -25,7 +32,11 @@ describe.skipIf(!available)('scenario 5: a replica restarted during an outage st
     await c.kill(); // a crash: nothing written on the way out
     const restarted = await fleet.startReplica('c');
     // The snapshot taken right after start-up, before any call.
-    expect(restarted.readySnapshots.upstream).toMatchObject({ state: 'open', openUntil: adopted.openUntil, coordination: { shared: true, storeErrors: 0 } });
+    expect(restarted.readySnapshots.upstream).toMatchObject({
+      state: 'open',
+      openUntil: adopted.openUntil,
+      coordination: { shared: true, storeErrors: 0 },
+    });
     expect(restarted.transitions).toEqual([]);
     const hitsBefore = fleet.upstream.totalHits;
     expect(await restarted.burst('upstream', 10)).toEqual({ 'rejected:open': 10 });

@@ -13,7 +13,10 @@ import {
   type CircuitBreakerModuleOptions,
   CircuitBreakerRegistry,
 } from '../../lib/index.js';
-import { CircuitBreakerHealthIndicator, CircuitBreakerHealthModule } from '../../lib/terminus/index.js';
+import {
+  CircuitBreakerHealthIndicator,
+  CircuitBreakerHealthModule,
+} from '../../lib/terminus/index.js';
 import { deferred } from '../helpers/deferred.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
@@ -23,7 +26,8 @@ class FakeStore implements BreakerStore {
   coordination: BreakerCoordination = { shared: true, storeErrors: 0 };
   hydration = deferred<void>();
   readonly coordinator: BreakerCoordinator = {
-    transitioned: (breaker, change) => this.log.push(`transitioned ${breaker.name} ${change.from}->${change.to}`),
+    transitioned: (breaker, change) =>
+      this.log.push(`transitioned ${breaker.name} ${change.from}->${change.to}`),
     mayProbe: () => true,
     coordinationOf: () => this.coordination,
   };
@@ -46,7 +50,9 @@ afterEach(async () => {
 });
 
 async function compile(options: CircuitBreakerModuleOptions) {
-  const moduleRef = await Test.createTestingModule({ imports: [CircuitBreakerModule.forRoot({ logging: false, ...options })] }).compile();
+  const moduleRef = await Test.createTestingModule({
+    imports: [CircuitBreakerModule.forRoot({ logging: false, ...options })],
+  }).compile();
   app = moduleRef.createNestApplication({ logger: false });
   return app;
 }
@@ -54,7 +60,10 @@ async function compile(options: CircuitBreakerModuleOptions) {
 describe('CircuitBreakerModule.forRoot({ store })', () => {
   it('gives the store every breaker except share: false ones, and the application waits for hydration before serving', async () => {
     const store = new FakeStore();
-    const nest = await compile({ store, breakers: { payments: {}, search: { share: { quorum: 3 } }, local: { share: false } } });
+    const nest = await compile({
+      store,
+      breakers: { payments: {}, search: { share: { quorum: 3 } }, local: { share: false } },
+    });
     let initialized = false;
     const init = nest.init().then(() => (initialized = true));
     await new Promise((resolve) => setImmediate(resolve));
@@ -64,7 +73,10 @@ describe('CircuitBreakerModule.forRoot({ store })', () => {
     store.hydration.resolve();
     await init;
     const registry = nest.get(CircuitBreakerRegistry);
-    expect(registry.get('payments').snapshot().coordination).toEqual({ shared: true, storeErrors: 0 });
+    expect(registry.get('payments').snapshot().coordination).toEqual({
+      shared: true,
+      storeErrors: 0,
+    });
     expect(registry.get('search').config.share).toEqual({ quorum: 3 });
     expect(registry.get('local').snapshot()).not.toHaveProperty('coordination');
   });
@@ -72,38 +84,62 @@ describe('CircuitBreakerModule.forRoot({ store })', () => {
   it('hydrates a breaker created after start-up on its own, and closes the store on shutdown', async () => {
     const store = new FakeStore();
     store.hydration.resolve();
-    const nest = await compile({ store, clock: new ManualClock(0), breakers: { payments: { consecutiveFailures: 1 } } });
+    const nest = await compile({
+      store,
+      clock: new ManualClock(0),
+      breakers: { payments: { consecutiveFailures: 1 } },
+    });
     await nest.init();
     const registry = nest.get(CircuitBreakerRegistry);
     const late = registry.getOrCreate('late');
     await late.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
-    await registry.get('payments').execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
+    await registry
+      .get('payments')
+      .execute(() => Promise.reject(new Error('down')))
+      .catch(() => undefined);
     await nest.close();
     app = undefined;
-    expect(store.log).toEqual(['hydrate payments', 'hydrate late', 'transitioned payments closed->open', 'close']);
+    expect(store.log).toEqual([
+      'hydrate payments',
+      'hydrate late',
+      'transitioned payments closed->open',
+      'close',
+    ]);
   });
 
   it('merges share objects of the defaults and the breaker; share: true takes the defaults', async () => {
     const store = new FakeStore();
     store.hydration.resolve();
-    const nest = await compile({ store, defaults: { share: { quorum: 3 } }, breakers: { a: { share: true }, b: { share: { quorum: 1 } }, c: {} } });
+    const nest = await compile({
+      store,
+      defaults: { share: { quorum: 3 } },
+      breakers: { a: { share: true }, b: { share: { quorum: 1 } }, c: {} },
+    });
     await nest.init();
     const registry = nest.get(CircuitBreakerRegistry);
-    expect(['a', 'b', 'c'].map((name) => registry.get(name).config.share)).toEqual([{ quorum: 3 }, { quorum: 1 }, { quorum: 3 }]);
+    expect(['a', 'b', 'c'].map((name) => registry.get(name).config.share)).toEqual([
+      { quorum: 3 },
+      { quorum: 1 },
+      { quorum: 3 },
+    ]);
   });
 
   it('refuses share without a store, naming the breaker, the option and the fix', async () => {
     const message =
       'Circuit breaker "payments": option "share" needs a store to share through. ' +
       'Configure one, e.g. CircuitBreakerModule.forRoot({ store: new RedisBreakerStore({ redis }) }) from nestjs-circuit-breaker/redis, or remove "share".';
-    await expect(compile({ breakers: { payments: { share: true } } })).rejects.toThrow(new BreakerConfigError(message, 'payments', 'share'));
+    await expect(compile({ breakers: { payments: { share: true } } })).rejects.toThrow(
+      new BreakerConfigError(message, 'payments', 'share'),
+    );
     await expect(compile({ defaults: { share: { quorum: 2 } } })).rejects.toThrow(
       'Circuit breaker "(defaults)": option "share" needs a store to share through.',
     );
     // share: false needs no store: it only says "never share".
     const nest = await compile({ breakers: { payments: { share: false } } });
     await nest.init();
-    expect(nest.get(CircuitBreakerRegistry).get('payments').snapshot()).not.toHaveProperty('coordination');
+    expect(nest.get(CircuitBreakerRegistry).get('payments').snapshot()).not.toHaveProperty(
+      'coordination',
+    );
   });
 
   it('refuses a store that is not one', async () => {
@@ -136,7 +172,12 @@ describe('health details of shared breakers', () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
         TerminusModule.forRoot({ logger: false }),
-        CircuitBreakerModule.forRoot({ logging: false, clock, store, breakers: { payments: {}, local: { share: false } } }),
+        CircuitBreakerModule.forRoot({
+          logging: false,
+          clock,
+          store,
+          breakers: { payments: {}, local: { share: false } },
+        }),
         CircuitBreakerHealthModule,
       ],
       controllers: [HealthController],
@@ -145,7 +186,14 @@ describe('health details of shared breakers', () => {
     await app.init();
     const response = await request(app.getHttpServer()).get('/health/ready').expect(200);
     expect(response.body.details.circuit_breakers.breakers).toEqual({
-      payments: { state: 'closed', since: 5_000, failureRate: 0, callsInWindow: 0, shared: false, storeErrors: 7 },
+      payments: {
+        state: 'closed',
+        since: 5_000,
+        failureRate: 0,
+        callsInWindow: 0,
+        shared: false,
+        storeErrors: 7,
+      },
       local: { state: 'closed', since: 5_000, failureRate: 0, callsInWindow: 0 },
     });
   });

@@ -3,7 +3,11 @@ import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminu
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CircuitBreakerModule, CircuitBreakerRegistry } from '../../lib/index.js';
-import { CircuitBreakerHealthIndicator, CircuitBreakerHealthModule, type CircuitBreakerHealthOptions } from '../../lib/terminus/index.js';
+import {
+  CircuitBreakerHealthIndicator,
+  CircuitBreakerHealthModule,
+  type CircuitBreakerHealthOptions,
+} from '../../lib/terminus/index.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { nestApps } from '../helpers/nest-app.js';
 
@@ -40,7 +44,14 @@ async function start() {
   const app = await startApp(
     [
       TerminusModule.forRoot({ logger: false }),
-      CircuitBreakerModule.forRoot({ clock, breakers: { payments: { consecutiveFailures: 1, openDurationMs: 5_000 }, search: {}, hosts: { perKey: {} } } }),
+      CircuitBreakerModule.forRoot({
+        clock,
+        breakers: {
+          payments: { consecutiveFailures: 1, openDurationMs: 5_000 },
+          search: {},
+          hosts: { perKey: {} },
+        },
+      }),
       CircuitBreakerHealthModule,
     ],
     { controllers: [HealthController] },
@@ -55,14 +66,29 @@ describe('CircuitBreakerHealthIndicator', () => {
     const { server } = await start();
     const since = clock.now();
     const response = await request(server).get('/health/ready').expect(200);
-    const info = { circuit_breakers: { status: 'up', total: 3, open: 0, halfOpen: 0, breakers: { payments: closed(since), search: closed(since), hosts: { ...closed(since), unhealthyKeys: 0 } } } };
+    const info = {
+      circuit_breakers: {
+        status: 'up',
+        total: 3,
+        open: 0,
+        halfOpen: 0,
+        breakers: {
+          payments: closed(since),
+          search: closed(since),
+          hosts: { ...closed(since), unhealthyKeys: 0 },
+        },
+      },
+    };
     expect(response.body).toEqual({ status: 'ok', info, error: {}, details: info });
   });
 
   it('is down (503) while a breaker is open, with its retry estimate, then degraded while half-open, then up', async () => {
     const { server, registry } = await start();
     const since = clock.now();
-    await registry.get('payments').execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
+    await registry
+      .get('payments')
+      .execute(() => Promise.reject(new Error('down')))
+      .catch(() => undefined);
     clock.advance(1_000);
     const down = await request(server).get('/health/ready').expect(503);
     const failing = {
@@ -78,7 +104,13 @@ describe('CircuitBreakerHealthIndicator', () => {
             retryAfterMs: 4_000,
             failureRate: 0,
             callsInWindow: 0,
-            lastTransition: { from: 'closed', to: 'open', reason: 'consecutive-failures', at: since, window: { calls: 1, failures: 1, slowCalls: 0, failureRate: 1 } },
+            lastTransition: {
+              from: 'closed',
+              to: 'open',
+              reason: 'consecutive-failures',
+              at: since,
+              window: { calls: 1, failures: 1, slowCalls: 0, failureRate: 1 },
+            },
             lastFailure: { category: 'other', name: 'Error', message: 'down' },
           },
           search: closed(since),
@@ -91,10 +123,18 @@ describe('CircuitBreakerHealthIndicator', () => {
     clock.advance(4_000);
     const degraded = await request(server).get('/health/ready').expect(200);
     expect(degraded.body.status).toBe('degraded');
-    expect(degraded.body.details.circuit_breakers).toMatchObject({ status: 'degraded', open: 0, halfOpen: 1, breakers: { payments: { state: 'half-open', since: since + 5_000 } } });
+    expect(degraded.body.details.circuit_breakers).toMatchObject({
+      status: 'degraded',
+      open: 0,
+      halfOpen: 1,
+      breakers: { payments: { state: 'half-open', since: since + 5_000 } },
+    });
 
     await registry.get('payments').execute(() => 'recovered');
-    await request(server).get('/health/ready').expect(200).expect((r) => expect(r.body.status).toBe('ok'));
+    await request(server)
+      .get('/health/ready')
+      .expect(200)
+      .expect((r) => expect(r.body.status).toBe('ok'));
   });
 
   it('openStatus: degraded keeps HTTP 200 with the state visible, for dependencies every replica shares', async () => {
@@ -102,7 +142,11 @@ describe('CircuitBreakerHealthIndicator', () => {
     const { server, registry } = await start();
     registry.get('search').isolate();
     const response = await request(server).get('/health/ready').expect(200);
-    expect(response.body.details.circuit_breakers).toMatchObject({ status: 'degraded', open: 1, breakers: { search: { state: 'isolated' } } });
+    expect(response.body.details.circuit_breakers).toMatchObject({
+      status: 'degraded',
+      open: 1,
+      breakers: { search: { state: 'isolated' } },
+    });
   });
 
   it('details: false hides names and failure rates', async () => {
@@ -110,14 +154,22 @@ describe('CircuitBreakerHealthIndicator', () => {
     const { server, registry } = await start();
     registry.get('search').isolate();
     const response = await request(server).get('/health/ready').expect(503);
-    expect(response.body.details).toEqual({ circuit_breakers: { status: 'down', total: 3, open: 1, halfOpen: 0 } });
+    expect(response.body.details).toEqual({
+      circuit_breakers: { status: 'down', total: 3, open: 1, halfOpen: 0 },
+    });
   });
 
   it('selects breakers by name, and reports unknown names as down instead of throwing', async () => {
     options = { breakers: ['search', 'nope'] };
     const { server } = await start();
     const response = await request(server).get('/health/ready').expect(503);
-    expect(response.body.details).toEqual({ circuit_breakers: { status: 'down', message: 'Unknown circuit breakers: "nope". Check the names given to isHealthy({ breakers }) against CircuitBreakerModule\'s breakers.' } });
+    expect(response.body.details).toEqual({
+      circuit_breakers: {
+        status: 'down',
+        message:
+          'Unknown circuit breakers: "nope". Check the names given to isHealthy({ breakers }) against CircuitBreakerModule\'s breakers.',
+      },
+    });
     options = { breakers: ['search'] };
     await request(server).get('/health/ready').expect(200);
   });

@@ -1,4 +1,11 @@
-import { SLOT_COUNTED, SLOT_EMPTY, SLOT_FAILURE, SLOT_OVERLOAD, SLOT_SLOW, type OutcomeWindow } from './outcome-window.interface.js';
+import {
+  SLOT_COUNTED,
+  SLOT_EMPTY,
+  SLOT_FAILURE,
+  SLOT_OVERLOAD,
+  SLOT_SLOW,
+  type OutcomeWindow,
+} from './outcome-window.interface.js';
 
 // Ten 3-bit codes per word keep each word a small integer (30 bits), which V8
 // stores unboxed in a plain array: 100 outcomes take 10 words (about 64 bytes

@@ -1,4 +1,10 @@
-import { SLOT_COUNTED, SLOT_FAILURE, SLOT_OVERLOAD, SLOT_SLOW, type OutcomeWindow } from './outcome-window.interface.js';
+import {
+  SLOT_COUNTED,
+  SLOT_FAILURE,
+  SLOT_OVERLOAD,
+  SLOT_SLOW,
+  type OutcomeWindow,
+} from './outcome-window.interface.js';
 
 const FIELDS = 5;
 const CALLS = 0;

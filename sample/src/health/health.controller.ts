@@ -20,7 +20,9 @@ export class HealthController {
   @Get('public')
   @HealthCheck()
   public() {
-    return this.health.check([() => this.breakers.isHealthy('circuit_breakers', { details: false })]);
+    return this.health.check([
+      () => this.breakers.isHealthy('circuit_breakers', { details: false }),
+    ]);
   }
 
   /** Readiness: an open breaker takes this replica out of rotation until its dependency recovers. */

@@ -17,7 +17,9 @@ export class InventoryService {
   async stock(warehouse: string, sku: string): Promise<Stock> {
     const base = this.upstreams.warehouses[warehouse];
     if (base === undefined) throw new NotFoundException(`no warehouse "${warehouse}"`);
-    const response = await fetch(`${base}/stock/${encodeURIComponent(sku)}`, { signal: getCallSignal() });
+    const response = await fetch(`${base}/stock/${encodeURIComponent(sku)}`, {
+      signal: getCallSignal(),
+    });
     return (await ensureOk(response)).json() as Promise<Stock>;
   }
 }

@@ -32,7 +32,10 @@ export class PricingService {
       catchError((error: unknown) =>
         throwError(() =>
           isAxiosError(error) && error.response
-            ? new HttpException({ message: `pricing answered ${error.response.status}`, upstream: 'pricing' }, error.response.status)
+            ? new HttpException(
+                { message: `pricing answered ${error.response.status}`, upstream: 'pricing' },
+                error.response.status,
+              )
             : error,
         ),
       ),

@@ -19,15 +19,31 @@ export class UpstreamHttpErrorFilter implements ExceptionFilter<UpstreamHttpErro
     const adapter = this.adapterHost.httpAdapter;
     const response = host.switchToHttp().getResponse<unknown>();
     if (error.status === HttpStatus.BAD_REQUEST || error.status === HttpStatus.NOT_FOUND) {
-      adapter.reply(response, { statusCode: error.status, message: upstreamMessage(error) }, error.status);
+      adapter.reply(
+        response,
+        { statusCode: error.status, message: upstreamMessage(error) },
+        error.status,
+      );
       return;
     }
     if (error.retryAfterMs !== undefined) {
       adapter.setHeader(response, 'Retry-After', String(Math.ceil(error.retryAfterMs / 1000)));
-      adapter.reply(response, { statusCode: 503, error: 'Service Unavailable', message: 'A dependency is overloaded; retry later.' }, 503);
+      adapter.reply(
+        response,
+        {
+          statusCode: 503,
+          error: 'Service Unavailable',
+          message: 'A dependency is overloaded; retry later.',
+        },
+        503,
+      );
       return;
     }
-    adapter.reply(response, { statusCode: 502, error: 'Bad Gateway', message: 'A dependency failed.' }, 502);
+    adapter.reply(
+      response,
+      { statusCode: 502, error: 'Bad Gateway', message: 'A dependency failed.' },
+      502,
+    );
   }
 }
 

@@ -75,12 +75,17 @@ export class UpstreamServer {
           this.setBehaviour(body as UpstreamBehaviour);
           this.reply(res, 200, { upstream: this.label, ...this.behaviour });
         },
-        () => this.reply(res, 400, { message: 'expected JSON: { "mode": "healthy" | "failing" | "hanging" | "slow" | "overloaded" }' }),
+        () =>
+          this.reply(res, 400, {
+            message:
+              'expected JSON: { "mode": "healthy" | "failing" | "hanging" | "slow" | "overloaded" }',
+          }),
       );
       return;
     }
     this.requests++;
-    if (url.pathname === '/products/bad') return this.reply(res, 400, { message: 'product ids are digits' });
+    if (url.pathname === '/products/bad')
+      return this.reply(res, 400, { message: 'product ids are digits' });
     const { mode, delayMs = 1_500, retryAfterSeconds = 2 } = this.behaviour;
     switch (mode) {
       case 'failing':
@@ -104,14 +109,22 @@ export class UpstreamServer {
     const [, resource, id] = url.pathname.split('/');
     if (resource === 'products' && id !== undefined) {
       const product = PRODUCTS[id];
-      return product ? this.reply(res, 200, product) : this.reply(res, 404, { message: `no product ${id}` });
+      return product
+        ? this.reply(res, 200, product)
+        : this.reply(res, 404, { message: `no product ${id}` });
     }
     if (resource === 'search') {
       const q = (url.searchParams.get('q') ?? '').toLowerCase();
-      return this.reply(res, 200, Object.values(PRODUCTS).filter((p) => p.name.toLowerCase().includes(q)));
+      return this.reply(
+        res,
+        200,
+        Object.values(PRODUCTS).filter((p) => p.name.toLowerCase().includes(q)),
+      );
     }
-    if (resource === 'prices' && id !== undefined) return this.reply(res, 200, { id, price: PRODUCTS[id]?.price ?? 0, currency: 'EUR' });
-    if (resource === 'stock' && id !== undefined) return this.reply(res, 200, { sku: id, available: 7, warehouse: this.label });
+    if (resource === 'prices' && id !== undefined)
+      return this.reply(res, 200, { id, price: PRODUCTS[id]?.price ?? 0, currency: 'EUR' });
+    if (resource === 'stock' && id !== undefined)
+      return this.reply(res, 200, { sku: id, available: 7, warehouse: this.label });
     return this.reply(res, 404, { message: 'not found' });
   }
 

@@ -17,15 +17,29 @@ export interface Fleet {
   close(): Promise<void>;
 }
 
-export async function startFleet(options: { ids: string[]; breakers: Record<string, BreakerOptions>; store?: ReplicaConfig['store'] }): Promise<Fleet> {
+export async function startFleet(options: {
+  ids: string[];
+  breakers: Record<string, BreakerOptions>;
+  store?: ReplicaConfig['store'];
+}): Promise<Fleet> {
   const server = await RedisServer.start();
   const upstream = await Upstream.start();
-  const admin = new Redis(server.port, '127.0.0.1', { retryStrategy: () => 100, maxRetriesPerRequest: 1 });
+  const admin = new Redis(server.port, '127.0.0.1', {
+    retryStrategy: () => 100,
+    maxRetriesPerRequest: 1,
+  });
   admin.on('error', () => undefined);
   const keyPrefix = 'shop:';
   const all: ReplicaProcess[] = [];
   const startReplica = async (instanceId: string) => {
-    const replica = await ReplicaProcess.start({ instanceId, redisPort: server.port, keyPrefix, upstreamUrl: upstream.url, breakers: options.breakers, store: options.store });
+    const replica = await ReplicaProcess.start({
+      instanceId,
+      redisPort: server.port,
+      keyPrefix,
+      upstreamUrl: upstream.url,
+      breakers: options.breakers,
+      store: options.store,
+    });
     all.push(replica);
     return replica;
   };
@@ -64,6 +78,7 @@ export function percentiles(values: number[]): { median: number; p99: number; ma
     while (i > 0 && sorted[i - 1]! > value) i--;
     sorted.splice(i, 0, value);
   }
-  const rank = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+  const rank = (q: number) =>
+    sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
   return { median: rank(0.5), p99: rank(0.99), max: sorted[sorted.length - 1]! };
 }

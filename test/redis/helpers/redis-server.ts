@@ -11,7 +11,9 @@ export function redisServerAvailable(): boolean {
   const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
   const available = probe.error === undefined && probe.status === 0;
   if (!available && process.env.REQUIRE_REDIS === '1') {
-    throw new Error(`REQUIRE_REDIS=1 but redis-server cannot run (${probe.error?.message ?? `exit ${probe.status}`}). Install it: apt-get install -y redis-server.`);
+    throw new Error(
+      `REQUIRE_REDIS=1 but redis-server cannot run (${probe.error?.message ?? `exit ${probe.status}`}). Install it: apt-get install -y redis-server.`,
+    );
   }
   return available;
 }
@@ -99,13 +101,30 @@ export class RedisServer {
   private launch(): Promise<void> {
     const child = spawn(
       'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tmpdir(), '--loglevel', 'notice'],
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        tmpdir(),
+        '--loglevel',
+        'notice',
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     running.add(child);
     return new Promise<void>((resolve, reject) => {
       let output = '';
-      const timer = setTimeout(() => fail(new Error(`redis-server on port ${this.port} was not ready within 5 s:\n${output}`)), 5_000);
+      const timer = setTimeout(
+        () =>
+          fail(new Error(`redis-server on port ${this.port} was not ready within 5 s:\n${output}`)),
+        5_000,
+      );
       const fail = (error: Error) => {
         clearTimeout(timer);
         child.kill('SIGKILL');
@@ -124,7 +143,12 @@ export class RedisServer {
       });
       child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
       child.once('exit', (code, signal) => {
-        if (this.child !== child) fail(new Error(`redis-server on port ${this.port} exited (${code ?? signal}) before it was ready:\n${output}`));
+        if (this.child !== child)
+          fail(
+            new Error(
+              `redis-server on port ${this.port} exited (${code ?? signal}) before it was ready:\n${output}`,
+            ),
+          );
       });
     });
   }
@@ -132,7 +156,9 @@ export class RedisServer {
 
 async function freePort(): Promise<number> {
   const server = createServer();
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) =>
+    server.once('error', reject).listen(0, '127.0.0.1', resolve),
+  );
   const address = server.address();
   await new Promise((resolve) => server.close(resolve));
   if (typeof address !== 'object' || address === null) throw new Error('no port was assigned');

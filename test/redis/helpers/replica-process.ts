@@ -12,7 +12,10 @@ export interface ReplicaConfig {
   keyPrefix: string;
   upstreamUrl: string;
   breakers: Record<string, BreakerOptions>;
-  store?: Omit<RedisBreakerStoreOptions, 'redis' | 'subscriber' | 'logger' | 'keyPrefix' | 'instanceId'>;
+  store?: Omit<
+    RedisBreakerStoreOptions,
+    'redis' | 'subscriber' | 'logger' | 'keyPrefix' | 'instanceId'
+  >;
 }
 
 export interface ReplicaTransition {
@@ -44,7 +47,10 @@ export class ReplicaProcess {
   readonly logs: { level: string; message: string }[] = [];
   /** Each breaker's snapshot right after start-up, before any call. */
   readySnapshots: Record<string, BreakerSnapshot> = {};
-  private readonly pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
+  private readonly pending = new Map<
+    number,
+    { resolve(value: unknown): void; reject(error: Error): void }
+  >();
   private readonly listeners = new Set<(message: Message) => void>();
   private seq = 0;
   private stderr = '';
@@ -56,7 +62,8 @@ export class ReplicaProcess {
 
   static async start(config: ReplicaConfig): Promise<ReplicaProcess> {
     const buildError = inject('replicaBuildError');
-    if (buildError !== undefined) throw new Error(`The replica processes need dist/: ${buildError}`);
+    if (buildError !== undefined)
+      throw new Error(`The replica processes need dist/: ${buildError}`);
     const child = fork(FIXTURE, [], {
       // The children are plain Node: none of vitest's loaders or flags.
       execArgv: [],
@@ -68,16 +75,29 @@ export class ReplicaProcess {
     child.once('exit', (code, signal) => {
       running.delete(child);
       // A request to a replica that died is answered, never left hanging.
-      for (const waiter of replica.pending.values()) waiter.reject(new Error(`Replica ${config.instanceId} exited (${code ?? signal}).\n${replica.stderr}`));
+      for (const waiter of replica.pending.values())
+        waiter.reject(
+          new Error(`Replica ${config.instanceId} exited (${code ?? signal}).\n${replica.stderr}`),
+        );
       replica.pending.clear();
     });
     child.stderr!.on('data', (chunk: Buffer) => (replica.stderr += chunk.toString()));
     child.on('message', (message: Message) => replica.receive(message));
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`Replica ${config.instanceId} did not start within 15 s.\n${replica.stderr}`)), 15_000);
+      const timer = setTimeout(
+        () =>
+          reject(
+            new Error(`Replica ${config.instanceId} did not start within 15 s.\n${replica.stderr}`),
+          ),
+        15_000,
+      );
       child.once('exit', (code, signal) => {
         clearTimeout(timer);
-        reject(new Error(`Replica ${config.instanceId} exited (${code ?? signal}) before it was ready.\n${replica.stderr}`));
+        reject(
+          new Error(
+            `Replica ${config.instanceId} exited (${code ?? signal}) before it was ready.\n${replica.stderr}`,
+          ),
+        );
       });
       replica.listeners.add(function ready(message) {
         if (message.type !== 'ready') return;
@@ -101,7 +121,9 @@ export class ReplicaProcess {
 
   /** Resolves once every call of the replica's current burst has been made (none need have settled). */
   issued(breaker: string): Promise<void> {
-    return this.next((m) => m.type === 'issued' && m.breaker === breaker, 15_000).then(() => undefined);
+    return this.next((m) => m.type === 'issued' && m.breaker === breaker, 15_000).then(
+      () => undefined,
+    );
   }
 
   snapshot(breaker: string): Promise<BreakerSnapshot> {
@@ -113,7 +135,10 @@ export class ReplicaProcess {
   }
 
   /** The first transition (already seen or to come) that `matches`. */
-  async transition(matches: (t: ReplicaTransition) => boolean, timeoutMs = 10_000): Promise<ReplicaTransition> {
+  async transition(
+    matches: (t: ReplicaTransition) => boolean,
+    timeoutMs = 10_000,
+  ): Promise<ReplicaTransition> {
     const seen = this.transitions.find(matches);
     if (seen !== undefined) return seen;
     const message = await this.next((m) => m.type === 'transition' && matches(m), timeoutMs);
@@ -135,7 +160,10 @@ export class ReplicaProcess {
     this.request('close', {}).catch(() => undefined);
     await exited;
     clearTimeout(timer);
-    if (killed) throw new Error(`Replica ${this.id} did not exit within 5 s of app.close(): something it started was left running.`);
+    if (killed)
+      throw new Error(
+        `Replica ${this.id} did not exit within 5 s of app.close(): something it started was left running.`,
+      );
   }
 
   /** Kills the process at once, as a crash would. */
@@ -158,7 +186,9 @@ export class ReplicaProcess {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.listeners.delete(listener);
-        reject(new Error(`Replica ${this.id}: timed out after ${timeoutMs} ms waiting for a message.`));
+        reject(
+          new Error(`Replica ${this.id}: timed out after ${timeoutMs} ms waiting for a message.`),
+        );
       }, timeoutMs);
       const listener = (message: Message) => {
         if (!matches(message)) return;
@@ -172,11 +202,13 @@ export class ReplicaProcess {
 
   private receive(message: Message): void {
     if (message.type === 'transition') this.transitions.push(message);
-    else if (message.type === 'log') this.logs.push({ level: message.level, message: message.message });
+    else if (message.type === 'log')
+      this.logs.push({ level: message.level, message: message.message });
     else if (message.type === 'reply') {
       const waiter = this.pending.get(message.id);
       this.pending.delete(message.id);
-      if (message.error !== undefined) waiter?.reject(new Error(`Replica ${this.id}: ${message.error}`));
+      if (message.error !== undefined)
+        waiter?.reject(new Error(`Replica ${this.id}: ${message.error}`));
       else waiter?.resolve(message.result);
     }
     // A listener may remove itself while called: a Set iteration allows that.

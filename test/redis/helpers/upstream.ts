@@ -26,7 +26,8 @@ export class Upstream {
 
   get url(): string {
     const address = this.server.address();
-    if (typeof address !== 'object' || address === null) throw new Error('the upstream is not listening');
+    if (typeof address !== 'object' || address === null)
+      throw new Error('the upstream is not listening');
     return `http://127.0.0.1:${address.port}/`;
   }
 
