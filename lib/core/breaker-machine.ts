@@ -5,18 +5,15 @@ import { BreakerEvidence } from './breaker-evidence.js';
 import type { FamilyTransitions } from './breaker-family.js';
 import {
   CLOSED,
-  DISABLED,
   HALF_OPEN,
-  ISOLATED,
   OPEN,
   stateName,
   type BreakerState,
   type FailureCategory,
-  type RejectionReason,
   type StateCode,
   type TransitionReason,
 } from './breaker-state.js';
-import { BreakerHookError, CallTimeoutError, createRejection, type CircuitOpenError } from './breaker.errors.js';
+import { BreakerHookError, CallTimeoutError } from './breaker.errors.js';
 import { breakerMessages } from './breaker.messages.js';
 import type { Clock } from './clock.js';
 import { HalfOpenRound } from './half-open-round.js';
@@ -27,8 +24,6 @@ import { CountWindow } from './window/count-window.js';
 import type { OutcomeWindow } from './window/outcome-window.interface.js';
 import { TimeWindow } from './window/time-window.js';
 
-// A throttled call may be admitted at any moment; this is a polite hint, not a schedule.
-const THROTTLED_RETRY_AFTER_MS = 1_000;
 /** @internal The start of a call admitted while nobody needed its duration. */
 export const NOT_TIMED = Number.NaN;
 
@@ -36,8 +31,8 @@ export const NOT_TIMED = Number.NaN;
  * The state machine of a breaker: its state, what it admits, and how it moves
  * between closed, open and half-open (and isolated and disabled by hand).
  * Three layers make a breaker, each reading the one below:
- * - `BreakerMachine` (here): the state, admission and transitions;
- * - `BreakerSettlement`: how the outcomes of calls are counted and judged;
+ * - `BreakerMachine` (here): the state and its transitions;
+ * - `BreakerCalls`: what a call does to it (admission, then settlement);
  * - `Breaker`: the public face (running calls, events, control, snapshots).
  *
  * The closed path (admit, then settle a success) stays inline in these
@@ -117,7 +112,8 @@ export abstract class BreakerMachine {
     this.env = env;
     this.keyed = keyed?.(this);
     const w = config.window;
-    this.window = w.type === 'count' ? new CountWindow(w.size) : new TimeWindow(w.durationMs, w.buckets);
+    this.window =
+      w.type === 'count' ? new CountWindow(w.size) : new TimeWindow(w.durationMs, w.buckets);
     this.sinceAt = env.monotonic();
     this.wallOffset = env.clock.now() - this.sinceAt;
   }
@@ -146,100 +142,14 @@ export abstract class BreakerMachine {
   }
 
   // ---------------------------------------------------------------------------
-  // Admission
-
-  /** @internal A token (the generation; a negative probe id for probes) or the rejection. */
-  protected admitOwn(): number | CircuitOpenError {
-    const state = this.current;
-    if (state === CLOSED) {
-      if (this.overload !== undefined) return this.admitUnderOverload();
-      this.counters.admitted++;
-      return this.generation;
-    }
-    if (state === DISABLED) {
-      this.counters.admitted++;
-      return this.generation;
-    }
-    if (state === ISOLATED) return this.reject('isolated', undefined);
-    const now = this.monotonic();
-    this.refresh(now, true);
-    if (this.current === OPEN) return this.reject('open', this.openRetryAfter(now));
-    return this.admitProbe(now);
-  }
-
-  /** @internal A family's own gate for a child's call: 0 to pass, a probe token, or the rejection. */
-  admitAsFamily(): number | CircuitOpenError {
-    if (this.current === ISOLATED) return this.reject('isolated', undefined);
-    const now = this.monotonic();
-    this.refresh(now, true);
-    if (this.current === OPEN) return this.reject('open', this.openRetryAfter(now));
-    if (this.current === HALF_OPEN) return this.admitProbe(now);
-    return 0;
-  }
-
-  /** @internal Enough children are unhealthy: a closed family opens (reason `open-ratio`). */
-  openForChildren(now: number): void {
-    if (this.current === CLOSED) this.transition(OPEN, 'open-ratio', now, undefined);
-  }
-
-  /** @internal Until the open duration ends; past it (the fleet's probe is someone else's), until that probe must be decided. */
-  protected openRetryAfter(now: number): number {
-    return now < this.openUntilAt ? this.openUntilAt - now : this.config.probeMaxWaitMs;
-  }
-
-  /** The closed state while the dependency reports overload: honour its pause, then shed a share of calls. */
-  private admitUnderOverload(): number | CircuitOpenError {
-    const now = this.monotonic();
-    const pressure = this.overload!;
-    const pause = pressure.pauseLeft(now);
-    if (pause > 0) return this.reject('retry-after', pause);
-    if (pressure.shed(this.config, now, this.env)) return this.reject('throttled', THROTTLED_RETRY_AFTER_MS);
-    // The pause is over and the overloads have left the window: calls take the plain path again.
-    if (pressure.spent) this.overload = undefined;
-    this.counters.admitted++;
-    return this.generation;
-  }
-
-  private admitProbe(now: number): number | CircuitOpenError {
-    const round = this.round!;
-    if (round.full) return this.reject('half-open-busy', round.retryAfter(now));
-    const id = round.admit(now);
-    this.counters.admitted++;
-    this.counters.rare.probesAdmitted++;
-    this.hub?.emit('probe', { result: 'admitted' });
-    return -id;
-  }
-
-  private reject(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
-    const error = createRejection(this.name, stateName(this.current), reason, retryAfterMs, this.evidence?.lastFailure);
-    this.counters.reject(reason);
-    this.hub?.emit('rejected', { reason, error });
-    return error;
-  }
-
-  /**
-   * @internal Takes back an admission that turned out not to be a call (a
-   * decorated method that returned an Observable: its subscriptions are the calls).
-   */
-  withdrawAdmission(token: number): void {
-    this.counters.admitted--;
-    const round = this.round;
-    if (token >= 0 || round === undefined || !round.remove(-token)) return;
-    round.admitted--;
-    this.counters.rare.probesAdmitted--;
-  }
-
-  /** @internal Lets a probe's call object be told when the probe expires. */
-  attachProbe(id: number, call: { abandon(error: CallTimeoutError): void }): void {
-    this.round?.attach(id, call);
-  }
-
-  // ---------------------------------------------------------------------------
   // Evidence
 
   /** @internal */
   protected onListenerFault(event: BreakerEventName, fault: unknown): void {
-    this.reportFault(`on('${event}')`, new BreakerHookError(breakerMessages.listenerThrew(this.name, event, fault), fault));
+    this.reportFault(
+      `on('${event}')`,
+      new BreakerHookError(breakerMessages.listenerThrew(this.name, event, fault), fault),
+    );
   }
 
   /** @internal */
@@ -263,6 +173,11 @@ export abstract class BreakerMachine {
 
   // ---------------------------------------------------------------------------
   // Transitions
+
+  /** @internal Enough children are unhealthy: a closed family opens (reason `open-ratio`). */
+  openForChildren(now: number): void {
+    if (this.current === CLOSED) this.transition(OPEN, 'open-ratio', now, undefined);
+  }
 
   /**
    * Opens the breaker until `openUntil` because other replicas found the
@@ -304,10 +219,19 @@ export abstract class BreakerMachine {
 
   private halfOpenIfDue(now: number, admitting: boolean): void {
     const coordinator = this.env.coordinator;
-    if (this.current === OPEN && now >= this.openUntilAt && (coordinator === undefined || (admitting && coordinator.mayProbe(this)))) {
+    if (
+      this.current === OPEN &&
+      now >= this.openUntilAt &&
+      (coordinator === undefined || (admitting && coordinator.mayProbe(this)))
+    ) {
       // Dated when it was due, not when someone first looked: `since` and time in state stay true for an idle breaker.
       // With a coordinator it was due when the fleet's probe permit came, which is now.
-      this.transition(HALF_OPEN, 'open-duration-elapsed', coordinator === undefined ? this.openUntilAt : now, undefined);
+      this.transition(
+        HALF_OPEN,
+        'open-duration-elapsed',
+        coordinator === undefined ? this.openUntilAt : now,
+        undefined,
+      );
     }
   }
 
@@ -317,13 +241,22 @@ export abstract class BreakerMachine {
     let round: HalfOpenRound | undefined;
     let record;
     while ((round = this.round) !== undefined && (record = round.takeExpired(now)) !== undefined) {
-      const error = new CallTimeoutError(this.name, maxWait, breakerMessages.probeExpired(this.name, maxWait));
+      const error = new CallTimeoutError(
+        this.name,
+        maxWait,
+        breakerMessages.probeExpired(this.name, maxWait),
+      );
       record.call?.abandon(error);
       this.counters.rare.timeouts++;
       this.counters.fail('timeout');
       this.noteFailure(error, 'timeout');
       this.hub?.emit('timeout', { timeoutMs: maxWait, probe: true });
-      this.hub?.emit('failure', { error, category: 'timeout', durationMs: now - record.startedAt, probe: true });
+      this.hub?.emit('failure', {
+        error,
+        category: 'timeout',
+        durationMs: now - record.startedAt,
+        probe: true,
+      });
       this.counters.rare.probesFailed++;
       const hopeless = round.fail();
       this.hub?.emit('probe', { result: 'failed' });
@@ -332,11 +265,30 @@ export abstract class BreakerMachine {
   }
 
   /** @internal */
-  protected transition(to: StateCode, reason: TransitionReason, now: number, retryAfterHint: number | undefined, adoptedOpenUntil?: number): void {
+  protected transition(
+    to: StateCode,
+    reason: TransitionReason,
+    now: number,
+    retryAfterHint: number | undefined,
+    adoptedOpenUntil?: number,
+  ): void {
     const from = this.current;
     // The evidence that opened the breaker, for logs, events and snapshots: the window is emptied below.
-    const evidence = to === OPEN && from === CLOSED ? { calls: this.window.calls, failures: this.window.failures, slowCalls: this.window.slowCalls } : undefined;
-    (this.evidence ??= new BreakerEvidence()).lastChange = { from, to, reason, at: now, window: evidence };
+    const evidence =
+      to === OPEN && from === CLOSED
+        ? {
+            calls: this.window.calls,
+            failures: this.window.failures,
+            slowCalls: this.window.slowCalls,
+          }
+        : undefined;
+    (this.evidence ??= new BreakerEvidence()).lastChange = {
+      from,
+      to,
+      reason,
+      at: now,
+      window: evidence,
+    };
     this.counters.spend(from, now - this.sinceAt);
     this.current = to;
     this.sinceAt = now;
@@ -353,7 +305,10 @@ export abstract class BreakerMachine {
     }
     if (to === OPEN) {
       if (from === HALF_OPEN) this.reopens++;
-      this.openUntilAt = adoptedOpenUntil === undefined ? now + openDuration(this.config, this.reopens, this.env, retryAfterHint) : adoptedOpenUntil - toWall;
+      this.openUntilAt =
+        adoptedOpenUntil === undefined
+          ? now + openDuration(this.config, this.reopens, this.env, retryAfterHint)
+          : adoptedOpenUntil - toWall;
       this.window.reset();
     } else if (to === HALF_OPEN) {
       this.round = new HalfOpenRound(this.config);

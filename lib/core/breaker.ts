@@ -1,18 +1,38 @@
 import { assembleSnapshot } from './assemble-snapshot.js';
 import type { BreakerCoordination } from './breaker-coordinator.interface.js';
 import { environmentOf, type BreakerDeps } from './breaker-environment.js';
-import { BREAKER_EVENT_NAMES, BreakerEventHub, isBreakerEventName, type BreakerEventName, type BreakerListener, type FallbackEvent } from './breaker-events.js';
+import {
+  BREAKER_EVENT_NAMES,
+  BreakerEventHub,
+  isBreakerEventName,
+  type BreakerEventName,
+  type BreakerListener,
+  type FallbackEvent,
+} from './breaker-events.js';
 import { BreakerFamily } from './breaker-family.js';
 import { NOT_TIMED, type BreakerMachine } from './breaker-machine.js';
-import { BreakerSettlement } from './breaker-settlement.js';
+import { BreakerCalls } from './breaker-calls.js';
 import type { BreakerOptions } from './breaker-options.js';
 import type { BreakerSnapshot } from './breaker-snapshot.js';
-import { CLOSED, DISABLED, HALF_OPEN, ISOLATED, OPEN, stateName, type BreakerState } from './breaker-state.js';
+import {
+  CLOSED,
+  DISABLED,
+  HALF_OPEN,
+  ISOLATED,
+  OPEN,
+  stateName,
+  type BreakerState,
+} from './breaker-state.js';
 import type { CircuitOpenError } from './breaker.errors.js';
 import { breakerMessages } from './breaker.messages.js';
 import { configFor } from './config-cache.js';
 import { baseOpenDuration } from './open-duration.js';
-import { TrackedCall, type CallContext, type CallPermit, type ProtectedCall } from './tracked-call.js';
+import {
+  TrackedCall,
+  type CallContext,
+  type CallPermit,
+  type ProtectedCall,
+} from './tracked-call.js';
 
 export type { BreakerDeps } from './breaker-environment.js';
 
@@ -43,13 +63,18 @@ type WithSignal<T> = (
  *
  * @publicApi
  */
-export class Breaker extends BreakerSettlement {
+export class Breaker extends BreakerCalls {
   /** For a child of a per-key family: the family. */
   declare readonly parent: Breaker | undefined;
   /** @internal */
   declare protected readonly keyed: BreakerFamily<Breaker> | undefined;
 
-  constructor(name: string, options?: BreakerOptions, deps?: BreakerDeps, lineage?: { parent: Breaker; key: string }) {
+  constructor(
+    name: string,
+    options?: BreakerOptions,
+    deps?: BreakerDeps,
+    lineage?: { parent: Breaker; key: string },
+  ) {
     if (typeof name !== 'string' || name === '') throw new TypeError(breakerMessages.badName(name));
     // Children share their family's validated options and environment: creating one is cheap.
     const config = lineage === undefined ? configFor(name, options) : lineage.parent.config;
@@ -57,7 +82,12 @@ export class Breaker extends BreakerSettlement {
     const keyed =
       config.perKey === undefined || lineage !== undefined
         ? undefined
-        : (owner: BreakerMachine) => new BreakerFamily<Breaker>(owner, (key) => new Breaker(`${name}[${key}]`, undefined, deps, { parent: owner as Breaker, key }));
+        : (owner: BreakerMachine) =>
+            new BreakerFamily<Breaker>(
+              owner,
+              (key) =>
+                new Breaker(`${name}[${key}]`, undefined, deps, { parent: owner as Breaker, key }),
+            );
     super(lineage === undefined ? name : undefined, lineage, config, env, keyed);
     this.timed = this.needsTiming();
   }
@@ -105,10 +135,12 @@ export class Breaker extends BreakerSettlement {
   execute<T>(fn: ProtectedCall<T>, options?: ExecuteOptions): Promise<T> {
     if (typeof fn !== 'function') throw new TypeError(breakerMessages.notAFunction(this.name, fn));
     const signal = options?.signal;
-    if (this.keyed !== undefined) throw new TypeError(breakerMessages.familyMisuse(this.name, 'execute'));
+    if (this.keyed !== undefined)
+      throw new TypeError(breakerMessages.familyMisuse(this.name, 'execute'));
     if (signal !== undefined) {
       // Checked before admission: a bad signal found later would leak the admission (a probe permit included).
-      if (!isAbortSignal(signal)) throw new TypeError(breakerMessages.invalidSignal(this.name, signal));
+      if (!isAbortSignal(signal))
+        throw new TypeError(breakerMessages.invalidSignal(this.name, signal));
       if (signal.aborted) return Promise.reject(signal.reason);
     }
     if (this.underFamilyGate()) {
@@ -119,7 +151,8 @@ export class Breaker extends BreakerSettlement {
     if (typeof token !== 'number') return Promise.reject(token);
     const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
     // No deadline (timeoutMs: false), no caller signal: no call object, no promise of our own.
-    if (token >= 0 && signal === undefined && this.config.timeoutMs === undefined) return this.runPlain(fn, token, startedAt);
+    if (token >= 0 && signal === undefined && this.config.timeoutMs === undefined)
+      return this.runPlain(fn, token, startedAt);
     return new TrackedCall<T>(this, token, startedAt).run(fn, signal);
   }
 
@@ -129,16 +162,25 @@ export class Breaker extends BreakerSettlement {
    * (a deadline, a probe, a family probe) goes through `withSignal`, which
    * hands the signal to the method its own way.
    */
-  executeMethod<T>(method: (...args: any[]) => T | PromiseLike<T>, thisArg: unknown, args: unknown[], withSignal: WithSignal<T>): Promise<T> {
-    if (this.keyed !== undefined) throw new TypeError(breakerMessages.familyMisuse(this.name, 'execute'));
+  executeMethod<T>(
+    method: (...args: any[]) => T | PromiseLike<T>,
+    thisArg: unknown,
+    args: unknown[],
+    withSignal: WithSignal<T>,
+  ): Promise<T> {
+    if (this.keyed !== undefined)
+      throw new TypeError(breakerMessages.familyMisuse(this.name, 'execute'));
     if (this.underFamilyGate()) {
       const call = this.familyCall<T>();
-      return call instanceof TrackedCall ? call.runMethod(withSignal, method, thisArg, args) : Promise.reject(call);
+      return call instanceof TrackedCall
+        ? call.runMethod(withSignal, method, thisArg, args)
+        : Promise.reject(call);
     }
     const token = this.admitOwn();
     if (typeof token !== 'number') return Promise.reject(token);
     const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
-    if (token >= 0 && this.config.timeoutMs === undefined) return this.runMethod(method, thisArg, args, token, startedAt);
+    if (token >= 0 && this.config.timeoutMs === undefined)
+      return this.runMethod(method, thisArg, args, token, startedAt);
     // The context, not its signal: reading the signal is what makes its AbortController.
     return new TrackedCall<T>(this, token, startedAt).runMethod(withSignal, method, thisArg, args);
   }
@@ -151,7 +193,8 @@ export class Breaker extends BreakerSettlement {
    * `halfOpen.maxWaitMs`.
    */
   acquire<T = unknown>(): CallPermit<T> {
-    if (this.keyed !== undefined) throw new TypeError(breakerMessages.familyMisuse(this.name, 'acquire'));
+    if (this.keyed !== undefined)
+      throw new TypeError(breakerMessages.familyMisuse(this.name, 'acquire'));
     if (this.underFamilyGate()) {
       const call = this.familyCall<T>();
       if (!(call instanceof TrackedCall)) throw call;
@@ -201,7 +244,13 @@ export class Breaker extends BreakerSettlement {
     return value;
   }
 
-  private async runMethod<T>(method: (...args: any[]) => T | PromiseLike<T>, thisArg: unknown, args: unknown[], token: number, startedAt: number): Promise<T> {
+  private async runMethod<T>(
+    method: (...args: any[]) => T | PromiseLike<T>,
+    thisArg: unknown,
+    args: unknown[],
+    token: number,
+    startedAt: number,
+  ): Promise<T> {
     let value: T;
     try {
       value = await method.apply(thisArg, args);
@@ -224,11 +273,16 @@ export class Breaker extends BreakerSettlement {
 
   /** Subscribes to an event; returns the function that unsubscribes. */
   on<E extends BreakerEventName>(event: E, listener: BreakerListener<E>): () => void {
-    if (!isBreakerEventName(event)) throw new TypeError(breakerMessages.unknownEvent(this.name, event, BREAKER_EVENT_NAMES));
-    if (typeof listener !== 'function') throw new TypeError(breakerMessages.notAListener(this.name, event, listener));
-    const hub = (this.hub ??= new BreakerEventHub((name, fault) => this.onListenerFault(name, fault)));
+    if (!isBreakerEventName(event))
+      throw new TypeError(breakerMessages.unknownEvent(this.name, event, BREAKER_EVENT_NAMES));
+    if (typeof listener !== 'function')
+      throw new TypeError(breakerMessages.notAListener(this.name, event, listener));
+    const hub = (this.hub ??= new BreakerEventHub((name, fault) =>
+      this.onListenerFault(name, fault),
+    ));
     // Only events that carry a duration make calls read the clock.
-    if (event === 'success' || event === 'failure' || event === 'ignored' || event === 'slowCall') this.timed = true;
+    if (event === 'success' || event === 'failure' || event === 'ignored' || event === 'slowCall')
+      this.timed = true;
     const off = hub.add(event, listener);
     return () => {
       off();
@@ -245,7 +299,8 @@ export class Breaker extends BreakerSettlement {
     return (
       this.config.slowCallDurationMs !== undefined ||
       this.config.window.type === 'time' ||
-      (hub !== undefined && (hub.has('success') || hub.has('failure') || hub.has('ignored') || hub.has('slowCall')))
+      (hub !== undefined &&
+        (hub.has('success') || hub.has('failure') || hub.has('ignored') || hub.has('slowCall')))
     );
   }
 
@@ -254,12 +309,14 @@ export class Breaker extends BreakerSettlement {
 
   /** Forces the breaker open (reason `isolated`) until `reset()`. */
   isolate(): void {
-    if (this.current !== ISOLATED) this.transition(ISOLATED, 'isolate', this.monotonic(), undefined);
+    if (this.current !== ISOLATED)
+      this.transition(ISOLATED, 'isolate', this.monotonic(), undefined);
   }
 
   /** Lets every call through, still recording outcomes and events, never tripping, until `reset()`. */
   disable(): void {
-    if (this.current !== DISABLED) this.transition(DISABLED, 'disable', this.monotonic(), undefined);
+    if (this.current !== DISABLED)
+      this.transition(DISABLED, 'disable', this.monotonic(), undefined);
   }
 
   /** Back to closed with an empty window, no backoff and no pause (a family resets every child too). */
@@ -309,7 +366,10 @@ export class Breaker extends BreakerSettlement {
       evidence: this.evidence,
       family: this.keyed?.snapshot(),
       coordination: this.coordination(),
-      nextOpenDurationMs: baseOpenDuration(this.config, state === HALF_OPEN || state === OPEN ? this.reopens + 1 : this.reopens),
+      nextOpenDurationMs: baseOpenDuration(
+        this.config,
+        state === HALF_OPEN || state === OPEN ? this.reopens + 1 : this.reopens,
+      ),
     });
   }
 

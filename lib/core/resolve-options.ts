@@ -2,38 +2,18 @@ import { BREAKER_DEFAULTS, type BreakerOptions, type WindowOptions } from './bre
 import { BreakerConfigError } from './breaker.errors.js';
 import type { ErrorClassifier, ResultClassifier } from './classify.js';
 import { OptionChecker } from './option-checker.js';
+import {
+  duration,
+  integer,
+  MAX_TIMER_MS,
+  optionalDuration,
+  or,
+  ratio,
+  resolveWindow,
+} from './option-values.js';
+import type { ResolvedBreakerOptions } from './resolved-breaker-options.interface.js';
 
-/** The options of one breaker after defaults and validation, as `breaker.config` shows them. @publicApi */
-export interface ResolvedBreakerOptions {
-  readonly window: Readonly<Required<WindowOptions>>;
-  /** Whether the failure/slow rates may trip the breaker (false in the consecutive-only model). */
-  readonly rateRule: boolean;
-  readonly failureRateThreshold: number;
-  readonly minimumThroughput: number;
-  readonly consecutiveFailures: number | undefined;
-  readonly slowCallDurationMs: number | undefined;
-  readonly slowCallRateThreshold: number | undefined;
-  readonly timeoutMs: number | undefined;
-  readonly openDurationMs: number;
-  readonly backoffMultiplier: number;
-  readonly backoffMaxMs: number;
-  readonly jitter: number;
-  readonly maxRetryAfterMs: number;
-  readonly maxProbes: number;
-  readonly maxConcurrentProbes: number;
-  readonly successesToClose: number;
-  readonly probeTimeoutMs: number | undefined;
-  readonly probeMaxWaitMs: number;
-  /** The SRE K, or 0 when overload handling is off. */
-  readonly overloadK: number;
-  readonly classify: ErrorClassifier | undefined;
-  readonly classifyResult: ResultClassifier | undefined;
-  /** Set when the breaker is a per-key family. */
-  readonly perKey: { readonly maxKeys: number; readonly idleMs: number | undefined; readonly maxKeyLength: number } | undefined;
-  readonly aggregate: { readonly openWhenOpenRatio: number; readonly minKeys: number } | undefined;
-  /** `false`: never shared; `undefined`: shared when the module has a store; otherwise shared with this quorum. */
-  readonly share: false | { readonly quorum: number } | undefined;
-}
+export type { ResolvedBreakerOptions } from './resolved-breaker-options.interface.js';
 
 const TOP_LEVEL_KEYS = [
   'window',
@@ -57,11 +37,15 @@ const TOP_LEVEL_KEYS = [
 ] as const satisfies readonly (keyof BreakerOptions)[];
 /** Every key a breaker's options may have, for layers that mix them with their own (the decorator). @internal */
 export const BREAKER_OPTION_KEYS: readonly string[] = TOP_LEVEL_KEYS;
-const HALF_OPEN_KEYS = ['maxProbes', 'maxConcurrent', 'successesToClose', 'probeTimeoutMs', 'maxWaitMs'] as const;
+const HALF_OPEN_KEYS = [
+  'maxProbes',
+  'maxConcurrent',
+  'successesToClose',
+  'probeTimeoutMs',
+  'maxWaitMs',
+] as const;
 const BACKOFF_KEYS = ['multiplier', 'maxMs'] as const;
 const WINDOW_EXPECTED = `{ type: 'count', size } or { type: 'time', durationMs, buckets? }`;
-// setTimeout fires at once for anything longer, which would turn a deadline into none.
-const MAX_TIMER_MS = 2_147_483_647;
 
 /** Who a breaker's options are reported as, and where the user wrote them. @internal */
 export interface BreakerOptionsSource {
@@ -72,8 +56,15 @@ export interface BreakerOptionsSource {
 }
 
 /** The checker of one breaker's options: errors are `BreakerConfigError`s naming the breaker and the option. @internal */
-export function breakerOptionChecker(name: string, source: BreakerOptionsSource = {}): OptionChecker {
-  return new OptionChecker(source.subject ?? `Circuit breaker "${name}"`, (message, option) => new BreakerConfigError(message, name, option), source.pathOf);
+export function breakerOptionChecker(
+  name: string,
+  source: BreakerOptionsSource = {},
+): OptionChecker {
+  return new OptionChecker(
+    source.subject ?? `Circuit breaker "${name}"`,
+    (message, option) => new BreakerConfigError(message, name, option),
+    source.pathOf,
+  );
 }
 
 /**
@@ -95,16 +86,30 @@ export function copyBreakerOptions(check: OptionChecker, options: unknown): Brea
   ] as const) {
     if (copy[key] !== undefined) copy[key] = check.record(key, copy[key], known);
   }
-  if (copy.overload !== undefined && copy.overload !== false) copy.overload = check.record('overload', copy.overload, ['k'], 'an object { k? } or false');
-  if (copy.share !== undefined && typeof copy.share !== 'boolean') copy.share = check.record('share', copy.share, ['quorum'], 'true, false or { quorum }');
+  if (copy.overload !== undefined && copy.overload !== false)
+    copy.overload = check.record('overload', copy.overload, ['k'], 'an object { k? } or false');
+  if (copy.share !== undefined && typeof copy.share !== 'boolean')
+    copy.share = check.record('share', copy.share, ['quorum'], 'true, false or { quorum }');
   return copy as BreakerOptions;
 }
 
 function copyWindow(check: OptionChecker, value: unknown): WindowOptions {
   if (!check.isPlainObject('window', value)) check.invalid('window', value, WINDOW_EXPECTED);
   const type = check.read(value, 'type', 'window.type');
-  if (type === 'count') return check.record('window', value, ['type', 'size'], WINDOW_EXPECTED) as unknown as WindowOptions;
-  if (type === 'time') return check.record('window', value, ['type', 'durationMs', 'buckets'], WINDOW_EXPECTED) as unknown as WindowOptions;
+  if (type === 'count')
+    return check.record(
+      'window',
+      value,
+      ['type', 'size'],
+      WINDOW_EXPECTED,
+    ) as unknown as WindowOptions;
+  if (type === 'time')
+    return check.record(
+      'window',
+      value,
+      ['type', 'durationMs', 'buckets'],
+      WINDOW_EXPECTED,
+    ) as unknown as WindowOptions;
   return check.invalid('window.type', type, `'count' or 'time'`, false);
 }
 
@@ -114,18 +119,39 @@ function copyWindow(check: OptionChecker, value: unknown): WindowOptions {
  *
  * @internal
  */
-export function resolveBreakerOptions(name: string, given: unknown = {}, source?: BreakerOptionsSource): ResolvedBreakerOptions {
+export function resolveBreakerOptions(
+  name: string,
+  given: unknown = {},
+  source?: BreakerOptionsSource,
+): ResolvedBreakerOptions {
   const check = breakerOptionChecker(name, source);
   const options = copyBreakerOptions(check, given);
 
   const window = resolveWindow(check, options.window);
   const rateRuleExplicit =
-    options.window !== undefined || options.failureRateThreshold !== undefined || options.minimumThroughput !== undefined;
-  const consecutiveFailures = options.consecutiveFailures === undefined ? undefined : integer(check, 'consecutiveFailures', options.consecutiveFailures, 1);
-  const failureRateThreshold = ratio(check, 'failureRateThreshold', or(options.failureRateThreshold, BREAKER_DEFAULTS.failureRateThreshold));
+    options.window !== undefined ||
+    options.failureRateThreshold !== undefined ||
+    options.minimumThroughput !== undefined;
+  const consecutiveFailures =
+    options.consecutiveFailures === undefined
+      ? undefined
+      : integer(check, 'consecutiveFailures', options.consecutiveFailures, 1);
+  const failureRateThreshold = ratio(
+    check,
+    'failureRateThreshold',
+    or(options.failureRateThreshold, BREAKER_DEFAULTS.failureRateThreshold),
+  );
   // The default never asks a small count window for more calls than it can hold.
-  const defaultThroughput = window.type === 'count' ? Math.min(BREAKER_DEFAULTS.minimumThroughput, window.size) : BREAKER_DEFAULTS.minimumThroughput;
-  const minimumThroughput = integer(check, 'minimumThroughput', or(options.minimumThroughput, defaultThroughput), 1);
+  const defaultThroughput =
+    window.type === 'count'
+      ? Math.min(BREAKER_DEFAULTS.minimumThroughput, window.size)
+      : BREAKER_DEFAULTS.minimumThroughput;
+  const minimumThroughput = integer(
+    check,
+    'minimumThroughput',
+    or(options.minimumThroughput, defaultThroughput),
+    1,
+  );
   if (window.type === 'count' && minimumThroughput > window.size) {
     check.fail(
       'minimumThroughput',
@@ -133,11 +159,18 @@ export function resolveBreakerOptions(name: string, given: unknown = {}, source?
     );
   }
 
-  const slowCallDurationMs = optionalDuration(check, 'slowCallDurationMs', options.slowCallDurationMs);
+  const slowCallDurationMs = optionalDuration(
+    check,
+    'slowCallDurationMs',
+    options.slowCallDurationMs,
+  );
   let slowCallRateThreshold: number | undefined;
   if (options.slowCallRateThreshold !== undefined) {
     if (slowCallDurationMs === undefined) {
-      check.fail('slowCallRateThreshold', `option "${check.pathOf('slowCallRateThreshold')}" needs "${check.pathOf('slowCallDurationMs')}": without it no call is ever slow.`);
+      check.fail(
+        'slowCallRateThreshold',
+        `option "${check.pathOf('slowCallRateThreshold')}" needs "${check.pathOf('slowCallDurationMs')}": without it no call is ever slow.`,
+      );
     }
     slowCallRateThreshold = ratio(check, 'slowCallRateThreshold', options.slowCallRateThreshold);
   } else if (slowCallDurationMs !== undefined) {
@@ -148,12 +181,28 @@ export function resolveBreakerOptions(name: string, given: unknown = {}, source?
   const timeoutMs =
     options.timeoutMs === false
       ? undefined
-      : check.number('timeoutMs', or(options.timeoutMs, BREAKER_DEFAULTS.timeoutMs), { min: 0, minExclusive: true, max: MAX_TIMER_MS }, `a positive number of milliseconds up to ${MAX_TIMER_MS}, or false for no deadline`);
-  const openDurationMs = duration(check, 'openDurationMs', or(options.openDurationMs, BREAKER_DEFAULTS.openDurationMs), 0);
+      : check.number(
+          'timeoutMs',
+          or(options.timeoutMs, BREAKER_DEFAULTS.timeoutMs),
+          { min: 0, minExclusive: true, max: MAX_TIMER_MS },
+          `a positive number of milliseconds up to ${MAX_TIMER_MS}, or false for no deadline`,
+        );
+  const openDurationMs = duration(
+    check,
+    'openDurationMs',
+    or(options.openDurationMs, BREAKER_DEFAULTS.openDurationMs),
+    0,
+  );
 
   const backoff = or(options.backoff, {});
-  const backoffMultiplier = check.number('backoff.multiplier', or(backoff.multiplier, 1), { min: 1, max: Number.MAX_VALUE }, 'a finite number >= 1');
-  const backoffMaxMs = backoff.maxMs === undefined ? Infinity : duration(check, 'backoff.maxMs', backoff.maxMs, 0);
+  const backoffMultiplier = check.number(
+    'backoff.multiplier',
+    or(backoff.multiplier, 1),
+    { min: 1, max: Number.MAX_VALUE },
+    'a finite number >= 1',
+  );
+  const backoffMaxMs =
+    backoff.maxMs === undefined ? Infinity : duration(check, 'backoff.maxMs', backoff.maxMs, 0);
   if (backoffMaxMs < openDurationMs) {
     check.fail(
       'backoff.maxMs',
@@ -161,61 +210,134 @@ export function resolveBreakerOptions(name: string, given: unknown = {}, source?
     );
   }
 
-  const jitter = check.number('jitter', or(options.jitter, BREAKER_DEFAULTS.jitter), { min: 0, max: 1 }, 'a number in [0, 1]');
-  const maxRetryAfterMs = duration(check, 'maxRetryAfterMs', or(options.maxRetryAfterMs, BREAKER_DEFAULTS.maxRetryAfterMs), 0);
+  const jitter = check.number(
+    'jitter',
+    or(options.jitter, BREAKER_DEFAULTS.jitter),
+    { min: 0, max: 1 },
+    'a number in [0, 1]',
+  );
+  const maxRetryAfterMs = duration(
+    check,
+    'maxRetryAfterMs',
+    or(options.maxRetryAfterMs, BREAKER_DEFAULTS.maxRetryAfterMs),
+    0,
+  );
 
   const halfOpen = or(options.halfOpen, {});
-  const maxProbes = integer(check, 'halfOpen.maxProbes', or(halfOpen.maxProbes, BREAKER_DEFAULTS.maxProbes), 1);
-  const maxConcurrentProbes = integer(check, 'halfOpen.maxConcurrent', or(halfOpen.maxConcurrent, Math.min(BREAKER_DEFAULTS.maxConcurrentProbes, maxProbes)), 1);
+  const maxProbes = integer(
+    check,
+    'halfOpen.maxProbes',
+    or(halfOpen.maxProbes, BREAKER_DEFAULTS.maxProbes),
+    1,
+  );
+  const maxConcurrentProbes = integer(
+    check,
+    'halfOpen.maxConcurrent',
+    or(halfOpen.maxConcurrent, Math.min(BREAKER_DEFAULTS.maxConcurrentProbes, maxProbes)),
+    1,
+  );
   if (maxConcurrentProbes > maxProbes) {
     check.fail(
       'halfOpen.maxConcurrent',
       `option "${check.pathOf('halfOpen.maxConcurrent')}" (${maxConcurrentProbes}) cannot exceed "${check.pathOf('halfOpen.maxProbes')}" (${maxProbes}).`,
     );
   }
-  const successesToClose = integer(check, 'halfOpen.successesToClose', or(halfOpen.successesToClose, maxProbes), 1);
+  const successesToClose = integer(
+    check,
+    'halfOpen.successesToClose',
+    or(halfOpen.successesToClose, maxProbes),
+    1,
+  );
   if (successesToClose > maxProbes) {
     check.fail(
       'halfOpen.successesToClose',
       `option "${check.pathOf('halfOpen.successesToClose')}" (${successesToClose}) cannot exceed "${check.pathOf('halfOpen.maxProbes')}" (${maxProbes}): the breaker could never close.`,
     );
   }
-  const probeTimeoutMs = optionalDuration(check, 'halfOpen.probeTimeoutMs', halfOpen.probeTimeoutMs, MAX_TIMER_MS) ?? timeoutMs;
+  const probeTimeoutMs =
+    optionalDuration(check, 'halfOpen.probeTimeoutMs', halfOpen.probeTimeoutMs, MAX_TIMER_MS) ??
+    timeoutMs;
   // Derived from a sub-millisecond deadline, the default would be refused for an option nobody set.
   const probeMaxWaitMs =
-    halfOpen.maxWaitMs === undefined ? Math.max(1, probeTimeoutMs ?? BREAKER_DEFAULTS.probeMaxWaitMs) : duration(check, 'halfOpen.maxWaitMs', halfOpen.maxWaitMs, 1);
+    halfOpen.maxWaitMs === undefined
+      ? Math.max(1, probeTimeoutMs ?? BREAKER_DEFAULTS.probeMaxWaitMs)
+      : duration(check, 'halfOpen.maxWaitMs', halfOpen.maxWaitMs, 1);
 
   let overloadK = 0;
   if (options.overload !== false) {
     const overload = or(options.overload, {});
-    overloadK = check.number('overload.k', or(overload.k, BREAKER_DEFAULTS.overloadK), { min: 1, max: Number.MAX_VALUE }, 'a finite number >= 1 (or overload: false)');
+    overloadK = check.number(
+      'overload.k',
+      or(overload.k, BREAKER_DEFAULTS.overloadK),
+      { min: 1, max: Number.MAX_VALUE },
+      'a finite number >= 1 (or overload: false)',
+    );
   }
 
-  const classify = options.classify === undefined ? undefined : check.func<ErrorClassifier>('classify', options.classify);
-  const classifyResult = options.classifyResult === undefined ? undefined : check.func<ResultClassifier>('classifyResult', options.classifyResult);
+  const classify =
+    options.classify === undefined
+      ? undefined
+      : check.func<ErrorClassifier>('classify', options.classify);
+  const classifyResult =
+    options.classifyResult === undefined
+      ? undefined
+      : check.func<ResultClassifier>('classifyResult', options.classifyResult);
 
   let perKey: ResolvedBreakerOptions['perKey'];
   if (options.perKey !== undefined) {
     perKey = Object.freeze({
-      maxKeys: integer(check, 'perKey.maxKeys', or(options.perKey.maxKeys, BREAKER_DEFAULTS.maxKeys), 1),
+      maxKeys: integer(
+        check,
+        'perKey.maxKeys',
+        or(options.perKey.maxKeys, BREAKER_DEFAULTS.maxKeys),
+        1,
+      ),
       idleMs: optionalDuration(check, 'perKey.idleMs', options.perKey.idleMs),
       // Room for the bounded form of a long key: its two marks, its hash and some of its start.
-      maxKeyLength: integer(check, 'perKey.maxKeyLength', or(options.perKey.maxKeyLength, BREAKER_DEFAULTS.maxKeyLength), 64),
+      maxKeyLength: integer(
+        check,
+        'perKey.maxKeyLength',
+        or(options.perKey.maxKeyLength, BREAKER_DEFAULTS.maxKeyLength),
+        64,
+      ),
     });
   }
   let aggregate: ResolvedBreakerOptions['aggregate'];
   if (options.aggregate !== undefined) {
-    if (perKey === undefined) check.fail('aggregate', `option "${check.pathOf('aggregate')}" needs "perKey": only a per-key family has targets to aggregate.`);
+    if (perKey === undefined)
+      check.fail(
+        'aggregate',
+        `option "${check.pathOf('aggregate')}" needs "perKey": only a per-key family has targets to aggregate.`,
+      );
     aggregate = Object.freeze({
-      openWhenOpenRatio: check.number('aggregate.openWhenOpenRatio', options.aggregate.openWhenOpenRatio, { min: 0, minExclusive: true, max: 1 }, 'a number in (0, 1]', false),
-      minKeys: integer(check, 'aggregate.minKeys', or(options.aggregate.minKeys, BREAKER_DEFAULTS.aggregateMinKeys), 1),
+      openWhenOpenRatio: check.number(
+        'aggregate.openWhenOpenRatio',
+        options.aggregate.openWhenOpenRatio,
+        { min: 0, minExclusive: true, max: 1 },
+        'a number in (0, 1]',
+        false,
+      ),
+      minKeys: integer(
+        check,
+        'aggregate.minKeys',
+        or(options.aggregate.minKeys, BREAKER_DEFAULTS.aggregateMinKeys),
+        1,
+      ),
     });
   }
 
   let share: ResolvedBreakerOptions['share'];
   if (options.share === true) share = Object.freeze({ quorum: BREAKER_DEFAULTS.shareQuorum });
   else if (options.share === false || options.share === undefined) share = options.share;
-  else share = Object.freeze({ quorum: integer(check, 'share.quorum', or(options.share.quorum, BREAKER_DEFAULTS.shareQuorum), 1) });
+  else
+    share = Object.freeze({
+      quorum: integer(
+        check,
+        'share.quorum',
+        or(options.share.quorum, BREAKER_DEFAULTS.shareQuorum),
+        1,
+      ),
+    });
 
   return Object.freeze({
     window,
@@ -243,40 +365,4 @@ export function resolveBreakerOptions(name: string, given: unknown = {}, source?
     aggregate,
     share,
   });
-}
-
-/** The option, or its default when not given: `undefined` only, so that a `null` reaches its check and is refused. */
-function or<T>(value: T | undefined, fallback: T): T {
-  return value === undefined ? fallback : value;
-}
-
-function ratio(check: OptionChecker, option: string, value: unknown): number {
-  return check.number(option, value, { min: 0, minExclusive: true, max: 1 }, 'a number in (0, 1]');
-}
-
-function integer(check: OptionChecker, option: string, value: unknown, min: number): number {
-  return check.number(option, value, { min, integer: true }, `an integer >= ${min}`);
-}
-
-function duration(check: OptionChecker, option: string, value: unknown, min: number): number {
-  return check.number(option, value, { min, max: Number.MAX_VALUE }, `a finite number of milliseconds >= ${min}`);
-}
-
-/** A positive duration or nothing; `max` keeps it within what a timer can wait. */
-function optionalDuration(check: OptionChecker, option: string, value: unknown, max = Number.MAX_SAFE_INTEGER): number | undefined {
-  if (value === undefined) return undefined;
-  const expected = max === MAX_TIMER_MS ? `a positive number of milliseconds up to ${MAX_TIMER_MS}` : 'a positive, finite number of milliseconds';
-  return check.number(option, value, { min: 0, minExclusive: true, max }, expected);
-}
-
-function resolveWindow(check: OptionChecker, value: WindowOptions | undefined): Readonly<Required<WindowOptions>> {
-  if (value === undefined) return Object.freeze({ type: 'count', size: BREAKER_DEFAULTS.windowSize });
-  if (value.type === 'count') {
-    // A byte per slot: a million slots is already far past any useful window.
-    const size = check.number('window.size', value.size, { min: 1, max: 1_000_000, integer: true }, 'an integer in [1, 1000000]', false);
-    return Object.freeze({ type: 'count', size });
-  }
-  const buckets = check.number('window.buckets', or(value.buckets, BREAKER_DEFAULTS.timeWindowBuckets), { min: 1, max: 1000, integer: true }, 'an integer in [1, 1000]');
-  const durationMs = check.number('window.durationMs', value.durationMs, { min: buckets, max: Number.MAX_VALUE }, `a finite number of milliseconds >= ${buckets}`, false);
-  return Object.freeze({ type: 'time', durationMs, buckets });
 }

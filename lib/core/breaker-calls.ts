@@ -1,13 +1,39 @@
 import { BreakerMachine } from './breaker-machine.js';
-import { CLOSED, DISABLED, OPEN, type CallOutcome, type FailureCategory } from './breaker-state.js';
-import type { CallTimeoutError } from './breaker.errors.js';
-import { defaultClassifyError, defaultClassifyResult, failureCategoryOf, retryAfterOf } from './classify.js';
+import {
+  CLOSED,
+  DISABLED,
+  HALF_OPEN,
+  ISOLATED,
+  OPEN,
+  stateName,
+  type CallOutcome,
+  type FailureCategory,
+  type RejectionReason,
+} from './breaker-state.js';
+import { createRejection, type CallTimeoutError, type CircuitOpenError } from './breaker.errors.js';
+import {
+  defaultClassifyError,
+  defaultClassifyResult,
+  failureCategoryOf,
+  retryAfterOf,
+} from './classify.js';
 import { runClassifier } from './guarded-classifier.js';
 import { OverloadPressure } from './overload-pressure.js';
 import { tripReason } from './trip-rules.js';
-import { SLOT_FAILURE, SLOT_OVERLOAD, SLOT_SLOW, SLOT_SUCCESS } from './window/outcome-window.interface.js';
+import {
+  SLOT_FAILURE,
+  SLOT_OVERLOAD,
+  SLOT_SLOW,
+  SLOT_SUCCESS,
+} from './window/outcome-window.interface.js';
+
+// A throttled call may be admitted at any moment; this is a polite hint, not a schedule.
+const THROTTLED_RETRY_AFTER_MS = 1_000;
 
 /**
+ * What a call does to its breaker: admission (a token, a probe permit, or the
+ * rejection), then settlement.
+ *
  * How a breaker counts what its calls did: classification (the application's
  * classifiers, guarded, then the defaults), the window and the streak, the
  * probes of a half-open round, and the overload pressure; then it asks the
@@ -19,7 +45,101 @@ import { SLOT_FAILURE, SLOT_OVERLOAD, SLOT_SLOW, SLOT_SUCCESS } from './window/o
  *
  * Not exported; kept in the declarations because `Breaker` extends it.
  */
-export abstract class BreakerSettlement extends BreakerMachine {
+export abstract class BreakerCalls extends BreakerMachine {
+  // ---------------------------------------------------------------------------
+  // Admission
+
+  /** @internal A token (the generation; a negative probe id for probes) or the rejection. */
+  protected admitOwn(): number | CircuitOpenError {
+    const state = this.current;
+    if (state === CLOSED) {
+      if (this.overload !== undefined) return this.admitUnderOverload();
+      this.counters.admitted++;
+      return this.generation;
+    }
+    if (state === DISABLED) {
+      this.counters.admitted++;
+      return this.generation;
+    }
+    if (state === ISOLATED) return this.reject('isolated', undefined);
+    const now = this.monotonic();
+    this.refresh(now, true);
+    if (this.current === OPEN) return this.reject('open', this.openRetryAfter(now));
+    return this.admitProbe(now);
+  }
+
+  /** @internal A family's own gate for a child's call: 0 to pass, a probe token, or the rejection. */
+  admitAsFamily(): number | CircuitOpenError {
+    if (this.current === ISOLATED) return this.reject('isolated', undefined);
+    const now = this.monotonic();
+    this.refresh(now, true);
+    if (this.current === OPEN) return this.reject('open', this.openRetryAfter(now));
+    if (this.current === HALF_OPEN) return this.admitProbe(now);
+    return 0;
+  }
+
+  /** @internal Until the open duration ends; past it (the fleet's probe is someone else's), until that probe must be decided. */
+  protected openRetryAfter(now: number): number {
+    return now < this.openUntilAt ? this.openUntilAt - now : this.config.probeMaxWaitMs;
+  }
+
+  /** The closed state while the dependency reports overload: honour its pause, then shed a share of calls. */
+  private admitUnderOverload(): number | CircuitOpenError {
+    const now = this.monotonic();
+    const pressure = this.overload!;
+    const pause = pressure.pauseLeft(now);
+    if (pause > 0) return this.reject('retry-after', pause);
+    if (pressure.shed(this.config, now, this.env))
+      return this.reject('throttled', THROTTLED_RETRY_AFTER_MS);
+    // The pause is over and the overloads have left the window: calls take the plain path again.
+    if (pressure.spent) this.overload = undefined;
+    this.counters.admitted++;
+    return this.generation;
+  }
+
+  private admitProbe(now: number): number | CircuitOpenError {
+    const round = this.round!;
+    if (round.full) return this.reject('half-open-busy', round.retryAfter(now));
+    const id = round.admit(now);
+    this.counters.admitted++;
+    this.counters.rare.probesAdmitted++;
+    this.hub?.emit('probe', { result: 'admitted' });
+    return -id;
+  }
+
+  private reject(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
+    const error = createRejection(
+      this.name,
+      stateName(this.current),
+      reason,
+      retryAfterMs,
+      this.evidence?.lastFailure,
+    );
+    this.counters.reject(reason);
+    this.hub?.emit('rejected', { reason, error });
+    return error;
+  }
+
+  /**
+   * @internal Takes back an admission that turned out not to be a call (a
+   * decorated method that returned an Observable: its subscriptions are the calls).
+   */
+  withdrawAdmission(token: number): void {
+    this.counters.admitted--;
+    const round = this.round;
+    if (token >= 0 || round === undefined || !round.remove(-token)) return;
+    round.admitted--;
+    this.counters.rare.probesAdmitted--;
+  }
+
+  /** @internal Lets a probe's call object be told when the probe expires. */
+  attachProbe(id: number, call: { abandon(error: CallTimeoutError): void }): void {
+    this.round?.attach(id, call);
+  }
+
+  // ---------------------------------------------------------------------------
+  // Settlement
+
   /** @internal Counts a call that resolved with `value`; returns how it counted. */
   settleValue(token: number, value: unknown, startedAt: number): CallOutcome {
     // The common case in full, without the general bookkeeping: a success of the
@@ -31,7 +151,9 @@ export abstract class BreakerSettlement extends BreakerMachine {
       !this.timed &&
       this.overload === undefined &&
       this.config.classifyResult === undefined &&
-      (typeof value !== 'object' || value === null || defaultClassifyResult(value, this.config.overloadK !== 0) === 'success')
+      (typeof value !== 'object' ||
+        value === null ||
+        defaultClassifyResult(value, this.config.overloadK !== 0) === 'success')
     ) {
       this.counters.successes++;
       this.consecutiveFailures = 0;
@@ -54,13 +176,22 @@ export abstract class BreakerSettlement extends BreakerMachine {
   }
 
   /** @internal Counts one settled call; drops its effect on state when it belongs to an older generation. */
-  settle(token: number, outcome: CallOutcome, subject: unknown, startedAt: number, category: FailureCategory | undefined): void {
+  settle(
+    token: number,
+    outcome: CallOutcome,
+    subject: unknown,
+    startedAt: number,
+    category: FailureCategory | undefined,
+  ): void {
     const now = this.timed ? this.monotonic() : 0;
     // A call admitted before anyone needed durations (a listener added since) reports 0.
     const durationMs = this.timed && startedAt === startedAt ? now - startedAt : 0;
     const probe = token < 0;
     const slowMs = this.config.slowCallDurationMs;
-    const slow = slowMs !== undefined && durationMs >= slowMs && (outcome === 'success' || outcome === 'failure');
+    const slow =
+      slowMs !== undefined &&
+      durationMs >= slowMs &&
+      (outcome === 'success' || outcome === 'failure');
     const counters = this.counters;
     const hub = this.hub;
 
@@ -89,7 +220,11 @@ export abstract class BreakerSettlement extends BreakerMachine {
     if (slow) {
       counters.rare.slowCalls++;
       slot |= SLOT_SLOW;
-      hub?.emit('slowCall', { durationMs, thresholdMs: slowMs, outcome: outcome as 'success' | 'failure' });
+      hub?.emit('slowCall', {
+        durationMs,
+        thresholdMs: slowMs,
+        outcome: outcome as 'success' | 'failure',
+      });
     }
 
     if (probe) {
@@ -119,7 +254,8 @@ export abstract class BreakerSettlement extends BreakerMachine {
    */
   private evaluate(failure: unknown): void {
     const reason = tripReason(this.config, this.window, this.consecutiveFailures, this);
-    if (reason !== undefined) this.transition(OPEN, reason, this.monotonic(), retryAfterOf(failure, this.env.clock.now()));
+    if (reason !== undefined)
+      this.transition(OPEN, reason, this.monotonic(), retryAfterOf(failure, this.env.clock.now()));
   }
 
   private onOverload(subject: unknown): void {
@@ -145,7 +281,13 @@ export abstract class BreakerSettlement extends BreakerMachine {
     this.counters.rare.probesFailed++;
     this.hub?.emit('probe', { result: 'failed' });
     // Reopen as soon as closing has become impossible.
-    if (hopeless) this.transition(OPEN, 'probe-failed', this.monotonic(), retryAfterOf(subject, this.env.clock.now()));
+    if (hopeless)
+      this.transition(
+        OPEN,
+        'probe-failed',
+        this.monotonic(),
+        retryAfterOf(subject, this.env.clock.now()),
+      );
   }
 
   private releaseProbe(id: number): void {
