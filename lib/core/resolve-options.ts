@@ -1,6 +1,7 @@
 import { BREAKER_DEFAULTS, type BreakerOptions, type WindowOptions } from './breaker-options.js';
 import { BreakerConfigError } from './breaker.errors.js';
 import type { ErrorClassifier, ResultClassifier } from './classify.js';
+import { breakerOptionMessages } from './breaker-options.messages.js';
 import { OptionChecker } from './option-checker.js';
 import {
   duration,
@@ -155,7 +156,12 @@ export function resolveBreakerOptions(
   if (window.type === 'count' && minimumThroughput > window.size) {
     check.fail(
       'minimumThroughput',
-      `option "${check.pathOf('minimumThroughput')}" (${minimumThroughput}) cannot exceed ${check.pathOf('window.size')} (${window.size}): the window could never hold enough calls to judge a rate.`,
+      breakerOptionMessages.throughputOverWindow(
+        check.pathOf('minimumThroughput'),
+        minimumThroughput,
+        check.pathOf('window.size'),
+        window.size,
+      ),
     );
   }
 
@@ -169,7 +175,10 @@ export function resolveBreakerOptions(
     if (slowCallDurationMs === undefined) {
       check.fail(
         'slowCallRateThreshold',
-        `option "${check.pathOf('slowCallRateThreshold')}" needs "${check.pathOf('slowCallDurationMs')}": without it no call is ever slow.`,
+        breakerOptionMessages.slowRateWithoutDuration(
+          check.pathOf('slowCallRateThreshold'),
+          check.pathOf('slowCallDurationMs'),
+        ),
       );
     }
     slowCallRateThreshold = ratio(check, 'slowCallRateThreshold', options.slowCallRateThreshold);
@@ -206,7 +215,12 @@ export function resolveBreakerOptions(
   if (backoffMaxMs < openDurationMs) {
     check.fail(
       'backoff.maxMs',
-      `option "${check.pathOf('backoff.maxMs')}" (${backoffMaxMs}) is below "${check.pathOf('openDurationMs')}" (${openDurationMs}): the cap would shorten the first open period.`,
+      breakerOptionMessages.backoffCapBelowOpen(
+        check.pathOf('backoff.maxMs'),
+        backoffMaxMs,
+        check.pathOf('openDurationMs'),
+        openDurationMs,
+      ),
     );
   }
 
@@ -239,7 +253,12 @@ export function resolveBreakerOptions(
   if (maxConcurrentProbes > maxProbes) {
     check.fail(
       'halfOpen.maxConcurrent',
-      `option "${check.pathOf('halfOpen.maxConcurrent')}" (${maxConcurrentProbes}) cannot exceed "${check.pathOf('halfOpen.maxProbes')}" (${maxProbes}).`,
+      breakerOptionMessages.concurrentOverProbes(
+        check.pathOf('halfOpen.maxConcurrent'),
+        maxConcurrentProbes,
+        check.pathOf('halfOpen.maxProbes'),
+        maxProbes,
+      ),
     );
   }
   const successesToClose = integer(
@@ -251,7 +270,12 @@ export function resolveBreakerOptions(
   if (successesToClose > maxProbes) {
     check.fail(
       'halfOpen.successesToClose',
-      `option "${check.pathOf('halfOpen.successesToClose')}" (${successesToClose}) cannot exceed "${check.pathOf('halfOpen.maxProbes')}" (${maxProbes}): the breaker could never close.`,
+      breakerOptionMessages.successesOverProbes(
+        check.pathOf('halfOpen.successesToClose'),
+        successesToClose,
+        check.pathOf('halfOpen.maxProbes'),
+        maxProbes,
+      ),
     );
   }
   const probeTimeoutMs =
@@ -307,7 +331,7 @@ export function resolveBreakerOptions(
     if (perKey === undefined)
       check.fail(
         'aggregate',
-        `option "${check.pathOf('aggregate')}" needs "perKey": only a per-key family has targets to aggregate.`,
+        breakerOptionMessages.aggregateWithoutPerKey(check.pathOf('aggregate')),
       );
     aggregate = Object.freeze({
       openWhenOpenRatio: check.number(

@@ -59,19 +59,19 @@ describe('Breaker option validation', () => {
     ],
     [
       { window: { type: 'count', size: 5 }, minimumThroughput: 6 },
-      'Circuit breaker "payments": option "minimumThroughput" (6) cannot exceed window.size (5): the window could never hold enough calls to judge a rate.',
+      'Circuit breaker "payments": option "minimumThroughput" (6) cannot exceed window.size (5): the window could never hold enough calls to judge a rate. Lower "minimumThroughput" or enlarge the window.',
     ],
     [
       { slowCallRateThreshold: 0.5 },
-      'Circuit breaker "payments": option "slowCallRateThreshold" needs "slowCallDurationMs": without it no call is ever slow.',
+      'Circuit breaker "payments": option "slowCallRateThreshold" needs "slowCallDurationMs": without it no call is ever slow. Set "slowCallDurationMs" too, or remove "slowCallRateThreshold".',
     ],
     [
       { halfOpen: { maxProbes: 2, maxConcurrent: 3 } },
-      'Circuit breaker "payments": option "halfOpen.maxConcurrent" (3) cannot exceed "halfOpen.maxProbes" (2).',
+      'Circuit breaker "payments": option "halfOpen.maxConcurrent" (3) cannot exceed "halfOpen.maxProbes" (2). Lower "halfOpen.maxConcurrent" or raise "halfOpen.maxProbes".',
     ],
     [
       { halfOpen: { maxProbes: 2, successesToClose: 3 } },
-      'Circuit breaker "payments": option "halfOpen.successesToClose" (3) cannot exceed "halfOpen.maxProbes" (2): the breaker could never close.',
+      'Circuit breaker "payments": option "halfOpen.successesToClose" (3) cannot exceed "halfOpen.maxProbes" (2): the breaker could never close. Lower "halfOpen.successesToClose" or raise "halfOpen.maxProbes".',
     ],
     [
       { backoff: { multiplier: 0.5 } },
@@ -79,7 +79,7 @@ describe('Breaker option validation', () => {
     ],
     [
       { openDurationMs: 10_000, backoff: { maxMs: 5_000 } },
-      'Circuit breaker "payments": option "backoff.maxMs" (5000) is below "openDurationMs" (10000): the cap would shorten the first open period.',
+      'Circuit breaker "payments": option "backoff.maxMs" (5000) is below "openDurationMs" (10000): the cap would shorten the first open period. Raise "backoff.maxMs" to at least 10000.',
     ],
     [
       { overload: { k: 0.5 } },

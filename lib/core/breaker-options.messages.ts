@@ -1,0 +1,21 @@
+/**
+ * Options of one breaker that are each valid but cannot go together: every
+ * message names both options as the user wrote them, says why, and ends with
+ * what to change. (Single invalid values are `optionMessages.invalid`.)
+ *
+ * @internal
+ */
+export const breakerOptionMessages = {
+  throughputOverWindow: (option: string, value: number, sizeOption: string, size: number) =>
+    `option "${option}" (${value}) cannot exceed ${sizeOption} (${size}): the window could never hold enough calls to judge a rate. Lower "${option}" or enlarge the window.`,
+  slowRateWithoutDuration: (option: string, durationOption: string) =>
+    `option "${option}" needs "${durationOption}": without it no call is ever slow. Set "${durationOption}" too, or remove "${option}".`,
+  backoffCapBelowOpen: (option: string, value: number, openOption: string, open: number) =>
+    `option "${option}" (${value}) is below "${openOption}" (${open}): the cap would shorten the first open period. Raise "${option}" to at least ${open}.`,
+  concurrentOverProbes: (option: string, value: number, probesOption: string, probes: number) =>
+    `option "${option}" (${value}) cannot exceed "${probesOption}" (${probes}). Lower "${option}" or raise "${probesOption}".`,
+  successesOverProbes: (option: string, value: number, probesOption: string, probes: number) =>
+    `option "${option}" (${value}) cannot exceed "${probesOption}" (${probes}): the breaker could never close. Lower "${option}" or raise "${probesOption}".`,
+  aggregateWithoutPerKey: (option: string) =>
+    `option "${option}" needs "perKey": only a per-key family has targets to aggregate. Add perKey: { maxKeys }, or remove "${option}".`,
+};
