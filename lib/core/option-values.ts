@@ -8,21 +8,25 @@ import type { OptionChecker } from './option-checker.js';
  */
 
 // setTimeout fires at once for anything longer, which would turn a deadline into none.
+/** @internal */
 export const MAX_TIMER_MS = 2_147_483_647;
 
-/** The option, or its default when not given: `undefined` only, so that a `null` reaches its check and is refused. */
+/** @internal The option, or its default when not given: `undefined` only, so that a `null` reaches its check and is refused. */
 export function or<T>(value: T | undefined, fallback: T): T {
   return value === undefined ? fallback : value;
 }
 
+/** @internal */
 export function ratio(check: OptionChecker, option: string, value: unknown): number {
   return check.number(option, value, { min: 0, minExclusive: true, max: 1 }, 'a number in (0, 1]');
 }
 
+/** @internal */
 export function integer(check: OptionChecker, option: string, value: unknown, min: number): number {
   return check.number(option, value, { min, integer: true }, `an integer >= ${min}`);
 }
 
+/** @internal */
 export function duration(
   check: OptionChecker,
   option: string,
@@ -37,7 +41,7 @@ export function duration(
   );
 }
 
-/** A positive duration or nothing; `max` keeps it within what a timer can wait. */
+/** @internal A positive duration or nothing; `max` keeps it within what a timer can wait. */
 export function optionalDuration(
   check: OptionChecker,
   option: string,
@@ -52,6 +56,7 @@ export function optionalDuration(
   return check.number(option, value, { min: 0, minExclusive: true, max }, expected);
 }
 
+/** @internal */
 export function resolveWindow(
   check: OptionChecker,
   value: WindowOptions | undefined,
