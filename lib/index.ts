@@ -89,6 +89,11 @@ export { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missi
 export { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
 export type { CircuitBreakerModuleExtras } from './circuit-breaker.module-definition.js';
 export { CircuitBreakerEvents } from './circuit-breaker.events.js';
+export { circuitBreakerOptionsFromEnv } from './config/circuit-breaker-env.js';
+export type {
+  CircuitBreakerEnvConfig,
+  CircuitBreakerEnvOptions,
+} from './config/circuit-breaker-env.js';
 export { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 export { circuitBreaker } from './circuit-breaker.operator.js';
 export type { CircuitBreakerOperatorOptions } from './circuit-breaker.operator.js';

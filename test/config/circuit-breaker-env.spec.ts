@@ -1,0 +1,173 @@
+import { describe, expect, it } from 'vitest';
+import { circuitBreakerOptionsFromEnv } from '../../lib/config/circuit-breaker-env.js';
+import {
+  BreakerConfigError,
+  CircuitBreakerModule,
+  CircuitBreakerRegistry,
+} from '../../lib/index.js';
+import { nestApps } from '../helpers/nest-app.js';
+
+const start = nestApps();
+
+function fromEnv(env: Record<string, string>, breakers: string[] = ['payments', 'catalog.search']) {
+  return circuitBreakerOptionsFromEnv({ breakers, env });
+}
+
+function errorOf(run: () => unknown): BreakerConfigError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof BreakerConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected a BreakerConfigError');
+}
+
+describe('circuitBreakerOptionsFromEnv()', () => {
+  it('reads each breaker’s options and the defaults from CB_<BREAKER>_<OPTION> variables, typed', () => {
+    expect(
+      fromEnv({
+        CB_PAYMENTS_TIMEOUT_MS: '2000',
+        CB_PAYMENTS_HALF_OPEN_MAX_PROBES: '3',
+        CB_CATALOG_SEARCH_FAILURE_RATE_THRESHOLD: '0.25',
+        CB_CATALOG_SEARCH_WINDOW_SIZE: ' 50 ',
+        CB_DEFAULTS_OPEN_DURATION_MS: '30000',
+        CB_DEFAULTS_SHARE: 'false',
+        OTHER_VARIABLE: 'ignored',
+      }),
+    ).toEqual({
+      defaults: { openDurationMs: 30_000, share: false },
+      breakers: {
+        payments: { timeoutMs: 2_000, halfOpen: { maxProbes: 3 } },
+        'catalog.search': { failureRateThreshold: 0.25, window: { type: 'count', size: 50 } },
+      },
+    });
+  });
+
+  it('gives nothing when no variable is set, so spreading it into forRoot() changes nothing', () => {
+    expect(fromEnv({})).toEqual({});
+  });
+
+  it('takes timeoutMs=false, a time window by its duration, and a quorum that implies sharing', () => {
+    expect(
+      fromEnv({
+        CB_PAYMENTS_TIMEOUT_MS: 'false',
+        CB_PAYMENTS_WINDOW_DURATION_MS: '60000',
+        CB_PAYMENTS_SHARE: 'true',
+        CB_PAYMENTS_SHARE_QUORUM: '3',
+      }),
+    ).toEqual({
+      breakers: {
+        payments: {
+          timeoutMs: false,
+          window: { type: 'time', durationMs: 60_000 },
+          share: { quorum: 3 },
+        },
+      },
+    });
+  });
+
+  it('names the variable when a value is not a number', () => {
+    const error = errorOf(() => fromEnv({ CB_PAYMENTS_TIMEOUT_MS: '2s' }));
+    expect(error.message).toBe(
+      'Environment variable CB_PAYMENTS_TIMEOUT_MS="2s" is not a number or false. Write a number of milliseconds, or CB_PAYMENTS_TIMEOUT_MS=false.',
+    );
+    expect(error.option).toBe('CB_PAYMENTS_TIMEOUT_MS');
+    expect(errorOf(() => fromEnv({ CB_PAYMENTS_JITTER: '0x10' })).message).toBe(
+      'Environment variable CB_PAYMENTS_JITTER="0x10" is not a number. Write digits, e.g. CB_PAYMENTS_JITTER=2000.',
+    );
+  });
+
+  it('checks each value as start-up does, naming the variable instead of the option path', () => {
+    expect(errorOf(() => fromEnv({ CB_PAYMENTS_FAILURE_RATE_THRESHOLD: '1.5' })).message).toBe(
+      'Circuit breaker "payments" (from the environment): option "CB_PAYMENTS_FAILURE_RATE_THRESHOLD" must be a number in (0, 1], got 1.5.',
+    );
+  });
+
+  it('checks a breaker over the defaults the variables give, naming the variables of both', () => {
+    expect(
+      errorOf(() =>
+        fromEnv({
+          CB_DEFAULTS_HALF_OPEN_MAX_PROBES: '2',
+          CB_PAYMENTS_HALF_OPEN_SUCCESSES_TO_CLOSE: '3',
+        }),
+      ).message,
+    ).toBe(
+      'Circuit breaker "payments" (from the environment): option "CB_PAYMENTS_HALF_OPEN_SUCCESSES_TO_CLOSE" (3) cannot exceed "CB_DEFAULTS_HALF_OPEN_MAX_PROBES" (2): the breaker could never close. Lower "CB_PAYMENTS_HALF_OPEN_SUCCESSES_TO_CLOSE" or raise "CB_DEFAULTS_HALF_OPEN_MAX_PROBES".',
+    );
+  });
+
+  it('refuses a variable that names no breaker or no option, suggesting the closest one', () => {
+    expect(errorOf(() => fromEnv({ CB_PAYMENT_TIMEOUT_MS: '2000' })).message).toBe(
+      'Environment variable CB_PAYMENT_TIMEOUT_MS starts with CB_ but names no breaker option this application reads. Did you mean CB_PAYMENTS_TIMEOUT_MS? Name a breaker given in "breakers" (or DEFAULTS) and an option, e.g. CB_PAYMENTS_TIMEOUT_MS.',
+    );
+    expect(errorOf(() => fromEnv({ CB_PAYMENTS_TIMEOUT: '2000' })).message).toContain(
+      'Did you mean CB_PAYMENTS_TIMEOUT_MS?',
+    );
+  });
+
+  it('refuses OVERLOAD=false with OVERLOAD_K, whichever comes first', () => {
+    const message =
+      'Environment variables CB_PAYMENTS_OVERLOAD=false and CB_PAYMENTS_OVERLOAD_K contradict each other: one turns the option off, the other configures it. Remove one of them.';
+    expect(
+      errorOf(() => fromEnv({ CB_PAYMENTS_OVERLOAD: 'false', CB_PAYMENTS_OVERLOAD_K: '2' }))
+        .message,
+    ).toBe(message);
+    expect(
+      errorOf(() => fromEnv({ CB_PAYMENTS_OVERLOAD_K: '2', CB_PAYMENTS_OVERLOAD: 'false' }))
+        .message,
+    ).toBe(message);
+  });
+
+  it('gives each variable to the breaker whose name matches longest (a and a.b)', () => {
+    expect(fromEnv({ CB_A_B_TIMEOUT_MS: '5', CB_A_TIMEOUT_MS: '7' }, ['a', 'a.b'])).toEqual({
+      breakers: { 'a.b': { timeoutMs: 5 }, a: { timeoutMs: 7 } },
+    });
+  });
+
+  it('refuses names that would read the same variables, and a breaker named like the defaults', () => {
+    expect(errorOf(() => fromEnv({}, ['catalog.search', 'catalog-search'])).message).toBe(
+      'Circuit breakers "catalog.search" and "catalog-search" would both read variables named CATALOG_SEARCH_*. Rename one of them, or read one of them some other way.',
+    );
+    expect(errorOf(() => fromEnv({}, ['defaults'])).message).toBe(
+      'Circuit breaker "defaults" would read the variables of the defaults (DEFAULTS_*). Rename the breaker.',
+    );
+  });
+
+  it('takes another prefix, and refuses one that cannot start a variable name', () => {
+    expect(
+      circuitBreakerOptionsFromEnv({
+        breakers: ['payments'],
+        prefix: 'APP_CB_',
+        env: { APP_CB_PAYMENTS_JITTER: '0.1' },
+      }),
+    ).toEqual({
+      breakers: { payments: { jitter: 0.1 } },
+    });
+    expect(() => circuitBreakerOptionsFromEnv({ breakers: ['payments'], prefix: 'CB-' })).toThrow(
+      new TypeError(
+        `circuitBreakerOptionsFromEnv(): "prefix" must be a non-empty string of letters, digits and underscores, got "CB-". Pass e.g. { prefix: 'CB_' }.`,
+      ),
+    );
+  });
+
+  it('feeds forRoot(): the breakers are built with the options the variables gave', async () => {
+    const fromVariables = fromEnv({
+      CB_PAYMENTS_TIMEOUT_MS: '2000',
+      CB_DEFAULTS_OPEN_DURATION_MS: '45000',
+    });
+    const app = await start([
+      CircuitBreakerModule.forRoot({
+        logging: false,
+        ...fromVariables,
+        breakers: { ...fromVariables.breakers, catalog: {} },
+      }),
+    ]);
+    const registry = app.get(CircuitBreakerRegistry);
+    expect([
+      registry.get('payments').config.timeoutMs,
+      registry.get('payments').config.openDurationMs,
+      registry.get('catalog').config.openDurationMs,
+    ]).toEqual([2_000, 45_000, 45_000]);
+  });
+});
