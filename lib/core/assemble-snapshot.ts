@@ -8,6 +8,7 @@ import {
   type TransitionEvidence,
 } from './breaker-snapshot.js';
 import { OPEN, stateName, type StateCode } from './breaker-state.js';
+import type { ForcedStateSnapshot } from './forced-state.js';
 import type { HalfOpenRound } from './half-open-round.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
 import type { OutcomeWindow } from './window/outcome-window.interface.js';
@@ -36,6 +37,7 @@ export interface SnapshotParts {
   readonly evidence: BreakerEvidence | undefined;
   readonly family: FamilySnapshot | undefined;
   readonly coordination: BreakerCoordination | undefined;
+  readonly forced: ForcedStateSnapshot | undefined;
   readonly nextOpenDurationMs: number;
 }
 
@@ -81,6 +83,7 @@ export function assembleSnapshot(p: SnapshotParts): BreakerSnapshot {
       : { lastFailure: describeFailure(evidence.lastFailure, evidence.lastFailureCategory) }),
     ...(p.family === undefined ? {} : { family: p.family }),
     ...(p.coordination === undefined ? {} : { coordination: p.coordination }),
+    ...(p.forced === undefined ? {} : { forced: p.forced }),
     thresholds: {
       failureRateThreshold: c.rateRule ? c.failureRateThreshold : undefined,
       minimumThroughput: c.minimumThroughput,

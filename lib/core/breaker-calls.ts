@@ -27,6 +27,9 @@ import {
   SLOT_SUCCESS,
 } from './window/outcome-window.interface.js';
 
+/** @internal The token of a call the breaker lets through without recording it (forced `disabled`). */
+export const UNCOUNTED = Number.MAX_SAFE_INTEGER;
+
 // A throttled call may be admitted at any moment; this is a polite hint, not a schedule.
 const THROTTLED_RETRY_AFTER_MS = 1_000;
 
@@ -58,10 +61,15 @@ export abstract class BreakerCalls extends BreakerMachine {
       return this.generation;
     }
     if (state === DISABLED) {
+      if (this.evidence?.forced !== undefined) return this.admitForced();
       this.counters.admitted++;
       return this.generation;
     }
-    if (state === ISOLATED) return this.reject('isolated', undefined);
+    if (state === ISOLATED) {
+      return this.evidence?.forced !== undefined
+        ? this.admitForced()
+        : this.reject('isolated', undefined);
+    }
     const now = this.monotonic();
     this.refresh(now, true);
     if (this.current === OPEN) return this.reject('open', this.openRetryAfter(now));
@@ -70,12 +78,36 @@ export abstract class BreakerCalls extends BreakerMachine {
 
   /** @internal A family's own gate for a child's call: 0 to pass, a probe token, or the rejection. */
   admitAsFamily(): number | CircuitOpenError {
-    if (this.current === ISOLATED) return this.reject('isolated', undefined);
+    if (this.current === ISOLATED && this.evidence?.forced === undefined)
+      return this.reject('isolated', undefined);
     const now = this.monotonic();
     this.refresh(now, true);
+    if (this.current === ISOLATED) return this.reject('isolated', this.forcedRetryAfter(now));
     if (this.current === OPEN) return this.reject('open', this.openRetryAfter(now));
     if (this.current === HALF_OPEN) return this.admitProbe(now);
     return 0;
+  }
+
+  /**
+   * A call while `force()` holds the breaker: a force that has ended releases
+   * it first; forced open rejects (until the force ends, when it ends),
+   * forced closed admits and records, forced disabled admits and records
+   * nothing (`UNCOUNTED`).
+   */
+  private admitForced(): number | CircuitOpenError {
+    const now = this.monotonic();
+    this.refresh(now, true);
+    const forced = this.evidence?.forced;
+    if (forced === undefined) return this.admitOwn();
+    if (this.current === ISOLATED) return this.reject('isolated', this.forcedRetryAfter(now));
+    if (forced.state === 'disabled') return UNCOUNTED;
+    this.counters.admitted++;
+    return this.generation;
+  }
+
+  private forcedRetryAfter(now: number): number | undefined {
+    const until = this.evidence?.forced?.until;
+    return until === undefined ? undefined : until - now;
   }
 
   /** @internal Until the open duration ends; past it (the fleet's probe is someone else's), until that probe must be decided. */

@@ -1,3 +1,4 @@
+import type { ForceableState } from './forced-state.js';
 import type {
   BreakerState,
   FailureCategory,
@@ -17,6 +18,8 @@ export interface StateChangeEvent {
   openUntil?: number;
   /** Set when a closed breaker opened: the window that decided it. */
   window?: { calls: number; failures: number; slowCalls: number };
+  /** Set when `force()` made the transition (reason `forced`): what, why and by whom. */
+  forced?: { state: ForceableState; reason: string; by?: string };
 }
 
 /** @publicApi */

@@ -1,4 +1,5 @@
 import type { FailureCategory, StateCode, TransitionReason } from './breaker-state.js';
+import type { Forcing } from './forced-state.js';
 
 /** A transition as the breaker remembers it: states as numbers, the time on its monotonic reading. @internal */
 export interface LastChange {
@@ -24,4 +25,6 @@ export class BreakerEvidence {
   lastChange: LastChange | undefined = undefined;
   /** Listeners and classifiers whose faults were reported: once each is enough to fix them. */
   reportedFaults: Set<string> | undefined = undefined;
+  /** While `force()` holds the breaker: what, why, by whom, until when. Kept here, not in a field of its own: most breakers are never forced. */
+  forced: Forcing | undefined = undefined;
 }

@@ -5,7 +5,9 @@ import { BreakerEvidence } from './breaker-evidence.js';
 import type { FamilyTransitions } from './breaker-family.js';
 import {
   CLOSED,
+  DISABLED,
   HALF_OPEN,
+  ISOLATED,
   OPEN,
   stateName,
   type BreakerState,
@@ -16,6 +18,7 @@ import {
 import { BreakerHookError, CallTimeoutError } from './breaker.errors.js';
 import { breakerMessages } from './breaker.messages.js';
 import type { Clock } from './clock.js';
+import type { Forcing } from './forced-state.js';
 import { HalfOpenRound } from './half-open-round.js';
 import { openDuration } from './open-duration.js';
 import type { OverloadPressure } from './overload-pressure.js';
@@ -172,6 +175,43 @@ export abstract class BreakerMachine {
   }
 
   // ---------------------------------------------------------------------------
+  // Control by hand (the public methods are Breaker's: a family passes them to its children first)
+
+  /** @internal `isolate()` and `disable()`: a force ends, and the state is set until `reset()`. */
+  protected setByHand(to: typeof ISOLATED | typeof DISABLED, reason: 'isolate' | 'disable'): void {
+    if (this.evidence !== undefined) this.evidence.forced = undefined;
+    if (this.current !== to) this.transition(to, reason, this.monotonic(), undefined);
+  }
+
+  /** @internal `reset()`: closed, with an empty window, no backoff, no pause and no force. */
+  protected resetToClosed(): void {
+    const now = this.monotonic();
+    this.overload = undefined;
+    if (this.evidence !== undefined) this.evidence.forced = undefined;
+    if (this.current !== CLOSED) {
+      this.transition(CLOSED, 'reset', now, undefined);
+      return;
+    }
+    this.generation++;
+    this.window.reset();
+    this.consecutiveFailures = 0;
+    this.reopens = 0;
+  }
+
+  /** @internal `force()`, checked: hold the breaker until `unhold()` or the force's end. */
+  protected hold(forcing: Forcing, now: number): void {
+    (this.evidence ??= new BreakerEvidence()).forced = forcing;
+    this.transition(forcing.state === 'open' ? ISOLATED : DISABLED, 'forced', now, undefined);
+  }
+
+  /** @internal `release()`: back to closed (reason `released`), if forced. */
+  protected unhold(): void {
+    if (this.evidence?.forced === undefined) return;
+    this.evidence.forced = undefined;
+    this.transition(CLOSED, 'released', this.monotonic(), undefined);
+  }
+
+  // ---------------------------------------------------------------------------
   // Transitions
 
   /** @internal Enough children are unhealthy: a closed family opens (reason `open-ratio`). */
@@ -210,11 +250,20 @@ export abstract class BreakerMachine {
    * @internal
    */
   protected refresh(now: number, admitting: boolean): void {
+    if (this.current >= ISOLATED) this.releaseIfDue(now);
     this.halfOpenIfDue(now, admitting);
     if (this.current !== HALF_OPEN) return;
     this.expireProbes(now);
     // A probe that expired long ago reopened the breaker long ago: that open period may be over too.
     this.halfOpenIfDue(now, admitting);
+  }
+
+  /** A force with an end ends by itself, dated when it was due. */
+  private releaseIfDue(now: number): void {
+    const forced = this.evidence?.forced;
+    if (forced?.until === undefined || now < forced.until) return;
+    this.evidence!.forced = undefined;
+    this.transition(CLOSED, 'released', forced.until, undefined);
   }
 
   private halfOpenIfDue(now: number, admitting: boolean): void {
@@ -326,8 +375,17 @@ export abstract class BreakerMachine {
       at: now + toWall,
       ...(to === OPEN ? { openUntil: this.openUntilAt + toWall } : {}),
       ...(evidence === undefined ? {} : { window: evidence }),
+      ...(reason === 'forced' ? { forced: forcedEvent(this.evidence.forced!) } : {}),
     };
     this.hub?.emit('stateChange', change);
     this.env.coordinator?.transitioned(this, change);
   }
+}
+
+function forcedEvent(forcing: Forcing): { state: Forcing['state']; reason: string; by?: string } {
+  return {
+    state: forcing.state,
+    reason: forcing.reason,
+    ...(forcing.by === undefined ? {} : { by: forcing.by }),
+  };
 }

@@ -1,3 +1,4 @@
+import type { ForcedStateSnapshot } from './forced-state.js';
 import type { BreakerCoordination } from './breaker-coordinator.interface.js';
 import type { FamilySnapshot } from './breaker-family.js';
 import type {
@@ -45,6 +46,8 @@ export interface BreakerSnapshot {
   lastTransition?: TransitionEvidence;
   /** The last failure the breaker counted, as far as it can be read. Absent before the first. */
   lastFailure?: FailureSummary;
+  /** While `force()` holds the breaker: what, why, by whom and until when. */
+  forced?: ForcedStateSnapshot;
   /** For a per-key family: its children. Its own state is the aggregate level. */
   family?: FamilySnapshot;
   /** For a breaker that shares its state with other replicas: whether it does so now. */

@@ -71,7 +71,9 @@ export type TransitionReason =
   | 'shared-close'
   | 'isolate'
   | 'disable'
-  | 'reset';
+  | 'reset'
+  | 'forced'
+  | 'released';
 
 /** What kind of dependency failure a counted failure was. @publicApi */
 export type FailureCategory = 'timeout' | 'connection' | 'server' | 'other';

@@ -14,6 +14,16 @@ export const breakerMessages = {
     `Circuit breaker "${breaker}": on() got ${describeValue(event)}, which is not an event of a breaker. Listen to one of: ${known.join(', ')}.`,
   notAListener: (breaker: string, event: string, listener: unknown) =>
     `Circuit breaker "${breaker}": on("${event}") takes a listener function, got ${describeValue(listener)}. Pass (event) => { ... }.`,
+  badForceState: (breaker: string, state: unknown) =>
+    `Circuit breaker "${breaker}": force() takes 'open', 'closed' or 'disabled', got ${describeValue(state)}. Pass one of them, e.g. force('open', { reason: 'maintenance' }).`,
+  badForceOptions: (breaker: string, options: unknown) =>
+    `Circuit breaker "${breaker}": force() needs options with a reason, got ${describeValue(options)}. Pass e.g. force('open', { reason: 'payments maintenance', by: 'ops' }).`,
+  badForceReason: (breaker: string, reason: unknown) =>
+    `Circuit breaker "${breaker}": force() option "reason" must be a non-empty string, got ${describeValue(reason)}. Say why, for whoever reads the snapshot, the health check or the logs.`,
+  badForceBy: (breaker: string, by: unknown) =>
+    `Circuit breaker "${breaker}": force() option "by" must be a string, got ${describeValue(by)}. Name who set it, or leave it out.`,
+  badForceUntil: (breaker: string, until: unknown, now: number) =>
+    `Circuit breaker "${breaker}": force() option "untilMs" must be a time of the breaker's clock after now (${now}), got ${describeValue(until)}. Pass e.g. Date.now() + 15 * 60_000, or leave it out to force until release().`,
   badName: (name: unknown) =>
     `A circuit breaker needs a non-empty string name, got ${describeValue(name)}. Name it after the dependency and operation it protects, e.g. "payments.charge".`,
   notAFunction: (breaker: string, value: unknown) =>

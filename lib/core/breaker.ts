@@ -11,7 +11,7 @@ import {
 } from './breaker-events.js';
 import { BreakerFamily } from './breaker-family.js';
 import { NOT_TIMED, type BreakerMachine } from './breaker-machine.js';
-import { BreakerCalls } from './breaker-calls.js';
+import { BreakerCalls, UNCOUNTED } from './breaker-calls.js';
 import type { BreakerOptions } from './breaker-options.js';
 import type { BreakerSnapshot } from './breaker-snapshot.js';
 import {
@@ -27,8 +27,17 @@ import type { CircuitOpenError } from './breaker.errors.js';
 import { breakerMessages } from './breaker.messages.js';
 import { configFor } from './config-cache.js';
 import { baseOpenDuration } from './open-duration.js';
+import { isCall, UncountedCall } from './uncounted-call.js';
+import { isAbortSignal } from './abort-signal.js';
+import {
+  forcedSnapshot,
+  forcingOf,
+  type ForceableState,
+  type ForceOptions,
+} from './forced-state.js';
 import {
   TrackedCall,
+  type WithSignal,
   type CallContext,
   type CallPermit,
   type ProtectedCall,
@@ -44,14 +53,6 @@ export interface ExecuteOptions {
 
 // Shared by every call that has neither a caller signal nor a deadline.
 const NO_SIGNAL: CallContext = Object.freeze({ signal: undefined });
-
-/** A decorated method's way of handing the call's signal to the method (the decorator: `getCallSignal()`). */
-type WithSignal<T> = (
-  call: CallContext & { readonly signal: AbortSignal },
-  method: (...args: any[]) => T | PromiseLike<T>,
-  thisArg: unknown,
-  args: unknown[],
-) => T | PromiseLike<T>;
 
 /**
  * A circuit breaker: closed, open, half-open (plus isolated and disabled by
@@ -144,11 +145,12 @@ export class Breaker extends BreakerCalls {
       if (signal.aborted) return Promise.reject(signal.reason);
     }
     if (this.underFamilyGate()) {
-      const call = this.familyCall<T>();
-      return call instanceof TrackedCall ? call.run(fn, signal) : Promise.reject(call);
+      const call = this.familyCall<T>(signal);
+      return isCall(call) ? call.run(fn, signal) : Promise.reject(call);
     }
     const token = this.admitOwn();
     if (typeof token !== 'number') return Promise.reject(token);
+    if (token === UNCOUNTED) return new UncountedCall<T>(signal).run(fn);
     const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
     // No deadline (timeoutMs: false), no caller signal: no call object, no promise of our own.
     if (token >= 0 && signal === undefined && this.config.timeoutMs === undefined)
@@ -171,13 +173,15 @@ export class Breaker extends BreakerCalls {
     if (this.keyed !== undefined)
       throw new TypeError(breakerMessages.familyMisuse(this.name, 'execute'));
     if (this.underFamilyGate()) {
-      const call = this.familyCall<T>();
-      return call instanceof TrackedCall
+      const call = this.familyCall<T>(undefined);
+      return isCall(call)
         ? call.runMethod(withSignal, method, thisArg, args)
         : Promise.reject(call);
     }
     const token = this.admitOwn();
     if (typeof token !== 'number') return Promise.reject(token);
+    if (token === UNCOUNTED)
+      return new UncountedCall<T>(undefined).runMethod(withSignal, method, thisArg, args);
     const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
     if (token >= 0 && this.config.timeoutMs === undefined)
       return this.runMethod(method, thisArg, args, token, startedAt);
@@ -196,12 +200,13 @@ export class Breaker extends BreakerCalls {
     if (this.keyed !== undefined)
       throw new TypeError(breakerMessages.familyMisuse(this.name, 'acquire'));
     if (this.underFamilyGate()) {
-      const call = this.familyCall<T>();
-      if (!(call instanceof TrackedCall)) throw call;
+      const call = this.familyCall<T>(undefined);
+      if (!isCall(call)) throw call;
       return call;
     }
     const token = this.admitOwn();
     if (typeof token !== 'number') throw token;
+    if (token === UNCOUNTED) return new UncountedCall<T>(undefined);
     return new TrackedCall<T>(this, token, this.timed ? this.monotonic() : NOT_TIMED);
   }
 
@@ -217,14 +222,17 @@ export class Breaker extends BreakerCalls {
    * is asked for. A family probe's call carries the family's permit with it
    * (settled alike); a child's own rejection returns that permit.
    */
-  private familyCall<T>(): TrackedCall<T> | CircuitOpenError {
+  private familyCall<T>(
+    signal: AbortSignal | undefined,
+  ): TrackedCall<T> | UncountedCall<T> | CircuitOpenError {
     const parent = this.parent!;
     const gate = parent.admitAsFamily();
     if (typeof gate !== 'number') return gate;
     const token = this.admitOwn();
-    if (typeof token !== 'number') {
+    // A family probe learns nothing from a call that is not recorded: its permit goes back too.
+    if (typeof token !== 'number' || token === UNCOUNTED) {
       if (gate < 0) parent.settle(gate, 'ignored', undefined, NOT_TIMED, undefined);
-      return token;
+      return typeof token !== 'number' ? token : new UncountedCall<T>(signal);
     }
     const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
     const call = new TrackedCall<T>(this, token, startedAt);
@@ -309,29 +317,38 @@ export class Breaker extends BreakerCalls {
 
   /** Forces the breaker open (reason `isolated`) until `reset()`. */
   isolate(): void {
-    if (this.current !== ISOLATED)
-      this.transition(ISOLATED, 'isolate', this.monotonic(), undefined);
+    this.setByHand(ISOLATED, 'isolate');
   }
 
   /** Lets every call through, still recording outcomes and events, never tripping, until `reset()`. */
   disable(): void {
-    if (this.current !== DISABLED)
-      this.transition(DISABLED, 'disable', this.monotonic(), undefined);
+    this.setByHand(DISABLED, 'disable');
   }
 
-  /** Back to closed with an empty window, no backoff and no pause (a family resets every child too). */
+  /** Back to closed with an empty window, no backoff, no pause and no force (a family resets every child too). */
   reset(): void {
     if (this.keyed !== undefined) for (const child of this.keyed.all()) child.reset();
+    this.resetToClosed();
+  }
+
+  /**
+   * Holds the breaker in `state` whatever its calls do, until `release()` or
+   * `untilMs`: `open` rejects every call, `closed` lets every call through and
+   * records it without ever tripping, `disabled` lets every call through and
+   * records nothing. The reason (and who set it) shows in snapshots, events,
+   * logs and health details. A family forces every child it holds too.
+   */
+  force(state: ForceableState, options: ForceOptions): void {
     const now = this.monotonic();
-    this.overload = undefined;
-    if (this.current !== CLOSED) {
-      this.transition(CLOSED, 'reset', now, undefined);
-    } else {
-      this.generation++;
-      this.window.reset();
-      this.consecutiveFailures = 0;
-      this.reopens = 0;
-    }
+    const forcing = forcingOf(this.name, state, options, this.env.clock.now(), now);
+    if (this.keyed !== undefined) for (const child of this.keyed.all()) child.force(state, options);
+    this.hold(forcing, now);
+  }
+
+  /** Ends a `force()`: back to closed with an empty window (reason `released`). Nothing happens when nothing is forced. */
+  release(): void {
+    if (this.keyed !== undefined) for (const child of this.keyed.all()) child.release();
+    this.unhold();
   }
 
   /** Drops every listener. The breaker holds no timer or handle, so nothing else needs releasing. */
@@ -366,6 +383,10 @@ export class Breaker extends BreakerCalls {
       evidence: this.evidence,
       family: this.keyed?.snapshot(),
       coordination: this.coordination(),
+      forced:
+        this.evidence?.forced === undefined
+          ? undefined
+          : forcedSnapshot(this.evidence.forced, this.wallOffset),
       nextOpenDurationMs: baseOpenDuration(
         this.config,
         state === HALF_OPEN || state === OPEN ? this.reopens + 1 : this.reopens,
@@ -375,22 +396,5 @@ export class Breaker extends BreakerCalls {
 
   private coordination(): BreakerCoordination | undefined {
     return this.env.coordinator?.coordinationOf?.(this);
-  }
-}
-
-function isAbortSignal(value: unknown): value is AbortSignal {
-  if (value instanceof AbortSignal) return true;
-  // A signal from another realm or a polyfill: what the call uses of it is enough.
-  const loose = value as Partial<AbortSignal> | null;
-  try {
-    return (
-      typeof loose === 'object' &&
-      loose !== null &&
-      typeof loose.aborted === 'boolean' &&
-      typeof loose.addEventListener === 'function' &&
-      typeof loose.removeEventListener === 'function'
-    );
-  } catch {
-    return false;
   }
 }

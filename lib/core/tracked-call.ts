@@ -12,6 +12,14 @@ export interface CallContext {
 /** @publicApi */
 export type ProtectedCall<T> = (context: CallContext) => T | PromiseLike<T>;
 
+/** @internal A decorated method's way of handing the call's signal to the method (the decorator: `getCallSignal()`). */
+export type WithSignal<T> = (
+  call: CallContext & { readonly signal: AbortSignal },
+  method: (...args: any[]) => T | PromiseLike<T>,
+  thisArg: unknown,
+  args: unknown[],
+) => T | PromiseLike<T>;
+
 /**
  * An admission to call the dependency, for callers that run the call
  * themselves (an RxJS subscription, a decorated method). It settles its breaker

@@ -1,0 +1,188 @@
+import { describe, expect, it } from 'vitest';
+import { Breaker, CircuitOpenError, type StateChangeEvent } from '../../lib/core/index.js';
+import { ManualClock } from '../helpers/manual-clock.js';
+
+function breakerOn(clock: ManualClock, options: ConstructorParameters<typeof Breaker>[1] = {}) {
+  return new Breaker(
+    'payments',
+    { timeoutMs: false, consecutiveFailures: 1, ...options },
+    { clock },
+  );
+}
+
+const fail = () => Promise.reject(new Error('down'));
+
+describe('Breaker.force() and release()', () => {
+  it('forced open rejects every call, and says what, why, by whom and until when', async () => {
+    const clock = new ManualClock(1_000_000);
+    const breaker = breakerOn(clock);
+    const changes: StateChangeEvent[] = [];
+    breaker.on('stateChange', (change) => changes.push(change));
+    breaker.force('open', { reason: 'payments maintenance', by: 'ops', untilMs: 1_060_000 });
+    clock.advance(10_000);
+    const rejection = await breaker.execute(() => 'ok').catch((error: unknown) => error);
+    expect(rejection).toBeInstanceOf(CircuitOpenError);
+    expect([
+      (rejection as CircuitOpenError).reason,
+      (rejection as CircuitOpenError).retryAfterMs,
+    ]).toEqual(['isolated', 50_000]);
+    expect(breaker.snapshot().forced).toEqual({
+      state: 'open',
+      reason: 'payments maintenance',
+      by: 'ops',
+      since: 1_000_000,
+      until: 1_060_000,
+    });
+    expect(changes).toEqual([
+      {
+        from: 'closed',
+        to: 'isolated',
+        reason: 'forced',
+        at: 1_000_000,
+        forced: { state: 'open', reason: 'payments maintenance', by: 'ops' },
+      },
+    ]);
+  });
+
+  it('ends by itself at untilMs, on the next look, dated when it was due', async () => {
+    const clock = new ManualClock(1_000_000);
+    const breaker = breakerOn(clock);
+    breaker.force('open', { reason: 'deploy', untilMs: 1_005_000 });
+    clock.advance(9_000);
+    await expect(breaker.execute(() => 'ok')).resolves.toBe('ok');
+    const snapshot = breaker.snapshot();
+    expect([
+      snapshot.state,
+      snapshot.forced,
+      snapshot.lastTransition?.reason,
+      snapshot.lastTransition?.at,
+    ]).toEqual(['closed', undefined, 'released', 1_005_000]);
+  });
+
+  it('forced closed lets every call through and records it, without ever tripping', async () => {
+    const breaker = breakerOn(new ManualClock());
+    breaker.force('closed', { reason: 'the upstream is flaky but we must try' });
+    for (let i = 0; i < 5; i++) await breaker.execute(fail).catch(() => undefined);
+    const snapshot = breaker.snapshot();
+    expect([
+      snapshot.state,
+      snapshot.totals.failures.total,
+      snapshot.window.failures,
+      snapshot.forced?.state,
+    ]).toEqual(['disabled', 5, 5, 'closed']);
+  });
+
+  it('forced disabled lets every call through and records nothing: no counter, no window, no event', async () => {
+    const breaker = breakerOn(new ManualClock(), { timeoutMs: 1 });
+    const seen: string[] = [];
+    for (const event of ['success', 'failure', 'rejected', 'timeout'] as const)
+      breaker.on(event, () => seen.push(event));
+    breaker.force('disabled', { reason: 'breaker suspected, bypass it' });
+    await expect(breaker.execute(() => 'ok')).resolves.toBe('ok');
+    await expect(breaker.execute(fail)).rejects.toThrow('down');
+    // No deadline either: the call is the caller's alone.
+    await expect(
+      breaker.execute(() => new Promise((resolve) => setTimeout(() => resolve('late'), 20))),
+    ).resolves.toBe('late');
+    const permit = breaker.acquire();
+    expect([permit.succeed('x'), permit.outcome, permit.probe]).toEqual([
+      'ignored',
+      'ignored',
+      false,
+    ]);
+    const snapshot = breaker.snapshot();
+    expect([
+      snapshot.totals.admitted,
+      snapshot.totals.successes,
+      snapshot.totals.failures.total,
+      snapshot.window.calls,
+    ]).toEqual([0, 0, 0, 0]);
+    expect(seen).toEqual([]);
+  });
+
+  it('release() closes a forced breaker with an empty window; without a force it does nothing', async () => {
+    const breaker = breakerOn(new ManualClock());
+    const reasons: string[] = [];
+    breaker.on('stateChange', (change) => reasons.push(change.reason));
+    breaker.release();
+    breaker.force('closed', { reason: 'test' });
+    await breaker.execute(fail).catch(() => undefined);
+    breaker.release();
+    expect([
+      breaker.state,
+      breaker.snapshot().window.failures,
+      breaker.snapshot().forced,
+      reasons,
+    ]).toEqual(['closed', 0, undefined, ['forced', 'released']]);
+  });
+
+  it('isolate(), disable() and reset() end a force', () => {
+    const breaker = breakerOn(new ManualClock());
+    breaker.force('open', { reason: 'a' });
+    breaker.disable();
+    expect([breaker.state, breaker.snapshot().forced]).toEqual(['disabled', undefined]);
+    breaker.force('closed', { reason: 'b' });
+    breaker.reset();
+    expect([breaker.state, breaker.snapshot().forced]).toEqual(['closed', undefined]);
+    breaker.force('disabled', { reason: 'c' });
+    breaker.isolate();
+    expect([breaker.state, breaker.snapshot().forced]).toEqual(['isolated', undefined]);
+  });
+
+  it('a probe admitted before the force cannot move the forced breaker when it settles', async () => {
+    const clock = new ManualClock();
+    const breaker = breakerOn(clock, { openDurationMs: 1_000 });
+    await breaker.execute(fail).catch(() => undefined);
+    clock.advance(1_000);
+    const probe = breaker.acquire();
+    expect(probe.probe).toBe(true);
+    breaker.force('open', { reason: 'incident' });
+    probe.succeed('ok');
+    expect(breaker.state).toBe('isolated');
+  });
+
+  it('refuses what it cannot hold, saying what to pass', () => {
+    const clock = new ManualClock(1_000);
+    const breaker = breakerOn(clock);
+    expect(() => breaker.force('half-open' as never, { reason: 'x' })).toThrow(
+      new TypeError(
+        `Circuit breaker "payments": force() takes 'open', 'closed' or 'disabled', got "half-open". Pass one of them, e.g. force('open', { reason: 'maintenance' }).`,
+      ),
+    );
+    expect(() => breaker.force('open', undefined as never)).toThrow(
+      `Circuit breaker "payments": force() needs options with a reason, got undefined. Pass e.g. force('open', { reason: 'payments maintenance', by: 'ops' }).`,
+    );
+    expect(() => breaker.force('open', { reason: ' ' })).toThrow(
+      `option "reason" must be a non-empty string, got " ". Say why`,
+    );
+    expect(() => breaker.force('open', { reason: 'x', by: 7 as never })).toThrow(
+      `option "by" must be a string, got 7.`,
+    );
+    expect(() => breaker.force('open', { reason: 'x', untilMs: 1_000 })).toThrow(
+      `Circuit breaker "payments": force() option "untilMs" must be a time of the breaker's clock after now (1000), got 1000. Pass e.g. Date.now() + 15 * 60_000, or leave it out to force until release().`,
+    );
+    expect(breaker.state).toBe('closed');
+  });
+
+  it('a per-key family forces its gate and every child it holds, and releases them alike', async () => {
+    const family = new Breaker(
+      'hosts',
+      { timeoutMs: false, perKey: { maxKeys: 10 } },
+      { clock: new ManualClock() },
+    );
+    const a = family.forKey('a');
+    family.force('open', { reason: 'all hosts in maintenance' });
+    await expect(a.execute(() => 'ok')).rejects.toBeInstanceOf(CircuitOpenError);
+    await expect(family.forKey('b').execute(() => 'ok')).rejects.toMatchObject({
+      reason: 'isolated',
+      breakerName: 'hosts',
+    });
+    expect([a.state, a.snapshot().forced?.reason]).toEqual([
+      'isolated',
+      'all hosts in maintenance',
+    ]);
+    family.release();
+    await expect(a.execute(() => 'ok')).resolves.toBe('ok');
+    expect([family.state, a.state]).toEqual(['closed', 'closed']);
+  });
+});
