@@ -104,6 +104,9 @@ function levelOf(change: StateChangeEvent): 'warn' | 'log' | 'debug' {
 function describe(event: Extract<CircuitBreakerEvent, { type: 'stateChange' }>): string {
   const change = event.payload;
   const who = messages.transitionSubject(event.breaker, event.key);
+  if (change.forced !== undefined)
+    return messages.forced(who, change.forced.state, change.forced.reason, change.forced.by);
+  if (change.reason === 'released') return messages.released(who);
   switch (change.to) {
     case 'open':
       return messages.opened(

@@ -124,6 +124,10 @@ export const circuitBreakerMessages = {
     `Circuit breaker ${who} opened (${why}); calls fail fast for ${forMs} ms.`,
   halfOpened: (who: string) => `Circuit breaker ${who} is half-open: admitting probes.`,
   closed: (who: string, reason: string) => `Circuit breaker ${who} closed (${reason}).`,
+  forced: (who: string, state: string, reason: string, by: string | undefined) =>
+    `Circuit breaker ${who} forced ${state}${by === undefined ? '' : ` by ${by}`}: ${reason}. release() ends it.`,
+  released: (who: string) =>
+    `Circuit breaker ${who} released from its forced state: closed, deciding for itself again.`,
   isolated: (who: string) =>
     `Circuit breaker ${who} isolated by hand: every call is rejected until reset().`,
   disabled: (who: string) =>

@@ -73,6 +73,19 @@ describe('transition logs', () => {
     ]);
   });
 
+  it('logs a force at warn with its state, reason and author, and its release at log', async () => {
+    const { registry, lines } = await start({ breakers: { payments: {} } });
+    const payments = registry.get('payments');
+    payments.force('open', { reason: 'payments maintenance', by: 'ops' });
+    payments.release();
+    payments.force('disabled', { reason: 'bypass while we investigate' });
+    expect(lines()).toEqual([
+      'warn [CircuitBreaker] Circuit breaker "payments" forced open by ops: payments maintenance. release() ends it.',
+      'log [CircuitBreaker] Circuit breaker "payments" released from its forced state: closed, deciding for itself again.',
+      'warn [CircuitBreaker] Circuit breaker "payments" forced disabled: bypass while we investigate. release() ends it.',
+    ]);
+  });
+
   it('writes at most maxPerSecond lines when 1,000 per-key breakers open in the same second, then one summary', async () => {
     const clock = new ManualClock();
     const { registry, lines } = await start({

@@ -74,3 +74,4 @@ export type {
   BreakerStore,
   CoordinatedBreaker,
 } from './breaker-coordinator.interface.js';
+export type { ForceableState, ForceOptions, ForcedStateSnapshot } from './forced-state.js';

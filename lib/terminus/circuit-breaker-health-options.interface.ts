@@ -13,6 +13,14 @@ export interface CircuitBreakerHealthOptions {
    * outage into a full outage.
    */
   openStatus?: BreakerHealthStatus;
+  /**
+   * What a breaker held open by `force()` reports. Default `'up'`: a
+   * maintenance window or an incident runbook is a decision, not a failure of
+   * this replica, and taking replicas out of rotation for it would take down
+   * what still works. It is counted under `forced`, not `open`, and its
+   * details carry the reason.
+   */
+  forcedOpenStatus?: BreakerHealthStatus;
   /** What a half-open breaker reports. Default `'degraded'`. */
   halfOpenStatus?: BreakerHealthStatus;
   /** `false` hides breaker names and failure rates, for health endpoints exposed to the public: only counts remain. Default `true`. */

@@ -3,7 +3,12 @@ import { CircuitBreakerModuleMissingError } from '../circuit-breaker-module-miss
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
 import { OptionChecker } from '../core/option-checker.js';
-import type { BreakerSnapshot, FailureSummary, TransitionEvidence } from '../core/index.js';
+import type {
+  BreakerSnapshot,
+  FailureSummary,
+  ForcedStateSnapshot,
+  TransitionEvidence,
+} from '../core/index.js';
 import type {
   BreakerHealthStatus,
   CircuitBreakerHealthOptions,
@@ -21,6 +26,8 @@ export interface BreakerHealthDetails {
   lastTransition?: TransitionEvidence;
   /** The last failure it counted: category, error class, HTTP status, message (at most 200 characters). */
   lastFailure?: FailureSummary;
+  /** While `force()` holds the breaker: what, why, by whom and until when. */
+  forced?: ForcedStateSnapshot;
   /** For a per-key family: how many of its targets are open or half-open. */
   unhealthyKeys?: number;
   /** For a breaker that shares its state (a module `store`): whether it reaches the other replicas now. */
@@ -66,6 +73,7 @@ export class CircuitBreakerHealthIndicator {
     try {
       const {
         openStatus = 'down',
+        forcedOpenStatus = 'up',
         halfOpenStatus = 'degraded',
         details = true,
         breakers: only,
@@ -76,13 +84,21 @@ export class CircuitBreakerHealthIndicator {
         return indicator.down({ message: messages.unknownBreakers(unknown) });
       }
       let status: BreakerHealthStatus = 'up';
-      const counts = { total: 0, open: 0, halfOpen: 0 };
+      // `forced` appears only when a breaker is forced: bodies stay as they were for everyone else.
+      const counts: { total: number; open: number; halfOpen: number; forced?: number } = {
+        total: 0,
+        open: 0,
+        halfOpen: 0,
+      };
       const breakers: Record<string, BreakerHealthDetails> = {};
       for (const name of names) {
         const snapshot = this.registry.get(name).snapshot();
         counts.total++;
         let own: BreakerHealthStatus = 'up';
-        if (snapshot.state === 'open' || snapshot.state === 'isolated') {
+        if (snapshot.forced !== undefined) {
+          counts.forced = (counts.forced ?? 0) + 1;
+          if (snapshot.forced.state === 'open') own = forcedOpenStatus;
+        } else if (snapshot.state === 'open' || snapshot.state === 'isolated') {
           counts.open++;
           own = openStatus;
         } else if (snapshot.state === 'half-open') {
@@ -113,10 +129,12 @@ function checkOptions(key: unknown, given: unknown): CircuitBreakerHealthOptions
   const options = check.record(
     '',
     given,
-    ['breakers', 'openStatus', 'halfOpenStatus', 'details'],
+    ['breakers', 'openStatus', 'forcedOpenStatus', 'halfOpenStatus', 'details'],
     messages.expectedOptions,
   );
   if (options.openStatus !== undefined) check.oneOf('openStatus', options.openStatus, STATUSES);
+  if (options.forcedOpenStatus !== undefined)
+    check.oneOf('forcedOpenStatus', options.forcedOpenStatus, STATUSES);
   if (options.halfOpenStatus !== undefined)
     check.oneOf('halfOpenStatus', options.halfOpenStatus, STATUSES);
   if (options.details !== undefined) check.boolean('details', options.details);
@@ -157,6 +175,7 @@ function detailsOf(snapshot: BreakerSnapshot): BreakerHealthDetails {
     callsInWindow: snapshot.window.calls,
     ...(snapshot.lastTransition === undefined ? {} : { lastTransition: snapshot.lastTransition }),
     ...(snapshot.lastFailure === undefined ? {} : { lastFailure: snapshot.lastFailure }),
+    ...(snapshot.forced === undefined ? {} : { forced: snapshot.forced }),
     ...(snapshot.family === undefined ? {} : { unhealthyKeys: snapshot.family.unhealthyKeys }),
     ...(snapshot.coordination === undefined
       ? {}

@@ -180,3 +180,45 @@ describe('CircuitBreakerHealthIndicator', () => {
     await request(server).get('/health/live').expect(200);
   });
 });
+
+describe('CircuitBreakerHealthIndicator and forced breakers', () => {
+  it('reports a breaker forced open as forced, with its reason, and stays up by default', async () => {
+    const { server, registry } = await start();
+    const since = clock.now();
+    registry
+      .get('payments')
+      .force('open', { reason: 'payments maintenance', by: 'ops', untilMs: since + 60_000 });
+    const response = await request(server).get('/health/ready').expect(200);
+    expect(response.body.info.circuit_breakers).toMatchObject({
+      status: 'up',
+      total: 3,
+      open: 0,
+      halfOpen: 0,
+      forced: 1,
+    });
+    expect(response.body.info.circuit_breakers.breakers.payments).toMatchObject({
+      state: 'isolated',
+      forced: {
+        state: 'open',
+        reason: 'payments maintenance',
+        by: 'ops',
+        since,
+        until: since + 60_000,
+      },
+    });
+  });
+
+  it('takes forcedOpenStatus for a forced-open breaker, and a force that lets calls through is up', async () => {
+    const { server, registry } = await start();
+    registry.get('search').force('disabled', { reason: 'bypass' });
+    options = { forcedOpenStatus: 'down' };
+    await request(server).get('/health/ready').expect(200);
+    registry.get('payments').force('open', { reason: 'incident 42' });
+    const response = await request(server).get('/health/ready').expect(503);
+    expect(response.body.error.circuit_breakers).toMatchObject({
+      status: 'down',
+      open: 0,
+      forced: 2,
+    });
+  });
+});
