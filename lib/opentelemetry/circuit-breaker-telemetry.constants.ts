@@ -8,6 +8,7 @@ export const CIRCUIT_BREAKER_METER_NAME = 'nestjs-circuit-breaker';
 /** Instrument names, in the dot-separated style of the OpenTelemetry semantic conventions. @publicApi */
 export const CIRCUIT_BREAKER_INSTRUMENTS = Object.freeze({
   state: 'circuit_breaker.state',
+  forced: 'circuit_breaker.forced',
   calls: 'circuit_breaker.calls',
   fallbacks: 'circuit_breaker.fallbacks',
   transitions: 'circuit_breaker.transitions',
@@ -22,6 +23,7 @@ export const CIRCUIT_BREAKER_ATTRIBUTES = Object.freeze({
   name: 'circuit_breaker.name',
   key: 'circuit_breaker.key',
   state: 'circuit_breaker.state',
+  forcedState: 'circuit_breaker.forced.state',
   outcome: 'circuit_breaker.outcome',
   rejectionReason: 'circuit_breaker.rejection.reason',
   fallbackSource: 'circuit_breaker.fallback.source',

@@ -29,6 +29,8 @@ export const circuitBreakerTelemetryMessages = {
       'Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
     callDuration:
       'Duration of the calls the circuit breaker let through, whatever their outcome (success, failure, timeout, overload) except ignored.',
+    forced:
+      'Set to 1 while force() holds the circuit breaker, with the forced state (open, closed, disabled); not reported otherwise. The reason is in the snapshot, the health details and the logs.',
     state:
       'Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes.',
     windowFailureRate:

@@ -60,6 +60,7 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
   private readonly probes: Counter;
   private readonly callDuration: Histogram;
   private readonly state: ObservableUpDownCounter;
+  private readonly forced: ObservableGauge;
   private readonly windowFailureRate: ObservableGauge;
   private readonly windowCalls: ObservableGauge;
   private stop: (() => void) | undefined = undefined;
@@ -113,6 +114,10 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
       description: DESCRIPTIONS.state,
       unit: '1',
     });
+    this.forced = meter.createObservableGauge(NAMES.forced, {
+      description: DESCRIPTIONS.forced,
+      unit: '1',
+    });
     this.windowFailureRate = meter.createObservableGauge(NAMES.windowFailureRate, {
       description: DESCRIPTIONS.windowFailureRate,
       unit: '1',
@@ -127,6 +132,7 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
     // One callback per application: every application sharing a provider reports its own breakers, and only while it runs.
     this.meter.addBatchObservableCallback(this.observe, [
       this.state,
+      this.forced,
       this.windowFailureRate,
       this.windowCalls,
     ]);
@@ -139,6 +145,7 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
     this.stop = undefined;
     this.meter.removeBatchObservableCallback(this.observe, [
       this.state,
+      this.forced,
       this.windowFailureRate,
       this.windowCalls,
     ]);
@@ -150,6 +157,12 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
         result.observe(this.state, snapshot.state === state ? 1 : 0, {
           ...attributes,
           [ATTR.state]: state,
+        });
+      // Only while forced: most breakers never are.
+      if (snapshot.forced !== undefined)
+        result.observe(this.forced, 1, {
+          ...attributes,
+          [ATTR.forcedState]: snapshot.forced.state,
         });
       result.observe(this.windowFailureRate, snapshot.window.failureRate, attributes);
       result.observe(this.windowCalls, snapshot.window.calls, attributes);

@@ -25,6 +25,8 @@ export const circuitBreakerMetricsMessages = {
   metricShape: (type: string, labelNames: readonly string[]) =>
     `${type} with labels ${labelNames.length === 0 ? '(none)' : labelNames.join(', ')}`,
   help: {
+    forced:
+      'Set to 1 while force() holds the circuit breaker, with the forced state (open, closed, disabled); absent otherwise. The reason is in the snapshot, the health details and the logs.',
     state:
       'Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes.',
     windowFailureRate:

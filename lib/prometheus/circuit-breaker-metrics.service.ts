@@ -215,6 +215,26 @@ function registerMetrics(
   );
   metric(
     'gauge',
+    NAMES.forced,
+    [...id, 'state'],
+    (name, labelNames) =>
+      new Gauge({
+        name,
+        help: HELP.forced,
+        labelNames,
+        registers,
+        collect() {
+          // A series only while forced: most breakers never are, and an alert on == 1 needs no zeros.
+          this.reset();
+          for (const [labels, snapshot] of liveSnapshots(live, keyLabel)) {
+            if (snapshot.forced !== undefined)
+              this.set({ ...labels, state: snapshot.forced.state }, 1);
+          }
+        },
+      }),
+  );
+  metric(
+    'gauge',
     NAMES.windowFailureRate,
     id,
     (name, labelNames) =>

@@ -285,6 +285,16 @@ describe('CircuitBreakerTelemetryModule', () => {
     });
   });
 
+  it('reports circuit_breaker.forced with the forced state while force() holds a breaker, and nothing otherwise', async () => {
+    const { reader, meterProvider } = sdk();
+    const { registry } = await start(new ManualClock(), { payments: {} }, { meterProvider });
+    expect(points(await collect(reader), 'circuit_breaker.forced')).toEqual([]);
+    registry.get('payments').force('closed', { reason: 'flaky but needed' });
+    expect(points(await collect(reader), 'circuit_breaker.forced')).toEqual([
+      { attributes: { ...payments, 'circuit_breaker.forced.state': 'closed' }, value: 1 },
+    ]);
+  });
+
   it('defaults to the global meter provider', async () => {
     const { reader, meterProvider } = sdk();
     otelMetrics.setGlobalMeterProvider(meterProvider);

@@ -204,6 +204,7 @@ describe('CircuitBreakerMetricsModule', () => {
     const scrape = await metrics.metrics();
     expect(scrape.split('\n').filter((line) => line.startsWith('# TYPE'))).toEqual([
       '# TYPE shop_circuit_breaker_state gauge',
+      '# TYPE shop_circuit_breaker_forced gauge',
       '# TYPE shop_circuit_breaker_window_failure_rate gauge',
       '# TYPE shop_circuit_breaker_window_calls gauge',
       '# TYPE shop_circuit_breaker_calls_total counter',
@@ -214,6 +215,7 @@ describe('CircuitBreakerMetricsModule', () => {
     ]);
     expect(scrape.split('\n').filter((line) => line.startsWith('# HELP'))).toEqual([
       '# HELP shop_circuit_breaker_state Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes.',
+      '# HELP shop_circuit_breaker_forced Set to 1 while force() holds the circuit breaker, with the forced state (open, closed, disabled); absent otherwise. The reason is in the snapshot, the health details and the logs.',
       '# HELP shop_circuit_breaker_window_failure_rate Failures (timeouts included) among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate a failureRateThreshold opens on.',
       '# HELP shop_circuit_breaker_window_calls Calls counted in the circuit breaker window (successes and failures, not overloads or ignored calls); no rate is judged below its minimum throughput.',
       '# HELP shop_circuit_breaker_calls_total Calls through the circuit breaker, each counted once, by outcome: success, failure, timeout, overload, ignored, rejected (not attempted; reason says why). Fallbacks served are counted in circuit_breaker_fallbacks_total.',
@@ -222,6 +224,22 @@ describe('CircuitBreakerMetricsModule', () => {
       '# HELP shop_circuit_breaker_probes_total Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
       '# HELP shop_circuit_breaker_call_duration_seconds Duration of the calls the circuit breaker let through, in seconds, whatever their outcome (success, failure, timeout, overload) except ignored.',
     ]);
+  });
+
+  it('shows a forced breaker in circuit_breaker_forced with its forced state, only while forced', async () => {
+    const metrics = new Registry();
+    const { registry } = await start(
+      new ManualClock(),
+      { payments: {}, search: {} },
+      { registry: metrics },
+    );
+    expect(series(await metrics.metrics(), 'circuit_breaker_forced')).toEqual([]);
+    registry.get('payments').force('open', { reason: 'maintenance' });
+    expect(series(await metrics.metrics(), 'circuit_breaker_forced')).toEqual([
+      'circuit_breaker_forced{name="payments",state="open"} 1',
+    ]);
+    registry.get('payments').release();
+    expect(series(await metrics.metrics(), 'circuit_breaker_forced')).toEqual([]);
   });
 
   it('two applications share the global register: metrics are reused, and a closed application leaves the gauges', async () => {
