@@ -61,6 +61,8 @@ export type {
   PerKeyOptions,
   ProbeEvent,
   ProtectedCall,
+  ReconfigurationReset,
+  ReconfiguredEvent,
   RandomSource,
   RejectedEvent,
   RejectionReason,

@@ -20,12 +20,16 @@ import {
 import { runClassifier } from './guarded-classifier.js';
 import { OverloadPressure } from './overload-pressure.js';
 import { tripReason } from './trip-rules.js';
+import type { CallContext, ProtectedCall } from './tracked-call.js';
 import {
   SLOT_FAILURE,
   SLOT_OVERLOAD,
   SLOT_SLOW,
   SLOT_SUCCESS,
 } from './window/outcome-window.interface.js';
+
+// Shared by every call that has neither a caller signal nor a deadline.
+const NO_SIGNAL: CallContext = Object.freeze({ signal: undefined });
 
 /** @internal The token of a call the breaker lets through without recording it (forced `disabled`). */
 export const UNCOUNTED = Number.MAX_SAFE_INTEGER;
@@ -167,6 +171,41 @@ export abstract class BreakerCalls extends BreakerMachine {
   /** @internal Lets a probe's call object be told when the probe expires. */
   attachProbe(id: number, call: { abandon(error: CallTimeoutError): void }): void {
     this.round?.attach(id, call);
+  }
+
+  // ---------------------------------------------------------------------------
+  // Running a call on the plain path
+
+  /** @internal The plain path: no deadline, no caller signal, no probe; no call object, no promise of our own. */
+  protected async runPlain<T>(fn: ProtectedCall<T>, token: number, startedAt: number): Promise<T> {
+    let value: T;
+    try {
+      value = await fn(NO_SIGNAL);
+    } catch (error) {
+      this.settle(token, this.classifyError(error), error, startedAt, undefined);
+      throw error;
+    }
+    this.settleValue(token, value, startedAt);
+    return value;
+  }
+
+  /** @internal `runPlain()` for a decorated method, without a closure per call. */
+  protected async runMethod<T>(
+    method: (...args: any[]) => T | PromiseLike<T>,
+    thisArg: unknown,
+    args: unknown[],
+    token: number,
+    startedAt: number,
+  ): Promise<T> {
+    let value: T;
+    try {
+      value = await method.apply(thisArg, args);
+    } catch (error) {
+      this.settle(token, this.classifyError(error), error, startedAt, undefined);
+      throw error;
+    }
+    this.settleValue(token, value, startedAt);
+    return value;
   }
 
   // ---------------------------------------------------------------------------

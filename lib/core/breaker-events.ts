@@ -3,8 +3,10 @@ import type {
   BreakerState,
   FailureCategory,
   RejectionReason,
+  ReconfigurationReset,
   TransitionReason,
 } from './breaker-state.js';
+import type { ResolvedBreakerOptions } from './resolve-options.js';
 import type { CircuitOpenError } from './breaker.errors.js';
 
 /** @publicApi */
@@ -76,9 +78,17 @@ export interface FallbackEvent {
   source: 'method' | 'function' | 'observable' | 'lastGood';
 }
 
+/** The options in force changed (`reconfigure()`): what was and what is, and what had to start afresh. @publicApi */
+export interface ReconfiguredEvent {
+  previous: ResolvedBreakerOptions;
+  current: ResolvedBreakerOptions;
+  reset: ReconfigurationReset[];
+}
+
 /** @publicApi */
 export interface BreakerEventMap {
   stateChange: StateChangeEvent;
+  reconfigured: ReconfiguredEvent;
   success: SuccessEvent;
   failure: FailureEvent;
   ignored: IgnoredEvent;
@@ -95,6 +105,7 @@ export type BreakerEventName = keyof BreakerEventMap;
 // A record, so that the compiler fails here when an event is added to the map but not to the list.
 const EVENTS: Record<BreakerEventName, true> = {
   stateChange: true,
+  reconfigured: true,
   success: true,
   failure: true,
   ignored: true,

@@ -12,6 +12,7 @@ import {
   stateName,
   type BreakerState,
   type FailureCategory,
+  type ReconfigurationReset,
   type StateCode,
   type TransitionReason,
 } from './breaker-state.js';
@@ -60,7 +61,7 @@ export abstract class BreakerMachine {
   /** @internal The clock, random source, coordinator and error reporter, shared with every breaker made from the same deps. */
   protected readonly env: BreakerEnvironment;
   /** @internal */
-  protected readonly window: OutcomeWindow;
+  protected window: OutcomeWindow;
   /** @internal */
   protected readonly counters = new BreakerCounters();
   /** @internal */
@@ -114,9 +115,7 @@ export abstract class BreakerMachine {
     this.config = config;
     this.env = env;
     this.keyed = keyed?.(this);
-    const w = config.window;
-    this.window =
-      w.type === 'count' ? new CountWindow(w.size) : new TimeWindow(w.durationMs, w.buckets);
+    this.window = windowOf(config);
     this.sinceAt = env.monotonic();
     this.wallOffset = env.clock.now() - this.sinceAt;
   }
@@ -172,6 +171,28 @@ export abstract class BreakerMachine {
     } catch {
       // A reporter that throws has nowhere left to report to; the call must still settle.
     }
+  }
+
+  /**
+   * @internal Puts `config` in force, keeping the state, the counters, the
+   * streak and the window when the new window has the same shape; returns
+   * what it had to start afresh. Calls in flight keep the options they were
+   * admitted under (their deadline, and a half-open round its budget).
+   */
+  protected applyConfig(config: ResolvedBreakerOptions): ReconfigurationReset[] {
+    const previous = this.config;
+    const reset: ReconfigurationReset[] = [];
+    (this as { config: ResolvedBreakerOptions }).config = config;
+    if (!sameWindow(previous.window, config.window)) {
+      this.window = windowOf(config);
+      reset.push('window');
+    }
+    if (config.overloadK === 0 && this.overload?.throttle !== undefined) {
+      this.overload.endEvidence();
+      if (this.overload.spent) this.overload = undefined;
+      reset.push('overload');
+    }
+    return reset;
   }
 
   // ---------------------------------------------------------------------------
@@ -388,4 +409,18 @@ function forcedEvent(forcing: Forcing): { state: Forcing['state']; reason: strin
     reason: forcing.reason,
     ...(forcing.by === undefined ? {} : { by: forcing.by }),
   };
+}
+
+function windowOf(config: ResolvedBreakerOptions): OutcomeWindow {
+  const w = config.window;
+  return w.type === 'count' ? new CountWindow(w.size) : new TimeWindow(w.durationMs, w.buckets);
+}
+
+function sameWindow(
+  a: ResolvedBreakerOptions['window'],
+  b: ResolvedBreakerOptions['window'],
+): boolean {
+  return a.type === 'count'
+    ? b.type === 'count' && a.size === b.size
+    : b.type === 'time' && a.durationMs === b.durationMs && a.buckets === b.buckets;
 }

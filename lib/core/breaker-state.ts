@@ -77,3 +77,6 @@ export type TransitionReason =
 
 /** What kind of dependency failure a counted failure was. @publicApi */
 export type FailureCategory = 'timeout' | 'connection' | 'server' | 'other';
+
+/** What a reconfiguration had to start afresh: the window (its shape changed), the overload evidence (overload handling turned off). @publicApi */
+export type ReconfigurationReset = 'window' | 'overload';

@@ -24,6 +24,10 @@ export const breakerMessages = {
     `Circuit breaker "${breaker}": force() option "by" must be a string, got ${describeValue(by)}. Name who set it, or leave it out.`,
   badForceUntil: (breaker: string, until: unknown, now: number) =>
     `Circuit breaker "${breaker}": force() option "untilMs" must be a time of the breaker's clock after now (${now}), got ${describeValue(until)}. Pass e.g. Date.now() + 15 * 60_000, or leave it out to force until release().`,
+  reconfigureChild: (breaker: string, family: string) =>
+    `Circuit breaker "${breaker}" is a child of the per-key family "${family}": its options are the family's. Call reconfigure() on "${family}", which applies to every child.`,
+  reconfigureFixed: (breaker: string, option: string) =>
+    `Circuit breaker "${breaker}": option "${option}" cannot change while the application runs (it decides how the breaker is built and shared). Keep its current value in reconfigure(), and restart to change it.`,
   badName: (name: unknown) =>
     `A circuit breaker needs a non-empty string name, got ${describeValue(name)}. Name it after the dependency and operation it protects, e.g. "payments.charge".`,
   notAFunction: (breaker: string, value: unknown) =>

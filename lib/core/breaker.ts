@@ -8,6 +8,7 @@ import {
   type BreakerEventName,
   type BreakerListener,
   type FallbackEvent,
+  type ReconfiguredEvent,
 } from './breaker-events.js';
 import { BreakerFamily } from './breaker-family.js';
 import { NOT_TIMED, type BreakerMachine } from './breaker-machine.js';
@@ -26,6 +27,7 @@ import {
 import type { CircuitOpenError } from './breaker.errors.js';
 import { breakerMessages } from './breaker.messages.js';
 import { configFor } from './config-cache.js';
+import { reconfigured } from './reconfiguration.js';
 import { baseOpenDuration } from './open-duration.js';
 import { isCall, UncountedCall } from './uncounted-call.js';
 import { isAbortSignal } from './abort-signal.js';
@@ -38,7 +40,6 @@ import {
 import {
   TrackedCall,
   type WithSignal,
-  type CallContext,
   type CallPermit,
   type ProtectedCall,
 } from './tracked-call.js';
@@ -50,9 +51,6 @@ export interface ExecuteOptions {
   /** The caller's signal: aborting it aborts the call, which is then `ignored`. */
   signal?: AbortSignal;
 }
-
-// Shared by every call that has neither a caller signal nor a deadline.
-const NO_SIGNAL: CallContext = Object.freeze({ signal: undefined });
 
 /**
  * A circuit breaker: closed, open, half-open (plus isolated and disabled by
@@ -240,36 +238,6 @@ export class Breaker extends BreakerCalls {
     return call;
   }
 
-  private async runPlain<T>(fn: ProtectedCall<T>, token: number, startedAt: number): Promise<T> {
-    let value: T;
-    try {
-      value = await fn(NO_SIGNAL);
-    } catch (error) {
-      this.settle(token, this.classifyError(error), error, startedAt, undefined);
-      throw error;
-    }
-    this.settleValue(token, value, startedAt);
-    return value;
-  }
-
-  private async runMethod<T>(
-    method: (...args: any[]) => T | PromiseLike<T>,
-    thisArg: unknown,
-    args: unknown[],
-    token: number,
-    startedAt: number,
-  ): Promise<T> {
-    let value: T;
-    try {
-      value = await method.apply(thisArg, args);
-    } catch (error) {
-      this.settle(token, this.classifyError(error), error, startedAt, undefined);
-      throw error;
-    }
-    this.settleValue(token, value, startedAt);
-    return value;
-  }
-
   /** Counts a call that a fallback served; the decorator and the operator report theirs. */
   recordFallback(error: unknown, source: FallbackEvent['source']): void {
     this.counters.rare.fallbacks++;
@@ -349,6 +317,31 @@ export class Breaker extends BreakerCalls {
   release(): void {
     if (this.keyed !== undefined) for (const child of this.keyed.all()) child.release();
     this.unhold();
+  }
+
+  /**
+   * Puts new options in force without losing the breaker: its state, counters
+   * and listeners stay, and its window too when the new one has the same shape
+   * (the result says what had to start afresh). Options are checked as the
+   * constructor checks them, and nothing changes when they are refused. Calls
+   * in flight finish under the options they were admitted with. A family
+   * applies them to every child. `perKey` and `share` cannot change.
+   */
+  reconfigure(options: BreakerOptions): ReconfiguredEvent {
+    if (this.parent !== undefined)
+      throw new TypeError(breakerMessages.reconfigureChild(this.name, this.parent.name));
+    const previous = this.config;
+    const current = reconfigured(this.name, previous, options);
+    const reset = this.applyConfig(current);
+    this.timed = this.needsTiming();
+    if (this.keyed !== undefined)
+      for (const child of this.keyed.all()) {
+        child.applyConfig(current);
+        child.timed = child.needsTiming();
+      }
+    const event: ReconfiguredEvent = { previous, current, reset };
+    this.hub?.emit('reconfigured', event);
+    return event;
   }
 
   /** Drops every listener. The breaker holds no timer or handle, so nothing else needs releasing. */

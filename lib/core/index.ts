@@ -22,6 +22,7 @@ export type {
   FallbackEvent,
   IgnoredEvent,
   ProbeEvent,
+  ReconfiguredEvent,
   RejectedEvent,
   SlowCallEvent,
   StateChangeEvent,
@@ -43,6 +44,7 @@ export type {
   BreakerState,
   CallOutcome,
   FailureCategory,
+  ReconfigurationReset,
   RejectionReason,
   TransitionReason,
 } from './breaker-state.js';
