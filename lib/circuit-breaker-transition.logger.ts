@@ -41,13 +41,29 @@ export class CircuitBreakerTransitionLogger implements OnModuleInit, OnApplicati
 
   onModuleInit(): void {
     if (this.options.logging === false) return;
-    this.stop = this.events.observe(['stateChange'], (event) => this.onTransition(event));
+    this.stop = this.events.observe(['stateChange', 'reconfigured'], (event) =>
+      event.type === 'reconfigured' ? this.onReconfigured(event) : this.onTransition(event),
+    );
   }
 
   onApplicationShutdown(): void {
     this.stop?.();
     if (this.summaryTimer !== undefined) clearTimeout(this.summaryTimer);
     this.flushSummary();
+  }
+
+  /** Rare and asked for by a person: each one is logged, at `log`, with what changed. */
+  private onReconfigured(event: Extract<CircuitBreakerEvent, { type: 'reconfigured' }>): void {
+    const minimum = (this.options.logging || undefined)?.level ?? 'log';
+    if (SEVERITY.log! < SEVERITY[minimum]!) return;
+    const { previous, current, reset } = event.payload;
+    this.logger.log(
+      messages.reconfigured(
+        messages.transitionSubject(event.breaker, event.key),
+        changesOf(previous, current),
+        reset,
+      ),
+    );
   }
 
   private onTransition(event: CircuitBreakerEvent): void {
@@ -123,4 +139,21 @@ function describe(event: Extract<CircuitBreakerEvent, { type: 'stateChange' }>):
     default:
       return messages.disabled(who);
   }
+}
+
+/** `timeoutMs 10000 → 2000`, one per option whose effective value changed; a classifier shows as `(function)`. */
+function changesOf(previous: object, current: object): string[] {
+  const shown = (value: unknown) =>
+    typeof value === 'function'
+      ? '(function)'
+      : value === undefined
+        ? 'unset'
+        : JSON.stringify(value);
+  const changes: string[] = [];
+  for (const [option, value] of Object.entries(current)) {
+    const before: unknown = (previous as Record<string, unknown>)[option];
+    if (shown(before) !== shown(value) || (typeof value === 'function' && before !== value))
+      changes.push(`${option} ${shown(before)} → ${shown(value)}`);
+  }
+  return changes;
 }

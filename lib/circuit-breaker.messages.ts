@@ -124,6 +124,9 @@ export const circuitBreakerMessages = {
     `Circuit breaker ${who} opened (${why}); calls fail fast for ${forMs} ms.`,
   halfOpened: (who: string) => `Circuit breaker ${who} is half-open: admitting probes.`,
   closed: (who: string, reason: string) => `Circuit breaker ${who} closed (${reason}).`,
+  reconfigured: (who: string, changes: readonly string[], reset: readonly string[]) =>
+    `Circuit breaker ${who} reconfigured: ${changes.length === 0 ? 'no option changed' : changes.join(', ')}` +
+    (reset.length === 0 ? '; state and window kept.' : `; started afresh: ${reset.join(', ')}.`),
   forced: (who: string, state: string, reason: string, by: string | undefined) =>
     `Circuit breaker ${who} forced ${state}${by === undefined ? '' : ` by ${by}`}: ${reason}. release() ends it.`,
   released: (who: string) =>

@@ -4,7 +4,9 @@ import {
   BreakerConfigError,
   type BreakerDeps,
   type BreakerOptions,
+  type ReconfiguredEvent,
 } from './core/index.js';
+import { breakerOptionChecker, copyBreakerOptions } from './core/resolve-options.js';
 import type { CircuitBreakerEvents } from './circuit-breaker.events.js';
 import type {
   CircuitBreakerExplorer,
@@ -51,6 +53,8 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
   private readonly options: CircuitBreakerModuleOptions;
   /** Where each breaker was defined (its options set), for conflict messages. */
   private readonly definitionSites = new Map<string, DefinitionSite>();
+  /** Each breaker's own options, before the module's defaults: what `reconfigure()` patches. */
+  private readonly ownOptions = new Map<string, BreakerOptions | undefined>();
   /** Breakers that share their state through the store; hydrated at bootstrap, or when created after it. */
   private readonly shared: Breaker[] = [];
   /** One deps object for every breaker (one for those shared through the store): their environment is checked and held once. */
@@ -240,6 +244,25 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
     return this.resolve(name, options, site, source);
   }
 
+  /**
+   * `registry.reconfigure()`: `patch` over the breaker's own options, over the
+   * module's defaults, checked as start-up checks a definition, then put in
+   * force by the breaker (which refuses the whole of it or applies it whole).
+   */
+  reconfigure(name: string, patch: BreakerOptions): ReconfiguredEvent {
+    const breaker = this.breakers.get(name)!;
+    const site = RECONFIGURE;
+    const checked = copyBreakerOptions(
+      breakerOptionChecker(name, { subject: circuitBreakerMessages.definitionSubject(name, site) }),
+      patch,
+    );
+    const own = mergeOptions(this.ownOptions.get(name), checked);
+    const { merged } = checkBreakerDefinition(name, own, this.options.defaults, site, '');
+    const result = breaker.reconfigure(merged);
+    this.ownOptions.set(name, own);
+    return result;
+  }
+
   private define(
     name: string,
     options: BreakerOptions | undefined,
@@ -270,11 +293,15 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
       if (this.bootstrapped) void store.hydrate([breaker]);
     }
     this.breakers.set(name, breaker);
+    this.ownOptions.set(name, options);
     if (options !== undefined) this.definitionSites.set(name, { site, source });
     this.events.track(breaker);
     return breaker;
   }
 }
+
+/** The site named in the messages of a run-time reconfiguration. */
+const RECONFIGURE = 'CircuitBreakerRegistry.reconfigure()';
 
 const faultLogger = new Logger('CircuitBreaker');
 const useLogger = new Logger('CircuitBreakerModule');

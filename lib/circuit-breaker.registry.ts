@@ -7,7 +7,7 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import type { Observable } from 'rxjs';
-import type { Breaker, BreakerOptions, BreakerSnapshot } from './core/index.js';
+import type { Breaker, BreakerOptions, BreakerSnapshot, ReconfiguredEvent } from './core/index.js';
 import { CircuitBreakerEvents } from './circuit-breaker.events.js';
 import { CircuitBreakerExplorer } from './circuit-breaker.explorer.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
@@ -81,6 +81,21 @@ export class CircuitBreakerRegistry
     if (typeof name !== 'string' || name === '')
       throw new TypeError(circuitBreakerMessages.badBreakerName(GET_OR_CREATE, name));
     return this.orchestrator.resolve(name, options, GET_OR_CREATE);
+  }
+
+  /**
+   * Puts new options in force for `name` while the application runs: `patch`
+   * over the options the breaker was defined with (over the module's
+   * defaults), checked exactly as start-up checks them, applied at once or
+   * not at all. The breaker keeps its state, counters and listeners, and its
+   * window when the window keeps its shape; the result (and the
+   * `reconfigured` event, which the logs show) says what had to start
+   * afresh. A per-key family applies it to every child. `perKey` and `share`
+   * cannot change.
+   */
+  reconfigure(name: string, patch: BreakerOptions): ReconfiguredEvent {
+    this.get(name);
+    return this.orchestrator.reconfigure(name, patch);
   }
 
   has(name: string): boolean {

@@ -235,3 +235,56 @@ describe('events for the rest of the application', () => {
     expect(await clock.readsDuring(() => registry.get('quiet').execute(() => 'ok'))).toBe(0);
   });
 });
+
+describe('CircuitBreakerRegistry.reconfigure()', () => {
+  it('patches the options a breaker was defined with, over the defaults, keeps its state, and logs what changed', async () => {
+    const { registry, lines } = await start({
+      defaults: { openDurationMs: 20_000 },
+      breakers: { payments: { timeoutMs: 2_000, consecutiveFailures: 5 } },
+    });
+    const payments = registry.get('payments');
+    await failOnce(registry, 'payments');
+    const result = registry.reconfigure('payments', { consecutiveFailures: 2 });
+    expect([
+      result.reset,
+      payments.config.timeoutMs,
+      payments.config.openDurationMs,
+      payments.config.consecutiveFailures,
+    ]).toEqual([[], 2_000, 20_000, 2]);
+    await failOnce(registry, 'payments');
+    expect(payments.state).toBe('open');
+    expect(lines()[0]).toBe(
+      'log [CircuitBreaker] Circuit breaker "payments" reconfigured: consecutiveFailures 5 → 2; state and window kept.',
+    );
+    registry.reconfigure('payments', { window: { type: 'count', size: 10 } });
+    expect(payments.config.consecutiveFailures).toBe(2);
+    expect(lines()[2]).toBe(
+      'log [CircuitBreaker] Circuit breaker "payments" reconfigured: window {"type":"count","size":100} → {"type":"count","size":10}, rateRule false → true, minimumThroughput 20 → 10; started afresh: window.',
+    );
+  });
+
+  it('refuses a patch start-up would refuse, naming the breaker, the site and the option, and changes nothing', async () => {
+    const { registry } = await start({ breakers: { payments: { timeoutMs: 2_000 } } });
+    expect(() => registry.reconfigure('payments', { timeoutMs: -1 })).toThrow(
+      'Circuit breaker "payments" in CircuitBreakerRegistry.reconfigure(): option "timeoutMs" must be a positive number of milliseconds up to 2147483647, or false for no deadline, got -1.',
+    );
+    expect(() => registry.reconfigure('payments', { nope: 1 } as never)).toThrow(
+      'unknown option "nope"',
+    );
+    expect(() => registry.reconfigure('paymnets', {})).toThrow('paymnets');
+    expect(registry.get('payments').config.timeoutMs).toBe(2_000);
+  });
+
+  it('publishes reconfigured to CircuitBreakerEvents', async () => {
+    const { registry } = await start({ logging: false, breakers: { payments: {} } });
+    const seen: string[] = [];
+    registry.events.observe(['reconfigured'], (event) => {
+      if (event.type === 'reconfigured')
+        seen.push(
+          `${event.breaker} ${event.payload.previous.jitter} → ${event.payload.current.jitter}`,
+        );
+    });
+    registry.reconfigure('payments', { jitter: 0.2 });
+    expect(seen).toEqual(['payments 0 → 0.2']);
+  });
+});
