@@ -105,7 +105,6 @@ export type BreakerEventName = keyof BreakerEventMap;
 // A record, so that the compiler fails here when an event is added to the map but not to the list.
 const EVENTS: Record<BreakerEventName, true> = {
   stateChange: true,
-  reconfigured: true,
   success: true,
   failure: true,
   ignored: true,
@@ -114,6 +113,7 @@ const EVENTS: Record<BreakerEventName, true> = {
   slowCall: true,
   probe: true,
   fallback: true,
+  reconfigured: true,
 };
 
 /** Every event a breaker emits. @publicApi */
