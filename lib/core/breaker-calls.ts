@@ -32,7 +32,8 @@ import {
 const NO_SIGNAL: CallContext = Object.freeze({ signal: undefined });
 
 /** @internal The token of a call the breaker lets through without recording it (forced `disabled`). */
-export const UNCOUNTED = Number.MAX_SAFE_INTEGER;
+// Negative like a probe's token, so that the plain path (tokens >= 0) never has to test for it; no probe id is a fraction.
+export const UNCOUNTED = -0.5;
 
 // A throttled call may be admitted at any moment; this is a polite hint, not a schedule.
 const THROTTLED_RETRY_AFTER_MS = 1_000;

@@ -148,11 +148,12 @@ export class Breaker extends BreakerCalls {
     }
     const token = this.admitOwn();
     if (typeof token !== 'number') return Promise.reject(token);
-    if (token === UNCOUNTED) return new UncountedCall<T>(signal).run(fn);
     const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
     // No deadline (timeoutMs: false), no caller signal: no call object, no promise of our own.
     if (token >= 0 && signal === undefined && this.config.timeoutMs === undefined)
       return this.runPlain(fn, token, startedAt);
+    // Negative, so the plain path never needs to look for it.
+    if (token === UNCOUNTED) return new UncountedCall<T>(signal).run(fn);
     return new TrackedCall<T>(this, token, startedAt).run(fn, signal);
   }
 
@@ -178,11 +179,11 @@ export class Breaker extends BreakerCalls {
     }
     const token = this.admitOwn();
     if (typeof token !== 'number') return Promise.reject(token);
-    if (token === UNCOUNTED)
-      return new UncountedCall<T>(undefined).runMethod(withSignal, method, thisArg, args);
     const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
     if (token >= 0 && this.config.timeoutMs === undefined)
       return this.runMethod(method, thisArg, args, token, startedAt);
+    if (token === UNCOUNTED)
+      return new UncountedCall<T>(undefined).runMethod(withSignal, method, thisArg, args);
     // The context, not its signal: reading the signal is what makes its AbortController.
     return new TrackedCall<T>(this, token, startedAt).runMethod(withSignal, method, thisArg, args);
   }
