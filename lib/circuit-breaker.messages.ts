@@ -135,6 +135,10 @@ export const circuitBreakerMessages = {
     `Circuit breaker ${who} isolated by hand: every call is rejected until reset().`,
   disabled: (who: string) =>
     `Circuit breaker ${who} disabled by hand: every call passes and nothing trips until reset().`,
+  reloadRefused: (errors: readonly string[]) =>
+    `CircuitBreakerRegistry.reload() refused the whole tree; nothing changed. ${errors.length === 1 ? 'One error' : `${errors.length} errors`}:\n` +
+    errors.map((error) => `- ${error}`).join('\n') +
+    '\nFix them and reload again.',
   shareWithoutStore: (name: string) =>
     `Circuit breaker "${name}": option "share" needs a store to share through. ` +
     'Configure one, e.g. CircuitBreakerModule.forRoot({ store: new RedisBreakerStore({ redis }) }) from nestjs-circuit-breaker/redis, or remove "share".',

@@ -6,7 +6,18 @@ import {
   type BreakerOptions,
   type ReconfiguredEvent,
 } from './core/index.js';
-import { breakerOptionChecker, copyBreakerOptions } from './core/resolve-options.js';
+import {
+  breakerOptionChecker,
+  copyBreakerOptions,
+  resolveBreakerOptions,
+} from './core/resolve-options.js';
+import {
+  planReload,
+  RELOAD,
+  sameOptions,
+  type CircuitBreakerConfigTree,
+  type CircuitBreakerReload,
+} from './circuit-breaker.reload.js';
 import type { CircuitBreakerEvents } from './circuit-breaker.events.js';
 import type {
   CircuitBreakerExplorer,
@@ -50,7 +61,7 @@ interface DefinitionSite {
  */
 export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
   /** The module's options as checked: a plain copy, so that what was validated is what is used. */
-  private readonly options: CircuitBreakerModuleOptions;
+  private options: CircuitBreakerModuleOptions;
   /** Where each breaker was defined (its options set), for conflict messages. */
   private readonly definitionSites = new Map<string, DefinitionSite>();
   /** Each breaker's own options, before the module's defaults: what `reconfigure()` patches. */
@@ -263,6 +274,46 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
     return result;
   }
 
+  /** `registry.reload()`: checked whole (see `planReload`), then applied; nothing changes when it is refused. */
+  reload(tree: unknown): CircuitBreakerReload {
+    const existing = [...this.breakers].map(([name, breaker]) => ({
+      name,
+      config: breaker.config,
+      own: this.ownOptions.get(name),
+    }));
+    const { defaults, entries } = planReload(tree, existing, this.options.store);
+    const inTree = new Set(Object.keys((tree as CircuitBreakerConfigTree).breakers ?? {}));
+    this.options = { ...this.options, defaults };
+    const result: CircuitBreakerReload = {
+      added: [],
+      reconfigured: [],
+      unchanged: [],
+      notInTree: [],
+    };
+    for (const { name, own, merged, current } of entries) {
+      if (inTree.has(name)) {
+        this.configured.add(name);
+        this.definitionSites.set(name, { site: RELOAD, source: tree });
+      } else if (isCentral(this.definitionSites.get(name)?.site)) {
+        result.notInTree.push(name);
+      }
+      if (current === undefined) {
+        this.define(name, own, RELOAD, tree, true);
+        result.added.push(name);
+        continue;
+      }
+      this.ownOptions.set(name, own);
+      const breaker = this.breakers.get(name)!;
+      if (sameOptions(current, resolveBreakerOptions(name, merged))) {
+        result.unchanged.push(name);
+      } else {
+        breaker.reconfigure(merged);
+        result.reconfigured.push(name);
+      }
+    }
+    return result;
+  }
+
   private define(
     name: string,
     options: BreakerOptions | undefined,
@@ -298,6 +349,11 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
     this.events.track(breaker);
     return breaker;
   }
+}
+
+/** Sites where the application defines breakers centrally: a reload that leaves one of these out reports it. */
+function isCentral(site: string | undefined): boolean {
+  return site === FOR_ROOT || site === RELOAD;
 }
 
 /** The site named in the messages of a run-time reconfiguration. */

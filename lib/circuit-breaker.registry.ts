@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import type { Observable } from 'rxjs';
 import type { Breaker, BreakerOptions, BreakerSnapshot, ReconfiguredEvent } from './core/index.js';
+import type { CircuitBreakerConfigTree, CircuitBreakerReload } from './circuit-breaker.reload.js';
 import { CircuitBreakerEvents } from './circuit-breaker.events.js';
 import { CircuitBreakerExplorer } from './circuit-breaker.explorer.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
@@ -96,6 +97,18 @@ export class CircuitBreakerRegistry
   reconfigure(name: string, patch: BreakerOptions): ReconfiguredEvent {
     this.get(name);
     return this.orchestrator.reconfigure(name, patch);
+  }
+
+  /**
+   * Applies a whole new `{ defaults, breakers }` tree (what `forRoot()` was
+   * given, read again): creates the breakers it adds, reconfigures those whose
+   * effective options change (state kept, see `reconfigure()`), and reports
+   * the breakers it no longer names, which keep running. Checked whole first:
+   * one invalid breaker refuses the reload, with every error listed, and
+   * nothing changes.
+   */
+  reload(tree: CircuitBreakerConfigTree): CircuitBreakerReload {
+    return this.orchestrator.reload(tree);
   }
 
   has(name: string): boolean {

@@ -95,6 +95,7 @@ export { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definit
 export type { CircuitBreakerModuleExtras } from './circuit-breaker.module-definition.js';
 export { CircuitBreakerEvents } from './circuit-breaker.events.js';
 export { circuitBreakerOptionsFromEnv } from './config/circuit-breaker-env.js';
+export type { CircuitBreakerConfigTree, CircuitBreakerReload } from './circuit-breaker.reload.js';
 export type {
   CircuitBreakerEnvConfig,
   CircuitBreakerEnvOptions,
