@@ -307,10 +307,10 @@ export abstract class BreakerMachine {
 
   /** A probe still unsettled after `halfOpen.maxWaitMs` counts as failed, so a hung probe cannot wedge the breaker. */
   private expireProbes(now: number): void {
-    const maxWait = this.config.probeMaxWaitMs;
     let round: HalfOpenRound | undefined;
     let record;
     while ((round = this.round) !== undefined && (record = round.takeExpired(now)) !== undefined) {
+      const maxWait = round.maxWaitMs;
       const error = new CallTimeoutError(
         this.name,
         maxWait,

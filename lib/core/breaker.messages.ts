@@ -27,7 +27,7 @@ export const breakerMessages = {
   reconfigureChild: (breaker: string, family: string) =>
     `Circuit breaker "${breaker}" is a child of the per-key family "${family}": its options are the family's. Call reconfigure() on "${family}", which applies to every child.`,
   reconfigureFixed: (breaker: string, option: string) =>
-    `Circuit breaker "${breaker}": option "${option}" cannot change while the application runs (it decides how the breaker is built and shared). Keep its current value in reconfigure(), and restart to change it.`,
+    `Circuit breaker "${breaker}": option "${option}" cannot change while the application runs (it decides how the breaker is built and shared). Keep its current value (in reconfigure() or the reloaded tree), and restart to change it.`,
   badName: (name: unknown) =>
     `A circuit breaker needs a non-empty string name, got ${describeValue(name)}. Name it after the dependency and operation it protects, e.g. "payments.charge".`,
   notAFunction: (breaker: string, value: unknown) =>

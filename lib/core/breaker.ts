@@ -310,8 +310,9 @@ export class Breaker extends BreakerCalls {
   force(state: ForceableState, options: ForceOptions): void {
     const now = this.monotonic();
     const forcing = forcingOf(this.name, state, options, this.env.clock.now(), now);
-    if (this.keyed !== undefined) for (const child of this.keyed.all()) child.force(state, options);
+    // The family first: children forced open must not look like a failing fleet to its aggregate rule.
     this.hold(forcing, now);
+    if (this.keyed !== undefined) for (const child of this.keyed.all()) child.force(state, options);
   }
 
   /** Ends a `force()`: back to closed with an empty window (reason `released`). Nothing happens when nothing is forced. */

@@ -35,6 +35,11 @@ export class HalfOpenRound {
 
   constructor(private readonly budget: ProbeBudget) {}
 
+  /** How long a probe of this round may stay unsettled: the budget it was opened with, whatever the options say now. */
+  get maxWaitMs(): number {
+    return this.budget.probeMaxWaitMs;
+  }
+
   /** Probes admitted and not settled yet. */
   get inFlight(): number {
     return this.probes.length;

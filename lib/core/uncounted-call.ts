@@ -24,11 +24,33 @@ export class UncountedCall<T> implements CallPermit<T> {
   }
 
   run(fn: (context: CallContext) => T | PromiseLike<T>): Promise<T> {
+    let result: T | PromiseLike<T>;
     try {
-      return Promise.resolve(fn({ signal: this.callerSignal }));
+      result = fn({ signal: this.callerSignal });
     } catch (error) {
       return Promise.reject(error);
     }
+    return this.untilAborted(Promise.resolve(result));
+  }
+
+  /** The caller's abort still ends the wait at once, as `execute()` promises, whether or not the work listens. */
+  private untilAborted(result: Promise<T>): Promise<T> {
+    const signal = this.callerSignal;
+    if (signal === undefined) return result;
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => reject(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      result.then(
+        (value) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(value);
+        },
+        (error: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      );
+    });
   }
 
   runMethod<A extends unknown[]>(
@@ -57,6 +79,11 @@ export class UncountedCall<T> implements CallPermit<T> {
   }
 
   release(): void {
+    this.settle();
+  }
+
+  /** Nothing was admitted, so there is nothing to take back. */
+  cancel(): void {
     this.settle();
   }
 

@@ -185,4 +185,33 @@ describe('Breaker.force() and release()', () => {
     await expect(a.execute(() => 'ok')).resolves.toBe('ok');
     expect([family.state, a.state]).toEqual(['closed', 'closed']);
   });
+
+  it('forced disabled still ends the wait when the caller aborts, and its permits can be cancelled', async () => {
+    const breaker = breakerOn(new ManualClock());
+    breaker.force('disabled', { reason: 'bypass' });
+    const controller = new AbortController();
+    const hung = breaker.execute(() => new Promise<string>(() => undefined), {
+      signal: controller.signal,
+    });
+    controller.abort(new Error('caller gave up'));
+    await expect(hung).rejects.toThrow('caller gave up');
+    const permit = breaker.acquire() as { cancel(): void; outcome: unknown };
+    permit.cancel();
+    expect([permit.outcome, breaker.snapshot().totals.admitted]).toEqual(['ignored', 0]);
+  });
+
+  it('forcing a family with an aggregate rule does not first open it by ratio', () => {
+    const family = new Breaker('hosts', {
+      timeoutMs: false,
+      perKey: { maxKeys: 10 },
+      aggregate: { openWhenOpenRatio: 0.5, minKeys: 1 },
+    });
+    family.forKey('a');
+    const reasons: string[] = [];
+    family.on('stateChange', (change) =>
+      reasons.push(`${change.from}->${change.to}:${change.reason}`),
+    );
+    family.force('open', { reason: 'maintenance' });
+    expect(reasons).toEqual(['closed->isolated:forced']);
+  });
 });

@@ -81,7 +81,7 @@ describe('Breaker.reconfigure()', () => {
   it('refuses to change perKey or share, naming the option and saying to restart', () => {
     const family = new Breaker('hosts', { perKey: { maxKeys: 10 } });
     expect(() => family.reconfigure({ perKey: { maxKeys: 20 } })).toThrow(
-      'Circuit breaker "hosts": option "perKey" cannot change while the application runs (it decides how the breaker is built and shared). Keep its current value in reconfigure(), and restart to change it.',
+      'Circuit breaker "hosts": option "perKey" cannot change while the application runs (it decides how the breaker is built and shared). Keep its current value (in reconfigure() or the reloaded tree), and restart to change it.',
     );
     expect(() => new Breaker('plain').reconfigure({ share: false })).toThrow(
       'option "share" cannot change while the application runs',
@@ -158,5 +158,32 @@ describe('Breaker.reconfigure()', () => {
       totals.failures.total,
       breaker.snapshot().window.calls,
     ]).toEqual([1_000, 1_000, 0, 50]);
+  });
+
+  it('expires a probe in flight by the wait its round was opened with, dated when it was due', async () => {
+    const clock = new ManualClock(1_000_000);
+    const options = {
+      timeoutMs: false as const,
+      consecutiveFailures: 1,
+      openDurationMs: 1_000,
+      halfOpen: { maxProbes: 1, maxWaitMs: 1_000 },
+    };
+    const breaker = new Breaker('payments', options, { clock });
+    await breaker.execute(fail).catch(() => undefined);
+    clock.advance(1_000);
+    const probe = breaker.acquire();
+    expect(probe.probe).toBe(true);
+    breaker.reconfigure({ ...options, halfOpen: { maxProbes: 1, maxWaitMs: 60_000 } });
+    clock.advance(1_000);
+    const snapshot = breaker.snapshot();
+    expect([
+      snapshot.state,
+      snapshot.lastTransition?.reason,
+      snapshot.lastTransition?.at,
+      snapshot.since,
+    ]).toEqual(['open', 'probe-expired', 1_002_000, 1_002_000]);
+    expect(snapshot.lastFailure?.message).toBe(
+      'Circuit breaker "payments": a half-open probe did not settle within halfOpen.maxWaitMs (1000 ms) and counts as failed.',
+    );
   });
 });
