@@ -195,7 +195,7 @@ describe('Breaker.force() and release()', () => {
     });
     controller.abort(new Error('caller gave up'));
     await expect(hung).rejects.toThrow('caller gave up');
-    const permit = breaker.acquire() as { cancel(): void; outcome: unknown };
+    const permit = breaker.acquire() as unknown as { cancel(): void; outcome: unknown };
     permit.cancel();
     expect([permit.outcome, breaker.snapshot().totals.admitted]).toEqual(['ignored', 0]);
   });
