@@ -89,6 +89,10 @@ export class Breaker extends BreakerCalls {
             );
     super(lineage === undefined ? name : undefined, lineage, config, env, keyed);
     this.timed = this.needsTiming();
+    // A child born (or born again after eviction) while its family lets every call through is forced alike.
+    // Forced open needs nothing of the child: the family's gate rejects every key.
+    const forced = lineage?.parent.evidence?.forced;
+    if (forced !== undefined && forced.state !== 'open') this.hold(forced, this.monotonic());
   }
 
   /**

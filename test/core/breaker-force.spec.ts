@@ -214,4 +214,21 @@ describe('Breaker.force() and release()', () => {
     family.force('open', { reason: 'maintenance' });
     expect(reasons).toEqual(['closed->isolated:forced']);
   });
+
+  it('children a family creates while it is forced closed or disabled, or creates again after eviction, are forced alike', async () => {
+    const family = new Breaker(
+      'hosts',
+      { timeoutMs: false, consecutiveFailures: 1, perKey: { maxKeys: 1 } },
+      { clock: new ManualClock() },
+    );
+    family.forKey('a');
+    family.force('closed', { reason: 'keep flowing' });
+    const b = family.forKey('b');
+    await b.execute(fail).catch(() => undefined);
+    expect([b.state, b.snapshot().forced?.reason]).toEqual(['disabled', 'keep flowing']);
+    const a = family.forKey('a');
+    expect([a === family.forKey('a'), a.snapshot().forced?.state]).toEqual([true, 'closed']);
+    family.release();
+    expect([a.state, a.snapshot().forced]).toEqual(['closed', undefined]);
+  });
 });
