@@ -27,4 +27,17 @@ export class BreakerEvidence {
   reportedFaults: Set<string> | undefined = undefined;
   /** While `force()` holds the breaker: what, why, by whom, until when. Kept here, not in a field of its own: most breakers are never forced. */
   forced: Forcing | undefined = undefined;
+
+  noteFailure(failure: unknown, category: FailureCategory | 'overload'): void {
+    this.lastFailure = failure;
+    this.lastFailureCategory = category;
+  }
+
+  /** Whether `source` (a listener, a classifier) has not faulted before; remembers that it has now. */
+  firstFaultOf(source: string): boolean {
+    const reported = (this.reportedFaults ??= new Set());
+    if (reported.has(source)) return false;
+    reported.add(source);
+    return true;
+  }
 }

@@ -19,14 +19,13 @@ import {
 import { BreakerHookError, CallTimeoutError } from './breaker.errors.js';
 import { breakerMessages } from './breaker.messages.js';
 import type { Clock } from './clock.js';
-import type { Forcing } from './forced-state.js';
+import { forcedEvent, type Forcing } from './forced-state.js';
 import { HalfOpenRound } from './half-open-round.js';
 import { openDuration } from './open-duration.js';
 import type { OverloadPressure } from './overload-pressure.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
-import { CountWindow } from './window/count-window.js';
 import type { OutcomeWindow } from './window/outcome-window.interface.js';
-import { TimeWindow } from './window/time-window.js';
+import { sameWindow, windowOf } from './window/window-of.js';
 
 /** @internal The start of a call admitted while nobody needed its duration. */
 export const NOT_TIMED = Number.NaN;
@@ -156,16 +155,12 @@ export abstract class BreakerMachine {
 
   /** @internal */
   protected noteFailure(failure: unknown, category: FailureCategory | 'overload'): void {
-    const evidence = (this.evidence ??= new BreakerEvidence());
-    evidence.lastFailure = failure;
-    evidence.lastFailureCategory = category;
+    (this.evidence ??= new BreakerEvidence()).noteFailure(failure, category);
   }
 
   /** @internal Reports the first fault of each source; the later ones would only repeat it. */
   reportFault(source: string, error: Error): void {
-    const reported = ((this.evidence ??= new BreakerEvidence()).reportedFaults ??= new Set());
-    if (reported.has(source)) return;
-    reported.add(source);
+    if (!(this.evidence ??= new BreakerEvidence()).firstFaultOf(source)) return;
     try {
       this.env.reportError(error);
     } catch {
@@ -401,26 +396,4 @@ export abstract class BreakerMachine {
     this.hub?.emit('stateChange', change);
     this.env.coordinator?.transitioned(this, change);
   }
-}
-
-function forcedEvent(forcing: Forcing): { state: Forcing['state']; reason: string; by?: string } {
-  return {
-    state: forcing.state,
-    reason: forcing.reason,
-    ...(forcing.by === undefined ? {} : { by: forcing.by }),
-  };
-}
-
-function windowOf(config: ResolvedBreakerOptions): OutcomeWindow {
-  const w = config.window;
-  return w.type === 'count' ? new CountWindow(w.size) : new TimeWindow(w.durationMs, w.buckets);
-}
-
-function sameWindow(
-  a: ResolvedBreakerOptions['window'],
-  b: ResolvedBreakerOptions['window'],
-): boolean {
-  return a.type === 'count'
-    ? b.type === 'count' && a.size === b.size
-    : b.type === 'time' && a.durationMs === b.durationMs && a.buckets === b.buckets;
 }

@@ -88,3 +88,16 @@ export function forcedSnapshot(forcing: Forcing, toWall: number): ForcedStateSna
     ...(forcing.until === undefined ? {} : { until: forcing.until + toWall }),
   };
 }
+
+/** What a `stateChange` event of reason `forced` says of the force. @internal */
+export function forcedEvent(forcing: Forcing): {
+  state: ForceableState;
+  reason: string;
+  by?: string;
+} {
+  return {
+    state: forcing.state,
+    reason: forcing.reason,
+    ...(forcing.by === undefined ? {} : { by: forcing.by }),
+  };
+}
