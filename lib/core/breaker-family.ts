@@ -79,6 +79,12 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
   private childListeners: ((child: Child) => void)[] | undefined;
   private evictListeners: ((child: Child) => void)[] | undefined;
   unhealthy = 0;
+  /**
+   * Children open or half-open: what the aggregate level counts. A child
+   * isolated by hand (`isolate()`, `force('open')`) is an operator's decision,
+   * not evidence that its target fails, so it opens no family.
+   */
+  private failing = 0;
   private evicted = 0;
   private overflowed = 0;
   private readonly maxKeys: number;
@@ -194,14 +200,15 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
    */
   childTransitioned(child: Child, from: BreakerState, to: BreakerState, now: number): void {
     if (!this.holds(child)) return;
-    const was = isUnhealthy(from);
-    const is = isUnhealthy(to);
+    if (isUnhealthy(from) !== isUnhealthy(to)) this.unhealthy += isUnhealthy(to) ? 1 : -1;
+    const was = isFailing(from);
+    const is = isFailing(to);
     if (was === is) return;
-    this.unhealthy += is ? 1 : -1;
+    this.failing += is ? 1 : -1;
     const aggregate = this.owner.config.aggregate;
     if (!is || aggregate === undefined) return;
     const known = this.size;
-    if (known >= aggregate.minKeys && this.unhealthy / known >= aggregate.openWhenOpenRatio)
+    if (known >= aggregate.minKeys && this.failing / known >= aggregate.openWhenOpenRatio)
       this.owner.openForChildren(now);
   }
 
@@ -273,7 +280,11 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
 }
 
 function isUnhealthy(state: BreakerState): boolean {
-  return state === 'open' || state === 'half-open' || state === 'isolated';
+  return isFailing(state) || state === 'isolated';
+}
+
+function isFailing(state: BreakerState): boolean {
+  return state === 'open' || state === 'half-open';
 }
 
 function isEvictable(child: FamilyMember): boolean {

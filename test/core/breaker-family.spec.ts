@@ -119,6 +119,25 @@ describe('per-key families', () => {
       expect(family.forKey('c').snapshot().totals.admitted).toBe(1); // the child was never asked
     });
 
+    it('does not count children isolated or forced open by hand: an operator decision is no evidence of failure', async () => {
+      const clock = new ManualClock();
+      const family = aggregate(clock);
+      for (const key of ['a', 'b', 'c', 'd']) await ok(family.forKey(key));
+      family.forKey('a').force('open', { reason: 'maintenance of host a' });
+      family.forKey('b').isolate();
+      expect(family.state).toBe('closed');
+      expect(family.snapshot().family).toMatchObject({ keys: 4, unhealthyKeys: 2 });
+      // One real failure is 1 failing of 4: still below the ratio, whatever the isolated children.
+      await fail(family.forKey('c'));
+      expect(family.state).toBe('closed');
+      await fail(family.forKey('d'));
+      expect(family.state).toBe('open'); // 2 failing of 4 = 0.5
+      // Released, a child that was isolated counts again once it fails.
+      family.reset();
+      for (const key of ['a', 'b', 'c', 'd']) await ok(family.forKey(key));
+      expect(family.snapshot().family).toMatchObject({ unhealthyKeys: 0 });
+    });
+
     it('does not open below minKeys', async () => {
       const clock = new ManualClock();
       const family = aggregate(clock);
