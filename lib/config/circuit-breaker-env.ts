@@ -9,7 +9,7 @@ import { envMessages } from './circuit-breaker-env.messages.js';
 export interface CircuitBreakerEnvOptions {
   /** The breakers the variables may configure. A variable that names another is an error (a typo must not pass silently). */
   breakers: readonly string[];
-  /** What every variable starts with. Default `CB_`. */
+  /** What every variable starts with. Default `CB_`; `CB` means the same (the `_` is added). */
   prefix?: string;
   /** Where to read. Default `process.env`. */
   env?: Readonly<Record<string, string | undefined>>;
@@ -83,9 +83,11 @@ const SUFFIXES = new Map(OPTIONS.map(([path, kind]) => [segmentOf(path), { path,
 export function circuitBreakerOptionsFromEnv(
   options: CircuitBreakerEnvOptions,
 ): CircuitBreakerEnvConfig {
-  const prefix = options.prefix ?? 'CB_';
-  if (typeof prefix !== 'string' || !/^\w+$/.test(prefix))
-    throw new TypeError(envMessages.badPrefix(prefix));
+  const given = options.prefix ?? 'CB_';
+  if (typeof given !== 'string' || !/^\w+$/.test(given))
+    throw new TypeError(envMessages.badPrefix(given));
+  // `CB` reads CB_PAYMENTS_*, never CBX_*: a prefix is a whole word of the variable's name.
+  const prefix = given.endsWith('_') ? given : `${given}_`;
   if (!Array.isArray(options.breakers))
     throw new TypeError(envMessages.badBreakers(options.breakers));
   const env =
@@ -118,8 +120,9 @@ export function circuitBreakerOptionsFromEnv(
 
   const config: CircuitBreakerEnvConfig = {};
   const defaults = tree.get(DEFAULTS) as BreakerOptions | undefined;
+  for (const given of tree.values()) completeWindow(given);
   for (const [owner, given] of tree) {
-    completeWindow(given);
+    if (owner !== DEFAULTS) inheritWindow(given, defaults);
     // Checked as start-up will check it (over the defaults the variables give), each option named by its variable.
     const own = variables.get(owner)!;
     const fromDefaults = variables.get(DEFAULTS);
@@ -143,6 +146,20 @@ function completeWindow(options: Record<string, unknown>): void {
   if (window === undefined || window.type !== undefined) return;
   if (window.size !== undefined) window.type = 'count';
   else if (window.durationMs !== undefined || window.buckets !== undefined) window.type = 'time';
+}
+
+/**
+ * Each variable is one setting: `CB_PAYMENTS_WINDOW_BUCKETS=6` under
+ * `CB_DEFAULTS_WINDOW_DURATION_MS=30000` means a 30 s window of 6 buckets, not
+ * a window of 6 buckets over the built-in duration. (Options written in code
+ * replace a window whole, since two kinds of window do not mix; a breaker's
+ * window of the other kind still does here.)
+ */
+function inheritWindow(given: Record<string, unknown>, defaults: BreakerOptions | undefined): void {
+  const own = given.window as Record<string, unknown> | undefined;
+  const base = defaults?.window as Record<string, unknown> | undefined;
+  if (own === undefined || base === undefined || own.type !== base.type) return;
+  given.window = { ...base, ...own };
 }
 
 const DEFAULTS = 'defaults';

@@ -97,6 +97,23 @@ describe('circuitBreakerOptionsFromEnv()', () => {
     );
   });
 
+  it('completes a breaker’s window from the defaults’ window of the same kind, one variable per setting', () => {
+    expect(
+      fromEnv({
+        CB_DEFAULTS_WINDOW_DURATION_MS: '30000',
+        CB_PAYMENTS_WINDOW_BUCKETS: '6',
+        CB_CATALOG_SEARCH_WINDOW_SIZE: '40',
+      }),
+    ).toEqual({
+      defaults: { window: { type: 'time', durationMs: 30_000 } },
+      breakers: {
+        payments: { window: { type: 'time', durationMs: 30_000, buckets: 6 } },
+        // A window of the other kind replaces the defaults' whole: sizes and durations do not mix.
+        'catalog.search': { window: { type: 'count', size: 40 } },
+      },
+    });
+  });
+
   it('refuses a variable that names no breaker or no option, suggesting the closest one', () => {
     expect(errorOf(() => fromEnv({ CB_PAYMENT_TIMEOUT_MS: '2000' })).message).toBe(
       'Environment variable CB_PAYMENT_TIMEOUT_MS starts with CB_ but names no breaker option this application reads. Did you mean CB_PAYMENTS_TIMEOUT_MS? Name a breaker given in "breakers" (or DEFAULTS) and an option, e.g. CB_PAYMENTS_TIMEOUT_MS.',
@@ -144,6 +161,14 @@ describe('circuitBreakerOptionsFromEnv()', () => {
     ).toEqual({
       breakers: { payments: { jitter: 0.1 } },
     });
+    // A prefix is a whole word: `CB` reads CB_PAYMENTS_* and leaves CBX_* alone.
+    expect(
+      circuitBreakerOptionsFromEnv({
+        breakers: ['payments'],
+        prefix: 'CB',
+        env: { CB_PAYMENTS_JITTER: '0.2', CBX_PAYMENTS_JITTER: 'not ours' },
+      }),
+    ).toEqual({ breakers: { payments: { jitter: 0.2 } } });
     expect(() => circuitBreakerOptionsFromEnv({ breakers: ['payments'], prefix: 'CB-' })).toThrow(
       new TypeError(
         `circuitBreakerOptionsFromEnv(): "prefix" must be a non-empty string of letters, digits and underscores, got "CB-". Pass e.g. { prefix: 'CB_' }.`,
