@@ -1,18 +1,11 @@
 import { assembleSnapshot } from './assemble-snapshot.js';
 import type { BreakerCoordination } from './breaker-coordinator.interface.js';
 import { environmentOf, type BreakerDeps } from './breaker-environment.js';
-import {
-  BREAKER_EVENT_NAMES,
-  BreakerEventHub,
-  isBreakerEventName,
-  type BreakerEventName,
-  type BreakerListener,
-  type FallbackEvent,
-  type ReconfiguredEvent,
-} from './breaker-events.js';
+import type { FallbackEvent, ReconfiguredEvent } from './breaker-events.js';
 import { BreakerFamily } from './breaker-family.js';
 import { NOT_TIMED, type BreakerMachine } from './breaker-machine.js';
-import { BreakerCalls, UNCOUNTED } from './breaker-calls.js';
+import { UNCOUNTED } from './breaker-calls.js';
+import { BreakerHooks } from './breaker-hooks.js';
 import type { BreakerOptions } from './breaker-options.js';
 import type { BreakerSnapshot } from './breaker-snapshot.js';
 import {
@@ -62,7 +55,7 @@ export interface ExecuteOptions {
  *
  * @publicApi
  */
-export class Breaker extends BreakerCalls {
+export class Breaker extends BreakerHooks {
   /** For a child of a per-key family: the family. */
   declare readonly parent: Breaker | undefined;
   /** @internal */
@@ -247,42 +240,6 @@ export class Breaker extends BreakerCalls {
   recordFallback(error: unknown, source: FallbackEvent['source']): void {
     this.counters.rare.fallbacks++;
     this.hub?.emit('fallback', { error, source });
-  }
-
-  // ---------------------------------------------------------------------------
-  // Events
-
-  /** Subscribes to an event; returns the function that unsubscribes. */
-  on<E extends BreakerEventName>(event: E, listener: BreakerListener<E>): () => void {
-    if (!isBreakerEventName(event))
-      throw new TypeError(breakerMessages.unknownEvent(this.name, event, BREAKER_EVENT_NAMES));
-    if (typeof listener !== 'function')
-      throw new TypeError(breakerMessages.notAListener(this.name, event, listener));
-    const hub = (this.hub ??= new BreakerEventHub((name, fault) =>
-      this.onListenerFault(name, fault),
-    ));
-    // Only events that carry a duration make calls read the clock.
-    if (event === 'success' || event === 'failure' || event === 'ignored' || event === 'slowCall')
-      this.timed = true;
-    const off = hub.add(event, listener);
-    return () => {
-      off();
-      // A listener that comes and goes must not slow the breaker for good.
-      if (this.hub !== hub) return;
-      if (hub.isEmpty()) this.hub = undefined;
-      this.timed = this.needsTiming();
-    };
-  }
-
-  /** Whether calls must be timed: slow-call detection, a time window, or listeners of durations. */
-  private needsTiming(): boolean {
-    const hub = this.hub;
-    return (
-      this.config.slowCallDurationMs !== undefined ||
-      this.config.window.type === 'time' ||
-      (hub !== undefined &&
-        (hub.has('success') || hub.has('failure') || hub.has('ignored') || hub.has('slowCall')))
-    );
   }
 
   // ---------------------------------------------------------------------------
