@@ -23,6 +23,8 @@ import { configFor } from './config-cache.js';
 import { reconfigured } from './reconfiguration.js';
 import { baseOpenDuration } from './open-duration.js';
 import { isCall, UncountedCall } from './uncounted-call.js';
+import { FaultedAdmission } from './fault-injection.js';
+import { FaultedCall } from './faulted-call.js';
 import { isAbortSignal } from './abort-signal.js';
 import {
   forcedSnapshot,
@@ -86,6 +88,8 @@ export class Breaker extends BreakerHooks {
     // Forced open needs nothing of the child: the family's gate rejects every key.
     const forced = lineage?.parent.evidence?.forced;
     if (forced !== undefined && forced.state !== 'open') this.hold(forced, this.monotonic());
+    const faults = lineage?.parent.overload?.faults;
+    if (faults !== undefined) this.holdFault(faults);
   }
 
   /**
@@ -144,7 +148,10 @@ export class Breaker extends BreakerHooks {
       return isCall(call) ? call.run(fn, signal) : Promise.reject(call);
     }
     const token = this.admitOwn();
-    if (typeof token !== 'number') return Promise.reject(token);
+    if (typeof token !== 'number')
+      return token instanceof FaultedAdmission
+        ? this.faulted<T>(token).run(fn, signal)
+        : Promise.reject(token);
     const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
     // No deadline (timeoutMs: false), no caller signal: no call object, no promise of our own.
     if (token >= 0 && signal === undefined && this.config.timeoutMs === undefined)
@@ -175,7 +182,10 @@ export class Breaker extends BreakerHooks {
         : Promise.reject(call);
     }
     const token = this.admitOwn();
-    if (typeof token !== 'number') return Promise.reject(token);
+    if (typeof token !== 'number')
+      return token instanceof FaultedAdmission
+        ? this.faulted<T>(token).runMethod(withSignal, method, thisArg, args)
+        : Promise.reject(token);
     const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
     if (token >= 0 && this.config.timeoutMs === undefined)
       return this.runMethod(method, thisArg, args, token, startedAt);
@@ -201,6 +211,7 @@ export class Breaker extends BreakerHooks {
       return call;
     }
     const token = this.admitOwn();
+    if (token instanceof FaultedAdmission) return this.faulted<T>(token);
     if (typeof token !== 'number') throw token;
     if (token === UNCOUNTED) return new UncountedCall<T>(undefined);
     return new TrackedCall<T>(this, token, this.timed ? this.monotonic() : NOT_TIMED);
@@ -224,16 +235,26 @@ export class Breaker extends BreakerHooks {
     const parent = this.parent!;
     const gate = parent.admitAsFamily();
     if (typeof gate !== 'number') return gate;
-    const token = this.admitOwn();
+    const admission = this.admitOwn();
+    const token = admission instanceof FaultedAdmission ? admission.token : admission;
     // A family probe learns nothing from a call that is not recorded: its permit goes back too.
     if (typeof token !== 'number' || token === UNCOUNTED) {
       if (gate < 0) parent.settle(gate, 'ignored', undefined, NOT_TIMED, undefined);
       return typeof token !== 'number' ? token : new UncountedCall<T>(signal);
     }
     const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
-    const call = new TrackedCall<T>(this, token, startedAt);
+    const call =
+      admission instanceof FaultedAdmission
+        ? new FaultedCall<T>(this, token, startedAt, admission.plan)
+        : new TrackedCall<T>(this, token, startedAt);
     if (gate !== 0) call.parentCall = new TrackedCall<T>(parent, gate, startedAt);
     return call;
+  }
+
+  /** A call admitted with an injected fault. */
+  private faulted<T>(admission: FaultedAdmission): FaultedCall<T> {
+    const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
+    return new FaultedCall<T>(this, admission.token, startedAt, admission.plan);
   }
 
   /** Counts a call that a fallback served; the decorator and the operator report theirs. */
