@@ -11,13 +11,10 @@ import {
   type RejectionReason,
 } from './breaker-state.js';
 import { createRejection, type CallTimeoutError, type CircuitOpenError } from './breaker.errors.js';
-import {
-  defaultClassifyError,
-  defaultClassifyResult,
-  failureCategoryOf,
-  retryAfterOf,
-} from './classify.js';
-import { runClassifier } from './guarded-classifier.js';
+import { defaultClassifyResult, failureCategoryOf, retryAfterOf } from './classify.js';
+import type { DeadlineScheduler } from './deadline-scheduler.js';
+import { FaultedAdmission } from './fault-injection.js';
+import { classifyWith } from './guarded-classifier.js';
 import { OverloadPressure } from './overload-pressure.js';
 import { tripReason } from './trip-rules.js';
 import type { CallContext, ProtectedCall } from './tracked-call.js';
@@ -54,13 +51,19 @@ const THROTTLED_RETRY_AFTER_MS = 1_000;
  * Not exported; kept in the declarations because `Breaker` extends it.
  */
 export abstract class BreakerCalls extends BreakerMachine {
+  /** @internal Where the breaker's per-call deadlines wait (see `Clock.setTimer`). */
+  get deadlines(): DeadlineScheduler {
+    return this.env.deadlines;
+  }
+
   // ---------------------------------------------------------------------------
   // Admission
 
-  /** @internal A token (the generation; a negative probe id for probes) or the rejection. */
-  protected admitOwn(): number | CircuitOpenError {
+  /** @internal A token (the generation; a negative probe id for probes), the rejection, or an admission with a fault. */
+  protected admitOwn(): number | CircuitOpenError | FaultedAdmission {
     const state = this.current;
     if (state === CLOSED) {
+      // Overload pressure or an injected fault: the plain path itself has nothing more to check.
       if (this.overload !== undefined) return this.admitUnderOverload();
       this.counters.admitted++;
       return this.generation;
@@ -68,7 +71,7 @@ export abstract class BreakerCalls extends BreakerMachine {
     if (state === DISABLED) {
       if (this.evidence?.forced !== undefined) return this.admitForced();
       this.counters.admitted++;
-      return this.generation;
+      return this.withFault(this.generation);
     }
     if (state === ISOLATED) {
       return this.evidence?.forced !== undefined
@@ -78,7 +81,14 @@ export abstract class BreakerCalls extends BreakerMachine {
     const now = this.monotonic();
     this.refresh(now, true);
     if (this.current === OPEN) return this.reject('open', this.openRetryAfter(now));
-    return this.admitProbe(now);
+    const probe = this.admitProbe(now);
+    return typeof probe === 'number' ? this.withFault(probe) : probe;
+  }
+
+  /** An admitted call's token, with the injected fault when this call gets it. */
+  private withFault(token: number): number | FaultedAdmission {
+    const faults = this.overload?.faults;
+    return faults !== undefined && faults.applies() ? new FaultedAdmission(token, faults) : token;
   }
 
   /** @internal A family's own gate for a child's call: 0 to pass, a probe token, or the rejection. */
@@ -99,7 +109,7 @@ export abstract class BreakerCalls extends BreakerMachine {
    * forced closed admits and records, forced disabled admits and records
    * nothing (`UNCOUNTED`).
    */
-  private admitForced(): number | CircuitOpenError {
+  private admitForced(): number | CircuitOpenError | FaultedAdmission {
     const now = this.monotonic();
     this.refresh(now, true);
     const forced = this.evidence?.forced;
@@ -107,7 +117,7 @@ export abstract class BreakerCalls extends BreakerMachine {
     if (this.current === ISOLATED) return this.reject('isolated', this.forcedRetryAfter(now));
     if (forced.state === 'disabled') return UNCOUNTED;
     this.counters.admitted++;
-    return this.generation;
+    return this.withFault(this.generation);
   }
 
   private forcedRetryAfter(now: number): number | undefined {
@@ -121,7 +131,7 @@ export abstract class BreakerCalls extends BreakerMachine {
   }
 
   /** The closed state while the dependency reports overload: honour its pause, then shed a share of calls. */
-  private admitUnderOverload(): number | CircuitOpenError {
+  private admitUnderOverload(): number | CircuitOpenError | FaultedAdmission {
     const now = this.monotonic();
     const pressure = this.overload!;
     const pause = pressure.pauseLeft(now);
@@ -131,7 +141,7 @@ export abstract class BreakerCalls extends BreakerMachine {
     // The pause is over and the overloads have left the window: calls take the plain path again.
     if (pressure.spent) this.overload = undefined;
     this.counters.admitted++;
-    return this.generation;
+    return this.withFault(this.generation);
   }
 
   private admitProbe(now: number): number | CircuitOpenError {
@@ -370,26 +380,13 @@ export abstract class BreakerCalls extends BreakerMachine {
     this.hub?.emit('probe', { result: 'released' });
   }
 
-  // ---------------------------------------------------------------------------
-  // Classification
-
   /** @internal */
   classifyError(error: unknown): CallOutcome {
-    const c = this.config;
-    if (c.classify !== undefined) {
-      const outcome = runClassifier(this.name, 'classify', c.classify, error, this);
-      if (outcome !== undefined) return outcome;
-    }
-    return defaultClassifyError(error, c.overloadK !== 0);
+    return classifyWith(this, 'classify', error);
   }
 
   /** @internal */
   classifyResult(value: unknown): CallOutcome {
-    const c = this.config;
-    if (c.classifyResult !== undefined) {
-      const outcome = runClassifier(this.name, 'classifyResult', c.classifyResult, value, this);
-      if (outcome !== undefined) return outcome;
-    }
-    return defaultClassifyResult(value, c.overloadK !== 0);
+    return classifyWith(this, 'classifyResult', value);
   }
 }

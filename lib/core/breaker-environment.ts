@@ -1,6 +1,7 @@
 import type { BreakerCoordinator } from './breaker-coordinator.interface.js';
 import { breakerMessages } from './breaker.messages.js';
 import { monotonicOf, systemClock, type Clock, type RandomSource } from './clock.js';
+import { deadlines, deadlinesOf, type DeadlineScheduler } from './deadline-scheduler.js';
 
 /** What a breaker may be given besides its options. @publicApi */
 export interface BreakerDeps {
@@ -16,6 +17,12 @@ export interface BreakerDeps {
    * source is reported once per breaker. Default: `console.error`.
    */
   reportError?: (error: Error) => void;
+  /**
+   * Allows `injectFault()` on these breakers (failures, latency and overload
+   * made up by the breaker itself, for tests and game days). Default `false`:
+   * `injectFault()` is refused, so production code cannot inject by mistake.
+   */
+  faultInjection?: boolean;
 }
 
 /**
@@ -33,6 +40,9 @@ export interface BreakerEnvironment {
   readonly random: RandomSource;
   readonly coordinator: BreakerCoordinator | undefined;
   readonly reportError: (error: Error) => void;
+  /** Where the per-call deadlines of these breakers wait: the process's timers, or the clock's own. */
+  readonly deadlines: DeadlineScheduler;
+  readonly faultInjection: boolean;
 }
 
 function defaultReportError(error: Error): void {
@@ -45,6 +55,8 @@ const DEFAULT_ENVIRONMENT: BreakerEnvironment = Object.freeze({
   random: Math.random,
   coordinator: undefined,
   reportError: defaultReportError,
+  deadlines,
+  faultInjection: false,
 });
 
 const environments = new WeakMap<object, BreakerEnvironment>();
@@ -57,12 +69,13 @@ export function environmentOf(name: string, deps: BreakerDeps | undefined): Brea
   let environment = environments.get(deps);
   if (environment !== undefined) return environment;
   checkDeps(name, deps);
-  const { clock, random, coordinator, reportError } = deps;
+  const { clock, random, coordinator, reportError, faultInjection } = deps;
   environment =
     clock === undefined &&
     random === undefined &&
     coordinator === undefined &&
-    reportError === undefined
+    reportError === undefined &&
+    faultInjection !== true
       ? DEFAULT_ENVIRONMENT
       : Object.freeze({
           clock: clock ?? systemClock,
@@ -70,6 +83,8 @@ export function environmentOf(name: string, deps: BreakerDeps | undefined): Brea
           random: random ?? Math.random,
           coordinator,
           reportError: reportError ?? defaultReportError,
+          deadlines: clock === undefined ? deadlines : deadlinesOf(clock),
+          faultInjection: faultInjection === true,
         });
   environments.set(deps, environment);
   return environment;
@@ -99,6 +114,16 @@ function checkDeps(name: string, deps: BreakerDeps): void {
         ),
       );
     }
+    if (clock.setTimer !== undefined && typeof clock.setTimer !== 'function') {
+      throw new TypeError(
+        breakerMessages.invalidDep(
+          name,
+          'clock.setTimer',
+          clock.setTimer,
+          'a method (callback, delayMs) => cancel, or left out',
+        ),
+      );
+    }
     // Reading a clock has no effect on it: a clock that answers nonsense fails here rather than on the first call.
     for (const reading of ['now', 'monotonic'] as const) {
       if (reading === 'monotonic' && clock.monotonic === undefined) continue;
@@ -123,5 +148,11 @@ function checkDeps(name: string, deps: BreakerDeps): void {
   }
   if (reportError !== undefined && typeof reportError !== 'function') {
     throw new TypeError(breakerMessages.invalidDep(name, 'reportError', reportError, 'a function'));
+  }
+  const { faultInjection } = deps;
+  if (faultInjection !== undefined && typeof faultInjection !== 'boolean') {
+    throw new TypeError(
+      breakerMessages.invalidDep(name, 'faultInjection', faultInjection, 'true, false or left out'),
+    );
   }
 }

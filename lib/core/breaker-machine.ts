@@ -202,7 +202,7 @@ export abstract class BreakerMachine {
   /** @internal `reset()`: closed, with an empty window, no backoff, no pause and no force. */
   protected resetToClosed(): void {
     const now = this.monotonic();
-    this.overload = undefined;
+    this.overload = this.overload?.afterReset();
     if (this.evidence !== undefined) this.evidence.forced = undefined;
     if (this.current !== CLOSED) {
       this.transition(CLOSED, 'reset', now, undefined);

@@ -1,18 +1,11 @@
 import { assembleSnapshot } from './assemble-snapshot.js';
 import type { BreakerCoordination } from './breaker-coordinator.interface.js';
 import { environmentOf, type BreakerDeps } from './breaker-environment.js';
-import {
-  BREAKER_EVENT_NAMES,
-  BreakerEventHub,
-  isBreakerEventName,
-  type BreakerEventName,
-  type BreakerListener,
-  type FallbackEvent,
-  type ReconfiguredEvent,
-} from './breaker-events.js';
+import type { FallbackEvent, ReconfiguredEvent } from './breaker-events.js';
 import { BreakerFamily } from './breaker-family.js';
 import { NOT_TIMED, type BreakerMachine } from './breaker-machine.js';
-import { BreakerCalls, UNCOUNTED } from './breaker-calls.js';
+import { UNCOUNTED } from './breaker-calls.js';
+import { BreakerHooks } from './breaker-hooks.js';
 import type { BreakerOptions } from './breaker-options.js';
 import type { BreakerSnapshot } from './breaker-snapshot.js';
 import {
@@ -30,6 +23,8 @@ import { configFor } from './config-cache.js';
 import { reconfigured } from './reconfiguration.js';
 import { baseOpenDuration } from './open-duration.js';
 import { isCall, UncountedCall } from './uncounted-call.js';
+import { FaultedAdmission } from './fault-injection.js';
+import { FaultedCall } from './faulted-call.js';
 import { isAbortSignal } from './abort-signal.js';
 import {
   forcedSnapshot,
@@ -62,7 +57,7 @@ export interface ExecuteOptions {
  *
  * @publicApi
  */
-export class Breaker extends BreakerCalls {
+export class Breaker extends BreakerHooks {
   /** For a child of a per-key family: the family. */
   declare readonly parent: Breaker | undefined;
   /** @internal */
@@ -93,6 +88,8 @@ export class Breaker extends BreakerCalls {
     // Forced open needs nothing of the child: the family's gate rejects every key.
     const forced = lineage?.parent.evidence?.forced;
     if (forced !== undefined && forced.state !== 'open') this.hold(forced, this.monotonic());
+    const faults = lineage?.parent.overload?.faults;
+    if (faults !== undefined) this.holdFault(faults);
   }
 
   /**
@@ -151,7 +148,10 @@ export class Breaker extends BreakerCalls {
       return isCall(call) ? call.run(fn, signal) : Promise.reject(call);
     }
     const token = this.admitOwn();
-    if (typeof token !== 'number') return Promise.reject(token);
+    if (typeof token !== 'number')
+      return token instanceof FaultedAdmission
+        ? this.faulted<T>(token).run(fn, signal)
+        : Promise.reject(token);
     const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
     // No deadline (timeoutMs: false), no caller signal: no call object, no promise of our own.
     if (token >= 0 && signal === undefined && this.config.timeoutMs === undefined)
@@ -182,7 +182,10 @@ export class Breaker extends BreakerCalls {
         : Promise.reject(call);
     }
     const token = this.admitOwn();
-    if (typeof token !== 'number') return Promise.reject(token);
+    if (typeof token !== 'number')
+      return token instanceof FaultedAdmission
+        ? this.faulted<T>(token).runMethod(withSignal, method, thisArg, args)
+        : Promise.reject(token);
     const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
     if (token >= 0 && this.config.timeoutMs === undefined)
       return this.runMethod(method, thisArg, args, token, startedAt);
@@ -208,6 +211,7 @@ export class Breaker extends BreakerCalls {
       return call;
     }
     const token = this.admitOwn();
+    if (token instanceof FaultedAdmission) return this.faulted<T>(token);
     if (typeof token !== 'number') throw token;
     if (token === UNCOUNTED) return new UncountedCall<T>(undefined);
     return new TrackedCall<T>(this, token, this.timed ? this.monotonic() : NOT_TIMED);
@@ -231,58 +235,32 @@ export class Breaker extends BreakerCalls {
     const parent = this.parent!;
     const gate = parent.admitAsFamily();
     if (typeof gate !== 'number') return gate;
-    const token = this.admitOwn();
+    const admission = this.admitOwn();
+    const token = admission instanceof FaultedAdmission ? admission.token : admission;
     // A family probe learns nothing from a call that is not recorded: its permit goes back too.
     if (typeof token !== 'number' || token === UNCOUNTED) {
       if (gate < 0) parent.settle(gate, 'ignored', undefined, NOT_TIMED, undefined);
       return typeof token !== 'number' ? token : new UncountedCall<T>(signal);
     }
     const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
-    const call = new TrackedCall<T>(this, token, startedAt);
+    const call =
+      admission instanceof FaultedAdmission
+        ? new FaultedCall<T>(this, token, startedAt, admission.plan)
+        : new TrackedCall<T>(this, token, startedAt);
     if (gate !== 0) call.parentCall = new TrackedCall<T>(parent, gate, startedAt);
     return call;
+  }
+
+  /** A call admitted with an injected fault. */
+  private faulted<T>(admission: FaultedAdmission): FaultedCall<T> {
+    const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
+    return new FaultedCall<T>(this, admission.token, startedAt, admission.plan);
   }
 
   /** Counts a call that a fallback served; the decorator and the operator report theirs. */
   recordFallback(error: unknown, source: FallbackEvent['source']): void {
     this.counters.rare.fallbacks++;
     this.hub?.emit('fallback', { error, source });
-  }
-
-  // ---------------------------------------------------------------------------
-  // Events
-
-  /** Subscribes to an event; returns the function that unsubscribes. */
-  on<E extends BreakerEventName>(event: E, listener: BreakerListener<E>): () => void {
-    if (!isBreakerEventName(event))
-      throw new TypeError(breakerMessages.unknownEvent(this.name, event, BREAKER_EVENT_NAMES));
-    if (typeof listener !== 'function')
-      throw new TypeError(breakerMessages.notAListener(this.name, event, listener));
-    const hub = (this.hub ??= new BreakerEventHub((name, fault) =>
-      this.onListenerFault(name, fault),
-    ));
-    // Only events that carry a duration make calls read the clock.
-    if (event === 'success' || event === 'failure' || event === 'ignored' || event === 'slowCall')
-      this.timed = true;
-    const off = hub.add(event, listener);
-    return () => {
-      off();
-      // A listener that comes and goes must not slow the breaker for good.
-      if (this.hub !== hub) return;
-      if (hub.isEmpty()) this.hub = undefined;
-      this.timed = this.needsTiming();
-    };
-  }
-
-  /** Whether calls must be timed: slow-call detection, a time window, or listeners of durations. */
-  private needsTiming(): boolean {
-    const hub = this.hub;
-    return (
-      this.config.slowCallDurationMs !== undefined ||
-      this.config.window.type === 'time' ||
-      (hub !== undefined &&
-        (hub.has('success') || hub.has('failure') || hub.has('ignored') || hub.has('slowCall')))
-    );
   }
 
   // ---------------------------------------------------------------------------

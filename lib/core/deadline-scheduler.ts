@@ -21,6 +21,12 @@ export class DeadlineQueue {
   constructor(readonly timeoutMs: number) {}
 }
 
+/** What a scheduler that does not run on the process's timers runs on: a clock with timers of its own. @internal */
+export interface TimerSource {
+  monotonic(): number;
+  setTimer(callback: () => void, delayMs: number): () => void;
+}
+
 /**
  * Every deadline of every breaker in the process, behind one timer.
  *
@@ -34,17 +40,30 @@ export class DeadlineQueue {
  * `performance.now()`, the monotonic reading timers run on (and the one fake
  * timers move).
  *
+ * With a `source` (a clock that has timers, such as a test's manual clock),
+ * the same queues run on that clock instead: its breakers' deadlines move
+ * when the test moves time. Such a timer costs nothing to cancel, so it is
+ * cancelled as soon as nothing waits, and a test that asks whether anything
+ * waits on its clock gets a true answer.
+ *
  * @internal
  */
 export class DeadlineScheduler {
   private readonly queues = new Map<number, DeadlineQueue>();
   private waiting = 0;
   private timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  private cancelTimer: (() => void) | undefined = undefined;
   private timerAt = Number.POSITIVE_INFINITY;
+
+  constructor(private readonly source?: TimerSource) {}
+
+  private now(): number {
+    return this.source === undefined ? performance.now() : this.source.monotonic();
+  }
 
   /** Calls `deadline.expire()` in `timeoutMs`, unless `remove(deadline)` comes first. */
   add(deadline: Deadline, timeoutMs: number): void {
-    const now = performance.now();
+    const now = this.now();
     const dueAt = now + timeoutMs;
     let queue = this.queues.get(timeoutMs);
     if (queue === undefined) {
@@ -65,7 +84,9 @@ export class DeadlineScheduler {
 
   remove(deadline: Deadline): void {
     const queue = deadline.queue;
-    if (queue !== undefined) this.unlink(queue, deadline);
+    if (queue === undefined) return;
+    this.unlink(queue, deadline);
+    if (this.waiting === 0 && this.cancelTimer !== undefined) this.disarm();
   }
 
   /** How many calls wait for their deadline (for tests and diagnostics). */
@@ -84,17 +105,30 @@ export class DeadlineScheduler {
   }
 
   private arm(dueAt: number, now: number): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
     this.timerAt = dueAt;
+    const source = this.source;
+    if (source !== undefined) {
+      this.cancelTimer?.();
+      this.cancelTimer = source.setTimer(this.fire, Math.max(0, dueAt - now));
+      return;
+    }
+    if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = setTimeout(this.fire, Math.max(0, dueAt - now));
     // A deadline must never be the reason a process stays alive.
     this.timer.unref?.();
   }
 
+  private disarm(): void {
+    this.cancelTimer!();
+    this.cancelTimer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
+  }
+
   private readonly fire = (): void => {
     this.timer = undefined;
+    this.cancelTimer = undefined;
     this.timerAt = Number.POSITIVE_INFINITY;
-    const now = performance.now();
+    const now = this.now();
     const due: Deadline[] = [];
     let next = Number.POSITIVE_INFINITY;
     for (const queue of this.queues.values()) {
@@ -112,5 +146,32 @@ export class DeadlineScheduler {
   };
 }
 
-/** The one scheduler of the process: deadlines are real time, whatever clock a breaker reads. @internal */
+/** The one scheduler of the process: deadlines are real time, whatever clock a breaker reads (unless it has timers). @internal */
 export const deadlines = new DeadlineScheduler();
+
+const clockSchedulers = new WeakMap<object, DeadlineScheduler>();
+
+/**
+ * The scheduler of a clock's breakers: the process's for a clock without
+ * timers, otherwise one per clock (every breaker of one manual clock shares it).
+ *
+ * @internal
+ */
+export function deadlinesOf(clock: {
+  monotonic?(): number;
+  now(): number;
+  setTimer?(callback: () => void, delayMs: number): () => void;
+}): DeadlineScheduler {
+  if (typeof clock.setTimer !== 'function') return deadlines;
+  let scheduler = clockSchedulers.get(clock);
+  if (scheduler === undefined) {
+    const monotonic =
+      typeof clock.monotonic === 'function' ? () => clock.monotonic!() : () => clock.now();
+    scheduler = new DeadlineScheduler({
+      monotonic,
+      setTimer: (callback, delayMs) => clock.setTimer!(callback, delayMs),
+    });
+    clockSchedulers.set(clock, scheduler);
+  }
+  return scheduler;
+}

@@ -1,6 +1,8 @@
 import type { CallOutcome } from './breaker-state.js';
 import { BreakerHookError } from './breaker.errors.js';
 import { breakerMessages } from './breaker.messages.js';
+import { defaultClassifyError, defaultClassifyResult } from './classify.js';
+import type { ResolvedBreakerOptions } from './resolve-options.js';
 
 const OUTCOMES: ReadonlySet<unknown> = new Set<unknown>([
   'success',
@@ -41,4 +43,30 @@ export function runClassifier(
     new BreakerHookError(breakerMessages.classifierAnswered(breaker, option, outcome), undefined),
   );
   return 'failure';
+}
+
+/**
+ * How `breaker` counts a rejected call (`classify`) or a resolved one
+ * (`classifyResult`): the application's classifier, guarded, then the default.
+ *
+ * @internal
+ */
+export function classifyWith(
+  breaker: {
+    readonly name: string;
+    readonly config: ResolvedBreakerOptions;
+    reportFault(source: string, error: Error): void;
+  },
+  option: 'classify' | 'classifyResult',
+  subject: unknown,
+): CallOutcome {
+  const config = breaker.config;
+  const classifier = config[option];
+  if (classifier !== undefined) {
+    const outcome = runClassifier(breaker.name, option, classifier, subject, breaker);
+    if (outcome !== undefined) return outcome;
+  }
+  return option === 'classify'
+    ? defaultClassifyError(subject, config.overloadK !== 0)
+    : defaultClassifyResult(subject, config.overloadK !== 0);
 }

@@ -77,3 +77,5 @@ export type {
   CoordinatedBreaker,
 } from './breaker-coordinator.interface.js';
 export type { ForceableState, ForceOptions, ForcedStateSnapshot } from './forced-state.js';
+export { InjectedFaultError } from './injected-fault.error.js';
+export type { FaultInjectionOptions, InjectedFault } from './fault-injection.js';

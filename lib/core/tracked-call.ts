@@ -1,7 +1,7 @@
 import type { CallOutcome, FailureCategory } from './breaker-state.js';
 import { CallTimeoutError } from './breaker.errors.js';
 import { breakerMessages } from './breaker.messages.js';
-import { deadlines, type Deadline, type DeadlineQueue } from './deadline-scheduler.js';
+import type { Deadline, DeadlineQueue, DeadlineScheduler } from './deadline-scheduler.js';
 
 /** What the protected function receives. @publicApi */
 export interface CallContext {
@@ -61,6 +61,8 @@ export interface CallPermit<T = unknown> {
  */
 export interface CallOwner {
   readonly name: string;
+  /** Where the call's deadline waits: the process's timers, or the breaker's clock's own. */
+  readonly deadlines: DeadlineScheduler;
   readonly config: {
     readonly timeoutMs: number | undefined;
     readonly probeTimeoutMs: number | undefined;
@@ -190,7 +192,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
       this.resolve = resolve;
       this.reject = reject;
       const timeoutMs = this.timeoutMs;
-      if (timeoutMs !== undefined) deadlines.add(this, timeoutMs);
+      if (timeoutMs !== undefined) this.breaker.deadlines.add(this, timeoutMs);
       const onError = (error: unknown): void => {
         if (!this.settled) this.fail(error);
       };
@@ -279,7 +281,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
   watchDeadline(onExpired: (error: CallTimeoutError) => void): void {
     if (this.settled || this.timeoutMs === undefined || this.queue !== undefined) return;
     this.onExpired = onExpired;
-    deadlines.add(this, this.timeoutMs);
+    this.breaker.deadlines.add(this, this.timeoutMs);
   }
 
   /** @internal The scheduler's call: the deadline passed first. */
@@ -303,7 +305,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
 
   private finish(): void {
     this.settled = true;
-    if (this.queue !== undefined) deadlines.remove(this);
+    if (this.queue !== undefined) this.breaker.deadlines.remove(this);
     this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
   }
 

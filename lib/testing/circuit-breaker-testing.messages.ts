@@ -1,0 +1,25 @@
+import { describeValue } from '../core/option.messages.js';
+
+/** Every text of the testing kit: what went wrong, naming the breaker and the state, and what to do. @internal */
+export const testingMessages = {
+  badClockTime: (what: string, value: unknown) =>
+    `ManualClock: ${what} must be a finite number of milliseconds${what === 'advance(ms)' ? ', 0 or more' : ''}, got ${describeValue(value)}.`,
+  noTimer: (timeoutMs: number) =>
+    `ManualClock: no timer was set within ${timeoutMs} ms of real time: nothing waits on a deadline or an injected latency. Check that the call was started and that its breaker has a deadline (timeoutMs) or a latency.`,
+  badState: (breaker: string, state: unknown, states: readonly string[]) =>
+    `CircuitBreakerTester.waitFor("${breaker}"): ${describeValue(state)} is not a state of a breaker. Wait for one of: ${states.join(', ')}.`,
+  waitTimedOut: (
+    breaker: string,
+    awaited: string,
+    state: string,
+    timeoutMs: number,
+    history: string,
+  ) =>
+    `CircuitBreakerTester.waitFor("${breaker}", '${awaited}'): the breaker is still ${state} after ${timeoutMs} ms of real time. ${history} Move the manual clock (clock.advance()) or make the calls that would get it there.`,
+  noHistory: () => 'It has not changed state since the test module started.',
+  lastChanges: (changes: string) => `Its transitions so far: ${changes}.`,
+  optionsDiffer: (breaker: string, differences: readonly string[]) =>
+    `Circuit breaker "${breaker}": its effective options differ from what the test expects:\n  - ${differences.join('\n  - ')}`,
+  unknownOption: (breaker: string, path: string) =>
+    `Circuit breaker "${breaker}": expectOptions() names "${path}", which is not an effective option of a breaker. Compare with describe("${breaker}").options.`,
+};
