@@ -24,6 +24,7 @@ export {
   UpstreamHttpError,
 } from './core/index.js';
 export type {
+  AdmissionPeek,
   AggregateOptions,
   BackoffOptions,
   BreakerCoordination,

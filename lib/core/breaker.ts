@@ -12,7 +12,8 @@ import {
 } from './breaker-events.js';
 import { BreakerFamily } from './breaker-family.js';
 import { NOT_TIMED, type BreakerMachine } from './breaker-machine.js';
-import { BreakerCalls, UNCOUNTED } from './breaker-calls.js';
+import { UNCOUNTED } from './breaker-calls.js';
+import { BreakerPeek } from './breaker-peek.js';
 import type { BreakerOptions } from './breaker-options.js';
 import type { BreakerSnapshot } from './breaker-snapshot.js';
 import {
@@ -44,8 +45,6 @@ import {
   type ProtectedCall,
 } from './tracked-call.js';
 
-export type { BreakerDeps } from './breaker-environment.js';
-
 /** @publicApi */
 export interface ExecuteOptions {
   /** The caller's signal: aborting it aborts the call, which is then `ignored`. */
@@ -62,7 +61,7 @@ export interface ExecuteOptions {
  *
  * @publicApi
  */
-export class Breaker extends BreakerCalls {
+export class Breaker extends BreakerPeek {
   /** For a child of a per-key family: the family. */
   declare readonly parent: Breaker | undefined;
   /** @internal */
