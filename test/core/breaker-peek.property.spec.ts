@@ -79,7 +79,7 @@ interface Twin {
   permits: CallPermit[];
 }
 
-function twin(given: BreakerOptions, clock: ManualClock): Twin {
+function makeTwin(given: BreakerOptions, clock: ManualClock): Twin {
   const breaker = new Breaker(
     'twin',
     // Throttling sheds at random and jitter draws at random: neither is what peek() can promise.
@@ -173,8 +173,8 @@ describe('Breaker.peek() (property)', () => {
     fc.assert(
       fc.property(options, fc.array(step, { minLength: 20, maxLength: 80 }), (given, steps) => {
         const clock = new ManualClock();
-        const peeked = twin(given, clock);
-        const plain = twin(given, clock);
+        const peeked = makeTwin(given, clock);
+        const plain = makeTwin(given, clock);
         for (const s of steps) {
           for (let i = 0; i < 3; i++) peekAll(peeked);
           run(plain, s, clock, false);
