@@ -68,7 +68,8 @@ export class CircuitBreakerExceptionFilter implements ExceptionFilter<unknown> {
     return true;
   }
 
-  private answerFor(exception: CircuitOpenError | CallTimeoutError): BreakerHttpResponse {
+  /** @internal The answer for a breaker error, with the module's options; `@RequireCircuit()` answers with it too. */
+  answerFor(exception: CircuitOpenError | CallTimeoutError): BreakerHttpResponse {
     try {
       return breakerHttpResponse(exception, this.options)!;
     } catch (fault) {

@@ -3,8 +3,12 @@ import { DiscoveryService, MetadataScanner, ModulesContainer } from '@nestjs/cor
 import {
   CIRCUIT_BREAKER_METADATA,
   CIRCUIT_BREAKER_ROOT,
+  CIRCUIT_INTERCEPTOR_METADATA,
   INJECTED_BREAKERS_METADATA,
+  REQUIRED_CIRCUITS_METADATA,
 } from './circuit-breaker.constants.js';
+import type { CircuitInterception } from './circuit-interception.js';
+import type { CircuitRequirement } from './circuit-requirement.js';
 import type { BreakerOptions } from './core/index.js';
 import type { BreakerInjection } from './decorators/inject-circuit-breaker.decorator.js';
 import { FeatureDefinition } from './feature-definition.js';
@@ -23,6 +27,8 @@ export interface ExploredMethod {
   /** Whether the decorator names the breaker (a reference to check), rather than taking `Class.method`. */
   readonly named: boolean;
   readonly key: unknown;
+  /** Only reads admission (`@RequireCircuit()`): a per-key breaker without a key is checked at its family gate. */
+  readonly familyGate?: boolean;
 }
 
 /**
@@ -128,7 +134,11 @@ export class CircuitBreakerExplorer {
     return injections;
   }
 
-  /** Every `@CircuitBreaker()` method of the application's providers and controllers, once each. */
+  /**
+   * Every `@CircuitBreaker()` method of the application's providers and
+   * controllers, once each, and every breaker their `@RequireCircuit()` and
+   * `@UseCircuitBreaker()` name (on a method or the class).
+   */
   decoratedMethods(): ExploredMethod[] {
     const prototypes = new Set<object>();
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
@@ -140,16 +150,36 @@ export class CircuitBreakerExplorer {
         prototypes.add(prototype);
     }
     const methods = new Set<ExploredMethod>();
+    const uses = new Set<CircuitRequirement | CircuitInterception>();
+    const usesOf = (on: object) => {
+      for (const required of (Reflect.getMetadata(REQUIRED_CIRCUITS_METADATA, on) ??
+        []) as CircuitRequirement[])
+        uses.add(required);
+      const interception = Reflect.getMetadata(CIRCUIT_INTERCEPTOR_METADATA, on) as
+        CircuitInterception | undefined;
+      if (interception !== undefined) uses.add(interception);
+    };
     for (const prototype of prototypes) {
+      usesOf(prototype.constructor);
       for (const name of this.scanner.getAllMethodNames(prototype)) {
         const fn = (prototype as Record<string, unknown>)[name];
-        const method =
-          typeof fn === 'function'
-            ? (Reflect.getMetadata(CIRCUIT_BREAKER_METADATA, fn) as ExploredMethod | undefined)
-            : undefined;
+        if (typeof fn !== 'function') continue;
+        const method = Reflect.getMetadata(CIRCUIT_BREAKER_METADATA, fn) as
+          ExploredMethod | undefined;
         if (method !== undefined) methods.add(method);
+        usesOf(fn);
       }
     }
+    // @RequireCircuit() and @UseCircuitBreaker() name breakers as a decorator does: checked alike.
+    for (const use of uses)
+      methods.add({
+        name: use.name,
+        options: undefined,
+        site: use.site,
+        named: true,
+        key: use.key,
+        familyGate: !('fallback' in use),
+      });
     return [...methods];
   }
 }

@@ -137,7 +137,8 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
         ? this.use(method.name, method.site)
         : this.resolve(method.name, undefined, method.site);
       const perKey = breaker.config.perKey !== undefined;
-      if (perKey !== (method.key !== undefined)) {
+      const keyed = method.key !== undefined;
+      if (keyed ? !perKey : perKey && method.familyGate !== true) {
         throw new BreakerConfigError(
           circuitBreakerMessages.keyMismatch(method.name, method.site, perKey),
           method.name,

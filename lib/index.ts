@@ -25,6 +25,7 @@ export {
   UpstreamHttpError,
 } from './core/index.js';
 export type {
+  AdmissionPeek,
   AggregateOptions,
   BackoffOptions,
   BreakerCoordination,
@@ -117,6 +118,14 @@ export type {
 } from './circuit-breaker-http.mapping.js';
 export type { CircuitBreakerHttpOptions } from './interfaces/circuit-breaker-http-options.interface.js';
 export { CircuitBreaker } from './decorators/circuit-breaker.decorator.js';
+export { RequireCircuit } from './decorators/require-circuit.decorator.js';
+export { UseCircuitBreaker } from './decorators/use-circuit-breaker.decorator.js';
+export { CircuitBreakerGuard } from './circuit-breaker.guard.js';
+export { CircuitBreakerInterceptor } from './circuit-breaker.interceptor.js';
+export type {
+  RequiredCircuit,
+  UseCircuitBreakerOptions,
+} from './interfaces/circuit-breaker-admission-options.interface.js';
 export {
   getCircuitBreakerToken,
   InjectCircuitBreaker,

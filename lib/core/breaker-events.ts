@@ -74,8 +74,8 @@ export interface ProbeEvent {
 export interface FallbackEvent {
   /** What the call produced: its error, or the value it resolved with when that value was classified as a failure or an overload. */
   error: unknown;
-  /** `lastGood`: a cached earlier result was served. */
-  source: 'method' | 'function' | 'observable' | 'lastGood';
+  /** `lastGood`: a cached earlier result was served; `interceptor`: `@UseCircuitBreaker()`'s fallback. */
+  source: 'method' | 'function' | 'observable' | 'lastGood' | 'interceptor';
 }
 
 /** The options in force changed (`reconfigure()`): what was and what is, and what had to start afresh. @publicApi */

@@ -5,7 +5,7 @@ import type { FallbackEvent, ReconfiguredEvent } from './breaker-events.js';
 import { BreakerFamily } from './breaker-family.js';
 import { NOT_TIMED, type BreakerMachine } from './breaker-machine.js';
 import { UNCOUNTED } from './breaker-calls.js';
-import { BreakerHooks } from './breaker-hooks.js';
+import { BreakerPeek } from './breaker-peek.js';
 import type { BreakerOptions } from './breaker-options.js';
 import type { BreakerSnapshot } from './breaker-snapshot.js';
 import {
@@ -39,8 +39,6 @@ import {
   type ProtectedCall,
 } from './tracked-call.js';
 
-export type { BreakerDeps } from './breaker-environment.js';
-
 /** @publicApi */
 export interface ExecuteOptions {
   /** The caller's signal: aborting it aborts the call, which is then `ignored`. */
@@ -57,7 +55,7 @@ export interface ExecuteOptions {
  *
  * @publicApi
  */
-export class Breaker extends BreakerHooks {
+export class Breaker extends BreakerPeek {
   /** For a child of a per-key family: the family. */
   declare readonly parent: Breaker | undefined;
   /** @internal */

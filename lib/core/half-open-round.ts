@@ -92,6 +92,29 @@ export class HalfOpenRound {
     return oldest;
   }
 
+  /**
+   * What the next admission would find at `now`, expiring nothing: when the
+   * probes that have waited too long would make closing impossible, the time
+   * that reopens the breaker; otherwise whether the budget is full and how
+   * long until the oldest remaining probe must be decided. For `peek()`.
+   */
+  peek(now: number): { reopensAt: number } | { full: boolean; retryAfter: number } {
+    const { maxProbes, maxConcurrentProbes, successesToClose, probeMaxWaitMs } = this.budget;
+    const probes = this.probes;
+    let failed = this.failed;
+    let expired = 0;
+    for (; expired < probes.length; expired++) {
+      const startedAt = probes[expired]!.startedAt;
+      if (now - startedAt < probeMaxWaitMs) break;
+      if (maxProbes - ++failed < successesToClose) return { reopensAt: startedAt + probeMaxWaitMs };
+    }
+    const oldest = probes[expired];
+    return {
+      full: this.admitted >= maxProbes || probes.length - expired >= maxConcurrentProbes,
+      retryAfter: oldest === undefined ? 0 : Math.max(0, oldest.startedAt + probeMaxWaitMs - now),
+    };
+  }
+
   /** Counts a failed probe; says whether closing has become impossible, which reopens the breaker. */
   fail(): boolean {
     this.failed++;

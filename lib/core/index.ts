@@ -1,5 +1,7 @@
 export { Breaker } from './breaker.js';
-export type { BreakerDeps, ExecuteOptions } from './breaker.js';
+export type { ExecuteOptions } from './breaker.js';
+export type { BreakerDeps } from './breaker-environment.js';
+export type { AdmissionPeek } from './breaker-peek.js';
 export type { CallContext, CallPermit, ProtectedCall } from './tracked-call.js';
 export { BREAKER_DEFAULTS } from './breaker-options.js';
 export type {

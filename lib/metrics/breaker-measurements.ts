@@ -74,10 +74,13 @@ export const MEASURED_LABEL_SETS = Object.freeze({
     ProbeEvent['result'],
     0
   >) as ProbeEvent['result'][],
-  fallbacks: Object.keys({ method: 0, function: 0, observable: 0, lastGood: 0 } satisfies Record<
-    MeasuredFallbackSource,
-    0
-  >) as MeasuredFallbackSource[],
+  fallbacks: Object.keys({
+    method: 0,
+    function: 0,
+    observable: 0,
+    lastGood: 0,
+    interceptor: 0,
+  } satisfies Record<MeasuredFallbackSource, 0>) as MeasuredFallbackSource[],
 });
 
 /**

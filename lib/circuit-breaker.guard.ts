@@ -1,0 +1,94 @@
+import {
+  HttpException,
+  Inject,
+  Injectable,
+  Optional,
+  type CanActivate,
+  type ExecutionContext,
+  type Type,
+} from '@nestjs/common';
+import { HttpAdapterHost, Reflector } from '@nestjs/core';
+import { CircuitOpenError, type AdmissionPeek } from './core/index.js';
+import { REQUIRED_CIRCUITS_METADATA } from './circuit-breaker.constants.js';
+import { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
+import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
+import { checkRequiredCircuits, type CircuitRequirement } from './circuit-requirement.js';
+import type { RequiredCircuit } from './interfaces/circuit-breaker-admission-options.interface.js';
+
+/**
+ * The guard of `@RequireCircuit()`: before pipes and the handler, asks each
+ * required breaker whether it would admit a call now (`peek()`: no probe
+ * permit, nothing counted) and rejects the request when any would not.
+ *
+ * Over HTTP the rejection is the filter's answer (503, `Retry-After`, the
+ * `httpFilter` body), thrown as an `HttpException` whose `cause` is the
+ * `CircuitOpenError`, so it needs no filter of its own; over other transports
+ * the `CircuitOpenError` itself, for the transport's filter.
+ *
+ * @publicApi
+ */
+@Injectable()
+export class CircuitBreakerGuard implements CanActivate {
+  /** Required on every route this guard guards, beside what `@RequireCircuit()` names there. */
+  protected readonly required: readonly CircuitRequirement[] = [];
+
+  // Every parameter names its token: `requiring()` builds subclasses, which must inject alike.
+  constructor(
+    @Inject(CircuitBreakerRegistry) private readonly registry: CircuitBreakerRegistry,
+    @Inject(Reflector) private readonly reflector: Reflector,
+    @Optional() @Inject(HttpAdapterHost) private readonly adapterHost?: HttpAdapterHost,
+    @Optional()
+    @Inject(CircuitBreakerExceptionFilter)
+    private readonly filter?: CircuitBreakerExceptionFilter,
+  ) {}
+
+  /**
+   * A guard class that requires `circuits` on every route it guards, for a
+   * global guard (`{ provide: APP_GUARD, useClass: CircuitBreakerGuard.requiring('payments') }`)
+   * or `@UseGuards()`.
+   */
+  static requiring(...circuits: RequiredCircuit[]): Type<CircuitBreakerGuard> {
+    const required = checkRequiredCircuits('CircuitBreakerGuard.requiring()', circuits);
+    @Injectable()
+    class RequiringCircuitBreakerGuard extends CircuitBreakerGuard {
+      protected override readonly required = required;
+    }
+    return RequiringCircuitBreakerGuard;
+  }
+
+  canActivate(context: ExecutionContext): boolean {
+    const own = this.reflector.getAllAndMerge<CircuitRequirement[]>(REQUIRED_CIRCUITS_METADATA, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    const required = this.required.length === 0 ? own : [...this.required, ...own];
+    for (const requirement of required) {
+      const breaker = this.registry.get(requirement.name);
+      const answer = (
+        requirement.key === undefined ? breaker : breaker.forKey(requirement.key(context))
+      ).peek();
+      if (!answer.permitted) this.reject(context, answer);
+    }
+    return true;
+  }
+
+  private reject(context: ExecutionContext, answer: AdmissionPeek & { permitted: false }): never {
+    const rejection = new CircuitOpenError(
+      answer.breakerName,
+      answer.state,
+      answer.reason,
+      answer.retryAfterMs,
+    );
+    const adapter = this.adapterHost?.httpAdapter;
+    if (context.getType() !== 'http' || adapter === undefined || this.filter === undefined)
+      throw rejection;
+    const response = this.filter.answerFor(rejection);
+    const reply = context.switchToHttp().getResponse<unknown>();
+    // The exception filter that sends the body (Nest's, or the application's) keeps what is already set.
+    for (const [name, value] of Object.entries(response.headers))
+      adapter.setHeader(reply, name, value);
+    throw new HttpException(response.body as Record<string, unknown>, response.status, {
+      cause: rejection,
+    });
+  }
+}

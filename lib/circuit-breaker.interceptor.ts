@@ -1,0 +1,60 @@
+import {
+  Injectable,
+  type CallHandler,
+  type ExecutionContext,
+  type NestInterceptor,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { from, isObservable, of, type Observable } from 'rxjs';
+import { CIRCUIT_INTERCEPTOR_METADATA } from './circuit-breaker.constants.js';
+import { breakerOperator, type BreakerRecovery } from './circuit-breaker.operator.js';
+import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
+import type { CircuitInterception } from './circuit-interception.js';
+
+/**
+ * The interceptor of `@UseCircuitBreaker()`: each handling of a request is
+ * one call of the breaker (through `circuitBreaker()`, so a rejected request
+ * never reaches the handler). Handlers without the decorator pass untouched,
+ * so it may also be bound globally.
+ *
+ * @publicApi
+ */
+@Injectable()
+export class CircuitBreakerInterceptor implements NestInterceptor {
+  constructor(
+    private readonly registry: CircuitBreakerRegistry,
+    private readonly reflector: Reflector,
+  ) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const use = this.reflector.getAllAndOverride<CircuitInterception | undefined>(
+      CIRCUIT_INTERCEPTOR_METADATA,
+      [context.getHandler(), context.getClass()],
+    );
+    if (use === undefined) return next.handle();
+    const breaker = this.registry.get(use.name);
+    const keyOf = use.key;
+    const fallback = use.fallback;
+    const recover: BreakerRecovery<unknown> | undefined =
+      fallback === undefined
+        ? undefined
+        : (error, target) => {
+            target.recordFallback(error, 'interceptor');
+            const answer = fallback(error, context);
+            return isObservable(answer) || isThenable(answer) ? from(answer) : of(answer);
+          };
+    return next
+      .handle()
+      .pipe(
+        breakerOperator(breaker, keyOf === undefined ? undefined : () => keyOf(context), recover),
+      );
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}

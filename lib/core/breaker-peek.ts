@@ -1,0 +1,124 @@
+import { BreakerHooks } from './breaker-hooks.js';
+import {
+  CLOSED,
+  DISABLED,
+  HALF_OPEN,
+  ISOLATED,
+  OPEN,
+  stateName,
+  type BreakerState,
+  type RejectionReason,
+  type StateCode,
+} from './breaker-state.js';
+import { baseOpenDuration } from './open-duration.js';
+
+/**
+ * What `breaker.peek()` answers: whether a call made now would be admitted,
+ * and if not, the rejection it would get.
+ *
+ * @publicApi
+ */
+export type AdmissionPeek =
+  | {
+      readonly permitted: true;
+      /** The state the call would find: after the transitions time has made due (which `peek()` does not make). */
+      readonly state: BreakerState;
+      /** Whether it would be admitted as a half-open probe (of the breaker, or of its family). */
+      readonly probe: boolean;
+    }
+  | {
+      readonly permitted: false;
+      readonly state: BreakerState;
+      readonly reason: RejectionReason;
+      /** As `CircuitOpenError.retryAfterMs` would say. */
+      readonly retryAfterMs: number | undefined;
+      /** The breaker that would reject: the family's, for a child whose family rejects every key. */
+      readonly breakerName: string;
+    };
+
+/**
+ * Admission without a call: `peek()` and `isCallPermitted()` read the state
+ * and answer as the next admission would, taking no probe permit, counting
+ * nothing, emitting nothing and making no transition, not even one that time
+ * has made due (the answer reflects it). A layer of its own over the call
+ * path (`BreakerCalls`, through `BreakerHooks`), so that path is not touched.
+ *
+ * Not exported; kept in the declarations because `Breaker` extends it.
+ */
+export abstract class BreakerPeek extends BreakerHooks {
+  /**
+   * Whether a call made now would be admitted, and if not why, without
+   * admitting one: no probe permit is taken, no call counted, no event emitted
+   * and no transition made (a due one is reflected, not made). Two answers
+   * are estimates, since only a real admission can decide them: client-side
+   * throttling sheds at random (peek answers permitted), and a breaker that
+   * shares its state asks the fleet for its probe permit only when a call
+   * comes (peek answers permitted once the open duration is over). On a
+   * per-key family, it answers for the family's own gate: ask
+   * `forKey(key).peek()` for one target.
+   */
+  peek(): AdmissionPeek {
+    const now = this.monotonic();
+    if (this.keyed !== undefined) return this.peekOwn(now, true);
+    const parent = this.parent as BreakerPeek | undefined;
+    if (parent === undefined || parent.current === CLOSED || parent.current === DISABLED)
+      return this.peekOwn(now, false);
+    const gate = parent.peekOwn(now, true);
+    if (!gate.permitted) return gate;
+    const own = this.peekOwn(now, false);
+    return own.permitted && gate.probe && !own.probe ? { ...own, probe: true } : own;
+  }
+
+  /** Whether a call made now would be admitted: `peek().permitted`, with the same guarantees. */
+  isCallPermitted(): boolean {
+    return this.peek().permitted;
+  }
+
+  /** The breaker's own admission at `now`, or its family gate's (`asFamily`), as `admitOwn()` / `admitAsFamily()` would decide it. */
+  private peekOwn(now: number, asFamily: boolean): AdmissionPeek {
+    let state: StateCode = this.current;
+    if (state === ISOLATED || state === DISABLED) {
+      const forced = this.evidence?.forced;
+      if (forced?.until !== undefined && now >= forced.until) state = CLOSED;
+      else if (state === DISABLED) return { permitted: true, state: 'disabled', probe: false };
+      else
+        return this.rejection(
+          ISOLATED,
+          'isolated',
+          forced?.until === undefined ? undefined : forced.until - now,
+        );
+    }
+    if (state === CLOSED) {
+      const pausedUntil = asFamily ? 0 : (this.overload?.pausedUntil ?? 0);
+      if (now < pausedUntil) return this.rejection(CLOSED, 'retry-after', pausedUntil - now);
+      return { permitted: true, state: 'closed', probe: false };
+    }
+    let openUntil = this.openUntilAt;
+    if (state === HALF_OPEN) {
+      const round = this.round!.peek(now);
+      if (!('reopensAt' in round)) {
+        if (round.full) return this.rejection(HALF_OPEN, 'half-open-busy', round.retryAfter);
+        return { permitted: true, state: 'half-open', probe: true };
+      }
+      // Jitter is drawn when the reopening is made: the estimate uses the duration before it.
+      openUntil = round.reopensAt + baseOpenDuration(this.config, this.reopens + 1);
+    }
+    if (now < openUntil) return this.rejection(OPEN, 'open', openUntil - now);
+    // The open duration is over: the next call starts a half-open round and is its first probe.
+    return { permitted: true, state: 'half-open', probe: true };
+  }
+
+  private rejection(
+    state: StateCode,
+    reason: RejectionReason,
+    retryAfterMs: number | undefined,
+  ): AdmissionPeek {
+    return {
+      permitted: false,
+      state: stateName(state),
+      reason,
+      retryAfterMs,
+      breakerName: this.name,
+    };
+  }
+}

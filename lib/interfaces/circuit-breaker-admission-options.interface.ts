@@ -1,0 +1,33 @@
+import type { ExecutionContext } from '@nestjs/common';
+
+/**
+ * A breaker `@RequireCircuit()` requires: its name, or its name and, for a
+ * per-key breaker, the key of the request's target (without a key, a per-key
+ * breaker's family gate is checked: it rejects every key while open).
+ *
+ * @publicApi
+ */
+export type RequiredCircuit =
+  | string
+  | {
+      name: string;
+      /** The target's key, from the request: a header, a route parameter, the host. */
+      key?: (context: ExecutionContext) => string;
+    };
+
+/** @publicApi */
+export interface UseCircuitBreakerOptions {
+  /**
+   * For a per-key breaker (required then, refused otherwise): the key of the
+   * request's target, read from the `ExecutionContext` (a header, a route
+   * parameter, the host), so each tenant or host has its own child breaker.
+   */
+  key?: (context: ExecutionContext) => string;
+  /**
+   * What the client gets instead whenever the breaker counts the handler's
+   * call as rejected, failed, timed out or overloaded: a value, a Promise or
+   * an Observable of one (or a throw, which the client gets). Errors the
+   * breaker classifies as success or ignored (a 404) reach the client unchanged.
+   */
+  fallback?: (error: unknown, context: ExecutionContext) => unknown;
+}

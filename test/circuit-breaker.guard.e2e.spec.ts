@@ -1,0 +1,228 @@
+import { Controller, Get, Injectable, Param, type PipeTransform } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { describe, expect, it } from 'vitest';
+import {
+  CircuitBreakerGuard,
+  CircuitBreakerModule,
+  CircuitBreakerRegistry,
+  RequireCircuit,
+} from '../lib/index.js';
+import { HTTP_PLATFORMS, platformApps } from './helpers/http-platforms.js';
+import { ManualClock } from './helpers/manual-clock.js';
+import { nestApps } from './helpers/nest-app.js';
+
+/** What ran behind the guard: the pipe and the handler. */
+const ran: string[] = [];
+
+@Injectable()
+class CountingPipe implements PipeTransform {
+  transform(value: unknown) {
+    ran.push('pipe');
+    return value;
+  }
+}
+
+@Controller()
+@RequireCircuit('inventory')
+class FanOutController {
+  @Get('fan-out/:id')
+  @RequireCircuit('payments')
+  fanOut(@Param('id', CountingPipe) id: string) {
+    ran.push('handler');
+    return { id };
+  }
+
+  @Get('stock')
+  stock() {
+    ran.push('handler');
+    return { ok: true };
+  }
+
+  @Get('hosts/:host')
+  @RequireCircuit({
+    name: 'hosts',
+    key: (context) => context.switchToHttp().getRequest<{ params: { host: string } }>().params.host,
+  })
+  host() {
+    ran.push('handler');
+    return { ok: true };
+  }
+}
+
+@Controller()
+class PlainController {
+  @Get('plain')
+  plain() {
+    ran.push('handler');
+    return { ok: true };
+  }
+}
+
+const BREAKERS = {
+  payments: { consecutiveFailures: 1, openDurationMs: 4_000, timeoutMs: false as const },
+  inventory: { consecutiveFailures: 1, openDurationMs: 4_000, timeoutMs: false as const },
+  hosts: {
+    consecutiveFailures: 1,
+    openDurationMs: 4_000,
+    timeoutMs: false as const,
+    perKey: { maxKeys: 10 },
+  },
+};
+
+describe.each(HTTP_PLATFORMS)('@RequireCircuit() on %s', (platform) => {
+  const start = platformApps(platform);
+
+  async function started(httpFilter: boolean | { details: true } = false) {
+    const clock = new ManualClock();
+    const { app, url } = await start(
+      [CircuitBreakerModule.forRoot({ clock, breakers: BREAKERS, httpFilter })],
+      { controllers: [FanOutController], providers: [CountingPipe] },
+    );
+    ran.length = 0;
+    const registry = app.get(CircuitBreakerRegistry);
+    const open = (name: string) => registry.get(name).acquire().fail(new Error('down'));
+    return { app, url, clock, registry, open };
+  }
+
+  it('lets the request through while every required breaker is closed, counting nothing', async () => {
+    const { url, registry } = await started();
+    const response = await fetch(`${url}/fan-out/7`);
+    expect([response.status, await response.json()]).toEqual([200, { id: '7' }]);
+    expect(ran).toEqual(['pipe', 'handler']);
+    expect(registry.get('payments').snapshot().totals.admitted).toBe(0);
+    expect(registry.get('inventory').snapshot().totals.admitted).toBe(0);
+  });
+
+  it('answers 503 with Retry-After before pipes and the handler when a breaker of the route is open', async () => {
+    const { url, clock, registry, open } = await started();
+    open('payments');
+    clock.advance(1_500);
+    const response = await fetch(`${url}/fan-out/7`);
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('3');
+    expect(await response.json()).toEqual({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: 'A dependency is unavailable; retry later.',
+    });
+    expect(ran).toEqual([]);
+    // The class's requirement applies to every route; the method's only to its own.
+    expect((await fetch(`${url}/stock`)).status).toBe(200);
+    open('inventory');
+    expect((await fetch(`${url}/stock`)).status).toBe(503);
+    expect(registry.get('payments').snapshot().totals.rejected.total).toBe(0);
+  });
+
+  it('shows the breaker and the wait with httpFilter: { details: true }, as the filter does', async () => {
+    const { url, open } = await started({ details: true });
+    open('inventory');
+    const response = await fetch(`${url}/stock`);
+    expect([response.status, response.headers.get('retry-after')]).toEqual([503, '4']);
+    expect(await response.json()).toEqual({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: 'Circuit breaker "inventory" rejected the call: the circuit is open.',
+      breaker: 'inventory',
+      reason: 'open',
+      retryAfterMs: 4_000,
+    });
+  });
+
+  it('1,000 requests at half-open leave the probe for the call that needs it', async () => {
+    const { url, clock, registry, open } = await started();
+    open('payments');
+    clock.advance(4_000);
+    for (let batch = 0; batch < 10; batch++) {
+      const statuses = await Promise.all(
+        Array.from({ length: 100 }, () => fetch(`${url}/fan-out/1`).then((r) => r.status)),
+      );
+      expect(new Set(statuses)).toEqual(new Set([200]));
+    }
+    const payments = registry.get('payments');
+    expect(payments.lastDecidedState).toBe('open');
+    expect(payments.snapshot().halfOpen?.probesAdmitted).toBe(0);
+    expect(payments.acquire().probe).toBe(true);
+  });
+
+  it('checks the per-key child of the target, read from the request', async () => {
+    const { url, registry } = await started();
+    registry.get('hosts').forKey('a.example').acquire().fail(new Error('down'));
+    expect((await fetch(`${url}/hosts/a.example`)).status).toBe(503);
+    expect((await fetch(`${url}/hosts/b.example`)).status).toBe(200);
+  });
+});
+
+describe('CircuitBreakerGuard.requiring() as a global guard', () => {
+  const start = platformApps('express');
+
+  it('guards every route of the application', async () => {
+    const { app, url } = await start(
+      [CircuitBreakerModule.forRoot({ breakers: { payments: BREAKERS.payments } })],
+      {
+        controllers: [PlainController],
+        providers: [{ provide: APP_GUARD, useClass: CircuitBreakerGuard.requiring('payments') }],
+      },
+    );
+    expect((await fetch(`${url}/plain`)).status).toBe(200);
+    app.get(CircuitBreakerRegistry).get('payments').isolate();
+    ran.length = 0;
+    const response = await fetch(`${url}/plain`);
+    // Isolated: no end to announce, so no Retry-After.
+    expect([response.status, response.headers.get('retry-after')]).toEqual([503, null]);
+    expect(ran).toEqual([]);
+  });
+});
+
+describe('@RequireCircuit() at start-up', () => {
+  const start = nestApps();
+
+  it('refuses an unknown name under strict, naming the route and the nearest name', async () => {
+    @Controller()
+    class TypoController {
+      @Get()
+      @RequireCircuit('paymnts')
+      get() {}
+    }
+    await expect(
+      start([CircuitBreakerModule.forRoot({ strict: true, breakers: { payments: {} } })], {
+        controllers: [TypoController],
+      }),
+    ).rejects.toThrow(
+      'Circuit breaker "paymnts" used by @RequireCircuit() on TypoController.get is not defined, and CircuitBreakerModule is strict. Did you mean "payments"?',
+    );
+  });
+
+  it('refuses a key for a breaker that is not per-key', async () => {
+    @Controller()
+    @RequireCircuit({ name: 'payments', key: () => 'x' })
+    class KeyedController {
+      @Get()
+      get() {}
+    }
+    await expect(
+      start([CircuitBreakerModule.forRoot({ breakers: { payments: {} } })], {
+        controllers: [KeyedController],
+      }),
+    ).rejects.toThrow(
+      '@RequireCircuit() on KeyedController gives a key, but circuit breaker "payments" is not per-key.',
+    );
+  });
+
+  it('refuses bad arguments where the class is declared', () => {
+    expect(() => RequireCircuit()).not.toThrow();
+    expect(() => {
+      class Empty {
+        @RequireCircuit()
+        get() {}
+      }
+      return Empty;
+    }).toThrow('@RequireCircuit() on Empty.get: names no breaker.');
+    expect(() => {
+      class Blank {
+        @RequireCircuit('')
+        get() {}
+      }
+      return Blank;
+    }).toThrow('"[0]"');
+  });
+});

@@ -1,0 +1,193 @@
+import {
+  Controller,
+  Get,
+  Headers,
+  NotFoundException,
+  Param,
+  ServiceUnavailableException,
+  type ExecutionContext,
+} from '@nestjs/common';
+import { describe, expect, it } from 'vitest';
+import { of } from 'rxjs';
+import { CircuitBreakerModule, CircuitBreakerRegistry, UseCircuitBreaker } from '../lib/index.js';
+import { HTTP_PLATFORMS, platformApps } from './helpers/http-platforms.js';
+import { ManualClock } from './helpers/manual-clock.js';
+import { nestApps } from './helpers/nest-app.js';
+
+/** How each upstream answers, set by the test; and how often the handlers ran. */
+const upstream = { down: new Set<string>(), calls: 0 };
+
+const tenantOf = (context: ExecutionContext) =>
+  context.switchToHttp().getRequest<{ headers: Record<string, string> }>().headers['x-tenant']!;
+
+@Controller()
+class QuotesController {
+  @Get('quote/:id')
+  @UseCircuitBreaker('quotes')
+  async quote(@Param('id') id: string) {
+    upstream.calls++;
+    if (id === 'missing') throw new NotFoundException('no such quote');
+    if (upstream.down.has('quotes')) throw new ServiceUnavailableException('quotes are down');
+    return { id, price: 42 };
+  }
+
+  @Get('tenant')
+  @UseCircuitBreaker('tenants', { key: tenantOf })
+  async tenant(@Headers('x-tenant') tenant: string) {
+    upstream.calls++;
+    if (upstream.down.has(tenant)) throw new ServiceUnavailableException(`${tenant} is down`);
+    return { tenant };
+  }
+
+  @Get('cached')
+  @UseCircuitBreaker('cached', {
+    fallback: (error, context) =>
+      of({
+        cached: true,
+        path: context.switchToHttp().getRequest<{ url: string }>().url,
+        because: (error as Error).name,
+      }),
+  })
+  cached() {
+    upstream.calls++;
+    throw new ServiceUnavailableException('down');
+  }
+
+  @Get('hang')
+  @UseCircuitBreaker('slow')
+  hang() {
+    upstream.calls++;
+    return new Promise(() => undefined);
+  }
+}
+
+const failFast = { consecutiveFailures: 2, openDurationMs: 5_000, timeoutMs: false as const };
+
+describe.each(HTTP_PLATFORMS)('@UseCircuitBreaker() on %s', (platform) => {
+  const start = platformApps(platform);
+
+  async function started() {
+    upstream.down.clear();
+    upstream.calls = 0;
+    const clock = new ManualClock();
+    const { app, url } = await start(
+      [
+        CircuitBreakerModule.forRoot({
+          clock,
+          httpFilter: true,
+          breakers: {
+            quotes: failFast,
+            tenants: { ...failFast, perKey: { maxKeys: 100 } },
+            cached: failFast,
+            slow: { timeoutMs: 50 },
+          },
+        }),
+      ],
+      { controllers: [QuotesController] },
+    );
+    return { url, clock, registry: app.get(CircuitBreakerRegistry) };
+  }
+
+  it("counts each handling as one call, and a 404 as the dependency's valid answer", async () => {
+    const { url, registry } = await started();
+    expect(await (await fetch(`${url}/quote/1`)).json()).toEqual({ id: '1', price: 42 });
+    expect((await fetch(`${url}/quote/missing`)).status).toBe(404);
+    expect(registry.get('quotes').snapshot().totals).toMatchObject({
+      admitted: 2,
+      successes: 2,
+      failures: { total: 0 },
+    });
+  });
+
+  it('opens after the failures, then rejects without running the handler: 503 and Retry-After', async () => {
+    const { url, clock, registry } = await started();
+    upstream.down.add('quotes');
+    expect((await fetch(`${url}/quote/1`)).status).toBe(503);
+    expect((await fetch(`${url}/quote/1`)).status).toBe(503);
+    expect(registry.get('quotes').lastDecidedState).toBe('open');
+    clock.advance(2_000);
+    const calls = upstream.calls;
+    const rejected = await fetch(`${url}/quote/1`);
+    expect([rejected.status, rejected.headers.get('retry-after')]).toEqual([503, '3']);
+    expect(await rejected.json()).toEqual({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: 'A dependency is unavailable; retry later.',
+    });
+    expect(upstream.calls).toBe(calls);
+    // The probe after the open period is a real call: it closes the breaker.
+    upstream.down.clear();
+    clock.advance(3_000);
+    expect((await fetch(`${url}/quote/1`)).status).toBe(200);
+    expect(registry.get('quotes').state).toBe('closed');
+  });
+
+  it('gives each tenant its own child breaker, keyed from the request', async () => {
+    const { url, registry } = await started();
+    upstream.down.add('acme');
+    const as = (tenant: string) => fetch(`${url}/tenant`, { headers: { 'x-tenant': tenant } });
+    for (let i = 0; i < 3; i++) await as('acme');
+    expect(registry.get('tenants').forKey('acme').lastDecidedState).toBe('open');
+    expect((await as('globex')).status).toBe(200);
+    const calls = upstream.calls;
+    expect((await as('acme')).status).toBe(503);
+    expect(upstream.calls).toBe(calls);
+  });
+
+  it('serves the fallback, given the error and the context, and counts it', async () => {
+    const { url, registry } = await started();
+    const response = await fetch(`${url}/cached`);
+    expect([response.status, await response.json()]).toEqual([
+      200,
+      { cached: true, path: '/cached', because: 'ServiceUnavailableException' },
+    ]);
+    await fetch(`${url}/cached`);
+    const rejected = await (await fetch(`${url}/cached`)).json();
+    expect(rejected).toEqual({ cached: true, path: '/cached', because: 'CircuitOpenError' });
+    expect(registry.get('cached').snapshot().totals.fallbacks).toBe(3);
+  });
+
+  it("ends a handler past the breaker's deadline with 504", async () => {
+    const { url, registry } = await started();
+    const response = await fetch(`${url}/hang`);
+    expect([response.status, (await response.json()).statusCode]).toEqual([504, 504]);
+    expect(registry.get('slow').snapshot().totals.timeouts).toBe(1);
+  });
+});
+
+describe('@UseCircuitBreaker() at start-up', () => {
+  const start = nestApps();
+
+  it('asks for a key on a per-key breaker', async () => {
+    @Controller()
+    class NoKeyController {
+      @Get()
+      @UseCircuitBreaker('tenants')
+      get() {}
+    }
+    await expect(
+      start([CircuitBreakerModule.forRoot({ breakers: { tenants: { perKey: {} } } })], {
+        controllers: [NoKeyController],
+      }),
+    ).rejects.toThrow(
+      'Circuit breaker "tenants" is per-key (perKey), but @UseCircuitBreaker() on NoKeyController.get gives no key.',
+    );
+  });
+
+  it('refuses bad options where the class is declared', () => {
+    expect(() => {
+      class BadFallback {
+        @UseCircuitBreaker('quotes', { fallback: 'cached' as never })
+        get() {}
+      }
+      return BadFallback;
+    }).toThrow('@UseCircuitBreaker() on BadFallback.get: option "fallback"');
+    expect(() => {
+      class Typo {
+        @UseCircuitBreaker('quotes', { keys: () => 'x' } as never)
+        get() {}
+      }
+      return Typo;
+    }).toThrow('"keys"');
+  });
+});
