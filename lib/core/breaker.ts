@@ -12,7 +12,8 @@ import {
 } from './breaker-events.js';
 import { BreakerFamily } from './breaker-family.js';
 import { NOT_TIMED, type BreakerMachine } from './breaker-machine.js';
-import { BreakerCalls, UNCOUNTED } from './breaker-calls.js';
+import { BreakerAdmission } from './breaker-admission.js';
+import { UNCOUNTED } from './breaker-calls.js';
 import type { BreakerOptions } from './breaker-options.js';
 import type { BreakerSnapshot } from './breaker-snapshot.js';
 import {
@@ -62,7 +63,7 @@ export interface ExecuteOptions {
  *
  * @publicApi
  */
-export class Breaker extends BreakerCalls {
+export class Breaker extends BreakerAdmission {
   /** For a child of a per-key family: the family. */
   declare readonly parent: Breaker | undefined;
   /** @internal */
@@ -211,36 +212,6 @@ export class Breaker extends BreakerCalls {
     if (typeof token !== 'number') throw token;
     if (token === UNCOUNTED) return new UncountedCall<T>(undefined);
     return new TrackedCall<T>(this, token, this.timed ? this.monotonic() : NOT_TIMED);
-  }
-
-  /** Whether this is a child whose family is not closed: its calls pass the family's gate first. */
-  private underFamilyGate(): boolean {
-    const parent = this.parent;
-    return parent !== undefined && parent.current !== CLOSED && parent.current !== DISABLED;
-  }
-
-  /**
-   * A child's call while its family is not closed: the family rejects for every
-   * key while open, and while half-open admits its probes through whichever key
-   * is asked for. A family probe's call carries the family's permit with it
-   * (settled alike); a child's own rejection returns that permit.
-   */
-  private familyCall<T>(
-    signal: AbortSignal | undefined,
-  ): TrackedCall<T> | UncountedCall<T> | CircuitOpenError {
-    const parent = this.parent!;
-    const gate = parent.admitAsFamily();
-    if (typeof gate !== 'number') return gate;
-    const token = this.admitOwn();
-    // A family probe learns nothing from a call that is not recorded: its permit goes back too.
-    if (typeof token !== 'number' || token === UNCOUNTED) {
-      if (gate < 0) parent.settle(gate, 'ignored', undefined, NOT_TIMED, undefined);
-      return typeof token !== 'number' ? token : new UncountedCall<T>(signal);
-    }
-    const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
-    const call = new TrackedCall<T>(this, token, startedAt);
-    if (gate !== 0) call.parentCall = new TrackedCall<T>(parent, gate, startedAt);
-    return call;
   }
 
   /** Counts a call that a fallback served; the decorator and the operator report theirs. */
