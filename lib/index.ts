@@ -38,6 +38,8 @@ export type {
   BreakerStore,
   BreakerThresholds,
   BreakerTotals,
+  BulkheadOptions,
+  BulkheadSnapshot,
   CallContext,
   CallOutcome,
   CallPermit,

@@ -1,9 +1,21 @@
 import { NOT_TIMED } from './breaker-machine.js';
 import { BreakerCalls, UNCOUNTED } from './breaker-calls.js';
-import { CLOSED, DISABLED } from './breaker-state.js';
+import {
+  CLOSED,
+  DISABLED,
+  type ReconfigurationReset,
+  type RejectionReason,
+} from './breaker-state.js';
 import type { CircuitOpenError } from './breaker.errors.js';
-import { TrackedCall } from './tracked-call.js';
-import { UncountedCall } from './uncounted-call.js';
+import { CallGuard, guardFor } from './call-guard.js';
+import type { ResolvedBreakerOptions } from './resolve-options.js';
+import {
+  TrackedCall,
+  type CallPermit,
+  type ProtectedCall,
+  type WithSignal,
+} from './tracked-call.js';
+import { isCall, UncountedCall } from './uncounted-call.js';
 
 /**
  * How a call gets in: past a family's gate, then the breaker's own admission,
@@ -12,6 +24,74 @@ import { UncountedCall } from './uncounted-call.js';
  * Not exported; kept in the declarations because `Breaker` extends it.
  */
 export abstract class BreakerAdmission extends BreakerCalls {
+  /** @internal Only with the bulkhead option: what stands in front of admission. */
+  protected guard: CallGuard | undefined = guardFor(this.config, undefined);
+
+  /** @internal The rest of `execute()`, past its checks and the guard. */
+  pass<T>(fn: ProtectedCall<T>, signal: AbortSignal | undefined): Promise<T> {
+    if (this.underFamilyGate()) {
+      const call = this.familyCall<T>(signal);
+      return isCall(call) ? call.run(fn, signal) : Promise.reject(call);
+    }
+    const token = this.admitOwn();
+    if (typeof token !== 'number') return Promise.reject(token);
+    const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
+    // No deadline (timeoutMs: false), no caller signal: no call object, no promise of our own.
+    if (token >= 0 && signal === undefined && this.config.timeoutMs === undefined)
+      return this.runPlain(fn, token, startedAt);
+    // Negative, so the plain path never needs to look for it.
+    if (token === UNCOUNTED) return new UncountedCall<T>(signal).run(fn);
+    return new TrackedCall<T>(this, token, startedAt).run(fn, signal);
+  }
+
+  /** @internal The rest of `executeMethod()`, past the guard. */
+  passMethod<T>(
+    method: (...args: any[]) => T | PromiseLike<T>,
+    thisArg: unknown,
+    args: unknown[],
+    withSignal: WithSignal<T>,
+  ): Promise<T> {
+    if (this.underFamilyGate()) {
+      const call = this.familyCall<T>(undefined);
+      return isCall(call)
+        ? call.runMethod(withSignal, method, thisArg, args)
+        : Promise.reject(call);
+    }
+    const token = this.admitOwn();
+    if (typeof token !== 'number') return Promise.reject(token);
+    const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
+    if (token >= 0 && this.config.timeoutMs === undefined)
+      return this.runMethod(method, thisArg, args, token, startedAt);
+    if (token === UNCOUNTED)
+      return new UncountedCall<T>(undefined).runMethod(withSignal, method, thisArg, args);
+    // The context, not its signal: reading the signal is what makes its AbortController.
+    return new TrackedCall<T>(this, token, startedAt).runMethod(withSignal, method, thisArg, args);
+  }
+
+  /** @internal The rest of `acquire()`, past the guard. */
+  passAcquire<T>(): CallPermit<T> {
+    if (this.underFamilyGate()) {
+      const call = this.familyCall<T>(undefined);
+      if (!isCall(call)) throw call;
+      return call;
+    }
+    const token = this.admitOwn();
+    if (typeof token !== 'number') throw token;
+    if (token === UNCOUNTED) return new UncountedCall<T>(undefined);
+    return new TrackedCall<T>(this, token, this.timed ? this.monotonic() : NOT_TIMED);
+  }
+
+  /** @internal A rejection by the guard (`bulkhead-full`, `ramp-up`), counted and announced as the breaker's own. */
+  refuse(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
+    return this.reject(reason, retryAfterMs);
+  }
+
+  /** @internal */
+  protected override applyConfig(config: ResolvedBreakerOptions): ReconfigurationReset[] {
+    const reset = super.applyConfig(config);
+    this.guard = guardFor(config, this.guard);
+    return reset;
+  }
   /** Whether this is a child whose family is not closed: its calls pass the family's gate first. */
   protected underFamilyGate(): boolean {
     const parent = this.parent as BreakerAdmission | undefined;

@@ -11,13 +11,11 @@ import {
   type ReconfiguredEvent,
 } from './breaker-events.js';
 import { BreakerFamily } from './breaker-family.js';
-import { NOT_TIMED, type BreakerMachine } from './breaker-machine.js';
+import type { BreakerMachine } from './breaker-machine.js';
 import { BreakerAdmission } from './breaker-admission.js';
-import { UNCOUNTED } from './breaker-calls.js';
 import type { BreakerOptions } from './breaker-options.js';
 import type { BreakerSnapshot } from './breaker-snapshot.js';
 import {
-  CLOSED,
   DISABLED,
   HALF_OPEN,
   ISOLATED,
@@ -25,12 +23,10 @@ import {
   stateName,
   type BreakerState,
 } from './breaker-state.js';
-import type { CircuitOpenError } from './breaker.errors.js';
 import { breakerMessages } from './breaker.messages.js';
 import { configFor } from './config-cache.js';
 import { reconfigured } from './reconfiguration.js';
 import { baseOpenDuration } from './open-duration.js';
-import { isCall, UncountedCall } from './uncounted-call.js';
 import { isAbortSignal } from './abort-signal.js';
 import {
   forcedSnapshot,
@@ -38,12 +34,7 @@ import {
   type ForceableState,
   type ForceOptions,
 } from './forced-state.js';
-import {
-  TrackedCall,
-  type WithSignal,
-  type CallPermit,
-  type ProtectedCall,
-} from './tracked-call.js';
+import { type WithSignal, type CallPermit, type ProtectedCall } from './tracked-call.js';
 
 export type { BreakerDeps } from './breaker-environment.js';
 
@@ -147,19 +138,7 @@ export class Breaker extends BreakerAdmission {
         throw new TypeError(breakerMessages.invalidSignal(this.name, signal));
       if (signal.aborted) return Promise.reject(signal.reason);
     }
-    if (this.underFamilyGate()) {
-      const call = this.familyCall<T>(signal);
-      return isCall(call) ? call.run(fn, signal) : Promise.reject(call);
-    }
-    const token = this.admitOwn();
-    if (typeof token !== 'number') return Promise.reject(token);
-    const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
-    // No deadline (timeoutMs: false), no caller signal: no call object, no promise of our own.
-    if (token >= 0 && signal === undefined && this.config.timeoutMs === undefined)
-      return this.runPlain(fn, token, startedAt);
-    // Negative, so the plain path never needs to look for it.
-    if (token === UNCOUNTED) return new UncountedCall<T>(signal).run(fn);
-    return new TrackedCall<T>(this, token, startedAt).run(fn, signal);
+    return this.guard === undefined ? this.pass(fn, signal) : this.guard.execute(this, fn, signal);
   }
 
   /**
@@ -176,21 +155,9 @@ export class Breaker extends BreakerAdmission {
   ): Promise<T> {
     if (this.keyed !== undefined)
       throw new TypeError(breakerMessages.familyMisuse(this.name, 'execute'));
-    if (this.underFamilyGate()) {
-      const call = this.familyCall<T>(undefined);
-      return isCall(call)
-        ? call.runMethod(withSignal, method, thisArg, args)
-        : Promise.reject(call);
-    }
-    const token = this.admitOwn();
-    if (typeof token !== 'number') return Promise.reject(token);
-    const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
-    if (token >= 0 && this.config.timeoutMs === undefined)
-      return this.runMethod(method, thisArg, args, token, startedAt);
-    if (token === UNCOUNTED)
-      return new UncountedCall<T>(undefined).runMethod(withSignal, method, thisArg, args);
-    // The context, not its signal: reading the signal is what makes its AbortController.
-    return new TrackedCall<T>(this, token, startedAt).runMethod(withSignal, method, thisArg, args);
+    return this.guard === undefined
+      ? this.passMethod(method, thisArg, args, withSignal)
+      : this.guard.executeMethod(this, method, thisArg, args, withSignal);
   }
 
   /**
@@ -203,15 +170,7 @@ export class Breaker extends BreakerAdmission {
   acquire<T = unknown>(): CallPermit<T> {
     if (this.keyed !== undefined)
       throw new TypeError(breakerMessages.familyMisuse(this.name, 'acquire'));
-    if (this.underFamilyGate()) {
-      const call = this.familyCall<T>(undefined);
-      if (!isCall(call)) throw call;
-      return call;
-    }
-    const token = this.admitOwn();
-    if (typeof token !== 'number') throw token;
-    if (token === UNCOUNTED) return new UncountedCall<T>(undefined);
-    return new TrackedCall<T>(this, token, this.timed ? this.monotonic() : NOT_TIMED);
+    return this.guard === undefined ? this.passAcquire<T>() : this.guard.acquire<T>(this);
   }
 
   /** Counts a call that a fallback served; the decorator and the operator report theirs. */
@@ -357,6 +316,7 @@ export class Breaker extends BreakerAdmission {
         this.evidence?.forced === undefined
           ? undefined
           : forcedSnapshot(this.evidence.forced, this.wallOffset),
+      recovery: this.guard?.snapshot(),
       nextOpenDurationMs: baseOpenDuration(
         this.config,
         state === HALF_OPEN || state === OPEN ? this.reopens + 1 : this.reopens,
