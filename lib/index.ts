@@ -40,6 +40,8 @@ export type {
   BreakerStore,
   BreakerThresholds,
   BreakerTotals,
+  BulkheadOptions,
+  BulkheadSnapshot,
   CallContext,
   CallOutcome,
   CallPermit,

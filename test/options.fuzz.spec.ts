@@ -234,8 +234,29 @@ const BREAKER_LEAVES: Record<string, Spec> = {
   'aggregate.openWhenOpenRatio': { ...num(R.ratio), required: true },
   'aggregate.minKeys': num(R.count),
   'share.quorum': num(R.count),
+  'bulkhead.maxConcurrent': num(R.count),
+  'bulkhead.maxQueue': num({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true }),
+  'bulkhead.queueTimeoutMs': num(R.timerMs),
+  'rampUp.durationMs': num(R.positiveMs),
+  'rampUp.initialRatio': num(R.ratio),
+  'probe.fn': { valid: aFunction, invalid: notAFunction },
+  'probe.intervalMs': num({ min: 1, max: MAX_TIMER }),
+  'probe.timeoutMs': num(R.timerMs),
+  'probe.onSuccess': {
+    valid: fc.constantFrom('half-open', 'closed'),
+    invalid: fc.oneof(hostile, fc.integer(), fc.constantFrom('open', 'closed ', '')),
+  },
+};
+/** Of each recovery option, what its object cannot do without (a valid value, repaired in when left out). */
+const RECOVERY_REQUIRED: Record<string, Record<string, unknown>> = {
+  bulkhead: { maxConcurrent: 1 },
+  rampUp: { durationMs: 1_000 },
+  probe: { fn: () => undefined, intervalMs: 1_000 },
 };
 const OBJECT_PATHS = [
+  'bulkhead',
+  'rampUp',
+  'probe',
   'backoff',
   'halfOpen',
   'overload',
@@ -380,6 +401,19 @@ function repair(options: Record<string, unknown>): Record<string, unknown> {
   const open = (options.openDurationMs as number | undefined) ?? 30_000;
   if (backoff?.maxMs !== undefined && backoff.maxMs < open) backoff.maxMs = open;
   if (options.aggregate !== undefined && options.perKey === undefined) options.perKey = {};
+  for (const [key, required] of Object.entries(RECOVERY_REQUIRED)) {
+    const given = options[key] as Record<string, unknown> | undefined;
+    if (given === undefined) continue;
+    for (const [leaf, value] of Object.entries(required)) given[leaf] ??= value;
+  }
+  // A queue wait within the call's deadline; a probe's deadline within its interval.
+  const bulkhead = options.bulkhead as Record<string, number | undefined> | undefined;
+  const deadline = typeof options.timeoutMs === 'number' ? options.timeoutMs : 10_000;
+  if (bulkhead?.queueTimeoutMs !== undefined && options.timeoutMs !== false)
+    bulkhead.queueTimeoutMs = Math.min(bulkhead.queueTimeoutMs, deadline);
+  const probe = options.probe as Record<string, number | undefined> | undefined;
+  if (probe?.timeoutMs !== undefined)
+    probe.timeoutMs = Math.min(probe.timeoutMs, probe.intervalMs!);
   return options;
 }
 
@@ -434,6 +468,15 @@ function breakerMutation(
     // A leaf of overload, share, window or aggregate needs its object (and aggregate its perKey).
     if (path.startsWith('overload.') && typeof o.overload !== 'object') o.overload = {};
     if (path.startsWith('share.') && typeof o.share !== 'object') o.share = {};
+    for (const [key, required] of Object.entries(RECOVERY_REQUIRED)) {
+      if (!path.startsWith(`${key}.`)) continue;
+      if (typeof o[key] !== 'object' || o[key] === null) o[key] = {};
+      const given = o[key] as Record<string, unknown>;
+      for (const [leaf, value] of Object.entries(required)) given[leaf] ??= value;
+      // Left within their bounds, so that only the mutated option is wrong.
+      delete given.queueTimeoutMs;
+      delete given.timeoutMs;
+    }
     if (path.startsWith('aggregate.')) {
       o.perKey ??= {};
       if (typeof o.aggregate !== 'object') o.aggregate = { openWhenOpenRatio: 0.5 };
@@ -635,6 +678,17 @@ describe('option fuzzing', () => {
         options.breakers = Object.fromEntries(
           Object.entries(breakers).filter(([name]) => name !== '' && name !== '__proto__'),
         );
+      // A queue wait within the deadline a breaker takes from the defaults.
+      const deadline = defaults?.timeoutMs;
+      for (const breaker of Object.values(breakers ?? {})) {
+        const bulkhead = breaker.bulkhead as Record<string, number | undefined> | undefined;
+        if (
+          typeof deadline === 'number' &&
+          breaker.timeoutMs === undefined &&
+          bulkhead?.queueTimeoutMs !== undefined
+        )
+          bulkhead.queueTimeoutMs = Math.min(bulkhead.queueTimeoutMs, deadline);
+      }
       return options;
     });
 

@@ -39,6 +39,8 @@ export interface SnapshotParts {
   readonly coordination: BreakerCoordination | undefined;
   readonly forced: ForcedStateSnapshot | undefined;
   readonly nextOpenDurationMs: number;
+  /** The recovery features' part (bulkhead, ramp, probe), when the breaker has any. */
+  readonly recovery: Partial<BreakerSnapshot> | undefined;
 }
 
 /**
@@ -84,6 +86,7 @@ export function assembleSnapshot(p: SnapshotParts): BreakerSnapshot {
     ...(p.family === undefined ? {} : { family: p.family }),
     ...(p.coordination === undefined ? {} : { coordination: p.coordination }),
     ...(p.forced === undefined ? {} : { forced: p.forced }),
+    ...p.recovery,
     thresholds: {
       failureRateThreshold: c.rateRule ? c.failureRateThreshold : undefined,
       minimumThroughput: c.minimumThroughput,

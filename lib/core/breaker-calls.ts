@@ -154,7 +154,8 @@ export abstract class BreakerCalls extends BreakerMachine {
     return -id;
   }
 
-  private reject(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
+  /** @internal */
+  protected reject(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
     const error = createRejection(
       this.name,
       stateName(this.current),

@@ -25,6 +25,12 @@ class RareCounters {
   rejectedIsolated = 0;
   rejectedRetryAfter = 0;
   rejectedThrottled = 0;
+  rejectedBulkheadFull = 0;
+  rejectedRampUp = 0;
+  retries = 0;
+  retriesDenied = 0;
+  recoveryProbesSucceeded = 0;
+  recoveryProbesFailed = 0;
   probesAdmitted = 0;
   probesSucceeded = 0;
   probesFailed = 0;
@@ -67,7 +73,9 @@ export class BreakerCounters {
     else if (reason === 'half-open-busy') rare.rejectedHalfOpenBusy++;
     else if (reason === 'isolated') rare.rejectedIsolated++;
     else if (reason === 'retry-after') rare.rejectedRetryAfter++;
-    else rare.rejectedThrottled++;
+    else if (reason === 'throttled') rare.rejectedThrottled++;
+    else if (reason === 'bulkhead-full') rare.rejectedBulkheadFull++;
+    else rare.rejectedRampUp++;
   }
 
   fail(category: FailureCategory): void {
@@ -106,6 +114,8 @@ export class BreakerCounters {
       isolated: rare.rejectedIsolated,
       'retry-after': rare.rejectedRetryAfter,
       throttled: rare.rejectedThrottled,
+      'bulkhead-full': rare.rejectedBulkheadFull,
+      'ramp-up': rare.rejectedRampUp,
     };
     const failures = {
       timeout: this.failedTimeout,
@@ -122,7 +132,9 @@ export class BreakerCounters {
           rejected['half-open-busy'] +
           rejected.isolated +
           rejected['retry-after'] +
-          rejected.throttled,
+          rejected.throttled +
+          rejected['bulkhead-full'] +
+          rejected['ramp-up'],
       },
       successes: this.successes,
       failures: {
@@ -140,6 +152,11 @@ export class BreakerCounters {
         released: rare.probesReleased,
       },
       fallbacks: rare.fallbacks,
+      retries: { attempted: rare.retries, denied: rare.retriesDenied },
+      recoveryProbes: {
+        succeeded: rare.recoveryProbesSucceeded,
+        failed: rare.recoveryProbesFailed,
+      },
     };
   }
 }

@@ -1,4 +1,4 @@
-import { BreakerCalls } from './breaker-calls.js';
+import { BreakerAdmission } from './breaker-admission.js';
 import {
   BREAKER_EVENT_NAMES,
   BreakerEventHub,
@@ -24,7 +24,7 @@ import { OverloadPressure } from './overload-pressure.js';
  *
  * Not exported; kept in the declarations because `Breaker` extends it.
  */
-export abstract class BreakerHooks extends BreakerCalls {
+export abstract class BreakerHooks extends BreakerAdmission {
   /** Subscribes to an event; returns the function that unsubscribes. */
   on<E extends BreakerEventName>(event: E, listener: BreakerListener<E>): () => void {
     if (!isBreakerEventName(event))

@@ -1,4 +1,9 @@
 import type { ErrorClassifier, ResultClassifier } from './classify.js';
+import type {
+  BulkheadOptions,
+  RampUpOptions,
+  RecoveryProbeOptions,
+} from './recovery-options.interface.js';
 
 /** A ring buffer of the last `size` outcomes. @publicApi */
 export interface CountWindowOptions {
@@ -142,6 +147,12 @@ export interface BreakerOptions {
    * Per-key children always decide locally; their family is shared.
    */
   share?: boolean | ShareOptions;
+  /** A concurrency cap whose rejections (`bulkhead-full`) are never failures. */
+  bulkhead?: BulkheadOptions;
+  /** Slow start after closing: a growing share of calls for `durationMs`. */
+  rampUp?: RampUpOptions;
+  /** An active health check while open, so recovery does not wait for user traffic. */
+  probe?: RecoveryProbeOptions;
 }
 
 /** @publicApi */

@@ -52,7 +52,19 @@ export interface BreakerSnapshot {
   family?: FamilySnapshot;
   /** For a breaker that shares its state with other replicas: whether it does so now. */
   coordination?: BreakerCoordination;
+  /** With the `bulkhead` option: the cap, and how many calls run and wait now. */
+  bulkhead?: BulkheadSnapshot;
   thresholds: BreakerThresholds;
+}
+
+/** @publicApi */
+export interface BulkheadSnapshot {
+  maxConcurrent: number;
+  maxQueue: number;
+  /** Calls holding a slot now. */
+  active: number;
+  /** Calls waiting for one. */
+  queued: number;
 }
 
 /** @publicApi */
@@ -99,6 +111,10 @@ export interface BreakerTotals {
   probes: { admitted: number; succeeded: number; failed: number; released: number };
   /** Calls a fallback served (reported by the decorator and the operator). */
   fallbacks: number;
+  /** Retries made through `withRetry()` or the decorator's `retry`, and those the retry budget refused. */
+  retries: { attempted: number; denied: number };
+  /** Active recovery probes (`probe` option) that settled. */
+  recoveryProbes: { succeeded: number; failed: number };
 }
 
 /** @publicApi */

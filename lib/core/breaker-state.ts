@@ -52,10 +52,19 @@ export type CallOutcome = 'success' | 'failure' | 'ignored' | 'overload';
  * - `isolated`: forced open by `isolate()`.
  * - `retry-after`: the dependency asked for a pause with `Retry-After`.
  * - `throttled`: shed locally because the dependency reports overload.
+ * - `bulkhead-full`: the concurrency cap and its queue are full (code `BULKHEAD_FULL`); never a failure.
+ * - `ramp-up`: just closed, and this call is past the share the slow start admits now.
  *
  * @publicApi
  */
-export type RejectionReason = 'open' | 'half-open-busy' | 'isolated' | 'retry-after' | 'throttled';
+export type RejectionReason =
+  | 'open'
+  | 'half-open-busy'
+  | 'isolated'
+  | 'retry-after'
+  | 'throttled'
+  | 'bulkhead-full'
+  | 'ramp-up';
 
 /** Why the breaker changed state. @publicApi */
 export type TransitionReason =
@@ -69,6 +78,7 @@ export type TransitionReason =
   | 'probe-expired'
   | 'shared-open'
   | 'shared-close'
+  | 'recovery-probe'
   | 'isolate'
   | 'disable'
   | 'reset'

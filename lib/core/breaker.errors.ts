@@ -16,7 +16,10 @@ const REJECTION_BRAND = Symbol.for('nestjs-circuit-breaker.rejection');
  *   or `halfOpen.maxWaitMs`), an upper bound;
  * - `retry-after`: until the pause the dependency asked for ends;
  * - `throttled`: a nominal 1 s, since shedding is probabilistic;
- * - `isolated`: absent; only `reset()` ends isolation.
+ * - `isolated`: absent; only `reset()` ends isolation;
+ * - `bulkhead-full`: absent (a slot frees when a call settles); its `code` is
+ *   `BULKHEAD_FULL`, so that it is never mistaken for an open circuit;
+ * - `ramp-up`: until the slow start ends, at most 1 s.
  *
  * `cause` is the last failure the breaker saw, when there was one.
  *
@@ -24,7 +27,8 @@ const REJECTION_BRAND = Symbol.for('nestjs-circuit-breaker.rejection');
  */
 export class CircuitOpenError extends Error {
   declare readonly name: 'CircuitOpenError';
-  readonly code = 'CIRCUIT_OPEN' as const;
+  /** `CIRCUIT_OPEN`, or `BULKHEAD_FULL` for reason `bulkhead-full` (the circuit may well be closed). */
+  readonly code: 'CIRCUIT_OPEN' | 'BULKHEAD_FULL';
 
   constructor(
     readonly breakerName: string,
@@ -42,7 +46,12 @@ export class CircuitOpenError extends Error {
       cause === undefined ? undefined : { cause },
     );
     Error.stackTraceLimit = limit;
+    this.code = codeOf(reason);
   }
+}
+
+function codeOf(reason: RejectionReason): 'CIRCUIT_OPEN' | 'BULKHEAD_FULL' {
+  return reason === 'bulkhead-full' ? 'BULKHEAD_FULL' : 'CIRCUIT_OPEN';
 }
 Object.defineProperty(CircuitOpenError.prototype, 'name', { value: 'CircuitOpenError' });
 Object.defineProperty(CircuitOpenError.prototype, REJECTION_BRAND, { value: true });
@@ -92,7 +101,7 @@ const Rejection = function (
   retryAfterMs: number | undefined,
   cause: unknown,
 ) {
-  this.code = 'CIRCUIT_OPEN';
+  this.code = codeOf(reason);
   this.breakerName = breakerName;
   this.state = state;
   this.reason = reason;

@@ -70,6 +70,10 @@ function reasonText(reason: string): string {
       return 'the circuit was isolated by hand';
     case 'retry-after':
       return 'the dependency asked callers to wait (Retry-After)';
+    case 'bulkhead-full':
+      return 'too many calls are in flight and its queue is full';
+    case 'ramp-up':
+      return 'the circuit has just closed and admits a growing share of calls';
     default:
       return 'the dependency is overloaded and calls are being shed';
   }

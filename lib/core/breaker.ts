@@ -3,13 +3,11 @@ import type { BreakerCoordination } from './breaker-coordinator.interface.js';
 import { environmentOf, type BreakerDeps } from './breaker-environment.js';
 import type { FallbackEvent, ReconfiguredEvent } from './breaker-events.js';
 import { BreakerFamily } from './breaker-family.js';
-import { NOT_TIMED, type BreakerMachine } from './breaker-machine.js';
-import { UNCOUNTED } from './breaker-calls.js';
+import type { BreakerMachine } from './breaker-machine.js';
 import { BreakerPeek } from './breaker-peek.js';
 import type { BreakerOptions } from './breaker-options.js';
 import type { BreakerSnapshot } from './breaker-snapshot.js';
 import {
-  CLOSED,
   DISABLED,
   HALF_OPEN,
   ISOLATED,
@@ -17,14 +15,10 @@ import {
   stateName,
   type BreakerState,
 } from './breaker-state.js';
-import type { CircuitOpenError } from './breaker.errors.js';
 import { breakerMessages } from './breaker.messages.js';
 import { configFor } from './config-cache.js';
 import { reconfigured } from './reconfiguration.js';
 import { baseOpenDuration } from './open-duration.js';
-import { isCall, UncountedCall } from './uncounted-call.js';
-import { FaultedAdmission } from './fault-injection.js';
-import { FaultedCall } from './faulted-call.js';
 import { isAbortSignal } from './abort-signal.js';
 import {
   forcedSnapshot,
@@ -32,12 +26,7 @@ import {
   type ForceableState,
   type ForceOptions,
 } from './forced-state.js';
-import {
-  TrackedCall,
-  type WithSignal,
-  type CallPermit,
-  type ProtectedCall,
-} from './tracked-call.js';
+import { type WithSignal, type CallPermit, type ProtectedCall } from './tracked-call.js';
 
 /** @publicApi */
 export interface ExecuteOptions {
@@ -141,22 +130,7 @@ export class Breaker extends BreakerPeek {
         throw new TypeError(breakerMessages.invalidSignal(this.name, signal));
       if (signal.aborted) return Promise.reject(signal.reason);
     }
-    if (this.underFamilyGate()) {
-      const call = this.familyCall<T>(signal);
-      return isCall(call) ? call.run(fn, signal) : Promise.reject(call);
-    }
-    const token = this.admitOwn();
-    if (typeof token !== 'number')
-      return token instanceof FaultedAdmission
-        ? this.faulted<T>(token).run(fn, signal)
-        : Promise.reject(token);
-    const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
-    // No deadline (timeoutMs: false), no caller signal: no call object, no promise of our own.
-    if (token >= 0 && signal === undefined && this.config.timeoutMs === undefined)
-      return this.runPlain(fn, token, startedAt);
-    // Negative, so the plain path never needs to look for it.
-    if (token === UNCOUNTED) return new UncountedCall<T>(signal).run(fn);
-    return new TrackedCall<T>(this, token, startedAt).run(fn, signal);
+    return this.guard === undefined ? this.pass(fn, signal) : this.guard.execute(this, fn, signal);
   }
 
   /**
@@ -173,24 +147,9 @@ export class Breaker extends BreakerPeek {
   ): Promise<T> {
     if (this.keyed !== undefined)
       throw new TypeError(breakerMessages.familyMisuse(this.name, 'execute'));
-    if (this.underFamilyGate()) {
-      const call = this.familyCall<T>(undefined);
-      return isCall(call)
-        ? call.runMethod(withSignal, method, thisArg, args)
-        : Promise.reject(call);
-    }
-    const token = this.admitOwn();
-    if (typeof token !== 'number')
-      return token instanceof FaultedAdmission
-        ? this.faulted<T>(token).runMethod(withSignal, method, thisArg, args)
-        : Promise.reject(token);
-    const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
-    if (token >= 0 && this.config.timeoutMs === undefined)
-      return this.runMethod(method, thisArg, args, token, startedAt);
-    if (token === UNCOUNTED)
-      return new UncountedCall<T>(undefined).runMethod(withSignal, method, thisArg, args);
-    // The context, not its signal: reading the signal is what makes its AbortController.
-    return new TrackedCall<T>(this, token, startedAt).runMethod(withSignal, method, thisArg, args);
+    return this.guard === undefined
+      ? this.passMethod(method, thisArg, args, withSignal)
+      : this.guard.executeMethod(this, method, thisArg, args, withSignal);
   }
 
   /**
@@ -203,56 +162,7 @@ export class Breaker extends BreakerPeek {
   acquire<T = unknown>(): CallPermit<T> {
     if (this.keyed !== undefined)
       throw new TypeError(breakerMessages.familyMisuse(this.name, 'acquire'));
-    if (this.underFamilyGate()) {
-      const call = this.familyCall<T>(undefined);
-      if (!isCall(call)) throw call;
-      return call;
-    }
-    const token = this.admitOwn();
-    if (token instanceof FaultedAdmission) return this.faulted<T>(token);
-    if (typeof token !== 'number') throw token;
-    if (token === UNCOUNTED) return new UncountedCall<T>(undefined);
-    return new TrackedCall<T>(this, token, this.timed ? this.monotonic() : NOT_TIMED);
-  }
-
-  /** Whether this is a child whose family is not closed: its calls pass the family's gate first. */
-  private underFamilyGate(): boolean {
-    const parent = this.parent;
-    return parent !== undefined && parent.current !== CLOSED && parent.current !== DISABLED;
-  }
-
-  /**
-   * A child's call while its family is not closed: the family rejects for every
-   * key while open, and while half-open admits its probes through whichever key
-   * is asked for. A family probe's call carries the family's permit with it
-   * (settled alike); a child's own rejection returns that permit.
-   */
-  private familyCall<T>(
-    signal: AbortSignal | undefined,
-  ): TrackedCall<T> | UncountedCall<T> | CircuitOpenError {
-    const parent = this.parent!;
-    const gate = parent.admitAsFamily();
-    if (typeof gate !== 'number') return gate;
-    const admission = this.admitOwn();
-    const token = admission instanceof FaultedAdmission ? admission.token : admission;
-    // A family probe learns nothing from a call that is not recorded: its permit goes back too.
-    if (typeof token !== 'number' || token === UNCOUNTED) {
-      if (gate < 0) parent.settle(gate, 'ignored', undefined, NOT_TIMED, undefined);
-      return typeof token !== 'number' ? token : new UncountedCall<T>(signal);
-    }
-    const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
-    const call =
-      admission instanceof FaultedAdmission
-        ? new FaultedCall<T>(this, token, startedAt, admission.plan)
-        : new TrackedCall<T>(this, token, startedAt);
-    if (gate !== 0) call.parentCall = new TrackedCall<T>(parent, gate, startedAt);
-    return call;
-  }
-
-  /** A call admitted with an injected fault. */
-  private faulted<T>(admission: FaultedAdmission): FaultedCall<T> {
-    const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
-    return new FaultedCall<T>(this, admission.token, startedAt, admission.plan);
+    return this.guard === undefined ? this.passAcquire<T>() : this.guard.acquire<T>(this);
   }
 
   /** Counts a call that a fallback served; the decorator and the operator report theirs. */
@@ -362,6 +272,7 @@ export class Breaker extends BreakerPeek {
         this.evidence?.forced === undefined
           ? undefined
           : forcedSnapshot(this.evidence.forced, this.wallOffset),
+      recovery: this.guard?.snapshot(),
       nextOpenDurationMs: baseOpenDuration(
         this.config,
         state === HALF_OPEN || state === OPEN ? this.reopens + 1 : this.reopens,

@@ -36,11 +36,19 @@ export type {
   BreakerSnapshot,
   BreakerThresholds,
   BreakerTotals,
+  BulkheadSnapshot,
   FailureSummary,
   HalfOpenSnapshot,
   TransitionEvidence,
   WindowSnapshot,
 } from './breaker-snapshot.js';
+export type {
+  BulkheadOptions,
+  RampUpOptions,
+  RecoveryProbeContext,
+  RecoveryProbeOptions,
+  ResolvedRecoveryOptions,
+} from './recovery-options.interface.js';
 export { BREAKER_STATES } from './breaker-state.js';
 export type {
   BreakerState,

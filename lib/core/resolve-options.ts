@@ -13,6 +13,7 @@ import {
   resolveWindow,
 } from './option-values.js';
 import type { ResolvedBreakerOptions } from './resolved-breaker-options.interface.js';
+import { copyRecoveryOptions, RECOVERY_KEYS, resolveRecoveryOptions } from './recovery-options.js';
 
 export type { ResolvedBreakerOptions } from './resolved-breaker-options.interface.js';
 
@@ -35,6 +36,7 @@ const TOP_LEVEL_KEYS = [
   'perKey',
   'aggregate',
   'share',
+  ...RECOVERY_KEYS,
 ] as const satisfies readonly (keyof BreakerOptions)[];
 /** Every key a breaker's options may have, for layers that mix them with their own (the decorator). @internal */
 export const BREAKER_OPTION_KEYS: readonly string[] = TOP_LEVEL_KEYS;
@@ -91,6 +93,7 @@ export function copyBreakerOptions(check: OptionChecker, options: unknown): Brea
     copy.overload = check.record('overload', copy.overload, ['k'], 'an object { k? } or false');
   if (copy.share !== undefined && typeof copy.share !== 'boolean')
     copy.share = check.record('share', copy.share, ['quorum'], 'true, false or { quorum }');
+  copyRecoveryOptions(check, copy);
   return copy as BreakerOptions;
 }
 
@@ -388,5 +391,6 @@ export function resolveBreakerOptions(
     perKey,
     aggregate,
     share,
+    ...resolveRecoveryOptions(check, options, timeoutMs),
   });
 }

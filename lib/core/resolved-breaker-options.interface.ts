@@ -1,8 +1,9 @@
 import type { WindowOptions } from './breaker-options.js';
 import type { ErrorClassifier, ResultClassifier } from './classify.js';
+import type { ResolvedRecoveryOptions } from './recovery-options.interface.js';
 
 /** The options of one breaker after defaults and validation, as `breaker.config` shows them. @publicApi */
-export interface ResolvedBreakerOptions {
+export interface ResolvedBreakerOptions extends ResolvedRecoveryOptions {
   readonly window: Readonly<Required<WindowOptions>>;
   /** Whether the failure/slow rates may trip the breaker (false in the consecutive-only model). */
   readonly rateRule: boolean;

@@ -106,6 +106,8 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
   private reject: ((error: unknown) => void) | undefined = undefined;
   /** When the call is also a probe of its half-open family: the family's permit, settled alike. */
   parentCall: TrackedCall<T> | undefined = undefined;
+  /** @internal Told once, when the call settles by any path: a bulkhead's slot is given back. */
+  onSettled: (() => void) | undefined = undefined;
 
   constructor(
     private readonly breaker: CallOwner,
@@ -307,6 +309,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     this.settled = true;
     if (this.queue !== undefined) this.breaker.deadlines.remove(this);
     this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
+    this.onSettled?.();
   }
 
   private countedAs(): CallOutcome {

@@ -53,6 +53,8 @@ const REASONS = Object.keys({
   isolated: 0,
   'retry-after': 0,
   throttled: 0,
+  'bulkhead-full': 0,
+  'ramp-up': 0,
 } satisfies Record<RejectionReason, 0>) as RejectionReason[];
 
 /**

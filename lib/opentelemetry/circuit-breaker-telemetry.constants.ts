@@ -16,6 +16,7 @@ export const CIRCUIT_BREAKER_INSTRUMENTS = Object.freeze({
   windowFailureRate: 'circuit_breaker.window.failure_rate',
   windowCalls: 'circuit_breaker.window.calls',
   probes: 'circuit_breaker.probes',
+  bulkheadCalls: 'circuit_breaker.bulkhead.calls',
 });
 
 /** Attribute names. @publicApi */
@@ -30,6 +31,7 @@ export const CIRCUIT_BREAKER_ATTRIBUTES = Object.freeze({
   transitionFrom: 'circuit_breaker.transition.from',
   transitionTo: 'circuit_breaker.transition.to',
   probeResult: 'circuit_breaker.probe.result',
+  bulkheadState: 'circuit_breaker.bulkhead.state',
 });
 
 /**

@@ -35,6 +35,8 @@ export const circuitBreakerTelemetryMessages = {
       'Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes.',
     windowFailureRate:
       'Failures (timeouts included) among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate a failureRateThreshold opens on.',
+    bulkheadCalls:
+      'Calls holding a slot of the circuit breaker bulkhead (active) and waiting for one (queued); only breakers with a bulkhead report it.',
     windowCalls:
       'Calls counted in the circuit breaker window (successes and failures, not overloads or ignored calls); no rate is judged below its minimum throughput.',
   },

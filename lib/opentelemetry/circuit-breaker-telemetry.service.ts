@@ -63,6 +63,7 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
   private readonly forced: ObservableGauge;
   private readonly windowFailureRate: ObservableGauge;
   private readonly windowCalls: ObservableGauge;
+  private readonly bulkheadCalls: ObservableGauge;
   private stop: (() => void) | undefined = undefined;
 
   private readonly breakers: CircuitBreakerRegistry;
@@ -126,6 +127,10 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
       description: DESCRIPTIONS.windowCalls,
       unit: '{call}',
     });
+    this.bulkheadCalls = meter.createObservableGauge(NAMES.bulkheadCalls, {
+      description: DESCRIPTIONS.bulkheadCalls,
+      unit: '{call}',
+    });
   }
 
   onModuleInit(): void {
@@ -135,6 +140,7 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
       this.forced,
       this.windowFailureRate,
       this.windowCalls,
+      this.bulkheadCalls,
     ]);
     this.stop = this.events.observe(MEASURED_EVENTS, (event) => this.record(event));
   }
@@ -148,6 +154,7 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
       this.forced,
       this.windowFailureRate,
       this.windowCalls,
+      this.bulkheadCalls,
     ]);
   }
 
@@ -166,6 +173,17 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
         });
       result.observe(this.windowFailureRate, snapshot.window.failureRate, attributes);
       result.observe(this.windowCalls, snapshot.window.calls, attributes);
+      const bulkhead = snapshot.bulkhead;
+      if (bulkhead !== undefined) {
+        result.observe(this.bulkheadCalls, bulkhead.active, {
+          ...attributes,
+          [ATTR.bulkheadState]: 'active',
+        });
+        result.observe(this.bulkheadCalls, bulkhead.queued, {
+          ...attributes,
+          [ATTR.bulkheadState]: 'queued',
+        });
+      }
     }
   };
 

@@ -15,6 +15,7 @@ export const CIRCUIT_BREAKER_METRIC_NAMES = Object.freeze({
   windowFailureRate: 'circuit_breaker_window_failure_rate',
   windowCalls: 'circuit_breaker_window_calls',
   probes: 'circuit_breaker_probes_total',
+  bulkheadCalls: 'circuit_breaker_bulkhead_calls',
 });
 
 /**

@@ -40,6 +40,8 @@ export const circuitBreakerMetricsMessages = {
       'Calls answered by a fallback instead of their outcome (already counted in circuit_breaker_calls_total as rejected, failure, timeout or overload), ' +
       'by source: method, function, observable (the circuitBreaker() operator), lastGood.',
     transitions: 'State changes of the circuit breaker.',
+    bulkheadCalls:
+      'Calls holding a slot of the circuit breaker bulkhead (state="active") and waiting for one (state="queued"); only breakers with a bulkhead have series.',
     probes:
       'Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
     callDuration:

@@ -267,6 +267,26 @@ function registerMetrics(
         },
       }),
   );
+  metric(
+    'gauge',
+    NAMES.bulkheadCalls,
+    [...id, 'state'],
+    (name, labelNames) =>
+      new Gauge({
+        name,
+        help: HELP.bulkheadCalls,
+        labelNames,
+        registers,
+        collect() {
+          this.reset();
+          for (const [labels, { bulkhead }] of liveSnapshots(live, keyLabel)) {
+            if (bulkhead === undefined) continue;
+            this.set({ ...labels, state: 'active' }, bulkhead.active);
+            this.set({ ...labels, state: 'queued' }, bulkhead.queued);
+          }
+        },
+      }),
+  );
   return {
     calls: metric(
       'counter',

@@ -295,6 +295,41 @@ describe('CircuitBreakerTelemetryModule', () => {
     ]);
   });
 
+  it('reports circuit_breaker.bulkhead.calls for a breaker with a bulkhead, and its rejections by reason', async () => {
+    const { reader, meterProvider } = sdk();
+    const { registry } = await start(
+      new ManualClock(),
+      { inventory: { timeoutMs: false, bulkhead: { maxConcurrent: 1 } }, payments: {} },
+      { meterProvider },
+    );
+    const inventory = registry.get('inventory');
+    let release!: () => void;
+    const running = inventory.execute(() => new Promise<void>((resolve) => (release = resolve)));
+    await inventory.execute(() => 'refused').catch(swallow);
+    const collected = await collect(reader);
+    const name = { 'circuit_breaker.name': 'inventory' };
+    expect(points(collected, 'circuit_breaker.bulkhead.calls')).toEqual([
+      { attributes: { ...name, 'circuit_breaker.bulkhead.state': 'active' }, value: 1 },
+      { attributes: { ...name, 'circuit_breaker.bulkhead.state': 'queued' }, value: 0 },
+    ]);
+    expect(
+      points(collected, 'circuit_breaker.calls').filter(
+        (point) => point.attributes['circuit_breaker.rejection.reason'] === 'bulkhead-full',
+      ),
+    ).toEqual([
+      {
+        attributes: {
+          ...name,
+          'circuit_breaker.outcome': 'rejected',
+          'circuit_breaker.rejection.reason': 'bulkhead-full',
+        },
+        value: 1,
+      },
+    ]);
+    release();
+    await running;
+  });
+
   it('defaults to the global meter provider', async () => {
     const { reader, meterProvider } = sdk();
     otelMetrics.setGlobalMeterProvider(meterProvider);

@@ -207,6 +207,7 @@ describe('CircuitBreakerMetricsModule', () => {
       '# TYPE shop_circuit_breaker_forced gauge',
       '# TYPE shop_circuit_breaker_window_failure_rate gauge',
       '# TYPE shop_circuit_breaker_window_calls gauge',
+      '# TYPE shop_circuit_breaker_bulkhead_calls gauge',
       '# TYPE shop_circuit_breaker_calls_total counter',
       '# TYPE shop_circuit_breaker_fallbacks_total counter',
       '# TYPE shop_circuit_breaker_transitions_total counter',
@@ -218,6 +219,7 @@ describe('CircuitBreakerMetricsModule', () => {
       '# HELP shop_circuit_breaker_forced Set to 1 while force() holds the circuit breaker, with the forced state (open, closed, disabled); absent otherwise. The reason is in the snapshot, the health details and the logs.',
       '# HELP shop_circuit_breaker_window_failure_rate Failures (timeouts included) among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate a failureRateThreshold opens on.',
       '# HELP shop_circuit_breaker_window_calls Calls counted in the circuit breaker window (successes and failures, not overloads or ignored calls); no rate is judged below its minimum throughput.',
+      '# HELP shop_circuit_breaker_bulkhead_calls Calls holding a slot of the circuit breaker bulkhead (state="active") and waiting for one (state="queued"); only breakers with a bulkhead have series.',
       '# HELP shop_circuit_breaker_calls_total Calls through the circuit breaker, each counted once, by outcome: success, failure, timeout, overload, ignored, rejected (not attempted; reason says why). Fallbacks served are counted in circuit_breaker_fallbacks_total.',
       '# HELP shop_circuit_breaker_fallbacks_total Calls answered by a fallback instead of their outcome (already counted in circuit_breaker_calls_total as rejected, failure, timeout or overload), by source: method, function, observable (the circuitBreaker() operator), lastGood.',
       '# HELP shop_circuit_breaker_transitions_total State changes of the circuit breaker.',
@@ -240,6 +242,38 @@ describe('CircuitBreakerMetricsModule', () => {
     ]);
     registry.get('payments').release();
     expect(series(await metrics.metrics(), 'circuit_breaker_forced')).toEqual([]);
+  });
+
+  it('shows the bulkhead of a breaker that has one, and counts its rejections by reason bulkhead-full', async () => {
+    const metrics = new Registry();
+    const { registry } = await start(
+      new ManualClock(),
+      { inventory: { timeoutMs: false, bulkhead: { maxConcurrent: 1, maxQueue: 1 } }, search: {} },
+      { registry: metrics },
+    );
+    const inventory = registry.get('inventory');
+    let release!: () => void;
+    const running = inventory.execute(() => new Promise<void>((resolve) => (release = resolve)));
+    const queued = inventory.execute(() => 'queued');
+    await inventory.execute(() => 'refused').catch(swallow);
+    let scrape = await metrics.metrics();
+    expect(series(scrape, 'circuit_breaker_bulkhead_calls')).toEqual([
+      'circuit_breaker_bulkhead_calls{name="inventory",state="active"} 1',
+      'circuit_breaker_bulkhead_calls{name="inventory",state="queued"} 1',
+    ]);
+    expect(
+      series(scrape, 'circuit_breaker_calls_total').filter((line) => line.includes('bulkhead')),
+    ).toEqual([
+      'circuit_breaker_calls_total{name="inventory",outcome="rejected",reason="bulkhead-full"} 1',
+    ]);
+    release();
+    await running;
+    await queued;
+    scrape = await metrics.metrics();
+    expect(series(scrape, 'circuit_breaker_bulkhead_calls')).toEqual([
+      'circuit_breaker_bulkhead_calls{name="inventory",state="active"} 0',
+      'circuit_breaker_bulkhead_calls{name="inventory",state="queued"} 0',
+    ]);
   });
 
   it('two applications share the global register: metrics are reused, and a closed application leaves the gauges', async () => {

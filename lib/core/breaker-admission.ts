@@ -1,0 +1,143 @@
+import { NOT_TIMED } from './breaker-machine.js';
+import { BreakerCalls, UNCOUNTED } from './breaker-calls.js';
+import {
+  CLOSED,
+  DISABLED,
+  type ReconfigurationReset,
+  type RejectionReason,
+} from './breaker-state.js';
+import type { CircuitOpenError } from './breaker.errors.js';
+import { CallGuard, guardFor } from './call-guard.js';
+import type { ResolvedBreakerOptions } from './resolve-options.js';
+import {
+  TrackedCall,
+  type CallPermit,
+  type ProtectedCall,
+  type WithSignal,
+} from './tracked-call.js';
+import { isCall, UncountedCall } from './uncounted-call.js';
+import { FaultedAdmission } from './fault-injection.js';
+import { FaultedCall } from './faulted-call.js';
+
+/**
+ * How a call gets in: past a family's gate, then the breaker's own admission,
+ * into the call object it needs. `Breaker` checks its arguments, then comes here.
+ *
+ * Not exported; kept in the declarations because `Breaker` extends it.
+ */
+export abstract class BreakerAdmission extends BreakerCalls {
+  /** @internal Only with the bulkhead option: what stands in front of admission. */
+  protected guard: CallGuard | undefined = guardFor(this.config, undefined);
+
+  /** @internal The rest of `execute()`, past its checks and the guard. */
+  pass<T>(fn: ProtectedCall<T>, signal: AbortSignal | undefined): Promise<T> {
+    if (this.underFamilyGate()) {
+      const call = this.familyCall<T>(signal);
+      return isCall(call) ? call.run(fn, signal) : Promise.reject(call);
+    }
+    const token = this.admitOwn();
+    if (typeof token !== 'number')
+      return token instanceof FaultedAdmission
+        ? this.faulted<T>(token).run(fn, signal)
+        : Promise.reject(token);
+    const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
+    // No deadline (timeoutMs: false), no caller signal: no call object, no promise of our own.
+    if (token >= 0 && signal === undefined && this.config.timeoutMs === undefined)
+      return this.runPlain(fn, token, startedAt);
+    // Negative, so the plain path never needs to look for it.
+    if (token === UNCOUNTED) return new UncountedCall<T>(signal).run(fn);
+    return new TrackedCall<T>(this, token, startedAt).run(fn, signal);
+  }
+
+  /** @internal The rest of `executeMethod()`, past the guard. */
+  passMethod<T>(
+    method: (...args: any[]) => T | PromiseLike<T>,
+    thisArg: unknown,
+    args: unknown[],
+    withSignal: WithSignal<T>,
+  ): Promise<T> {
+    if (this.underFamilyGate()) {
+      const call = this.familyCall<T>(undefined);
+      return isCall(call)
+        ? call.runMethod(withSignal, method, thisArg, args)
+        : Promise.reject(call);
+    }
+    const token = this.admitOwn();
+    if (typeof token !== 'number')
+      return token instanceof FaultedAdmission
+        ? this.faulted<T>(token).runMethod(withSignal, method, thisArg, args)
+        : Promise.reject(token);
+    const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
+    if (token >= 0 && this.config.timeoutMs === undefined)
+      return this.runMethod(method, thisArg, args, token, startedAt);
+    if (token === UNCOUNTED)
+      return new UncountedCall<T>(undefined).runMethod(withSignal, method, thisArg, args);
+    // The context, not its signal: reading the signal is what makes its AbortController.
+    return new TrackedCall<T>(this, token, startedAt).runMethod(withSignal, method, thisArg, args);
+  }
+
+  /** @internal The rest of `acquire()`, past the guard. */
+  passAcquire<T>(): CallPermit<T> {
+    if (this.underFamilyGate()) {
+      const call = this.familyCall<T>(undefined);
+      if (!isCall(call)) throw call;
+      return call;
+    }
+    const token = this.admitOwn();
+    if (token instanceof FaultedAdmission) return this.faulted<T>(token);
+    if (typeof token !== 'number') throw token;
+    if (token === UNCOUNTED) return new UncountedCall<T>(undefined);
+    return new TrackedCall<T>(this, token, this.timed ? this.monotonic() : NOT_TIMED);
+  }
+
+  /** @internal A rejection by the guard (`bulkhead-full`, `ramp-up`), counted and announced as the breaker's own. */
+  refuse(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
+    return this.reject(reason, retryAfterMs);
+  }
+
+  /** @internal */
+  protected override applyConfig(config: ResolvedBreakerOptions): ReconfigurationReset[] {
+    const reset = super.applyConfig(config);
+    this.guard = guardFor(config, this.guard);
+    return reset;
+  }
+  /** Whether this is a child whose family is not closed: its calls pass the family's gate first. */
+  protected underFamilyGate(): boolean {
+    const parent = this.parent as BreakerAdmission | undefined;
+    return parent !== undefined && parent.current !== CLOSED && parent.current !== DISABLED;
+  }
+
+  /**
+   * A child's call while its family is not closed: the family rejects for every
+   * key while open, and while half-open admits its probes through whichever key
+   * is asked for. A family probe's call carries the family's permit with it
+   * (settled alike); a child's own rejection returns that permit.
+   */
+  protected familyCall<T>(
+    signal: AbortSignal | undefined,
+  ): TrackedCall<T> | UncountedCall<T> | CircuitOpenError {
+    const parent = this.parent as BreakerAdmission;
+    const gate = parent.admitAsFamily();
+    if (typeof gate !== 'number') return gate;
+    const admission = this.admitOwn();
+    const token = admission instanceof FaultedAdmission ? admission.token : admission;
+    // A family probe learns nothing from a call that is not recorded: its permit goes back too.
+    if (typeof token !== 'number' || token === UNCOUNTED) {
+      if (gate < 0) parent.settle(gate, 'ignored', undefined, NOT_TIMED, undefined);
+      return typeof token !== 'number' ? token : new UncountedCall<T>(signal);
+    }
+    const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
+    const call =
+      admission instanceof FaultedAdmission
+        ? new FaultedCall<T>(this, token, startedAt, admission.plan)
+        : new TrackedCall<T>(this, token, startedAt);
+    if (gate !== 0) call.parentCall = new TrackedCall<T>(parent, gate, startedAt);
+    return call;
+  }
+
+  /** A call admitted with an injected fault. */
+  private faulted<T>(admission: FaultedAdmission): FaultedCall<T> {
+    const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
+    return new FaultedCall<T>(this, admission.token, startedAt, admission.plan);
+  }
+}

@@ -1,0 +1,134 @@
+import type { BulkheadSnapshot } from './breaker-snapshot.js';
+import { deadlines, type Deadline, type DeadlineQueue } from './deadline-scheduler.js';
+import type { ResolvedRecoveryOptions } from './recovery-options.interface.js';
+
+/** @internal The limits a bulkhead is judged by (a breaker's resolved `bulkhead`). */
+export type BulkheadLimits = NonNullable<ResolvedRecoveryOptions['bulkhead']>;
+
+/** How a wait in the queue ended. @internal */
+export const GRANTED = 0;
+/** @internal */
+export const TIMED_OUT = 1;
+
+/**
+ * A call waiting for a slot, in the bulkhead's queue (oldest first) and, for
+ * its wait's end, in the process's deadline scheduler: no timer of its own.
+ */
+class Waiter implements Deadline {
+  dueAt = 0;
+  prev: Deadline | undefined = undefined;
+  next: Deadline | undefined = undefined;
+  queue: DeadlineQueue | undefined = undefined;
+  /** Its place in the bulkhead's own queue. */
+  before: Waiter | undefined = undefined;
+  after: Waiter | undefined = undefined;
+
+  constructor(
+    private readonly bulkhead: Bulkhead,
+    readonly settle: (how: typeof GRANTED | typeof TIMED_OUT) => void,
+  ) {}
+
+  expire(): void {
+    this.bulkhead.drop(this);
+    this.settle(TIMED_OUT);
+  }
+}
+
+/**
+ * The concurrency cap of one breaker: how many calls run, and who waits for
+ * a slot. A slot that frees is handed straight to the oldest waiter, so a
+ * call arriving meanwhile cannot overtake the queue. It knows nothing of
+ * outcomes: whatever it refuses was never a call to the dependency.
+ *
+ * @internal
+ */
+export class Bulkhead {
+  active = 0;
+  queued = 0;
+  private head: Waiter | undefined = undefined;
+  private tail: Waiter | undefined = undefined;
+
+  constructor(private limits: BulkheadLimits) {}
+
+  /** Takes a slot if one is free. */
+  tryEnter(): boolean {
+    if (this.active >= this.limits.maxConcurrent) return false;
+    this.active++;
+    return true;
+  }
+
+  get canQueue(): boolean {
+    return this.queued < this.limits.maxQueue;
+  }
+
+  /**
+   * Waits for a slot: `GRANTED` holds one; `TIMED_OUT` after `queueTimeoutMs`;
+   * the caller's abort rejects with its reason. Only when `canQueue`.
+   */
+  wait(signal: AbortSignal | undefined): Promise<typeof GRANTED | typeof TIMED_OUT> {
+    return new Promise((resolve, reject) => {
+      const onAbort = (): void => {
+        this.drop(waiter);
+        deadlines.remove(waiter);
+        reject(signal!.reason);
+      };
+      const waiter = new Waiter(this, (how) => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(how);
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
+      waiter.before = this.tail;
+      if (this.tail === undefined) this.head = waiter;
+      else this.tail.after = waiter;
+      this.tail = waiter;
+      this.queued++;
+      deadlines.add(waiter, this.limits.queueTimeoutMs);
+    });
+  }
+
+  /** Gives a slot back: to the oldest waiter, or to the pool. */
+  leave(): void {
+    const waiter = this.head;
+    if (waiter === undefined || this.active > this.limits.maxConcurrent) {
+      this.active--;
+      return;
+    }
+    this.drop(waiter);
+    deadlines.remove(waiter);
+    waiter.settle(GRANTED);
+  }
+
+  /** New limits (`reconfigure()`): a larger cap lets waiters in at once; a smaller one applies as calls settle. */
+  setLimits(limits: BulkheadLimits): void {
+    this.limits = limits;
+    while (this.head !== undefined && this.active < limits.maxConcurrent) {
+      this.active++;
+      const waiter = this.head;
+      this.drop(waiter);
+      deadlines.remove(waiter);
+      waiter.settle(GRANTED);
+    }
+  }
+
+  /** @internal Takes a waiter out of the queue (granted, timed out or aborted). */
+  drop(waiter: Waiter): void {
+    const { before, after } = waiter;
+    if (before === undefined) {
+      if (this.head !== waiter) return;
+      this.head = after;
+    } else before.after = after;
+    if (after === undefined) this.tail = before;
+    else after.before = before;
+    waiter.before = waiter.after = undefined;
+    this.queued--;
+  }
+
+  snapshot(): BulkheadSnapshot {
+    return {
+      maxConcurrent: this.limits.maxConcurrent,
+      maxQueue: this.limits.maxQueue,
+      active: this.active,
+      queued: this.queued,
+    };
+  }
+}

@@ -1,0 +1,124 @@
+import type { BreakerSnapshot } from './breaker-snapshot.js';
+import type { RejectionReason } from './breaker-state.js';
+import type { CircuitOpenError } from './breaker.errors.js';
+import { Bulkhead, GRANTED } from './bulkhead.js';
+import type { ResolvedBreakerOptions } from './resolve-options.js';
+import type { CallPermit, ProtectedCall, WithSignal } from './tracked-call.js';
+
+/** What a guard sees of its breaker: how to refuse, and the ways in past the guard. @internal */
+export interface GuardedBreaker {
+  refuse(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError;
+  pass<T>(fn: ProtectedCall<T>, signal: AbortSignal | undefined): Promise<T>;
+  passMethod<T>(
+    method: (...args: any[]) => T | PromiseLike<T>,
+    thisArg: unknown,
+    args: unknown[],
+    withSignal: WithSignal<T>,
+  ): Promise<T>;
+  passAcquire<T>(): CallPermit<T>;
+}
+
+/**
+ * The guard `config` asks for: `current` kept (with the new options) or a new
+ * one, or `undefined` when no option asks for one, so that breakers without
+ * them pay one field check per call. @internal
+ */
+export function guardFor(
+  config: ResolvedBreakerOptions,
+  current: CallGuard | undefined,
+): CallGuard | undefined {
+  if (current !== undefined) {
+    current.reconfigure(config);
+    return current.idle ? undefined : current;
+  }
+  return config.bulkhead === undefined ? undefined : new CallGuard(config);
+}
+
+/**
+ * What stands in front of a breaker's admission when it has a bulkhead: the
+ * concurrency cap and its queue. A breaker without it has none of this (its
+ * `guard` field is `undefined`), so the plain path is unchanged.
+ *
+ * @internal
+ */
+export class CallGuard {
+  bulkhead: Bulkhead | undefined;
+
+  constructor(config: ResolvedBreakerOptions) {
+    this.bulkhead = config.bulkhead === undefined ? undefined : new Bulkhead(config.bulkhead);
+  }
+
+  /** New options: the bulkhead keeps its calls and takes the new limits; dropped, it lets its waiters in. */
+  reconfigure(config: ResolvedBreakerOptions): void {
+    const limits = config.bulkhead;
+    if (limits === undefined) {
+      this.bulkhead?.setLimits({ maxConcurrent: Infinity, maxQueue: 0, queueTimeoutMs: 1 });
+      this.bulkhead = undefined;
+    } else if (this.bulkhead === undefined) this.bulkhead = new Bulkhead(limits);
+    else this.bulkhead.setLimits(limits);
+  }
+
+  execute<T>(b: GuardedBreaker, fn: ProtectedCall<T>, signal: AbortSignal | undefined): Promise<T> {
+    const bulkhead = this.bulkhead;
+    if (bulkhead === undefined) return b.pass(fn, signal);
+    return this.inSlot(b, bulkhead, signal, () => b.pass(fn, signal));
+  }
+
+  executeMethod<T>(
+    b: GuardedBreaker,
+    method: (...args: any[]) => T | PromiseLike<T>,
+    thisArg: unknown,
+    args: unknown[],
+    withSignal: WithSignal<T>,
+  ): Promise<T> {
+    const bulkhead = this.bulkhead;
+    if (bulkhead === undefined) return b.passMethod(method, thisArg, args, withSignal);
+    return this.inSlot(b, bulkhead, undefined, () =>
+      b.passMethod(method, thisArg, args, withSignal),
+    );
+  }
+
+  /** A permit holds its slot until it settles; `acquire()` is synchronous, so it never queues. */
+  acquire<T>(b: GuardedBreaker): CallPermit<T> {
+    const bulkhead = this.bulkhead;
+    if (bulkhead === undefined) return b.passAcquire<T>();
+    if (!bulkhead.tryEnter()) throw b.refuse('bulkhead-full', undefined);
+    let permit: CallPermit<T>;
+    try {
+      permit = b.passAcquire<T>();
+    } catch (rejection) {
+      bulkhead.leave();
+      throw rejection;
+    }
+    const tracked = permit as CallPermit<T> & { onSettled?: () => void };
+    // A call forced `disabled` is let through uncounted, and holds no slot either.
+    if ('onSettled' in tracked) tracked.onSettled = () => bulkhead.leave();
+    else bulkhead.leave();
+    return permit;
+  }
+
+  /** Whether the guard has nothing left to do (its options were reconfigured away). */
+  get idle(): boolean {
+    return this.bulkhead === undefined;
+  }
+
+  snapshot(): Partial<BreakerSnapshot> {
+    return this.bulkhead === undefined ? {} : { bulkhead: this.bulkhead.snapshot() };
+  }
+
+  /** Runs `call` holding a slot: now, after a wait in the queue, or never (`bulkhead-full`). */
+  private inSlot<T>(
+    b: GuardedBreaker,
+    bulkhead: Bulkhead,
+    signal: AbortSignal | undefined,
+    call: () => Promise<T>,
+  ): Promise<T> {
+    const leave = (): void => bulkhead.leave();
+    if (bulkhead.tryEnter()) return call().finally(leave);
+    if (!bulkhead.canQueue) return Promise.reject(b.refuse('bulkhead-full', undefined));
+    return bulkhead.wait(signal).then((how) => {
+      if (how !== GRANTED) throw b.refuse('bulkhead-full', undefined);
+      return call().finally(leave);
+    });
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * A concurrency cap inside the breaker. Calls past `maxConcurrent` wait in a
+ * queue of `maxQueue` (at most `queueTimeoutMs`, and never past the call's
+ * own `timeoutMs` or the caller's abort); past that they are rejected with
+ * reason `bulkhead-full` (code `BULKHEAD_FULL`). A full bulkhead says nothing
+ * about the dependency: its rejections are never failures.
+ *
+ * @publicApi
+ */
+export interface BulkheadOptions {
+  /** How many calls may run at once. */
+  maxConcurrent: number;
+  /** How many calls may wait for a slot. Default 0 (reject at once). */
+  maxQueue?: number;
+  /** The longest a call waits in the queue. Default: the breaker's `timeoutMs`, else 10,000. */
+  queueTimeoutMs?: number;
+}
+
+/**
+ * Slow start after closing: for `durationMs` after a half-open round (or the
+ * fleet, or a recovery probe) closes the breaker, only a growing share of
+ * calls is admitted, from `initialRatio` to all of them; the rest are
+ * rejected with reason `ramp-up`. While ramping, a failure rate at or over
+ * `failureRateThreshold` reopens at once, without waiting for
+ * `minimumThroughput`.
+ *
+ * @publicApi
+ */
+export interface RampUpOptions {
+  /** How long the ramp lasts. */
+  durationMs: number;
+  /** The share admitted at the start, in (0, 1]. Default 0.1. */
+  initialRatio?: number;
+}
+
+/** What a recovery probe is given: its own signal, aborted at its deadline. @publicApi */
+export interface RecoveryProbeContext {
+  readonly signal: AbortSignal;
+}
+
+/**
+ * An active recovery probe: while the breaker is open, `fn` (a health check,
+ * never a user's call) runs every `intervalMs`; the first success moves the
+ * breaker to half-open, or closes it with `onSuccess: 'closed'`. Never runs
+ * while closed. Every breaker of a registry shares one timer.
+ *
+ * @publicApi
+ */
+export interface RecoveryProbeOptions {
+  /** The health check. A rejection, or a result the breaker classifies as a failure, keeps the breaker open. */
+  fn: (context: RecoveryProbeContext) => unknown;
+  /** How often it runs while the breaker is open; the first run is `intervalMs` after opening. */
+  intervalMs: number;
+  /** Its deadline: a probe still pending then counts as failed and its signal aborts. Default, and at most: `intervalMs`. */
+  timeoutMs?: number;
+  /** Where a success moves the breaker. Default `'half-open'` (live probes still decide). */
+  onSuccess?: 'half-open' | 'closed';
+}
+
+/** The recovery options as `breaker.config` shows them. @publicApi */
+export interface ResolvedRecoveryOptions {
+  readonly bulkhead:
+    | { readonly maxConcurrent: number; readonly maxQueue: number; readonly queueTimeoutMs: number }
+    | undefined;
+  readonly rampUp: { readonly durationMs: number; readonly initialRatio: number } | undefined;
+  readonly probe:
+    | {
+        readonly fn: RecoveryProbeOptions['fn'];
+        readonly intervalMs: number;
+        readonly timeoutMs: number;
+        readonly onSuccess: 'half-open' | 'closed';
+      }
+    | undefined;
+}
