@@ -81,6 +81,15 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
   /** Undefined names already reported, so that each is reported once. */
   private readonly reported = new Set<string>();
 
+  /** The module's clock and store, as checked: what the dashboard dates its state with and asks about the fleet. */
+  get clock(): CircuitBreakerModuleOptions['clock'] {
+    return this.options.clock;
+  }
+
+  get store(): CircuitBreakerModuleOptions['store'] {
+    return this.options.store;
+  }
+
   constructor(
     options: CircuitBreakerModuleOptions,
     explorer: CircuitBreakerExplorer | undefined,

@@ -104,6 +104,11 @@ async function main(): Promise<void> {
   console.log(
     bold(`nestjs-circuit-breaker demo: the sample on ${sample.url}, its upstreams on loopback`),
   );
+  console.log(
+    dim(
+      `live dashboard of this run: ${sample.dashboardUrl} (npm run sample keeps it up for exploration)`,
+    ),
+  );
 
   try {
     phase('1. healthy upstreams');
@@ -122,6 +127,12 @@ async function main(): Promise<void> {
       'every call answered 200',
     );
     check((await readiness(sample)) === 200, 'ready: 200');
+    const dashboard = await fetch(`${sample.dashboardUrl}/state`);
+    const tiles = ((await dashboard.json()) as { breakers: unknown[] }).breakers.length;
+    check(
+      dashboard.status === 200 && tiles === 4,
+      `the dashboard's state lists the ${tiles} breakers (its page: ${sample.dashboardUrl})`,
+    );
 
     phase('2. the catalog fails (500): the breaker opens and calls fail fast');
     primary.setBehaviour({ mode: 'failing' });

@@ -8,6 +8,7 @@ export const CIRCUIT_BREAKER_METRICS_OPTIONS = 'CIRCUIT_BREAKER:METRICS_OPTIONS'
 export const CIRCUIT_BREAKER_METRIC_NAMES = Object.freeze({
   state: 'circuit_breaker_state',
   forced: 'circuit_breaker_forced',
+  shared: 'circuit_breaker_shared',
   calls: 'circuit_breaker_calls_total',
   fallbacks: 'circuit_breaker_fallbacks_total',
   transitions: 'circuit_breaker_transitions_total',

@@ -27,6 +27,8 @@ export const circuitBreakerMetricsMessages = {
   help: {
     forced:
       'Set to 1 while force() holds the circuit breaker, with the forced state (open, closed, disabled); absent otherwise. The reason is in the snapshot, the health details and the logs.',
+    shared:
+      'Set to 1 while the circuit breaker shares its state with the other replicas through the store, 0 while the store is unreachable and it decides alone; absent for breakers that do not share.',
     state:
       'Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes.',
     windowFailureRate:

@@ -235,6 +235,26 @@ function registerMetrics(
   );
   metric(
     'gauge',
+    NAMES.shared,
+    id,
+    (name, labelNames) =>
+      new Gauge({
+        name,
+        help: HELP.shared,
+        labelNames,
+        registers,
+        collect() {
+          // A series only for breakers that share: an alert on == 0 then means a store that stopped answering.
+          this.reset();
+          for (const [labels, snapshot] of liveSnapshots(live, keyLabel)) {
+            if (snapshot.coordination !== undefined)
+              this.set(labels, snapshot.coordination.shared ? 1 : 0);
+          }
+        },
+      }),
+  );
+  metric(
+    'gauge',
     NAMES.windowFailureRate,
     id,
     (name, labelNames) =>

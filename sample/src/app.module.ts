@@ -3,11 +3,13 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { CircuitBreakerModule, type Clock } from 'nestjs-circuit-breaker';
+import { CircuitBreakerDashboardModule } from 'nestjs-circuit-breaker/dashboard';
 import { CircuitBreakerMetricsModule } from 'nestjs-circuit-breaker/prometheus';
 import { CircuitBreakerHealthModule } from 'nestjs-circuit-breaker/terminus';
 import { BreakersController } from './breakers/breakers.controller.js';
 import { CatalogController } from './catalog/catalog.controller.js';
 import { CatalogService } from './catalog/catalog.service.js';
+import { LoopbackGuard } from './dashboard/loopback.guard.js';
 import { HealthController } from './health/health.controller.js';
 import { InventoryController } from './inventory/inventory.controller.js';
 import { InventoryService } from './inventory/inventory.service.js';
@@ -19,8 +21,15 @@ import { UpstreamHttpErrorFilter } from './upstream/upstream-http-error.filter.j
 
 @Module({})
 export class AppModule {
-  /** `clock` lets the end-to-end tests move time instead of waiting for it. */
-  static register(upstreams: Upstreams, clock?: Clock): DynamicModule {
+  /**
+   * `clock` lets the end-to-end tests move time instead of waiting for it;
+   * `dashboard.control` puts the force and reset buttons on the dashboard (on by default here).
+   */
+  static register(
+    upstreams: Upstreams,
+    clock?: Clock,
+    dashboard: { control?: boolean } = {},
+  ): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -35,6 +44,11 @@ export class AppModule {
         TerminusModule.forRoot({ logger: false }),
         CircuitBreakerHealthModule,
         CircuitBreakerMetricsModule.forRoot(),
+        // The live page on /circuit-breakers, for this machine only.
+        CircuitBreakerDashboardModule.forRoot({
+          guard: LoopbackGuard,
+          control: dashboard.control ?? true,
+        }),
         HttpModule,
       ],
       controllers: [

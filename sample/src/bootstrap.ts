@@ -10,20 +10,32 @@ export interface RunningSample {
   app: INestApplication;
   /** Base URL of the sample application. */
   url: string;
+  /** The live dashboard of its breakers. */
+  dashboardUrl: string;
   upstreams: { primary: UpstreamServer; warehouses: Record<'a' | 'b', UpstreamServer> };
   close(): Promise<void>;
 }
 
 /** Starts the three fake dependencies and the sample application, all on loopback. */
 export async function startSample(
-  options: { port?: number; logger?: LoggerService | LogLevel[] | false; clock?: Clock } = {},
+  options: {
+    port?: number;
+    logger?: LoggerService | LogLevel[] | false;
+    clock?: Clock;
+    /** Force and reset buttons on the dashboard; default on. */
+    dashboardControl?: boolean;
+  } = {},
 ): Promise<RunningSample> {
   const primary = new UpstreamServer('primary');
   const a = new UpstreamServer('warehouse-a');
   const b = new UpstreamServer('warehouse-b');
   await Promise.all([primary.start(), a.start(), b.start()]);
   const app = await NestFactory.create(
-    AppModule.register({ primary: primary.url, warehouses: { a: a.url, b: b.url } }, options.clock),
+    AppModule.register(
+      { primary: primary.url, warehouses: { a: a.url, b: b.url } },
+      options.clock,
+      { control: options.dashboardControl },
+    ),
     {
       logger: options.logger ?? ['error', 'warn', 'log'],
       // Keep-alive connections would otherwise hold close() for seconds.
@@ -36,6 +48,7 @@ export async function startSample(
   return {
     app,
     url: `http://127.0.0.1:${port}`,
+    dashboardUrl: `http://127.0.0.1:${port}/circuit-breakers`,
     upstreams: { primary, warehouses: { a, b } },
     async close() {
       await app.close();

@@ -5,6 +5,7 @@ const sample = await startSample({ port: Number(process.env.PORT ?? 3000) });
 const { primary, warehouses } = sample.upstreams;
 console.log(`
 Sample listening on ${sample.url}
+  dashboard: ${sample.dashboardUrl}  (live, with force and reset buttons; this machine only)
   upstreams: primary ${primary.url}, warehouse a ${warehouses.a.url}, warehouse b ${warehouses.b.url}
 
 Try:

@@ -6,6 +6,7 @@ import {
   CircuitBreakerModule,
   CircuitBreakerRegistry,
   type BreakerOptions,
+  type BreakerStore,
 } from '../../lib/index.js';
 import {
   CircuitBreakerMetricsModule,
@@ -205,6 +206,7 @@ describe('CircuitBreakerMetricsModule', () => {
     expect(scrape.split('\n').filter((line) => line.startsWith('# TYPE'))).toEqual([
       '# TYPE shop_circuit_breaker_state gauge',
       '# TYPE shop_circuit_breaker_forced gauge',
+      '# TYPE shop_circuit_breaker_shared gauge',
       '# TYPE shop_circuit_breaker_window_failure_rate gauge',
       '# TYPE shop_circuit_breaker_window_calls gauge',
       '# TYPE shop_circuit_breaker_bulkhead_calls gauge',
@@ -217,6 +219,7 @@ describe('CircuitBreakerMetricsModule', () => {
     expect(scrape.split('\n').filter((line) => line.startsWith('# HELP'))).toEqual([
       '# HELP shop_circuit_breaker_state Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes.',
       '# HELP shop_circuit_breaker_forced Set to 1 while force() holds the circuit breaker, with the forced state (open, closed, disabled); absent otherwise. The reason is in the snapshot, the health details and the logs.',
+      '# HELP shop_circuit_breaker_shared Set to 1 while the circuit breaker shares its state with the other replicas through the store, 0 while the store is unreachable and it decides alone; absent for breakers that do not share.',
       '# HELP shop_circuit_breaker_window_failure_rate Failures (timeouts included) among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate a failureRateThreshold opens on.',
       '# HELP shop_circuit_breaker_window_calls Calls counted in the circuit breaker window (successes and failures, not overloads or ignored calls); no rate is judged below its minimum throughput.',
       '# HELP shop_circuit_breaker_bulkhead_calls Calls holding a slot of the circuit breaker bulkhead (state="active") and waiting for one (state="queued"); only breakers with a bulkhead have series.',
@@ -225,6 +228,35 @@ describe('CircuitBreakerMetricsModule', () => {
       '# HELP shop_circuit_breaker_transitions_total State changes of the circuit breaker.',
       '# HELP shop_circuit_breaker_probes_total Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
       '# HELP shop_circuit_breaker_call_duration_seconds Duration of the calls the circuit breaker let through, in seconds, whatever their outcome (success, failure, timeout, overload) except ignored.',
+    ]);
+  });
+
+  it('shows in circuit_breaker_shared whether each sharing breaker shares now, and nothing for one that does not share', async () => {
+    const metrics = new Registry();
+    let reachable = true;
+    const store: BreakerStore = {
+      coordinator: {
+        transitioned: () => undefined,
+        mayProbe: () => true,
+        coordinationOf: () => ({ shared: reachable, storeErrors: reachable ? 0 : 3 }),
+      },
+      hydrate: async () => undefined,
+      close: async () => undefined,
+    };
+    await startApp([
+      CircuitBreakerModule.forRoot({
+        clock: new ManualClock(),
+        store,
+        breakers: { payments: {}, flags: { share: false } },
+      }),
+      CircuitBreakerMetricsModule.forRoot({ registry: metrics }),
+    ]);
+    expect(series(await metrics.metrics(), 'circuit_breaker_shared')).toEqual([
+      'circuit_breaker_shared{name="payments"} 1',
+    ]);
+    reachable = false;
+    expect(series(await metrics.metrics(), 'circuit_breaker_shared')).toEqual([
+      'circuit_breaker_shared{name="payments"} 0',
     ]);
   });
 

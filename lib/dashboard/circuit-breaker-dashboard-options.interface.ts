@@ -1,0 +1,51 @@
+import type { CanActivate, ExecutionContext, Type } from '@nestjs/common';
+import type { Observable } from 'rxjs';
+
+/**
+ * Who may see the dashboard (and, with `control`, use it): a Nest guard class
+ * (built by Nest, so its dependencies must be global or the guard given as an
+ * instance), a guard instance, or a function of the request's context.
+ *
+ * @publicApi
+ */
+export type CircuitBreakerDashboardGuard =
+  | Type<CanActivate>
+  | CanActivate
+  | ((context: ExecutionContext) => boolean | Promise<boolean> | Observable<boolean>);
+
+/**
+ * Options of `CircuitBreakerDashboardModule.forRoot()`.
+ *
+ * @publicApi
+ */
+export interface CircuitBreakerDashboardOptions {
+  /** Where the page is served; its stream is `<path>/stream`, its JSON `<path>/state`. Default `'circuit-breakers'` (under the application's global prefix, if any). */
+  path?: string;
+  /** `false` serves nothing at all (no route), e.g. `enabled: process.env.DASHBOARD === 'on'`. Default `true`. */
+  enabled?: boolean;
+  /**
+   * Who may see the page, its stream and its controls. It runs after the
+   * application's global guards, which protect the dashboard as they protect
+   * every route. Without one, anyone who reaches the port sees every breaker:
+   * never expose the dashboard on a public listener.
+   */
+  guard?: CircuitBreakerDashboardGuard;
+  /**
+   * Buttons that force a breaker open or closed and reset it (POST requests
+   * that carry the page's token, refused from another origin). Default
+   * `false`: no control route exists. Needs `guard`.
+   */
+  control?: boolean;
+  /** How often every breaker's snapshot is pushed to the open pages, in ms; transitions are pushed as they happen. Default 1,000, at least 100. */
+  intervalMs?: number;
+  /** Most streams open at once (pages and tabs); one more is answered 503. Default 20. */
+  maxStreams?: number;
+  /**
+   * Characters of events that may wait for a page that does not read them
+   * before its connection is dropped (it reconnects by itself once it reads
+   * again). Default 1,048,576.
+   */
+  maxPendingDataLength?: number;
+  /** Children of a per-key family shown on its tile, those failing most first. Default 5. */
+  topChildren?: number;
+}

@@ -1,0 +1,35 @@
+/** Defaults of `CircuitBreakerDashboardModule.forRoot()`. @publicApi */
+export const CIRCUIT_BREAKER_DASHBOARD_DEFAULTS = Object.freeze({
+  path: 'circuit-breakers',
+  enabled: true,
+  control: false,
+  intervalMs: 1_000,
+  maxStreams: 20,
+  maxPendingDataLength: 1_048_576,
+  topChildren: 5,
+});
+
+/**
+ * The header every control request must carry, with the page's token as its
+ * value: a cross-site form cannot set a header, and a cross-site script that
+ * could would first need the token, which only a page of the same origin can
+ * read.
+ *
+ * @publicApi
+ */
+export const CIRCUIT_BREAKER_DASHBOARD_TOKEN_HEADER = 'x-circuit-breaker-dashboard';
+
+/** DI token of the checked options, namespaced like every token of the package. @internal */
+export const CIRCUIT_BREAKER_DASHBOARD_OPTIONS = 'CIRCUIT_BREAKER:DASHBOARD_OPTIONS';
+
+/** How long a page waits before reconnecting a stream that ended, in ms. @internal */
+export const RECONNECT_MS = 2_000;
+
+/** The most transitions one event carries: a storm of per-key children flipping is summed up, not listed. @internal */
+export const MAX_TRANSITIONS_PER_EVENT = 100;
+
+/** Longest reason a control request may give for a force. @internal */
+export const MAX_REASON_LENGTH = 200;
+
+/** The path of a route: segments of unreserved URL characters. @internal */
+export const DASHBOARD_PATH = /^[A-Za-z0-9._~-]+(?:\/[A-Za-z0-9._~-]+)*$/;

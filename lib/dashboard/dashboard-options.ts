@@ -1,0 +1,95 @@
+import type { CanActivate } from '@nestjs/common';
+import { OptionChecker } from '../core/option-checker.js';
+import type {
+  CircuitBreakerDashboardGuard,
+  CircuitBreakerDashboardOptions,
+} from './circuit-breaker-dashboard-options.interface.js';
+import {
+  CIRCUIT_BREAKER_DASHBOARD_DEFAULTS as DEFAULTS,
+  DASHBOARD_PATH,
+} from './circuit-breaker-dashboard.constants.js';
+import { circuitBreakerDashboardMessages as messages } from './circuit-breaker-dashboard.messages.js';
+
+const KNOWN_OPTIONS = [
+  'path',
+  'enabled',
+  'guard',
+  'control',
+  'intervalMs',
+  'maxStreams',
+  'maxPendingDataLength',
+  'topChildren',
+];
+
+/** The options, checked and complete; `guard` in the form `@UseGuards()` takes. @internal */
+export interface ResolvedDashboardOptions {
+  readonly path: string;
+  readonly enabled: boolean;
+  readonly guard: CanActivate | (new (...args: never[]) => CanActivate) | undefined;
+  readonly control: boolean;
+  readonly intervalMs: number;
+  readonly maxStreams: number;
+  readonly maxPendingDataLength: number;
+  readonly topChildren: number;
+}
+
+/** Checks every option when `forRoot()` is called, and fills in the defaults. @internal */
+export function resolveDashboardOptions(given: unknown): ResolvedDashboardOptions {
+  const check = new OptionChecker(messages.module);
+  if (!check.isPlainObject('options', given)) throw new TypeError(messages.notAnObject(given));
+  const o = check.record('', given, KNOWN_OPTIONS) as CircuitBreakerDashboardOptions;
+  const path =
+    o.path === undefined
+      ? DEFAULTS.path
+      : check.string('path', o.path, messages.expectedPath, (value) =>
+          DASHBOARD_PATH.test(trimSlashes(value)),
+        );
+  const guard = o.guard === undefined ? undefined : asGuard(check, o.guard);
+  const control = o.control === undefined ? DEFAULTS.control : check.boolean('control', o.control);
+  if (control && guard === undefined) throw new TypeError(messages.controlWithoutGuard());
+  const count = (option: string, value: unknown, fallback: number, min: number) =>
+    value === undefined
+      ? fallback
+      : check.number(option, value, { min, integer: true }, `an integer >= ${min}`);
+  return {
+    path: trimSlashes(path),
+    enabled: o.enabled === undefined ? DEFAULTS.enabled : check.boolean('enabled', o.enabled),
+    guard,
+    control,
+    intervalMs: count('intervalMs', o.intervalMs, DEFAULTS.intervalMs, 100),
+    maxStreams: count('maxStreams', o.maxStreams, DEFAULTS.maxStreams, 1),
+    maxPendingDataLength: count(
+      'maxPendingDataLength',
+      o.maxPendingDataLength,
+      DEFAULTS.maxPendingDataLength,
+      1_024,
+    ),
+    topChildren: count('topChildren', o.topChildren, DEFAULTS.topChildren, 0),
+  };
+}
+
+function trimSlashes(path: string): string {
+  return path.replace(/^\/+|\/+$/g, '');
+}
+
+/** A guard class stays a class (Nest builds it); an instance stays; a function becomes an instance. */
+function asGuard(
+  check: OptionChecker,
+  guard: CircuitBreakerDashboardGuard,
+): ResolvedDashboardOptions['guard'] {
+  if (typeof guard === 'function') {
+    const prototype: unknown = (guard as { prototype?: unknown }).prototype;
+    if (
+      typeof prototype === 'object' &&
+      prototype !== null &&
+      typeof (prototype as { canActivate?: unknown }).canActivate === 'function'
+    )
+      return guard as new (...args: never[]) => CanActivate;
+    const canActivate = guard as Extract<
+      CircuitBreakerDashboardGuard,
+      (...args: never[]) => unknown
+    >;
+    return { canActivate: (context) => canActivate(context) };
+  }
+  return check.service<CanActivate>('guard', guard, ['canActivate'], messages.expectedGuard);
+}

@@ -1,0 +1,19 @@
+// nestjs-circuit-breaker/dashboard: needs nothing beyond @nestjs/common, @nestjs/core and rxjs.
+export { CircuitBreakerDashboardModule } from './circuit-breaker-dashboard.module.js';
+export { CircuitBreakerDashboardService } from './circuit-breaker-dashboard.service.js';
+export {
+  CIRCUIT_BREAKER_DASHBOARD_DEFAULTS,
+  CIRCUIT_BREAKER_DASHBOARD_TOKEN_HEADER,
+} from './circuit-breaker-dashboard.constants.js';
+export type {
+  CircuitBreakerDashboardGuard,
+  CircuitBreakerDashboardOptions,
+} from './circuit-breaker-dashboard-options.interface.js';
+export type {
+  DashboardBreaker,
+  DashboardChild,
+  DashboardFleet,
+  DashboardState,
+  DashboardTransition,
+  DashboardTransitions,
+} from './dashboard-view.interface.js';

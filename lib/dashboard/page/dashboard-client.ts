@@ -1,0 +1,264 @@
+import type { BreakerSnapshot } from '../../core/index.js';
+import type {
+  DashboardBreaker,
+  DashboardFleet,
+  DashboardState,
+  DashboardTransitions,
+} from '../dashboard-view.interface.js';
+
+/**
+ * The page's script. It is sent as its own source text
+ * (`Function.prototype.toString()`), so it must use nothing from outside its
+ * body: no import (types apart, which compilation erases), no module-level
+ * name. Everything it shows comes from the stream as data and is written with
+ * `textContent`, never parsed as HTML: breaker names, keys and error messages
+ * may come from requests and upstreams.
+ *
+ * @internal
+ */
+export function dashboardClient(): void {
+  interface Config {
+    control: boolean;
+    token: string;
+    header: string;
+    intervalMs: number;
+  }
+  interface Point {
+    failureRate: number;
+    callRate: number;
+  }
+  interface Tile {
+    root: HTMLElement;
+    field: (name: string) => HTMLElement;
+    snapshot: BreakerSnapshot;
+    /** performance.now() when `snapshot` arrived, and the breakers' clock then. */
+    received: number;
+    at: number;
+    previous: { at: number; totals: BreakerSnapshot['totals'] } | undefined;
+    history: Point[];
+  }
+  const HISTORY = 300; // five minutes at one snapshot a second
+  const config = JSON.parse(document.getElementById('cb-config')!.textContent!) as Config;
+  const base = location.pathname.replace(/\/+$/, '');
+  const grid = document.getElementById('cb-grid')!;
+  const status = document.getElementById('cb-status')!;
+  const fleetBox = document.getElementById('cb-fleet')!;
+  const template = document.getElementById('cb-tile') as HTMLTemplateElement;
+  const reasonInput = document.getElementById('cb-reason') as HTMLInputElement | null;
+  const tiles = new Map<string, Tile>();
+
+  const percent = (ratio: number) => `${(ratio * 100).toFixed(ratio > 0 && ratio < 0.1 ? 1 : 0)}%`;
+  const perSecond = (value: number) => (value >= 10 ? value.toFixed(0) : value.toFixed(1));
+  const duration = (ms: number) => {
+    const s = Math.max(0, ms) / 1000;
+    if (s < 10) return `${s.toFixed(1)} s`;
+    if (s < 120) return `${Math.floor(s)} s`;
+    if (s < 7200) return `${Math.floor(s / 60)} min ${Math.floor(s % 60)} s`;
+    return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+  };
+  const clockTime = (at: number) => new Date(at).toLocaleTimeString();
+
+  function tileOf(name: string): Tile {
+    let tile = tiles.get(name);
+    if (tile !== undefined) return tile;
+    const root = (template.content.firstElementChild as HTMLElement).cloneNode(true) as HTMLElement;
+    root.dataset.breaker = name;
+    const field = (id: string) => root.querySelector<HTMLElement>(`[data-field="${id}"]`)!;
+    field('name').textContent = name;
+    if (config.control) addControls(root, name);
+    grid.appendChild(root);
+    tile = {
+      root,
+      field,
+      snapshot: undefined!,
+      received: 0,
+      at: 0,
+      previous: undefined,
+      history: [],
+    };
+    tiles.set(name, tile);
+    return tile;
+  }
+
+  function addControls(root: HTMLElement, name: string): void {
+    const box = document.createElement('div');
+    box.className = 'controls';
+    const actions: [string, string, object | undefined][] = [
+      ['force-open', 'Force open', { state: 'open' }],
+      ['force-closed', 'Force closed', { state: 'closed' }],
+      ['reset', 'Reset', undefined],
+    ];
+    for (const [action, label, body] of actions) {
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.dataset.action = action;
+      button.textContent = label;
+      button.addEventListener('click', () => void control(root, name, body));
+      box.appendChild(button);
+    }
+    root.appendChild(box);
+  }
+
+  async function control(root: HTMLElement, name: string, force: object | undefined) {
+    const error = root.querySelector<HTMLElement>('[data-field="error"]')!;
+    const reason = reasonInput?.value.trim();
+    const path = `${base}/breakers/${encodeURIComponent(name)}/${force === undefined ? 'reset' : 'force'}`;
+    const body = force === undefined ? {} : { ...force, ...(reason ? { reason } : {}) };
+    try {
+      const response = await fetch(path, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [config.header]: config.token },
+        body: JSON.stringify(body),
+        credentials: 'same-origin',
+      });
+      if (response.ok) {
+        error.hidden = true;
+        return;
+      }
+      const answer = (await response.json().catch(() => ({}))) as { message?: unknown };
+      error.textContent = `${response.status}: ${String(answer.message ?? response.statusText)}`;
+    } catch (failure) {
+      error.textContent = `request failed: ${String(failure)}`;
+    }
+    error.hidden = false;
+  }
+
+  function show(view: DashboardBreaker, at: number, fromTick: boolean): void {
+    const { snapshot } = view;
+    const tile = tileOf(snapshot.name);
+    const { field, root } = tile;
+    tile.snapshot = snapshot;
+    tile.received = performance.now();
+    tile.at = at;
+    root.dataset.state = snapshot.state;
+    const forced = snapshot.forced;
+    field('state').textContent = forced === undefined ? snapshot.state : `forced ${forced.state}`;
+    field('forced').hidden = forced === undefined;
+    if (forced !== undefined)
+      field('forced').textContent = `${forced.reason}${forced.by ? ` (${forced.by})` : ''}`;
+    const w = snapshot.window;
+    field('failureRate').textContent = `${percent(w.failureRate)} of ${w.calls}`;
+    field('slow').textContent = `${w.slowCalls} (${percent(w.slowCallRate)})`;
+    if (fromTick) rates(tile, at);
+    const last = snapshot.lastTransition;
+    field('transition').textContent =
+      last === undefined
+        ? 'no transition yet'
+        : `${last.from} → ${last.to} (${last.reason})` +
+          (last.window === undefined
+            ? ''
+            : `: ${last.window.failures} of ${last.window.calls} calls failed (${percent(last.window.failureRate)})`) +
+          ` at ${clockTime(last.at)}`;
+    const failure = snapshot.lastFailure;
+    field('failure').hidden = failure === undefined;
+    if (failure !== undefined)
+      field('failure').textContent =
+        `last failure: ${[failure.name, failure.status, failure.message].filter((part) => part !== undefined).join(' ') || failure.category}`;
+    const family = snapshot.family;
+    field('family').hidden = family === undefined;
+    if (family !== undefined) {
+      field('familySummary').textContent =
+        `${family.keys} of ${family.maxKeys} keys, ${family.unhealthyKeys} unhealthy, ${family.evicted} evicted`;
+      const list = field('children');
+      list.replaceChildren();
+      for (const child of view.topChildren ?? []) {
+        const item = document.createElement('li');
+        item.dataset.state = child.state;
+        item.textContent = `${child.key}: ${child.state}, ${percent(child.failureRate)} of ${child.calls}, ${child.rejected} rejected`;
+        list.appendChild(item);
+      }
+    }
+    const shared = snapshot.coordination;
+    field('shared').hidden = shared === undefined;
+    if (shared !== undefined)
+      field('shared').textContent = shared.shared
+        ? `shared with the fleet (store errors: ${shared.storeErrors})`
+        : `not shared now: deciding alone (store errors: ${shared.storeErrors})`;
+    clocks(tile);
+  }
+
+  /** Rates between two scheduled snapshots, and the sparkline's next point. */
+  function rates(tile: Tile, at: number): void {
+    const { totals } = tile.snapshot;
+    const previous = tile.previous;
+    tile.previous = { at, totals };
+    if (previous === undefined) return;
+    const seconds = at > previous.at ? (at - previous.at) / 1000 : config.intervalMs / 1000;
+    const rejected = totals.rejected.total - previous.totals.rejected.total;
+    const calls = totals.admitted - previous.totals.admitted + rejected;
+    const fallbacks = totals.fallbacks - previous.totals.fallbacks;
+    tile.field('callRate').textContent = perSecond(calls / seconds);
+    tile.field('rejectRate').textContent = perSecond(rejected / seconds);
+    tile.field('fallbackRate').textContent =
+      calls === 0 ? '–' : percent(Math.min(1, fallbacks / calls));
+    tile.history.push({ failureRate: tile.snapshot.window.failureRate, callRate: calls / seconds });
+    if (tile.history.length > HISTORY) tile.history.shift();
+    const line = (pick: (point: Point) => number, max: number) =>
+      tile.history
+        .map(
+          (point, i) =>
+            `${((i * 300) / (HISTORY - 1)).toFixed(1)},${(38 - (pick(point) / max) * 36).toFixed(1)}`,
+        )
+        .join(' ');
+    const busiest = Math.max(1, ...tile.history.map((point) => point.callRate));
+    tile.field('sparkCalls').setAttribute(
+      'points',
+      line((point) => point.callRate, busiest),
+    );
+    tile.field('sparkFailures').setAttribute(
+      'points',
+      line((point) => point.failureRate, 1),
+    );
+  }
+
+  /** What moves between snapshots: time in state and the countdown to the next probe. */
+  function clocks(tile: Tile): void {
+    const { snapshot } = tile;
+    const elapsed = performance.now() - tile.received;
+    tile.field('age').textContent = duration(tile.at - snapshot.since + elapsed);
+    const countdown = tile.field('countdown');
+    const left = snapshot.retryAfterMs === undefined ? undefined : snapshot.retryAfterMs - elapsed;
+    countdown.hidden = left === undefined;
+    if (left !== undefined)
+      countdown.textContent =
+        snapshot.state === 'open'
+          ? left > 0
+            ? `next probe in ${duration(left)}`
+            : 'probe due: the next call probes'
+          : `paused by Retry-After: ${duration(left)}`;
+  }
+
+  function showFleet(fleet: DashboardFleet | undefined): void {
+    fleetBox.hidden = fleet === undefined;
+    if (fleet === undefined) return;
+    fleetBox.dataset.shared = String(fleet.shared ?? fleet.sharedNow === fleet.sharingBreakers);
+    fleetBox.textContent =
+      `Fleet (this replica's view): ${fleet.instanceId ?? 'this replica'}, ` +
+      `${fleet.shared === false ? 'store unreachable, every breaker decides alone' : 'sharing through the store'}; ` +
+      `${fleet.sharedNow} of ${fleet.sharingBreakers} breakers share now` +
+      (fleet.storeErrors === undefined ? '' : `, store errors: ${fleet.storeErrors}`) +
+      (fleet.droppedWrites === undefined ? '' : `, dropped writes: ${fleet.droppedWrites}`);
+  }
+
+  function setStatus(text: string, live: boolean): void {
+    status.textContent = text;
+    status.dataset.live = String(live);
+  }
+
+  const source = new EventSource(`${base}/stream`);
+  source.addEventListener('open', () => setStatus('live', true));
+  source.addEventListener('error', () =>
+    setStatus(source.readyState === EventSource.CLOSED ? 'disconnected' : 'reconnecting…', false),
+  );
+  source.addEventListener('snapshot', (event) => {
+    const state = JSON.parse((event as MessageEvent<string>).data) as DashboardState;
+    for (const view of state.breakers) show(view, state.at, true);
+    showFleet(state.fleet);
+    setStatus(`live, updated ${clockTime(state.at)}`, true);
+  });
+  source.addEventListener('transitions', (event) => {
+    const update = JSON.parse((event as MessageEvent<string>).data) as DashboardTransitions;
+    for (const view of update.breakers) show(view, update.at, false);
+  });
+  setInterval(() => tiles.forEach(clocks), 200);
+}

@@ -1,0 +1,397 @@
+import type { CanActivate, ExecutionContext, INestApplication } from '@nestjs/common';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { Test } from '@nestjs/testing';
+import type { Server } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  CircuitBreakerModule,
+  CircuitBreakerRegistry,
+  type BreakerOptions,
+} from '../../lib/index.js';
+import {
+  CircuitBreakerDashboardModule,
+  CircuitBreakerDashboardService,
+  type CircuitBreakerDashboardOptions,
+  type DashboardState,
+  type DashboardTransitions,
+} from '../../lib/dashboard/index.js';
+import { ManualClock } from '../helpers/manual-clock.js';
+import { openStream, type SseClient } from './sse-client.js';
+
+const PLATFORMS = ['express', 'fastify'] as const;
+type Platform = (typeof PLATFORMS)[number];
+
+const PAYMENTS: BreakerOptions = {
+  window: { type: 'count', size: 4 },
+  minimumThroughput: 2,
+  failureRateThreshold: 0.5,
+  openDurationMs: 5_000,
+};
+
+const apps: INestApplication[] = [];
+const clients: SseClient[] = [];
+afterEach(async () => {
+  for (const client of clients.splice(0)) client.close();
+  for (const app of apps.splice(0)) await app.close();
+});
+
+async function start(
+  platform: Platform,
+  dashboard: CircuitBreakerDashboardOptions,
+  breakers: Record<string, BreakerOptions> = { payments: PAYMENTS },
+  clock = new ManualClock(),
+) {
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      CircuitBreakerModule.forRoot({ clock, breakers }),
+      CircuitBreakerDashboardModule.forRoot(dashboard),
+    ],
+  }).compile();
+  const app =
+    platform === 'fastify'
+      ? moduleRef.createNestApplication(new FastifyAdapter(), { logger: false })
+      : moduleRef.createNestApplication({ logger: false });
+  apps.push(app);
+  await app.listen(0, '127.0.0.1');
+  const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+  return { app, url, clock, registry: app.get(CircuitBreakerRegistry) };
+}
+
+async function stream(url: string, headers?: Record<string, string>) {
+  const client = await openStream(url, headers);
+  clients.push(client);
+  return client;
+}
+
+const fail = () => Promise.reject(new Error('payments are down'));
+
+describe.each(PLATFORMS)('the dashboard on %s', (platform) => {
+  it('serves one self-contained page: no external resource, a CSP that allows only its own script and style, no token without control', async () => {
+    const { url } = await start(platform, {});
+    const response = await fetch(`${url}/circuit-breakers`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(response.headers.get('x-frame-options')).toBe('DENY');
+    const csp = response.headers.get('content-security-policy')!;
+    expect(csp).toMatch(
+      /^default-src 'none'; script-src 'sha256-[A-Za-z0-9+/=]{44}'; style-src 'sha256-[A-Za-z0-9+/=]{44}'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'$/,
+    );
+    const html = await response.text();
+    expect(html).not.toMatch(/(?:src|href)="(?!data:)/);
+    expect(html).not.toContain('http://');
+    expect(html).not.toContain('https://');
+    const config = JSON.parse(
+      /<script type="application\/json" id="cb-config">(.*?)<\/script>/.exec(html)![1]!,
+    );
+    expect(config).toEqual({
+      control: false,
+      token: expect.stringMatching(/^[A-Za-z0-9_-]{32}$/),
+      intervalMs: 1_000,
+      header: 'x-circuit-breaker-dashboard',
+    });
+    expect(html).not.toContain('data-action');
+  });
+
+  it('streams the state at once, every transition as it happens, then a snapshot every intervalMs', async () => {
+    const { url, registry, clock } = await start(platform, { intervalMs: 100 });
+    const client = await stream(`${url}/circuit-breakers/stream`);
+    expect(client.status).toBe(200);
+    expect(client.headers['content-type']).toMatch(/^text\/event-stream/);
+    const first = await client.next((event) => event.type === 'snapshot');
+    expect(first.retry).toBe(2_000);
+    const state = JSON.parse(first.data) as DashboardState;
+    expect(state.at).toBe(clock.now());
+    expect(state.breakers.map((view) => [view.snapshot.name, view.snapshot.state])).toEqual([
+      ['payments', 'closed'],
+    ]);
+    expect(state.fleet).toBeUndefined();
+
+    const payments = registry.get('payments');
+    await payments.execute(fail).catch(() => undefined);
+    await payments.execute(fail).catch(() => undefined);
+    const seen = client.events.length;
+    const pushed = await client.next((event) => event.type === 'transitions', 0);
+    const update = JSON.parse(pushed.data) as DashboardTransitions;
+    expect(update.transitions).toEqual([
+      { breaker: 'payments', from: 'closed', to: 'open', reason: 'failure-rate', at: clock.now() },
+    ]);
+    expect(update.omitted).toBe(0);
+    expect(update.breakers[0]!.snapshot).toMatchObject({
+      name: 'payments',
+      state: 'open',
+      retryAfterMs: 5_000,
+      lastTransition: { from: 'closed', to: 'open', window: { calls: 2, failures: 2 } },
+      lastFailure: { category: 'other', name: 'Error', message: 'payments are down' },
+    });
+    const tick = await client.next((event) => event.type === 'snapshot', seen);
+    expect((JSON.parse(tick.data) as DashboardState).breakers[0]!.snapshot.state).toBe('open');
+  });
+
+  it('answers <path>/state with the same state as JSON, with the top children of a family', async () => {
+    const { url, registry } = await start(
+      platform,
+      { path: '/ops/breakers/', topChildren: 2 },
+      { inventory: { perKey: { maxKeys: 10 }, consecutiveFailures: 1 } },
+    );
+    const inventory = registry.get('inventory');
+    await inventory.forKey('a').execute(() => Promise.resolve(1));
+    await inventory
+      .forKey('b')
+      .execute(fail)
+      .catch(() => undefined);
+    await inventory.forKey('c').execute(() => Promise.resolve(1));
+    const response = await fetch(`${url}/ops/breakers/state`);
+    expect(response.status).toBe(200);
+    const state = (await response.json()) as DashboardState;
+    expect(state.breakers[0]!.snapshot.family).toMatchObject({ keys: 3, unhealthyKeys: 1 });
+    expect(state.breakers[0]!.topChildren).toEqual([
+      // Its window starts empty again on opening: what opened it is in its snapshot's lastTransition.
+      {
+        key: 'b',
+        state: 'open',
+        failureRate: 0,
+        calls: 0,
+        failures: 0,
+        rejected: 0,
+        retryAfterMs: 30_000,
+      },
+      {
+        key: 'a',
+        state: 'closed',
+        failureRate: 0,
+        calls: 1,
+        failures: 0,
+        rejected: 0,
+        retryAfterMs: undefined,
+      },
+    ]);
+  });
+
+  it('has no control route unless control is on', async () => {
+    const { url, registry } = await start(platform, {});
+    const response = await fetch(`${url}/circuit-breakers/breakers/payments/force`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ state: 'open' }),
+    });
+    expect(response.status).toBe(404);
+    expect(registry.get('payments').snapshot().forced).toBeUndefined();
+  });
+
+  it('forces and resets with the page token, and refuses requests another origin could make', async () => {
+    const { url, registry } = await start(platform, { control: true, guard: () => true });
+    const html = await (await fetch(`${url}/circuit-breakers`)).text();
+    const { token } = JSON.parse(/id="cb-config">(.*?)<\/script>/.exec(html)![1]!) as {
+      token: string;
+    };
+    expect(html).toContain('id="cb-reason"');
+    const post = (path: string, headers: Record<string, string>, body: unknown = {}) =>
+      fetch(`${url}/circuit-breakers/breakers/${path}`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+      }).then(async (response) => ({
+        status: response.status,
+        message:
+          response.status === 204
+            ? undefined
+            : ((await response.json()) as { message: string }).message,
+      }));
+    const json = { 'content-type': 'application/json' };
+    const good = { ...json, 'x-circuit-breaker-dashboard': token };
+
+    expect(await post('payments/force', json, { state: 'open' })).toEqual({
+      status: 403,
+      message:
+        "Control requests must carry the page's token in the x-circuit-breaker-dashboard header: reload the page.",
+    });
+    expect(
+      await post(
+        'payments/force',
+        { ...good, 'x-circuit-breaker-dashboard': `${token.slice(1)}x` },
+        { state: 'open' },
+      ),
+    ).toMatchObject({ status: 403 });
+    const crossSite = 'Control requests must come from the dashboard page itself (same origin).';
+    expect(
+      await post('payments/force', { ...good, origin: 'https://evil.example' }, { state: 'open' }),
+    ).toEqual({ status: 403, message: crossSite });
+    expect(
+      await post('payments/force', { ...good, 'sec-fetch-site': 'cross-site' }, { state: 'open' }),
+    ).toEqual({ status: 403, message: crossSite });
+    expect(
+      await post(
+        'payments/force',
+        { 'x-circuit-breaker-dashboard': token, 'content-type': 'text/plain' },
+        { state: 'open' },
+      ),
+    ).toEqual({
+      status: 415,
+      message: 'Control requests must send a JSON body (content-type: application/json).',
+    });
+    expect(await post('payments/force', good, { state: 'sideways' })).toEqual({
+      status: 400,
+      message: `"state" must be 'open' or 'closed', got "sideways".`,
+    });
+    expect(await post('nobody/reset', good)).toEqual({
+      status: 404,
+      message: 'No circuit breaker is named "nobody".',
+    });
+    expect(registry.get('payments').snapshot().forced).toBeUndefined();
+
+    const origin = new URL(url).origin;
+    expect(
+      await post(
+        'payments/force',
+        { ...good, origin, 'sec-fetch-site': 'same-origin' },
+        { state: 'open', reason: 'maintenance' },
+      ),
+    ).toEqual({ status: 204, message: undefined });
+    expect(registry.get('payments').snapshot()).toMatchObject({
+      state: 'isolated',
+      forced: { state: 'open', reason: 'maintenance', by: 'circuit breaker dashboard' },
+    });
+    expect(await post('payments/force', good, { state: 'closed' })).toEqual({
+      status: 204,
+      message: undefined,
+    });
+    expect(registry.get('payments').snapshot().forced).toMatchObject({
+      state: 'closed',
+      reason: 'forced from the dashboard',
+    });
+    expect(await post('payments/reset', good)).toEqual({ status: 204, message: undefined });
+    const reset = registry.get('payments').snapshot();
+    expect([reset.state, reset.forced]).toEqual(['closed', undefined]);
+  });
+
+  it('serves nothing the guard refuses: page, state, stream and controls', async () => {
+    class DenyGuard implements CanActivate {
+      canActivate(context: ExecutionContext): boolean {
+        const request = context.switchToHttp().getRequest<{ headers: Record<string, string> }>();
+        return request.headers['x-operator'] === 'yes';
+      }
+    }
+    const { url } = await start(platform, { guard: DenyGuard, control: true });
+    for (const path of ['', '/state', '/stream'])
+      expect((await fetch(`${url}/circuit-breakers${path}`)).status).toBe(403);
+    expect(
+      (await fetch(`${url}/circuit-breakers/breakers/payments/reset`, { method: 'POST' })).status,
+    ).toBe(403);
+    expect(
+      (await fetch(`${url}/circuit-breakers/state`, { headers: { 'x-operator': 'yes' } })).status,
+    ).toBe(200);
+  });
+
+  it('serves at most maxStreams streams at once', async () => {
+    const { url, app } = await start(platform, { maxStreams: 2 });
+    await stream(`${url}/circuit-breakers/stream`);
+    await stream(`${url}/circuit-breakers/stream`);
+    const third = await fetch(`${url}/circuit-breakers/stream`);
+    expect(third.status).toBe(503);
+    expect(((await third.json()) as { message: string }).message).toBe(
+      'The circuit breaker dashboard already serves 2 streams (maxStreams); close a page or raise maxStreams.',
+    );
+    expect(app.get(CircuitBreakerDashboardService).openStreams).toBe(2);
+  });
+
+  it('app.close() ends every stream and leaves no socket, server or timer behind', async () => {
+    const handles = () =>
+      process
+        .getActiveResourcesInfo()
+        .filter(
+          (kind) => kind === 'TCPSocketWrap' || kind === 'TCPServerWrap' || kind === 'Timeout',
+        );
+    // What earlier tests closed may still be closing.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const before = handles().length;
+    const { url, app } = await start(platform, { intervalMs: 100 });
+    const sockets = new Set<Socket>();
+    (app.getHttpServer() as Server).on('connection', (socket: Socket) => sockets.add(socket));
+    const open = await Promise.all([1, 2, 3].map(() => stream(`${url}/circuit-breakers/stream`)));
+    await Promise.all(open.map((client) => client.next((event) => event.type === 'snapshot')));
+    expect(app.get(CircuitBreakerDashboardService).openStreams).toBe(3);
+    await app.close();
+    apps.length = 0;
+    await Promise.all(open.map((client) => client.ended));
+    expect(app.get(CircuitBreakerDashboardService).openStreams).toBe(0);
+    expect([...sockets].filter((socket) => !socket.destroyed)).toEqual([]);
+    // The clients' ends of the sockets close a moment after the server's.
+    await until(() => handles().length <= before, 2_000);
+    expect(handles().length).toBe(before);
+  });
+
+  it('drops a page that stops reading once its pending events pass maxPendingDataLength, and a page that leaves', async () => {
+    const many = Object.fromEntries(
+      Array.from({ length: 400 }, (_, i) => [`dependency-${String(i).padStart(3, '0')}`, {}]),
+    );
+    const { url, app } = await start(
+      platform,
+      { intervalMs: 100, maxPendingDataLength: 64 * 1024 },
+      many,
+    );
+    const service = app.get(CircuitBreakerDashboardService);
+    const { port } = new URL(url);
+    // A client that sends its request and never reads: the kernel's buffers fill, then Nest's pending events.
+    const stuck = connect(Number(port), '127.0.0.1');
+    stuck.write(
+      `GET /circuit-breakers/stream HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAccept: text/event-stream\r\n\r\n`,
+    );
+    stuck.pause();
+    await until(() => service.openStreams === 1);
+    await until(() => service.openStreams === 0, 30_000);
+    stuck.destroy();
+
+    const leaving = await stream(`${url}/circuit-breakers/stream`);
+    await until(() => service.openStreams === 1);
+    leaving.close();
+    await until(() => service.openStreams === 0);
+  }, 40_000);
+});
+
+describe('CircuitBreakerDashboardModule.forRoot()', () => {
+  it('refuses control without a guard, and bad options, naming the option', () => {
+    expect(() => CircuitBreakerDashboardModule.forRoot({ control: true })).toThrow(
+      new TypeError(
+        'CircuitBreakerDashboardModule: option "control" lets whoever opens the page force breakers open, and no "guard" says who may. ' +
+          'Pass guard: a guard class, instance or (context) => boolean that admits only your operators; ' +
+          'if a global guard already protects every route, say so with guard: () => true.',
+      ),
+    );
+    expect(() => CircuitBreakerDashboardModule.forRoot({ intervalMs: 10 })).toThrow(
+      /^CircuitBreakerDashboardModule: option "intervalMs" must be an integer >= 100/,
+    );
+    expect(() => CircuitBreakerDashboardModule.forRoot({ path: 'a b' })).toThrow(
+      /^CircuitBreakerDashboardModule: option "path" must be a route path of letters, digits/,
+    );
+    expect(() => CircuitBreakerDashboardModule.forRoot({ guard: {} as never })).toThrow(
+      /^CircuitBreakerDashboardModule: option "guard" must be a guard class, a guard instance/,
+    );
+    expect(() => CircuitBreakerDashboardModule.forRoot({ colour: 'red' } as never)).toThrow(
+      /"colour"/,
+    );
+  });
+
+  it('serves no route with enabled: false', async () => {
+    const { url } = await start('express', { enabled: false });
+    expect((await fetch(`${url}/circuit-breakers`)).status).toBe(404);
+  });
+
+  it('fails start-up without CircuitBreakerModule, naming the import to add', async () => {
+    const moduleRef = Test.createTestingModule({
+      imports: [CircuitBreakerDashboardModule.forRoot()],
+    });
+    await expect(moduleRef.compile()).rejects.toThrow(
+      'CircuitBreakerDashboardModule needs CircuitBreakerModule, whose CircuitBreakerRegistry it reads',
+    );
+  });
+});
+
+async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
