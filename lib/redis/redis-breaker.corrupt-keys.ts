@@ -127,6 +127,21 @@ export class CorruptKeys {
       if (episode.isolated && !episode.repairing) this.release(record, episode);
   }
 
+  /**
+   * Sorts the errors of one command per record: a key error concerns that
+   * breaker alone (isolated and repaired); any other error is an outage,
+   * thrown once the rest is sorted.
+   */
+  sort(records: readonly SharedBreaker[], errors: readonly unknown[]): void {
+    let outage: unknown;
+    errors.forEach((error, i) => {
+      if (error === undefined || error === null) this.healthy(records[i]!);
+      else if (isKeyError(error)) this.report(records[i]!, error);
+      else outage ??= error;
+    });
+    if (outage !== undefined) throw outage;
+  }
+
   clear(): void {
     this.episodes.clear();
   }

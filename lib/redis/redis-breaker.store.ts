@@ -10,7 +10,6 @@ import { validateOptions } from './redis-breaker-store.validation.js';
 import {
   evalCall,
   evalEach,
-  outcome,
   permitCall,
   renewCall,
   writeCall,
@@ -25,7 +24,8 @@ import {
   type WriteOp,
 } from './redis-breaker.coordinator.js';
 import { CorruptKeys, isKeyError } from './redis-breaker.corrupt-keys.js';
-import { deferred, withDeadline } from './redis-breaker.deadline.js';
+import { SharedStateReads } from './redis-breaker.reads.js';
+import { withDeadline } from './redis-breaker.deadline.js';
 import { channelOf } from './redis-breaker.keys.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
 import { decodeSignal, decodeStateHash } from './redis-breaker.signal.js';
@@ -71,19 +71,11 @@ export class RedisBreakerStore implements BreakerStore {
   private readonly queue: WriteQueue<SharedBreaker, WriteOp>;
   /** Breakers whose keys Redis rejects (a key of the wrong type): isolated and repaired one by one, never an outage. */
   private readonly corrupt: CorruptKeys;
+  /** Reconcile, and the reads of hydration and repairs. */
+  private readonly reads: SharedStateReads;
 
   private flushing = false;
   private flushScheduled = false;
-  /**
-   * Reads (and PINGs) sent and not settled yet: answered, failed, or given up
-   * by ioredis, whatever their deadline decided meanwhile. A frozen Redis keeps
-   * its connections "ready" and answers nothing: until it answers what it was
-   * sent, reconcile sends nothing more, so what waits in ioredis' queue is one
-   * read per breaker at most.
-   */
-  private readsInFlight = 0;
-  /** A reconcile asked for while reads were in flight: it runs once they have settled. */
-  private reconcileAfterReads: { promise: Promise<void>; resolve: () => void } | undefined;
   private reconcileTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(given: RedisBreakerStoreOptions) {
@@ -131,6 +123,17 @@ export class RedisBreakerStore implements BreakerStore {
     };
     this.fleet = new RedisBreakerCoordinator(this.keyPrefix, link);
     this.coordinator = this.fleet;
+    this.reads = new SharedStateReads({
+      redis: this.redis,
+      connection: this.connection,
+      corrupt: this.corrupt,
+      operationTimeoutMs: this.operationTimeoutMs,
+      all: () => this.fleet.all(),
+      applyHash: (record, hash) => {
+        const fleet = hash === undefined ? undefined : decodeStateHash(record.name, hash);
+        if (fleet !== undefined) this.fleet.apply(fleet, true);
+      },
+    });
   }
 
   /** Whether breakers share their state now: both connections are ready and the last operation succeeded. */
@@ -163,8 +166,8 @@ export class RedisBreakerStore implements BreakerStore {
       const left = Math.max(1, deadline - Date.now());
       if (this.connection.running)
         await (left < this.operationTimeoutMs
-          ? this.read(records, left, timedOut)
-          : this.read(records));
+          ? this.reads.read(records, left, timedOut)
+          : this.reads.read(records));
     } catch (error) {
       this.connection.failed(error);
     } finally {
@@ -179,46 +182,8 @@ export class RedisBreakerStore implements BreakerStore {
    * this call waits for it at most `operationTimeoutMs`. Resolves whether or
    * not Redis answers.
    */
-  async reconcile(): Promise<void> {
-    if (!this.connection.running || !this.connection.connected) return;
-    if (this.readsInFlight === 0) return this.reconcileNow();
-    // The last reads are still unanswered: this round goes out once they settle, and this call waits for it within the deadline.
-    this.reconcileAfterReads ??= deferred();
-    await withDeadline(this.reconcileAfterReads.promise, this.operationTimeoutMs, () =>
-      messages.timedOut('reconcile', this.operationTimeoutMs),
-    ).catch(() => undefined);
-  }
-
-  private async reconcileNow(): Promise<void> {
-    if (!this.connection.running || !this.connection.connected) return;
-    try {
-      if (this.connection.failing) {
-        // Redis has not answered lately: one PING asks whether it does now, rather than a read per breaker.
-        await withDeadline(this.track([this.redis.ping()]), this.operationTimeoutMs, () =>
-          messages.timedOut('ping', this.operationTimeoutMs),
-        );
-        // Sharing resumes, and recovered() may have started the read already.
-        this.connection.succeeded();
-        if (this.readsInFlight > 0) return;
-      }
-      this.corrupt.retry();
-      await this.read(this.fleet.all());
-    } catch (error) {
-      this.connection.failed(error);
-    }
-  }
-
-  /** Counts `commands` in flight until each settles, and runs a reconcile that waited for them. */
-  private track<T>(commands: Promise<T>[]): Promise<T[]> {
-    this.readsInFlight += commands.length;
-    const settled = () => {
-      if (--this.readsInFlight > 0 || this.reconcileAfterReads === undefined) return;
-      const waiting = this.reconcileAfterReads;
-      this.reconcileAfterReads = undefined;
-      void this.reconcileNow().finally(waiting.resolve);
-    };
-    for (const command of commands) command.then(settled, settled);
-    return Promise.all(commands);
+  reconcile(): Promise<void> {
+    return this.reads.reconcile();
   }
 
   async close(): Promise<void> {
@@ -295,25 +260,10 @@ export class RedisBreakerStore implements BreakerStore {
     const outcomes = await withDeadline(errors, this.operationTimeoutMs, () =>
       messages.timedOut('write', this.operationTimeoutMs),
     );
-    this.sort(
+    this.corrupt.sort(
       batch.map(([record]) => record),
       outcomes,
     );
-  }
-
-  /**
-   * Sorts the errors of one command per record: a key error concerns that
-   * breaker alone (isolated and repaired, see CorruptKeys); any other error
-   * is an outage, thrown once the rest is sorted.
-   */
-  private sort(records: readonly SharedBreaker[], errors: readonly unknown[]): void {
-    let outage: unknown;
-    errors.forEach((error, i) => {
-      if (error === undefined || error === null) this.corrupt.healthy(records[i]!);
-      else if (isKeyError(error)) this.corrupt.report(records[i]!, error);
-      else outage ??= error;
-    });
-    if (outage !== undefined) throw outage;
   }
 
   /** The keys of `record` were repaired: it tells the fleet its latest transition again, and reads the fleet's state back. */
@@ -321,35 +271,11 @@ export class RedisBreakerStore implements BreakerStore {
     if (!this.connection.running) return;
     const op = this.fleet.replayOf(record);
     if (op !== undefined) this.write(record, op);
-    this.read([record]).catch((error: unknown) => this.connection.failed(error));
+    this.reads.read([record]).catch((error: unknown) => this.connection.failed(error));
   }
 
   // ---------------------------------------------------------------------------
-  // Reads and the probe permit
-
-  /** Reads and applies the fleet's state of `records`, within `timeoutMs` (the operation deadline unless told). */
-  private async read(
-    records: readonly SharedBreaker[],
-    timeoutMs = this.operationTimeoutMs,
-    timedOut = () => messages.timedOut('read', this.operationTimeoutMs),
-  ): Promise<void> {
-    if (records.length === 0) return;
-    const replies = await withDeadline(
-      this.track(records.map((record) => outcome(this.redis.hgetall(record.keys.state)))),
-      timeoutMs,
-      timedOut,
-    );
-    this.sort(
-      records,
-      replies.map((reply) => reply.error),
-    );
-    this.connection.succeeded();
-    records.forEach((record, i) => {
-      const hash = replies[i]!.value;
-      const fleet = hash === undefined ? undefined : decodeStateHash(record.name, hash);
-      if (fleet !== undefined) this.fleet.apply(fleet, true);
-    });
-  }
+  // The probe permit
 
   private renewPermit(record: SharedBreaker, ttlMs: number): void {
     // Redis unreachable: the breaker probes locally anyway, and the claim lapses by itself.
