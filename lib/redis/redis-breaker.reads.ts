@@ -6,6 +6,16 @@ import type { CorruptKeys } from './redis-breaker.corrupt-keys.js';
 import { deferred, withDeadline } from './redis-breaker.deadline.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
 
+/** The hashes of one breaker as a read found them. @internal */
+export interface SharedHashes {
+  readonly state: Record<string, string>;
+  readonly force: Record<string, string>;
+  readonly config: Record<string, string>;
+}
+
+/** The hashes a read fetches per breaker, in this order. */
+const READ = ['state', 'force', 'config'] as const;
+
 /** What the reads need from the store. @internal */
 export interface ReadsLink {
   readonly redis: Redis | Cluster;
@@ -14,8 +24,8 @@ export interface ReadsLink {
   readonly operationTimeoutMs: number;
   /** Every breaker the store follows: what a reconcile reads. */
   all(): SharedBreaker[];
-  /** What Redis holds for `record` (`HGETALL` of its state hash), read at `sentAt` (`Date.now()` when the read went out). */
-  applyHash(record: SharedBreaker, hash: Record<string, string> | undefined, sentAt: number): void;
+  /** What Redis holds for `record` (`HGETALL` of its state, force and config hashes), read at `sentAt` (`Date.now()` when the read went out). */
+  applyHashes(record: SharedBreaker, hashes: SharedHashes, sentAt: number): void;
 }
 
 /**
@@ -23,7 +33,7 @@ export interface ReadsLink {
  * what pub/sub missed), the read at start-up and after a repair. A frozen
  * Redis keeps its connections "ready" and answers nothing: until it answers
  * what it was sent, reconcile sends nothing more, so what waits in ioredis'
- * queue is one read per breaker at most.
+ * queue is one round of reads per breaker at most.
  *
  * @internal
  */
@@ -62,16 +72,29 @@ export class SharedStateReads {
     const { redis, connection, corrupt } = this.link;
     const sentAt = Date.now();
     const replies = await withDeadline(
-      this.track(records.map((record) => outcome(redis.hgetall(record.keys.state)))),
+      this.track(
+        records.flatMap((record) => READ.map((key) => outcome(redis.hgetall(record.keys[key])))),
+      ),
       timeoutMs,
       timedOut,
     );
+    // One error per breaker, the first of its keys: any of them makes it a breaker with corrupt keys.
+    const of = (i: number) => replies.slice(i * READ.length, (i + 1) * READ.length);
     corrupt.sort(
       records,
-      replies.map((reply) => reply.error),
+      records.map((_, i) => of(i).find((reply) => reply.error !== undefined)?.error),
     );
     connection.succeeded();
-    records.forEach((record, i) => this.link.applyHash(record, replies[i]!.value, sentAt));
+    records.forEach((record, i) => {
+      const [state, force, config] = of(i);
+      if (state!.error !== undefined || force!.error !== undefined || config!.error !== undefined)
+        return;
+      this.link.applyHashes(
+        record,
+        { state: state!.value!, force: force!.value!, config: config!.value! },
+        sentAt,
+      );
+    });
   }
 
   private async reconcileNow(): Promise<void> {

@@ -28,7 +28,11 @@ import { SharedStateReads } from './redis-breaker.reads.js';
 import { withDeadline } from './redis-breaker.deadline.js';
 import { channelOf } from './redis-breaker.keys.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
-import { decodeSignal, decodeStateHash } from './redis-breaker.signal.js';
+import { parseMessage, signalOf, decodeStateHash } from './redis-breaker.signal.js';
+import { refuseCall, RedisFleetControl } from './redis-breaker.fleet-control.js';
+import { FleetOrders } from './redis-breaker.fleet-orders.js';
+import { decodeConfigHash, decodeForceHash, orderOf } from './redis-breaker.fleet-records.js';
+import type { FleetControl } from '../interfaces/fleet-control.interface.js';
 import { WriteQueue } from './redis-breaker-write.queue.js';
 
 type Client = Redis | Cluster;
@@ -59,7 +63,17 @@ export class RedisBreakerStore implements BreakerStore {
   /** The prefix of every key and of the channel. */
   readonly keyPrefix: string;
 
-  private readonly fleet: RedisBreakerCoordinator;
+  /**
+   * Orders to every replica: `force()`, `release()` and `reconfigure()` made
+   * fleet-wide (the module's `registry.force(name, state, options, { fleet: true })`
+   * and its siblings use it). Each is obeyed here at once, stored and signalled;
+   * every replica obeys it, and so does one that starts later.
+   */
+  readonly fleet: FleetControl;
+
+  private readonly coordination: RedisBreakerCoordinator;
+  /** The replica's side of the fleet's orders. */
+  private readonly orders: FleetOrders;
   /** The two connections and whether they can be counted on: connecting, shared, outage, recovering, closed. */
   private readonly connection: RedisBreakerConnection;
   private readonly redis: Client;
@@ -98,10 +112,7 @@ export class RedisBreakerStore implements BreakerStore {
       operationTimeoutMs: this.operationTimeoutMs,
       closeClient: options.closeClient === true,
       logger,
-      message: (message) => {
-        const fleet = decodeSignal(message);
-        if (fleet !== undefined) this.fleet.apply(fleet);
-      },
+      message: (message) => this.heard(message),
       recovered: () => this.recovered(),
     });
     this.corrupt = new CorruptKeys({
@@ -112,6 +123,13 @@ export class RedisBreakerStore implements BreakerStore {
       release: (record) => this.release(record),
       failed: (error) => this.connection.failed(error),
     });
+    this.orders = new FleetOrders({
+      logger,
+      refuse: (record, generation, message) =>
+        void evalCall(this.redis, refuseCall(this.writer, record, generation, message)).catch(
+          () => undefined,
+        ),
+    });
     const link: FleetLink = {
       isShared: (record) => this.shared && (record === undefined || !this.corrupt.isolated(record)),
       storeErrors: (record) =>
@@ -120,20 +138,51 @@ export class RedisBreakerStore implements BreakerStore {
       write: (record, op) => this.write(record, op),
       requestPermit: (record, ttlMs) => this.requestPermit(record, ttlMs),
       renewPermit: (record, ttlMs) => this.renewPermit(record, ttlMs),
+      transitioned: (record, change) => this.orders.transitioned(record, change),
     };
-    this.fleet = new RedisBreakerCoordinator(this.keyPrefix, link);
-    this.coordinator = this.fleet;
+    this.coordination = new RedisBreakerCoordinator(this.keyPrefix, link);
+    this.coordinator = this.coordination;
     this.reads = new SharedStateReads({
       redis: this.redis,
       connection: this.connection,
       corrupt: this.corrupt,
       operationTimeoutMs: this.operationTimeoutMs,
-      all: () => this.fleet.all(),
-      applyHash: (record, hash) => {
-        const fleet = hash === undefined ? undefined : decodeStateHash(record.name, hash);
-        if (fleet !== undefined) this.fleet.apply(fleet, true);
+      all: () => this.coordination.all(),
+      applyHashes: (record, hashes, sentAt) => {
+        const fleet = decodeStateHash(record.name, hashes.state);
+        // The options first: the state and the force are then those of the breaker as reconfigured.
+        this.orders.fromHashes(record, null, decodeConfigHash(record.name, hashes.config), sentAt);
+        if (fleet !== undefined) this.coordination.apply(fleet, true);
+        this.orders.fromHashes(record, decodeForceHash(record.name, hashes.force), null, sentAt);
       },
     });
+    this.fleet = new RedisFleetControl({
+      redis: this.redis,
+      writer: this.writer,
+      operationTimeoutMs: this.operationTimeoutMs,
+      connection: this.connection,
+      corrupt: this.corrupt,
+      orders: this.orders,
+      recordOf: (breaker) =>
+        breaker.snapshot().coordination === undefined
+          ? undefined
+          : this.coordination.register(breaker),
+      start: () => this.start(),
+    });
+  }
+
+  /** A message on the channel: a state signal, a fleet order, or junk (ignored). */
+  private heard(message: string): void {
+    const raw = parseMessage(message);
+    if (raw === undefined) return;
+    if (raw.k === undefined) {
+      const fleet = signalOf(raw);
+      if (fleet !== undefined) this.coordination.apply(fleet);
+      return;
+    }
+    const order = orderOf(raw);
+    if (order !== undefined)
+      for (const record of this.coordination.named(order.name)) this.orders.apply(record, order);
   }
 
   /** Whether breakers share their state now: both connections are ready and the last operation succeeded. */
@@ -154,7 +203,7 @@ export class RedisBreakerStore implements BreakerStore {
   async hydrate(breakers: readonly Breaker[]): Promise<void> {
     if (this.connection.state === 'closed') return;
     const records = breakers
-      .map((breaker) => this.fleet.register(breaker))
+      .map((breaker) => this.coordination.register(breaker))
       .filter((r): r is SharedBreaker => r !== undefined);
     this.start();
     // One deadline for the whole start-up, the wait for the connections and the read together.
@@ -193,7 +242,7 @@ export class RedisBreakerStore implements BreakerStore {
       await this.send(this.queue.drain()).catch(() => undefined);
     }
     clearInterval(this.reconcileTimer);
-    this.fleet.close();
+    this.coordination.close();
     this.queue.clear();
     this.corrupt.clear();
     // Releases a hydrate() still waiting for Redis (the application is stopping), then quits what the store made.
@@ -209,10 +258,10 @@ export class RedisBreakerStore implements BreakerStore {
 
   /** An outage ended: tell the fleet again what it missed, read back what this replica missed, and ask for the permits now due. */
   private recovered(): void {
-    for (const [record, op] of this.fleet.replay()) this.queue.push(record, op);
+    for (const [record, op] of this.coordination.replay()) this.queue.push(record, op);
     this.scheduleFlush();
     void this.reconcile();
-    this.fleet.wake();
+    this.coordination.wake();
   }
 
   // ---------------------------------------------------------------------------
@@ -269,7 +318,7 @@ export class RedisBreakerStore implements BreakerStore {
   /** The keys of `record` were repaired: it tells the fleet its latest transition again, and reads the fleet's state back. */
   private release(record: SharedBreaker): void {
     if (!this.connection.running) return;
-    const op = this.fleet.replayOf(record);
+    const op = this.coordination.replayOf(record);
     if (op !== undefined) this.write(record, op);
     this.reads.read([record]).catch((error: unknown) => this.connection.failed(error));
   }
@@ -289,7 +338,7 @@ export class RedisBreakerStore implements BreakerStore {
         this.connection.succeeded();
         this.corrupt.healthy(record);
         // Not renewed: the claim lapsed and another replica took the permit; this one stops probing.
-        this.fleet.onRenewed(record, episode, renewed === 1, ms);
+        this.coordination.onRenewed(record, episode, renewed === 1, ms);
       },
       (error: unknown) => this.failedOn(record, error),
     );
@@ -303,11 +352,11 @@ export class RedisBreakerStore implements BreakerStore {
       ([won, ms]) => {
         this.connection.succeeded();
         this.corrupt.healthy(record);
-        this.fleet.onPermit(record, won === 1, ms);
+        this.coordination.onPermit(record, won === 1, ms);
       },
       (error: unknown) => {
         this.failedOn(record, error);
-        this.fleet.onPermit(record, undefined, 0);
+        this.coordination.onPermit(record, undefined, 0);
       },
     );
   }
