@@ -151,9 +151,19 @@ export class RedisBreakerStore implements BreakerStore {
       applyHashes: (record, hashes, sentAt) => {
         const fleet = decodeStateHash(record.name, hashes.state);
         // The options first: the state and the force are then those of the breaker as reconfigured.
-        this.orders.fromHashes(record, null, decodeConfigHash(record.name, hashes.config), sentAt);
+        this.orders.fromHashes(
+          record,
+          undefined,
+          decodeConfigHash(record.name, hashes.config),
+          sentAt,
+        );
         if (fleet !== undefined) this.coordination.apply(fleet, true);
-        this.orders.fromHashes(record, decodeForceHash(record.name, hashes.force), null, sentAt);
+        this.orders.fromHashes(
+          record,
+          decodeForceHash(record.name, hashes.force),
+          undefined,
+          sentAt,
+        );
       },
     });
     this.fleet = new RedisFleetControl({
