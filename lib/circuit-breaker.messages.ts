@@ -137,6 +137,11 @@ export const circuitBreakerMessages = {
     `Circuit breaker ${who} isolated by hand: every call is rejected until reset().`,
   disabled: (who: string) =>
     `Circuit breaker ${who} disabled by hand: every call passes and nothing trips until reset().`,
+  fleetNeedsStore: (name: string, method: string) =>
+    `CircuitBreakerRegistry.${method}("${name}", ..., { fleet: true }) needs a store that carries orders to every replica, and the module has none that does. ` +
+    "Give CircuitBreakerModule.forRoot() a store (new RedisBreakerStore({ redis }) from 'nestjs-circuit-breaker/redis'), or call it without { fleet: true } to act on this replica only.",
+  badFleetScope: (name: string, method: string, scope: unknown) =>
+    `CircuitBreakerRegistry.${method}("${name}"): the last argument must be { fleet: true } (every replica) or left out (this replica), got ${describeValue(scope)}.`,
   reloadRefused: (errors: readonly string[]) =>
     `CircuitBreakerRegistry.reload() refused the whole tree; nothing changed. ${errors.length === 1 ? 'One error' : `${errors.length} errors`}:\n` +
     errors.map((error) => `- ${error}`).join('\n') +

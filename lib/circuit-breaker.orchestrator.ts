@@ -34,6 +34,8 @@ import {
   validateModuleOptions,
 } from './circuit-breaker.options.js';
 import { closestName } from './closest-name.js';
+import { fleetOf } from './circuit-breaker.fleet.js';
+import type { FleetControl } from './interfaces/fleet-control.interface.js';
 import type { FeatureDefinition } from './feature-definition.js';
 import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
 
@@ -60,6 +62,8 @@ interface DefinitionSite {
  * @internal
  */
 export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
+  /** The store's orders to every replica, when it has them. */
+  readonly fleet: FleetControl | undefined;
   /** The module's options as checked: a plain copy, so that what was validated is what is used. */
   private options: CircuitBreakerModuleOptions;
   /** Where each breaker was defined (its options set), for conflict messages. */
@@ -101,6 +105,12 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
     if (roots.length > 1) throw new Error(circuitBreakerMessages.duplicateRoot(roots));
     this.options = validateModuleOptions(options);
     this.localDeps = { clock: this.options.clock, reportError };
+    this.fleet = fleetOf(this.options.store);
+    // The fleet's reconfigurations are applied here as registry.reconfigure() applies a patch: over the definition, checked.
+    this.fleet?.useReconfigurer({
+      apply: (breaker, patch) => this.reconfigure(breaker.name, patch),
+      merge: mergeOptions,
+    });
     for (const [name, breakerOptions] of Object.entries(this.options.breakers ?? {})) {
       this.configured.add(name);
       this.define(name, breakerOptions, FOR_ROOT, FOR_ROOT, true);

@@ -146,3 +146,10 @@ export type {
   CircuitBreakerModuleOptions,
   CircuitBreakerOptionsFactory,
 } from './interfaces/circuit-breaker-module-options.interface.js';
+export type {
+  FleetControl,
+  FleetReconfigured,
+  FleetReconfigurer,
+  FleetScope,
+  FleetWrite,
+} from './interfaces/fleet-control.interface.js';

@@ -5,3 +5,5 @@ export type {
   RedisBreakerStoreLogger,
   RedisBreakerStoreOptions,
 } from './redis-breaker-store-options.interface.js';
+export { FleetOrderError } from './redis-breaker.errors.js';
+export type { FleetOrderKind } from './redis-breaker.errors.js';

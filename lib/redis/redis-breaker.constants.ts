@@ -54,6 +54,8 @@ export const KEY_SUFFIX = Object.freeze({
   state: 'state',
   opens: 'opens',
   probe: 'probe',
+  force: 'force',
+  config: 'config',
   channel: 'signals',
 });
 
@@ -88,3 +90,11 @@ export const GENERATION_MAX_LEAD_MS = 86_400_000;
  * @internal
  */
 export const GENERATION_TRUSTED_LEAD_MS = 60_000;
+
+/**
+ * How many times a fleet-wide reconfiguration is written again when another
+ * replica wrote one in between (it is merged over theirs each time).
+ *
+ * @internal
+ */
+export const FLEET_CONFIG_ATTEMPTS = 3;

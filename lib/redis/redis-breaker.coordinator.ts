@@ -91,6 +91,8 @@ export interface FleetLink {
   requestPermit(record: SharedBreaker, ttlMs: number): void;
   /** Extends the permit this replica holds to `ttlMs` (its probes have started); the answer comes through `onRenewed()`. */
   renewPermit(record: SharedBreaker, ttlMs: number): void;
+  /** Every transition of a shared breaker, for the fleet's orders (whether it still holds the fleet's force). */
+  transitioned(record: SharedBreaker, change: StateChangeEvent): void;
 }
 
 /**
@@ -141,9 +143,15 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     return [...this.byName.values()].flat();
   }
 
+  /** The followed breakers named `name` (one per application, or none). */
+  named(name: string): readonly SharedBreaker[] {
+    return this.closed ? [] : (this.byName.get(name) ?? []);
+  }
+
   transitioned(breaker: Breaker, change: StateChangeEvent): void {
     const record = this.register(breaker);
     if (record === undefined) return;
+    this.link.transitioned(record, change);
     const { from, to, reason } = change;
     if (to === 'open') record.openUntil = change.openUntil ?? 0;
     // Half-opening is what a won permit is for; any other move ends the permit episode.

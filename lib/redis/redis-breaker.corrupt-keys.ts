@@ -21,8 +21,11 @@ export function isKeyError(error: unknown): boolean {
   );
 }
 
-/** The type `TYPE` answers for each of a breaker's keys, in the order of `BreakerKeys`. */
-const EXPECTED_TYPES = ['hash', 'zset', 'string'] as const;
+/** A breaker's keys, in the order of `EXPECTED_TYPES`. */
+const KEYS = ['state', 'opens', 'probe', 'force', 'config'] as const;
+
+/** The type `TYPE` answers for each of a breaker's keys, in the order of `KEYS`. */
+const EXPECTED_TYPES = ['hash', 'zset', 'string', 'hash', 'hash'] as const;
 
 /**
  * Deletes each of a breaker's keys that holds a type the store never writes
@@ -30,7 +33,7 @@ const EXPECTED_TYPES = ['hash', 'zset', 'string'] as const;
  * tag). Deleting loses nothing the fleet needs: replicas write their latest
  * transitions again, and a missing permit is simply free.
  *
- * KEYS: state hash, open reports, probe permit. ARGV: the expected types.
+ * KEYS: state hash, open reports, probe permit, force hash, config hash. ARGV: the expected types.
  * Returns {key, type found, ...} for every key deleted.
  *
  * @internal
@@ -127,21 +130,34 @@ export class CorruptKeys {
       if (episode.isolated && !episode.repairing) this.release(record, episode);
   }
 
+  /**
+   * Sorts the errors of one command per record: a key error concerns that
+   * breaker alone (isolated and repaired); any other error is an outage,
+   * thrown once the rest is sorted.
+   */
+  sort(records: readonly SharedBreaker[], errors: readonly unknown[]): void {
+    let outage: unknown;
+    errors.forEach((error, i) => {
+      if (error === undefined || error === null) this.healthy(records[i]!);
+      else if (isKeyError(error)) this.report(records[i]!, error);
+      else outage ??= error;
+    });
+    if (outage !== undefined) throw outage;
+  }
+
   clear(): void {
     this.episodes.clear();
   }
 
   private async repair(record: SharedBreaker, episode: Episode, error: unknown): Promise<void> {
     episode.repairing = true;
-    const { state, opens, probe } = record.keys;
+    const keys = KEYS.map((key) => record.keys[key]);
     let deleted: string[];
     try {
       const reply = this.link.redis.eval(
         REPAIR_SCRIPT,
-        3,
-        state,
-        opens,
-        probe,
+        keys.length,
+        ...keys,
         ...EXPECTED_TYPES,
       ) as Promise<string[]>;
       deleted = await withDeadline(reply, this.link.operationTimeoutMs, () =>
@@ -161,7 +177,7 @@ export class CorruptKeys {
         found.push({
           key,
           type: deleted[i + 1]!,
-          expected: EXPECTED_TYPES[[state, opens, probe].indexOf(key)]!,
+          expected: EXPECTED_TYPES[keys.indexOf(key)]!,
         });
       }
       this.log(episode, () => messages.corruptKeys(record.name, found, this.link.keyPrefix));
@@ -170,7 +186,7 @@ export class CorruptKeys {
     }
     // Nothing to delete: the first time, most likely another replica repaired it first; after that, a problem no delete solves.
     if (++episode.emptyRepairs === 1) return this.release(record, episode);
-    this.log(episode, () => messages.keyError(record.name, [state, opens, probe], reason(error)));
+    this.log(episode, () => messages.keyError(record.name, keys, reason(error)));
   }
 
   private release(record: SharedBreaker, episode: Episode): void {

@@ -8,6 +8,10 @@ export interface BreakerKeys {
   readonly opens: string;
   /** String: the instance that holds the fleet's probe permit, expiring with the probe deadline. */
   readonly probe: string;
+  /** Hash: the fleet's forced state (`state`, `reason`, `by`, `until`, `generation`, `origin`, `at`), or its release. */
+  readonly force: string;
+  /** Hash: the fleet's reconfiguration (`patch` as JSON, `generation`, `origin`, `at`, and `refused:<instance>` lines). */
+  readonly config: string;
 }
 
 // Kept as is: letters, digits and `_ . -`. Everything else, `%` included, becomes %XX of its UTF-8 bytes.
@@ -40,7 +44,7 @@ export function escapeKeyPart(name: string): string {
 
 /**
  * The keys of breaker `name` under `prefix`. The escaped name is a Redis
- * Cluster hash tag (`{...}`), so the three keys of one breaker live in one
+ * Cluster hash tag (`{...}`), so the keys of one breaker live in one
  * slot and one script can update them atomically; different breakers spread
  * over the cluster.
  *
@@ -52,6 +56,8 @@ export function breakerKeys(prefix: string, name: string): BreakerKeys {
     state: base + KEY_SUFFIX.state,
     opens: base + KEY_SUFFIX.opens,
     probe: base + KEY_SUFFIX.probe,
+    force: base + KEY_SUFFIX.force,
+    config: base + KEY_SUFFIX.config,
   });
 }
 

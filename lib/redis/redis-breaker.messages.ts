@@ -9,6 +9,7 @@ const OPERATIONS = {
   permit: 'the probe permit',
   renew: 'renewing the probe permit',
   repair: 'repairing the keys of a breaker',
+  order: 'a fleet-wide order',
   reconcile: 'reconcile',
   unsubscribe: 'UNSUBSCRIBE',
   quit: 'QUIT',
@@ -67,6 +68,28 @@ export const redisBreakerMessages = {
   keyError: (breaker: string, keys: readonly string[], reason: string) =>
     `Circuit breaker "${breaker}": Redis rejects the store's operations on its keys (${reason}); the breaker decides on its own and the store tries again at every reconcile. ` +
     `Look at ${keys.map((key) => `"${key}"`).join(', ')} (redis-cli TYPE, DUMP) and delete what the store did not write.`,
+  /** Why a fleet-wide order did not reach Redis (shown in `fleetNotTold`). */
+  why: {
+    unreachable: 'Redis is unreachable',
+    connecting: 'the store is still connecting to Redis',
+    closed: 'the store is closed (the application is shutting down)',
+    repairing: "the store is repairing this breaker's keys in Redis",
+  },
+  /** `what`: "forced open", "released", "reconfigured"... */
+  fleetNotTold: (breaker: string, what: string, why: string) =>
+    `Circuit breaker "${breaker}" is ${what} on this replica only: the other replicas were not told, because ${why}. ` +
+    'Give the order again once Redis is reachable (the store logs "Redis is reachable again"); replicas that miss an order are not told later.',
+  fleetNotShared: (breaker: string) =>
+    `Circuit breaker "${breaker}" is not shared through this store (share: false, or a child of a per-key family), so an order cannot reach the other replicas: ` +
+    'order it on each replica without { fleet: true }, or remove share: false.',
+  fleetConflict: (breaker: string, attempts: number) =>
+    `Circuit breaker "${breaker}" is reconfigured on this replica only: other replicas reconfigured it fleet-wide ${attempts} times while this one tried to. Try again.`,
+  fleetConfigRefused: (breaker: string, generation: number, origin: string, reason: string) =>
+    `Circuit breaker "${breaker}": this replica cannot apply the fleet's reconfiguration (generation ${generation}, from "${origin}") and keeps its options: ${reason} ` +
+    'The other replicas are not affected. Fix the options of this replica (or reconfigure the fleet again with options every replica accepts).',
+  fleetPatchNotData: (breaker: string, path: string, value: unknown) =>
+    `Circuit breaker "${breaker}": option "${path}" cannot travel to the other replicas (${describeValue(value)}): a fleet-wide reconfiguration carries plain data only (numbers, strings, booleans, and objects and arrays of them). ` +
+    'Set it in the options of every replica instead, or reconfigure without { fleet: true }.',
 };
 
 function article(type: string): string {

@@ -32,14 +32,29 @@ export interface FleetState {
  * @internal
  */
 export function decodeSignal(message: string): FleetState | undefined {
+  const raw = parseMessage(message);
+  return raw === undefined ? undefined : signalOf(raw);
+}
+
+/**
+ * A message of the channel as an object, or `undefined` when it is no JSON
+ * object. What it is (a state signal, a fleet order) is for the readers.
+ *
+ * @internal
+ */
+export function parseMessage(message: string): Record<string, unknown> | undefined {
   let raw: unknown;
   try {
     raw = JSON.parse(message);
   } catch {
     return undefined;
   }
-  if (typeof raw !== 'object' || raw === null) return undefined;
-  const { v, b, s, u, g, o, a } = raw as Record<string, unknown>;
+  return typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>) : undefined;
+}
+
+/** A parsed message as a state signal (see `decodeSignal`), or `undefined`. @internal */
+export function signalOf(raw: Record<string, unknown>): FleetState | undefined {
+  const { v, b, s, u, g, o, a } = raw;
   if (
     v !== SIGNAL_VERSION ||
     typeof b !== 'string' ||
@@ -70,8 +85,8 @@ export function decodeStateHash(
   return { name, state, openUntil, generation, origin: hash.origin ?? '', at };
 }
 
-/** `Number()` reads '' and '  ' as 0; a field this version wrote is never blank. */
-function numberOf(text: string | undefined): number {
+/** `Number()` reads '' and '  ' as 0; a field this version wrote is never blank. @internal */
+export function numberOf(text: string | undefined): number {
   return text === undefined || text.trim() === '' ? Number.NaN : Number(text);
 }
 
@@ -81,8 +96,10 @@ function numberOf(text: string | undefined): number {
  * growing (`+ 1` rounds away), and a replica that applied one would ignore
  * every later state. How far ahead of a clock a generation may be is the
  * coordinator's check (it has the clock).
+ *
+ * @internal
  */
-function isWireNumber(value: unknown): value is number {
+export function isWireNumber(value: unknown): value is number {
   return (
     typeof value === 'number' &&
     Number.isFinite(value) &&

@@ -10,7 +10,6 @@ import { validateOptions } from './redis-breaker-store.validation.js';
 import {
   evalCall,
   evalEach,
-  outcome,
   permitCall,
   renewCall,
   writeCall,
@@ -25,10 +24,15 @@ import {
   type WriteOp,
 } from './redis-breaker.coordinator.js';
 import { CorruptKeys, isKeyError } from './redis-breaker.corrupt-keys.js';
-import { deferred, withDeadline } from './redis-breaker.deadline.js';
+import { SharedStateReads } from './redis-breaker.reads.js';
+import { withDeadline } from './redis-breaker.deadline.js';
 import { channelOf } from './redis-breaker.keys.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
-import { decodeSignal, decodeStateHash } from './redis-breaker.signal.js';
+import { parseMessage, signalOf, decodeStateHash } from './redis-breaker.signal.js';
+import { refuseCall, RedisFleetControl } from './redis-breaker.fleet-control.js';
+import { FleetOrders } from './redis-breaker.fleet-orders.js';
+import { decodeConfigHash, decodeForceHash, orderOf } from './redis-breaker.fleet-records.js';
+import type { FleetControl } from '../interfaces/fleet-control.interface.js';
 import { WriteQueue } from './redis-breaker-write.queue.js';
 
 type Client = Redis | Cluster;
@@ -59,7 +63,17 @@ export class RedisBreakerStore implements BreakerStore {
   /** The prefix of every key and of the channel. */
   readonly keyPrefix: string;
 
-  private readonly fleet: RedisBreakerCoordinator;
+  /**
+   * Orders to every replica: `force()`, `release()` and `reconfigure()` made
+   * fleet-wide (the module's `registry.force(name, state, options, { fleet: true })`
+   * and its siblings use it). Each is obeyed here at once, stored and signalled;
+   * every replica obeys it, and so does one that starts later.
+   */
+  readonly fleet: FleetControl;
+
+  private readonly coordination: RedisBreakerCoordinator;
+  /** The replica's side of the fleet's orders. */
+  private readonly orders: FleetOrders;
   /** The two connections and whether they can be counted on: connecting, shared, outage, recovering, closed. */
   private readonly connection: RedisBreakerConnection;
   private readonly redis: Client;
@@ -71,19 +85,11 @@ export class RedisBreakerStore implements BreakerStore {
   private readonly queue: WriteQueue<SharedBreaker, WriteOp>;
   /** Breakers whose keys Redis rejects (a key of the wrong type): isolated and repaired one by one, never an outage. */
   private readonly corrupt: CorruptKeys;
+  /** Reconcile, and the reads of hydration and repairs. */
+  private readonly reads: SharedStateReads;
 
   private flushing = false;
   private flushScheduled = false;
-  /**
-   * Reads (and PINGs) sent and not settled yet: answered, failed, or given up
-   * by ioredis, whatever their deadline decided meanwhile. A frozen Redis keeps
-   * its connections "ready" and answers nothing: until it answers what it was
-   * sent, reconcile sends nothing more, so what waits in ioredis' queue is one
-   * read per breaker at most.
-   */
-  private readsInFlight = 0;
-  /** A reconcile asked for while reads were in flight: it runs once they have settled. */
-  private reconcileAfterReads: { promise: Promise<void>; resolve: () => void } | undefined;
   private reconcileTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(given: RedisBreakerStoreOptions) {
@@ -106,10 +112,7 @@ export class RedisBreakerStore implements BreakerStore {
       operationTimeoutMs: this.operationTimeoutMs,
       closeClient: options.closeClient === true,
       logger,
-      message: (message) => {
-        const fleet = decodeSignal(message);
-        if (fleet !== undefined) this.fleet.apply(fleet);
-      },
+      message: (message) => this.heard(message),
       recovered: () => this.recovered(),
     });
     this.corrupt = new CorruptKeys({
@@ -120,6 +123,13 @@ export class RedisBreakerStore implements BreakerStore {
       release: (record) => this.release(record),
       failed: (error) => this.connection.failed(error),
     });
+    this.orders = new FleetOrders({
+      logger,
+      refuse: (record, generation, message) =>
+        void evalCall(this.redis, refuseCall(this.writer, record, generation, message)).catch(
+          () => undefined,
+        ),
+    });
     const link: FleetLink = {
       isShared: (record) => this.shared && (record === undefined || !this.corrupt.isolated(record)),
       storeErrors: (record) =>
@@ -128,9 +138,61 @@ export class RedisBreakerStore implements BreakerStore {
       write: (record, op) => this.write(record, op),
       requestPermit: (record, ttlMs) => this.requestPermit(record, ttlMs),
       renewPermit: (record, ttlMs) => this.renewPermit(record, ttlMs),
+      transitioned: (record, change) => this.orders.transitioned(record, change),
     };
-    this.fleet = new RedisBreakerCoordinator(this.keyPrefix, link);
-    this.coordinator = this.fleet;
+    this.coordination = new RedisBreakerCoordinator(this.keyPrefix, link);
+    this.coordinator = this.coordination;
+    this.reads = new SharedStateReads({
+      redis: this.redis,
+      connection: this.connection,
+      corrupt: this.corrupt,
+      operationTimeoutMs: this.operationTimeoutMs,
+      all: () => this.coordination.all(),
+      applyHashes: (record, hashes, sentAt) => {
+        const fleet = decodeStateHash(record.name, hashes.state);
+        // The options first: the state and the force are then those of the breaker as reconfigured.
+        this.orders.fromHashes(
+          record,
+          undefined,
+          decodeConfigHash(record.name, hashes.config),
+          sentAt,
+        );
+        if (fleet !== undefined) this.coordination.apply(fleet, true);
+        this.orders.fromHashes(
+          record,
+          decodeForceHash(record.name, hashes.force),
+          undefined,
+          sentAt,
+        );
+      },
+    });
+    this.fleet = new RedisFleetControl({
+      redis: this.redis,
+      writer: this.writer,
+      operationTimeoutMs: this.operationTimeoutMs,
+      connection: this.connection,
+      corrupt: this.corrupt,
+      orders: this.orders,
+      recordOf: (breaker) =>
+        breaker.snapshot().coordination === undefined
+          ? undefined
+          : this.coordination.register(breaker),
+      start: () => this.start(),
+    });
+  }
+
+  /** A message on the channel: a state signal, a fleet order, or junk (ignored). */
+  private heard(message: string): void {
+    const raw = parseMessage(message);
+    if (raw === undefined) return;
+    if (raw.k === undefined) {
+      const fleet = signalOf(raw);
+      if (fleet !== undefined) this.coordination.apply(fleet);
+      return;
+    }
+    const order = orderOf(raw);
+    if (order !== undefined)
+      for (const record of this.coordination.named(order.name)) this.orders.apply(record, order);
   }
 
   /** Whether breakers share their state now: both connections are ready and the last operation succeeded. */
@@ -151,7 +213,7 @@ export class RedisBreakerStore implements BreakerStore {
   async hydrate(breakers: readonly Breaker[]): Promise<void> {
     if (this.connection.state === 'closed') return;
     const records = breakers
-      .map((breaker) => this.fleet.register(breaker))
+      .map((breaker) => this.coordination.register(breaker))
       .filter((r): r is SharedBreaker => r !== undefined);
     this.start();
     // One deadline for the whole start-up, the wait for the connections and the read together.
@@ -163,8 +225,8 @@ export class RedisBreakerStore implements BreakerStore {
       const left = Math.max(1, deadline - Date.now());
       if (this.connection.running)
         await (left < this.operationTimeoutMs
-          ? this.read(records, left, timedOut)
-          : this.read(records));
+          ? this.reads.read(records, left, timedOut)
+          : this.reads.read(records));
     } catch (error) {
       this.connection.failed(error);
     } finally {
@@ -179,46 +241,8 @@ export class RedisBreakerStore implements BreakerStore {
    * this call waits for it at most `operationTimeoutMs`. Resolves whether or
    * not Redis answers.
    */
-  async reconcile(): Promise<void> {
-    if (!this.connection.running || !this.connection.connected) return;
-    if (this.readsInFlight === 0) return this.reconcileNow();
-    // The last reads are still unanswered: this round goes out once they settle, and this call waits for it within the deadline.
-    this.reconcileAfterReads ??= deferred();
-    await withDeadline(this.reconcileAfterReads.promise, this.operationTimeoutMs, () =>
-      messages.timedOut('reconcile', this.operationTimeoutMs),
-    ).catch(() => undefined);
-  }
-
-  private async reconcileNow(): Promise<void> {
-    if (!this.connection.running || !this.connection.connected) return;
-    try {
-      if (this.connection.failing) {
-        // Redis has not answered lately: one PING asks whether it does now, rather than a read per breaker.
-        await withDeadline(this.track([this.redis.ping()]), this.operationTimeoutMs, () =>
-          messages.timedOut('ping', this.operationTimeoutMs),
-        );
-        // Sharing resumes, and recovered() may have started the read already.
-        this.connection.succeeded();
-        if (this.readsInFlight > 0) return;
-      }
-      this.corrupt.retry();
-      await this.read(this.fleet.all());
-    } catch (error) {
-      this.connection.failed(error);
-    }
-  }
-
-  /** Counts `commands` in flight until each settles, and runs a reconcile that waited for them. */
-  private track<T>(commands: Promise<T>[]): Promise<T[]> {
-    this.readsInFlight += commands.length;
-    const settled = () => {
-      if (--this.readsInFlight > 0 || this.reconcileAfterReads === undefined) return;
-      const waiting = this.reconcileAfterReads;
-      this.reconcileAfterReads = undefined;
-      void this.reconcileNow().finally(waiting.resolve);
-    };
-    for (const command of commands) command.then(settled, settled);
-    return Promise.all(commands);
+  reconcile(): Promise<void> {
+    return this.reads.reconcile();
   }
 
   async close(): Promise<void> {
@@ -228,7 +252,7 @@ export class RedisBreakerStore implements BreakerStore {
       await this.send(this.queue.drain()).catch(() => undefined);
     }
     clearInterval(this.reconcileTimer);
-    this.fleet.close();
+    this.coordination.close();
     this.queue.clear();
     this.corrupt.clear();
     // Releases a hydrate() still waiting for Redis (the application is stopping), then quits what the store made.
@@ -244,10 +268,10 @@ export class RedisBreakerStore implements BreakerStore {
 
   /** An outage ended: tell the fleet again what it missed, read back what this replica missed, and ask for the permits now due. */
   private recovered(): void {
-    for (const [record, op] of this.fleet.replay()) this.queue.push(record, op);
+    for (const [record, op] of this.coordination.replay()) this.queue.push(record, op);
     this.scheduleFlush();
     void this.reconcile();
-    this.fleet.wake();
+    this.coordination.wake();
   }
 
   // ---------------------------------------------------------------------------
@@ -295,61 +319,22 @@ export class RedisBreakerStore implements BreakerStore {
     const outcomes = await withDeadline(errors, this.operationTimeoutMs, () =>
       messages.timedOut('write', this.operationTimeoutMs),
     );
-    this.sort(
+    this.corrupt.sort(
       batch.map(([record]) => record),
       outcomes,
     );
   }
 
-  /**
-   * Sorts the errors of one command per record: a key error concerns that
-   * breaker alone (isolated and repaired, see CorruptKeys); any other error
-   * is an outage, thrown once the rest is sorted.
-   */
-  private sort(records: readonly SharedBreaker[], errors: readonly unknown[]): void {
-    let outage: unknown;
-    errors.forEach((error, i) => {
-      if (error === undefined || error === null) this.corrupt.healthy(records[i]!);
-      else if (isKeyError(error)) this.corrupt.report(records[i]!, error);
-      else outage ??= error;
-    });
-    if (outage !== undefined) throw outage;
-  }
-
   /** The keys of `record` were repaired: it tells the fleet its latest transition again, and reads the fleet's state back. */
   private release(record: SharedBreaker): void {
     if (!this.connection.running) return;
-    const op = this.fleet.replayOf(record);
+    const op = this.coordination.replayOf(record);
     if (op !== undefined) this.write(record, op);
-    this.read([record]).catch((error: unknown) => this.connection.failed(error));
+    this.reads.read([record]).catch((error: unknown) => this.connection.failed(error));
   }
 
   // ---------------------------------------------------------------------------
-  // Reads and the probe permit
-
-  /** Reads and applies the fleet's state of `records`, within `timeoutMs` (the operation deadline unless told). */
-  private async read(
-    records: readonly SharedBreaker[],
-    timeoutMs = this.operationTimeoutMs,
-    timedOut = () => messages.timedOut('read', this.operationTimeoutMs),
-  ): Promise<void> {
-    if (records.length === 0) return;
-    const replies = await withDeadline(
-      this.track(records.map((record) => outcome(this.redis.hgetall(record.keys.state)))),
-      timeoutMs,
-      timedOut,
-    );
-    this.sort(
-      records,
-      replies.map((reply) => reply.error),
-    );
-    this.connection.succeeded();
-    records.forEach((record, i) => {
-      const hash = replies[i]!.value;
-      const fleet = hash === undefined ? undefined : decodeStateHash(record.name, hash);
-      if (fleet !== undefined) this.fleet.apply(fleet, true);
-    });
-  }
+  // The probe permit
 
   private renewPermit(record: SharedBreaker, ttlMs: number): void {
     // Redis unreachable: the breaker probes locally anyway, and the claim lapses by itself.
@@ -363,7 +348,7 @@ export class RedisBreakerStore implements BreakerStore {
         this.connection.succeeded();
         this.corrupt.healthy(record);
         // Not renewed: the claim lapsed and another replica took the permit; this one stops probing.
-        this.fleet.onRenewed(record, episode, renewed === 1, ms);
+        this.coordination.onRenewed(record, episode, renewed === 1, ms);
       },
       (error: unknown) => this.failedOn(record, error),
     );
@@ -377,11 +362,11 @@ export class RedisBreakerStore implements BreakerStore {
       ([won, ms]) => {
         this.connection.succeeded();
         this.corrupt.healthy(record);
-        this.fleet.onPermit(record, won === 1, ms);
+        this.coordination.onPermit(record, won === 1, ms);
       },
       (error: unknown) => {
         this.failedOn(record, error);
-        this.fleet.onPermit(record, undefined, 0);
+        this.coordination.onPermit(record, undefined, 0);
       },
     );
   }

@@ -139,6 +139,7 @@ describe('corrupt state: signals (in process)', () => {
       write: () => undefined,
       requestPermit: () => undefined,
       renewPermit: () => undefined,
+      transitioned: () => undefined,
     };
     const options: BreakerOptions = { consecutiveFailures: 1, openDurationMs: 1_000 };
     fc.assert(

@@ -39,6 +39,7 @@ class FakeLink implements FleetLink {
   renewPermit(_record: SharedBreaker, ttlMs: number): void {
     this.renewals.push(ttlMs);
   }
+  transitioned(): void {}
 }
 
 const OPTIONS: BreakerOptions = {

@@ -238,7 +238,7 @@ describe('CorruptKeys without Redis', () => {
     expect([released, corrupt.isolated(record)]).toEqual([['payments'], true]);
     expect(warnings).toEqual([
       'Circuit breaker "payments": Redis rejects the store\'s operations on its keys (ERR user_script:9: attempt to compare nil with number script: 2e9d, on @user_script:9.); ' +
-        'the breaker decides on its own and the store tries again at every reconcile. Look at "p:{payments}:state", "p:{payments}:opens", "p:{payments}:probe" (redis-cli TYPE, DUMP) and delete what the store did not write.',
+        'the breaker decides on its own and the store tries again at every reconcile. Look at "p:{payments}:state", "p:{payments}:opens", "p:{payments}:probe", "p:{payments}:force", "p:{payments}:config" (redis-cli TYPE, DUMP) and delete what the store did not write.',
     ]);
     corrupt.retry();
     expect(released).toEqual(['payments', 'payments']);

@@ -32,11 +32,13 @@ describe('breaker names in Redis keys', () => {
     expect(new Set(names.map(escapeKeyPart)).size).toBe(names.length);
   });
 
-  it('keeps the three keys of a breaker in one Redis Cluster slot with a hash tag of the escaped name, under the prefix', () => {
+  it('keeps the keys of a breaker in one Redis Cluster slot with a hash tag of the escaped name, under the prefix', () => {
     expect(breakerKeys('shop:', 'GET /a')).toEqual({
       state: 'shop:{GET%20%2Fa}:state',
       opens: 'shop:{GET%20%2Fa}:opens',
       probe: 'shop:{GET%20%2Fa}:probe',
+      force: 'shop:{GET%20%2Fa}:force',
+      config: 'shop:{GET%20%2Fa}:config',
     });
     expect(channelOf('shop:')).toBe('shop:signals');
   });

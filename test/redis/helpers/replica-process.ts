@@ -1,7 +1,14 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
-import type { BreakerOptions, BreakerSnapshot } from '../../../lib/core/index.js';
+import type {
+  BreakerOptions,
+  BreakerSnapshot,
+  ForceableState,
+  ForceOptions,
+  ResolvedBreakerOptions,
+} from '../../../lib/core/index.js';
+import type { FleetReconfigured, FleetWrite } from '../../../lib/index.js';
 import type { RedisBreakerStoreOptions } from '../../../lib/redis/index.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/replica.mjs', import.meta.url));
@@ -25,7 +32,19 @@ export interface ReplicaTransition {
   reason: string;
   /** Date.now() in the replica when it happened (one machine: comparable across replicas). */
   at: number;
+  /** The time the breaker gives the transition: a lazy one (the end of a force) is dated when it was due. */
+  dated: number;
   openUntil?: number;
+  /** For reason `forced`: the force. */
+  forced?: { state: string; reason: string; by?: string };
+}
+
+/** How a fleet-wide order went on the replica that gave it. */
+export interface FleetOrderOutcome<T> {
+  /** Date.now() in the replica just before the call. */
+  calledAt: number;
+  result?: T;
+  error?: { name: string; message: string };
 }
 
 type Message =
@@ -128,6 +147,40 @@ export class ReplicaProcess {
 
   snapshot(breaker: string): Promise<BreakerSnapshot> {
     return this.request('snapshot', { breaker }) as Promise<BreakerSnapshot>;
+  }
+
+  /** The breaker's state now (a due transition, such as the end of a force, happens as it is read). */
+  state(breaker: string): Promise<string> {
+    return this.request('state', { breaker }) as Promise<string>;
+  }
+
+  /** The breaker's options in force. */
+  optionsOf(breaker: string): Promise<ResolvedBreakerOptions> {
+    return this.request('config', { breaker }) as Promise<ResolvedBreakerOptions>;
+  }
+
+  /** `registry.force(breaker, state, options, { fleet: true })` in the replica. */
+  force(
+    breaker: string,
+    state: ForceableState,
+    options: ForceOptions,
+  ): Promise<FleetOrderOutcome<FleetWrite>> {
+    return this.request('force', { breaker, state, options }) as Promise<
+      FleetOrderOutcome<FleetWrite>
+    >;
+  }
+
+  release(breaker: string): Promise<FleetOrderOutcome<FleetWrite>> {
+    return this.request('release', { breaker }) as Promise<FleetOrderOutcome<FleetWrite>>;
+  }
+
+  reconfigure(
+    breaker: string,
+    patch: BreakerOptions,
+  ): Promise<FleetOrderOutcome<FleetReconfigured>> {
+    return this.request('reconfigure', { breaker, patch }) as Promise<
+      FleetOrderOutcome<FleetReconfigured>
+    >;
   }
 
   reconcile(): Promise<void> {

@@ -1,0 +1,274 @@
+import type { Cluster, Redis } from 'ioredis';
+import type { Breaker, BreakerOptions, ForceableState, ForceOptions } from '../core/index.js';
+import type {
+  FleetControl,
+  FleetReconfigured,
+  FleetReconfigurer,
+  FleetWrite,
+} from '../interfaces/fleet-control.interface.js';
+import { evalCall, type ScriptCall, type Writer } from './redis-breaker.commands.js';
+import type { RedisBreakerConnection } from './redis-breaker.connection.js';
+import { FLEET_CONFIG_ATTEMPTS, KEY_TTL_MS } from './redis-breaker.constants.js';
+import type { SharedBreaker } from './redis-breaker.coordinator.js';
+import { isKeyError, type CorruptKeys } from './redis-breaker.corrupt-keys.js';
+import { withDeadline } from './redis-breaker.deadline.js';
+import { FleetOrderError, type FleetOrderKind } from './redis-breaker.errors.js';
+import type { FleetOrders } from './redis-breaker.fleet-orders.js';
+import type { FleetForceState } from './redis-breaker.fleet-records.js';
+import { FLEET_SCRIPTS } from './redis-breaker.fleet-scripts.js';
+import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
+
+/** What the fleet's orders need from the store. @internal */
+export interface FleetControlLink {
+  readonly redis: Redis | Cluster;
+  readonly writer: Writer;
+  readonly operationTimeoutMs: number;
+  readonly connection: RedisBreakerConnection;
+  readonly corrupt: CorruptKeys;
+  readonly orders: FleetOrders;
+  /** The store's record of `breaker`, if the store shares it. */
+  recordOf(breaker: Breaker): SharedBreaker | undefined;
+  /** Connects, if the store has not started yet. */
+  start(): void;
+}
+
+/**
+ * The caller's side of fleet-wide orders (`store.fleet`): obeys the order
+ * here first (checked as the local method checks it: bad input changes
+ * nothing anywhere), then stores and signals it in one script. The promise
+ * settles within `operationTimeoutMs`: it resolves once Redis took the
+ * order, and rejects with a `FleetOrderError` naming the breaker when Redis
+ * cannot take it (this replica still obeys, as an order of its own).
+ *
+ * @internal
+ */
+export class RedisFleetControl implements FleetControl {
+  constructor(private readonly link: FleetControlLink) {}
+
+  useReconfigurer(reconfigurer: FleetReconfigurer): void {
+    this.link.orders.reconfigurer = reconfigurer;
+  }
+
+  async force(breaker: Breaker, state: ForceableState, options: ForceOptions): Promise<FleetWrite> {
+    const record = this.recordOf(breaker);
+    const { orders } = this.link;
+    orders.forceHere(record, state, options);
+    orders.begin(record);
+    let reply: [number, number];
+    try {
+      reply = await this.send<[number, number]>(
+        record,
+        'force',
+        `forced ${state}`,
+        this.forceCall(record, state, options.reason, options.by ?? '', options.untilMs ?? 0),
+      );
+    } catch (error) {
+      orders.forceNotTold(record);
+      throw error;
+    }
+    orders.forceWritten(record, reply[0]);
+    return { breaker: record.name, generation: reply[0], subscribers: reply[1] };
+  }
+
+  async release(breaker: Breaker): Promise<FleetWrite> {
+    const record = this.recordOf(breaker);
+    const { orders } = this.link;
+    orders.releaseHere(record);
+    orders.begin(record);
+    let reply: [number, number];
+    try {
+      reply = await this.send<[number, number]>(
+        record,
+        'release',
+        'released',
+        this.forceCall(record, 'released', '', '', 0),
+      );
+    } catch (error) {
+      orders.forceNotTold(record);
+      throw error;
+    }
+    orders.forceWritten(record, reply[0]);
+    return { breaker: record.name, generation: reply[0], subscribers: reply[1] };
+  }
+
+  async reconfigure(breaker: Breaker, patch: BreakerOptions): Promise<FleetReconfigured> {
+    const record = this.recordOf(breaker);
+    const { orders } = this.link;
+    const reconfigurer = orders.reconfigurer;
+    const data = plainPatch(record.name, patch);
+    // Here first, checked as start-up checks it: refused, nothing is written.
+    const local = reconfigurer.apply(breaker, data);
+    for (let attempt = 0; attempt < FLEET_CONFIG_ATTEMPTS; attempt++) {
+      const previous = orders.patchOf(record);
+      const merged = reconfigurer.merge(previous ?? {}, data);
+      // Known before the write, so that its own signal is recognised as applied.
+      orders.setPatch(record, merged);
+      orders.begin(record);
+      let reply: unknown[];
+      try {
+        reply = await this.send<unknown[]>(
+          record,
+          'reconfigure',
+          'reconfigured',
+          this.configCall(record, orders.configGenerationOf(record), JSON.stringify(merged)),
+        );
+      } catch (error) {
+        orders.setPatch(record, previous);
+        orders.configDone(record, undefined);
+        throw error;
+      }
+      if (reply[0] === 1) {
+        orders.configDone(record, Number(reply[1]));
+        // Another replica's reconfiguration was obeyed in between: this one goes over it here too.
+        if (attempt > 0) reconfigurer.apply(breaker, merged);
+        return {
+          ...local,
+          fleet: {
+            breaker: record.name,
+            generation: Number(reply[1]),
+            subscribers: Number(reply[2]),
+          },
+        };
+      }
+      // Another replica wrote one since this replica last heard: obey it, and merge over it.
+      orders.setPatch(record, previous);
+      orders.configDone(record, undefined);
+      this.obeyStored(record, reply);
+    }
+    throw new FleetOrderError(
+      messages.fleetConflict(record.name, FLEET_CONFIG_ATTEMPTS),
+      record.name,
+      'reconfigure',
+    );
+  }
+
+  private recordOf(breaker: Breaker): SharedBreaker {
+    const record = this.link.recordOf(breaker);
+    if (record === undefined) throw new TypeError(messages.fleetNotShared(breaker.name));
+    return record;
+  }
+
+  /** Sends one order within the operation deadline; a failure becomes a `FleetOrderError` that says why. */
+  private async send<T>(
+    record: SharedBreaker,
+    order: FleetOrderKind,
+    what: string,
+    call: ScriptCall,
+  ): Promise<T> {
+    const { connection, corrupt, operationTimeoutMs } = this.link;
+    const refuse = (why: string, cause?: unknown): never => {
+      throw new FleetOrderError(messages.fleetNotTold(record.name, what, why), record.name, order, {
+        cause,
+      });
+    };
+    if (connection.state === 'closed') refuse(messages.why.closed);
+    this.link.start();
+    if (connection.state === 'connecting') {
+      const ready = connection.whenReady();
+      await withDeadline(ready, operationTimeoutMs, () => messages.why.connecting)
+        .catch(() => undefined)
+        .finally(() => ready.cancel());
+    }
+    if (!connection.shared)
+      refuse(
+        connection.state === 'connecting' ? messages.why.connecting : messages.why.unreachable,
+      );
+    if (corrupt.isolated(record)) refuse(messages.why.repairing);
+    try {
+      const reply = await withDeadline(evalCall<T>(this.link.redis, call), operationTimeoutMs, () =>
+        messages.timedOut('order', operationTimeoutMs),
+      );
+      connection.succeeded();
+      corrupt.healthy(record);
+      return reply;
+    } catch (error) {
+      if (isKeyError(error)) corrupt.report(record, error);
+      else connection.failed(error);
+      return refuse(error instanceof Error ? error.message : String(error), error);
+    }
+  }
+
+  /** The config script's answer when another replica wrote first: `[0, generation, patch, origin, at]`. */
+  private obeyStored(record: SharedBreaker, reply: unknown[]): void {
+    const [, generation, patch, origin, at] = reply.map(String);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(patch!);
+    } catch {
+      parsed = undefined;
+    }
+    const stored = {
+      kind: 'config' as const,
+      name: record.name,
+      patch: (typeof parsed === 'object' && parsed !== null ? parsed : {}) as BreakerOptions,
+      generation: Number(generation),
+      origin: origin!,
+      at: Number(at),
+    };
+    this.link.orders.apply(record, stored);
+  }
+
+  private forceCall(
+    record: SharedBreaker,
+    state: FleetForceState,
+    reason: string,
+    by: string,
+    until: number,
+  ): ScriptCall {
+    const { instanceId, channel } = this.link.writer;
+    return [
+      FLEET_SCRIPTS.force,
+      [record.keys.force],
+      [instanceId, Date.now(), state, reason, by, until, channel, record.name, KEY_TTL_MS],
+    ];
+  }
+
+  private configCall(record: SharedBreaker, expected: number, patch: string): ScriptCall {
+    const { instanceId, channel } = this.link.writer;
+    return [
+      FLEET_SCRIPTS.config,
+      [record.keys.config],
+      [instanceId, Date.now(), expected, patch, channel, record.name],
+    ];
+  }
+}
+
+/** The call that writes a replica's refusal of the fleet's reconfiguration of `generation` next to it. @internal */
+export function refuseCall(
+  writer: Writer,
+  record: SharedBreaker,
+  generation: number,
+  message: string,
+): ScriptCall {
+  return [FLEET_SCRIPTS.refuse, [record.keys.config], [generation, writer.instanceId, message]];
+}
+
+/**
+ * `patch` as it travels: plain data only (a function, a class instance or a
+ * symbol would not survive JSON, and another replica would apply something
+ * else), `undefined` dropped (it means "not given"). Throws a `TypeError`
+ * naming the option otherwise.
+ *
+ * @internal
+ */
+export function plainPatch(breaker: string, patch: unknown): BreakerOptions {
+  const walk = (value: unknown, path: string): unknown => {
+    if (typeof value === 'string' || typeof value === 'boolean') return value;
+    if (typeof value === 'number' && Number.isFinite(value)) return value;
+    if (Array.isArray(value)) return value.map((item, i) => walk(item, `${path}[${i}]`));
+    if (
+      typeof value === 'object' &&
+      value !== null &&
+      [Object.prototype, null].includes(Object.getPrototypeOf(value))
+    ) {
+      const out: Record<string, unknown> = {};
+      for (const [key, item] of Object.entries(value))
+        if (item !== undefined) out[key] = walk(item, path === '' ? key : `${path}.${key}`);
+      return out;
+    }
+    throw new TypeError(
+      messages.fleetPatchNotData(breaker, path === '' ? '(the patch)' : path, value),
+    );
+  };
+  return walk(patch, '') as BreakerOptions;
+}

@@ -1,0 +1,270 @@
+import type {
+  Breaker,
+  BreakerOptions,
+  ForceableState,
+  ForceOptions,
+  StateChangeEvent,
+} from '../core/index.js';
+import type { FleetReconfigurer } from '../interfaces/fleet-control.interface.js';
+import type { RedisBreakerStoreLogger } from './redis-breaker-store-options.interface.js';
+import { GENERATION_MAX_LEAD_MS } from './redis-breaker.constants.js';
+import type { SharedBreaker } from './redis-breaker.coordinator.js';
+import type { ConfigRecord, FleetOrder, ForceRecord } from './redis-breaker.fleet-records.js';
+import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
+
+/** Where one shared breaker stands with the fleet's orders: made on its first order, most breakers never get one. */
+interface Orders {
+  /** The generation of the force (or release) applied last. */
+  force: number;
+  /** `Date.now()` when a force order was applied or written here: a read sent before that cannot undo it. */
+  forceAt: number;
+  /** The breaker holds the fleet's force (not a force of this replica's own). */
+  held: boolean;
+  /** Which force it holds (state, reason, by, until): a repeated order changes nothing. */
+  heldKey: string | undefined;
+  config: number;
+  configAt: number;
+  /** The fleet's patch as last known: every fleet reconfiguration so far, merged. */
+  patch: BreakerOptions | undefined;
+  /** Orders of this replica's own on their way to Redis: until they are answered, reads cannot undo them. */
+  pending: number;
+}
+
+/** What the orders need from the store. @internal */
+export interface FleetOrdersLink {
+  readonly logger: RedisBreakerStoreLogger | undefined;
+  /** Writes next to the fleet's reconfiguration of `generation` why this replica cannot apply it. */
+  refuse(record: SharedBreaker, generation: number, message: string): void;
+}
+
+/** Without the module: the patch is the breaker's whole options, as `breaker.reconfigure()` takes them. */
+const WHOLE_OPTIONS: FleetReconfigurer = {
+  apply: (breaker, patch) => breaker.reconfigure(patch),
+  merge: (_previous, patch) => patch,
+};
+
+/**
+ * The replica's side of fleet-wide orders: obeys the fleet's forces,
+ * releases and reconfigurations, from signals (the newer generation wins)
+ * and from reads (what Redis holds wins, unless this replica gave or obeyed
+ * an order since the read went out, so that a late answer never undoes a
+ * newer order; this also undoes a forged signal at the next reconcile).
+ *
+ * A fleet force replaces whatever force the breaker held; a fleet release
+ * ends only the fleet's force, never a `force()` of this replica's own.
+ *
+ * @internal
+ */
+export class FleetOrders {
+  reconfigurer: FleetReconfigurer = WHOLE_OPTIONS;
+  private readonly orders = new WeakMap<SharedBreaker, Orders>();
+  /** Set while this replica forces a breaker for the fleet: its transition is the fleet's force. */
+  private applying = false;
+
+  constructor(private readonly link: FleetOrdersLink) {}
+
+  /** Every transition of a shared breaker: any of them but the fleet's own force ends the fleet's hold. */
+  transitioned(record: SharedBreaker, change: StateChangeEvent): void {
+    const orders = this.orders.get(record);
+    if (orders !== undefined) orders.held = this.applying && change.reason === 'forced';
+  }
+
+  /** An order heard on the channel: obeyed when newer than the last one applied. */
+  apply(record: SharedBreaker, order: FleetOrder): void {
+    if (order.generation > record.breaker.clock.now() + GENERATION_MAX_LEAD_MS) return;
+    const orders = this.of(record);
+    if (order.kind === 'force') {
+      if (order.generation > orders.force) this.obeyForce(record, orders, order);
+    } else if (order.generation > orders.config) this.obeyConfig(record, orders, order);
+  }
+
+  /**
+   * What a read sent at `sentAt` (`Date.now()`) found: `null` for no record,
+   * `undefined` for junk (ignored). Redis holds the truth, unless an order
+   * was given or obeyed here since the read went out.
+   */
+  fromHashes(
+    record: SharedBreaker,
+    force: ForceRecord | null | undefined,
+    config: ConfigRecord | null | undefined,
+    sentAt: number,
+  ): void {
+    let orders = this.orders.get(record);
+    // The common case, every reconcile: never ordered, and nothing in Redis.
+    if (
+      orders === undefined &&
+      (force ?? undefined) === undefined &&
+      (config ?? undefined) === undefined
+    )
+      return;
+    orders ??= this.of(record);
+    if (orders.pending > 0) return;
+    const lead = record.breaker.clock.now() + GENERATION_MAX_LEAD_MS;
+    if (force !== undefined && orders.forceAt < sentAt) {
+      if (force === null) {
+        // Redis holds no force any more (deleted by hand, expired): neither does the fleet.
+        if (orders.held) this.releaseHeld(orders, record.breaker);
+      } else if (force.generation !== orders.force && force.generation <= lead) {
+        this.obeyForce(record, orders, force);
+      }
+    }
+    if (
+      config !== undefined &&
+      config !== null &&
+      orders.configAt < sentAt &&
+      config.generation !== orders.config &&
+      config.generation <= lead
+    )
+      this.obeyConfig(record, orders, config);
+  }
+
+  // ---------------------------------------------------------------------------
+  // This replica's own orders (see RedisFleetControl)
+
+  /** Forces the breaker here for the fleet; throws as `force()` does on bad input, and then nothing changes. */
+  forceHere(record: SharedBreaker, state: ForceableState, options: ForceOptions): void {
+    const orders = this.of(record);
+    this.applying = true;
+    try {
+      record.breaker.force(state, options);
+    } finally {
+      this.applying = false;
+    }
+    orders.heldKey = keyOf(state, options.reason, options.by, options.untilMs ?? 0);
+  }
+
+  /** Ends the breaker's force here (whichever it holds: the caller asked for it). */
+  releaseHere(record: SharedBreaker): void {
+    const orders = this.of(record);
+    orders.heldKey = undefined;
+    record.breaker.release();
+  }
+
+  /** An order of this replica's own goes out. */
+  begin(record: SharedBreaker): Orders {
+    const orders = this.of(record);
+    orders.pending++;
+    return orders;
+  }
+
+  /** Redis took this replica's force or release as `generation`. */
+  forceWritten(record: SharedBreaker, generation: number): void {
+    const orders = this.of(record);
+    orders.pending--;
+    orders.force = Math.max(orders.force, generation);
+    orders.forceAt = Date.now();
+  }
+
+  /** Redis could not take this replica's force: the breaker holds it as a force of this replica's own. */
+  forceNotTold(record: SharedBreaker): void {
+    const orders = this.of(record);
+    orders.pending--;
+    orders.held = false;
+    orders.heldKey = undefined;
+  }
+
+  /** Redis took (or refused) this replica's reconfiguration; `generation` when it took it. */
+  configDone(record: SharedBreaker, generation: number | undefined): void {
+    const orders = this.of(record);
+    orders.pending--;
+    if (generation === undefined) return;
+    orders.config = Math.max(orders.config, generation);
+    orders.configAt = Date.now();
+  }
+
+  /** The fleet's patch as this replica last knew it (set before a write, so that the write's own signal is recognised). */
+  patchOf(record: SharedBreaker): BreakerOptions | undefined {
+    return this.of(record).patch;
+  }
+
+  setPatch(record: SharedBreaker, patch: BreakerOptions | undefined): void {
+    this.of(record).patch = patch;
+  }
+
+  /** The generation of the fleet's reconfiguration as last applied: what a write expects to replace. */
+  configGenerationOf(record: SharedBreaker): number {
+    return this.of(record).config;
+  }
+
+  // ---------------------------------------------------------------------------
+
+  private of(record: SharedBreaker): Orders {
+    let orders = this.orders.get(record);
+    if (orders === undefined) {
+      orders = {
+        force: 0,
+        forceAt: 0,
+        held: false,
+        heldKey: undefined,
+        config: 0,
+        configAt: 0,
+        patch: undefined,
+        pending: 0,
+      };
+      this.orders.set(record, orders);
+    }
+    return orders;
+  }
+
+  private obeyForce(record: SharedBreaker, orders: Orders, force: ForceRecord): void {
+    orders.force = force.generation;
+    orders.forceAt = Date.now();
+    const breaker = record.breaker;
+    if (force.state === 'released') {
+      if (orders.held) this.releaseHeld(orders, breaker);
+      return;
+    }
+    const key = keyOf(force.state, force.reason, force.by, force.until);
+    if (force.until !== 0 && force.until <= breaker.clock.now()) {
+      // Over already: a breaker that holds it ends it by itself, dated when it was due; another fleet force it holds ends now.
+      if (orders.held && orders.heldKey !== key) this.releaseHeld(orders, breaker);
+      return;
+    }
+    if (orders.held && orders.heldKey === key) return;
+    this.applying = true;
+    try {
+      breaker.force(force.state, {
+        reason: force.reason,
+        ...(force.by === undefined ? {} : { by: force.by }),
+        ...(force.until === 0 ? {} : { untilMs: force.until }),
+      });
+      orders.heldKey = key;
+    } catch {
+      // Only a force that ended between the check and now: there is nothing left to obey.
+    } finally {
+      this.applying = false;
+    }
+  }
+
+  private releaseHeld(orders: Orders, breaker: Breaker): void {
+    orders.held = false;
+    orders.heldKey = undefined;
+    breaker.release();
+  }
+
+  private obeyConfig(record: SharedBreaker, orders: Orders, config: ConfigRecord): void {
+    orders.config = config.generation;
+    orders.configAt = Date.now();
+    // The replica that wrote it applied it already.
+    if (orders.patch !== undefined && JSON.stringify(orders.patch) === JSON.stringify(config.patch))
+      return;
+    orders.patch = config.patch;
+    try {
+      this.reconfigurer.apply(record.breaker, config.patch);
+    } catch (error) {
+      // This replica keeps its options; the others go on with theirs. Said here, and next to the record for whoever looks.
+      const message = messages.fleetConfigRefused(
+        record.name,
+        config.generation,
+        config.origin,
+        error instanceof Error ? error.message : String(error),
+      );
+      this.link.logger?.warn(message);
+      this.link.refuse(record, config.generation, message);
+    }
+  }
+}
+
+function keyOf(state: string, reason: string, by: string | undefined, until: number): string {
+  return JSON.stringify([state, reason, by ?? '', until]);
+}
