@@ -1,7 +1,10 @@
 // A tiny driver for `node --cpu-prof`: runs only `ours` on one path for a few
 // seconds, so that the profile shows the breaker and little else.
 //
-//   node --cpu-prof --cpu-prof-dir=bench bench/profile.mjs closed|open|isolated|mixed|decorated|direct|operator [seconds] [ours|minimal]
+//   node --cpu-prof --cpu-prof-dir=bench bench/profile.mjs closed|open|isolated|mixed|decorated|direct|operator [seconds] [ours|plain|minimal]
+//
+// `ours` has the defaults (a 10 s deadline per call); `plain` is `timeoutMs: false`,
+// the engine benchmark's `ours` row (no deadline, like `minimal`).
 //   node bench/profile-summary.mjs bench/<file>.cpuprofile
 //
 // `decorated` calls a `@CircuitBreaker()` async method (scenario 7), `direct`
@@ -24,7 +27,10 @@ const flaky = () => (++k === 10 ? ((k = 0), Promise.reject(FAILURE)) : Promise.r
 let breaker =
   impl === 'minimal'
     ? new MinimalBreaker(5, 3_600_000)
-    : new Breaker('profile', { openDurationMs: 3_600_000 });
+    : new Breaker('profile', {
+        openDurationMs: 3_600_000,
+        ...(impl === 'plain' ? { timeoutMs: false } : {}),
+      });
 let call = (dep) => breaker.execute(dep);
 if (path === 'decorated' || path === 'direct' || path === 'operator') {
   const { decoratedService } = await import('./scenarios/nest-layer.mjs');

@@ -10,8 +10,8 @@
 // `redis-server` binary is on PATH: the scenario starts its own on a free loopback
 // port. Without one the run says so and the rest is unchanged.
 
-import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +25,7 @@ import { nestLayerIsolated } from './scenarios/nest-layer.mjs';
 import { deadlinePathIsolated } from './scenarios/deadline-path.mjs';
 import { openPath } from './scenarios/open-path.mjs';
 import { evaluateTargets } from './targets.mjs';
+import { appendRun, environment, writeRelease } from './results/history.mjs';
 
 const CONFIG = {
   full: {
@@ -95,35 +96,6 @@ function parseArgs(argv) {
   return { quick, only, write: argv.includes('--write') || (!quick && only === undefined) };
 }
 
-function environment() {
-  const git = (args) => {
-    try {
-      return execFileSync('git', args, {
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'ignore'],
-      }).trim();
-    } catch {
-      return undefined;
-    }
-  };
-  const version = (name) =>
-    JSON.parse(
-      readFileSync(new URL(`../node_modules/${name}/package.json`, import.meta.url), 'utf8'),
-    ).version;
-  return {
-    date: new Date().toISOString(),
-    node: process.version,
-    v8: process.versions.v8,
-    platform: `${process.platform} ${process.arch}`,
-    cpuModel: os.cpus()[0]?.model ?? 'unknown',
-    cores: os.cpus().length,
-    loadAverageAtStart: os.loadavg().map((l) => Number(l.toFixed(2))),
-    commit: git(['rev-parse', '--short', 'HEAD']) ?? 'unknown',
-    dirty: (git(['status', '--porcelain', '--', 'lib']) ?? '') !== '',
-    peers: { opossum: version('opossum'), cockatiel: version('cockatiel') },
-  };
-}
-
 async function main() {
   const args = parseArgs(process.argv.slice(2));
   if (typeof globalThis.gc !== 'function') {
@@ -190,7 +162,9 @@ async function main() {
     `\n${mode} run: ${(results.durationMs / 1000).toFixed(1)} s (not counting the build)`,
   );
 
+  appendRun(results, { committed: args.write });
   if (args.write) {
+    writeRelease(results);
     const here = (name) => fileURLToPath(new URL(name, import.meta.url));
     writeFileSync(here('./results.json'), `${JSON.stringify(results, null, 2)}\n`);
     writeFileSync(here('./RESULTS.md'), toMarkdown(results));

@@ -209,7 +209,7 @@ async function waitFor(condition, timeoutMs = 5_000) {
   }
 }
 
-async function startRedis() {
+export async function startRedis() {
   const port = await new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject).listen(0, '127.0.0.1', () => {

@@ -47,6 +47,48 @@ describe('CountWindow', () => {
     );
   });
 
+  it('stays exact through long runs of successes, which a full window of successes does not write', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 45 }),
+        // Runs of one slot: long runs of successes fill the window with them, then anything may follow.
+        fc.array(fc.tuple(fc.constantFrom(...SLOTS), fc.integer({ min: 1, max: 120 })), {
+          maxLength: 12,
+        }),
+        (size, runs) => {
+          const slots = runs.flatMap(([slot, n]) => Array.from({ length: n }, () => slot));
+          const window = new CountWindow(size);
+          slots.forEach((slot) => window.record(slot, 0));
+          const last = slots.slice(-size);
+          expect([
+            window.calls,
+            window.failures,
+            window.slowCalls,
+            window.overloads,
+            window.shed,
+          ]).toEqual([
+            last.filter((s) => s & (SLOT_SUCCESS | SLOT_FAILURE)).length,
+            last.filter((s) => s & SLOT_FAILURE).length,
+            last.filter((s) => s & SLOT_SLOW).length,
+            last.filter((s) => s === SLOT_OVERLOAD).length,
+            last.filter((s) => s === SLOT_SHED).length,
+          ]);
+        },
+      ),
+      { seed: 20261202, numRuns: 2_000 },
+    );
+  });
+
+  it('evicts the first failure after a run of successes exactly `size` records later', () => {
+    const window = new CountWindow(100);
+    for (let i = 0; i < 250; i++) window.record(SLOT_SUCCESS, 0);
+    for (let i = 0; i < 3; i++) window.record(SLOT_FAILURE, 0);
+    for (let i = 0; i < 97; i++) window.record(SLOT_SUCCESS, 0);
+    expect([window.calls, window.failures]).toEqual([100, 3]);
+    window.record(SLOT_SUCCESS, 0);
+    expect([window.calls, window.failures]).toEqual([100, 2]);
+  });
+
   it('reset() empties it', () => {
     const window = new CountWindow(3);
     window.record(SLOT_FAILURE, 0);

@@ -4,6 +4,7 @@ import {
   SLOT_FAILURE,
   SLOT_OVERLOAD,
   SLOT_SLOW,
+  SLOT_SUCCESS,
   type OutcomeWindow,
 } from './outcome-window.interface.js';
 
@@ -38,6 +39,15 @@ export class CountWindow implements OutcomeWindow {
   }
 
   record(slot: number, _now: number): void {
+    // A full window of plain successes is unchanged by one more, whichever slot it replaces:
+    // the closed path of a healthy dependency skips the ring.
+    if (
+      slot === SLOT_SUCCESS &&
+      this.calls === this.size &&
+      this.failures === 0 &&
+      this.slowCalls === 0
+    )
+      return;
     const index = this.index;
     // Derived rather than stored: two fewer fields on every breaker.
     const word = (index / SLOTS_PER_WORD) | 0;

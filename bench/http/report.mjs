@@ -1,0 +1,203 @@
+// What an HTTP run shows: the text table (stdout), HTTP-RESULTS.md and http.svg.
+
+const MARK = { pass: '✅ pass', fail: '❌ FAIL', 'not run': '– not run' };
+
+const num = (v, digits = 0) =>
+  v === undefined ? '' : v.toLocaleString('en-US', { maximumFractionDigits: digits });
+const ms = (s) => (s === undefined ? '' : s.median.toFixed(2));
+const spread = (r) =>
+  r === undefined ? '' : `${r.median.toFixed(2)}x (${r.min.toFixed(2)}–${r.max.toFixed(2)})`;
+const shortId = (id) => (id === 'bare' ? 'bare' : id === 'bare-503' ? 'bare 503' : id);
+
+function adapterTable(results, adapter) {
+  const measured = results.adapters[adapter] ?? {};
+  const rows = results.rows.map((row) => {
+    const m = measured[row.id];
+    if (m === undefined)
+      return [row.label, '–', '', '', '', '', '', '', '', row.pending ?? 'not run'];
+    const base = m.vsBaseline;
+    return [
+      row.label,
+      num(m.rps.median),
+      base === undefined ? 'baseline' : `${spread(base.rps)} of ${shortId(base.of)}`,
+      ms(m.p50),
+      ms(m.p99),
+      ms(m.p999),
+      base === undefined ? '' : spread(base.p99),
+      m.cpuUsPerRequest.median.toFixed(1),
+      base === undefined ? '' : spread(base.cpu),
+      m.vsAlso === undefined ? '' : `${spread(m.vsAlso.rps)} of ${shortId(m.vsAlso.of)}`,
+    ];
+  });
+  return {
+    headers: [
+      'row',
+      'req/s',
+      'req/s ratio (min–max)',
+      'p50 ms',
+      'p99 ms',
+      'p99.9 ms',
+      'p99 ratio',
+      'CPU µs/req',
+      'CPU ratio',
+      'also: req/s ratio / note',
+    ],
+    align: ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+    rows,
+  };
+}
+
+function targetsTable(results) {
+  return {
+    headers: ['adapter', 'target', 'measured: median (min–max over rounds)', 'result'],
+    align: ['l', 'l', 'l', 'l'],
+    rows: results.targets.map((t) => [t.adapter, t.label, t.shown ?? '', MARK[t.status]]),
+  };
+}
+
+function textTable({ headers, align, rows }) {
+  const width = (s) => [...s].length;
+  const widths = headers.map((h, i) => Math.max(width(h), ...rows.map((r) => width(r[i]))));
+  const cell = (s, i) =>
+    align[i] === 'r'
+      ? s.padStart(widths[i] + s.length - width(s))
+      : s.padEnd(widths[i] + s.length - width(s));
+  const line = (cells) => cells.map(cell).join('  ').trimEnd();
+  return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+const describe = (results) => {
+  const c = results.config;
+  return `${c.rounds} interleaved rounds of ${c.seconds} s per row (after a ${c.warmupSeconds} s warm-up each), ${c.connections} connections, ids cycling over ${c.keys.toLocaleString('en-US')} keys`;
+};
+
+export function httpText(results) {
+  const out = [`HTTP benchmark (${results.mode}): ${describe(results)}`];
+  for (const adapter of Object.keys(results.adapters)) {
+    out.push('', `${adapter}`, textTable(adapterTable(results, adapter)));
+  }
+  out.push('', 'Targets', textTable(targetsTable(results)));
+  return out.join('\n');
+}
+
+const escapeMd = (s) => s.replaceAll('|', '\\|');
+function markdownTable({ headers, align, rows }) {
+  const sep = align.map((a) => (a === 'r' ? '---:' : ':---'));
+  const line = (cells) => `| ${cells.map(escapeMd).join(' | ')} |`;
+  return [line(headers), `| ${sep.join(' | ')} |`, ...rows.map(line)].join('\n');
+}
+
+export const HTTP_NOTES = [
+  'Each adapter is one Nest application in a child process of its own, listening on a loopback port chosen by the OS; autocannon runs in the parent, so the CPU column (`process.cpuUsage()` of the server process over the segment, divided by its requests) counts the server only. On 2 cores the load generator and the server each have about one.',
+  "Every route is `GET /<row>/:id`, the id cycling over 10,000 values for every row (the per-key row uses it as its key), so every row pays the same routing and parameter work. The controller calls a provider; the bare route's provider awaits the in-process fake upstream (an async function answering `{ id, ok: true }` at once), the others wrap that same call.",
+  'Ours use the defaults (a 10 s deadline per call, a count window of 100); the per-key family has `maxKeys: 10_000` so that each key keeps its own child. opossum is wrapped as its README shows (`new CircuitBreaker(fn, { timeout: 3000, errorThresholdPercentage: 50, resetTimeout: 30000 })`, `fire()`), cockatiel too (`circuitBreaker(handleAll, { halfOpenAfter: 10_000, breaker: new ConsecutiveBreaker(5) })`, `execute()`).',
+  'Open rows: the breakers were tripped at start-up with an open duration of an hour, so every request is a rejection answered by the filter (`httpFilter: true`): 503, `Retry-After: 3600` and the JSON body. Their baseline answers the same status, header and body from the handler itself (`@HttpCode(503)`, `@Header()`); the thrown row is what Nest does with a `ServiceUnavailableException`, for context.',
+  'Redis rows: the store is a `RedisBreakerStore` on a `redis-server` the run starts on a free loopback port; every other breaker of the application has `share: false`. The open shared breaker has `share: { quorum: 1 }`, so its own opening opened the fleet.',
+  "Ratios are taken within each round between rows measured seconds apart on the same server, and reported as the median over rounds with the smallest and largest; latencies are exact (every response timed, not autocannon's whole-millisecond histogram), the medians over rounds of each round's percentile.",
+];
+
+export function httpMarkdown(results) {
+  const env = results.environment;
+  const out = [
+    '# HTTP benchmark results',
+    '',
+    'The latest full run of `npm run bench:http` (issue 18). Regenerated by every full run; do not edit by hand.',
+    '',
+    `- Date: ${env.date}`,
+    `- Node: ${env.node} (V8 ${env.v8}), ${env.platform}`,
+    `- CPU: ${env.cpuModel}, ${env.cores} cores; load average ${env.loadAverageAtStart.join(' / ')} at the start, ${env.loadAverageAtEnd.join(' / ')} at the end (1 / 5 / 15 min; the machine was shared)`,
+    `- Commit: ${env.commit}${env.dirty ? ' (lib/ had uncommitted changes)' : ''}; autocannon ${env.peers.autocannon}, opossum ${env.peers.opossum}, cockatiel ${env.peers.cockatiel}, ${env.redis}`,
+    `- Run: ${describe(results)}; ${(results.durationMs / 1000).toFixed(0)} s in all`,
+    '',
+    '![Requests per second relative to the bare route](http.svg)',
+    '',
+    '## Targets',
+    '',
+    markdownTable(targetsTable(results)),
+    '',
+  ];
+  for (const adapter of Object.keys(results.adapters)) {
+    out.push(`## ${adapter}`, '', markdownTable(adapterTable(results, adapter)), '');
+  }
+  if (results.problems.length > 0) {
+    out.push('## Problems', '');
+    for (const p of results.problems) out.push(`- ${p}`);
+    out.push('');
+  }
+  out.push('## Notes', '');
+  for (const n of HTTP_NOTES) out.push(`- ${n}`);
+  out.push('');
+  return out.join('\n');
+}
+
+const escapeXml = (s) => s.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+
+/** One panel per adapter: each measured row's req/s ratio to its baseline, with the rounds' range. */
+export function httpSvg(results) {
+  const adapters = Object.keys(results.adapters);
+  const W = 860;
+  const labelW = 360;
+  const left = labelW + 10;
+  const right = W - 150;
+  const barH = 14;
+  const gap = 5;
+  const lo = 0.5;
+  const hi = 1.1;
+  const x = (v) => left + ((Math.min(Math.max(v, lo), hi) - lo) / (hi - lo)) * (right - left);
+  const parts = [];
+  let y = 44;
+  for (const adapter of adapters) {
+    parts.push(`<text x="10" y="${y + 12}" class="h">${escapeXml(adapter)}</text>`);
+    y += 22;
+    const top = y;
+    for (const row of results.rows) {
+      const m = results.adapters[adapter][row.id];
+      if (m === undefined || m.vsBaseline === undefined) continue;
+      const r = m.vsBaseline.rps;
+      const cls = row.peer
+        ? 'peer'
+        : row.id.startsWith('bare') || row.id === 'thrown-503'
+          ? 'min'
+          : 'ours';
+      parts.push(
+        `<text x="${labelW}" y="${y + barH - 3}" class="l" text-anchor="end">${escapeXml(row.label)}</text>`,
+        `<rect x="${left}" y="${y}" width="${(x(r.median) - left).toFixed(1)}" height="${barH}" class="${cls}"/>`,
+        `<line x1="${x(r.min).toFixed(1)}" y1="${y + barH / 2}" x2="${x(r.max).toFixed(1)}" y2="${y + barH / 2}" class="range"/>`,
+        `<text x="${(right + 6).toFixed(1)}" y="${y + barH - 3}" class="v">${r.median.toFixed(3)}x of ${escapeXml(shortId(m.vsBaseline.of))} · ${m.cpuUsPerRequest.median.toFixed(0)} µs CPU</text>`,
+      );
+      y += barH + gap;
+    }
+    parts.push(
+      `<line x1="${x(1).toFixed(1)}" y1="${top - 4}" x2="${x(1).toFixed(1)}" y2="${y}" class="one"/>`,
+      `<line x1="${x(0.97).toFixed(1)}" y1="${top - 4}" x2="${x(0.97).toFixed(1)}" y2="${y}" class="target"/>`,
+    );
+    y += 16;
+  }
+  const ticks = [0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1];
+  const axis = ticks.map(
+    (t) =>
+      `<text x="${x(t).toFixed(1)}" y="${y + 4}" class="v" text-anchor="middle">${t.toFixed(1)}x</text>`,
+  );
+  const H = y + 40;
+  const env = results.environment;
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="system-ui, -apple-system, Segoe UI, sans-serif">`,
+    '<style>',
+    '  .h { font-size: 14px; font-weight: 600; fill: #222; }',
+    '  .l { font-size: 12px; fill: #333; }',
+    '  .v { font-size: 11px; fill: #555; }',
+    '  .ours { fill: #d9480f; } .min { fill: #868e96; } .peer { fill: #4c6ef5; }',
+    '  .range { stroke: #212529; stroke-width: 1.5; }',
+    '  .one { stroke: #495057; stroke-width: 1.2; }',
+    '  .target { stroke: #d9480f; stroke-dasharray: 4 3; stroke-width: 1.2; }',
+    '</style>',
+    `<rect width="${W}" height="${H}" fill="#fff"/>`,
+    '<text x="10" y="20" class="h">Requests/s relative to the bare route (median of per-round ratios; line: min–max over rounds; dashed: 0.97x)</text>',
+    `<text x="10" y="36" class="v">${escapeXml(`Open rows against the bare 503 route. Axis clipped at ${lo}x–${hi}x.`)}</text>`,
+    ...parts,
+    ...axis,
+    `<text x="10" y="${H - 10}" class="v">${escapeXml(`${env.date} · Node ${env.node} · ${env.cpuModel}, ${env.cores} cores · ${results.config.rounds} rounds of ${results.config.seconds} s`)}</text>`,
+    '</svg>',
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,46 @@
+// The HTTP targets of issue 18, judged per adapter from a run's aggregates.
+
+const fmt = (s) => `${s.median.toFixed(3)}x (${s.min.toFixed(3)}–${s.max.toFixed(3)})`;
+
+export function evaluateHttpTargets(results) {
+  const targets = [];
+  for (const [adapter, rows] of Object.entries(results.adapters)) {
+    const judge = (id, label, ratio, ok) => {
+      if (ratio === undefined)
+        return targets.push({ id: `${adapter}:${id}`, adapter, label, status: 'not run' });
+      targets.push({
+        id: `${adapter}:${id}`,
+        adapter,
+        label,
+        value: ratio.median,
+        shown: fmt(ratio),
+        status: ok(ratio.median) ? 'pass' : 'fail',
+      });
+    };
+    judge(
+      'decorated-rps',
+      'decorated closed route at least 0.97x the bare route (requests/s)',
+      rows.decorated?.vsBaseline?.rps,
+      (v) => v >= 0.97,
+    );
+    judge(
+      'decorated-p99',
+      'decorated closed route p99 latency within 5% of the bare route',
+      rows.decorated?.vsBaseline?.p99,
+      (v) => v <= 1.05,
+    );
+    judge(
+      'open-rps',
+      'open route at least 1.0x the bare 503 route (requests/s)',
+      rows.open?.vsBaseline?.rps,
+      (v) => v >= 1.0,
+    );
+    judge(
+      'shared-rps',
+      'shared (Redis) closed route at least 0.95x the in-memory one (requests/s)',
+      rows.shared?.vsAlso?.rps,
+      (v) => v >= 0.95,
+    );
+  }
+  return targets;
+}
