@@ -14,7 +14,7 @@ import { isKeyError, type CorruptKeys } from './redis-breaker.corrupt-keys.js';
 import { withDeadline } from './redis-breaker.deadline.js';
 import { FleetOrderError, type FleetOrderKind } from './redis-breaker.errors.js';
 import type { FleetOrders } from './redis-breaker.fleet-orders.js';
-import type { FleetForceState } from './redis-breaker.fleet-records.js';
+import { decodeConfigHash, type FleetForceState } from './redis-breaker.fleet-records.js';
 import { FLEET_SCRIPTS } from './redis-breaker.fleet-scripts.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
 
@@ -191,21 +191,14 @@ export class RedisFleetControl implements FleetControl {
   /** The config script's answer when another replica wrote first: `[0, generation, patch, origin, at]`. */
   private obeyStored(record: SharedBreaker, reply: unknown[]): void {
     const [, generation, patch, origin, at] = reply.map(String);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(patch!);
-    } catch {
-      parsed = undefined;
-    }
-    const stored = {
-      kind: 'config' as const,
-      name: record.name,
-      patch: (typeof parsed === 'object' && parsed !== null ? parsed : {}) as BreakerOptions,
-      generation: Number(generation),
-      origin: origin!,
-      at: Number(at),
-    };
-    this.link.orders.apply(record, stored);
+    const stored = decodeConfigHash(record.name, { generation, patch, origin, at } as Record<
+      string,
+      string
+    >);
+    // Junk with a generation in range: nothing to obey, and the next attempt replaces it.
+    if (stored === null || stored === undefined)
+      this.link.orders.passConfig(record, Number(generation));
+    else this.link.orders.apply(record, stored);
   }
 
   private forceCall(
@@ -219,7 +212,18 @@ export class RedisFleetControl implements FleetControl {
     return [
       FLEET_SCRIPTS.force,
       [record.keys.force],
-      [instanceId, Date.now(), state, reason, by, until, channel, record.name, KEY_TTL_MS],
+      // The breaker's clock, as every write of the store: generations and times are compared with it.
+      [
+        instanceId,
+        record.breaker.clock.now(),
+        state,
+        reason,
+        by,
+        until,
+        channel,
+        record.name,
+        KEY_TTL_MS,
+      ],
     ];
   }
 
@@ -228,7 +232,7 @@ export class RedisFleetControl implements FleetControl {
     return [
       FLEET_SCRIPTS.config,
       [record.keys.config],
-      [instanceId, Date.now(), expected, patch, channel, record.name],
+      [instanceId, record.breaker.clock.now(), expected, patch, channel, record.name],
     ];
   }
 }

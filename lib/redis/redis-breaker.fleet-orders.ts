@@ -172,6 +172,12 @@ export class FleetOrders {
     orders.configAt = Date.now();
   }
 
+  /** Redis holds a reconfiguration of `generation` that is junk: nothing to obey, but the next write replaces it. */
+  passConfig(record: SharedBreaker, generation: number): void {
+    const orders = this.of(record);
+    if (Number.isFinite(generation)) orders.config = generation;
+  }
+
   /** The fleet's patch as this replica last knew it (set before a write, so that the write's own signal is recognised). */
   patchOf(record: SharedBreaker): BreakerOptions | undefined {
     return this.of(record).patch;

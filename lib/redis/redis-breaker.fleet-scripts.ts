@@ -64,7 +64,8 @@ local instance, now = ARGV[1], tonumber(ARGV[2])
 ${PRELUDE}
 local stored = redis.call('HMGET', KEYS[1], 'generation', 'patch', 'origin', 'at')
 local current = valid(stored[1]) or 0
-if stored[1] and stored[2] and current ~= tonumber(ARGV[3]) then
+-- Junk (a generation out of range) is no record to merge over: it is replaced.
+if stored[2] and valid(stored[1]) and current ~= tonumber(ARGV[3]) then
   return {0, stored[1], stored[2], stored[3] or '', stored[4] or '0'}
 end
 local generation = math.max(current + 1, now)
