@@ -42,7 +42,8 @@ redis.call('HSET', KEYS[1], 'state', ARGV[3], 'reason', ARGV[4], 'by', ARGV[5], 
 if ARGV[3] == 'released' then
   redis.call('PEXPIRE', KEYS[1], ARGV[9])
 elseif untilMs > 0 then
-  redis.call('PEXPIREAT', KEYS[1], string.format('%.17g', untilMs + tonumber(ARGV[9])))
+  -- A whole number of milliseconds: PEXPIREAT refuses a fraction (an untilMs of Date.now() + 1.5 * 60_000 is one).
+  redis.call('PEXPIREAT', KEYS[1], string.format('%.0f', math.ceil(untilMs + tonumber(ARGV[9]))))
 end
 local subscribers = redis.call('PUBLISH', ARGV[7], cjson.encode({ v = 1, k = 'force', b = ARGV[8], f = ARGV[3],
   r = ARGV[4], y = ARGV[5], u = untilMs, g = generation, o = instance, a = now }))
