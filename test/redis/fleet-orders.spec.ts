@@ -237,6 +237,25 @@ describe.skipIf(!available)('fleet-wide orders through a real Redis', () => {
     expect([forcedOf(a), forcedOf(b)]).toEqual([undefined, undefined]);
   });
 
+  it('forces a per-key family and the children it holds on every replica, and refuses a child', async () => {
+    const family: BreakerOptions = { ...OPTIONS, perKey: { maxKeys: 10 } };
+    const [a, b] = [
+      await replica('a', prefix, { breaker: family }),
+      await replica('b', prefix, { breaker: family }),
+    ];
+    const child = b.breaker.forKey('eu-west');
+    await a.store.fleet.force(a.breaker, 'disabled', ORDER);
+    await eventually('b forced', () => (forcedOf(b) === undefined ? undefined : true));
+    expect([b.breaker.state, child.state, child.snapshot().forced?.reason]).toEqual([
+      'disabled',
+      'disabled',
+      ORDER.reason,
+    ]);
+    await expect(a.store.fleet.force(a.breaker.forKey('x'), 'open', ORDER)).rejects.toThrow(
+      /^Circuit breaker "payments\[x\]" is not shared through this store/,
+    );
+  });
+
   it('fails clearly to the caller when Redis is down, and the replica still obeys', async () => {
     const gone = await RedisServer.start();
     const port = gone.port;
