@@ -13,7 +13,7 @@ import type { SharedBreaker } from './redis-breaker.coordinator.js';
 import { isKeyError, type CorruptKeys } from './redis-breaker.corrupt-keys.js';
 import { withDeadline } from './redis-breaker.deadline.js';
 import { FleetOrderError, type FleetOrderKind } from './redis-breaker.errors.js';
-import type { FleetOrders } from './redis-breaker.fleet-orders.js';
+import type { FleetOrders, RestoredOrder } from './redis-breaker.fleet-orders.js';
 import { decodeConfigHash, type FleetForceState } from './redis-breaker.fleet-records.js';
 import { FLEET_SCRIPTS } from './redis-breaker.fleet-scripts.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
@@ -139,6 +139,30 @@ export class RedisFleetControl implements FleetControl {
       messages.fleetConflict(record.name, FLEET_CONFIG_ATTEMPTS),
       record.name,
       'reconfigure',
+    );
+  }
+
+  /**
+   * Writes again an order this replica holds and Redis lost (see
+   * `FleetOrdersLink.restore`), without obeying it again. A failure is the
+   * store's as any operation's: the next read finds the order missing, and
+   * tries again.
+   */
+  restore(record: SharedBreaker, order: RestoredOrder): void {
+    const { orders } = this.link;
+    orders.begin(record);
+    const call =
+      order.kind === 'force'
+        ? this.forceCall(record, order.state, order.reason, order.by ?? '', order.until)
+        : this.configCall(record, 0, JSON.stringify(order.patch));
+    const kind = order.kind === 'force' ? 'force' : 'reconfigure';
+    this.send<unknown[]>(record, kind, 'restored', call).then(
+      (reply) => {
+        if (order.kind === 'force') return orders.forceWritten(record, Number(reply[0]));
+        // Refused: another replica wrote one meanwhile, which the next read obeys.
+        orders.configDone(record, reply[0] === 1 ? Number(reply[1]) : undefined);
+      },
+      () => orders.end(record),
     );
   }
 

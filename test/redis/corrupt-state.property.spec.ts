@@ -30,7 +30,7 @@ import {
   decodeForceHash,
   orderOf,
 } from '../../lib/redis/redis-breaker.fleet-records.js';
-import { FleetOrders } from '../../lib/redis/redis-breaker.fleet-orders.js';
+import { FleetOrders, type RestoredOrder } from '../../lib/redis/redis-breaker.fleet-orders.js';
 import { FLEET_SCRIPTS } from '../../lib/redis/redis-breaker.fleet-scripts.js';
 import { FleetOrderError } from '../../lib/redis/index.js';
 import { ManualClock } from '../helpers/manual-clock.js';
@@ -321,9 +321,11 @@ describe('corrupt state: fleet orders (in process)', () => {
           transitioned: (record, change) => orders.transitioned(record, change),
         };
         const warnings: string[] = [];
+        const restored: RestoredOrder[] = [];
         const orders = new FleetOrders({
           logger: { warn: (m) => warnings.push(m), log: () => undefined },
           refuse: () => undefined,
+          restore: (_record, order) => restored.push(order),
         });
         const coordinator = new RedisBreakerCoordinator('p:', link);
         const breaker = new Breaker('payments', { timeoutMs: 5_000 }, { clock, coordinator });
@@ -376,9 +378,13 @@ describe('corrupt state: fleet orders (in process)', () => {
         );
         expect(breaker.snapshot().forced).toMatchObject({ state: 'open', reason: 'held' });
         expect(breaker.config.timeoutMs).toBe(1_234);
-        // And a record Redis no longer holds is released.
+        // And what Redis lost, the replica that holds it writes again, and keeps obeying.
         orders.fromHashes(record, null, null, Date.now() + 3);
-        expect(breaker.snapshot().forced).toBeUndefined();
+        expect(breaker.snapshot().forced).toMatchObject({ state: 'open', reason: 'held' });
+        expect(restored).toEqual([
+          { kind: 'force', state: 'open', reason: 'held', by: undefined, until: 0 },
+          { kind: 'config', patch: { timeoutMs: 1_234 } },
+        ]);
         for (const warning of warnings)
           expect(warning).toMatch(
             /^Circuit breaker "payments": this replica cannot apply the fleet's reconfiguration/,

@@ -191,7 +191,7 @@ describe.skipIf(!available)('fleet-wide orders through a real Redis', () => {
     expect([afterEnd.changes, forcedOf(afterEnd)]).toEqual([[], undefined]);
   });
 
-  it('repairs a missed order at the next reconcile, and undoes a forged one', async () => {
+  it('repairs a missed order at the next reconcile, undoes a forged one, and writes again an order Redis lost', async () => {
     const [a, b] = [await replica('a', prefix), await replica('b', prefix)];
     const now = Date.now();
     // An order in Redis whose signal nobody heard.
@@ -229,12 +229,17 @@ describe.skipIf(!available)('fleet-wide orders through a real Redis', () => {
     );
     await b.store.reconcile();
     expect(forcedOf(b)).toMatchObject({ state: 'disabled', reason: 'missed' });
-    // Deleted by hand: the fleet holds no force any more, and neither do the replicas.
+    // Lost by Redis (a restart without persistence, deleted by hand): the replicas that hold it write it again.
     await admin.del(`${prefix}{payments}:force`);
     // A read sent in the millisecond an order was obeyed cannot tell which came first, and changes nothing.
     await new Promise((resolve) => setTimeout(resolve, 5));
     await Promise.all([a.store.reconcile(), b.store.reconcile()]);
-    expect([forcedOf(a), forcedOf(b)]).toEqual([undefined, undefined]);
+    await eventually('the order written again', async () =>
+      (await admin.hget(`${prefix}{payments}:force`, 'reason')) === 'missed' ? true : undefined,
+    );
+    expect([forcedOf(a)?.reason, forcedOf(b)?.reason]).toEqual(['missed', 'missed']);
+    const late = await replica('late', prefix);
+    expect(forcedOf(late)).toMatchObject({ state: 'disabled', reason: 'missed' });
   });
 
   it('forces a per-key family and the children it holds on every replica, and refuses a child', async () => {
@@ -342,5 +347,15 @@ describe.skipIf(!available)('fleet-wide orders through a real Redis', () => {
     const late = await replica('late', prefix);
     expect(late.breaker.config).toMatchObject({ timeoutMs: 2_000 });
     expect(JSON.parse((await admin.hget(`${prefix}{payments}:config`, 'patch'))!)).toEqual(next);
+    // Lost by Redis: written again by the replicas that applied it, for the replicas that start later.
+    await admin.del(`${prefix}{payments}:config`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await Promise.all([a, b, c, late].map((r) => r.store.reconcile()));
+    await eventually('the reconfiguration written again', async () =>
+      (await admin.hget(`${prefix}{payments}:config`, 'patch')) === JSON.stringify(next)
+        ? true
+        : undefined,
+    );
+    expect((await replica('later', prefix)).breaker.config.timeoutMs).toBe(2_000);
   });
 });
