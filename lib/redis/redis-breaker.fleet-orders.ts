@@ -68,7 +68,8 @@ const WHOLE_OPTIONS: FleetReconfigurer = {
  * releases and reconfigurations, from signals (the newer generation wins)
  * and from reads (what Redis holds wins, unless this replica gave or obeyed
  * an order since the read went out, so that a late answer never undoes a
- * newer order; this also undoes a forged signal at the next reconcile).
+ * newer order; this also undoes a forged signal at the next reconcile). An
+ * order Redis lost is written again by the replicas that hold it.
  *
  * A fleet force replaces whatever force the breaker held; a fleet release
  * ends only the fleet's force, never a `force()` of this replica's own.
@@ -99,9 +100,10 @@ export class FleetOrders {
   }
 
   /**
-   * What a read sent at `sentAt` (`Date.now()`) found: `null` for no record,
-   * `undefined` for junk (ignored). Redis holds the truth, unless an order
-   * was given or obeyed here since the read went out.
+   * What a read sent at `sentAt` (`Date.now()`) found: `null` for no record
+   * (what this replica holds is written again), `undefined` for junk
+   * (ignored). Redis holds the truth, unless an order was given or obeyed
+   * here since the read went out.
    */
   fromHashes(
     record: SharedBreaker,
