@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type BreakerStore,
-  CircuitBreakerModule,
-  CircuitBreakerRegistry,
-} from '../lib/index.js';
+import { type BreakerStore, CircuitBreakerModule, CircuitBreakerRegistry } from '../lib/index.js';
 import { fleetOf } from '../lib/circuit-breaker.fleet.js';
 import { nestApps } from './helpers/nest-app.js';
 

@@ -13,8 +13,8 @@ import type { SharedBreaker } from './redis-breaker.coordinator.js';
 import { isKeyError, type CorruptKeys } from './redis-breaker.corrupt-keys.js';
 import { withDeadline } from './redis-breaker.deadline.js';
 import { FleetOrderError, type FleetOrderKind } from './redis-breaker.errors.js';
-import type { FleetOrders } from './redis-breaker.fleet-orders.js';
-import type { FleetForceState } from './redis-breaker.fleet-records.js';
+import type { FleetOrders, RestoredOrder } from './redis-breaker.fleet-orders.js';
+import { decodeConfigHash, type FleetForceState } from './redis-breaker.fleet-records.js';
 import { FLEET_SCRIPTS } from './redis-breaker.fleet-scripts.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
 
@@ -142,6 +142,30 @@ export class RedisFleetControl implements FleetControl {
     );
   }
 
+  /**
+   * Writes again an order this replica holds and Redis lost (see
+   * `FleetOrdersLink.restore`), without obeying it again. A failure is the
+   * store's as any operation's: the next read finds the order missing, and
+   * tries again.
+   */
+  restore(record: SharedBreaker, order: RestoredOrder): void {
+    const { orders } = this.link;
+    orders.begin(record);
+    const call =
+      order.kind === 'force'
+        ? this.forceCall(record, order.state, order.reason, order.by ?? '', order.until)
+        : this.configCall(record, 0, JSON.stringify(order.patch));
+    const kind = order.kind === 'force' ? 'force' : 'reconfigure';
+    this.send<unknown[]>(record, kind, 'restored', call).then(
+      (reply) => {
+        if (order.kind === 'force') return orders.forceWritten(record, Number(reply[0]));
+        // Refused: another replica wrote one meanwhile, which the next read obeys.
+        orders.configDone(record, reply[0] === 1 ? Number(reply[1]) : undefined);
+      },
+      () => orders.end(record),
+    );
+  }
+
   private recordOf(breaker: Breaker): SharedBreaker {
     const record = this.link.recordOf(breaker);
     if (record === undefined) throw new TypeError(messages.fleetNotShared(breaker.name));
@@ -191,21 +215,14 @@ export class RedisFleetControl implements FleetControl {
   /** The config script's answer when another replica wrote first: `[0, generation, patch, origin, at]`. */
   private obeyStored(record: SharedBreaker, reply: unknown[]): void {
     const [, generation, patch, origin, at] = reply.map(String);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(patch!);
-    } catch {
-      parsed = undefined;
-    }
-    const stored = {
-      kind: 'config' as const,
-      name: record.name,
-      patch: (typeof parsed === 'object' && parsed !== null ? parsed : {}) as BreakerOptions,
-      generation: Number(generation),
-      origin: origin!,
-      at: Number(at),
-    };
-    this.link.orders.apply(record, stored);
+    const stored = decodeConfigHash(record.name, { generation, patch, origin, at } as Record<
+      string,
+      string
+    >);
+    // Junk with a generation in range: nothing to obey, and the next attempt replaces it.
+    if (stored === null || stored === undefined)
+      this.link.orders.passConfig(record, Number(generation));
+    else this.link.orders.apply(record, stored);
   }
 
   private forceCall(
@@ -219,7 +236,18 @@ export class RedisFleetControl implements FleetControl {
     return [
       FLEET_SCRIPTS.force,
       [record.keys.force],
-      [instanceId, Date.now(), state, reason, by, until, channel, record.name, KEY_TTL_MS],
+      // The breaker's clock, as every write of the store: generations and times are compared with it.
+      [
+        instanceId,
+        record.breaker.clock.now(),
+        state,
+        reason,
+        by,
+        until,
+        channel,
+        record.name,
+        KEY_TTL_MS,
+      ],
     ];
   }
 
@@ -228,7 +256,7 @@ export class RedisFleetControl implements FleetControl {
     return [
       FLEET_SCRIPTS.config,
       [record.keys.config],
-      [instanceId, Date.now(), expected, patch, channel, record.name],
+      [instanceId, record.breaker.clock.now(), expected, patch, channel, record.name],
     ];
   }
 }

@@ -20,8 +20,8 @@ interface Orders {
   forceAt: number;
   /** The breaker holds the fleet's force (not a force of this replica's own). */
   held: boolean;
-  /** Which force it holds (state, reason, by, until): a repeated order changes nothing. */
-  heldKey: string | undefined;
+  /** Which force it holds: a repeated order changes nothing, and one Redis lost is written again. */
+  heldOrder: HeldForce | undefined;
   config: number;
   configAt: number;
   /** The fleet's patch as last known: every fleet reconfiguration so far, merged. */
@@ -30,9 +30,29 @@ interface Orders {
   pending: number;
 }
 
+/** A fleet force as a breaker holds it. @internal */
+export interface HeldForce {
+  readonly state: ForceableState;
+  readonly reason: string;
+  readonly by: string | undefined;
+  /** 0: until released. */
+  readonly until: number;
+}
+
+/** An order this replica holds and Redis no longer does, to be written again. @internal */
+export type RestoredOrder =
+  | ({ readonly kind: 'force' } & HeldForce)
+  | { readonly kind: 'config'; readonly patch: BreakerOptions };
+
 /** What the orders need from the store. @internal */
 export interface FleetOrdersLink {
   readonly logger: RedisBreakerStoreLogger | undefined;
+  /**
+   * Writes again an order Redis lost (a restart without persistence, a key
+   * deleted by a repair): every replica that holds it does, as each writes its
+   * own transitions again after an outage, and replicas that start later obey it.
+   */
+  restore(record: SharedBreaker, order: RestoredOrder): void;
   /** Writes next to the fleet's reconfiguration of `generation` why this replica cannot apply it. */
   refuse(record: SharedBreaker, generation: number, message: string): void;
 }
@@ -48,7 +68,8 @@ const WHOLE_OPTIONS: FleetReconfigurer = {
  * releases and reconfigurations, from signals (the newer generation wins)
  * and from reads (what Redis holds wins, unless this replica gave or obeyed
  * an order since the read went out, so that a late answer never undoes a
- * newer order; this also undoes a forged signal at the next reconcile).
+ * newer order; this also undoes a forged signal at the next reconcile). An
+ * order Redis lost is written again by the replicas that hold it.
  *
  * A fleet force replaces whatever force the breaker held; a fleet release
  * ends only the fleet's force, never a `force()` of this replica's own.
@@ -79,9 +100,10 @@ export class FleetOrders {
   }
 
   /**
-   * What a read sent at `sentAt` (`Date.now()`) found: `null` for no record,
-   * `undefined` for junk (ignored). Redis holds the truth, unless an order
-   * was given or obeyed here since the read went out.
+   * What a read sent at `sentAt` (`Date.now()`) found: `null` for no record
+   * (what this replica holds is written again), `undefined` for junk
+   * (ignored). Redis holds the truth, unless an order was given or obeyed
+   * here since the read went out.
    */
   fromHashes(
     record: SharedBreaker,
@@ -102,13 +124,21 @@ export class FleetOrders {
     const lead = record.breaker.clock.now() + GENERATION_MAX_LEAD_MS;
     if (force !== undefined && orders.forceAt < sentAt) {
       if (force === null) {
-        // Redis holds no force any more (deleted by hand, expired): neither does the fleet.
-        if (orders.held) this.releaseHeld(orders, record.breaker);
+        // Redis lost the order (a restart without persistence, a repair): the replicas that hold it write it again.
+        const held = orders.heldOrder;
+        if (
+          orders.held &&
+          held !== undefined &&
+          (held.until === 0 || held.until > record.breaker.clock.now())
+        )
+          this.link.restore(record, { kind: 'force', ...held });
       } else if (force.generation !== orders.force && force.generation <= lead) {
         this.obeyForce(record, orders, force);
       }
     }
-    if (
+    if (config === null && orders.patch !== undefined && orders.configAt < sentAt)
+      this.link.restore(record, { kind: 'config', patch: orders.patch });
+    else if (
       config !== undefined &&
       config !== null &&
       orders.configAt < sentAt &&
@@ -130,13 +160,18 @@ export class FleetOrders {
     } finally {
       this.applying = false;
     }
-    orders.heldKey = keyOf(state, options.reason, options.by, options.untilMs ?? 0);
+    orders.heldOrder = {
+      state,
+      reason: options.reason,
+      by: options.by,
+      until: options.untilMs ?? 0,
+    };
   }
 
   /** Ends the breaker's force here (whichever it holds: the caller asked for it). */
   releaseHere(record: SharedBreaker): void {
     const orders = this.of(record);
-    orders.heldKey = undefined;
+    orders.heldOrder = undefined;
     record.breaker.release();
   }
 
@@ -160,7 +195,12 @@ export class FleetOrders {
     const orders = this.of(record);
     orders.pending--;
     orders.held = false;
-    orders.heldKey = undefined;
+    orders.heldOrder = undefined;
+  }
+
+  /** A restored order was answered (or failed: the next read finds it missing again). */
+  end(record: SharedBreaker): void {
+    this.of(record).pending--;
   }
 
   /** Redis took (or refused) this replica's reconfiguration; `generation` when it took it. */
@@ -170,6 +210,12 @@ export class FleetOrders {
     if (generation === undefined) return;
     orders.config = Math.max(orders.config, generation);
     orders.configAt = Date.now();
+  }
+
+  /** Redis holds a reconfiguration of `generation` that is junk: nothing to obey, but the next write replaces it. */
+  passConfig(record: SharedBreaker, generation: number): void {
+    const orders = this.of(record);
+    if (Number.isFinite(generation)) orders.config = generation;
   }
 
   /** The fleet's patch as this replica last knew it (set before a write, so that the write's own signal is recognised). */
@@ -195,7 +241,7 @@ export class FleetOrders {
         force: 0,
         forceAt: 0,
         held: false,
-        heldKey: undefined,
+        heldOrder: undefined,
         config: 0,
         configAt: 0,
         patch: undefined,
@@ -214,13 +260,13 @@ export class FleetOrders {
       if (orders.held) this.releaseHeld(orders, breaker);
       return;
     }
-    const key = keyOf(force.state, force.reason, force.by, force.until);
+    const held = orders.held && sameForce(orders.heldOrder, force);
     if (force.until !== 0 && force.until <= breaker.clock.now()) {
       // Over already: a breaker that holds it ends it by itself, dated when it was due; another fleet force it holds ends now.
-      if (orders.held && orders.heldKey !== key) this.releaseHeld(orders, breaker);
+      if (orders.held && !held) this.releaseHeld(orders, breaker);
       return;
     }
-    if (orders.held && orders.heldKey === key) return;
+    if (held) return;
     this.applying = true;
     try {
       breaker.force(force.state, {
@@ -228,7 +274,12 @@ export class FleetOrders {
         ...(force.by === undefined ? {} : { by: force.by }),
         ...(force.until === 0 ? {} : { untilMs: force.until }),
       });
-      orders.heldKey = key;
+      orders.heldOrder = {
+        state: force.state,
+        reason: force.reason,
+        by: force.by,
+        until: force.until,
+      };
     } catch {
       // Only a force that ended between the check and now: there is nothing left to obey.
     } finally {
@@ -238,7 +289,7 @@ export class FleetOrders {
 
   private releaseHeld(orders: Orders, breaker: Breaker): void {
     orders.held = false;
-    orders.heldKey = undefined;
+    orders.heldOrder = undefined;
     breaker.release();
   }
 
@@ -265,6 +316,12 @@ export class FleetOrders {
   }
 }
 
-function keyOf(state: string, reason: string, by: string | undefined, until: number): string {
-  return JSON.stringify([state, reason, by ?? '', until]);
+function sameForce(held: HeldForce | undefined, force: ForceRecord): boolean {
+  return (
+    held !== undefined &&
+    held.state === force.state &&
+    held.reason === force.reason &&
+    (held.by ?? '') === (force.by ?? '') &&
+    held.until === force.until
+  );
 }

@@ -42,7 +42,8 @@ redis.call('HSET', KEYS[1], 'state', ARGV[3], 'reason', ARGV[4], 'by', ARGV[5], 
 if ARGV[3] == 'released' then
   redis.call('PEXPIRE', KEYS[1], ARGV[9])
 elseif untilMs > 0 then
-  redis.call('PEXPIREAT', KEYS[1], string.format('%.17g', untilMs + tonumber(ARGV[9])))
+  -- A whole number of milliseconds: PEXPIREAT refuses a fraction (an untilMs of Date.now() + 1.5 * 60_000 is one).
+  redis.call('PEXPIREAT', KEYS[1], string.format('%.0f', math.ceil(untilMs + tonumber(ARGV[9]))))
 end
 local subscribers = redis.call('PUBLISH', ARGV[7], cjson.encode({ v = 1, k = 'force', b = ARGV[8], f = ARGV[3],
   r = ARGV[4], y = ARGV[5], u = untilMs, g = generation, o = instance, a = now }))
@@ -64,7 +65,8 @@ local instance, now = ARGV[1], tonumber(ARGV[2])
 ${PRELUDE}
 local stored = redis.call('HMGET', KEYS[1], 'generation', 'patch', 'origin', 'at')
 local current = valid(stored[1]) or 0
-if stored[1] and stored[2] and current ~= tonumber(ARGV[3]) then
+-- Junk (a generation out of range) is no record to merge over: it is replaced.
+if stored[2] and valid(stored[1]) and current ~= tonumber(ARGV[3]) then
   return {0, stored[1], stored[2], stored[3] or '', stored[4] or '0'}
 end
 local generation = math.max(current + 1, now)

@@ -77,7 +77,7 @@ export const redisBreakerMessages = {
   },
   /** `what`: "forced open", "released", "reconfigured"... */
   fleetNotTold: (breaker: string, what: string, why: string) =>
-    `Circuit breaker "${breaker}" is ${what} on this replica only: the other replicas were not told, because ${why}. ` +
+    `Circuit breaker "${breaker}" is ${what} on this replica only: the other replicas were not told, because ${why.replace(/\.+$/, '')}. ` +
     'Give the order again once Redis is reachable (the store logs "Redis is reachable again"); replicas that miss an order are not told later.',
   fleetNotShared: (breaker: string) =>
     `Circuit breaker "${breaker}" is not shared through this store (share: false, or a child of a per-key family), so an order cannot reach the other replicas: ` +

@@ -74,6 +74,8 @@ export class RedisBreakerStore implements BreakerStore {
   private readonly coordination: RedisBreakerCoordinator;
   /** The replica's side of the fleet's orders. */
   private readonly orders: FleetOrders;
+  /** The caller's side (`fleet`), with what the orders need of it. */
+  private readonly control: RedisFleetControl;
   /** The two connections and whether they can be counted on: connecting, shared, outage, recovering, closed. */
   private readonly connection: RedisBreakerConnection;
   private readonly redis: Client;
@@ -125,6 +127,7 @@ export class RedisBreakerStore implements BreakerStore {
     });
     this.orders = new FleetOrders({
       logger,
+      restore: (record, order) => this.control.restore(record, order),
       refuse: (record, generation, message) =>
         void evalCall(this.redis, refuseCall(this.writer, record, generation, message)).catch(
           () => undefined,
@@ -166,7 +169,7 @@ export class RedisBreakerStore implements BreakerStore {
         );
       },
     });
-    this.fleet = new RedisFleetControl({
+    this.fleet = this.control = new RedisFleetControl({
       redis: this.redis,
       writer: this.writer,
       operationTimeoutMs: this.operationTimeoutMs,

@@ -20,7 +20,19 @@ import {
 } from '../../lib/redis/redis-breaker.coordinator.js';
 import { breakerKeys, channelOf, type BreakerKeys } from '../../lib/redis/redis-breaker.keys.js';
 import { REDIS_BREAKER_SCRIPTS as SCRIPTS } from '../../lib/redis/redis-breaker.scripts.js';
-import { decodeSignal, type FleetState } from '../../lib/redis/redis-breaker.signal.js';
+import {
+  decodeSignal,
+  parseMessage,
+  type FleetState,
+} from '../../lib/redis/redis-breaker.signal.js';
+import {
+  decodeConfigHash,
+  decodeForceHash,
+  orderOf,
+} from '../../lib/redis/redis-breaker.fleet-records.js';
+import { FleetOrders, type RestoredOrder } from '../../lib/redis/redis-breaker.fleet-orders.js';
+import { FLEET_SCRIPTS } from '../../lib/redis/redis-breaker.fleet-scripts.js';
+import { FleetOrderError } from '../../lib/redis/index.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { RedisServer, redisServerAvailable } from './helpers/redis-server.js';
 
@@ -33,6 +45,8 @@ import { RedisServer, redisServerAvailable } from './helpers/redis-server.js';
 const T0 = 1_767_000_000_000;
 /** Scenario runs of three real replicas: about 0.1 s each, a few seconds in all; raised only with the whole file kept under a minute on a loaded machine. */
 const FLEET_RUNS = 80;
+/** The same for fleet orders over corrupt force and config records. */
+const ORDER_RUNS = 40;
 const SAFE = Number.MAX_SAFE_INTEGER;
 
 // ---------------------------------------------------------------------------
@@ -110,6 +124,60 @@ const channelMessage = fc.oneof(
     }),
   fc.string({ maxLength: 40 }),
   fc.json({ maxDepth: 2 }),
+);
+
+/** A fleet order on the channel (a force or a reconfiguration) with any field junk or missing, or truncated. */
+const orderMessage = fc
+  .record(
+    {
+      v: fc.oneof(fc.constant('1'), numberToken),
+      k: fc.oneof(fc.constantFrom('"force"', '"config"'), text),
+      b: fc.oneof(fc.constant('"payments"'), text),
+      f: fc.oneof(fc.constantFrom('"open"', '"closed"', '"disabled"', '"released"'), text),
+      r: fc.oneof(fc.constantFrom('"drill"', '""', '"  "'), text, numberToken),
+      y: fc.oneof(fc.constantFrom('""', '"ops"'), text, numberToken),
+      u: fc.oneof(fc.constant('0'), field),
+      p: fc.oneof(
+        fc.constantFrom('"{}"', '"{\\"timeoutMs\\":2000}"', '"[]"', '"null"', '"{"'),
+        text,
+        numberToken,
+      ),
+      g: field,
+      o: fc.oneof(fc.constant('"forger"'), text),
+      a: field,
+    },
+    { requiredKeys: [] },
+  )
+  .chain((fields) => {
+    const body = `{${Object.entries(fields)
+      .map(([k, v]) => `"${k}":${v}`)
+      .join(',')}}`;
+    return fc.oneof(
+      { weight: 4, arbitrary: fc.constant(body) },
+      { weight: 1, arbitrary: fc.nat(body.length).map((n) => body.slice(0, n)) },
+    );
+  });
+
+/** A force or config hash as junk may leave it: any field junk, missing or extra. */
+const junkOrderHash = fc.record(
+  {
+    state: fc.oneof(
+      fc.constantFrom('open', 'closed', 'disabled', 'released'),
+      fc.string({ maxLength: 5 }),
+    ),
+    reason: fc.oneof(fc.constantFrom('drill', '', ' '), fc.string({ maxLength: 5 })),
+    by: fc.string({ maxLength: 3 }),
+    until: fc.oneof(fc.constant('0'), field),
+    patch: fc.oneof(
+      fc.constantFrom('{}', '{"timeoutMs":2000}', '[]', 'null', '{', ''),
+      fc.string({ maxLength: 6 }),
+    ),
+    generation: field,
+    origin: fc.string({ maxLength: 3 }),
+    at: field,
+    junk: fc.string({ maxLength: 3 }),
+  },
+  { requiredKeys: [] },
 );
 
 // ---------------------------------------------------------------------------
@@ -208,6 +276,122 @@ describe('corrupt state: signals (in process)', () => {
         },
       ),
       { seed: 4_002, numRuns: 3_000 },
+    );
+  });
+});
+
+describe('corrupt state: fleet orders (in process)', () => {
+  it('reads every message as a well-formed order or nothing, and every hash as a record, none or junk, never throwing (5,000 runs)', () => {
+    fc.assert(
+      fc.property(orderMessage, junkOrderHash, (message, hash) => {
+        const raw = parseMessage(message);
+        const order = raw === undefined ? undefined : orderOf(raw);
+        const records = [
+          order,
+          decodeForceHash('payments', hash) ?? undefined,
+          decodeConfigHash('payments', hash) ?? undefined,
+        ];
+        for (const record of records) {
+          if (record === undefined) continue;
+          for (const n of [record.generation, record.at])
+            expect(Number.isFinite(n) && n >= 0 && n <= SAFE).toBe(true);
+          if (record.kind === 'force') {
+            expect(['open', 'closed', 'disabled', 'released']).toContain(record.state);
+            expect(Number.isFinite(record.until) && record.until >= 0).toBe(true);
+            if (record.state !== 'released') expect(record.reason.trim()).not.toBe('');
+          } else {
+            expect(typeof record.patch === 'object' && !Array.isArray(record.patch)).toBe(true);
+          }
+        }
+      }),
+      { seed: 4_005, numRuns: 5_000 },
+    );
+  });
+
+  it('obeys only well-formed orders, never throws, and follows what Redis holds after one read (3,000 runs)', () => {
+    fc.assert(
+      fc.property(fc.array(orderMessage, { maxLength: 12 }), junkOrderHash, (messages, hash) => {
+        const clock = new ManualClock(T0);
+        const link: FleetLink = {
+          isShared: () => true,
+          storeErrors: () => 0,
+          write: () => undefined,
+          requestPermit: () => undefined,
+          renewPermit: () => undefined,
+          transitioned: (record, change) => orders.transitioned(record, change),
+        };
+        const warnings: string[] = [];
+        const restored: RestoredOrder[] = [];
+        const orders = new FleetOrders({
+          logger: { warn: (m) => warnings.push(m), log: () => undefined },
+          refuse: () => undefined,
+          restore: (_record, order) => restored.push(order),
+        });
+        const coordinator = new RedisBreakerCoordinator('p:', link);
+        const breaker = new Breaker('payments', { timeoutMs: 5_000 }, { clock, coordinator });
+        const record = coordinator.register(breaker)!;
+        for (const message of messages) {
+          const raw = parseMessage(message);
+          const order = raw === undefined ? undefined : orderOf(raw);
+          const before = JSON.stringify([breaker.snapshot().forced, breaker.config.timeoutMs]);
+          if (order !== undefined && order.name === 'payments') orders.apply(record, order);
+          // Nothing malformed, and nothing further ahead than a clock could be, changes the breaker.
+          if (
+            order === undefined ||
+            order.name !== 'payments' ||
+            order.generation > T0 + GENERATION_MAX_LEAD_MS
+          )
+            expect(JSON.stringify([breaker.snapshot().forced, breaker.config.timeoutMs])).toBe(
+              before,
+            );
+        }
+        // Junk in Redis is ignored; whatever it is, a valid record read afterwards is what the breaker holds.
+        orders.fromHashes(
+          record,
+          decodeForceHash('payments', hash),
+          decodeConfigHash('payments', hash),
+          Date.now() + 1,
+        );
+        const now = clock.now();
+        orders.fromHashes(
+          record,
+          {
+            kind: 'force',
+            name: 'payments',
+            state: 'open',
+            reason: 'held',
+            by: undefined,
+            until: 0,
+            generation: now - 1,
+            origin: 'a',
+            at: now - 1,
+          },
+          {
+            kind: 'config',
+            name: 'payments',
+            patch: { timeoutMs: 1_234 },
+            generation: now - 1,
+            origin: 'a',
+            at: now - 1,
+          },
+          Date.now() + 2,
+        );
+        expect(breaker.snapshot().forced).toMatchObject({ state: 'open', reason: 'held' });
+        expect(breaker.config.timeoutMs).toBe(1_234);
+        // And what Redis lost, the replica that holds it writes again, and keeps obeying.
+        orders.fromHashes(record, null, null, Date.now() + 3);
+        expect(breaker.snapshot().forced).toMatchObject({ state: 'open', reason: 'held' });
+        expect(restored).toEqual([
+          { kind: 'force', state: 'open', reason: 'held', by: undefined, until: 0 },
+          { kind: 'config', patch: { timeoutMs: 1_234 } },
+        ]);
+        for (const warning of warnings)
+          expect(warning).toMatch(
+            /^Circuit breaker "payments": this replica cannot apply the fleet's reconfiguration/,
+          );
+        coordinator.close();
+      }),
+      { seed: 4_006, numRuns: 3_000 },
     );
   });
 });
@@ -317,6 +501,91 @@ describe.skipIf(!available)('corrupt state: against a real Redis', () => {
         },
       ),
       { seed: 4_003, numRuns: 300 },
+    );
+  });
+
+  it('replaces any junk in a force or config hash whole: every generation written is in range and grows, every signal reads back (200 runs)', async () => {
+    let run = 0;
+    const step = fc.record({
+      kind: fc.constantFrom('force', 'release', 'config'),
+      instance: fc.constantFrom('a', 'b'),
+      step: fc.nat(3_000),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        junkOrderHash,
+        fc.array(step, { minLength: 1, maxLength: 5 }),
+        async (junk, steps) => {
+          const name = `o${++run}`;
+          const keys = breakerKeys('scripts:', name);
+          if (Object.keys(junk).length > 0) {
+            await admin.hset(keys.force, junk);
+            await admin.hset(keys.config, junk);
+          }
+          signals.length = 0;
+          let now = T0 + run * 10_000;
+          const last = { force: -1, config: -1 };
+          for (const { kind, instance, step: ms } of steps) {
+            now += ms;
+            if (kind === 'config') {
+              // What a replica knows: the generation of a record it obeyed, none for junk.
+              const known = decodeConfigHash(name, await admin.hgetall(keys.config));
+              const write = (expected: unknown) =>
+                admin.eval(
+                  FLEET_SCRIPTS.config,
+                  1,
+                  keys.config,
+                  instance,
+                  now,
+                  String(expected),
+                  '{"timeoutMs":2000}',
+                  channelOf('scripts:'),
+                  name,
+                ) as Promise<unknown[]>;
+              let reply = await write(
+                known && known.generation <= now + GENERATION_MAX_LEAD_MS ? known.generation : 0,
+              );
+              // Refused once at most: the stored generation comes back, and the writer merges over it.
+              if (reply[0] === 0) reply = await write(reply[1]);
+              expect(reply[0]).toBe(1);
+            } else {
+              await admin.eval(
+                FLEET_SCRIPTS.force,
+                1,
+                keys.force,
+                instance,
+                now,
+                kind === 'force' ? 'open' : 'released',
+                kind === 'force' ? 'drill' : '',
+                '',
+                0,
+                channelOf('scripts:'),
+                name,
+                KEY_TTL_MS,
+              );
+            }
+            const key = kind === 'config' ? 'config' : 'force';
+            const hash = await admin.hgetall(keys[key]);
+            // Replaced whole: no junk field survives, and the record reads back.
+            const record =
+              key === 'force' ? decodeForceHash(name, hash) : decodeConfigHash(name, hash);
+            expect(record).toBeTruthy();
+            expect(Object.keys(hash)).not.toContain('junk');
+            const generation = record!.generation;
+            expect(generation <= now + GENERATION_MAX_LEAD_MS).toBe(true);
+            expect(generation).toBeGreaterThan(last[key]);
+            last[key] = generation;
+          }
+          await admin.ping();
+          const published = signals.map((message) => {
+            const raw = parseMessage(message);
+            return raw === undefined ? undefined : orderOf(raw);
+          });
+          expect(published).toHaveLength(steps.length);
+          expect(published.every((order) => order !== undefined && order.name === name)).toBe(true);
+        },
+      ),
+      { seed: 4_007, numRuns: 200 },
     );
   });
 
@@ -570,6 +839,159 @@ describe.skipIf(!available)('corrupt state: against a real Redis', () => {
       console.log(
         `corrupt state: ${FLEET_RUNS} fleet runs, median ${durations[FLEET_RUNS >> 1]} ms, max ${durations.at(-1)} ms per run; ${corruptLines} corrupt-key lines`,
       );
+    }, 60_000);
+  });
+
+  describe('fleet orders over corrupt force and config records', () => {
+    const clock = new ManualClock(T0);
+    const OPTIONS: BreakerOptions = { consecutiveFailures: 3, timeoutMs: 5_000 };
+    let replicas: {
+      store: RedisBreakerStore;
+      warnings: string[];
+      logs: string[];
+      target: Breaker;
+      bystander: Breaker;
+    }[] = [];
+
+    afterAll(async () => {
+      for (const { store } of replicas.splice(0)) await store.close();
+    });
+
+    type OrderCorruption =
+      | { kind: 'field'; key: 'force' | 'config'; field: string; value: string }
+      | { kind: 'wrong-type'; key: 'force' | 'config'; type: 'string' | 'list' | 'set' | 'zset' };
+    const orderCorruption: fc.Arbitrary<OrderCorruption> = fc.oneof(
+      fc.record({
+        kind: fc.constant('field' as const),
+        key: fc.constantFrom('force' as const, 'config' as const),
+        field: fc.constantFrom('state', 'reason', 'until', 'generation', 'at', 'patch', 'by'),
+        value: fc.oneof(
+          numberToken,
+          plausible,
+          fc.constantFrom('open', 'released', '{}', '[]', '{"timeoutMs":-1}'),
+        ),
+      }),
+      fc.record({
+        kind: fc.constant('wrong-type' as const),
+        key: fc.constantFrom('force' as const, 'config' as const),
+        type: fc.constantFrom('string' as const, 'list' as const, 'set' as const, 'zset' as const),
+      }),
+    );
+
+    async function corrupt(c: OrderCorruption, keys: BreakerKeys): Promise<void> {
+      const key = keys[c.key];
+      if (c.kind === 'field') {
+        if (!['none', 'hash'].includes(await admin.type(key))) await admin.del(key);
+        return void (await admin.hset(key, c.field, c.value));
+      }
+      await admin.del(key);
+      if (c.type === 'string') await admin.set(key, 'junk');
+      else if (c.type === 'list') await admin.rpush(key, 'junk');
+      else if (c.type === 'set') await admin.sadd(key, 'junk');
+      else await admin.zadd(key, 1, 'junk');
+    }
+
+    async function converge(what: string, done: () => boolean): Promise<void> {
+      const deadline = Date.now() + 15_000;
+      while (!done()) {
+        if (Date.now() > deadline) throw new Error(`The fleet did not converge: ${what}.`);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        await Promise.all(replicas.map((r) => r.store.reconcile()));
+      }
+    }
+
+    it(`reaches every replica, or fails to its caller naming the breaker, and converges once the junk is repaired (${ORDER_RUNS} runs)`, async () => {
+      let run = 0;
+      let refusedOrders = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(orderCorruption, { maxLength: 3 }),
+          fc.array(orderMessage, { maxLength: 4 }),
+          async (corruptions, forged) => {
+            const name = `q${++run}`;
+            const prefix = `orders${run}:`;
+            for (const { store } of replicas.splice(0)) await store.close();
+            const keys = breakerKeys(prefix, name);
+            for (const c of corruptions) await corrupt(c, keys);
+            replicas = ['a', 'b', 'c'].map((id) => {
+              const warnings: string[] = [];
+              const logs: string[] = [];
+              const store = new RedisBreakerStore({
+                redis: new Redis(server.port, '127.0.0.1'),
+                keyPrefix: prefix,
+                instanceId: id,
+                operationTimeoutMs: 20_000,
+                hydrateTimeoutMs: 20_000,
+                closeClient: true,
+                logger: { warn: (m) => warnings.push(m), log: (m) => logs.push(m) },
+              });
+              const target = new Breaker(name, OPTIONS, { coordinator: store.coordinator, clock });
+              const bystander = new Breaker(`s${run}`, OPTIONS, {
+                coordinator: store.coordinator,
+                clock,
+              });
+              return { store, warnings, logs, target, bystander };
+            });
+            // Hydration reads the junk: nothing throws, and nobody is forced by what is not a record.
+            await Promise.all(replicas.map((r) => r.store.hydrate([r.target, r.bystander])));
+            for (const message of forged)
+              await admin.publish(
+                channelOf(prefix),
+                message.replaceAll('"payments"', JSON.stringify(name)),
+              );
+
+            const [a] = replicas;
+            const order = () =>
+              a!.store.fleet.force(a!.target, 'open', { reason: 'drill', by: 'property' });
+            const first = await order().then(
+              (write) => write,
+              (error: unknown) => error,
+            );
+            if (first instanceof Error) {
+              // A key of the wrong type: the caller hears it, naming the breaker; the store repairs the key.
+              expect(first).toBeInstanceOf(FleetOrderError);
+              expect(first.message).toMatch(
+                new RegExp(`^Circuit breaker "${name}" is forced open on this replica only: `),
+              );
+              refusedOrders++;
+              await converge('the keys repaired', () =>
+                replicas.every((r) => r.target.snapshot().coordination?.shared === true),
+              );
+              expect((await order()).breaker).toBe(name);
+            }
+            await converge('every replica obeys the drill', () =>
+              replicas.every((r) => r.target.snapshot().forced?.reason === 'drill'),
+            );
+            await a!.store.fleet.release(a!.target);
+            await converge('every replica released', () =>
+              replicas.every((r) => r.target.snapshot().forced === undefined),
+            );
+            // A caller sees its own result again; and the breaker beside never stopped sharing.
+            for (const r of replicas) {
+              expect(
+                await r.target
+                  .execute(() => Promise.resolve('ok'))
+                  .catch((e: unknown) => String(e)),
+              ).toBe('ok');
+              expect(r.store.shared).toBe(true);
+              expect(r.bystander.snapshot().coordination).toEqual({ shared: true, storeErrors: 0 });
+              expect(r.logs).toEqual([]);
+              for (const warning of r.warnings)
+                expect(warning).toMatch(
+                  new RegExp(
+                    `^Circuit breaker "${name}": (Redis (held|rejects) |this replica cannot apply the fleet's reconfiguration)`,
+                  ),
+                );
+            }
+            expect(['hash', 'none']).toContain(await admin.type(keys.force));
+            expect(['hash', 'none']).toContain(await admin.type(keys.config));
+            for (const { store } of replicas.splice(0)) await store.close();
+          },
+        ),
+        { seed: 4_008, numRuns: ORDER_RUNS },
+      );
+      // Keys of the wrong type were met, and their orders refused to the caller.
+      expect(refusedOrders).toBeGreaterThan(0);
     }, 60_000);
   });
 });

@@ -200,5 +200,25 @@ describe.skipIf(!available)('scenario 6: orders to the whole fleet', () => {
         ? true
         : undefined,
     );
+
+    // Redis restarts empty (no persistence): the replicas that hold the order write it again, and a new replica starts forced.
+    await fleet.server.kill();
+    await fleet.server.restart();
+    await eventually(
+      'the order written again',
+      async () =>
+        (await fleet.admin.hget(`shop:{${BREAKER}}:force`, 'reason').catch(() => null)) ===
+        'after the outage'
+          ? true
+          : undefined,
+      10_000,
+      20,
+    );
+    const late = await fleet.startReplica('e');
+    expect(late.readySnapshots[BREAKER]).toMatchObject({
+      state: 'isolated',
+      forced: { state: 'open', reason: 'after the outage' },
+    });
+    await late.stop();
   });
 });
