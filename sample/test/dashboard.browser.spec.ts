@@ -62,9 +62,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Calls that keep going in the background, per route, until stopped. */
 function traffic(sample: RunningSample, routes: Record<string, boolean>) {
-  let running = true;
+  const state = { running: true };
   const loop = (async () => {
-    while (running) {
+    while (state.running) {
       await Promise.all(
         Object.entries(routes)
           .filter(([, on]) => on)
@@ -81,7 +81,7 @@ function traffic(sample: RunningSample, routes: Record<string, boolean>) {
   return {
     routes,
     stop: async () => {
-      running = false;
+      state.running = false;
       await loop;
     },
   };
