@@ -104,6 +104,20 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
     const { page, errors } = await open(sample.dashboardUrl);
     try {
       await page.waitForSelector(`${tile('catalog')}[data-state="closed"]`, { timeout: 5_000 });
+      // Every state the catalog's tile shows, with the time it showed it (the page's clock is this machine's).
+      await page.evaluate(() => {
+        const catalog = document.querySelector<HTMLElement>('[data-breaker="catalog"]')!;
+        const seen = [{ state: catalog.dataset.state!, at: Date.now() }];
+        (window as unknown as { shown: typeof seen }).shown = seen;
+        new MutationObserver(() => {
+          if (seen.at(-1)?.state !== catalog.dataset.state)
+            seen.push({ state: catalog.dataset.state!, at: Date.now() });
+        }).observe(catalog, { attributes: true, attributeFilter: ['data-state'] });
+      });
+      const shown = () =>
+        page.evaluate(
+          () => (window as unknown as { shown: { state: string; at: number }[] }).shown,
+        );
       expect(
         await page
           .locator('[data-breaker]')
@@ -125,9 +139,9 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
       sample.upstreams.warehouses.a.setBehaviour({ mode: 'failing' });
       sample.upstreams.primary.setBehaviour({ mode: 'failing' });
       await page.waitForSelector(`${tile('catalog')}[data-state="open"]`, { timeout: 5_000 });
-      const shownAt = Date.now();
       const opened = transitions.find((t) => t.to === 'open')!;
-      expect(shownAt - opened.at).toBeLessThan(2_000);
+      const openShown = (await shown()).find((s) => s.state === 'open')!;
+      expect(openShown.at - opened.at).toBeLessThan(2_000);
       expect(await text(page, `${tile('catalog')} [data-field="transition"]`)).toMatch(
         /^closed → open \(failure-rate\): \d+ of \d+ calls failed \(\d+%\) at /,
       );
@@ -165,6 +179,9 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
       await (await fetch(`${sample.url}/catalog/products/2`)).arrayBuffer();
       await page.waitForSelector(`${tile('catalog')}[data-state="closed"]`, { timeout: 2_000 });
       expect(transitions.map((t) => t.to)).toEqual(['open', 'half-open', 'closed']);
+      const states = await shown();
+      expect(states.map((s) => s.state)).toEqual(['closed', 'open', 'half-open', 'closed']);
+      states.slice(1).forEach((s, i) => expect(s.at - transitions[i]!.at).toBeLessThan(2_000));
       const age = await text(page, `${tile('catalog')} [data-field="age"]`);
       await sleep(400);
       expect(await text(page, `${tile('catalog')} [data-field="age"]`)).not.toBe(age);
