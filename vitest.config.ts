@@ -61,7 +61,20 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'sample', include: ['sample/test/**/*.spec.ts'] },
+        test: {
+          name: 'sample',
+          include: ['sample/test/**/*.spec.ts'],
+          exclude: [...configDefaults.exclude, 'sample/test/**/*.browser.spec.ts'],
+        },
+      },
+      {
+        extends: true,
+        // A real headless Chromium on the sample's dashboard (REQUIRE_BROWSER=1 in CI).
+        test: {
+          name: 'browser',
+          include: ['sample/test/**/*.browser.spec.ts'],
+          testTimeout: 45_000,
+        },
       },
     ],
   },

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Checks the package as a consumer gets it: `npm pack`, install the tarball into a
 // throwaway app, then load it from ESM and from CommonJS (Node's require(esm)), load
-// the `./core` subpath, and make sure nothing reachable from the root entry (its JS
+// the `./core` and `./dashboard` subpaths, and make sure nothing reachable from the root entry (its JS
 // import graph and the emitted .d.ts files) references an optional peer. Make sure
 // the published types carry no internals (`stripInternal`): no `@internal` tag left
 // in any .d.ts, and none of the engine's known internal members (`settle()`,
@@ -365,6 +365,19 @@ function install(tarball, app, pkg) {
   return installed;
 }
 
+/** Files the package ships for operators and documents by path: `files` in package.json must keep them. */
+const OPERATOR_ASSETS = ['operator/grafana-dashboard.json', 'operator/prometheus-alerts.yml'];
+
+function checkOperatorAssets(installed) {
+  const missing = OPERATOR_ASSETS.filter((file) => !existsSync(join(installed, file)));
+  if (missing.length > 0)
+    fail(
+      `the tarball lacks the operator assets ${missing.join(', ')}: is "operator" in package.json "files"?`,
+    );
+  JSON.parse(readFileSync(join(installed, OPERATOR_ASSETS[0]), 'utf8'));
+  ok('operator assets present', OPERATOR_ASSETS.join(', '));
+}
+
 function checkExportTargets(installed, pkg) {
   const targets = [];
   const walk = (value) => {
@@ -422,6 +435,11 @@ console.log('ok  esm import ./core');
 const missing = Object.keys(core).filter((name) => root[name] !== core[name]);
 if (missing.length > 0) throw new Error('the root does not re-export these values of ./core: ' + missing.join(', '));
 console.log('ok  the root re-exports every value of ./core (' + Object.keys(core).length + ')');
+// Loaded without any optional peer installed: it needs nothing beyond Nest and RxJS.
+const dashboard = await import('nestjs-circuit-breaker/dashboard');
+const mounted = dashboard.CircuitBreakerDashboardModule.forRoot({ control: true, guard: () => true });
+if (mounted.controllers?.length !== 2) throw new Error('./dashboard forRoot({ control: true }) made ' + mounted.controllers?.length + ' controllers, not 2');
+console.log('ok  esm import ./dashboard (no optional peer)');
 `;
 
 const CJS_PROBE = `${ASSERTIONS}
@@ -433,6 +451,9 @@ const CJS_PROBE = `${ASSERTIONS}
   await run(core, 'cjs require ./core');
   if (core.Breaker !== root.Breaker) throw new Error('./core and the root export different Breaker classes');
   console.log('ok  cjs require ./core');
+  const dashboard = require('nestjs-circuit-breaker/dashboard');
+  if (typeof dashboard.CircuitBreakerDashboardModule?.forRoot !== 'function') throw new Error('./dashboard has no CircuitBreakerDashboardModule.forRoot');
+  console.log('ok  cjs require ./dashboard');
 })().catch((error) => {
   console.error(error && error.code === 'ERR_REQUIRE_ESM'
     ? 'require(esm) is not available in this Node (' + process.version + '): it needs 20.19+, 22.12+ or 24+'
@@ -529,6 +550,8 @@ function checkImportGraph(installed, pkg) {
     for (const spec of specifiersOf(readFileSync(file, 'utf8'))) {
       if (isRelative(spec)) {
         const target = resolve(dirname(file), spec);
+        if (relative(join(installed, 'dist'), target).split(sep)[0] === 'dashboard')
+          problems.push(`${chain(file)} imports '${spec}': the dashboard is an optional subpath`);
         if (!existsSync(target))
           problems.push(`${chain(file)} imports '${spec}', which is not in the tarball`);
         else if (!seen.has(target)) {
@@ -596,6 +619,7 @@ import { CircuitBreakerHealthIndicator, CircuitBreakerHealthModule } from 'nestj
 import { CIRCUIT_BREAKER_METRIC_NAMES, CircuitBreakerMetricsModule } from 'nestjs-circuit-breaker/prometheus';
 import { CIRCUIT_BREAKER_INSTRUMENTS, CircuitBreakerTelemetryModule } from 'nestjs-circuit-breaker/opentelemetry';
 import { REDIS_BREAKER_STORE_DEFAULTS, RedisBreakerStore, type RedisBreakerStoreOptions } from 'nestjs-circuit-breaker/redis';
+import { CircuitBreakerDashboardModule, type DashboardState } from 'nestjs-circuit-breaker/dashboard';
 
 @Injectable()
 export class CatalogService {
@@ -611,6 +635,7 @@ export class CatalogService {
     CircuitBreakerHealthModule,
     CircuitBreakerMetricsModule.forRoot({ prefix: 'shop_' }),
     CircuitBreakerTelemetryModule.forRoot({ keyAttribute: false }),
+    CircuitBreakerDashboardModule.forRoot({ path: 'ops/breakers', guard: () => true, control: true }),
   ],
   providers: [CatalogService],
 })
@@ -639,6 +664,9 @@ export const wrongStatus = (indicator: CircuitBreakerHealthIndicator) => indicat
 CircuitBreakerMetricsModule.forRoot({ prefix: 1 });
 // @ts-expect-error ./opentelemetry's types: keyAttribute is a boolean
 CircuitBreakerTelemetryModule.forRoot({ keyAttribute: 'yes' });
+export const tiles = (state: DashboardState): number => state.breakers.length;
+// @ts-expect-error ./dashboard's types: control is a boolean
+CircuitBreakerDashboardModule.forRoot({ control: 'yes' });
 // @ts-expect-error ./redis's types: the store needs a client
 new RedisBreakerStore({});
 // @ts-expect-error stripInternal: the engine's settle() is not in the published types
@@ -778,12 +806,13 @@ try {
   const app = join(work, 'app');
   const installed = install(tarball, app, pkg);
   checkExportTargets(installed, pkg);
+  checkOperatorAssets(installed);
   // the static checks first: their messages say more than a failed import would
   checkTypes(installed);
   checkNoInternals(installed);
   checkImportGraph(installed, pkg);
-  probe(app, 'probe.mjs', ESM_PROBE, 3);
-  probe(app, 'probe.cjs', CJS_PROBE, 2);
+  probe(app, 'probe.mjs', ESM_PROBE, 4);
+  probe(app, 'probe.cjs', CJS_PROBE, 3);
   checkTypesVersions(pkg);
   await checkTypeScriptConsumers(tarball, work, pkg);
   console.log(`pack-check passed in ${((Date.now() - started) / 1000).toFixed(1)}s`);

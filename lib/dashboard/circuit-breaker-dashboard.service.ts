@@ -49,6 +49,7 @@ export class CircuitBreakerDashboardService implements OnModuleDestroy {
   private closed = false;
   private streams = 0;
 
+  /** @internal Nest builds the service: its parameters are not public. */
   constructor(
     // Optional only to fail with a message naming the missing import, instead of Nest's "can't resolve dependencies".
     @Optional() @Inject(CircuitBreakerRegistry) registry: CircuitBreakerRegistry | undefined,

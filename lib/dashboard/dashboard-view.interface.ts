@@ -19,6 +19,23 @@ export interface DashboardBreaker {
   snapshot: BreakerSnapshot;
   /** For a per-key family: the children that fail most (open ones first, then by failure rate). */
   topChildren?: DashboardChild[];
+  /**
+   * For a per-key family: its children's calls summed with its own (the
+   * family's snapshot counts only what its gate rejected and the fallbacks it
+   * served). Evicted children leave the sums.
+   */
+  aggregate?: DashboardAggregate;
+}
+
+/** A family's calls over the children it holds. @publicApi */
+export interface DashboardAggregate {
+  admitted: number;
+  rejected: number;
+  fallbacks: number;
+  /** The children's windows, summed. */
+  windowCalls: number;
+  windowFailures: number;
+  windowSlowCalls: number;
 }
 
 /** A child of a per-key family, as its family's tile lists it. @publicApi */

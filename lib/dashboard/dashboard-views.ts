@@ -1,6 +1,7 @@
 import type { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
 import type { Breaker, BreakerSnapshot, BreakerStore } from '../core/index.js';
 import type {
+  DashboardAggregate,
   DashboardBreaker,
   DashboardChild,
   DashboardFleet,
@@ -11,8 +12,17 @@ const UNHEALTHY: ReadonlySet<string> = new Set(['open', 'half-open', 'isolated']
 /** The tile of one breaker: its snapshot, and for a family the children that fail most. @internal */
 export function breakerView(breaker: Breaker, topChildren: number): DashboardBreaker {
   const snapshot = breaker.snapshot();
-  if (snapshot.family === undefined || topChildren === 0) return { snapshot };
-  return { snapshot, topChildren: worstChildren(breaker, topChildren) };
+  if (snapshot.family === undefined) return { snapshot };
+  const aggregate: DashboardAggregate = {
+    admitted: snapshot.totals.admitted,
+    rejected: snapshot.totals.rejected.total,
+    fallbacks: snapshot.totals.fallbacks,
+    windowCalls: 0,
+    windowFailures: 0,
+    windowSlowCalls: 0,
+  };
+  const worst = worstChildren(breaker, topChildren, aggregate);
+  return { snapshot, ...(topChildren === 0 ? {} : { topChildren: worst }), aggregate };
 }
 
 /** Every tile, in the registry's order. @internal */
@@ -25,13 +35,25 @@ export function breakerViews(
 
 /**
  * The `limit` children that fail most: unhealthy ones first, then by failure
- * rate and failures. A bounded insertion into a short list, so a family of
- * `maxKeys` children costs one snapshot each and no sort of them all.
+ * rate and failures, summing every child into `aggregate` on the way. A
+ * bounded insertion into a short list, so a family of `maxKeys` children
+ * costs one snapshot each and no sort of them all.
  */
-function worstChildren(family: Breaker, limit: number): DashboardChild[] {
+function worstChildren(
+  family: Breaker,
+  limit: number,
+  aggregate: DashboardAggregate,
+): DashboardChild[] {
   const worst: DashboardChild[] = [];
   for (const child of family.children()) {
-    const view = childView(child.snapshot());
+    const snapshot = child.snapshot();
+    aggregate.admitted += snapshot.totals.admitted;
+    aggregate.rejected += snapshot.totals.rejected.total;
+    aggregate.fallbacks += snapshot.totals.fallbacks;
+    aggregate.windowCalls += snapshot.window.calls;
+    aggregate.windowFailures += snapshot.window.failures;
+    aggregate.windowSlowCalls += snapshot.window.slowCalls;
+    const view = childView(snapshot);
     let at = worst.length;
     while (at > 0 && worse(view, worst[at - 1]!)) at--;
     if (at >= limit) continue;

@@ -10,6 +10,7 @@ export type {
   CircuitBreakerDashboardOptions,
 } from './circuit-breaker-dashboard-options.interface.js';
 export type {
+  DashboardAggregate,
   DashboardBreaker,
   DashboardChild,
   DashboardFleet,

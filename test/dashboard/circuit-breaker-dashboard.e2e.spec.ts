@@ -350,6 +350,87 @@ describe.each(PLATFORMS)('the dashboard on %s', (platform) => {
   }, 40_000);
 });
 
+describe('the dashboard on express, with a store and a family', () => {
+  it("shows this replica's view of the fleet from what the store says of itself", async () => {
+    let reachable = true;
+    const store = {
+      instanceId: 'shop-7f9c:1',
+      get shared() {
+        return reachable;
+      },
+      storeErrors: 2,
+      droppedWrites: 0,
+      coordinator: {
+        transitioned: () => undefined,
+        mayProbe: () => true,
+        coordinationOf: () => ({ shared: reachable, storeErrors: 2 }),
+      },
+      hydrate: async () => undefined,
+      close: async () => undefined,
+    };
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        CircuitBreakerModule.forRoot({
+          clock: new ManualClock(),
+          store,
+          breakers: { payments: {}, search: {}, flags: { share: false } },
+        }),
+        CircuitBreakerDashboardModule.forRoot(),
+      ],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    apps.push(app);
+    await app.init();
+    const dashboard = app.get(CircuitBreakerDashboardService);
+    expect(dashboard.state().fleet).toEqual({
+      instanceId: 'shop-7f9c:1',
+      shared: true,
+      storeErrors: 2,
+      droppedWrites: 0,
+      sharingBreakers: 2,
+      sharedNow: 2,
+    });
+    reachable = false;
+    expect(dashboard.state().fleet).toMatchObject({
+      shared: false,
+      sharingBreakers: 2,
+      sharedNow: 0,
+    });
+  });
+
+  it('sends a storm of transitions as one event, listing the first 100 and counting the rest', async () => {
+    const { url, registry } = await start(
+      'express',
+      { intervalMs: 60_000 },
+      { inventory: { perKey: { maxKeys: 200 } } },
+    );
+    const inventory = registry.get('inventory');
+    for (let i = 0; i < 150; i++)
+      await inventory.forKey(`host-${i}`).execute(() => Promise.resolve(i));
+    const client = await stream(`${url}/circuit-breakers/stream`);
+    await client.next((event) => event.type === 'snapshot');
+    inventory.force('open', { reason: 'storm' });
+    const update = JSON.parse(
+      (await client.next((event) => event.type === 'transitions')).data,
+    ) as DashboardTransitions;
+    // The family and its 150 children: 151 transitions in one synchronous force().
+    expect([update.transitions.length, update.omitted]).toEqual([100, 51]);
+    expect(update.transitions[0]).toMatchObject({
+      breaker: 'inventory',
+      to: 'isolated',
+      reason: 'forced',
+    });
+    expect(update.transitions[1]).toMatchObject({
+      breaker: 'inventory',
+      key: 'host-0',
+      to: 'isolated',
+    });
+    expect(update.breakers.map((view) => view.snapshot.name)).toEqual(['inventory']);
+    expect(update.breakers[0]!.aggregate).toMatchObject({ admitted: 150, rejected: 0 });
+    expect(client.events.filter((event) => event.type === 'transitions')).toHaveLength(1);
+  });
+});
+
 describe('CircuitBreakerDashboardModule.forRoot()', () => {
   it('refuses control without a guard, and bad options, naming the option', () => {
     expect(() => CircuitBreakerDashboardModule.forRoot({ control: true })).toThrow(

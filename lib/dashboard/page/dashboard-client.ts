@@ -23,6 +23,11 @@ export function dashboardClient(): void {
     header: string;
     intervalMs: number;
   }
+  interface Counts {
+    admitted: number;
+    rejected: number;
+    fallbacks: number;
+  }
   interface Point {
     failureRate: number;
     callRate: number;
@@ -34,10 +39,13 @@ export function dashboardClient(): void {
     /** performance.now() when `snapshot` arrived, and the breakers' clock then. */
     received: number;
     at: number;
-    previous: { at: number; totals: BreakerSnapshot['totals'] } | undefined;
+    /** What the rates are computed from: the breaker's totals, or a family's summed over its children. */
+    counts: Counts;
+    previous: { at: number; counts: Counts } | undefined;
     history: Point[];
+    failureRate: number;
   }
-  const HISTORY = 300; // five minutes at one snapshot a second
+  const HISTORY = 120; // two minutes at one snapshot a second
   const config = JSON.parse(document.getElementById('cb-config')!.textContent!) as Config;
   const base = location.pathname.replace(/\/+$/, '');
   const grid = document.getElementById('cb-grid')!;
@@ -73,8 +81,10 @@ export function dashboardClient(): void {
       snapshot: undefined!,
       received: 0,
       at: 0,
+      counts: { admitted: 0, rejected: 0, fallbacks: 0 },
       previous: undefined,
       history: [],
+      failureRate: 0,
     };
     tiles.set(name, tile);
     return tile;
@@ -136,9 +146,25 @@ export function dashboardClient(): void {
     field('forced').hidden = forced === undefined;
     if (forced !== undefined)
       field('forced').textContent = `${forced.reason}${forced.by ? ` (${forced.by})` : ''}`;
-    const w = snapshot.window;
-    field('failureRate').textContent = `${percent(w.failureRate)} of ${w.calls}`;
-    field('slow').textContent = `${w.slowCalls} (${percent(w.slowCallRate)})`;
+    const sum = view.aggregate;
+    const calls = sum === undefined ? snapshot.window.calls : sum.windowCalls;
+    const failures = sum === undefined ? snapshot.window.failures : sum.windowFailures;
+    const slow = sum === undefined ? snapshot.window.slowCalls : sum.windowSlowCalls;
+    // An open breaker's window starts empty: what it opened on is the rate that matters then.
+    const opening =
+      snapshot.state === 'open' && calls === 0 ? snapshot.lastTransition?.window : undefined;
+    tile.failureRate =
+      opening !== undefined ? opening.failureRate : calls === 0 ? 0 : failures / calls;
+    field('failureRate').textContent = `${percent(tile.failureRate)} of ${opening?.calls ?? calls}`;
+    field('slow').textContent = `${slow} (${percent(calls === 0 ? 0 : slow / calls)})`;
+    tile.counts =
+      sum === undefined
+        ? {
+            admitted: snapshot.totals.admitted,
+            rejected: snapshot.totals.rejected.total,
+            fallbacks: snapshot.totals.fallbacks,
+          }
+        : { admitted: sum.admitted, rejected: sum.rejected, fallbacks: sum.fallbacks };
     if (fromTick) rates(tile, at);
     const last = snapshot.lastTransition;
     field('transition').textContent =
@@ -179,26 +205,29 @@ export function dashboardClient(): void {
 
   /** Rates between two scheduled snapshots, and the sparkline's next point. */
   function rates(tile: Tile, at: number): void {
-    const { totals } = tile.snapshot;
+    const counts = tile.counts;
     const previous = tile.previous;
-    tile.previous = { at, totals };
+    tile.previous = { at, counts };
     if (previous === undefined) return;
     const seconds = at > previous.at ? (at - previous.at) / 1000 : config.intervalMs / 1000;
-    const rejected = totals.rejected.total - previous.totals.rejected.total;
-    const calls = totals.admitted - previous.totals.admitted + rejected;
-    const fallbacks = totals.fallbacks - previous.totals.fallbacks;
+    // A family's sums drop when it evicts a child: never a negative rate.
+    const delta = (name: keyof Counts) => Math.max(0, counts[name] - previous.counts[name]);
+    const rejected = delta('rejected');
+    const calls = delta('admitted') + rejected;
+    const fallbacks = delta('fallbacks');
     tile.field('callRate').textContent = perSecond(calls / seconds);
     tile.field('rejectRate').textContent = perSecond(rejected / seconds);
     tile.field('fallbackRate').textContent =
       calls === 0 ? '–' : percent(Math.min(1, fallbacks / calls));
-    tile.history.push({ failureRate: tile.snapshot.window.failureRate, callRate: calls / seconds });
+    tile.history.push({ failureRate: tile.failureRate, callRate: calls / seconds });
     if (tile.history.length > HISTORY) tile.history.shift();
     const line = (pick: (point: Point) => number, max: number) =>
       tile.history
-        .map(
-          (point, i) =>
-            `${((i * 300) / (HISTORY - 1)).toFixed(1)},${(38 - (pick(point) / max) * 36).toFixed(1)}`,
-        )
+        .map((point, i) => {
+          // The newest point on the right edge: the line grows leftwards as history builds up.
+          const x = 300 - ((tile.history.length - 1 - i) * 300) / (HISTORY - 1);
+          return `${x.toFixed(1)},${(38 - (pick(point) / max) * 36).toFixed(1)}`;
+        })
         .join(' ');
     const busiest = Math.max(1, ...tile.history.map((point) => point.callRate));
     tile.field('sparkCalls').setAttribute(

@@ -22,7 +22,7 @@ const TILE = `<template id="cb-tile"><article class="tile">
 <div><dt>in state</dt><dd data-field="age"></dd></div>
 </dl>
 <svg class="spark" viewBox="0 0 300 40" preserveAspectRatio="none" aria-hidden="true"><polyline class="calls" data-field="sparkCalls" points=""/><polyline class="failures" data-field="sparkFailures" points=""/></svg>
-<p class="legend"><span class="c">calls/s</span> and <span class="f">failure rate</span>, last 5 minutes</p>
+<p class="legend"><span class="c">calls/s</span> and <span class="f">failure rate</span>, last 2 minutes</p>
 <p class="why" data-field="transition"></p>
 <p class="why" data-field="failure" hidden></p>
 <div class="family" data-field="family" hidden><p data-field="familySummary"></p><ol data-field="children"></ol></div>

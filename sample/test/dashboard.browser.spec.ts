@@ -1,0 +1,252 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CircuitBreakerRegistry } from 'nestjs-circuit-breaker';
+import { startSample, type RunningSample } from '../src/bootstrap.js';
+
+/**
+ * The sample's dashboard in a real headless Chromium (Debian's, driven by
+ * playwright-core: nothing downloads a browser) while a scripted outage runs
+ * over real HTTP. `.ci/run` sets REQUIRE_BROWSER=1, which turns a missing
+ * Chromium into a failure; elsewhere these tests are skipped with one line.
+ * `DASHBOARD_SCREENSHOT=docs/dashboard.png` saves the README's screenshot.
+ */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const available = existsSync(CHROMIUM);
+if (!available) {
+  if (process.env.REQUIRE_BROWSER === '1')
+    throw new Error(
+      `REQUIRE_BROWSER=1 but there is no Chromium at ${CHROMIUM}: apt-get install chromium`,
+    );
+  console.warn(`dashboard browser tests skipped: no Chromium at ${CHROMIUM} (set CHROMIUM_PATH)`);
+}
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+let browser: Browser;
+beforeAll(async () => {
+  // A fresh profile in a temporary directory each launch (playwright's default).
+  if (available) browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+/** A page that keeps what the browser reports as errors: console errors and uncaught exceptions. */
+async function open(url: string): Promise<{ page: Page; errors: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1360, height: 480 } });
+  const errors: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  page.on('pageerror', (error) => errors.push(String(error)));
+  await page.goto(url);
+  return { page, errors };
+}
+
+const tile = (name: string) => `[data-breaker="${name}"]`;
+const text = async (page: Page, selector: string) =>
+  (await page.textContent(selector))?.trim() ?? '';
+const seconds = (label: string) => Number(/([\d.]+) s/.exec(label)?.[1] ?? NaN);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Calls that keep going in the background, per route, until stopped. */
+function traffic(sample: RunningSample, routes: Record<string, boolean>) {
+  const state = { running: true };
+  const loop = (async () => {
+    while (state.running) {
+      await Promise.all(
+        Object.entries(routes)
+          .filter(([, on]) => on)
+          .map(([route]) =>
+            fetch(`${sample.url}${route}`).then(
+              (r) => r.arrayBuffer(),
+              () => undefined,
+            ),
+          ),
+      );
+      await sleep(50);
+    }
+  })();
+  return {
+    routes,
+    stop: async () => {
+      state.running = false;
+      await loop;
+    },
+  };
+}
+
+describe.skipIf(!available)('the dashboard in a real browser', () => {
+  it('follows a scripted outage live (open within 2 s, countdown, rates, half-open, closed), and its buttons force and reset', async () => {
+    const sample = await startSample({ logger: false });
+    const registry = sample.app.get(CircuitBreakerRegistry);
+    const transitions: { to: string; at: number }[] = [];
+    const subscription = registry.events$.subscribe((event) => {
+      if (event.type === 'stateChange' && event.breaker === 'catalog')
+        transitions.push({ to: event.payload.to, at: Date.now() });
+    });
+    const load = traffic(sample, {
+      '/catalog/products/1': true,
+      '/inventory/b/42': true,
+      '/inventory/a/42': true,
+    });
+    const { page, errors } = await open(sample.dashboardUrl);
+    try {
+      await page.waitForSelector(`${tile('catalog')}[data-state="closed"]`, { timeout: 5_000 });
+      // Every state the catalog's tile shows, with the time it showed it (the page's clock is this machine's).
+      await page.evaluate(() => {
+        const catalog = document.querySelector<HTMLElement>('[data-breaker="catalog"]')!;
+        const seen = [{ state: catalog.dataset.state!, at: Date.now() }];
+        (window as unknown as { shown: typeof seen }).shown = seen;
+        new MutationObserver(() => {
+          if (seen.at(-1)?.state !== catalog.dataset.state)
+            seen.push({ state: catalog.dataset.state!, at: Date.now() });
+        }).observe(catalog, { attributes: true, attributeFilter: ['data-state'] });
+      });
+      const shown = () =>
+        page.evaluate(
+          () => (window as unknown as { shown: { state: string; at: number }[] }).shown,
+        );
+      expect(
+        await page
+          .locator('[data-breaker]')
+          .evaluateAll((tiles) => tiles.map((t) => (t as HTMLElement).dataset.breaker)),
+      ).toEqual(['catalog', 'catalog.search', 'pricing', 'inventory']);
+      expect(await text(page, '#cb-status')).toMatch(/^live/);
+      // Rates need two scheduled snapshots.
+      await expect
+        .poll(
+          async () => Number(await text(page, `${tile('inventory')} [data-field="callRate"]`)),
+          { timeout: 5_000 },
+        )
+        .toBeGreaterThan(1);
+
+      // For the README's screenshot: sparklines with some history.
+      if (process.env.DASHBOARD_SCREENSHOT !== undefined) await sleep(30_000);
+
+      // The catalog and warehouse a fail: both open on their own evidence.
+      sample.upstreams.warehouses.a.setBehaviour({ mode: 'failing' });
+      sample.upstreams.primary.setBehaviour({ mode: 'failing' });
+      await page.waitForSelector(`${tile('catalog')}[data-state="open"]`, { timeout: 5_000 });
+      const opened = transitions.find((t) => t.to === 'open')!;
+      const openShown = (await shown()).find((s) => s.state === 'open')!;
+      expect(openShown.at - opened.at).toBeLessThan(2_000);
+      expect(await text(page, `${tile('catalog')} [data-field="transition"]`)).toMatch(
+        /^closed → open \(failure-rate\): \d+ of \d+ calls failed \(\d+%\) at /,
+      );
+      expect(await text(page, `${tile('catalog')} [data-field="failure"]`)).toContain(
+        'last failure: UpstreamHttpError 500',
+      );
+
+      // The countdown runs, the rejections and fallbacks show, warehouse a is the family's worst child.
+      const first = seconds(await text(page, `${tile('catalog')} [data-field="countdown"]`));
+      await sleep(600);
+      const second = seconds(await text(page, `${tile('catalog')} [data-field="countdown"]`));
+      expect(first).toBeGreaterThan(second);
+      expect(first - second).toBeGreaterThan(0.3);
+      await expect
+        .poll(
+          async () => Number(await text(page, `${tile('catalog')} [data-field="rejectRate"]`)),
+          { timeout: 4_000 },
+        )
+        .toBeGreaterThan(1);
+      expect(await text(page, `${tile('catalog')} [data-field="fallbackRate"]`)).toMatch(/^\d+%$/);
+      await expect
+        .poll(() => text(page, `${tile('inventory')} [data-field="children"] li:first-child`), {
+          timeout: 4_000,
+        })
+        .toMatch(/^a: open/);
+      const screenshot =
+        process.env.DASHBOARD_SCREENSHOT ?? join(tmpdir(), 'circuit-breaker-dashboard.png');
+      mkdirSync(dirname(screenshot), { recursive: true });
+      await page.screenshot({ path: screenshot, fullPage: true });
+
+      // The catalog recovers: the dashboard's own snapshot makes the due half-open happen, one call closes it.
+      load.routes['/catalog/products/1'] = false;
+      sample.upstreams.primary.setBehaviour({ mode: 'healthy' });
+      await page.waitForSelector(`${tile('catalog')}[data-state="half-open"]`, { timeout: 6_000 });
+      await (await fetch(`${sample.url}/catalog/products/2`)).arrayBuffer();
+      await page.waitForSelector(`${tile('catalog')}[data-state="closed"]`, { timeout: 2_000 });
+      expect(transitions.map((t) => t.to)).toEqual(['open', 'half-open', 'closed']);
+      const states = await shown();
+      expect(states.map((s) => s.state)).toEqual(['closed', 'open', 'half-open', 'closed']);
+      states.slice(1).forEach((s, i) => expect(s.at - transitions[i]!.at).toBeLessThan(2_000));
+      const age = await text(page, `${tile('catalog')} [data-field="age"]`);
+      await sleep(400);
+      expect(await text(page, `${tile('catalog')} [data-field="age"]`)).not.toBe(age);
+
+      // The buttons: force open with a reason, reset, force closed, reset.
+      await page.fill('#cb-reason', 'pricing maintenance');
+      await page.click(`${tile('pricing')} [data-action="force-open"]`);
+      await page.waitForSelector(`${tile('pricing')}[data-state="isolated"]`, { timeout: 2_000 });
+      expect(await text(page, `${tile('pricing')} [data-field="state"]`)).toBe('forced open');
+      expect(await text(page, `${tile('pricing')} [data-field="forced"]`)).toBe(
+        'pricing maintenance (circuit breaker dashboard)',
+      );
+      expect(registry.get('pricing').snapshot().forced).toMatchObject({
+        state: 'open',
+        reason: 'pricing maintenance',
+        by: 'circuit breaker dashboard',
+      });
+      await page.click(`${tile('pricing')} [data-action="reset"]`);
+      await page.waitForSelector(`${tile('pricing')}[data-state="closed"]`, { timeout: 2_000 });
+      await page.fill('#cb-reason', '');
+      await page.click(`${tile('catalog')} [data-action="force-closed"]`);
+      await page.waitForSelector(`${tile('catalog')}[data-state="disabled"]`, { timeout: 2_000 });
+      expect(await text(page, `${tile('catalog')} [data-field="state"]`)).toBe('forced closed');
+      expect(registry.get('catalog').snapshot().forced).toMatchObject({
+        state: 'closed',
+        reason: 'forced from the dashboard',
+      });
+      await page.click(`${tile('catalog')} [data-action="reset"]`);
+      await page.waitForSelector(`${tile('catalog')}[data-state="closed"]`, { timeout: 2_000 });
+      expect(registry.get('catalog').snapshot().forced).toBeUndefined();
+      expect(await page.locator('[data-field="error"]:visible').count()).toBe(0);
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+      await load.stop();
+      subscription.unsubscribe();
+      await sample.close();
+    }
+  }, 90_000);
+
+  it('shows no control where control is off, and the control routes do not exist', async () => {
+    const sample = await startSample({ logger: false, dashboardControl: false });
+    const { page, errors } = await open(sample.dashboardUrl);
+    try {
+      await page.waitForSelector(`${tile('catalog')}[data-state="closed"]`, { timeout: 5_000 });
+      expect(await page.locator('[data-breaker]').count()).toBe(4);
+      expect(await page.locator('[data-action]').count()).toBe(0);
+      expect(await page.locator('#cb-reason').count()).toBe(0);
+      const status = await page.evaluate(async (url) => {
+        const response = await fetch(`${url}/breakers/catalog/force`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"state":"open"}',
+        });
+        return response.status;
+      }, sample.dashboardUrl);
+      expect(status).toBe(404);
+      expect(
+        sample.app.get(CircuitBreakerRegistry).get('catalog').snapshot().forced,
+      ).toBeUndefined();
+      // The 404 above is the page's own request: Chromium reports failed loads as console errors.
+      expect(errors.filter((error) => !error.includes('404'))).toEqual([]);
+    } finally {
+      await page.close();
+      await sample.close();
+    }
+  });
+});
