@@ -1,8 +1,8 @@
 // The HTTP benchmark of issue 18: what a breaker costs where users feel it.
 //
 //   npm run bench:http                full run (about 5 minutes on 2 cores); writes bench/http-results.json,
-//                                     bench/HTTP-RESULTS.md and bench/http.svg
-//   npm run bench:http -- --quick     short run (about 1.5 minutes): prints the table only
+//                                     bench/HTTP-RESULTS.md, bench/http.svg and the results history
+//   npm run bench:http -- --quick     short run (about 1.5 minutes): prints the table, logs the run locally
 //
 // Directly (after npm run build): node bench/http.mjs [--quick] [--write] [--seconds S] [--rounds N]
 //   [--adapters express,fastify] [--rows bare,decorated,...] [--connections C]
@@ -10,9 +10,10 @@
 // One Nest application per HTTP adapter (bench/http/server.mjs), each in a child
 // process of its own on a loopback port chosen by the OS; autocannon runs here, so
 // its CPU is not counted in the server's. Every round runs every row of every
-// adapter once, in a freshly shuffled order, for the same duration; ratios are
-// taken within the round (a row against its baseline, measured seconds apart) and
-// their median over rounds is reported with the smallest and largest.
+// adapter right beside its baseline (a pair: row then baseline, or baseline then
+// row, alternately), the pairs in a freshly shuffled order, each segment for the
+// same duration; a ratio is taken within its pair and the median over rounds is
+// reported with the smallest and largest.
 // The Redis rows need a `redis-server` on PATH (the run starts its own).
 
 import { fork, spawnSync } from 'node:child_process';
@@ -32,8 +33,8 @@ const SERVER = fileURLToPath(new URL('./http/server.mjs', import.meta.url));
 const KEYS = 10_000;
 
 const CONFIG = {
-  full: { seconds: 2, warmupSeconds: 2, rounds: 6, connections: 10 },
-  quick: { seconds: 0.8, warmupSeconds: 0.8, rounds: 3, connections: 10 },
+  full: { seconds: 1, warmupSeconds: 2, rounds: 6, connections: 10 },
+  quick: { seconds: 0.6, warmupSeconds: 0.6, rounds: 3, connections: 10 },
 };
 
 function parseArgs(argv) {
@@ -173,6 +174,7 @@ async function main() {
   const args = parseArgs(process.argv.slice(2));
   const { cfg } = args;
   const started = performance.now();
+  const env = environment();
   const redisVersion = redisServerVersion();
   const rows = ROWS.filter(
     (r) =>
@@ -279,7 +281,7 @@ async function main() {
   const results = {
     kind: 'http',
     mode: args.quick ? 'quick' : args.write ? 'full' : 'partial',
-    environment: { ...environment(), redis: redisVersion ?? 'none' },
+    environment: { ...env, redis: redisVersion ?? 'none' },
     config: { ...cfg, keys: KEYS, adapters: args.adapters },
     rows: ROWS.map(({ id, label, status, baseline, also, pending, peer, redis: r }) => ({
       id,

@@ -71,6 +71,29 @@ const describe = (results) => {
   return `${c.rounds} interleaved rounds of ${c.seconds} s per row (after a ${c.warmupSeconds} s warm-up each), ${c.connections} connections, ids cycling over ${c.keys.toLocaleString('en-US')} keys`;
 };
 
+/** The compact table of the README and docs/benchmarks.md: one row per route, both adapters side by side. */
+export function httpSummaryMarkdown(results) {
+  const adapters = Object.keys(results.adapters);
+  const headers = [
+    'route',
+    ...adapters.flatMap((a) => [`${a}: req/s ratio (min–max)`, 'p99 ratio', 'CPU µs/req']),
+  ];
+  const rows = results.rows.map((row) => [
+    row.label,
+    ...adapters.flatMap((a) => {
+      const m = results.adapters[a][row.id];
+      if (m === undefined) return [row.pending ?? 'not run', '', ''];
+      const base = m.vsBaseline;
+      return [
+        base === undefined ? `${num(m.rps.median)} req/s (baseline)` : `${spread(base.rps)}`,
+        base === undefined ? `p99 ${ms(m.p99)} ms` : spread(base.p99),
+        m.cpuUsPerRequest.median.toFixed(1),
+      ];
+    }),
+  ]);
+  return markdownTable({ headers, align: headers.map((_, i) => (i === 0 ? 'l' : 'r')), rows });
+}
+
 export function httpText(results) {
   const out = [`HTTP benchmark (${results.mode}): ${describe(results)}`];
   for (const adapter of Object.keys(results.adapters)) {
@@ -93,7 +116,8 @@ export const HTTP_NOTES = [
   'Ours use the defaults (a 10 s deadline per call, a count window of 100); the per-key family has `maxKeys: 10_000` so that each key keeps its own child. opossum is wrapped as its README shows (`new CircuitBreaker(fn, { timeout: 3000, errorThresholdPercentage: 50, resetTimeout: 30000 })`, `fire()`), cockatiel too (`circuitBreaker(handleAll, { halfOpenAfter: 10_000, breaker: new ConsecutiveBreaker(5) })`, `execute()`).',
   'Open rows: the breakers were tripped at start-up with an open duration of an hour, so every request is a rejection answered by the filter (`httpFilter: true`): 503, `Retry-After: 3600` and the JSON body. Their baseline answers the same status, header and body from the handler itself (`@HttpCode(503)`, `@Header()`); the thrown row is what Nest does with a `ServiceUnavailableException`, for context.',
   'Redis rows: the store is a `RedisBreakerStore` on a `redis-server` the run starts on a free loopback port; every other breaker of the application has `share: false`. The open shared breaker has `share: { quorum: 1 }`, so its own opening opened the fleet.',
-  "Ratios are taken within each round between rows measured seconds apart on the same server, and reported as the median over rounds with the smallest and largest; latencies are exact (every response timed, not autocannon's whole-millisecond histogram), the medians over rounds of each round's percentile.",
+  'Each row runs right beside its baseline, a pair of segments in alternating order (row first in one pair, baseline first in the next), so that both see the same moment of a shared machine; the pairs of a round run in a freshly shuffled order. A ratio is taken within its pair and reported as the median over rounds with the smallest and largest. The "also" column compares two rows of the same baseline (shared against in-memory, the operator against the bare Observable, shared open against open) as the quotient of their paired ratios in each round.',
+  "Latencies are exact: every response is timed (autocannon's own histogram keeps whole milliseconds); each segment's percentiles, then their median over the row's segments. The CPU column is the server process's user + system time over the segment divided by the requests answered in it.",
 ];
 
 export function httpMarkdown(results) {
@@ -110,6 +134,12 @@ export function httpMarkdown(results) {
     `- Run: ${describe(results)}; ${(results.durationMs / 1000).toFixed(0)} s in all`,
     '',
     '![Requests per second relative to the bare route](http.svg)',
+    '',
+    '## Summary',
+    '',
+    'Ratios to the bare route (open rows: to the bare 503 route), each the median over rounds of the ratio within a pair of segments, with the smallest and largest.',
+    '',
+    httpSummaryMarkdown(results),
     '',
     '## Targets',
     '',
@@ -132,39 +162,51 @@ export function httpMarkdown(results) {
 
 const escapeXml = (s) => s.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 
-/** One panel per adapter: each measured row's req/s ratio to its baseline, with the rounds' range. */
+/** One panel per adapter: each row's req/s ratio to its baseline, with the rounds' range. */
 export function httpSvg(results) {
   const adapters = Object.keys(results.adapters);
-  const W = 860;
-  const labelW = 360;
+  const W = 980;
+  const labelW = 380;
   const left = labelW + 10;
-  const right = W - 150;
+  const right = W - 230;
   const barH = 14;
   const gap = 5;
-  const lo = 0.5;
-  const hi = 1.1;
-  const x = (v) => left + ((Math.min(Math.max(v, lo), hi) - lo) / (hi - lo)) * (right - left);
+  const measured = adapters.flatMap((a) =>
+    Object.values(results.adapters[a]).flatMap((m) =>
+      m.vsBaseline === undefined ? [] : [m.vsBaseline.rps.max],
+    ),
+  );
+  const hi = Math.min(2, Math.max(1.2, Math.ceil(Math.max(...measured) * 5) / 5));
+  const x = (v) => left + (Math.min(Math.max(v, 0), hi) / hi) * (right - left);
   const parts = [];
-  let y = 44;
+  let y = 58;
   for (const adapter of adapters) {
     parts.push(`<text x="10" y="${y + 12}" class="h">${escapeXml(adapter)}</text>`);
     y += 22;
     const top = y;
     for (const row of results.rows) {
       const m = results.adapters[adapter][row.id];
-      if (m === undefined || m.vsBaseline === undefined) continue;
-      const r = m.vsBaseline.rps;
-      const cls = row.peer
-        ? 'peer'
-        : row.id.startsWith('bare') || row.id === 'thrown-503'
-          ? 'min'
-          : 'ours';
+      if (m !== undefined && m.vsBaseline === undefined) continue;
       parts.push(
         `<text x="${labelW}" y="${y + barH - 3}" class="l" text-anchor="end">${escapeXml(row.label)}</text>`,
-        `<rect x="${left}" y="${y}" width="${(x(r.median) - left).toFixed(1)}" height="${barH}" class="${cls}"/>`,
-        `<line x1="${x(r.min).toFixed(1)}" y1="${y + barH / 2}" x2="${x(r.max).toFixed(1)}" y2="${y + barH / 2}" class="range"/>`,
-        `<text x="${(right + 6).toFixed(1)}" y="${y + barH - 3}" class="v">${r.median.toFixed(3)}x of ${escapeXml(shortId(m.vsBaseline.of))} · ${m.cpuUsPerRequest.median.toFixed(0)} µs CPU</text>`,
       );
+      if (m === undefined) {
+        parts.push(
+          `<text x="${left + 4}" y="${y + barH - 3}" class="p">${escapeXml(row.pending ?? 'not run')}</text>`,
+        );
+      } else {
+        const r = m.vsBaseline.rps;
+        const cls = row.peer
+          ? 'peer'
+          : row.id.startsWith('bare') || row.id === 'thrown-503'
+            ? 'min'
+            : 'ours';
+        parts.push(
+          `<rect x="${left}" y="${y}" width="${(x(r.median) - left).toFixed(1)}" height="${barH}" class="${cls}"/>`,
+          `<line x1="${x(r.min).toFixed(1)}" y1="${y + barH / 2}" x2="${x(r.max).toFixed(1)}" y2="${y + barH / 2}" class="range"/>`,
+          `<text x="${(right + 8).toFixed(1)}" y="${y + barH - 3}" class="v">${r.median.toFixed(2)}x of ${escapeXml(shortId(m.vsBaseline.of))} · ${m.cpuUsPerRequest.median.toFixed(1)} µs CPU/req</text>`,
+        );
+      }
       y += barH + gap;
     }
     parts.push(
@@ -173,7 +215,12 @@ export function httpSvg(results) {
     );
     y += 16;
   }
-  const ticks = [0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1];
+  const ticks = [];
+  for (let t = 0; t <= hi + 1e-9; t += 0.2) ticks.push(t);
+  const grid = ticks.map(
+    (t) =>
+      `<line x1="${x(t).toFixed(1)}" y1="70" x2="${x(t).toFixed(1)}" y2="${y - 10}" class="grid"/>`,
+  );
   const axis = ticks.map(
     (t) =>
       `<text x="${x(t).toFixed(1)}" y="${y + 4}" class="v" text-anchor="middle">${t.toFixed(1)}x</text>`,
@@ -186,17 +233,19 @@ export function httpSvg(results) {
     '  .h { font-size: 14px; font-weight: 600; fill: #222; }',
     '  .l { font-size: 12px; fill: #333; }',
     '  .v { font-size: 11px; fill: #555; }',
+    '  .p { font-size: 11px; fill: #868e96; font-style: italic; }',
     '  .ours { fill: #d9480f; } .min { fill: #868e96; } .peer { fill: #4c6ef5; }',
     '  .range { stroke: #212529; stroke-width: 1.5; }',
-    '  .one { stroke: #495057; stroke-width: 1.2; }',
+    '  .grid { stroke: #e9ecef; } .one { stroke: #495057; stroke-width: 1.2; }',
     '  .target { stroke: #d9480f; stroke-dasharray: 4 3; stroke-width: 1.2; }',
     '</style>',
     `<rect width="${W}" height="${H}" fill="#fff"/>`,
-    '<text x="10" y="20" class="h">Requests/s relative to the bare route (median of per-round ratios; line: min–max over rounds; dashed: 0.97x)</text>',
-    `<text x="10" y="36" class="v">${escapeXml(`Open rows against the bare 503 route. Axis clipped at ${lo}x–${hi}x.`)}</text>`,
+    '<text x="10" y="20" class="h">Nest under autocannon: requests/s relative to the bare route (open rows: to the bare 503 route)</text>',
+    '<text x="10" y="38" class="v">Bar: median over rounds of the ratio within a pair of segments; black line: smallest to largest; dashed: 0.97x. Right of 1x is faster.</text>',
+    ...grid,
     ...parts,
     ...axis,
-    `<text x="10" y="${H - 10}" class="v">${escapeXml(`${env.date} · Node ${env.node} · ${env.cpuModel}, ${env.cores} cores · ${results.config.rounds} rounds of ${results.config.seconds} s`)}</text>`,
+    `<text x="10" y="${H - 10}" class="v">${escapeXml(`${env.date} · Node ${env.node} · ${env.cpuModel}, ${env.cores} cores (shared) · ${results.config.rounds} rounds of ${results.config.seconds} s per row · ${results.mode} run`)}</text>`,
     '</svg>',
     '',
   ].join('\n');
