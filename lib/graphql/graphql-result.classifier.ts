@@ -38,20 +38,20 @@ const OVERLOAD_CODES = new Set(['TOO_MANY_REQUESTS', 'RATE_LIMITED', 'RESOURCE_E
  * @publicApi
  */
 export function classifyGraphQLResult(value: unknown, overload = true): CallOutcome | undefined {
-  let errors: unknown;
   try {
-    errors = errorsOf(value);
+    const errors = errorsOf(value);
+    if (!Array.isArray(errors) || errors.length === 0) return undefined;
+    let worst: CallOutcome = 'success';
+    for (const error of errors as unknown[]) {
+      const outcome = outcomeOf(error, overload);
+      if (outcome === 'failure') return 'failure';
+      if (outcome === 'overload') worst = 'overload';
+    }
+    return worst;
   } catch {
+    // An answer that cannot even be read is no answer the caller can use, as for any result.
     return 'failure';
   }
-  if (!Array.isArray(errors) || errors.length === 0) return undefined;
-  let worst: CallOutcome = 'success';
-  for (const error of errors) {
-    const outcome = outcomeOf(error, overload);
-    if (outcome === 'failure') return 'failure';
-    if (outcome === 'overload') worst = 'overload';
-  }
-  return worst;
 }
 
 /** The `errors` of a parsed body, or of an axios response's `data` when it answered 200. */
