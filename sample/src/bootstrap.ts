@@ -2,7 +2,8 @@ import 'reflect-metadata';
 import type { INestApplication, LoggerService, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Clock } from 'nestjs-circuit-breaker';
-import type { AddressInfo } from 'node:net';
+import { Transport } from '@nestjs/microservices';
+import type { AddressInfo, Server } from 'node:net';
 import { AppModule } from './app.module.js';
 import { UpstreamServer } from './upstream/upstream.server.js';
 
@@ -10,13 +11,20 @@ export interface RunningSample {
   app: INestApplication;
   /** Base URL of the sample application. */
   url: string;
+  /** Port of its TCP microservice (the same application, hybrid). */
+  rpcPort: number;
   upstreams: { primary: UpstreamServer; warehouses: Record<'a' | 'b', UpstreamServer> };
   close(): Promise<void>;
 }
 
 /** Starts the three fake dependencies and the sample application, all on loopback. */
 export async function startSample(
-  options: { port?: number; logger?: LoggerService | LogLevel[] | false; clock?: Clock } = {},
+  options: {
+    port?: number;
+    rpcPort?: number;
+    logger?: LoggerService | LogLevel[] | false;
+    clock?: Clock;
+  } = {},
 ): Promise<RunningSample> {
   const primary = new UpstreamServer('primary');
   const a = new UpstreamServer('warehouse-a');
@@ -31,11 +39,19 @@ export async function startSample(
     },
   );
   app.enableShutdownHooks();
+  // The same controllers over TCP: inheritAppConfig gives the microservice the module's global filter.
+  const microservice = app.connectMicroservice(
+    { transport: Transport.TCP, options: { host: '127.0.0.1', port: options.rpcPort ?? 0 } },
+    { inheritAppConfig: true },
+  );
+  await app.startAllMicroservices();
   await app.listen(options.port ?? 0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
+  const rpcPort = (microservice.unwrap<Server>().address() as AddressInfo).port;
   return {
     app,
     url: `http://127.0.0.1:${port}`,
+    rpcPort,
     upstreams: { primary, warehouses: { a, b } },
     async close() {
       await app.close();
