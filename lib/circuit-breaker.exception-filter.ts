@@ -15,25 +15,40 @@ import {
   resolveHttpOptions,
   type BreakerHttpResponse,
 } from './circuit-breaker-http.mapping.js';
+import { transportAnswers } from './circuit-breaker-transport.answers.js';
+import { breakerErrorPayload } from './circuit-breaker-transport.mapping.js';
 import { CIRCUIT_BREAKER_HTTP_OPTIONS } from './circuit-breaker.constants.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import type { CircuitBreakerHttpOptions } from './interfaces/circuit-breaker-http-options.interface.js';
 
 /**
- * Maps a `CircuitOpenError` to **503 Service Unavailable** with a `Retry-After`
- * header (seconds, rounded up; none for an isolated breaker), and a
- * `CallTimeoutError` to **504 Gateway Timeout**. The bodies name nothing
- * internal unless `httpFilter: { details: true }`; `httpFilter: { body }`
- * builds them. HTTP only; works on Express and Fastify through the HTTP adapter.
+ * Answers a `CircuitOpenError` or a `CallTimeoutError` as the transport of
+ * the request expects, without importing any transport's package:
  *
- * Register it with `forRoot({ httpFilter: true })`, or delegate to it from a
- * catch-all filter: Nest gives an exception to the global filter registered
- * **last** that matches it, however specific its `@Catch()`, so a catch-all
- * registered with `app.useGlobalFilters()` hides this one. `catch()` returns
- * `true` when it answered, `false` for any other error:
+ * - HTTP (Express and Fastify, through the HTTP adapter): **503 Service
+ *   Unavailable** with a `Retry-After` header (seconds, rounded up; none for
+ *   an isolated breaker), or **504 Gateway Timeout**. The bodies name nothing
+ *   internal unless `httpFilter: { details: true }`; `httpFilter: { body }`
+ *   builds them.
+ * - Microservices (`rpc`): the error the client gets is a
+ *   `CircuitBreakerErrorPayload` (`{ status: 'error', code: 'CIRCUIT_OPEN' |
+ *   'CALL_TIMEOUT', message, retryAfterMs? }`), as for an `RpcException`.
+ * - WebSockets (`ws`): an `exception` message whose data is that payload, as
+ *   for a `WsException`.
+ * - GraphQL (`graphql`): the field fails with an error whose `extensions`
+ *   carry `code` and `retryAfterMs`; the other fields of the query resolve.
+ *
+ * Register it with `forRoot({ httpFilter: true })` (it then answers every
+ * transport of the application), or delegate to it from a catch-all filter:
+ * Nest gives an exception to the global filter registered **last** that
+ * matches it, however specific its `@Catch()`, so a catch-all registered with
+ * `app.useGlobalFilters()` hides this one. `catch()` returns `false` for any
+ * other error, and otherwise what the transport needs back (`true` over HTTP
+ * and WebSockets, an Observable over RPC, the error over GraphQL):
  *
  * ```ts
- * if (this.breakerFilter.catch(exception, host)) return;
+ * const answer = this.breakerFilter.catch(exception, host);
+ * if (answer !== false) return answer;
  * ```
  *
  * The module provides it (with its `httpFilter` options) whether or not
@@ -55,10 +70,15 @@ export class CircuitBreakerExceptionFilter implements ExceptionFilter<unknown> {
     this.options = resolveHttpOptions(options ?? true) ?? {};
   }
 
-  catch(exception: unknown, host: ArgumentsHost): boolean {
+  catch(exception: unknown, host: ArgumentsHost): unknown {
     if (!isBreakerHttpError(exception)) return false;
-    // Outside HTTP (RPC, WebSockets) there is no status to set: the context's own handling applies.
-    if (host.getType() !== 'http') throw exception;
+    const type = host.getType<string>();
+    if (type !== 'http') {
+      const answer = transportAnswers[type as keyof typeof transportAnswers];
+      // A transport we do not know (a custom one): its own handling applies.
+      if (answer === undefined) throw exception;
+      return answer(breakerErrorPayload(exception, this.options)!, host);
+    }
     const answer = this.answerFor(exception);
     const adapter = this.adapterHost.httpAdapter;
     const response = host.switchToHttp().getResponse<unknown>();

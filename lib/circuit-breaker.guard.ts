@@ -15,6 +15,9 @@ import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 import { checkRequiredCircuits, type CircuitRequirement } from './circuit-requirement.js';
 import type { RequiredCircuit } from './interfaces/circuit-breaker-admission-options.interface.js';
 
+/** Where a class made by `requiring()` keeps its requirements: no public type names them. */
+const REQUIRED = Symbol('nestjs-circuit-breaker.required-circuits');
+
 /**
  * The guard of `@RequireCircuit()`: before pipes and the handler, asks each
  * required breaker whether it would admit a call now (`peek()`: no probe
@@ -29,9 +32,6 @@ import type { RequiredCircuit } from './interfaces/circuit-breaker-admission-opt
  */
 @Injectable()
 export class CircuitBreakerGuard implements CanActivate {
-  /** Required on every route this guard guards, beside what `@RequireCircuit()` names there. */
-  protected readonly required: readonly CircuitRequirement[] = [];
-
   // Every parameter names its token: `requiring()` builds subclasses, which must inject alike.
   constructor(
     @Inject(CircuitBreakerRegistry) private readonly registry: CircuitBreakerRegistry,
@@ -51,7 +51,7 @@ export class CircuitBreakerGuard implements CanActivate {
     const required = checkRequiredCircuits('CircuitBreakerGuard.requiring()', circuits);
     @Injectable()
     class RequiringCircuitBreakerGuard extends CircuitBreakerGuard {
-      protected override readonly required = required;
+      static readonly [REQUIRED] = required;
     }
     return RequiringCircuitBreakerGuard;
   }
@@ -61,7 +61,9 @@ export class CircuitBreakerGuard implements CanActivate {
       context.getHandler(),
       context.getClass(),
     ]);
-    const required = this.required.length === 0 ? own : [...this.required, ...own];
+    // What `requiring()` gave the class, on every route it guards, beside what `@RequireCircuit()` names there.
+    const always = (this.constructor as { [REQUIRED]?: readonly CircuitRequirement[] })[REQUIRED];
+    const required = always === undefined ? own : [...always, ...own];
     for (const requirement of required) {
       const breaker = this.registry.get(requirement.name);
       const answer = (

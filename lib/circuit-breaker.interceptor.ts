@@ -14,8 +14,8 @@ import type { CircuitInterception } from './circuit-interception.js';
 /**
  * The interceptor of `@UseCircuitBreaker()`: each handling of a request is
  * one call of the breaker (through `circuitBreaker()`, so a rejected request
- * never reaches the handler). Handlers without the decorator pass untouched,
- * so it may also be bound globally.
+ * never reaches the handler). `@UseCircuitBreaker()` binds it: bound
+ * globally as well, a decorated handler's call would count twice.
  *
  * @publicApi
  */

@@ -119,6 +119,14 @@ export type {
   CircuitOpenResponseBody,
 } from './circuit-breaker-http.mapping.js';
 export type { CircuitBreakerHttpOptions } from './interfaces/circuit-breaker-http-options.interface.js';
+export {
+  breakerErrorExtensions,
+  breakerErrorPayload,
+} from './circuit-breaker-transport.mapping.js';
+export type {
+  CircuitBreakerErrorExtensions,
+  CircuitBreakerErrorPayload,
+} from './circuit-breaker-transport.mapping.js';
 export { CircuitBreaker } from './decorators/circuit-breaker.decorator.js';
 export { RequireCircuit } from './decorators/require-circuit.decorator.js';
 export { UseCircuitBreaker } from './decorators/use-circuit-breaker.decorator.js';

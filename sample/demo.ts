@@ -1,4 +1,6 @@
+import { ClientProxyFactory, Transport, type ClientProxy } from '@nestjs/microservices';
 import { CircuitBreakerRegistry, type CircuitBreakerEvent } from 'nestjs-circuit-breaker';
+import { firstValueFrom } from 'rxjs';
 import { startSample, type RunningSample } from './src/bootstrap.js';
 import type { UpstreamServer } from './src/upstream/upstream.server.js';
 
@@ -73,6 +75,24 @@ async function get(
   return { status: response.status, retryAfter, body };
 }
 
+/** A request over the sample's TCP microservice: what it answered, or the error payload it sent. */
+async function rpc(
+  client: ClientProxy,
+  pattern: string,
+  data: unknown,
+): Promise<{ value?: unknown; error?: unknown }> {
+  const t0 = Date.now();
+  const answer = await firstValueFrom(client.send(pattern, data)).then(
+    (value: unknown): { value?: unknown; error?: unknown } => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+  const code = (answer.error as { code?: string } | undefined)?.code;
+  line(
+    `TCP ${pattern.padEnd(24)} → ${answer.error === undefined ? green('ok') : red(code ?? 'error')} ${dim(`${Date.now() - t0} ms`)}`,
+  );
+  return answer;
+}
+
 async function readiness(sample: RunningSample): Promise<number> {
   const response = await fetch(`${sample.url}/health/ready`);
   await response.arrayBuffer();
@@ -101,6 +121,10 @@ async function main(): Promise<void> {
   });
   const { primary, warehouses } = sample.upstreams;
   const state = (name: string) => registry.get(name).state;
+  const client = ClientProxyFactory.create({
+    transport: Transport.TCP,
+    options: { host: '127.0.0.1', port: sample.rpcPort },
+  });
   console.log(
     bold(`nestjs-circuit-breaker demo: the sample on ${sample.url}, its upstreams on loopback`),
   );
@@ -157,6 +181,20 @@ async function main(): Promise<void> {
       uncached.status === 503 && uncached.retryAfter !== null,
       'a product never seen before gets 503 with Retry-After: no stale answer to serve',
     );
+    let checkout: Awaited<ReturnType<typeof get>> | undefined;
+    const checkoutHits = await hits(primary, async () => {
+      checkout = await get(sample, '/checkout/1');
+    });
+    check(
+      checkout?.status === 503 && checkout.retryAfter !== null && checkoutHits === 0,
+      '@RequireCircuit: the checkout fan-out answered 503 + Retry-After before any work, 0 upstream calls',
+    );
+    const rejectedRpc = await rpc(client, 'checkout.quote', '1');
+    const payload = rejectedRpc.error as { code?: string; retryAfterMs?: number } | undefined;
+    check(
+      payload?.code === 'CIRCUIT_OPEN' && typeof payload.retryAfterMs === 'number',
+      `over TCP the client gets { code: 'CIRCUIT_OPEN', retryAfterMs: ${payload?.retryAfterMs} }`,
+    );
     check((await readiness(sample)) === 503, 'ready: 503, this replica leaves the load balancer');
 
     phase('3. the catalog recovers: after the open duration one probe closes the breaker');
@@ -169,6 +207,12 @@ async function main(): Promise<void> {
     check(
       probe.status === 200 && state('catalog') === 'closed',
       'the probe succeeded and the catalog is closed again',
+    );
+    const quote = await get(sample, '/checkout/1');
+    const rpcQuote = await rpc(client, 'checkout.quote', '1');
+    check(
+      quote.status === 200 && rpcQuote.error === undefined,
+      'the checkout answers again, over HTTP and over the TCP microservice transport (one controller, two transports)',
     );
     check((await readiness(sample)) === 200, 'ready: 200');
 
@@ -258,6 +302,7 @@ async function main(): Promise<void> {
     );
   } finally {
     subscription.unsubscribe();
+    await client.close();
     await sample.close();
   }
 

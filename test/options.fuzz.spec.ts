@@ -26,6 +26,8 @@ import {
   CircuitBreakerModule,
   CircuitBreakerRegistry,
   circuitBreaker,
+  RequireCircuit,
+  UseCircuitBreaker,
   type BreakerOptions,
 } from '../lib/index.js';
 import { CircuitBreakerTelemetryModule } from '../lib/opentelemetry/index.js';
@@ -41,6 +43,7 @@ const RUNS = {
   forFeature: 1_000,
   decorator: 1_000,
   operator: 1_000,
+  admission: 1_000,
   redisStore: 1_000,
   metrics: 1_000,
   telemetry: 1_000,
@@ -1053,6 +1056,87 @@ describe('option fuzzing', () => {
         );
       }),
       settings(RUNS.operator),
+    );
+  });
+
+  it(`@UseCircuitBreaker() and @RequireCircuit() arguments: ${RUNS.admission} valid and ${RUNS.admission} invalid each`, () => {
+    const SITE = 'Fuzz.call';
+    const onMethod = (decorator: MethodDecorator) => {
+      class Fuzz {
+        call(): number {
+          return 1;
+        }
+      }
+      const descriptor = Object.getOwnPropertyDescriptor(Fuzz.prototype, 'call')!;
+      decorator(Fuzz.prototype, 'call', descriptor);
+    };
+    const name = fc.string({ minLength: 1, maxLength: 10 });
+    const interception = fc.record(
+      {
+        key: fc.option(aFunction, { nil: undefined }),
+        fallback: fc.option(aFunction, { nil: undefined }),
+      },
+      { requiredKeys: [] },
+    );
+    const circuit = fc.oneof(
+      name,
+      fc.record(
+        { name, key: fc.option(aFunction, { nil: undefined }) },
+        { requiredKeys: ['name'] },
+      ),
+    );
+    fc.assert(
+      fc.property(
+        name,
+        interception,
+        fc.array(circuit, { minLength: 1, maxLength: 4 }),
+        (n, o, c) => {
+          count('admission', 'valid');
+          onMethod(UseCircuitBreaker(n, o as never));
+          onMethod(RequireCircuit(...(c as never[])));
+        },
+      ),
+      settings(RUNS.admission),
+    );
+    const badName = fc.oneof(hostile, fc.constant(''), fc.integer());
+    const invalidUse = fc.oneof(
+      badName.map((n) => ({ args: [n, {}], path: 'name' })),
+      notAFunction.map((key) => ({ args: ['quotes', { key }], path: 'key' })),
+      notAFunction.map((fallback) => ({ args: ['quotes', { fallback }], path: 'fallback' })),
+      unknownKey.map((key) => ({ args: ['quotes', { [key]: () => 1 }], path: key })),
+      notAPlainObject
+        .filter((v) => v !== undefined)
+        .map((options) => ({ args: ['quotes', options], path: 'options' })),
+    );
+    const invalidCircuit = fc.oneof(
+      badName.map((c) => ({ circuit: c, path: '' })),
+      badName.map((n) => ({ circuit: { name: n }, path: '.name' })),
+      notAFunction.map((key) => ({ circuit: { name: 'quotes', key }, path: '.key' })),
+      unknownKey.map((key) => ({ circuit: { name: 'quotes', [key]: 1 }, path: `.${key}` })),
+    );
+    fc.assert(
+      fc.property(
+        invalidUse,
+        fc.array(name, { maxLength: 3 }),
+        invalidCircuit,
+        ({ args, path }, before, bad) => {
+          count('admission', 'invalid');
+          expectNamed(
+            thrown(() => onMethod(UseCircuitBreaker(...(args as [string, never])))),
+            `@UseCircuitBreaker() on ${SITE}`,
+            path,
+            TypeError,
+          );
+          // The bad circuit after valid ones: the path names its index.
+          expectNamed(
+            thrown(() => onMethod(RequireCircuit(...before, bad.circuit as never))),
+            `@RequireCircuit() on ${SITE}`,
+            `[${before.length}]${bad.path}`,
+            TypeError,
+          );
+        },
+      ),
+      settings(RUNS.admission),
     );
   });
 

@@ -44,9 +44,26 @@ const started = Date.now();
  * ending in `/` is a scope; peers marked optional in package.json's
  * peerDependenciesMeta are added at run time.
  */
-const OPTIONAL_PEERS = ['@nestjs/terminus', 'prom-client', '@opentelemetry/', 'ioredis'];
+const OPTIONAL_PEERS = [
+  '@nestjs/terminus',
+  'prom-client',
+  '@opentelemetry/',
+  'ioredis',
+  '@nestjs/microservices',
+  '@nestjs/websockets',
+  '@nestjs/graphql',
+  'graphql',
+];
 /** dist/ folders of the optional integrations (their own subpath exports); not scanned. */
-const INTEGRATION_DIRS = ['terminus', 'prometheus', 'opentelemetry', 'redis'];
+const INTEGRATION_DIRS = [
+  'terminus',
+  'prometheus',
+  'opentelemetry',
+  'redis',
+  'microservices',
+  'websockets',
+  'graphql',
+];
 /**
  * Members of the engine that are `@internal`: a consumer's autocomplete must never
  * offer them, so no published .d.ts may declare them (a `private` member, which tsc
@@ -619,7 +636,10 @@ import { CircuitBreakerHealthIndicator, CircuitBreakerHealthModule } from 'nestj
 import { CIRCUIT_BREAKER_METRIC_NAMES, CircuitBreakerMetricsModule } from 'nestjs-circuit-breaker/prometheus';
 import { CIRCUIT_BREAKER_INSTRUMENTS, CircuitBreakerTelemetryModule } from 'nestjs-circuit-breaker/opentelemetry';
 import { REDIS_BREAKER_STORE_DEFAULTS, RedisBreakerStore, type RedisBreakerStoreOptions } from 'nestjs-circuit-breaker/redis';
-import { CircuitBreakerDashboardModule, type DashboardState } from 'nestjs-circuit-breaker/dashboard';
+import { CircuitBreakerRpcExceptionFilter, classifyGrpcError, classifyRpcError, toRpcException } from 'nestjs-circuit-breaker/microservices';
+import { CircuitBreakerWsExceptionFilter, toWsException } from 'nestjs-circuit-breaker/websockets';
+import { CircuitBreakerGraphQLExceptionFilter, classifyGraphQLResult, toGraphQLError } from 'nestjs-circuit-breaker/graphql';
+import { CircuitBreakerGuard, RequireCircuit, UseCircuitBreaker, type AdmissionPeek, type CircuitBreakerErrorPayload } from 'nestjs-circuit-breaker';
 
 @Injectable()
 export class CatalogService {
@@ -654,6 +674,28 @@ export function store(options: RedisBreakerStoreOptions): RedisBreakerStore {
   return new RedisBreakerStore(options);
 }
 
+@RequireCircuit('catalog', { name: 'hosts', key: (context) => context.getType() })
+export class FanOutController {
+  @UseCircuitBreaker('catalog', { fallback: (error, context) => ({ error, type: context.getType() }) })
+  list(): string[] {
+    return [];
+  }
+}
+export const guard = CircuitBreakerGuard.requiring('catalog');
+export const peeked: AdmissionPeek = breaker.peek();
+export const permitted: boolean = breaker.isCallPermitted();
+export const payload: CircuitBreakerErrorPayload | undefined = toRpcException(new Error('x'))?.getError() as CircuitBreakerErrorPayload | undefined;
+export const ws = toWsException(new Error('x'));
+export const gql = toGraphQLError(new Error('x'))?.extensions;
+export const transportFilters = [new CircuitBreakerRpcExceptionFilter(), new CircuitBreakerWsExceptionFilter(), new CircuitBreakerGraphQLExceptionFilter({ details: true })];
+export const outcomes = [classifyRpcError(new Error('x')), classifyGrpcError({ code: 14, details: 'unavailable' }), classifyGraphQLResult({ errors: [] })];
+
+// @ts-expect-error ./microservices's types: the second argument is the overload switch
+classifyGrpcError({}, 'yes');
+// @ts-expect-error ./graphql's types: details is a boolean
+new CircuitBreakerGraphQLExceptionFilter({ details: 'yes' });
+// @ts-expect-error the root's types: a required circuit is a name or { name, key? }
+RequireCircuit(42);
 // @ts-expect-error the root's types: failureRateThreshold is a number
 new Breaker('x', { failureRateThreshold: 'half' });
 // @ts-expect-error ./core's types: a breaker needs a name

@@ -10,6 +10,7 @@ import { BreakersController } from './breakers/breakers.controller.js';
 import { CatalogController } from './catalog/catalog.controller.js';
 import { CatalogService } from './catalog/catalog.service.js';
 import { LoopbackGuard } from './dashboard/loopback.guard.js';
+import { CheckoutController } from './checkout/checkout.controller.js';
 import { HealthController } from './health/health.controller.js';
 import { InventoryController } from './inventory/inventory.controller.js';
 import { InventoryService } from './inventory/inventory.service.js';
@@ -33,7 +34,8 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        // httpFilter: CircuitOpenError → 503 + Retry-After, CallTimeoutError → 504, with bodies that name no breaker.
+        // httpFilter: CircuitOpenError → 503 + Retry-After, CallTimeoutError → 504, with bodies that name no breaker;
+        // over the TCP microservice, the CIRCUIT_OPEN / CALL_TIMEOUT payload.
         CircuitBreakerModule.forRoot({
           defaults: BREAKER_DEFAULTS,
           breakers: BREAKERS,
@@ -55,6 +57,7 @@ export class AppModule {
         CatalogController,
         PricingController,
         InventoryController,
+        CheckoutController,
         HealthController,
         BreakersController,
         MetricsController,

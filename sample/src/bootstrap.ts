@@ -2,7 +2,8 @@ import 'reflect-metadata';
 import type { INestApplication, LoggerService, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Clock } from 'nestjs-circuit-breaker';
-import type { AddressInfo } from 'node:net';
+import { Transport } from '@nestjs/microservices';
+import type { AddressInfo, Server } from 'node:net';
 import { AppModule } from './app.module.js';
 import { UpstreamServer } from './upstream/upstream.server.js';
 
@@ -12,6 +13,8 @@ export interface RunningSample {
   url: string;
   /** The live dashboard of its breakers. */
   dashboardUrl: string;
+  /** Port of its TCP microservice (the same application, hybrid). */
+  rpcPort: number;
   upstreams: { primary: UpstreamServer; warehouses: Record<'a' | 'b', UpstreamServer> };
   close(): Promise<void>;
 }
@@ -20,10 +23,11 @@ export interface RunningSample {
 export async function startSample(
   options: {
     port?: number;
-    logger?: LoggerService | LogLevel[] | false;
-    clock?: Clock;
     /** Force and reset buttons on the dashboard; default on. */
     dashboardControl?: boolean;
+    rpcPort?: number;
+    logger?: LoggerService | LogLevel[] | false;
+    clock?: Clock;
   } = {},
 ): Promise<RunningSample> {
   const primary = new UpstreamServer('primary');
@@ -43,12 +47,20 @@ export async function startSample(
     },
   );
   app.enableShutdownHooks();
+  // The same controllers over TCP: inheritAppConfig gives the microservice the module's global filter.
+  const microservice = app.connectMicroservice(
+    { transport: Transport.TCP, options: { host: '127.0.0.1', port: options.rpcPort ?? 0 } },
+    { inheritAppConfig: true },
+  );
+  await app.startAllMicroservices();
   await app.listen(options.port ?? 0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
+  const rpcPort = (microservice.unwrap<Server>().address() as AddressInfo).port;
   return {
     app,
     url: `http://127.0.0.1:${port}`,
     dashboardUrl: `http://127.0.0.1:${port}/circuit-breakers`,
+    rpcPort,
     upstreams: { primary, warehouses: { a, b } },
     async close() {
       await app.close();

@@ -4,7 +4,7 @@ import { startSample } from './bootstrap.js';
 const sample = await startSample({ port: Number(process.env.PORT ?? 3000) });
 const { primary, warehouses } = sample.upstreams;
 console.log(`
-Sample listening on ${sample.url}
+Sample listening on ${sample.url} (and over TCP on port ${sample.rpcPort}: pattern 'checkout.quote')
   dashboard: ${sample.dashboardUrl}  (live, with force and reset buttons; this machine only)
   upstreams: primary ${primary.url}, warehouse a ${warehouses.a.url}, warehouse b ${warehouses.b.url}
 
@@ -12,6 +12,7 @@ Try:
   curl ${sample.url}/catalog/products/1
   curl -X POST ${primary.url}/__behaviour -H 'content-type: application/json' -d '{"mode":"failing"}'
   curl ${sample.url}/catalog/products/1          # repeat: the last good answer, then the breaker opens
+  curl -i ${sample.url}/checkout/1               # @RequireCircuit: 503 + Retry-After before any work
   curl -i ${sample.url}/health/ready             # 503 while a breaker is open
   curl ${sample.url}/breakers                    # every breaker's snapshot
   curl ${sample.url}/metrics                     # Prometheus

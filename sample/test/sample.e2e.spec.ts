@@ -1,3 +1,5 @@
+import { ClientProxyFactory, Transport } from '@nestjs/microservices';
+import { firstValueFrom } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CircuitBreakerRegistry } from 'nestjs-circuit-breaker';
 import { startSample, type RunningSample } from '../src/bootstrap.js';
@@ -185,6 +187,39 @@ describe('the sample application over real HTTP', () => {
       error: 'Service Unavailable',
       message: 'A dependency is unavailable; retry later.',
     });
+  });
+
+  it('@RequireCircuit on the checkout fan-out answers before any work over HTTP and over TCP, counting nothing', async () => {
+    const client = ClientProxyFactory.create({
+      transport: Transport.TCP,
+      options: { host: '127.0.0.1', port: sample.rpcPort },
+    });
+    try {
+      expect((await get('/checkout/1')).status).toBe(200);
+      expect(await firstValueFrom(client.send('checkout.quote', '1'))).toMatchObject({
+        product: { id: '1' },
+      });
+      const pricing = sample.app.get(CircuitBreakerRegistry).get('pricing');
+      pricing.force('open', { reason: 'pricing maintenance', untilMs: clock.now() + 5_000 });
+      const before = sample.upstreams.primary.requests;
+      const totals = pricing.snapshot().totals;
+      const rejected = await get('/checkout/1');
+      expect([rejected.status, rejected.headers.get('retry-after')]).toEqual([503, '5']);
+      const error = await firstValueFrom(client.send('checkout.quote', '1')).catch(
+        (caught: unknown) => caught,
+      );
+      expect(error).toEqual({
+        status: 'error',
+        code: 'CIRCUIT_OPEN',
+        message: 'A dependency is unavailable; retry later.',
+        retryAfterMs: 5_000,
+      });
+      // Neither the catalog nor pricing was called, and the guard counted nothing.
+      expect(sample.upstreams.primary.requests).toBe(before);
+      expect(pricing.snapshot().totals).toEqual(totals);
+    } finally {
+      await client.close();
+    }
   });
 
   it('4xx answers from the upstream never open the breaker', async () => {

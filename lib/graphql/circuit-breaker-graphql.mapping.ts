@@ -1,0 +1,26 @@
+import { GraphQLError } from 'graphql';
+import {
+  breakerErrorExtensions,
+  breakerErrorPayload,
+} from '../circuit-breaker-transport.mapping.js';
+
+/**
+ * The `GraphQLError` for a breaker error (`CircuitOpenError` or
+ * `CallTimeoutError`), whose `extensions` are `{ code: 'CIRCUIT_OPEN' |
+ * 'CALL_TIMEOUT', retryAfterMs? }` (see `CircuitBreakerErrorExtensions`), or
+ * `undefined` for any other value. Returned or thrown by a resolver, it fails
+ * that field only.
+ *
+ * @publicApi
+ */
+export function toGraphQLError(
+  exception: unknown,
+  options: { details?: boolean } = {},
+): GraphQLError | undefined {
+  const payload = breakerErrorPayload(exception, options);
+  if (payload === undefined) return undefined;
+  return new GraphQLError(payload.message, {
+    extensions: { ...breakerErrorExtensions(payload) },
+    originalError: exception as Error,
+  });
+}

@@ -1,0 +1,18 @@
+import { RpcException } from '@nestjs/microservices';
+import { breakerErrorPayload } from '../circuit-breaker-transport.mapping.js';
+
+/**
+ * The `RpcException` for a breaker error (`CircuitOpenError` or
+ * `CallTimeoutError`), whose error is a `CircuitBreakerErrorPayload`
+ * (`{ status: 'error', code, message, retryAfterMs? }`), or `undefined` for
+ * any other value: for a handler or a filter of the application's own.
+ *
+ * @publicApi
+ */
+export function toRpcException(
+  exception: unknown,
+  options: { details?: boolean } = {},
+): RpcException | undefined {
+  const payload = breakerErrorPayload(exception, options);
+  return payload === undefined ? undefined : new RpcException(payload);
+}

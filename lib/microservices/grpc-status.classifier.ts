@@ -1,0 +1,66 @@
+import type { CallOutcome } from '../core/index.js';
+import { classifyRpcError } from './rpc-error.classifier.js';
+
+/**
+ * The outcome of each gRPC status code (index = code), as HTTP statuses are
+ * classified: the codes that say the server could not do its job fail; those
+ * that answer the caller (a bad argument, a missing entity, a refused
+ * permission) are the dependency doing its job. `CANCELLED` is most often the
+ * caller's own cancellation: ignored.
+ */
+const GRPC_OUTCOMES: readonly (CallOutcome | 'overload-or-failure')[] = [
+  'success', //  0 OK
+  'ignored', //  1 CANCELLED
+  'failure', //  2 UNKNOWN
+  'success', //  3 INVALID_ARGUMENT
+  'failure', //  4 DEADLINE_EXCEEDED
+  'success', //  5 NOT_FOUND
+  'success', //  6 ALREADY_EXISTS
+  'success', //  7 PERMISSION_DENIED
+  'overload-or-failure', //  8 RESOURCE_EXHAUSTED
+  'success', //  9 FAILED_PRECONDITION
+  'success', // 10 ABORTED
+  'success', // 11 OUT_OF_RANGE
+  'failure', // 12 UNIMPLEMENTED
+  'failure', // 13 INTERNAL
+  'failure', // 14 UNAVAILABLE
+  'failure', // 15 DATA_LOSS
+  'success', // 16 UNAUTHENTICATED
+];
+
+/**
+ * Classifies a gRPC client error (`ClientGrpc`, `@grpc/grpc-js`'s
+ * `ServiceError`: a numeric `code` with `details` or `metadata`), for a
+ * breaker's `classify` option: `UNAVAILABLE`, `DEADLINE_EXCEEDED`,
+ * `INTERNAL`, `UNKNOWN`, `UNIMPLEMENTED` and `DATA_LOSS` fail;
+ * `RESOURCE_EXHAUSTED` is `overload` (a failure with `overload: false`);
+ * `INVALID_ARGUMENT`, `NOT_FOUND`, `ALREADY_EXISTS`, `PERMISSION_DENIED`,
+ * `UNAUTHENTICATED`, `FAILED_PRECONDITION`, `ABORTED` and `OUT_OF_RANGE` are
+ * the dependency's valid answers (success); `CANCELLED` is ignored. Any other
+ * error is classified as `classifyRpcError()` does.
+ *
+ * @publicApi
+ */
+export function classifyGrpcError(error: unknown, overload = true): CallOutcome {
+  const code = grpcCodeOf(error);
+  if (code === undefined) return classifyRpcError(error, overload);
+  const outcome = GRPC_OUTCOMES[code]!;
+  if (outcome !== 'overload-or-failure') return outcome;
+  return overload ? 'overload' : 'failure';
+}
+
+/** The gRPC status code of an error shaped as grpc-js makes them, or `undefined`. */
+function grpcCodeOf(error: unknown): number | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  try {
+    const { code, details, metadata } = error as Record<string, unknown>;
+    if (typeof code !== 'number' || !Number.isInteger(code) || code < 0 || code > 16)
+      return undefined;
+    // A numeric code alone is too common (database drivers use them): grpc-js errors carry details or metadata.
+    return typeof details === 'string' || (typeof metadata === 'object' && metadata !== null)
+      ? code
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,18 @@
+import { WsException } from '@nestjs/websockets';
+import { breakerErrorPayload } from '../circuit-breaker-transport.mapping.js';
+
+/**
+ * The `WsException` for a breaker error (`CircuitOpenError` or
+ * `CallTimeoutError`), whose error is a `CircuitBreakerErrorPayload`
+ * (`{ status: 'error', code, message, retryAfterMs? }`), or `undefined` for
+ * any other value.
+ *
+ * @publicApi
+ */
+export function toWsException(
+  exception: unknown,
+  options: { details?: boolean } = {},
+): WsException | undefined {
+  const payload = breakerErrorPayload(exception, options);
+  return payload === undefined ? undefined : new WsException(payload);
+}
