@@ -1,3 +1,4 @@
+import type { RetryEvent } from './breaker-events.js';
 import { NOT_TIMED } from './breaker-machine.js';
 import { BreakerCalls, UNCOUNTED } from './breaker-calls.js';
 import {
@@ -84,6 +85,18 @@ export abstract class BreakerAdmission extends BreakerCalls {
   /** @internal A rejection by the guard (`bulkhead-full`, `ramp-up`), counted and announced as the breaker's own. */
   refuse(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
     return this.reject(reason, retryAfterMs);
+  }
+
+  /** @internal A retry policy's attempt, scheduled or refused by the budget: counted and announced. */
+  recordRetry(event: RetryEvent): void {
+    if (event.result === 'scheduled') this.counters.rare.retries++;
+    else this.counters.rare.retriesDenied++;
+    this.hub?.emit('retry', event);
+  }
+
+  /** @internal A number from the breaker's random source (a retry's jitter). */
+  draw(): number {
+    return this.env.random();
   }
 
   /** @internal */

@@ -78,6 +78,21 @@ export interface FallbackEvent {
   source: 'method' | 'function' | 'observable' | 'lastGood';
 }
 
+/**
+ * A retry policy (`withRetry()`, the decorator's `retry`) is about to make
+ * attempt number `attempt` after `delayMs` (`scheduled`), or wanted to and
+ * the retry budget refused (`budget-exhausted`: the caller gets `error`).
+ *
+ * @publicApi
+ */
+export interface RetryEvent {
+  attempt: number;
+  delayMs: number;
+  /** What the previous attempt produced: its error, or the value the breaker counted as failed. */
+  error: unknown;
+  result: 'scheduled' | 'budget-exhausted';
+}
+
 /** The options in force changed (`reconfigure()`): what was and what is, and what had to start afresh. @publicApi */
 export interface ReconfiguredEvent {
   previous: ResolvedBreakerOptions;
@@ -97,6 +112,7 @@ export interface BreakerEventMap {
   slowCall: SlowCallEvent;
   probe: ProbeEvent;
   fallback: FallbackEvent;
+  retry: RetryEvent;
 }
 
 /** @publicApi */
@@ -114,6 +130,7 @@ const EVENTS: Record<BreakerEventName, true> = {
   probe: true,
   fallback: true,
   reconfigured: true,
+  retry: true,
 };
 
 /** Every event a breaker emits. @publicApi */

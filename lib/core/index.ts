@@ -24,6 +24,7 @@ export type {
   ProbeEvent,
   ReconfiguredEvent,
   RejectedEvent,
+  RetryEvent,
   SlowCallEvent,
   StateChangeEvent,
   SuccessEvent,
@@ -47,6 +48,14 @@ export type {
   RecoveryProbeOptions,
   ResolvedRecoveryOptions,
 } from './recovery-options.interface.js';
+export { withRetry } from './retry/retry.js';
+export type { RetryingBreaker } from './retry/retry.js';
+export { RETRY_DEFAULTS } from './retry/retry-options.js';
+export type {
+  RetryBackoffOptions,
+  RetryBudgetOptions,
+  RetryOptions,
+} from './retry/retry-options.js';
 export { BREAKER_STATES } from './breaker-state.js';
 export type {
   BreakerState,

@@ -7,6 +7,7 @@ import {
   type FallbackEvent,
   type ProbeEvent,
   type RejectionReason,
+  type RetryEvent,
 } from '../core/index.js';
 import type { CircuitBreakerEvent } from '../interfaces/circuit-breaker-event.interface.js';
 
@@ -80,6 +81,10 @@ export const MEASURED_LABEL_SETS = Object.freeze({
     MeasuredFallbackSource,
     0
   >) as MeasuredFallbackSource[],
+  retries: Object.keys({ scheduled: 0, 'budget-exhausted': 0 } satisfies Record<
+    RetryEvent['result'],
+    0
+  >) as RetryEvent['result'][],
 });
 
 /**
@@ -98,7 +103,8 @@ export type Measurement =
     }
   | { kind: 'fallback'; source: MeasuredFallbackSource }
   | { kind: 'transition'; from: BreakerState; to: BreakerState }
-  | { kind: 'probe'; result: ProbeEvent['result'] };
+  | { kind: 'probe'; result: ProbeEvent['result'] }
+  | { kind: 'retry'; result: RetryEvent['result'] };
 
 /**
  * The events metrics need. `timeout` is left out: the same call also emits a
@@ -114,6 +120,7 @@ export const MEASURED_EVENTS: readonly BreakerEventName[] = [
   'fallback',
   'stateChange',
   'probe',
+  'retry',
 ];
 
 /** @internal */
@@ -146,6 +153,8 @@ export function measure(event: CircuitBreakerEvent): Measurement | undefined {
       return { kind: 'transition', from: event.payload.from, to: event.payload.to };
     case 'probe':
       return { kind: 'probe', result: event.payload.result };
+    case 'retry':
+      return { kind: 'retry', result: event.payload.result };
     default:
       return undefined;
   }

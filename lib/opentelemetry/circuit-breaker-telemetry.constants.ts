@@ -17,6 +17,7 @@ export const CIRCUIT_BREAKER_INSTRUMENTS = Object.freeze({
   windowCalls: 'circuit_breaker.window.calls',
   probes: 'circuit_breaker.probes',
   bulkheadCalls: 'circuit_breaker.bulkhead.calls',
+  retries: 'circuit_breaker.retries',
 });
 
 /** Attribute names. @publicApi */
@@ -32,6 +33,7 @@ export const CIRCUIT_BREAKER_ATTRIBUTES = Object.freeze({
   transitionTo: 'circuit_breaker.transition.to',
   probeResult: 'circuit_breaker.probe.result',
   bulkheadState: 'circuit_breaker.bulkhead.state',
+  retryResult: 'circuit_breaker.retry.result',
 });
 
 /**

@@ -58,6 +58,7 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
   private readonly fallbacks: Counter;
   private readonly transitions: Counter;
   private readonly probes: Counter;
+  private readonly retries: Counter;
   private readonly callDuration: Histogram;
   private readonly state: ObservableUpDownCounter;
   private readonly forced: ObservableGauge;
@@ -104,6 +105,10 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
     this.probes = meter.createCounter(NAMES.probes, {
       description: DESCRIPTIONS.probes,
       unit: '{probe}',
+    });
+    this.retries = meter.createCounter(NAMES.retries, {
+      description: DESCRIPTIONS.retries,
+      unit: '{retry}',
     });
     this.callDuration = meter.createHistogram(NAMES.callDuration, {
       description: DESCRIPTIONS.callDuration,
@@ -220,6 +225,8 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
         [ATTR.transitionFrom]: measurement.from,
         [ATTR.transitionTo]: measurement.to,
       });
+    } else if (measurement.kind === 'retry') {
+      this.retries.add(1, { ...id, [ATTR.retryResult]: measurement.result });
     } else {
       this.probes.add(1, { ...id, [ATTR.probeResult]: measurement.result });
     }
