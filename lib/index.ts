@@ -65,6 +65,7 @@ export type {
   PerKeyOptions,
   ProbeEvent,
   RampUpOptions,
+  RampUpSnapshot,
   RecoveryProbeContext,
   RecoveryProbeOptions,
   ResolvedRecoveryOptions,

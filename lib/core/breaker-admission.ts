@@ -4,11 +4,17 @@ import { BreakerCalls, UNCOUNTED } from './breaker-calls.js';
 import {
   CLOSED,
   DISABLED,
+  OPEN,
+  type CallOutcome,
+  type FailureCategory,
   type ReconfigurationReset,
   type RejectionReason,
+  type StateCode,
+  type TransitionReason,
 } from './breaker-state.js';
 import type { CircuitOpenError } from './breaker.errors.js';
-import { CallGuard, guardFor } from './call-guard.js';
+import { guardFor, type CallGuard } from './call-guard.js';
+import { retryAfterOf } from './classify.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
 import {
   TrackedCall,
@@ -25,7 +31,7 @@ import { isCall, UncountedCall } from './uncounted-call.js';
  * Not exported; kept in the declarations because `Breaker` extends it.
  */
 export abstract class BreakerAdmission extends BreakerCalls {
-  /** @internal Only with the bulkhead option: what stands in front of admission. */
+  /** @internal Only with the bulkhead or rampUp option: what stands in front of admission. */
   protected guard: CallGuard | undefined = guardFor(this.config, undefined);
 
   /** @internal The rest of `execute()`, past its checks and the guard. */
@@ -97,6 +103,45 @@ export abstract class BreakerAdmission extends BreakerCalls {
   /** @internal A number from the breaker's random source (a retry's jitter). */
   draw(): number {
     return this.env.random();
+  }
+
+  /**
+   * @internal While ramping up, a failure that brings the failure rate to
+   * the threshold reopens at once, whatever the population: only a failure
+   * can raise the rate, so only a failure needs looking at.
+   */
+  override settle(
+    token: number,
+    outcome: CallOutcome,
+    subject: unknown,
+    startedAt: number,
+    category: FailureCategory | undefined,
+  ): void {
+    super.settle(token, outcome, subject, startedAt, category);
+    const ramp = this.guard?.ramp;
+    if (ramp === undefined || outcome !== 'failure' || this.current !== CLOSED) return;
+    if (token !== this.generation) return;
+    const now = this.monotonic();
+    const reason = this.guard!.rampTrip(this.config, this.window, now);
+    if (reason !== undefined)
+      this.transition(OPEN, reason, now, retryAfterOf(subject, this.env.clock.now()));
+  }
+
+  /** @internal Tells the guard too: a recovery that closes the breaker starts its slow start. */
+  protected override transition(
+    to: StateCode,
+    reason: TransitionReason,
+    now: number,
+    retryAfterHint: number | undefined,
+    adoptedOpenUntil?: number,
+  ): void {
+    const ramp = this.guard?.ramp;
+    // A recovery that did not hold, by whichever rule, is a failed probe as far as backoff goes: the open period grows.
+    if (ramp !== undefined && to === OPEN && this.current === CLOSED && !ramp.ended(now))
+      this.reopens = ramp.reopens + 1;
+    const reopens = this.reopens;
+    super.transition(to, reason, now, retryAfterHint, adoptedOpenUntil);
+    this.guard?.transitioned(to, reason, now, reopens);
   }
 
   /** @internal */

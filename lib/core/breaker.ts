@@ -316,7 +316,7 @@ export class Breaker extends BreakerAdmission {
         this.evidence?.forced === undefined
           ? undefined
           : forcedSnapshot(this.evidence.forced, this.wallOffset),
-      recovery: this.guard?.snapshot(),
+      recovery: this.guard?.snapshot(now, this.wallOffset),
       nextOpenDurationMs: baseOpenDuration(
         this.config,
         state === HALF_OPEN || state === OPEN ? this.reopens + 1 : this.reopens,

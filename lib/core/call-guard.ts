@@ -1,12 +1,27 @@
 import type { BreakerSnapshot } from './breaker-snapshot.js';
-import type { RejectionReason } from './breaker-state.js';
+import {
+  CLOSED,
+  type RejectionReason,
+  type StateCode,
+  type TransitionReason,
+} from './breaker-state.js';
 import type { CircuitOpenError } from './breaker.errors.js';
 import { Bulkhead, GRANTED } from './bulkhead.js';
+import { RampUp } from './ramp-up.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
 import type { CallPermit, ProtectedCall, WithSignal } from './tracked-call.js';
+import type { OutcomeWindow } from './window/outcome-window.interface.js';
+
+/** Closings that end a recovery, which a slow start follows; a reset or a release by hand asks for full traffic. */
+const RECOVERED: readonly TransitionReason[] = [
+  'probes-succeeded',
+  'shared-close',
+  'recovery-probe',
+];
 
 /** What a guard sees of its breaker: how to refuse, and the ways in past the guard. @internal */
 export interface GuardedBreaker {
+  monotonic(): number;
   refuse(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError;
   pass<T>(fn: ProtectedCall<T>, signal: AbortSignal | undefined): Promise<T>;
   passMethod<T>(
@@ -31,25 +46,35 @@ export function guardFor(
     current.reconfigure(config);
     return current.idle ? undefined : current;
   }
-  return config.bulkhead === undefined ? undefined : new CallGuard(config);
+  return config.bulkhead === undefined && config.rampUp === undefined
+    ? undefined
+    : new CallGuard(config);
 }
 
 /**
- * What stands in front of a breaker's admission when it has a bulkhead: the
- * concurrency cap and its queue. A breaker without it has none of this (its
- * `guard` field is `undefined`), so the plain path is unchanged.
+ * What stands in front of a breaker's admission when it has a bulkhead or a
+ * slow start: the concurrency cap and its queue, and the ramp after closing.
+ * A breaker without them has none of this (its `guard` field is
+ * `undefined`), so the plain path is unchanged.
  *
  * @internal
  */
 export class CallGuard {
   bulkhead: Bulkhead | undefined;
+  /** Only while ramping up after a recovery. */
+  ramp: RampUp | undefined = undefined;
+  private rampOptions: ResolvedBreakerOptions['rampUp'];
 
   constructor(config: ResolvedBreakerOptions) {
+    this.rampOptions = config.rampUp;
     this.bulkhead = config.bulkhead === undefined ? undefined : new Bulkhead(config.bulkhead);
   }
 
   /** New options: the bulkhead keeps its calls and takes the new limits; dropped, it lets its waiters in. */
   reconfigure(config: ResolvedBreakerOptions): void {
+    // A ramp under way keeps the options it started with; without rampUp it ends now.
+    this.rampOptions = config.rampUp;
+    if (config.rampUp === undefined) this.ramp = undefined;
     const limits = config.bulkhead;
     if (limits === undefined) {
       this.bulkhead?.setLimits({ maxConcurrent: Infinity, maxQueue: 0, queueTimeoutMs: 1 });
@@ -58,7 +83,43 @@ export class CallGuard {
     else this.bulkhead.setLimits(limits);
   }
 
+  /** After every transition of the breaker: a recovery that closes it starts the ramp; anything else ends it. */
+  transitioned(to: StateCode, reason: TransitionReason, now: number, reopens: number): void {
+    this.ramp =
+      to === CLOSED && this.rampOptions !== undefined && RECOVERED.includes(reason)
+        ? new RampUp(this.rampOptions, now, reopens)
+        : undefined;
+  }
+
+  /** While ramping, a failure rate at the threshold reopens at once, whatever the population. */
+  rampTrip(
+    config: ResolvedBreakerOptions,
+    window: OutcomeWindow,
+    now: number,
+  ): TransitionReason | undefined {
+    const ramp = this.ramp;
+    if (ramp === undefined || ramp.ended(now) || !config.rateRule || window.calls === 0)
+      return undefined;
+    return window.failures / window.calls >= config.failureRateThreshold
+      ? 'failure-rate'
+      : undefined;
+  }
+
+  /** The ramp's refusal of a call arriving now, if it is past the share. */
+  private rampRefusal(b: GuardedBreaker): CircuitOpenError | undefined {
+    const ramp = this.ramp;
+    if (ramp === undefined) return undefined;
+    const now = b.monotonic();
+    if (ramp.ended(now)) {
+      this.ramp = undefined;
+      return undefined;
+    }
+    return ramp.admit(now) ? undefined : b.refuse('ramp-up', ramp.retryAfter(now));
+  }
+
   execute<T>(b: GuardedBreaker, fn: ProtectedCall<T>, signal: AbortSignal | undefined): Promise<T> {
+    const refusal = this.rampRefusal(b);
+    if (refusal !== undefined) return Promise.reject(refusal);
     const bulkhead = this.bulkhead;
     if (bulkhead === undefined) return b.pass(fn, signal);
     return this.inSlot(b, bulkhead, signal, () => b.pass(fn, signal));
@@ -71,6 +132,8 @@ export class CallGuard {
     args: unknown[],
     withSignal: WithSignal<T>,
   ): Promise<T> {
+    const refusal = this.rampRefusal(b);
+    if (refusal !== undefined) return Promise.reject(refusal);
     const bulkhead = this.bulkhead;
     if (bulkhead === undefined) return b.passMethod(method, thisArg, args, withSignal);
     return this.inSlot(b, bulkhead, undefined, () =>
@@ -80,6 +143,8 @@ export class CallGuard {
 
   /** A permit holds its slot until it settles; `acquire()` is synchronous, so it never queues. */
   acquire<T>(b: GuardedBreaker): CallPermit<T> {
+    const refusal = this.rampRefusal(b);
+    if (refusal !== undefined) throw refusal;
     const bulkhead = this.bulkhead;
     if (bulkhead === undefined) return b.passAcquire<T>();
     if (!bulkhead.tryEnter()) throw b.refuse('bulkhead-full', undefined);
@@ -99,11 +164,15 @@ export class CallGuard {
 
   /** Whether the guard has nothing left to do (its options were reconfigured away). */
   get idle(): boolean {
-    return this.bulkhead === undefined;
+    return this.bulkhead === undefined && this.rampOptions === undefined;
   }
 
-  snapshot(): Partial<BreakerSnapshot> {
-    return this.bulkhead === undefined ? {} : { bulkhead: this.bulkhead.snapshot() };
+  snapshot(now: number, toWall: number): Partial<BreakerSnapshot> {
+    const ramp = this.ramp !== undefined && !this.ramp.ended(now) ? this.ramp : undefined;
+    return {
+      ...(this.bulkhead === undefined ? {} : { bulkhead: this.bulkhead.snapshot() }),
+      ...(ramp === undefined ? {} : { rampUp: ramp.snapshot(now, toWall) }),
+    };
   }
 
   /** Runs `call` holding a slot: now, after a wait in the queue, or never (`bulkhead-full`). */

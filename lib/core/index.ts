@@ -37,6 +37,7 @@ export type {
   BreakerTotals,
   BulkheadSnapshot,
   FailureSummary,
+  RampUpSnapshot,
   HalfOpenSnapshot,
   TransitionEvidence,
   WindowSnapshot,
