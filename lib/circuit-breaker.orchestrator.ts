@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import {
   Breaker,
   BreakerConfigError,
+  ProbeScheduler,
   type BreakerDeps,
   type BreakerOptions,
   type ReconfiguredEvent,
@@ -91,7 +92,12 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
     const roots = explorer?.rootRegistrations() ?? [];
     if (roots.length > 1) throw new Error(circuitBreakerMessages.duplicateRoot(roots));
     this.options = validateModuleOptions(options);
-    this.localDeps = { clock: this.options.clock, reportError };
+    // One timer for the recovery probes of every breaker of the application, shared or not.
+    this.localDeps = {
+      clock: this.options.clock,
+      reportError,
+      probeScheduler: new ProbeScheduler({ clock: this.options.clock }),
+    };
     for (const [name, breakerOptions] of Object.entries(this.options.breakers ?? {})) {
       this.configured.add(name);
       this.define(name, breakerOptions, FOR_ROOT, FOR_ROOT, true);
@@ -161,6 +167,7 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
   async shutdown(): Promise<void> {
     this.events.detachAll();
     for (const breaker of this.breakers.values()) breaker.dispose();
+    this.localDeps.probeScheduler!.stop();
     this.events.complete();
     // Last, and without delaying the rest: the store may still have this replica's last transitions to write.
     await this.options.store?.close();

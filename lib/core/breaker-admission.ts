@@ -1,9 +1,12 @@
-import type { RetryEvent } from './breaker-events.js';
+import { probeSchedulerOf } from './breaker-environment.js';
+import type { RecoveryProbeEvent, RetryEvent } from './breaker-events.js';
+import type { ProbeScheduler } from './probe-scheduler.js';
 import { NOT_TIMED } from './breaker-machine.js';
 import { BreakerCalls, UNCOUNTED } from './breaker-calls.js';
 import {
   CLOSED,
   DISABLED,
+  HALF_OPEN,
   OPEN,
   type CallOutcome,
   type FailureCategory,
@@ -32,7 +35,7 @@ import { isCall, UncountedCall } from './uncounted-call.js';
  */
 export abstract class BreakerAdmission extends BreakerCalls {
   /** @internal Only with the bulkhead or rampUp option: what stands in front of admission. */
-  protected guard: CallGuard | undefined = guardFor(this.config, undefined);
+  protected guard: CallGuard | undefined = guardFor(this.config, undefined, this);
 
   /** @internal The rest of `execute()`, past its checks and the guard. */
   pass<T>(fn: ProtectedCall<T>, signal: AbortSignal | undefined): Promise<T> {
@@ -100,6 +103,43 @@ export abstract class BreakerAdmission extends BreakerCalls {
     this.hub?.emit('retry', event);
   }
 
+  /** @internal For the recovery probe: whether the breaker, refreshed without taking the fleet's permit, still needs it. */
+  needsRecoveryProbe(now: number): boolean {
+    if (this.parent !== undefined && !(this.parent as BreakerAdmission).holdsChild(this))
+      return false;
+    this.refresh(now, false);
+    return (
+      this.current === OPEN ||
+      (this.current === HALF_OPEN && this.config.probe?.onSuccess === 'closed')
+    );
+  }
+
+  /** @internal The recovery probe succeeded (reason `recovery-probe`). */
+  recoveredByProbe(to: 'half-open' | 'closed', now: number): void {
+    const state = this.current;
+    if (state !== OPEN && state !== HALF_OPEN) return;
+    if (to === 'closed') this.transition(CLOSED, 'recovery-probe', now, undefined);
+    else if (state === OPEN) this.transition(HALF_OPEN, 'recovery-probe', now, undefined);
+  }
+
+  /** @internal */
+  recordRecoveryProbe(event: RecoveryProbeEvent): void {
+    if (event.result === 'succeeded') this.counters.rare.recoveryProbesSucceeded++;
+    else this.counters.rare.recoveryProbesFailed++;
+    this.hub?.emit('recoveryProbe', event);
+  }
+
+  /** @internal The scheduler of this breaker's recovery probe: its registry's. */
+  probeScheduler(): ProbeScheduler {
+    return probeSchedulerOf(this.env);
+  }
+
+  /** @internal Whether a family still holds `child` (an evicted child is probed no more). */
+  holdsChild(child: BreakerAdmission): boolean {
+    const family = this.keyed as { holds(child: unknown): boolean } | undefined;
+    return family?.holds(child) ?? false;
+  }
+
   /** @internal A number from the breaker's random source (a retry's jitter). */
   draw(): number {
     return this.env.random();
@@ -147,7 +187,7 @@ export abstract class BreakerAdmission extends BreakerCalls {
   /** @internal */
   protected override applyConfig(config: ResolvedBreakerOptions): ReconfigurationReset[] {
     const reset = super.applyConfig(config);
-    this.guard = guardFor(config, this.guard);
+    this.guard = guardFor(config, this.guard, this);
     return reset;
   }
   /** Whether this is a child whose family is not closed: its calls pass the family's gate first. */

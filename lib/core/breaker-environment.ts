@@ -1,6 +1,7 @@
 import type { BreakerCoordinator } from './breaker-coordinator.interface.js';
 import { breakerMessages } from './breaker.messages.js';
 import { monotonicOf, systemClock, type Clock, type RandomSource } from './clock.js';
+import { ProbeScheduler } from './probe-scheduler.js';
 
 /** What a breaker may be given besides its options. @publicApi */
 export interface BreakerDeps {
@@ -16,6 +17,12 @@ export interface BreakerDeps {
    * source is reported once per breaker. Default: `console.error`.
    */
   reportError?: (error: Error) => void;
+  /**
+   * The one timer behind the active recovery probes (`probe` option) of every
+   * breaker given it; build it with the same clock. Default: one per `deps`
+   * object (under Nest, one per registry).
+   */
+  probeScheduler?: ProbeScheduler;
 }
 
 /**
@@ -33,6 +40,7 @@ export interface BreakerEnvironment {
   readonly random: RandomSource;
   readonly coordinator: BreakerCoordinator | undefined;
   readonly reportError: (error: Error) => void;
+  readonly probeScheduler: ProbeScheduler | undefined;
 }
 
 function defaultReportError(error: Error): void {
@@ -45,6 +53,7 @@ const DEFAULT_ENVIRONMENT: BreakerEnvironment = Object.freeze({
   random: Math.random,
   coordinator: undefined,
   reportError: defaultReportError,
+  probeScheduler: undefined,
 });
 
 const environments = new WeakMap<object, BreakerEnvironment>();
@@ -57,12 +66,13 @@ export function environmentOf(name: string, deps: BreakerDeps | undefined): Brea
   let environment = environments.get(deps);
   if (environment !== undefined) return environment;
   checkDeps(name, deps);
-  const { clock, random, coordinator, reportError } = deps;
+  const { clock, random, coordinator, reportError, probeScheduler } = deps;
   environment =
     clock === undefined &&
     random === undefined &&
     coordinator === undefined &&
-    reportError === undefined
+    reportError === undefined &&
+    probeScheduler === undefined
       ? DEFAULT_ENVIRONMENT
       : Object.freeze({
           clock: clock ?? systemClock,
@@ -70,6 +80,7 @@ export function environmentOf(name: string, deps: BreakerDeps | undefined): Brea
           random: random ?? Math.random,
           coordinator,
           reportError: reportError ?? defaultReportError,
+          probeScheduler,
         });
   environments.set(deps, environment);
   return environment;
@@ -124,4 +135,25 @@ function checkDeps(name: string, deps: BreakerDeps): void {
   if (reportError !== undefined && typeof reportError !== 'function') {
     throw new TypeError(breakerMessages.invalidDep(name, 'reportError', reportError, 'a function'));
   }
+  if (deps.probeScheduler !== undefined && !(deps.probeScheduler instanceof ProbeScheduler)) {
+    throw new TypeError(
+      breakerMessages.invalidDep(
+        name,
+        'probeScheduler',
+        deps.probeScheduler,
+        'a ProbeScheduler (new ProbeScheduler({ clock }))',
+      ),
+    );
+  }
+}
+
+const schedulers = new WeakMap<BreakerEnvironment, ProbeScheduler>();
+
+/** The scheduler of the recovery probes of every breaker of `env`, made on first use. @internal */
+export function probeSchedulerOf(env: BreakerEnvironment): ProbeScheduler {
+  if (env.probeScheduler !== undefined) return env.probeScheduler;
+  let scheduler = schedulers.get(env);
+  if (scheduler === undefined)
+    schedulers.set(env, (scheduler = new ProbeScheduler({ clock: env.clock })));
+  return scheduler;
 }

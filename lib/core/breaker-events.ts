@@ -93,6 +93,14 @@ export interface RetryEvent {
   result: 'scheduled' | 'budget-exhausted';
 }
 
+/** An active recovery probe (`probe` option) settled: a success moves the breaker on, a failure keeps it open. @publicApi */
+export interface RecoveryProbeEvent {
+  result: 'succeeded' | 'failed';
+  durationMs: number;
+  /** For a failure: the error, a value classified as a failure, or the `CallTimeoutError` of its deadline. */
+  error: unknown;
+}
+
 /** The options in force changed (`reconfigure()`): what was and what is, and what had to start afresh. @publicApi */
 export interface ReconfiguredEvent {
   previous: ResolvedBreakerOptions;
@@ -113,6 +121,7 @@ export interface BreakerEventMap {
   probe: ProbeEvent;
   fallback: FallbackEvent;
   retry: RetryEvent;
+  recoveryProbe: RecoveryProbeEvent;
 }
 
 /** @publicApi */
@@ -131,6 +140,7 @@ const EVENTS: Record<BreakerEventName, true> = {
   fallback: true,
   reconfigured: true,
   retry: true,
+  recoveryProbe: true,
 };
 
 /** Every event a breaker emits. @publicApi */

@@ -56,7 +56,17 @@ export interface BreakerSnapshot {
   bulkhead?: BulkheadSnapshot;
   /** While the slow start after closing lasts (`rampUp`): the share admitted now, and when it ends. */
   rampUp?: RampUpSnapshot;
+  /** While an active recovery probe (`probe`) runs for the open breaker: when the next is due. */
+  recoveryProbe?: RecoveryProbeSnapshot;
   thresholds: BreakerThresholds;
+}
+
+/** @publicApi */
+export interface RecoveryProbeSnapshot {
+  /** Clock time the next health check is due. */
+  nextAt: number;
+  /** Whether one is in flight now. */
+  inFlight: boolean;
 }
 
 /** @publicApi */

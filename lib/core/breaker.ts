@@ -280,12 +280,13 @@ export class Breaker extends BreakerAdmission {
     return event;
   }
 
-  /** Drops every listener. The breaker holds no timer or handle, so nothing else needs releasing. */
+  /** Drops every listener, and stops its recovery probe. The breaker holds no timer or handle of its own. */
   dispose(): void {
     if (this.keyed !== undefined) for (const child of this.keyed.all()) child.dispose();
     this.hub?.clear();
     this.hub = undefined;
     this.timed = this.needsTiming();
+    this.guard?.dispose();
   }
 
   snapshot(): BreakerSnapshot {

@@ -1,10 +1,15 @@
 import type { BreakerSnapshot } from './breaker-snapshot.js';
 import {
   CLOSED,
+  HALF_OPEN,
+  OPEN,
+  type BreakerState,
   type RejectionReason,
   type StateCode,
   type TransitionReason,
 } from './breaker-state.js';
+import type { ProbeScheduler } from './probe-scheduler.js';
+import { RecoveryProbe, type ProbeHost } from './recovery-probe.js';
 import type { CircuitOpenError } from './breaker.errors.js';
 import { Bulkhead, GRANTED } from './bulkhead.js';
 import { RampUp } from './ramp-up.js';
@@ -18,6 +23,12 @@ const RECOVERED: readonly TransitionReason[] = [
   'shared-close',
   'recovery-probe',
 ];
+
+/** What a guard's recovery probe sees of its breaker. @internal */
+export interface GuardHost extends ProbeHost {
+  readonly lastDecidedState: BreakerState;
+  probeScheduler(): ProbeScheduler;
+}
 
 /** What a guard sees of its breaker: how to refuse, and the ways in past the guard. @internal */
 export interface GuardedBreaker {
@@ -41,14 +52,15 @@ export interface GuardedBreaker {
 export function guardFor(
   config: ResolvedBreakerOptions,
   current: CallGuard | undefined,
+  host: GuardHost,
 ): CallGuard | undefined {
   if (current !== undefined) {
     current.reconfigure(config);
     return current.idle ? undefined : current;
   }
-  return config.bulkhead === undefined && config.rampUp === undefined
+  return config.bulkhead === undefined && config.rampUp === undefined && config.probe === undefined
     ? undefined
-    : new CallGuard(config);
+    : new CallGuard(config, host);
 }
 
 /**
@@ -64,9 +76,19 @@ export class CallGuard {
   /** Only while ramping up after a recovery. */
   ramp: RampUp | undefined = undefined;
   private rampOptions: ResolvedBreakerOptions['rampUp'];
+  /** Made the first time the breaker opens with a `probe`. */
+  private probe: RecoveryProbe | undefined = undefined;
+  private probeOptions: ResolvedBreakerOptions['probe'];
 
-  constructor(config: ResolvedBreakerOptions) {
+  constructor(
+    config: ResolvedBreakerOptions,
+    private readonly host: GuardHost,
+  ) {
     this.rampOptions = config.rampUp;
+    this.probeOptions = config.probe;
+    // Given to an open breaker by reconfigure(): the first health check is one interval from now.
+    if (config.probe !== undefined && host.lastDecidedState === 'open')
+      this.startProbe(host.monotonic());
     this.bulkhead = config.bulkhead === undefined ? undefined : new Bulkhead(config.bulkhead);
   }
 
@@ -75,6 +97,15 @@ export class CallGuard {
     // A ramp under way keeps the options it started with; without rampUp it ends now.
     this.rampOptions = config.rampUp;
     if (config.rampUp === undefined) this.ramp = undefined;
+    const hadProbe = this.probeOptions !== undefined;
+    this.probeOptions = config.probe;
+    if (config.probe === undefined) {
+      this.probe?.stop();
+      this.probe = undefined;
+    } else if (!hadProbe && this.host.lastDecidedState === 'open') {
+      // Given to an open breaker: the first health check is one interval from now.
+      this.startProbe(this.host.monotonic());
+    }
     const limits = config.bulkhead;
     if (limits === undefined) {
       this.bulkhead?.setLimits({ maxConcurrent: Infinity, maxQueue: 0, queueTimeoutMs: 1 });
@@ -89,6 +120,20 @@ export class CallGuard {
       to === CLOSED && this.rampOptions !== undefined && RECOVERED.includes(reason)
         ? new RampUp(this.rampOptions, now, reopens)
         : undefined;
+    const probe = this.probeOptions;
+    if (probe === undefined) return;
+    if (to === OPEN) this.startProbe(now);
+    // Half-open, a probe may still close the breaker if asked to; in any other state it has nothing to do.
+    else if (!(to === HALF_OPEN && probe.onSuccess === 'closed')) this.probe?.stop();
+  }
+
+  /** The breaker is gone for good (`dispose()`): its probe must not keep it alive. */
+  dispose(): void {
+    this.probe?.stop();
+  }
+
+  private startProbe(now: number): void {
+    (this.probe ??= new RecoveryProbe(this.host, this.host.probeScheduler())).start(now);
   }
 
   /** While ramping, a failure rate at the threshold reopens at once, whatever the population. */
@@ -164,14 +209,20 @@ export class CallGuard {
 
   /** Whether the guard has nothing left to do (its options were reconfigured away). */
   get idle(): boolean {
-    return this.bulkhead === undefined && this.rampOptions === undefined;
+    return (
+      this.bulkhead === undefined &&
+      this.rampOptions === undefined &&
+      this.probeOptions === undefined
+    );
   }
 
   snapshot(now: number, toWall: number): Partial<BreakerSnapshot> {
     const ramp = this.ramp !== undefined && !this.ramp.ended(now) ? this.ramp : undefined;
+    const probe = this.probe?.snapshot(toWall);
     return {
       ...(this.bulkhead === undefined ? {} : { bulkhead: this.bulkhead.snapshot() }),
       ...(ramp === undefined ? {} : { rampUp: ramp.snapshot(now, toWall) }),
+      ...(probe === undefined ? {} : { recoveryProbe: probe }),
     };
   }
 

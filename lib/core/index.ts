@@ -25,6 +25,7 @@ export type {
   ReconfiguredEvent,
   RejectedEvent,
   RetryEvent,
+  RecoveryProbeEvent,
   SlowCallEvent,
   StateChangeEvent,
   SuccessEvent,
@@ -38,6 +39,7 @@ export type {
   BulkheadSnapshot,
   FailureSummary,
   RampUpSnapshot,
+  RecoveryProbeSnapshot,
   HalfOpenSnapshot,
   TransitionEvidence,
   WindowSnapshot,
@@ -49,6 +51,8 @@ export type {
   RecoveryProbeOptions,
   ResolvedRecoveryOptions,
 } from './recovery-options.interface.js';
+export { ProbeScheduler } from './probe-scheduler.js';
+export type { ProbeSchedulerOptions, SchedulerTimers } from './probe-scheduler.js';
 export { withRetry } from './retry/retry.js';
 export type { RetryingBreaker } from './retry/retry.js';
 export { RETRY_DEFAULTS } from './retry/retry-options.js';

@@ -7,6 +7,7 @@ import {
   type FallbackEvent,
   type ProbeEvent,
   type RejectionReason,
+  type RecoveryProbeEvent,
   type RetryEvent,
 } from '../core/index.js';
 import type { CircuitBreakerEvent } from '../interfaces/circuit-breaker-event.interface.js';
@@ -85,6 +86,10 @@ export const MEASURED_LABEL_SETS = Object.freeze({
     RetryEvent['result'],
     0
   >) as RetryEvent['result'][],
+  recoveryProbes: Object.keys({ succeeded: 0, failed: 0 } satisfies Record<
+    RecoveryProbeEvent['result'],
+    0
+  >) as RecoveryProbeEvent['result'][],
 });
 
 /**
@@ -104,7 +109,8 @@ export type Measurement =
   | { kind: 'fallback'; source: MeasuredFallbackSource }
   | { kind: 'transition'; from: BreakerState; to: BreakerState }
   | { kind: 'probe'; result: ProbeEvent['result'] }
-  | { kind: 'retry'; result: RetryEvent['result'] };
+  | { kind: 'retry'; result: RetryEvent['result'] }
+  | { kind: 'recoveryProbe'; result: RecoveryProbeEvent['result'] };
 
 /**
  * The events metrics need. `timeout` is left out: the same call also emits a
@@ -121,6 +127,7 @@ export const MEASURED_EVENTS: readonly BreakerEventName[] = [
   'stateChange',
   'probe',
   'retry',
+  'recoveryProbe',
 ];
 
 /** @internal */
@@ -155,6 +162,8 @@ export function measure(event: CircuitBreakerEvent): Measurement | undefined {
       return { kind: 'probe', result: event.payload.result };
     case 'retry':
       return { kind: 'retry', result: event.payload.result };
+    case 'recoveryProbe':
+      return { kind: 'recoveryProbe', result: event.payload.result };
     default:
       return undefined;
   }

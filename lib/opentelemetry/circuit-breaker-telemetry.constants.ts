@@ -18,6 +18,7 @@ export const CIRCUIT_BREAKER_INSTRUMENTS = Object.freeze({
   probes: 'circuit_breaker.probes',
   bulkheadCalls: 'circuit_breaker.bulkhead.calls',
   retries: 'circuit_breaker.retries',
+  recoveryProbes: 'circuit_breaker.recovery_probes',
 });
 
 /** Attribute names. @publicApi */
@@ -34,6 +35,7 @@ export const CIRCUIT_BREAKER_ATTRIBUTES = Object.freeze({
   probeResult: 'circuit_breaker.probe.result',
   bulkheadState: 'circuit_breaker.bulkhead.state',
   retryResult: 'circuit_breaker.retry.result',
+  recoveryProbeResult: 'circuit_breaker.recovery_probe.result',
 });
 
 /**

@@ -59,6 +59,7 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
   private readonly transitions: Counter;
   private readonly probes: Counter;
   private readonly retries: Counter;
+  private readonly recoveryProbes: Counter;
   private readonly callDuration: Histogram;
   private readonly state: ObservableUpDownCounter;
   private readonly forced: ObservableGauge;
@@ -109,6 +110,10 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
     this.retries = meter.createCounter(NAMES.retries, {
       description: DESCRIPTIONS.retries,
       unit: '{retry}',
+    });
+    this.recoveryProbes = meter.createCounter(NAMES.recoveryProbes, {
+      description: DESCRIPTIONS.recoveryProbes,
+      unit: '{probe}',
     });
     this.callDuration = meter.createHistogram(NAMES.callDuration, {
       description: DESCRIPTIONS.callDuration,
@@ -227,6 +232,8 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
       });
     } else if (measurement.kind === 'retry') {
       this.retries.add(1, { ...id, [ATTR.retryResult]: measurement.result });
+    } else if (measurement.kind === 'recoveryProbe') {
+      this.recoveryProbes.add(1, { ...id, [ATTR.recoveryProbeResult]: measurement.result });
     } else {
       this.probes.add(1, { ...id, [ATTR.probeResult]: measurement.result });
     }
