@@ -21,6 +21,7 @@ import { retryAfterOf } from './classify.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
 import {
   TrackedCall,
+  type CallContext,
   type CallPermit,
   type ProtectedCall,
   type WithSignal,
@@ -33,6 +34,9 @@ import { isCall, UncountedCall } from './uncounted-call.js';
  *
  * Not exported; kept in the declarations because `Breaker` extends it.
  */
+// Shared by every call that has neither a caller signal nor a deadline.
+const NO_SIGNAL: CallContext = Object.freeze({ signal: undefined });
+
 export abstract class BreakerAdmission extends BreakerCalls {
   /** @internal Only with the bulkhead or rampUp option: what stands in front of admission. */
   protected guard: CallGuard | undefined = guardFor(this.config, undefined, this);
@@ -52,6 +56,79 @@ export abstract class BreakerAdmission extends BreakerCalls {
     // Negative, so the plain path never needs to look for it.
     if (token === UNCOUNTED) return new UncountedCall<T>(signal).run(fn);
     return new TrackedCall<T>(this, token, startedAt).run(fn, signal);
+  }
+
+  /**
+   * @internal `pass()` holding a bulkhead slot: `leave` gives it back when
+   * the call settles, told by the call object itself (or, on the plain path,
+   * by the one async function), so that a slot costs no promise of its own.
+   */
+  passHolding<T>(
+    fn: ProtectedCall<T>,
+    signal: AbortSignal | undefined,
+    leave: () => void,
+  ): Promise<T> {
+    const call = this.holdingCall<T>(signal, leave);
+    if (typeof call === 'number') return this.runHolding(fn, call, leave);
+    return call instanceof Promise ? call : call.run(fn, signal);
+  }
+
+  /** @internal `passMethod()` holding a bulkhead slot. */
+  passMethodHolding<T>(
+    method: (...args: any[]) => T | PromiseLike<T>,
+    thisArg: unknown,
+    args: unknown[],
+    withSignal: WithSignal<T>,
+    leave: () => void,
+  ): Promise<T> {
+    const call = this.holdingCall<T>(undefined, leave);
+    if (typeof call === 'number')
+      return this.runHolding(() => method.apply(thisArg, args), call, leave);
+    return call instanceof Promise ? call : call.runMethod(withSignal, method, thisArg, args);
+  }
+
+  /**
+   * The admission of a call holding a slot: a plain-path token, a call object
+   * that gives the slot back when it settles, or the rejection (slot given back).
+   */
+  private holdingCall<T>(
+    signal: AbortSignal | undefined,
+    leave: () => void,
+  ): number | TrackedCall<T> | UncountedCall<T> | Promise<never> {
+    let call: TrackedCall<T> | UncountedCall<T> | CircuitOpenError;
+    if (this.underFamilyGate()) call = this.familyCall<T>(signal);
+    else {
+      const token = this.admitOwn();
+      if (typeof token !== 'number') call = token;
+      else if (token >= 0 && signal === undefined && this.config.timeoutMs === undefined)
+        return token;
+      else if (token === UNCOUNTED) call = new UncountedCall<T>(signal);
+      else call = new TrackedCall<T>(this, token, this.timed ? this.monotonic() : NOT_TIMED);
+    }
+    if (!isCall(call)) {
+      leave();
+      return Promise.reject(call);
+    }
+    // A call let through uncounted (forced disabled) holds no slot: it is not the breaker's to cap.
+    if (call instanceof UncountedCall) leave();
+    else call.onSettled = leave;
+    return call;
+  }
+
+  /** `runPlain()` that gives the slot back before the call is counted. */
+  private async runHolding<T>(fn: ProtectedCall<T>, token: number, leave: () => void): Promise<T> {
+    const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
+    let value: T;
+    try {
+      value = await fn(NO_SIGNAL);
+    } catch (error) {
+      leave();
+      this.settle(token, this.classifyError(error), error, startedAt, undefined);
+      throw error;
+    }
+    leave();
+    this.settleValue(token, value, startedAt);
+    return value;
   }
 
   /** @internal The rest of `executeMethod()`, past the guard. */
@@ -89,6 +166,11 @@ export abstract class BreakerAdmission extends BreakerCalls {
     if (typeof token !== 'number') throw token;
     if (token === UNCOUNTED) return new UncountedCall<T>(undefined);
     return new TrackedCall<T>(this, token, this.timed ? this.monotonic() : NOT_TIMED);
+  }
+
+  /** @internal Forced `disabled`: every call is let through uncounted, past the bulkhead too. */
+  get lettingAllThrough(): boolean {
+    return this.evidence?.forced?.state === 'disabled';
   }
 
   /** @internal A rejection by the guard (`bulkhead-full`, `ramp-up`), counted and announced as the breaker's own. */

@@ -33,8 +33,22 @@ export interface GuardHost extends ProbeHost {
 /** What a guard sees of its breaker: how to refuse, and the ways in past the guard. @internal */
 export interface GuardedBreaker {
   monotonic(): number;
+  /** Forced `disabled`: every call goes through uncounted, past the bulkhead too. */
+  readonly lettingAllThrough: boolean;
   refuse(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError;
   pass<T>(fn: ProtectedCall<T>, signal: AbortSignal | undefined): Promise<T>;
+  passHolding<T>(
+    fn: ProtectedCall<T>,
+    signal: AbortSignal | undefined,
+    leave: () => void,
+  ): Promise<T>;
+  passMethodHolding<T>(
+    method: (...args: any[]) => T | PromiseLike<T>,
+    thisArg: unknown,
+    args: unknown[],
+    withSignal: WithSignal<T>,
+    leave: () => void,
+  ): Promise<T>;
   passMethod<T>(
     method: (...args: any[]) => T | PromiseLike<T>,
     thisArg: unknown,
@@ -167,7 +181,9 @@ export class CallGuard {
     if (refusal !== undefined) return Promise.reject(refusal);
     const bulkhead = this.bulkhead;
     if (bulkhead === undefined) return b.pass(fn, signal);
-    return this.inSlot(b, bulkhead, signal, () => b.pass(fn, signal));
+    if (bulkhead.tryEnter()) return b.passHolding(fn, signal, bulkhead.leave);
+    if (b.lettingAllThrough) return b.pass(fn, signal);
+    return this.queue(b, bulkhead, signal, () => b.passHolding(fn, signal, bulkhead.leave));
   }
 
   executeMethod<T>(
@@ -181,9 +197,10 @@ export class CallGuard {
     if (refusal !== undefined) return Promise.reject(refusal);
     const bulkhead = this.bulkhead;
     if (bulkhead === undefined) return b.passMethod(method, thisArg, args, withSignal);
-    return this.inSlot(b, bulkhead, undefined, () =>
-      b.passMethod(method, thisArg, args, withSignal),
-    );
+    const run = () => b.passMethodHolding(method, thisArg, args, withSignal, bulkhead.leave);
+    if (bulkhead.tryEnter()) return run();
+    if (b.lettingAllThrough) return b.passMethod(method, thisArg, args, withSignal);
+    return this.queue(b, bulkhead, undefined, run);
   }
 
   /** A permit holds its slot until it settles; `acquire()` is synchronous, so it never queues. */
@@ -192,7 +209,10 @@ export class CallGuard {
     if (refusal !== undefined) throw refusal;
     const bulkhead = this.bulkhead;
     if (bulkhead === undefined) return b.passAcquire<T>();
-    if (!bulkhead.tryEnter()) throw b.refuse('bulkhead-full', undefined);
+    if (!bulkhead.tryEnter()) {
+      if (b.lettingAllThrough) return b.passAcquire<T>();
+      throw b.refuse('bulkhead-full', undefined);
+    }
     let permit: CallPermit<T>;
     try {
       permit = b.passAcquire<T>();
@@ -202,7 +222,7 @@ export class CallGuard {
     }
     const tracked = permit as CallPermit<T> & { onSettled?: () => void };
     // A call forced `disabled` is let through uncounted, and holds no slot either.
-    if ('onSettled' in tracked) tracked.onSettled = () => bulkhead.leave();
+    if ('onSettled' in tracked) tracked.onSettled = bulkhead.leave;
     else bulkhead.leave();
     return permit;
   }
@@ -226,19 +246,17 @@ export class CallGuard {
     };
   }
 
-  /** Runs `call` holding a slot: now, after a wait in the queue, or never (`bulkhead-full`). */
-  private inSlot<T>(
+  /** Waits in the queue, then runs `call` holding the slot handed over; `bulkhead-full` when full or too long. */
+  private queue<T>(
     b: GuardedBreaker,
     bulkhead: Bulkhead,
     signal: AbortSignal | undefined,
     call: () => Promise<T>,
   ): Promise<T> {
-    const leave = (): void => bulkhead.leave();
-    if (bulkhead.tryEnter()) return call().finally(leave);
     if (!bulkhead.canQueue) return Promise.reject(b.refuse('bulkhead-full', undefined));
     return bulkhead.wait(signal).then((how) => {
       if (how !== GRANTED) throw b.refuse('bulkhead-full', undefined);
-      return call().finally(leave);
+      return call();
     });
   }
 }
