@@ -11,9 +11,22 @@ import { circuitBreaker, ConsecutiveBreaker, CountBreaker, handleAll } from 'coc
 // The framework-free engine (the package's `./core` export): children that only
 // need a breaker start without loading Nest. The Nest layer is looked up by its
 // scenario alone.
-import { Breaker } from '../dist/core/index.js';
+import { Breaker, withRetry } from '../dist/core/index.js';
 
 export { Breaker };
+
+/** A breaker that a recovery has just closed, ramping up at full share for as long as the run lasts. */
+function ramping() {
+  const breaker = new Breaker('bench', {
+    timeoutMs: false,
+    consecutiveFailures: 1,
+    openDurationMs: 0,
+    rampUp: { durationMs: 1e12, initialRatio: 1 },
+  });
+  breaker.acquire().fail(new Error('trip'));
+  breaker.acquire().succeed();
+  return breaker;
+}
 
 const CLOSED = 0;
 const OPEN = 1;
@@ -84,6 +97,37 @@ export const implementations = {
     create: (_dep, options) => new Breaker('bench', { ...options }),
     call: 'target.execute(dep)',
   },
+  // The recovery options of issue 16, each configured and unused (closed, uncontended), then in use.
+  oursBulkhead: {
+    label: 'ours + bulkhead (uncontended)',
+    create: () =>
+      new Breaker('bench', { timeoutMs: false, bulkhead: { maxConcurrent: 1_000_000 } }),
+    call: 'target.execute(dep)',
+  },
+  oursRampUp: {
+    label: 'ours + rampUp (closed, not ramping)',
+    create: () => new Breaker('bench', { timeoutMs: false, rampUp: { durationMs: 10_000 } }),
+    call: 'target.execute(dep)',
+  },
+  oursRamping: {
+    label: 'ours, ramping up (share 100 %)',
+    create: ramping,
+    call: 'target.execute(dep)',
+  },
+  oursProbe: {
+    label: 'ours + probe (closed)',
+    create: () =>
+      new Breaker('bench', {
+        timeoutMs: false,
+        probe: { fn: () => undefined, intervalMs: 1_000 },
+      }),
+    call: 'target.execute(dep)',
+  },
+  oursRetry: {
+    label: 'withRetry(ours), succeeding',
+    create: () => withRetry(new Breaker('bench', { timeoutMs: false }), { attempts: 3 }),
+    call: 'target.execute(dep)',
+  },
   opossumNoTimeout: {
     label: 'opossum (timeout: false)',
     create: (dep, options) => new CircuitBreaker(dep, { timeout: false, ...options }),
@@ -121,6 +165,7 @@ export function isClosed(target) {
   if (target === undefined) return true;
   if (target instanceof MinimalBreaker) return target.state === CLOSED;
   if (target instanceof Breaker) return target.state === 'closed';
+  if (target.breaker instanceof Breaker) return target.breaker.state === 'closed';
   if (target instanceof CircuitBreaker) return target.closed;
   return target.state === 0; // cockatiel CircuitState.Closed
 }

@@ -206,8 +206,18 @@ function textTable({ headers, align, rows }) {
 
 function sections(results) {
   const out = [];
-  const { closed, deadline, open, mixed, opossumGrowth, footprint, halfOpen, hygiene, nest } =
-    results;
+  const {
+    closed,
+    deadline,
+    recovery,
+    open,
+    mixed,
+    opossumGrowth,
+    footprint,
+    halfOpen,
+    hygiene,
+    nest,
+  } = results;
   const batchNote = (s) =>
     `batches of ${s.batchSize.toLocaleString('en-US')} calls, ${s.rounds} interleaved rounds`;
   if (closed)
@@ -221,6 +231,12 @@ function sections(results) {
       title: `1b. Closed path with a deadline: ${deadline.description} (${batchNote(deadline)}, in a child process)`,
       table: timingTable(deadline),
       problems: deadline.problems,
+    });
+  if (recovery)
+    out.push({
+      title: `1c. Closed path with the recovery options: ${recovery.description} (${batchNote(recovery)}, in a child process)`,
+      table: timingTable(recovery),
+      problems: recovery.problems,
     });
   if (open)
     out.push({

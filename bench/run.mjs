@@ -4,7 +4,7 @@
 //                         bench/RESULTS.md and bench/ratios.svg
 //   npm run bench:quick   quick run (under 30 s); prints the tables only
 //
-// Directly: node --expose-gc bench/run.mjs [--quick] [--write] [--only closed,deadline,open,mixed,footprint,half-open,hygiene,nest,redis]
+// Directly: node --expose-gc bench/run.mjs [--quick] [--write] [--only closed,deadline,recovery,open,mixed,footprint,half-open,hygiene,nest,redis]
 //
 // The shared-state rows (issue 6, bench/scenarios/shared-redis.mjs) run only when a
 // `redis-server` binary is on PATH: the scenario starts its own on a free loopback
@@ -23,6 +23,7 @@ import { hygiene } from './scenarios/hygiene.mjs';
 import { mixedTraffic, opossumWindowGrowth } from './scenarios/mixed-traffic.mjs';
 import { nestLayerIsolated } from './scenarios/nest-layer.mjs';
 import { deadlinePathIsolated } from './scenarios/deadline-path.mjs';
+import { recoveryPathIsolated } from './scenarios/recovery-path.mjs';
 import { openPath } from './scenarios/open-path.mjs';
 import { evaluateTargets } from './targets.mjs';
 import { appendRun, environment, writeRelease } from './results/history.mjs';
@@ -135,6 +136,8 @@ async function main() {
   // In a child process: deadline calls through execute() would otherwise reshape the plain path's optimized code.
   if (want('deadline'))
     results.deadline = await phase('deadline', () => deadlinePathIsolated(timing('closed', 12)));
+  if (want('recovery'))
+    results.recovery = await phase('recovery', () => recoveryPathIsolated(timing('closed', 13)));
   if (want('open')) results.open = await phase('open', () => openPath(timing('open', 22)));
   if (want('mixed')) {
     results.mixed = await phase('mixed', () => mixedTraffic(timing('mixed', 33)));
@@ -173,6 +176,7 @@ async function main() {
   }
   const problems = [
     results.closed,
+    results.recovery,
     results.open,
     results.mixed,
     results.nest,

@@ -64,6 +64,8 @@ export const circuitBreakerMessages = {
     `@CircuitBreaker() on ${qualifiedName}: the lastGood fallback cannot key these arguments (${error instanceof Error ? error.message : String(error)}); such calls are not cached. Give fallback.lastGood a key function.`,
   deadlineOnSyncMethod: (qualifiedName: string, returns: string) =>
     `@CircuitBreaker() on ${qualifiedName}: option "timeoutMs" can never apply, since the method returns ${returns}: a deadline only ends a call that returns a Promise or an Observable. Remove timeoutMs, or make the method async.`,
+  retryNeedsPromise: (qualifiedName: string) =>
+    `@CircuitBreaker() on ${qualifiedName}: option "retry" only applies to a method that returns a Promise: a plain value cannot be waited for between attempts, and an Observable is retried with RxJS retry() around circuitBreaker(). Make the method async, or remove retry.`,
   notAMethod: (qualifiedName: string) =>
     `@CircuitBreaker() on ${qualifiedName}: can only decorate a method. Move it to a method, or wrap the call in breaker.execute() instead.`,
   invalidFeature: (value: unknown) =>

@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import {
   Breaker,
   BreakerConfigError,
+  ProbeScheduler,
   type BreakerDeps,
   type BreakerOptions,
   type ReconfiguredEvent,
@@ -104,7 +105,12 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
     const roots = explorer?.rootRegistrations() ?? [];
     if (roots.length > 1) throw new Error(circuitBreakerMessages.duplicateRoot(roots));
     this.options = validateModuleOptions(options);
-    this.localDeps = { clock: this.options.clock, reportError };
+    // One timer for the recovery probes of every breaker of the application, shared or not.
+    this.localDeps = {
+      clock: this.options.clock,
+      reportError,
+      probeScheduler: new ProbeScheduler({ clock: this.options.clock }),
+    };
     this.fleet = fleetOf(this.options.store);
     // The fleet's reconfigurations are applied here as registry.reconfigure() applies a patch: over the definition, checked.
     this.fleet?.useReconfigurer({
@@ -181,6 +187,7 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
   async shutdown(): Promise<void> {
     this.events.detachAll();
     for (const breaker of this.breakers.values()) breaker.dispose();
+    this.localDeps.probeScheduler!.stop();
     this.events.complete();
     // Last, and without delaying the rest: the store may still have this replica's last transitions to write.
     await this.options.store?.close();

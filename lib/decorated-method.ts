@@ -6,6 +6,8 @@ import {
   type CallOutcome,
   type CallPermit,
 } from './core/index.js';
+import { retryCall } from './core/retry/retry.js';
+import type { ResolvedRetryOptions } from './core/retry/retry-options.js';
 import { applyWithCallSignal, runWithCallSignal } from './call-signal.js';
 import { REGISTRY_PROPERTY } from './circuit-breaker.constants.js';
 import { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missing.error.js';
@@ -28,6 +30,8 @@ export interface DecoratedMethodOptions {
   readonly qualifiedName: string;
   readonly fallback: CircuitBreakerFallback | undefined;
   readonly key: ((...args: any[]) => string) | undefined;
+  /** The method's retry policy, checked. */
+  readonly retry?: ResolvedRetryOptions | undefined;
   /** What `design:returntype` says the method returns. */
   readonly returnType: unknown;
   /** The method itself, undecorated. */
@@ -54,6 +58,7 @@ export class DecoratedMethod {
   readonly fallback: CircuitBreakerFallback | undefined;
   readonly key: ((...args: any[]) => string) | undefined;
   readonly named: boolean;
+  readonly retry: ResolvedRetryOptions | undefined;
   private readonly fallbacks: FallbackRunner | undefined;
   /** The breaker of each application, looked up once. */
   private readonly breakers = new WeakMap<CircuitBreakerRegistry, Breaker>();
@@ -66,10 +71,12 @@ export class DecoratedMethod {
     qualifiedName,
     fallback,
     key,
+    retry,
     returnType,
     original,
     named,
   }: DecoratedMethodOptions) {
+    this.retry = retry;
     this.name = name;
     this.options = options;
     this.qualifiedName = qualifiedName;
@@ -94,7 +101,12 @@ export class DecoratedMethod {
 
   /** Whether every call can go straight to the breaker: a Promise method without fallback or key. */
   get direct(): boolean {
-    return this.kind === 'promise' && this.fallback === undefined && this.key === undefined;
+    return (
+      this.kind === 'promise' &&
+      this.fallback === undefined &&
+      this.key === undefined &&
+      this.retry === undefined
+    );
   }
 
   /** The breaker of the application that created `instance`. */
@@ -171,6 +183,9 @@ export class DecoratedMethod {
       );
     }
 
+    if (this.retry !== undefined && this.kind === 'promise')
+      return this.invokeRetried(registry, breaker, instance, original, args);
+
     // A Promise method without a fallback (but with a key) needs nothing the breaker's execute() does not do.
     if (this.kind === 'promise' && this.fallback === undefined) {
       return breaker.executeMethod(
@@ -241,6 +256,46 @@ export class DecoratedMethod {
     else if (countsAsFailed(outcome))
       return this.recover(registry, breaker, instance, result, args, 'sync', () => result);
     return result;
+  }
+
+  /** A Promise method with a retry policy: each attempt is one call of the breaker; the fallback answers the last. */
+  private invokeRetried(
+    registry: CircuitBreakerRegistry,
+    breaker: Breaker,
+    instance: Record<symbol, unknown> | undefined,
+    original: (...args: any[]) => unknown,
+    args: any[],
+  ): Promise<unknown> {
+    const attempt = () =>
+      breaker.executeMethod(
+        original as (...a: unknown[]) => Promise<unknown>,
+        instance,
+        args,
+        this.withSignal,
+      );
+    const retried = retryCall(breaker, attempt, this.retry!, undefined);
+    if (this.fallbacks === undefined) return retried;
+    return retried.then(
+      (value) => {
+        const outcome = breaker.classifyResult(value);
+        if (outcome === 'success') this.remember(registry, breaker, args, value);
+        else if (countsAsFailed(outcome))
+          return this.recover(registry, breaker, instance, value, args, 'promise', () => value);
+        return value;
+      },
+      (error: unknown) =>
+        isBreakerRejection(error)
+          ? this.recover(registry, breaker, instance, error, args, 'promise')
+          : this.onError(
+              registry,
+              breaker,
+              breaker.classifyError(error),
+              instance,
+              error,
+              args,
+              'promise',
+            ),
+    );
   }
 
   private onError(

@@ -216,6 +216,25 @@ async function main(): Promise<void> {
     );
     check((await readiness(sample)) === 200, 'ready: 200');
 
+    phase('3b. slow start: the recovered catalog gets a growing share of the traffic');
+    const ramped: { status: number; retryAfter: string | null }[] = [];
+    // Products that do not exist (404 is an answer, not a failure), so no last good answer hides a rejection.
+    const rampHits = await hits(primary, async () => {
+      for (let id = 10; id < 18; id++) ramped.push(await get(sample, `/catalog/products/${id}`));
+    });
+    const turnedAway = ramped.filter((r) => r.status === 503 && r.retryAfter !== null).length;
+    check(
+      rampHits >= 2 && rampHits <= 4 && rampHits + turnedAway === ramped.length,
+      `${rampHits} of 8 calls reached the catalog (its 404: unknown product), from 25% upwards; ${turnedAway} got 503 with Retry-After (reason ramp-up)`,
+    );
+    check(state('catalog') === 'closed', 'the catalog stays closed: a slow start is not an outage');
+    const rampLeft = registry.get('catalog').snapshot().rampUp;
+    await sleep(Math.max(0, (rampLeft?.until ?? Date.now()) - Date.now()) + 20);
+    const full = await hits(primary, async () => {
+      for (let id = 18; id < 22; id++) await get(sample, `/catalog/products/${id}`);
+    });
+    check(full === 4, 'once the ramp is over (1.5 s), every call reaches the catalog again');
+
     phase('4. pricing is overloaded (429 + Retry-After: 2): back off, do not open');
     primary.setBehaviour({ mode: 'overloaded', retryAfterSeconds: 2 });
     const overloaded: { status: number; retryAfter: string | null }[] = [];

@@ -28,6 +28,7 @@ import {
   circuitBreaker,
   RequireCircuit,
   UseCircuitBreaker,
+  withRetry,
   type BreakerOptions,
 } from '../lib/index.js';
 import { CircuitBreakerTelemetryModule } from '../lib/opentelemetry/index.js';
@@ -895,12 +896,13 @@ describe('option fuzzing', () => {
 
   // ------------------------------------------------------------ decorator and operator
 
-  it(`@CircuitBreaker() options: ${RUNS.decorator} valid and ${RUNS.decorator} invalid`, () => {
+  it(`@CircuitBreaker() options and withRetry(): ${RUNS.decorator} valid and ${RUNS.decorator} invalid each`, () => {
     const PLACE = 'Fuzz.call';
     const decorate = (options: unknown) => {
       class Fuzz {
-        call(): Promise<number> {
-          return Promise.resolve(1);
+        // Async, so that its kind is known without metadata: a retry policy needs a Promise method.
+        async call(): Promise<number> {
+          return 1;
         }
         rescue(): number {
           return 0;
@@ -911,7 +913,13 @@ describe('option fuzzing', () => {
     };
     // The breaker options' ranges are checked at start-up, over the module's defaults, by the registry.
     const start = (options: Record<string, unknown>) => {
-      const { name = PLACE, fallback: _fallback, key: _key, ...breakerOptions } = options;
+      const {
+        name = PLACE,
+        fallback: _fallback,
+        key: _key,
+        retry: _retry,
+        ...breakerOptions
+      } = options;
       checkBreakerDefinition(
         name as string,
         breakerOptions,
@@ -934,11 +942,91 @@ describe('option fuzzing', () => {
         ),
       }),
     );
+    const retryArb = fc
+      .record(
+        {
+          attempts: fc.integer({ min: 1, max: 10 }),
+          backoff: fc.record(
+            {
+              initialMs: validNumber({ min: 0, max: MAX_TIMER }),
+              multiplier: validNumber({ min: 1, max: 1_000 }),
+              maxMs: validNumber({ min: 0, max: MAX_TIMER }),
+              jitter: validNumber(R.unit),
+            },
+            { requiredKeys: [] },
+          ),
+          budget: fc.oneof(
+            fc.constant(false),
+            fc.record(
+              { ratio: validNumber(R.unit), minPerSecond: validNumber({ min: 0, max: 1e6 }) },
+              { requiredKeys: [] },
+            ),
+          ),
+          maxRetryAfterMs: validNumber({ min: 0, max: MAX_TIMER }),
+        },
+        { requiredKeys: ['attempts'] },
+      )
+      .map((retry) => {
+        const backoff = retry.backoff as Record<string, number> | undefined;
+        // The cap of the backoff is at least its first wait.
+        if (backoff?.maxMs !== undefined)
+          backoff.maxMs = Math.max(backoff.maxMs, backoff.initialMs ?? 100);
+        return retry;
+      });
+    const invalidRetry: fc.Arbitrary<{ options: Record<string, unknown>; path: string }> = fc.oneof(
+      fc
+        .oneof(notAPlainObject, fc.constant(null))
+        .map((retry) => ({ options: { retry }, path: 'retry' })),
+      fc
+        .oneof(invalidNumber({ min: 1, max: 10, integer: true }), fc.constant(undefined))
+        .map((attempts) => ({ options: { retry: { attempts } }, path: 'retry.attempts' })),
+      invalidNumber({ min: 0, max: MAX_TIMER }).map((initialMs) => ({
+        options: { retry: { attempts: 2, backoff: { initialMs } } },
+        path: 'retry.backoff.initialMs',
+      })),
+      invalidNumber(R.unit).map((jitter) => ({
+        options: { retry: { attempts: 2, backoff: { jitter } } },
+        path: 'retry.backoff.jitter',
+      })),
+      fc
+        .oneof(
+          notAPlainObject.filter((v) => v !== false),
+          fc.constant(true),
+        )
+        .map((budget) => ({ options: { retry: { attempts: 2, budget } }, path: 'retry.budget' })),
+      invalidNumber(R.unit).map((ratio) => ({
+        options: { retry: { attempts: 2, budget: { ratio } } },
+        path: 'retry.budget.ratio',
+      })),
+      unknownKey.map((key) => ({
+        options: { retry: { attempts: 2, [key]: 1 } },
+        path: `retry.${key}`,
+      })),
+    );
+    // The engine's helper checks the same policy, with errors naming the breaker.
+    const retried = new Breaker('fuzz');
+    fc.assert(
+      fc.property(retryArb, (retry) => {
+        count('withRetry', 'valid');
+        expect(withRetry(retried, retry as never).breaker).toBe(retried);
+      }),
+      settings(RUNS.decorator),
+    );
+    fc.assert(
+      fc.property(invalidRetry, ({ options, path }) => {
+        count('withRetry', 'invalid');
+        const error = thrown(() => withRetry(retried, options.retry as never));
+        expectNamed(error, 'Circuit breaker "fuzz"', path, BreakerConfigError);
+        expect(error).toMatchObject({ breakerName: 'fuzz', option: path });
+      }),
+      settings(RUNS.decorator),
+    );
     const methodOptions = fc.record(
       {
         name: fc.option(fc.string({ minLength: 1, maxLength: 10 }), { nil: undefined }),
         fallback: fc.option(fallbackArb, { nil: undefined }),
         key: fc.option(aFunction, { nil: undefined }),
+        retry: fc.option(retryArb, { nil: undefined }),
       },
       { requiredKeys: [] },
     );
@@ -990,6 +1078,8 @@ describe('option fuzzing', () => {
       fc.property(
         fc.oneof(
           invalidMethod.map((m) => ({ ...m, breaker: false })),
+          // A retry policy is checked as the breaker's options are: its errors name the breaker.
+          invalidRetry.map((m) => ({ ...m, breaker: true })),
           invalidBreakerOptions({ share: false }).map(([options, m]) => ({
             options,
             path: m.path,

@@ -1,16 +1,27 @@
+import { probeSchedulerOf } from './breaker-environment.js';
+import type { RecoveryProbeEvent, RetryEvent } from './breaker-events.js';
+import type { ProbeScheduler } from './probe-scheduler.js';
 import { NOT_TIMED } from './breaker-machine.js';
 import { BreakerCalls, UNCOUNTED } from './breaker-calls.js';
 import {
   CLOSED,
   DISABLED,
+  HALF_OPEN,
+  OPEN,
+  type CallOutcome,
+  type FailureCategory,
   type ReconfigurationReset,
   type RejectionReason,
+  type StateCode,
+  type TransitionReason,
 } from './breaker-state.js';
 import type { CircuitOpenError } from './breaker.errors.js';
-import { CallGuard, guardFor } from './call-guard.js';
+import { guardFor, type CallGuard } from './call-guard.js';
+import { retryAfterOf } from './classify.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
 import {
   TrackedCall,
+  type CallContext,
   type CallPermit,
   type ProtectedCall,
   type WithSignal,
@@ -25,9 +36,12 @@ import { FaultedCall } from './faulted-call.js';
  *
  * Not exported; kept in the declarations because `Breaker` extends it.
  */
+// Shared by every call that has neither a caller signal nor a deadline.
+const NO_SIGNAL: CallContext = Object.freeze({ signal: undefined });
+
 export abstract class BreakerAdmission extends BreakerCalls {
-  /** @internal Only with the bulkhead option: what stands in front of admission. */
-  protected guard: CallGuard | undefined = guardFor(this.config, undefined);
+  /** @internal Only with the bulkhead or rampUp option: what stands in front of admission. */
+  protected guard: CallGuard | undefined = guardFor(this.config, undefined, this);
 
   /** @internal The rest of `execute()`, past its checks and the guard. */
   pass<T>(fn: ProtectedCall<T>, signal: AbortSignal | undefined): Promise<T> {
@@ -47,6 +61,80 @@ export abstract class BreakerAdmission extends BreakerCalls {
     // Negative, so the plain path never needs to look for it.
     if (token === UNCOUNTED) return new UncountedCall<T>(signal).run(fn);
     return new TrackedCall<T>(this, token, startedAt).run(fn, signal);
+  }
+
+  /**
+   * @internal `pass()` holding a bulkhead slot: `leave` gives it back when
+   * the call settles, told by the call object itself (or, on the plain path,
+   * by the one async function), so that a slot costs no promise of its own.
+   */
+  passHolding<T>(
+    fn: ProtectedCall<T>,
+    signal: AbortSignal | undefined,
+    leave: () => void,
+  ): Promise<T> {
+    const call = this.holdingCall<T>(signal, leave);
+    if (typeof call === 'number') return this.runHolding(fn, call, leave);
+    return call instanceof Promise ? call : call.run(fn, signal);
+  }
+
+  /** @internal `passMethod()` holding a bulkhead slot. */
+  passMethodHolding<T>(
+    method: (...args: any[]) => T | PromiseLike<T>,
+    thisArg: unknown,
+    args: unknown[],
+    withSignal: WithSignal<T>,
+    leave: () => void,
+  ): Promise<T> {
+    const call = this.holdingCall<T>(undefined, leave);
+    if (typeof call === 'number')
+      return this.runHolding(() => method.apply(thisArg, args), call, leave);
+    return call instanceof Promise ? call : call.runMethod(withSignal, method, thisArg, args);
+  }
+
+  /**
+   * The admission of a call holding a slot: a plain-path token, a call object
+   * that gives the slot back when it settles, or the rejection (slot given back).
+   */
+  private holdingCall<T>(
+    signal: AbortSignal | undefined,
+    leave: () => void,
+  ): number | TrackedCall<T> | UncountedCall<T> | Promise<never> {
+    let call: TrackedCall<T> | UncountedCall<T> | CircuitOpenError;
+    if (this.underFamilyGate()) call = this.familyCall<T>(signal);
+    else {
+      const token = this.admitOwn();
+      if (token instanceof FaultedAdmission) call = this.faulted<T>(token);
+      else if (typeof token !== 'number') call = token;
+      else if (token >= 0 && signal === undefined && this.config.timeoutMs === undefined)
+        return token;
+      else if (token === UNCOUNTED) call = new UncountedCall<T>(signal);
+      else call = new TrackedCall<T>(this, token, this.timed ? this.monotonic() : NOT_TIMED);
+    }
+    if (!isCall(call)) {
+      leave();
+      return Promise.reject(call);
+    }
+    // A call let through uncounted (forced disabled) holds no slot: it is not the breaker's to cap.
+    if (call instanceof UncountedCall) leave();
+    else call.onSettled = leave;
+    return call;
+  }
+
+  /** `runPlain()` that gives the slot back before the call is counted. */
+  private async runHolding<T>(fn: ProtectedCall<T>, token: number, leave: () => void): Promise<T> {
+    const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
+    let value: T;
+    try {
+      value = await fn(NO_SIGNAL);
+    } catch (error) {
+      leave();
+      this.settle(token, this.classifyError(error), error, startedAt, undefined);
+      throw error;
+    }
+    leave();
+    this.settleValue(token, value, startedAt);
+    return value;
   }
 
   /** @internal The rest of `executeMethod()`, past the guard. */
@@ -90,15 +178,108 @@ export abstract class BreakerAdmission extends BreakerCalls {
     return new TrackedCall<T>(this, token, this.timed ? this.monotonic() : NOT_TIMED);
   }
 
+  /** @internal Forced `disabled`: every call is let through uncounted, past the bulkhead too. */
+  get lettingAllThrough(): boolean {
+    return this.evidence?.forced?.state === 'disabled';
+  }
+
   /** @internal A rejection by the guard (`bulkhead-full`, `ramp-up`), counted and announced as the breaker's own. */
   refuse(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
     return this.reject(reason, retryAfterMs);
   }
 
+  /** @internal A retry policy's attempt, scheduled or refused by the budget: counted and announced. */
+  recordRetry(event: RetryEvent): void {
+    if (event.result === 'scheduled') this.counters.rare.retries++;
+    else this.counters.rare.retriesDenied++;
+    this.hub?.emit('retry', event);
+  }
+
+  /** @internal For the recovery probe: whether the breaker, refreshed without taking the fleet's permit, still needs it. */
+  needsRecoveryProbe(now: number): boolean {
+    if (this.parent !== undefined && !(this.parent as BreakerAdmission).holdsChild(this))
+      return false;
+    this.refresh(now, false);
+    return (
+      this.current === OPEN ||
+      (this.current === HALF_OPEN && this.config.probe?.onSuccess === 'closed')
+    );
+  }
+
+  /** @internal The recovery probe succeeded (reason `recovery-probe`). */
+  recoveredByProbe(to: 'half-open' | 'closed', now: number): void {
+    const state = this.current;
+    if (state !== OPEN && state !== HALF_OPEN) return;
+    if (to === 'closed') this.transition(CLOSED, 'recovery-probe', now, undefined);
+    else if (state === OPEN) this.transition(HALF_OPEN, 'recovery-probe', now, undefined);
+  }
+
+  /** @internal */
+  recordRecoveryProbe(event: RecoveryProbeEvent): void {
+    if (event.result === 'succeeded') this.counters.rare.recoveryProbesSucceeded++;
+    else this.counters.rare.recoveryProbesFailed++;
+    this.hub?.emit('recoveryProbe', event);
+  }
+
+  /** @internal The scheduler of this breaker's recovery probe: its registry's. */
+  probeScheduler(): ProbeScheduler {
+    return probeSchedulerOf(this.env);
+  }
+
+  /** @internal Whether a family still holds `child` (an evicted child is probed no more). */
+  holdsChild(child: BreakerAdmission): boolean {
+    const family = this.keyed as { holds(child: unknown): boolean } | undefined;
+    return family?.holds(child) ?? false;
+  }
+
+  /** @internal A number from the breaker's random source (a retry's jitter). */
+  draw(): number {
+    return this.env.random();
+  }
+
+  /**
+   * @internal While ramping up, a failure that brings the failure rate to
+   * the threshold reopens at once, whatever the population: only a failure
+   * can raise the rate, so only a failure needs looking at.
+   */
+  override settle(
+    token: number,
+    outcome: CallOutcome,
+    subject: unknown,
+    startedAt: number,
+    category: FailureCategory | undefined,
+  ): void {
+    super.settle(token, outcome, subject, startedAt, category);
+    const ramp = this.guard?.ramp;
+    if (ramp === undefined || outcome !== 'failure' || this.current !== CLOSED) return;
+    if (token !== this.generation) return;
+    const now = this.monotonic();
+    const reason = this.guard!.rampTrip(this.config, this.window, now);
+    if (reason !== undefined)
+      this.transition(OPEN, reason, now, retryAfterOf(subject, this.env.clock.now()));
+  }
+
+  /** @internal Tells the guard too: a recovery that closes the breaker starts its slow start. */
+  protected override transition(
+    to: StateCode,
+    reason: TransitionReason,
+    now: number,
+    retryAfterHint: number | undefined,
+    adoptedOpenUntil?: number,
+  ): void {
+    const ramp = this.guard?.ramp;
+    // A recovery that did not hold, by whichever rule, is a failed probe as far as backoff goes: the open period grows.
+    if (ramp !== undefined && to === OPEN && this.current === CLOSED && !ramp.ended(now))
+      this.reopens = ramp.reopens + 1;
+    const reopens = this.reopens;
+    super.transition(to, reason, now, retryAfterHint, adoptedOpenUntil);
+    this.guard?.transitioned(to, reason, now, reopens);
+  }
+
   /** @internal */
   protected override applyConfig(config: ResolvedBreakerOptions): ReconfigurationReset[] {
     const reset = super.applyConfig(config);
-    this.guard = guardFor(config, this.guard);
+    this.guard = guardFor(config, this.guard, this);
     return reset;
   }
   /** Whether this is a child whose family is not closed: its calls pass the family's gate first. */

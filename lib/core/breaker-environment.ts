@@ -2,6 +2,7 @@ import type { BreakerCoordinator } from './breaker-coordinator.interface.js';
 import { breakerMessages } from './breaker.messages.js';
 import { monotonicOf, systemClock, type Clock, type RandomSource } from './clock.js';
 import { deadlines, deadlinesOf, type DeadlineScheduler } from './deadline-scheduler.js';
+import { ProbeScheduler } from './probe-scheduler.js';
 
 /** What a breaker may be given besides its options. @publicApi */
 export interface BreakerDeps {
@@ -23,6 +24,12 @@ export interface BreakerDeps {
    * `injectFault()` is refused, so production code cannot inject by mistake.
    */
   faultInjection?: boolean;
+  /**
+   * The one timer behind the active recovery probes (`probe` option) of every
+   * breaker given it; build it with the same clock. Default: one per `deps`
+   * object (under Nest, one per registry).
+   */
+  probeScheduler?: ProbeScheduler;
 }
 
 /**
@@ -43,6 +50,7 @@ export interface BreakerEnvironment {
   /** Where the per-call deadlines of these breakers wait: the process's timers, or the clock's own. */
   readonly deadlines: DeadlineScheduler;
   readonly faultInjection: boolean;
+  readonly probeScheduler: ProbeScheduler | undefined;
 }
 
 function defaultReportError(error: Error): void {
@@ -57,6 +65,7 @@ const DEFAULT_ENVIRONMENT: BreakerEnvironment = Object.freeze({
   reportError: defaultReportError,
   deadlines,
   faultInjection: false,
+  probeScheduler: undefined,
 });
 
 const environments = new WeakMap<object, BreakerEnvironment>();
@@ -69,13 +78,14 @@ export function environmentOf(name: string, deps: BreakerDeps | undefined): Brea
   let environment = environments.get(deps);
   if (environment !== undefined) return environment;
   checkDeps(name, deps);
-  const { clock, random, coordinator, reportError, faultInjection } = deps;
+  const { clock, random, coordinator, reportError, faultInjection, probeScheduler } = deps;
   environment =
     clock === undefined &&
     random === undefined &&
     coordinator === undefined &&
     reportError === undefined &&
-    faultInjection !== true
+    faultInjection !== true &&
+    probeScheduler === undefined
       ? DEFAULT_ENVIRONMENT
       : Object.freeze({
           clock: clock ?? systemClock,
@@ -85,6 +95,7 @@ export function environmentOf(name: string, deps: BreakerDeps | undefined): Brea
           reportError: reportError ?? defaultReportError,
           deadlines: clock === undefined ? deadlines : deadlinesOf(clock),
           faultInjection: faultInjection === true,
+          probeScheduler,
         });
   environments.set(deps, environment);
   return environment;
@@ -155,4 +166,25 @@ function checkDeps(name: string, deps: BreakerDeps): void {
       breakerMessages.invalidDep(name, 'faultInjection', faultInjection, 'true, false or left out'),
     );
   }
+  if (deps.probeScheduler !== undefined && !(deps.probeScheduler instanceof ProbeScheduler)) {
+    throw new TypeError(
+      breakerMessages.invalidDep(
+        name,
+        'probeScheduler',
+        deps.probeScheduler,
+        'a ProbeScheduler (new ProbeScheduler({ clock }))',
+      ),
+    );
+  }
+}
+
+const schedulers = new WeakMap<BreakerEnvironment, ProbeScheduler>();
+
+/** The scheduler of the recovery probes of every breaker of `env`, made on first use. @internal */
+export function probeSchedulerOf(env: BreakerEnvironment): ProbeScheduler {
+  if (env.probeScheduler !== undefined) return env.probeScheduler;
+  let scheduler = schedulers.get(env);
+  if (scheduler === undefined)
+    schedulers.set(env, (scheduler = new ProbeScheduler({ clock: env.clock })));
+  return scheduler;
 }

@@ -78,6 +78,29 @@ export interface FallbackEvent {
   source: 'method' | 'function' | 'observable' | 'lastGood' | 'interceptor';
 }
 
+/**
+ * A retry policy (`withRetry()`, the decorator's `retry`) is about to make
+ * attempt number `attempt` after `delayMs` (`scheduled`), or wanted to and
+ * the retry budget refused (`budget-exhausted`: the caller gets `error`).
+ *
+ * @publicApi
+ */
+export interface RetryEvent {
+  attempt: number;
+  delayMs: number;
+  /** What the previous attempt produced: its error, or the value the breaker counted as failed. */
+  error: unknown;
+  result: 'scheduled' | 'budget-exhausted';
+}
+
+/** An active recovery probe (`probe` option) settled: a success moves the breaker on, a failure keeps it open. @publicApi */
+export interface RecoveryProbeEvent {
+  result: 'succeeded' | 'failed';
+  durationMs: number;
+  /** For a failure: the error, a value classified as a failure, or the `CallTimeoutError` of its deadline. */
+  error: unknown;
+}
+
 /** The options in force changed (`reconfigure()`): what was and what is, and what had to start afresh. @publicApi */
 export interface ReconfiguredEvent {
   previous: ResolvedBreakerOptions;
@@ -97,6 +120,8 @@ export interface BreakerEventMap {
   slowCall: SlowCallEvent;
   probe: ProbeEvent;
   fallback: FallbackEvent;
+  retry: RetryEvent;
+  recoveryProbe: RecoveryProbeEvent;
 }
 
 /** @publicApi */
@@ -114,6 +139,8 @@ const EVENTS: Record<BreakerEventName, true> = {
   probe: true,
   fallback: true,
   reconfigured: true,
+  retry: true,
+  recoveryProbe: true,
 };
 
 /** Every event a breaker emits. @publicApi */

@@ -25,6 +25,8 @@ export const breakerOptionMessages = {
     `option "${option}" (${value}) cannot exceed "${intervalOption}" (${interval}): a probe would still be pending when the next is due. Lower "${option}" or raise "${intervalOption}".`,
   queueOverDeadline: (option: string, value: number, timeoutOption: string, timeout: number) =>
     `option "${option}" (${value}) cannot exceed "${timeoutOption}" (${timeout}): a call would wait in the queue past its own deadline. Lower "${option}" or raise "${timeoutOption}".`,
+  retryCapBelowFirst: (option: string, value: number, firstOption: string, first: number) =>
+    `option "${option}" (${value}) is below "${firstOption}" (${first}): the first wait would already be past the cap. Raise "${option}" to at least ${first}, or lower "${firstOption}".`,
   aggregateWithoutPerKey: (option: string) =>
     `option "${option}" needs "perKey": only a per-key family has targets to aggregate. Add perKey: { maxKeys }, or remove "${option}".`,
 };

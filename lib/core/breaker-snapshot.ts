@@ -54,7 +54,27 @@ export interface BreakerSnapshot {
   coordination?: BreakerCoordination;
   /** With the `bulkhead` option: the cap, and how many calls run and wait now. */
   bulkhead?: BulkheadSnapshot;
+  /** While the slow start after closing lasts (`rampUp`): the share admitted now, and when it ends. */
+  rampUp?: RampUpSnapshot;
+  /** While an active recovery probe (`probe`) runs for the open breaker: when the next is due. */
+  recoveryProbe?: RecoveryProbeSnapshot;
   thresholds: BreakerThresholds;
+}
+
+/** @publicApi */
+export interface RecoveryProbeSnapshot {
+  /** Clock time the next health check is due. */
+  nextAt: number;
+  /** Whether one is in flight now. */
+  inFlight: boolean;
+}
+
+/** @publicApi */
+export interface RampUpSnapshot {
+  /** The share of calls admitted now, in (0, 1]. */
+  ratio: number;
+  /** Clock time the ramp ends. */
+  until: number;
 }
 
 /** @publicApi */

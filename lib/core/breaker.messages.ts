@@ -56,6 +56,12 @@ export const breakerMessages = {
     `Circuit breaker "${breaker}": an on('${event}') listener threw ${describeFault(fault)}. The call it observed was not affected; catch errors inside the listener. Later faults of this listener are not reported again.`,
   upstreamAnswered: (url: string, status: number, statusText: string) =>
     `${url === '' ? 'The upstream' : `Upstream ${url}`} answered ${status}${statusText === '' ? '' : ` ${statusText}`}.`,
+  notABreaker: (value: unknown) =>
+    `withRetry() takes a Breaker, got ${describeValue(value)}. Pass the breaker whose calls to retry, e.g. withRetry(registry.get('payments'), { attempts: 3 }).`,
+  recoveryProbeTimedOut: (breaker: string, timeoutMs: number) =>
+    `Circuit breaker "${breaker}": the recovery probe did not settle within probe.timeoutMs (${timeoutMs} ms) and counts as failed.`,
+  recoveryProbeStopped: (breaker: string) =>
+    `Circuit breaker "${breaker}": the recovery probe is no longer needed (the breaker left the open state).`,
   probeExpired: (breaker: string, maxWaitMs: number) =>
     `Circuit breaker "${breaker}": a half-open probe did not settle within halfOpen.maxWaitMs (${maxWaitMs} ms) and counts as failed.`,
 };

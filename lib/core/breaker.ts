@@ -236,12 +236,13 @@ export class Breaker extends BreakerPeek {
     return event;
   }
 
-  /** Drops every listener. The breaker holds no timer or handle, so nothing else needs releasing. */
+  /** Drops every listener, and stops its recovery probe. The breaker holds no timer or handle of its own. */
   dispose(): void {
     if (this.keyed !== undefined) for (const child of this.keyed.all()) child.dispose();
     this.hub?.clear();
     this.hub = undefined;
     this.timed = this.needsTiming();
+    this.guard?.dispose();
   }
 
   snapshot(): BreakerSnapshot {
@@ -272,7 +273,7 @@ export class Breaker extends BreakerPeek {
         this.evidence?.forced === undefined
           ? undefined
           : forcedSnapshot(this.evidence.forced, this.wallOffset),
-      recovery: this.guard?.snapshot(),
+      recovery: this.guard?.snapshot(now, this.wallOffset),
       nextOpenDurationMs: baseOpenDuration(
         this.config,
         state === HALF_OPEN || state === OPEN ? this.reopens + 1 : this.reopens,

@@ -86,8 +86,8 @@ export class Bulkhead {
     });
   }
 
-  /** Gives a slot back: to the oldest waiter, or to the pool. */
-  leave(): void {
+  /** Gives a slot back: to the oldest waiter, or to the pool. Bound, so that a call can hold it without a closure. */
+  readonly leave = (): void => {
     const waiter = this.head;
     if (waiter === undefined || this.active > this.limits.maxConcurrent) {
       this.active--;
@@ -96,7 +96,7 @@ export class Bulkhead {
     this.drop(waiter);
     deadlines.remove(waiter);
     waiter.settle(GRANTED);
-  }
+  };
 
   /** New limits (`reconfigure()`): a larger cap lets waiters in at once; a smaller one applies as calls settle. */
   setLimits(limits: BulkheadLimits): void {

@@ -1,14 +1,54 @@
 import type { BreakerSnapshot } from './breaker-snapshot.js';
-import type { RejectionReason } from './breaker-state.js';
+import {
+  CLOSED,
+  HALF_OPEN,
+  OPEN,
+  type BreakerState,
+  type RejectionReason,
+  type StateCode,
+  type TransitionReason,
+} from './breaker-state.js';
+import type { ProbeScheduler } from './probe-scheduler.js';
+import { RecoveryProbe, type ProbeHost } from './recovery-probe.js';
 import type { CircuitOpenError } from './breaker.errors.js';
 import { Bulkhead, GRANTED } from './bulkhead.js';
+import { RampUp } from './ramp-up.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
 import type { CallPermit, ProtectedCall, WithSignal } from './tracked-call.js';
+import type { OutcomeWindow } from './window/outcome-window.interface.js';
+
+/** Closings that end a recovery, which a slow start follows; a reset or a release by hand asks for full traffic. */
+const RECOVERED: readonly TransitionReason[] = [
+  'probes-succeeded',
+  'shared-close',
+  'recovery-probe',
+];
+
+/** What a guard's recovery probe sees of its breaker. @internal */
+export interface GuardHost extends ProbeHost {
+  readonly lastDecidedState: BreakerState;
+  probeScheduler(): ProbeScheduler;
+}
 
 /** What a guard sees of its breaker: how to refuse, and the ways in past the guard. @internal */
 export interface GuardedBreaker {
+  monotonic(): number;
+  /** Forced `disabled`: every call goes through uncounted, past the bulkhead too. */
+  readonly lettingAllThrough: boolean;
   refuse(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError;
   pass<T>(fn: ProtectedCall<T>, signal: AbortSignal | undefined): Promise<T>;
+  passHolding<T>(
+    fn: ProtectedCall<T>,
+    signal: AbortSignal | undefined,
+    leave: () => void,
+  ): Promise<T>;
+  passMethodHolding<T>(
+    method: (...args: any[]) => T | PromiseLike<T>,
+    thisArg: unknown,
+    args: unknown[],
+    withSignal: WithSignal<T>,
+    leave: () => void,
+  ): Promise<T>;
   passMethod<T>(
     method: (...args: any[]) => T | PromiseLike<T>,
     thisArg: unknown,
@@ -26,30 +66,60 @@ export interface GuardedBreaker {
 export function guardFor(
   config: ResolvedBreakerOptions,
   current: CallGuard | undefined,
+  host: GuardHost,
 ): CallGuard | undefined {
   if (current !== undefined) {
     current.reconfigure(config);
     return current.idle ? undefined : current;
   }
-  return config.bulkhead === undefined ? undefined : new CallGuard(config);
+  return config.bulkhead === undefined && config.rampUp === undefined && config.probe === undefined
+    ? undefined
+    : new CallGuard(config, host);
 }
 
 /**
- * What stands in front of a breaker's admission when it has a bulkhead: the
- * concurrency cap and its queue. A breaker without it has none of this (its
- * `guard` field is `undefined`), so the plain path is unchanged.
+ * What stands in front of a breaker's admission when it has a bulkhead or a
+ * slow start: the concurrency cap and its queue, and the ramp after closing.
+ * A breaker without them has none of this (its `guard` field is
+ * `undefined`), so the plain path is unchanged.
  *
  * @internal
  */
 export class CallGuard {
   bulkhead: Bulkhead | undefined;
+  /** Only while ramping up after a recovery. */
+  ramp: RampUp | undefined = undefined;
+  private rampOptions: ResolvedBreakerOptions['rampUp'];
+  /** Made the first time the breaker opens with a `probe`. */
+  private probe: RecoveryProbe | undefined = undefined;
+  private probeOptions: ResolvedBreakerOptions['probe'];
 
-  constructor(config: ResolvedBreakerOptions) {
+  constructor(
+    config: ResolvedBreakerOptions,
+    private readonly host: GuardHost,
+  ) {
+    this.rampOptions = config.rampUp;
+    this.probeOptions = config.probe;
+    // Given to an open breaker by reconfigure(): the first health check is one interval from now.
+    if (config.probe !== undefined && host.lastDecidedState === 'open')
+      this.startProbe(host.monotonic());
     this.bulkhead = config.bulkhead === undefined ? undefined : new Bulkhead(config.bulkhead);
   }
 
   /** New options: the bulkhead keeps its calls and takes the new limits; dropped, it lets its waiters in. */
   reconfigure(config: ResolvedBreakerOptions): void {
+    // A ramp under way keeps the options it started with; without rampUp it ends now.
+    this.rampOptions = config.rampUp;
+    if (config.rampUp === undefined) this.ramp = undefined;
+    const hadProbe = this.probeOptions !== undefined;
+    this.probeOptions = config.probe;
+    if (config.probe === undefined) {
+      this.probe?.stop();
+      this.probe = undefined;
+    } else if (!hadProbe && this.host.lastDecidedState === 'open') {
+      // Given to an open breaker: the first health check is one interval from now.
+      this.startProbe(this.host.monotonic());
+    }
     const limits = config.bulkhead;
     if (limits === undefined) {
       this.bulkhead?.setLimits({ maxConcurrent: Infinity, maxQueue: 0, queueTimeoutMs: 1 });
@@ -58,10 +128,62 @@ export class CallGuard {
     else this.bulkhead.setLimits(limits);
   }
 
+  /** After every transition of the breaker: a recovery that closes it starts the ramp; anything else ends it. */
+  transitioned(to: StateCode, reason: TransitionReason, now: number, reopens: number): void {
+    this.ramp =
+      to === CLOSED && this.rampOptions !== undefined && RECOVERED.includes(reason)
+        ? new RampUp(this.rampOptions, now, reopens)
+        : undefined;
+    const probe = this.probeOptions;
+    if (probe === undefined) return;
+    if (to === OPEN) this.startProbe(now);
+    // Half-open, a probe may still close the breaker if asked to; in any other state it has nothing to do.
+    else if (!(to === HALF_OPEN && probe.onSuccess === 'closed')) this.probe?.stop();
+  }
+
+  /** The breaker is gone for good (`dispose()`): its probe must not keep it alive. */
+  dispose(): void {
+    this.probe?.stop();
+  }
+
+  private startProbe(now: number): void {
+    (this.probe ??= new RecoveryProbe(this.host, this.host.probeScheduler())).start(now);
+  }
+
+  /** While ramping, a failure rate at the threshold reopens at once, whatever the population. */
+  rampTrip(
+    config: ResolvedBreakerOptions,
+    window: OutcomeWindow,
+    now: number,
+  ): TransitionReason | undefined {
+    const ramp = this.ramp;
+    if (ramp === undefined || ramp.ended(now) || !config.rateRule || window.calls === 0)
+      return undefined;
+    return window.failures / window.calls >= config.failureRateThreshold
+      ? 'failure-rate'
+      : undefined;
+  }
+
+  /** The ramp's refusal of a call arriving now, if it is past the share. */
+  private rampRefusal(b: GuardedBreaker): CircuitOpenError | undefined {
+    const ramp = this.ramp;
+    if (ramp === undefined) return undefined;
+    const now = b.monotonic();
+    if (ramp.ended(now)) {
+      this.ramp = undefined;
+      return undefined;
+    }
+    return ramp.admit(now) ? undefined : b.refuse('ramp-up', ramp.retryAfter(now));
+  }
+
   execute<T>(b: GuardedBreaker, fn: ProtectedCall<T>, signal: AbortSignal | undefined): Promise<T> {
+    const refusal = this.rampRefusal(b);
+    if (refusal !== undefined) return Promise.reject(refusal);
     const bulkhead = this.bulkhead;
     if (bulkhead === undefined) return b.pass(fn, signal);
-    return this.inSlot(b, bulkhead, signal, () => b.pass(fn, signal));
+    if (bulkhead.tryEnter()) return b.passHolding(fn, signal, bulkhead.leave);
+    if (b.lettingAllThrough) return b.pass(fn, signal);
+    return this.queue(b, bulkhead, signal, () => b.passHolding(fn, signal, bulkhead.leave));
   }
 
   executeMethod<T>(
@@ -71,18 +193,26 @@ export class CallGuard {
     args: unknown[],
     withSignal: WithSignal<T>,
   ): Promise<T> {
+    const refusal = this.rampRefusal(b);
+    if (refusal !== undefined) return Promise.reject(refusal);
     const bulkhead = this.bulkhead;
     if (bulkhead === undefined) return b.passMethod(method, thisArg, args, withSignal);
-    return this.inSlot(b, bulkhead, undefined, () =>
-      b.passMethod(method, thisArg, args, withSignal),
-    );
+    const run = () => b.passMethodHolding(method, thisArg, args, withSignal, bulkhead.leave);
+    if (bulkhead.tryEnter()) return run();
+    if (b.lettingAllThrough) return b.passMethod(method, thisArg, args, withSignal);
+    return this.queue(b, bulkhead, undefined, run);
   }
 
   /** A permit holds its slot until it settles; `acquire()` is synchronous, so it never queues. */
   acquire<T>(b: GuardedBreaker): CallPermit<T> {
+    const refusal = this.rampRefusal(b);
+    if (refusal !== undefined) throw refusal;
     const bulkhead = this.bulkhead;
     if (bulkhead === undefined) return b.passAcquire<T>();
-    if (!bulkhead.tryEnter()) throw b.refuse('bulkhead-full', undefined);
+    if (!bulkhead.tryEnter()) {
+      if (b.lettingAllThrough) return b.passAcquire<T>();
+      throw b.refuse('bulkhead-full', undefined);
+    }
     let permit: CallPermit<T>;
     try {
       permit = b.passAcquire<T>();
@@ -92,33 +222,41 @@ export class CallGuard {
     }
     const tracked = permit as CallPermit<T> & { onSettled?: () => void };
     // A call forced `disabled` is let through uncounted, and holds no slot either.
-    if ('onSettled' in tracked) tracked.onSettled = () => bulkhead.leave();
+    if ('onSettled' in tracked) tracked.onSettled = bulkhead.leave;
     else bulkhead.leave();
     return permit;
   }
 
   /** Whether the guard has nothing left to do (its options were reconfigured away). */
   get idle(): boolean {
-    return this.bulkhead === undefined;
+    return (
+      this.bulkhead === undefined &&
+      this.rampOptions === undefined &&
+      this.probeOptions === undefined
+    );
   }
 
-  snapshot(): Partial<BreakerSnapshot> {
-    return this.bulkhead === undefined ? {} : { bulkhead: this.bulkhead.snapshot() };
+  snapshot(now: number, toWall: number): Partial<BreakerSnapshot> {
+    const ramp = this.ramp !== undefined && !this.ramp.ended(now) ? this.ramp : undefined;
+    const probe = this.probe?.snapshot(toWall);
+    return {
+      ...(this.bulkhead === undefined ? {} : { bulkhead: this.bulkhead.snapshot() }),
+      ...(ramp === undefined ? {} : { rampUp: ramp.snapshot(now, toWall) }),
+      ...(probe === undefined ? {} : { recoveryProbe: probe }),
+    };
   }
 
-  /** Runs `call` holding a slot: now, after a wait in the queue, or never (`bulkhead-full`). */
-  private inSlot<T>(
+  /** Waits in the queue, then runs `call` holding the slot handed over; `bulkhead-full` when full or too long. */
+  private queue<T>(
     b: GuardedBreaker,
     bulkhead: Bulkhead,
     signal: AbortSignal | undefined,
     call: () => Promise<T>,
   ): Promise<T> {
-    const leave = (): void => bulkhead.leave();
-    if (bulkhead.tryEnter()) return call().finally(leave);
     if (!bulkhead.canQueue) return Promise.reject(b.refuse('bulkhead-full', undefined));
     return bulkhead.wait(signal).then((how) => {
       if (how !== GRANTED) throw b.refuse('bulkhead-full', undefined);
-      return call().finally(leave);
+      return call();
     });
   }
 }

@@ -26,6 +26,8 @@ export type {
   ProbeEvent,
   ReconfiguredEvent,
   RejectedEvent,
+  RetryEvent,
+  RecoveryProbeEvent,
   SlowCallEvent,
   StateChangeEvent,
   SuccessEvent,
@@ -38,6 +40,8 @@ export type {
   BreakerTotals,
   BulkheadSnapshot,
   FailureSummary,
+  RampUpSnapshot,
+  RecoveryProbeSnapshot,
   HalfOpenSnapshot,
   TransitionEvidence,
   WindowSnapshot,
@@ -49,6 +53,16 @@ export type {
   RecoveryProbeOptions,
   ResolvedRecoveryOptions,
 } from './recovery-options.interface.js';
+export { ProbeScheduler } from './probe-scheduler.js';
+export type { ProbeSchedulerOptions, SchedulerTimers } from './probe-scheduler.js';
+export { withRetry } from './retry/retry.js';
+export type { RetryingBreaker } from './retry/retry.js';
+export { RETRY_DEFAULTS } from './retry/retry-options.js';
+export type {
+  RetryBackoffOptions,
+  RetryBudgetOptions,
+  RetryOptions,
+} from './retry/retry-options.js';
 export { BREAKER_STATES } from './breaker-state.js';
 export type {
   BreakerState,

@@ -36,6 +36,8 @@ export interface RampUpOptions {
 /** What a recovery probe is given: its own signal, aborted at its deadline. @publicApi */
 export interface RecoveryProbeContext {
   readonly signal: AbortSignal;
+  /** For a child of a per-key family: the key of the target to check. */
+  readonly key: string | undefined;
 }
 
 /**

@@ -9,6 +9,8 @@ import {
   breakerOptionChecker,
   copyBreakerOptions,
 } from '../core/resolve-options.js';
+import { resolveRetryOptions, type ResolvedRetryOptions } from '../core/retry/retry-options.js';
+import type { RetryOptions } from '../core/index.js';
 import { DecoratedMethod } from '../decorated-method.js';
 import type {
   CircuitBreakerFallback,
@@ -44,6 +46,7 @@ export function CircuitBreaker(
       name = qualifiedName,
       fallback,
       key,
+      retry,
       ...breakerOptions
     } = normalize(nameOrOptions, target, qualifiedName);
     const returnType: unknown = Reflect.getMetadata('design:returntype', target, propertyKey);
@@ -60,10 +63,13 @@ export function CircuitBreaker(
       qualifiedName,
       fallback,
       key,
+      retry: retry as ResolvedRetryOptions | undefined,
       returnType,
       original: original as (...args: unknown[]) => unknown,
       named: name !== qualifiedName,
     });
+    if (retry !== undefined && method.kind !== 'promise')
+      throw new TypeError(circuitBreakerMessages.retryNeedsPromise(qualifiedName));
     // A named `function`, not an arrow: `this` is the instance Nest (or the caller) calls it on.
     const call = original as (...a: unknown[]) => unknown;
     // A Promise method without fallback or key, the common case, takes the shortest way to the breaker.
@@ -147,7 +153,7 @@ function checkRegistryAtInit(prototype: object, className: string, method: strin
   });
 }
 
-const METHOD_KEYS = ['name', 'fallback', 'key'] as const;
+const METHOD_KEYS = ['name', 'fallback', 'key', 'retry'] as const;
 
 /**
  * The decorator's options, read once and checked in full except the breaker
@@ -200,7 +206,7 @@ function normalize(
     [...METHOD_KEYS, ...BREAKER_OPTION_KEYS],
     'a breaker name or an options object',
   );
-  const { name = qualifiedName, fallback, key, ...breakerOptions } = given;
+  const { name = qualifiedName, fallback, key, retry, ...breakerOptions } = given;
   check.string('name', name, 'a non-empty string', (value) => value !== '');
   if (key !== undefined) check.func('key', key, 'a function of the arguments returning a string');
   const checkedFallback =
@@ -209,15 +215,18 @@ function normalize(
     name as string,
     circuitBreakerMessages.decoratorSite(qualifiedName),
   );
-  const options = copyBreakerOptions(
-    breakerOptionChecker(name as string, { subject }),
-    breakerOptions,
-  );
+  const breakerCheck = breakerOptionChecker(name as string, { subject });
+  const options = copyBreakerOptions(breakerCheck, breakerOptions);
   return {
     ...options,
     name: name as string,
     fallback: checkedFallback,
     key: key as CircuitBreakerMethodOptions['key'],
+    // Checked whole here: a retry policy is the method's, not the breaker's, so no module default applies to it.
+    retry:
+      retry === undefined
+        ? undefined
+        : (resolveRetryOptions(breakerCheck, retry) as unknown as RetryOptions),
   };
 }
 

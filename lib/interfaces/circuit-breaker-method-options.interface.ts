@@ -1,4 +1,4 @@
-import type { BreakerOptions } from '../core/index.js';
+import type { BreakerOptions, RetryOptions } from '../core/index.js';
 
 /**
  * Serve the last successful result for the same arguments when the call is
@@ -47,4 +47,11 @@ export interface CircuitBreakerMethodOptions extends BreakerOptions {
   fallback?: CircuitBreakerFallback;
   /** For a per-key breaker: the key of this call's target, from the method's arguments. */
   key?: (...args: any[]) => string;
+  /**
+   * Breaker-aware retry of a method that returns a Promise (see `withRetry()`):
+   * never a rejection by the breaker, only what its classification calls a
+   * failure, after the dependency's `Retry-After`, within the breaker's retry
+   * budget. A `fallback` answers once the retries are over.
+   */
+  retry?: RetryOptions;
 }

@@ -7,6 +7,8 @@ import {
   type FallbackEvent,
   type ProbeEvent,
   type RejectionReason,
+  type RecoveryProbeEvent,
+  type RetryEvent,
 } from '../core/index.js';
 import type { CircuitBreakerEvent } from '../interfaces/circuit-breaker-event.interface.js';
 
@@ -83,6 +85,14 @@ export const MEASURED_LABEL_SETS = Object.freeze({
     lastGood: 0,
     interceptor: 0,
   } satisfies Record<MeasuredFallbackSource, 0>) as MeasuredFallbackSource[],
+  retries: Object.keys({ scheduled: 0, 'budget-exhausted': 0 } satisfies Record<
+    RetryEvent['result'],
+    0
+  >) as RetryEvent['result'][],
+  recoveryProbes: Object.keys({ succeeded: 0, failed: 0 } satisfies Record<
+    RecoveryProbeEvent['result'],
+    0
+  >) as RecoveryProbeEvent['result'][],
 });
 
 /**
@@ -101,7 +111,9 @@ export type Measurement =
     }
   | { kind: 'fallback'; source: MeasuredFallbackSource }
   | { kind: 'transition'; from: BreakerState; to: BreakerState }
-  | { kind: 'probe'; result: ProbeEvent['result'] };
+  | { kind: 'probe'; result: ProbeEvent['result'] }
+  | { kind: 'retry'; result: RetryEvent['result'] }
+  | { kind: 'recoveryProbe'; result: RecoveryProbeEvent['result'] };
 
 /**
  * The events metrics need. `timeout` is left out: the same call also emits a
@@ -117,6 +129,8 @@ export const MEASURED_EVENTS: readonly BreakerEventName[] = [
   'fallback',
   'stateChange',
   'probe',
+  'retry',
+  'recoveryProbe',
 ];
 
 /** @internal */
@@ -149,6 +163,10 @@ export function measure(event: CircuitBreakerEvent): Measurement | undefined {
       return { kind: 'transition', from: event.payload.from, to: event.payload.to };
     case 'probe':
       return { kind: 'probe', result: event.payload.result };
+    case 'retry':
+      return { kind: 'retry', result: event.payload.result };
+    case 'recoveryProbe':
+      return { kind: 'recoveryProbe', result: event.payload.result };
     default:
       return undefined;
   }

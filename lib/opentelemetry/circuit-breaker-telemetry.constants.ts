@@ -17,6 +17,8 @@ export const CIRCUIT_BREAKER_INSTRUMENTS = Object.freeze({
   windowCalls: 'circuit_breaker.window.calls',
   probes: 'circuit_breaker.probes',
   bulkheadCalls: 'circuit_breaker.bulkhead.calls',
+  retries: 'circuit_breaker.retries',
+  recoveryProbes: 'circuit_breaker.recovery_probes',
 });
 
 /** Attribute names. @publicApi */
@@ -32,6 +34,8 @@ export const CIRCUIT_BREAKER_ATTRIBUTES = Object.freeze({
   transitionTo: 'circuit_breaker.transition.to',
   probeResult: 'circuit_breaker.probe.result',
   bulkheadState: 'circuit_breaker.bulkhead.state',
+  retryResult: 'circuit_breaker.retry.result',
+  recoveryProbeResult: 'circuit_breaker.recovery_probe.result',
 });
 
 /**

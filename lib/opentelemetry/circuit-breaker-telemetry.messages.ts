@@ -35,6 +35,10 @@ export const circuitBreakerTelemetryMessages = {
       'Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes.',
     windowFailureRate:
       'Failures (timeouts included) among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate a failureRateThreshold opens on.',
+    retries:
+      'Retries of a retry policy through the circuit breaker (withRetry() or the decorator retry option), by result: scheduled, or budget-exhausted (refused by the retry budget).',
+    recoveryProbes:
+      'Active recovery probes (the probe option: a health check while the circuit breaker is open) by result: succeeded or failed.',
     bulkheadCalls:
       'Calls holding a slot of the circuit breaker bulkhead (active) and waiting for one (queued); only breakers with a bulkhead report it.',
     windowCalls:

@@ -58,6 +58,8 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
   private readonly fallbacks: Counter;
   private readonly transitions: Counter;
   private readonly probes: Counter;
+  private readonly retries: Counter;
+  private readonly recoveryProbes: Counter;
   private readonly callDuration: Histogram;
   private readonly state: ObservableUpDownCounter;
   private readonly forced: ObservableGauge;
@@ -103,6 +105,14 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
     });
     this.probes = meter.createCounter(NAMES.probes, {
       description: DESCRIPTIONS.probes,
+      unit: '{probe}',
+    });
+    this.retries = meter.createCounter(NAMES.retries, {
+      description: DESCRIPTIONS.retries,
+      unit: '{retry}',
+    });
+    this.recoveryProbes = meter.createCounter(NAMES.recoveryProbes, {
+      description: DESCRIPTIONS.recoveryProbes,
       unit: '{probe}',
     });
     this.callDuration = meter.createHistogram(NAMES.callDuration, {
@@ -220,6 +230,10 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
         [ATTR.transitionFrom]: measurement.from,
         [ATTR.transitionTo]: measurement.to,
       });
+    } else if (measurement.kind === 'retry') {
+      this.retries.add(1, { ...id, [ATTR.retryResult]: measurement.result });
+    } else if (measurement.kind === 'recoveryProbe') {
+      this.recoveryProbes.add(1, { ...id, [ATTR.recoveryProbeResult]: measurement.result });
     } else {
       this.probes.add(1, { ...id, [ATTR.probeResult]: measurement.result });
     }

@@ -17,6 +17,8 @@ export const CIRCUIT_BREAKER_METRIC_NAMES = Object.freeze({
   windowCalls: 'circuit_breaker_window_calls',
   probes: 'circuit_breaker_probes_total',
   bulkheadCalls: 'circuit_breaker_bulkhead_calls',
+  retries: 'circuit_breaker_retries_total',
+  recoveryProbes: 'circuit_breaker_recovery_probes_total',
 });
 
 /**

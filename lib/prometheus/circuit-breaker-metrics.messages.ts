@@ -42,6 +42,10 @@ export const circuitBreakerMetricsMessages = {
       'Calls answered by a fallback instead of their outcome (already counted in circuit_breaker_calls_total as rejected, failure, timeout or overload), ' +
       'by source: method, function, observable (the circuitBreaker() operator), lastGood.',
     transitions: 'State changes of the circuit breaker.',
+    retries:
+      'Retries of a retry policy through the circuit breaker (withRetry() or the decorator retry option), by result: scheduled, or budget-exhausted (the retry budget refused it and the caller got the failure).',
+    recoveryProbes:
+      'Active recovery probes (the probe option: a health check while the circuit breaker is open) by result: succeeded (the breaker moved on) or failed.',
     bulkheadCalls:
       'Calls holding a slot of the circuit breaker bulkhead (state="active") and waiting for one (state="queued"); only breakers with a bulkhead have series.',
     probes:

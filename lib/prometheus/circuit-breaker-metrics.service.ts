@@ -39,6 +39,8 @@ interface EventMetrics {
   fallbacks: Counter<string>;
   transitions: Counter<string>;
   probes: Counter<string>;
+  retries: Counter<string>;
+  recoveryProbes: Counter<string>;
   callDuration: Histogram<string>;
 }
 
@@ -110,7 +112,8 @@ export class CircuitBreakerMetricsService implements OnModuleInit, OnModuleDestr
   private record(event: CircuitBreakerEvent): void {
     const measurement = measure(event);
     if (measurement === undefined) return;
-    const { calls, fallbacks, transitions, probes, callDuration } = this.metrics;
+    const { calls, fallbacks, transitions, probes, retries, recoveryProbes, callDuration } =
+      this.metrics;
     const id: Labels = this.keyLabel
       ? { name: event.breaker, key: event.key ?? '' }
       : { name: event.breaker };
@@ -122,6 +125,10 @@ export class CircuitBreakerMetricsService implements OnModuleInit, OnModuleDestr
       fallbacks.inc({ ...id, source: measurement.source });
     } else if (measurement.kind === 'transition') {
       transitions.inc({ ...id, from: measurement.from, to: measurement.to });
+    } else if (measurement.kind === 'retry') {
+      retries.inc({ ...id, result: measurement.result });
+    } else if (measurement.kind === 'recoveryProbe') {
+      recoveryProbes.inc({ ...id, result: measurement.result });
     } else {
       probes.inc({ ...id, result: measurement.result });
     }
@@ -129,13 +136,17 @@ export class CircuitBreakerMetricsService implements OnModuleInit, OnModuleDestr
 
   /** Removes every series of an evicted child from the event-fed metrics; the gauges drop it on their next scrape. */
   private forget(name: string, key: string): void {
-    const { calls, fallbacks, transitions, probes, callDuration } = this.metrics;
+    const { calls, fallbacks, transitions, probes, retries, recoveryProbes, callDuration } =
+      this.metrics;
     for (const { outcome, reason } of MEASURED_LABEL_SETS.calls)
       calls.remove({ name, key, outcome, reason: reason ?? '' });
     for (const source of MEASURED_LABEL_SETS.fallbacks) fallbacks.remove({ name, key, source });
     for (const { from, to } of MEASURED_LABEL_SETS.transitions)
       transitions.remove({ name, key, from, to });
     for (const result of MEASURED_LABEL_SETS.probes) probes.remove({ name, key, result });
+    for (const result of MEASURED_LABEL_SETS.retries) retries.remove({ name, key, result });
+    for (const result of MEASURED_LABEL_SETS.recoveryProbes)
+      recoveryProbes.remove({ name, key, result });
     callDuration.remove({ name, key });
   }
 }
@@ -349,6 +360,18 @@ function registerMetrics(
           labelNames,
           registers,
         }),
+    ),
+    retries: metric(
+      'counter',
+      NAMES.retries,
+      [...id, 'result'],
+      (name, labelNames) => new Counter({ name, help: HELP.retries, labelNames, registers }),
+    ),
+    recoveryProbes: metric(
+      'counter',
+      NAMES.recoveryProbes,
+      [...id, 'result'],
+      (name, labelNames) => new Counter({ name, help: HELP.recoveryProbes, labelNames, registers }),
     ),
     callDuration: metric(
       'histogram',

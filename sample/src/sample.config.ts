@@ -20,7 +20,13 @@ export const BREAKER_DEFAULTS: BreakerOptions = {
 
 export const BREAKERS: Record<string, BreakerOptions> = {
   // Small numbers so that the demo shows every transition within seconds.
-  catalog: { window: { type: 'count', size: 10 }, minimumThroughput: 4, failureRateThreshold: 0.5 },
+  catalog: {
+    window: { type: 'count', size: 10 },
+    minimumThroughput: 4,
+    failureRateThreshold: 0.5,
+    // After recovering, a quarter of the calls at first, all of them 1.5 s later: a just-recovered catalog is not flooded.
+    rampUp: { durationMs: 1_500, initialRatio: 0.25 },
+  },
   'catalog.search': { window: { type: 'count', size: 10 }, minimumThroughput: 4 },
   pricing: { window: { type: 'time', durationMs: 10_000, buckets: 10 }, minimumThroughput: 4 },
   // One breaker per warehouse: a hung warehouse must not cut off the healthy ones.

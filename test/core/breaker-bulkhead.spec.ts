@@ -177,6 +177,41 @@ describe('Breaker bulkhead', () => {
     expect(breaker.snapshot().bulkhead).toMatchObject({ active: 0, queued: 0 });
   });
 
+  it('a call that reaches its deadline gives its slot back at once, to the oldest waiter', async () => {
+    const breaker = new Breaker('deadline', {
+      timeoutMs: 200,
+      bulkhead: { maxConcurrent: 1, maxQueue: 1, queueTimeoutMs: 200 },
+    });
+    const hung = breaker.execute(() => new Promise(() => undefined));
+    const outcome = expect(hung).rejects.toMatchObject({ name: 'CallTimeoutError' });
+    const started = vi.fn(() => 'second');
+    const queued = breaker.execute(started);
+    vi.advanceTimersByTime(200);
+    await outcome;
+    expect(await queued).toBe('second');
+    expect(started).toHaveBeenCalledTimes(1);
+    expect(breaker.snapshot().bulkhead).toMatchObject({ active: 0, queued: 0 });
+    expect(breaker.snapshot().totals).toMatchObject({ timeouts: 1, successes: 1 });
+  });
+
+  it('children of a per-key family each have a bulkhead of their own; a forced-disabled call holds no slot', async () => {
+    const family = new Breaker('hosts', {
+      timeoutMs: false,
+      perKey: { maxKeys: 10 },
+      bulkhead: { maxConcurrent: 1 },
+    });
+    const gate = deferred<string>();
+    const a = family.forKey('a').execute(() => gate.promise);
+    expect(await family.forKey('b').execute(() => 'b')).toBe('b');
+    await expect(family.forKey('a').execute(() => 'a2')).rejects.toMatchObject({
+      reason: 'bulkhead-full',
+    });
+    family.forKey('a').force('disabled', { reason: 'bypass' });
+    expect(await family.forKey('a').execute(() => 'uncounted')).toBe('uncounted');
+    gate.resolve('a');
+    expect(await a).toBe('a');
+  });
+
   it('acquire() holds a slot until the permit settles, and never queues', () => {
     const breaker = new Breaker('permits', {
       timeoutMs: false,

@@ -11,6 +11,7 @@ import { firstValueFrom, of } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import {
   circuitBreaker,
+  withRetry,
   CircuitBreakerModule,
   CircuitBreakerRegistry,
   type BreakerOptions,
@@ -328,6 +329,27 @@ describe('CircuitBreakerTelemetryModule', () => {
     ]);
     release();
     await running;
+  });
+
+  it('counts circuit_breaker.retries by result', async () => {
+    const { reader, meterProvider } = sdk();
+    const { registry } = await start(
+      new ManualClock(),
+      { stock: { timeoutMs: false } },
+      { meterProvider },
+    );
+    const policy = withRetry(registry.get('stock'), {
+      attempts: 2,
+      backoff: { initialMs: 0, jitter: 0 },
+      budget: { ratio: 0, minPerSecond: 0.1 },
+    });
+    await policy.execute(rejecting(new Error('down'))).catch(swallow);
+    await policy.execute(rejecting(new Error('down'))).catch(swallow);
+    const stock = { 'circuit_breaker.name': 'stock' };
+    expect(points(await collect(reader), 'circuit_breaker.retries')).toEqual([
+      { attributes: { ...stock, 'circuit_breaker.retry.result': 'scheduled' }, value: 1 },
+      { attributes: { ...stock, 'circuit_breaker.retry.result': 'budget-exhausted' }, value: 1 },
+    ]);
   });
 
   it('defaults to the global meter provider', async () => {

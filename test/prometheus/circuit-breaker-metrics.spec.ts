@@ -3,6 +3,7 @@ import { firstValueFrom, of } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   circuitBreaker,
+  withRetry,
   CircuitBreakerModule,
   CircuitBreakerRegistry,
   type BreakerOptions,
@@ -214,6 +215,8 @@ describe('CircuitBreakerMetricsModule', () => {
       '# TYPE shop_circuit_breaker_fallbacks_total counter',
       '# TYPE shop_circuit_breaker_transitions_total counter',
       '# TYPE shop_circuit_breaker_probes_total counter',
+      '# TYPE shop_circuit_breaker_retries_total counter',
+      '# TYPE shop_circuit_breaker_recovery_probes_total counter',
       '# TYPE shop_circuit_breaker_call_duration_seconds histogram',
     ]);
     expect(scrape.split('\n').filter((line) => line.startsWith('# HELP'))).toEqual([
@@ -227,6 +230,8 @@ describe('CircuitBreakerMetricsModule', () => {
       '# HELP shop_circuit_breaker_fallbacks_total Calls answered by a fallback instead of their outcome (already counted in circuit_breaker_calls_total as rejected, failure, timeout or overload), by source: method, function, observable (the circuitBreaker() operator), lastGood.',
       '# HELP shop_circuit_breaker_transitions_total State changes of the circuit breaker.',
       '# HELP shop_circuit_breaker_probes_total Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
+      '# HELP shop_circuit_breaker_retries_total Retries of a retry policy through the circuit breaker (withRetry() or the decorator retry option), by result: scheduled, or budget-exhausted (the retry budget refused it and the caller got the failure).',
+      '# HELP shop_circuit_breaker_recovery_probes_total Active recovery probes (the probe option: a health check while the circuit breaker is open) by result: succeeded (the breaker moved on) or failed.',
       '# HELP shop_circuit_breaker_call_duration_seconds Duration of the calls the circuit breaker let through, in seconds, whatever their outcome (success, failure, timeout, overload) except ignored.',
     ]);
   });
@@ -305,6 +310,27 @@ describe('CircuitBreakerMetricsModule', () => {
     expect(series(scrape, 'circuit_breaker_bulkhead_calls')).toEqual([
       'circuit_breaker_bulkhead_calls{name="inventory",state="active"} 0',
       'circuit_breaker_bulkhead_calls{name="inventory",state="queued"} 0',
+    ]);
+  });
+
+  it('counts retries by result: scheduled, and budget-exhausted past the retry budget', async () => {
+    const metrics = new Registry();
+    const { registry } = await start(
+      new ManualClock(),
+      { stock: { timeoutMs: false } },
+      { registry: metrics },
+    );
+    // One retry a 10 s window, then the budget is spent.
+    const policy = withRetry(registry.get('stock'), {
+      attempts: 2,
+      backoff: { initialMs: 0, jitter: 0 },
+      budget: { ratio: 0, minPerSecond: 0.1 },
+    });
+    await policy.execute(rejecting(new Error('down'))).catch(swallow);
+    await policy.execute(rejecting(new Error('down'))).catch(swallow);
+    expect(series(await metrics.metrics(), 'circuit_breaker_retries_total')).toEqual([
+      'circuit_breaker_retries_total{name="stock",result="scheduled"} 1',
+      'circuit_breaker_retries_total{name="stock",result="budget-exhausted"} 1',
     ]);
   });
 

@@ -1,0 +1,148 @@
+import { Breaker, type ExecuteOptions } from '../breaker.js';
+import type { RetryEvent } from '../breaker-events.js';
+import type { CallOutcome } from '../breaker-state.js';
+import { isBreakerRejection } from '../breaker.errors.js';
+import { breakerMessages } from '../breaker.messages.js';
+import { retryAfterOf } from '../classify.js';
+import { breakerOptionChecker } from '../resolve-options.js';
+import type { ProtectedCall } from '../tracked-call.js';
+import { budgetOf } from './retry-budget.js';
+import {
+  resolveRetryOptions,
+  type ResolvedRetryOptions,
+  type RetryOptions,
+} from './retry-options.js';
+
+/** What a retry policy needs of its breaker (every `Breaker` is one). @internal */
+export interface RetryTarget {
+  readonly config: { readonly classifyResult: unknown };
+  readonly clock: { now(): number };
+  monotonic(): number;
+  classifyError(error: unknown): CallOutcome;
+  classifyResult(value: unknown): CallOutcome;
+  /** @internal */
+  recordRetry(event: RetryEvent): void;
+  /** @internal */
+  draw(): number;
+}
+
+/** A breaker whose calls are retried by a policy. @publicApi */
+export interface RetryingBreaker {
+  readonly breaker: Breaker;
+  /** `breaker.execute(fn, options)`, retried as the policy says; the caller's signal also ends a wait between attempts. */
+  execute<T>(fn: ProtectedCall<T>, options?: ExecuteOptions): Promise<T>;
+}
+
+/**
+ * Breaker-aware retry: wraps `breaker.execute()` so that a failure the
+ * breaker's classification calls retryable (a failure or an overload) is
+ * tried again, after the dependency's `Retry-After` when it gave one and a
+ * jittered backoff otherwise, within the breaker's retry budget. A rejection
+ * by the breaker (`isBreakerRejection()`: open, bulkhead full, ramping up...)
+ * is never retried, and neither is a 400, a success or the caller's abort.
+ * Options are checked here, with errors naming the breaker and `retry.<option>`.
+ *
+ * @publicApi
+ */
+export function withRetry(breaker: Breaker, options: RetryOptions): RetryingBreaker {
+  if (!(breaker instanceof Breaker)) throw new TypeError(breakerMessages.notABreaker(breaker));
+  const policy = resolveRetryOptions(breakerOptionChecker(breaker.name), options);
+  return {
+    breaker,
+    execute: (fn, executeOptions) =>
+      retryCall(breaker, () => breaker.execute(fn, executeOptions), policy, executeOptions?.signal),
+  };
+}
+
+/**
+ * Makes `attempt()` until it succeeds, fails for good, or the policy says
+ * stop: then the caller gets the last attempt's own outcome (its error, or
+ * the value it resolved with). @internal
+ */
+export async function retryCall<T>(
+  breaker: RetryTarget,
+  attempt: () => Promise<T>,
+  policy: ResolvedRetryOptions,
+  signal: AbortSignal | undefined,
+): Promise<T> {
+  const budget = policy.budget === undefined ? undefined : budgetOf(breaker, breaker.monotonic());
+  budget?.deposit(breaker.monotonic());
+  for (let made = 1; ; made++) {
+    let failure: unknown;
+    let threw = false;
+    let value: T | undefined;
+    try {
+      value = await attempt();
+      if (made >= policy.attempts || !retryableValue(breaker, value)) return value;
+      failure = value;
+    } catch (error) {
+      if (
+        made >= policy.attempts ||
+        isBreakerRejection(error) ||
+        signal?.aborted === true ||
+        !retryable(breaker.classifyError(error))
+      )
+        throw error;
+      failure = error;
+      threw = true;
+    }
+    const delayMs = delayBefore(breaker, policy, made, failure);
+    const granted =
+      delayMs !== undefined &&
+      (budget === undefined ||
+        budget.withdraw(breaker.monotonic(), policy.budget!.ratio, policy.budget!.minPerSecond));
+    if (delayMs !== undefined)
+      breaker.recordRetry({
+        attempt: made + 1,
+        delayMs,
+        error: failure,
+        result: granted ? 'scheduled' : 'budget-exhausted',
+      });
+    if (!granted) {
+      if (threw) throw failure;
+      return value as T;
+    }
+    await sleep(delayMs!, signal);
+  }
+}
+
+function retryable(outcome: CallOutcome): boolean {
+  return outcome === 'failure' || outcome === 'overload';
+}
+
+/** A resolved value the breaker counts as failed (a 503 `Response`); only objects can be one by default. */
+function retryableValue(breaker: RetryTarget, value: unknown): boolean {
+  if (breaker.config.classifyResult === undefined && (typeof value !== 'object' || value === null))
+    return false;
+  return retryable(breaker.classifyResult(value));
+}
+
+/** The dependency's `Retry-After` when it gave one (`undefined` past `maxRetryAfterMs`: stop), else the backoff. */
+function delayBefore(
+  breaker: RetryTarget,
+  policy: ResolvedRetryOptions,
+  made: number,
+  failure: unknown,
+): number | undefined {
+  const hint = retryAfterOf(failure, breaker.clock.now());
+  if (hint !== undefined && hint > 0) return hint > policy.maxRetryAfterMs ? undefined : hint;
+  const base = Math.min(policy.maxMs, policy.initialMs * policy.multiplier ** (made - 1));
+  return Math.round(base * (1 - policy.jitter * breaker.draw()));
+}
+
+/** Waits `ms`, or rejects with the caller's abort reason; the timer never keeps a process alive. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (signal?.aborted === true) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    timer.unref?.();
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,262 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  Breaker,
+  BreakerConfigError,
+  CircuitOpenError,
+  withRetry,
+  type RetryEvent,
+} from '../../lib/core/index.js';
+import { httpError } from '../helpers/http-error.js';
+import { ManualClock } from '../helpers/manual-clock.js';
+
+const NO_JITTER = { initialMs: 100, multiplier: 2, maxMs: 1_000, jitter: 0 };
+
+describe('withRetry()', () => {
+  let clock: ManualClock;
+  /** Moves the breaker's clock and the timers together. */
+  const elapse = async (ms: number) => {
+    clock.advance(ms);
+    await vi.advanceTimersByTimeAsync(ms);
+  };
+  beforeEach(() => {
+    vi.useFakeTimers();
+    clock = new ManualClock();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  function breakerWithEvents(options = {}) {
+    const breaker = new Breaker('inventory', { timeoutMs: false, ...options }, { clock });
+    const retries: RetryEvent[] = [];
+    breaker.on('retry', (event) => retries.push(event));
+    return { breaker, retries };
+  }
+
+  it('retries a failure until the attempts are spent, after a growing backoff, then gives the last error', async () => {
+    const { breaker, retries } = breakerWithEvents();
+    const policy = withRetry(breaker, { attempts: 3, backoff: NO_JITTER, budget: false });
+    const errors = [new Error('one'), new Error('two'), new Error('three')];
+    let made = 0;
+    const call = policy.execute(() => Promise.reject(errors[made++]));
+    const outcome = expect(call).rejects.toBe(errors[2]);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(made).toBe(1);
+    await elapse(99);
+    expect(made).toBe(1);
+    await elapse(1);
+    expect(made).toBe(2);
+    await elapse(199);
+    expect(made).toBe(2);
+    await elapse(1);
+    await outcome;
+    expect(made).toBe(3);
+    expect(retries).toEqual([
+      { attempt: 2, delayMs: 100, error: errors[0], result: 'scheduled' },
+      { attempt: 3, delayMs: 200, error: errors[1], result: 'scheduled' },
+    ]);
+    expect(breaker.snapshot().totals).toMatchObject({
+      admitted: 3,
+      failures: { total: 3 },
+      retries: { attempted: 2, denied: 0 },
+    });
+  });
+
+  it('resolves as soon as an attempt succeeds', async () => {
+    const { breaker } = breakerWithEvents();
+    const policy = withRetry(breaker, { attempts: 5, backoff: NO_JITTER, budget: false });
+    let made = 0;
+    const call = policy.execute(() =>
+      ++made < 3 ? Promise.reject(new Error('flaky')) : Promise.resolve(`ok after ${made}`),
+    );
+    await elapse(100);
+    await elapse(200);
+    expect(await call).toBe('ok after 3');
+    expect(breaker.snapshot().totals.retries).toEqual({ attempted: 2, denied: 0 });
+  });
+
+  it('never retries a rejection by the breaker, even one that opened between attempts', async () => {
+    const { breaker, retries } = breakerWithEvents({ consecutiveFailures: 1 });
+    const policy = withRetry(breaker, { attempts: 5, backoff: NO_JITTER, budget: false });
+    const fn = vi.fn(() => Promise.reject(new Error('down')));
+    const call = policy.execute(fn);
+    const outcome = expect(call).rejects.toMatchObject({ reason: 'open' });
+    await elapse(100);
+    await outcome;
+    // The first failure opened the breaker; the retry it scheduled was rejected, and that is final.
+    expect(fn).toHaveBeenCalledTimes(1);
+    expect(retries).toHaveLength(1);
+
+    breaker.isolate();
+    const rejected = await policy.execute(fn).catch((error: unknown) => error);
+    expect(rejected).toBeInstanceOf(CircuitOpenError);
+    expect(fn).toHaveBeenCalledTimes(1);
+    expect(retries).toHaveLength(1);
+  });
+
+  it("waits the dependency's Retry-After exactly, and the breaker's own pause has ended by then", async () => {
+    const { breaker, retries } = breakerWithEvents();
+    const policy = withRetry(breaker, { attempts: 2, backoff: NO_JITTER, budget: false });
+    const overloaded = httpError(503, { 'retry-after': '2' });
+    let made = 0;
+    const call = policy.execute(() =>
+      made++ === 0 ? Promise.reject(overloaded) : Promise.resolve('served'),
+    );
+    // The failure is counted (and the breaker's pause begins) before any time passes.
+    await vi.advanceTimersByTimeAsync(0);
+    await elapse(1_999);
+    expect(made).toBe(1);
+    await elapse(1);
+    expect(await call).toBe('served');
+    expect(retries).toEqual([
+      { attempt: 2, delayMs: 2_000, error: overloaded, result: 'scheduled' },
+    ]);
+  });
+
+  it('gives up at once when the Retry-After is longer than maxRetryAfterMs', async () => {
+    const { breaker, retries } = breakerWithEvents({ overload: false });
+    const policy = withRetry(breaker, { attempts: 3, budget: false, maxRetryAfterMs: 1_000 });
+    const error = httpError(503, { 'retry-after': '60' });
+    const fn = vi.fn(() => Promise.reject(error));
+    await expect(policy.execute(fn)).rejects.toBe(error);
+    expect(fn).toHaveBeenCalledTimes(1);
+    expect(retries).toEqual([]);
+  });
+
+  it('retries only what the classification calls a failure or an overload', async () => {
+    const { breaker, retries } = breakerWithEvents({
+      classify: (error: unknown) =>
+        (error as Error).message === 'business' ? 'ignored' : undefined,
+    });
+    const policy = withRetry(breaker, { attempts: 3, backoff: NO_JITTER, budget: false });
+    for (const error of [httpError(400), httpError(404), new Error('business')]) {
+      const fn = vi.fn(() => Promise.reject(error));
+      await expect(policy.execute(fn)).rejects.toBe(error);
+      expect(fn).toHaveBeenCalledTimes(1);
+    }
+    // The caller's own abort is never retried either.
+    const controller = new AbortController();
+    const aborted = policy.execute(
+      () =>
+        new Promise((_, reject) => {
+          controller.signal.addEventListener('abort', () => reject(controller.signal.reason));
+        }),
+      { signal: controller.signal },
+    );
+    controller.abort(new Error('caller left'));
+    await expect(aborted).rejects.toThrow('caller left');
+    expect(retries).toEqual([]);
+  });
+
+  it('retries a resolved value the breaker counts as failed, and returns the last one when attempts run out', async () => {
+    const { breaker } = breakerWithEvents();
+    const policy = withRetry(breaker, { attempts: 2, backoff: NO_JITTER, budget: false });
+    const response = { status: 502, headers: {} };
+    const fn = vi.fn(() => Promise.resolve(response));
+    const call = policy.execute(fn);
+    await elapse(100);
+    expect(await call).toBe(response);
+    expect(fn).toHaveBeenCalledTimes(2);
+    // A plain value is a success: no retry.
+    expect(await policy.execute(() => 'plain')).toBe('plain');
+  });
+
+  it('draws from a budget per breaker shared by every policy: past it, the failure reaches the caller at once', async () => {
+    const { breaker, retries } = breakerWithEvents();
+    // 10 % of calls plus 0.1 a second: over the 10 s window, one retry without any calls.
+    const budget = { ratio: 0.1, minPerSecond: 0.1 };
+    const first = withRetry(breaker, { attempts: 2, backoff: NO_JITTER, budget });
+    const second = withRetry(breaker, { attempts: 2, backoff: NO_JITTER, budget });
+    const error = new Error('down');
+    const failing = vi.fn(() => Promise.reject(error));
+
+    const granted = expect(first.execute(failing)).rejects.toBe(error);
+    const denied = expect(second.execute(failing)).rejects.toBe(error);
+    await vi.advanceTimersByTimeAsync(0);
+    await denied;
+    await elapse(100);
+    await granted;
+    expect(failing).toHaveBeenCalledTimes(3);
+    expect(retries.map((event) => event.result)).toEqual(['scheduled', 'budget-exhausted']);
+    expect(breaker.snapshot().totals.retries).toEqual({ attempted: 1, denied: 1 });
+
+    // Ten more calls earn one more retry (10 %)...
+    for (let i = 0; i < 10; i++) await first.execute(() => 'fine');
+    const earned = expect(first.execute(failing)).rejects.toBe(error);
+    await elapse(100);
+    await earned;
+    expect(retries.at(-1)!.result).toBe('scheduled');
+    // ...and the window forgets: 10 s later the floor is there again, the old retries gone.
+    await elapse(10_000);
+    const later = expect(first.execute(failing)).rejects.toBe(error);
+    await elapse(100);
+    await later;
+    expect(retries.map((event) => event.result)).toEqual([
+      'scheduled',
+      'budget-exhausted',
+      'scheduled',
+      'scheduled',
+    ]);
+  });
+
+  it("the caller's abort ends a wait between attempts with its reason", async () => {
+    const { breaker } = breakerWithEvents();
+    const policy = withRetry(breaker, { attempts: 3, backoff: NO_JITTER, budget: false });
+    const controller = new AbortController();
+    const fn = vi.fn(() => Promise.reject(new Error('down')));
+    const call = policy.execute(fn, { signal: controller.signal });
+    await elapse(50);
+    const reason = new Error('enough');
+    controller.abort(reason);
+    await expect(call).rejects.toBe(reason);
+    await elapse(1_000);
+    expect(fn).toHaveBeenCalledTimes(1);
+  });
+
+  it('spreads the backoff with jitter drawn from the breaker random source', async () => {
+    const breaker = new Breaker('jitter', { timeoutMs: false }, { clock, random: () => 0.5 });
+    const retries: RetryEvent[] = [];
+    breaker.on('retry', (event) => retries.push(event));
+    const policy = withRetry(breaker, {
+      attempts: 2,
+      backoff: { initialMs: 1_000, jitter: 0.5 },
+      budget: false,
+    });
+    const call = policy.execute(() => Promise.reject(new Error('x')));
+    const outcome = expect(call).rejects.toThrow('x');
+    await elapse(750);
+    await outcome;
+    expect(retries[0]!.delayMs).toBe(750);
+  });
+
+  it('checks its options, naming the breaker and the option', () => {
+    const breaker = new Breaker('payments');
+    const error = (options: unknown) => {
+      try {
+        withRetry(breaker, options as never);
+      } catch (caught) {
+        return caught;
+      }
+      return undefined;
+    };
+    expect(error({ attempts: 0 })).toEqual(
+      new BreakerConfigError(
+        'Circuit breaker "payments": option "retry.attempts" must be an integer in [1, 10], got 0.',
+        'payments',
+        'retry.attempts',
+      ),
+    );
+    expect((error({ attempts: 2, backoff: { tries: 1 } }) as Error).message).toContain(
+      'unknown option "retry.backoff.tries"',
+    );
+    expect((error({ attempts: 2, budget: { ratio: 2 } }) as Error).message).toContain(
+      'option "retry.budget.ratio" must be a number in [0, 1], got 2.',
+    );
+    expect((error({ attempts: 2, backoff: { initialMs: 500, maxMs: 100 } }) as Error).message).toBe(
+      'Circuit breaker "payments": option "retry.backoff.maxMs" (100) is below "retry.backoff.initialMs" (500): the first wait would already be past the cap. Raise "retry.backoff.maxMs" to at least 500, or lower "retry.backoff.initialMs".',
+    );
+    expect(() => withRetry({} as never, { attempts: 2 })).toThrow(
+      'withRetry() takes a Breaker, got an object',
+    );
+  });
+});

@@ -1,0 +1,100 @@
+import { Injectable } from '@nestjs/common';
+import { describe, expect, it } from 'vitest';
+import {
+  CircuitBreaker,
+  CircuitBreakerModule,
+  CircuitBreakerRegistry,
+  type RetryEvent,
+} from '../../lib/index.js';
+import { nestApps } from '../helpers/nest-app.js';
+
+const startApp = nestApps();
+const down = () => Object.assign(new Error('upstream down'), { status: 503 });
+// No wait between attempts: the engine's spec times the backoff on fake timers.
+const NOW = { attempts: 3, backoff: { initialMs: 0, jitter: 0 }, budget: false as const };
+
+@Injectable()
+class Stock {
+  calls = 0;
+  failures = 2;
+
+  @CircuitBreaker({ name: 'stock', timeoutMs: false, retry: NOW })
+  async level(sku: string): Promise<string> {
+    this.calls++;
+    if (this.failures-- > 0) throw down();
+    return `${sku}: 7`;
+  }
+
+  @CircuitBreaker({ name: 'stock.cached', retry: NOW, fallback: 'cached' })
+  async cachedLevel(_sku: string): Promise<string> {
+    this.calls++;
+    throw down();
+  }
+
+  cached(error: unknown, sku: string): string {
+    return `${sku}: cached after ${(error as Error).message}`;
+  }
+
+  @CircuitBreaker({ name: 'stock.invalid', retry: NOW, consecutiveFailures: 1 })
+  async badRequest(): Promise<string> {
+    this.calls++;
+    throw Object.assign(new Error('bad sku'), { status: 400 });
+  }
+}
+
+describe('@CircuitBreaker({ retry })', () => {
+  it('retries a Promise method through its breaker, each attempt one call, and counts the retries', async () => {
+    const app = await startApp([CircuitBreakerModule.forRoot()], { providers: [Stock] });
+    const stock = app.get(Stock);
+    const breaker = app.get(CircuitBreakerRegistry).get('stock');
+    const events: RetryEvent[] = [];
+    breaker.on('retry', (event) => events.push(event));
+    expect(await stock.level('sku-1')).toBe('sku-1: 7');
+    expect(stock.calls).toBe(3);
+    expect(events.map((e) => [e.attempt, e.result])).toEqual([
+      [2, 'scheduled'],
+      [3, 'scheduled'],
+    ]);
+    expect(breaker.snapshot().totals).toMatchObject({
+      admitted: 3,
+      successes: 1,
+      failures: { total: 2 },
+      retries: { attempted: 2, denied: 0 },
+    });
+  });
+
+  it('answers with the fallback once the attempts are spent, and never retries a 400', async () => {
+    const app = await startApp([CircuitBreakerModule.forRoot()], { providers: [Stock] });
+    const stock = app.get(Stock);
+    expect(await stock.cachedLevel('sku-2')).toBe('sku-2: cached after upstream down');
+    expect(stock.calls).toBe(3);
+    stock.calls = 0;
+    await expect(stock.badRequest()).rejects.toThrow('bad sku');
+    expect(stock.calls).toBe(1);
+  });
+
+  it('refuses retry on a method that cannot return a Promise, and checks the policy where the class is declared', () => {
+    expect(() => {
+      class Sync {
+        @CircuitBreaker({ retry: { attempts: 2 } })
+        level(): number {
+          return 1;
+        }
+      }
+      return Sync;
+    }).toThrow(
+      '@CircuitBreaker() on Sync.level: option "retry" only applies to a method that returns a Promise',
+    );
+    expect(() => {
+      class Bad {
+        @CircuitBreaker({ name: 'bad', retry: { attempts: 20 } })
+        async level(): Promise<number> {
+          return 1;
+        }
+      }
+      return Bad;
+    }).toThrow(
+      'Circuit breaker "bad" in @CircuitBreaker() on Bad.level: option "retry.attempts" must be an integer in [1, 10], got 20.',
+    );
+  });
+});
