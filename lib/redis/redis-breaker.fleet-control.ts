@@ -36,7 +36,7 @@ export interface FleetControlLink {
  * The caller's side of fleet-wide orders (`store.fleet`): obeys the order
  * here first (checked as the local method checks it: bad input changes
  * nothing anywhere), then stores and signals it in one script. The promise
- * settles within `operationTimeoutMs`: it resolves once Redis took the
+ * settles within `operationTimeoutMs` (twice that while the store connects): it resolves once Redis took the
  * order, and rejects with a `FleetOrderError` naming the breaker when Redis
  * cannot take it (this replica still obeys, as an order of its own).
  *
