@@ -36,7 +36,7 @@ export interface FleetControlLink {
  * The caller's side of fleet-wide orders (`store.fleet`): obeys the order
  * here first (checked as the local method checks it: bad input changes
  * nothing anywhere), then stores and signals it in one script. The promise
- * settles within `operationTimeoutMs`: it resolves once Redis took the
+ * settles within `operationTimeoutMs` (twice that while the store connects): it resolves once Redis took the
  * order, and rejects with a `FleetOrderError` naming the breaker when Redis
  * cannot take it (this replica still obeys, as an order of its own).
  *
@@ -50,7 +50,7 @@ export class RedisFleetControl implements FleetControl {
   }
 
   async force(breaker: Breaker, state: ForceableState, options: ForceOptions): Promise<FleetWrite> {
-    const record = this.recordOf(breaker);
+    const record = this.recordOf(breaker, 'force');
     const { orders } = this.link;
     orders.forceHere(record, state, options);
     orders.begin(record);
@@ -71,7 +71,7 @@ export class RedisFleetControl implements FleetControl {
   }
 
   async release(breaker: Breaker): Promise<FleetWrite> {
-    const record = this.recordOf(breaker);
+    const record = this.recordOf(breaker, 'release');
     const { orders } = this.link;
     orders.releaseHere(record);
     orders.begin(record);
@@ -92,7 +92,7 @@ export class RedisFleetControl implements FleetControl {
   }
 
   async reconfigure(breaker: Breaker, patch: BreakerOptions): Promise<FleetReconfigured> {
-    const record = this.recordOf(breaker);
+    const record = this.recordOf(breaker, 'reconfigure');
     const { orders } = this.link;
     const reconfigurer = orders.reconfigurer;
     const data = plainPatch(record.name, patch);
@@ -166,7 +166,11 @@ export class RedisFleetControl implements FleetControl {
     );
   }
 
-  private recordOf(breaker: Breaker): SharedBreaker {
+  /** The store's record of `breaker`; refused before anything changes when the store cannot carry the order at all. */
+  private recordOf(breaker: Breaker, order: FleetOrderKind): SharedBreaker {
+    // Closed (the application shut down): the order would be obeyed here only, by a replica that is stopping.
+    if (this.link.connection.state === 'closed')
+      throw new FleetOrderError(messages.fleetClosed(breaker.name, order), breaker.name, order);
     const record = this.link.recordOf(breaker);
     if (record === undefined) throw new TypeError(messages.fleetNotShared(breaker.name));
     return record;

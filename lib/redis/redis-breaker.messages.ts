@@ -79,6 +79,8 @@ export const redisBreakerMessages = {
   fleetNotTold: (breaker: string, what: string, why: string) =>
     `Circuit breaker "${breaker}" is ${what} on this replica only: the other replicas were not told, because ${why.replace(/\.+$/, '')}. ` +
     'Give the order again once Redis is reachable (the store logs "Redis is reachable again"); replicas that miss an order are not told later.',
+  fleetClosed: (breaker: string, order: string) =>
+    `Circuit breaker "${breaker}": the store is closed (the application is shutting down), so the fleet-wide ${order} changed nothing, here or elsewhere. Give it to a replica that is running.`,
   fleetNotShared: (breaker: string) =>
     `Circuit breaker "${breaker}" is not shared through this store (share: false, or a child of a per-key family), so an order cannot reach the other replicas: ` +
     'order it on each replica without { fleet: true }, or remove share: false.',

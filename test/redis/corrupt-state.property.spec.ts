@@ -37,7 +37,8 @@ import { ManualClock } from '../helpers/manual-clock.js';
 import { RedisServer, redisServerAvailable } from './helpers/redis-server.js';
 
 // Corrupt Redis state, generated: junk generations and fields, keys of the
-// wrong type, permits without expiry, malformed and forged channel messages.
+// wrong type, permits without expiry, malformed and forged channel messages,
+// and the same for fleet orders (force and config records, order messages).
 // Invariants: no Redis error reaches a caller, only the breaker whose keys are
 // corrupt stops sharing (and never the store), and the fleet converges again
 // once the junk is repaired or gone. Seeds are fixed: a failure replays as is.

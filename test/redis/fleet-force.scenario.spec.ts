@@ -120,7 +120,8 @@ describe.skipIf(!available)('scenario 6: orders to the whole fleet', () => {
 
   it('ends a force with untilMs everywhere at that time, each replica by itself, dated when it was due', async () => {
     const [a, b, c] = fleet.replicas as Replicas;
-    const untilMs = Date.now() + 1_500;
+    // Far enough for the order to reach every replica and be checked there first, on a loaded machine too.
+    const untilMs = Date.now() + 2_500;
     const order = await a.force(BREAKER, 'disabled', { reason: 'game day', untilMs });
     expect(order.error).toBeUndefined();
     await eventually('b and c forced', () =>

@@ -305,6 +305,12 @@ describe.skipIf(!available)('fleet-wide orders through a real Redis', () => {
     );
     expect(a.breaker.config.timeoutMs).toBe(5_000);
     expect(await admin.exists(`${prefix}{payments}:force`, `${prefix}{payments}:config`)).toBe(0);
+    // After shutdown: refused, and nothing changes here either.
+    await a.store.close();
+    await expect(a.store.fleet.force(a.breaker, 'open', ORDER)).rejects.toThrow(
+      'Circuit breaker "payments": the store is closed (the application is shutting down), so the fleet-wide force changed nothing, here or elsewhere. Give it to a replica that is running.',
+    );
+    expect(forcedOf(a)).toBeUndefined();
   });
 
   it('reconfigures every replica, and a replica started later, and says where a replica refuses', async () => {
