@@ -91,7 +91,11 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
     const roots = explorer?.rootRegistrations() ?? [];
     if (roots.length > 1) throw new Error(circuitBreakerMessages.duplicateRoot(roots));
     this.options = validateModuleOptions(options);
-    this.localDeps = { clock: this.options.clock, reportError };
+    this.localDeps = {
+      clock: this.options.clock,
+      reportError,
+      faultInjection: this.options.faultInjection,
+    };
     for (const [name, breakerOptions] of Object.entries(this.options.breakers ?? {})) {
       this.configured.add(name);
       this.define(name, breakerOptions, FOR_ROOT, FOR_ROOT, true);

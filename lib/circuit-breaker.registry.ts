@@ -7,7 +7,14 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import type { Observable } from 'rxjs';
-import type { Breaker, BreakerOptions, BreakerSnapshot, ReconfiguredEvent } from './core/index.js';
+import type {
+  Breaker,
+  BreakerOptions,
+  BreakerSnapshot,
+  FaultInjectionOptions,
+  InjectedFault,
+  ReconfiguredEvent,
+} from './core/index.js';
 import type { CircuitBreakerConfigTree, CircuitBreakerReload } from './circuit-breaker.reload.js';
 import { CircuitBreakerEvents } from './circuit-breaker.events.js';
 import { CircuitBreakerExplorer } from './circuit-breaker.explorer.js';
@@ -109,6 +116,18 @@ export class CircuitBreakerRegistry
    */
   reload(tree: CircuitBreakerConfigTree): CircuitBreakerReload {
     return this.orchestrator.reload(tree);
+  }
+
+  /**
+   * Makes the calls of `name` see a fault instead of the dependency's answer
+   * (`{ fail?, latencyMs?, overload?: { retryAfterMs }, rate?, random? }`),
+   * whether they come from a decorated method, the `circuitBreaker()`
+   * operator or `execute()`, until `remove()` on the result: a game day
+   * watches fallbacks, 503s and readiness without breaking the dependency.
+   * Refused unless the module was configured with `faultInjection: true`.
+   */
+  injectFault(name: string, fault: FaultInjectionOptions): InjectedFault {
+    return this.get(name).injectFault(fault);
   }
 
   has(name: string): boolean {

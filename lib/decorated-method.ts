@@ -12,6 +12,7 @@ import { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missi
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import { breakerOperator } from './circuit-breaker.operator.js';
 import type { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
+import { FaultedCall } from './core/faulted-call.js';
 import { FallbackRunner, isThenable, raise } from './fallback/fallback-runner.js';
 import type { CircuitBreakerFallback } from './interfaces/circuit-breaker-method-options.interface.js';
 
@@ -192,9 +193,10 @@ export class DecoratedMethod {
       return this.recover(registry, breaker, instance, rejection, args, this.kind);
     }
     let result: unknown;
+    const faulted = permit instanceof FaultedCall ? permit : undefined;
     try {
       // Only a call with a deadline has a signal worth passing on: the plain path stays cheap.
-      result =
+      const call = (): unknown =>
         permit.timeoutMs === undefined
           ? original.apply(instance, args)
           : runWithCallSignal(
@@ -202,6 +204,9 @@ export class DecoratedMethod {
               () => original.apply(instance, args),
               this.withSignal === callWithSignal,
             );
+      // An injected fault stands in for the method (a synchronous one cannot wait out a latency).
+      result =
+        faulted === undefined ? call() : faulted.perform(call, undefined, this.kind === 'sync');
     } catch (error) {
       this.kind ??= 'sync';
       return this.onError(registry, breaker, permit.fail(error), instance, error, args, 'sync');
@@ -214,7 +219,8 @@ export class DecoratedMethod {
       return this.invoke(instance, () => result, args);
     }
     if (shape === 'thenable') {
-      this.kind = 'promise';
+      // A latency makes a promise of any method: only the method's own answers say what it returns.
+      if (faulted === undefined) this.kind = 'promise';
       return permit.track(result as PromiseLike<unknown>).then(
         (value) => {
           const outcome = permit.outcome;

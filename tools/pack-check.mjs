@@ -422,6 +422,14 @@ console.log('ok  esm import ./core');
 const missing = Object.keys(core).filter((name) => root[name] !== core[name]);
 if (missing.length > 0) throw new Error('the root does not re-export these values of ./core: ' + missing.join(', '));
 console.log('ok  the root re-exports every value of ./core (' + Object.keys(core).length + ')');
+// The testing kit: its manual clock drives a breaker's deadline, with no real time passing.
+const testing = await import('nestjs-circuit-breaker/testing');
+const clock = new testing.ManualClock();
+const hung = new root.Breaker('kit', { timeoutMs: 1000 }, { clock }).execute(() => new Promise(() => {})).catch((e) => e);
+clock.advance(1000);
+if (!((await hung) instanceof root.CallTimeoutError)) throw new Error('./testing: the ManualClock did not drive the deadline');
+if (typeof testing.CircuitBreakerTestingModule?.forRoot !== 'function') throw new Error('./testing: no CircuitBreakerTestingModule');
+console.log('ok  esm import ./testing');
 `;
 
 const CJS_PROBE = `${ASSERTIONS}
@@ -531,6 +539,10 @@ function checkImportGraph(installed, pkg) {
         const target = resolve(dirname(file), spec);
         if (!existsSync(target))
           problems.push(`${chain(file)} imports '${spec}', which is not in the tarball`);
+        else if (relative(join(installed, 'dist'), target).split(sep)[0] === 'testing')
+          problems.push(
+            `${chain(file)} imports the testing kit ('${spec}'): only tests may load it`,
+          );
         else if (!seen.has(target)) {
           seen.set(target, file);
           queue.push(target);
@@ -596,6 +608,7 @@ import { CircuitBreakerHealthIndicator, CircuitBreakerHealthModule } from 'nestj
 import { CIRCUIT_BREAKER_METRIC_NAMES, CircuitBreakerMetricsModule } from 'nestjs-circuit-breaker/prometheus';
 import { CIRCUIT_BREAKER_INSTRUMENTS, CircuitBreakerTelemetryModule } from 'nestjs-circuit-breaker/opentelemetry';
 import { REDIS_BREAKER_STORE_DEFAULTS, RedisBreakerStore, type RedisBreakerStoreOptions } from 'nestjs-circuit-breaker/redis';
+import { CircuitBreakerTester, CircuitBreakerTestingModule, ManualClock, type BreakerDescriptor } from 'nestjs-circuit-breaker/testing';
 
 @Injectable()
 export class CatalogService {
@@ -641,6 +654,12 @@ CircuitBreakerMetricsModule.forRoot({ prefix: 1 });
 CircuitBreakerTelemetryModule.forRoot({ keyAttribute: 'yes' });
 // @ts-expect-error ./redis's types: the store needs a client
 new RedisBreakerStore({});
+export const testingModule: DynamicModule = CircuitBreakerTestingModule.forRoot({ clock: new ManualClock(0), breakers: { catalog: {} } });
+export function described(tester: CircuitBreakerTester): BreakerDescriptor {
+  return tester.describe('catalog');
+}
+// @ts-expect-error ./testing's types: the clock is a ManualClock
+CircuitBreakerTestingModule.forRoot({ clock: Date });
 // @ts-expect-error stripInternal: the engine's settle() is not in the published types
 breaker.settle;
 // @ts-expect-error stripInternal: withdrawAdmission() is not in the published types
@@ -782,7 +801,7 @@ try {
   checkTypes(installed);
   checkNoInternals(installed);
   checkImportGraph(installed, pkg);
-  probe(app, 'probe.mjs', ESM_PROBE, 3);
+  probe(app, 'probe.mjs', ESM_PROBE, 4);
   probe(app, 'probe.cjs', CJS_PROBE, 2);
   checkTypesVersions(pkg);
   await checkTypeScriptConsumers(tarball, work, pkg);
