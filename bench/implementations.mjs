@@ -122,6 +122,8 @@ export function isClosed(target) {
   if (target instanceof MinimalBreaker) return target.state === CLOSED;
   if (target instanceof Breaker) return target.state === 'closed';
   if (target instanceof CircuitBreaker) return target.closed;
+  // Another build of ours (bench/scenarios/fault-injection.mjs's baseline).
+  if (typeof target.state === 'string') return target.state === 'closed';
   return target.state === 0; // cockatiel CircuitState.Closed
 }
 

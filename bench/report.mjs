@@ -206,8 +206,18 @@ function textTable({ headers, align, rows }) {
 
 function sections(results) {
   const out = [];
-  const { closed, deadline, open, mixed, opossumGrowth, footprint, halfOpen, hygiene, nest } =
-    results;
+  const {
+    closed,
+    deadline,
+    injection,
+    open,
+    mixed,
+    opossumGrowth,
+    footprint,
+    halfOpen,
+    hygiene,
+    nest,
+  } = results;
   const batchNote = (s) =>
     `batches of ${s.batchSize.toLocaleString('en-US')} calls, ${s.rounds} interleaved rounds`;
   if (closed)
@@ -221,6 +231,12 @@ function sections(results) {
       title: `1b. Closed path with a deadline: ${deadline.description} (${batchNote(deadline)}, in a child process)`,
       table: timingTable(deadline),
       problems: deadline.problems,
+    });
+  if (injection)
+    out.push({
+      title: `1c. ${injection.title}: ${injection.description} (${batchNote(injection)}, in a child process)`,
+      table: timingTable(injection),
+      problems: injection.problems,
     });
   if (open)
     out.push({
