@@ -232,12 +232,14 @@ function sections(results) {
       table: timingTable(deadline),
       problems: deadline.problems,
     });
-  if (injection)
+  for (const [n, run] of [injection?.plain, injection?.deadline].entries()) {
+    if (run === undefined) continue;
     out.push({
-      title: `1c. ${injection.title}: ${injection.description} (${batchNote(injection)}, in a child process)`,
-      table: timingTable(injection),
-      problems: injection.problems,
+      title: `1${n === 0 ? 'c' : 'd'}. ${run.title}: ${run.description} (${batchNote(run)}, in a child process)`,
+      table: timingTable(run),
+      problems: run.problems,
     });
+  }
   if (open)
     out.push({
       title: `2. Open path: ${open.description} (${batchNote(open)})`,

@@ -205,7 +205,8 @@ async function main() {
   }
   const problems = [
     results.closed,
-    results.injection,
+    results.injection?.plain,
+    results.injection?.deadline,
     results.open,
     results.mixed,
     results.nest,

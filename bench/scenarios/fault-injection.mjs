@@ -20,17 +20,19 @@ import { resolvingCalls } from './closed-path.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 
-async function faultInjectionCost(timing) {
+/** `deadline`: the same rows with the default 10 s deadline per call (its own child: the two paths must not share code). */
+async function faultInjectionCost({ deadline = false, ...timing }) {
+  const base = deadline ? {} : { timeoutMs: false };
   const extra = {
     oursInjectable: {
       label: 'ours, faultInjection: true, none injected',
-      create: () => new Breaker('bench', { timeoutMs: false }, { faultInjection: true }),
+      create: () => new Breaker('bench', base, { faultInjection: true }),
       call: 'target.execute(dep)',
     },
     oursAfterRemoval: {
       label: 'ours, a fault injected then removed',
       create: () => {
-        const breaker = new Breaker('bench', { timeoutMs: false }, { faultInjection: true });
+        const breaker = new Breaker('bench', base, { faultInjection: true });
         breaker.injectFault({ fail: true }).remove();
         return breaker;
       },
@@ -44,23 +46,27 @@ async function faultInjectionCost(timing) {
     );
     extra.baseline = {
       label: `baseline build's ours (${process.env.BENCH_BASELINE_LABEL ?? baseline})`,
-      create: () => new BaselineBreaker('bench', { timeoutMs: false }),
+      create: () => new BaselineBreaker('bench', base),
       call: 'target.execute(dep)',
     };
   }
   Object.assign(implementations, extra);
   return resolvingCalls(
-    ['minimal', 'ours', ...Object.keys(extra)],
+    ['minimal', deadline ? 'oursDefaults' : 'ours', ...Object.keys(extra)],
     {
-      title: 'Closed path, fault injection unused',
+      title: `Closed path${deadline ? ' with a 10 s deadline' : ''}, fault injection unused`,
       description: `await b.execute(() => Promise.resolve(1)), fault injection built in but unused${baseline ? ', against a baseline build' : ' (set BENCH_BASELINE to a built checkout to add its row)'}`,
     },
     timing,
   );
 }
 
+/** Both paths, each in a child process of its own. */
 export async function faultInjectionIsolated(options) {
-  return runInChild(SELF, options);
+  return {
+    plain: await runInChild(SELF, options),
+    deadline: await runInChild(SELF, { ...options, deadline: true }),
+  };
 }
 
 if (process.argv[1] === SELF) {
