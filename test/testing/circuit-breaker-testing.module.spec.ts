@@ -363,6 +363,41 @@ describe('CircuitBreakerTestingModule', () => {
   });
 });
 
+describe("the README's Testing your breakers example, as written", () => {
+  it('opens the breaker without calling the catalog, waits out the open duration and closes on the probe', async () => {
+    let catalogCalls = 0;
+    @Injectable()
+    class CatalogClient {
+      @CircuitBreaker('catalog')
+      async product(id: string): Promise<{ id: string }> {
+        catalogCalls++;
+        return { id };
+      }
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        CircuitBreakerTestingModule.forRoot({
+          breakers: { catalog: { consecutiveFailures: 2, openDurationMs: 30_000 } },
+        }),
+      ],
+      providers: [CatalogClient],
+    }).compile();
+    modules.push(moduleRef);
+    const breakers = moduleRef.get(CircuitBreakerTester);
+    const client = moduleRef.get(CatalogClient);
+
+    const outage = breakers.inject('catalog', { fail: true });
+    await expect(client.product('1')).rejects.toThrow();
+    await expect(client.product('1')).rejects.toThrow();
+    await breakers.waitFor('catalog', 'open');
+    outage.remove();
+    breakers.clock.advance(30_000);
+    await client.product('1');
+    expect(breakers.history('catalog').map((t) => t.to)).toEqual(['open', 'half-open', 'closed']);
+    expect(catalogCalls).toBe(1);
+  });
+});
+
 describe('fault injection outside tests', () => {
   it('CircuitBreakerModule.forRoot({ faultInjection: true }) allows registry.injectFault() for a game day; without it, it is refused', async () => {
     for (const faultInjection of [true, undefined]) {
