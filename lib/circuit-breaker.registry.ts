@@ -1,6 +1,7 @@
 import {
   Inject,
   Injectable,
+  Logger,
   Optional,
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
@@ -25,6 +26,7 @@ import type { CircuitBreakerEvent } from './interfaces/circuit-breaker-event.int
 import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
 
 const GET_OR_CREATE = 'CircuitBreakerRegistry.getOrCreate()';
+const gameDayLogger = new Logger('CircuitBreaker');
 
 /**
  * Every breaker of one application, by name. One registry per application
@@ -127,7 +129,22 @@ export class CircuitBreakerRegistry
    * Refused unless the module was configured with `faultInjection: true`.
    */
   injectFault(name: string, fault: FaultInjectionOptions): InjectedFault {
-    return this.get(name).injectFault(fault);
+    const injected = this.get(name).injectFault(fault);
+    // A game day must show in the logs: whoever reads them during it knows the failures are made up.
+    gameDayLogger.warn(circuitBreakerMessages.faultInjected(name, fault));
+    return {
+      get injected() {
+        return injected.injected;
+      },
+      get active() {
+        return injected.active;
+      },
+      remove() {
+        if (!injected.active) return;
+        injected.remove();
+        gameDayLogger.warn(circuitBreakerMessages.faultRemoved(name, injected.injected));
+      },
+    };
   }
 
   has(name: string): boolean {

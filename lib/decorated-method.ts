@@ -208,8 +208,9 @@ export class DecoratedMethod {
       result =
         faulted === undefined ? call() : faulted.perform(call, undefined, this.kind === 'sync');
     } catch (error) {
-      this.kind ??= 'sync';
-      return this.onError(registry, breaker, permit.fail(error), instance, error, args, 'sync');
+      // An injected failure throws at once whatever the method returns: a Promise method still rejects.
+      const kind = faulted === undefined ? (this.kind ??= 'sync') : (this.kind ?? 'sync');
+      return this.onError(registry, breaker, permit.fail(error), instance, error, args, kind);
     }
     const shape = shapeOf(result);
     if (shape === 'observable') {

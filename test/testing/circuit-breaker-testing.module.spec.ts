@@ -188,7 +188,10 @@ describe('CircuitBreakerTestingModule', () => {
       breakers: { payments: { ...OPTIONS.breakers.payments, consecutiveFailures: 100 } },
     });
     const fault = breakers.inject('payments', { fail: true });
-    expect(await service.chargeOrQueue(1)).toBe('queued for later');
+    // A Promise method still answers with a promise, though the injected failure is thrown at once.
+    const queued = service.chargeOrQueue(1);
+    expect(queued).toBeInstanceOf(Promise);
+    expect(await queued).toBe('queued for later');
     expect(await firstValueFrom(service.rates())).toBe('cached rates');
     const viaOperator = await firstValueFrom(
       defer(() => {
@@ -304,6 +307,31 @@ describe('CircuitBreakerTestingModule', () => {
     );
   });
 
+  it('a lastGood fallback ages on the manual clock: fresh within maxAgeMs, gone after', async () => {
+    @Injectable()
+    class RatesService {
+      @CircuitBreaker({ name: 'payments', fallback: { lastGood: { maxAgeMs: 60_000 } } })
+      async rate(currency: string): Promise<number> {
+        return currency === 'EUR' ? 1 : 2;
+      }
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [CircuitBreakerTestingModule.forRoot(OPTIONS)],
+      providers: [RatesService],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    modules.push(app);
+    const breakers = app.get(CircuitBreakerTester);
+    const rates = app.get(RatesService);
+    expect(await rates.rate('EUR')).toBe(1);
+    breakers.inject('payments', { fail: true });
+    breakers.clock.advance(60_000);
+    expect(await rates.rate('EUR')).toBe(1);
+    breakers.clock.advance(1);
+    await expect(rates.rate('EUR')).rejects.toThrow(InjectedFaultError);
+  });
+
   it('works with per-key families: inject, waitFor and history take a key', async () => {
     const { breakers } = await start({
       breakers: {
@@ -399,13 +427,21 @@ describe("the README's Testing your breakers example, as written", () => {
 });
 
 describe('fault injection outside tests', () => {
-  it('CircuitBreakerModule.forRoot({ faultInjection: true }) allows registry.injectFault() for a game day; without it, it is refused', async () => {
+  it('CircuitBreakerModule.forRoot({ faultInjection: true }) allows registry.injectFault() for a game day, logged at warn; without it, it is refused', async () => {
+    const warnings: string[] = [];
+    const logger = {
+      log() {},
+      error() {},
+      warn(message: unknown, context?: unknown) {
+        if (context === 'CircuitBreaker') warnings.push(String(message));
+      },
+    };
     for (const faultInjection of [true, undefined]) {
       const moduleRef = await Test.createTestingModule({
         imports: [CircuitBreakerModule.forRoot({ ...OPTIONS, faultInjection })],
         providers: [PaymentsService],
       }).compile();
-      const app = moduleRef.createNestApplication({ logger: false });
+      const app = moduleRef.createNestApplication({ logger });
       await app.init();
       modules.push(app);
       const registry = app.get(CircuitBreakerRegistry);
@@ -413,7 +449,18 @@ describe('fault injection outside tests', () => {
         const fault = registry.injectFault('payments', { fail: true });
         expect(await app.get(PaymentsService).chargeOrQueue(1)).toBe('queued for later');
         fault.remove();
+        fault.remove();
         expect(await app.get(PaymentsService).chargeOrQueue(1)).toBe('charged 1');
+        expect([fault.injected, fault.active]).toEqual([1, false]);
+        registry
+          .injectFault('payments', { overload: { retryAfterMs: 2_000 }, latencyMs: 50, rate: 0.25 })
+          .remove();
+        expect(warnings).toEqual([
+          'Circuit breaker "payments": fault injected (failures, on every call); its calls see it instead of the dependency\'s answer until the fault is removed.',
+          'Circuit breaker "payments": injected fault removed, after 1 call got it.',
+          'Circuit breaker "payments": fault injected (overload, Retry-After 2000 ms, latency 50 ms, on 25% of calls); its calls see it instead of the dependency\'s answer until the fault is removed.',
+          'Circuit breaker "payments": injected fault removed, after 0 calls got it.',
+        ]);
       } else {
         expect(() => registry.injectFault('payments', { fail: true })).toThrow(
           'Circuit breaker "payments": fault injection is off, so injectFault() is refused',
