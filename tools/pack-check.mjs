@@ -61,6 +61,8 @@ const KNOWN_INTERNALS = [
   'withdrawAdmission',
   'admitAsFamily',
   'onChildTransition',
+  'holdFault',
+  'dropFault',
   'storedState', // renamed lastDecidedState, which is public: custom coordinators read it (CoordinatedBreaker)
 ];
 /** The TypeScript of consumers still on the 5.x line (node10 resolution is gone from 6 on). */
