@@ -210,6 +210,7 @@ function sections(results) {
     closed,
     deadline,
     recovery,
+    injection,
     open,
     mixed,
     opossumGrowth,
@@ -232,9 +233,17 @@ function sections(results) {
       table: timingTable(deadline),
       problems: deadline.problems,
     });
+  for (const [n, run] of [injection?.plain, injection?.deadline].entries()) {
+    if (run === undefined) continue;
+    out.push({
+      title: `1${n === 0 ? 'c' : 'd'}. ${run.title}: ${run.description} (${batchNote(run)}, in a child process)`,
+      table: timingTable(run),
+      problems: run.problems,
+    });
+  }
   if (recovery)
     out.push({
-      title: `1c. Closed path with the recovery options: ${recovery.description} (${batchNote(recovery)}, in a child process)`,
+      title: `1e. Closed path with the recovery options: ${recovery.description} (${batchNote(recovery)}, in a child process)`,
       table: timingTable(recovery),
       problems: recovery.problems,
     });

@@ -4,7 +4,7 @@
 //                         bench/RESULTS.md and bench/ratios.svg
 //   npm run bench:quick   quick run (under 30 s); prints the tables only
 //
-// Directly: node --expose-gc bench/run.mjs [--quick] [--write] [--only closed,deadline,recovery,open,mixed,footprint,half-open,hygiene,nest,redis]
+// Directly: node --expose-gc bench/run.mjs [--quick] [--write] [--only closed,deadline,injection,recovery,open,mixed,footprint,half-open,hygiene,nest,redis]
 //
 // The shared-state rows (issue 6, bench/scenarios/shared-redis.mjs) run only when a
 // `redis-server` binary is on PATH: the scenario starts its own on a free loopback
@@ -24,6 +24,7 @@ import { mixedTraffic, opossumWindowGrowth } from './scenarios/mixed-traffic.mjs
 import { nestLayerIsolated } from './scenarios/nest-layer.mjs';
 import { deadlinePathIsolated } from './scenarios/deadline-path.mjs';
 import { recoveryPathIsolated } from './scenarios/recovery-path.mjs';
+import { faultInjectionIsolated } from './scenarios/fault-injection.mjs';
 import { openPath } from './scenarios/open-path.mjs';
 import { evaluateTargets } from './targets.mjs';
 import { appendRun, environment, writeRelease } from './results/history.mjs';
@@ -136,8 +137,13 @@ async function main() {
   // In a child process: deadline calls through execute() would otherwise reshape the plain path's optimized code.
   if (want('deadline'))
     results.deadline = await phase('deadline', () => deadlinePathIsolated(timing('closed', 12)));
+  // In a child process: the fault injected (and removed) before its run must not shape scenario 1's code.
+  if (want('injection'))
+    results.injection = await phase('injection', () =>
+      faultInjectionIsolated(timing('closed', 13)),
+    );
   if (want('recovery'))
-    results.recovery = await phase('recovery', () => recoveryPathIsolated(timing('closed', 13)));
+    results.recovery = await phase('recovery', () => recoveryPathIsolated(timing('closed', 14)));
   if (want('open')) results.open = await phase('open', () => openPath(timing('open', 22)));
   if (want('mixed')) {
     results.mixed = await phase('mixed', () => mixedTraffic(timing('mixed', 33)));
@@ -177,6 +183,8 @@ async function main() {
   const problems = [
     results.closed,
     results.recovery,
+    results.injection?.plain,
+    results.injection?.deadline,
     results.open,
     results.mixed,
     results.nest,

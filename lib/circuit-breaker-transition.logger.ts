@@ -32,7 +32,8 @@ export class CircuitBreakerTransitionLogger implements OnModuleInit, OnApplicati
   private windowStart = -Infinity;
   private written = 0;
   private suppressed = 0;
-  private summaryTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Cancels the timer that writes the summary of held-back lines, while one is armed. */
+  private cancelSummary: (() => void) | undefined;
 
   constructor(
     private readonly events: CircuitBreakerEvents,
@@ -48,7 +49,7 @@ export class CircuitBreakerTransitionLogger implements OnModuleInit, OnApplicati
 
   onApplicationShutdown(): void {
     this.stop?.();
-    if (this.summaryTimer !== undefined) clearTimeout(this.summaryTimer);
+    this.cancelSummary?.();
     this.flushSummary();
   }
 
@@ -81,19 +82,24 @@ export class CircuitBreakerTransitionLogger implements OnModuleInit, OnApplicati
     const limit = (this.options.logging || undefined)?.maxPerSecond ?? 10;
     if (this.written >= limit) {
       this.suppressed++;
-      // One timer per application, only while lines are being held back.
-      this.summaryTimer ??= setTimeout(
-        () => {
-          this.summaryTimer = undefined;
-          this.flushSummary();
-        },
-        WINDOW_MS - (now - this.windowStart),
-      );
-      this.summaryTimer.unref?.();
+      // One timer per application, only while lines are being held back; on the breakers' clock when it has timers.
+      this.cancelSummary ??= this.summaryAfter(WINDOW_MS - (now - this.windowStart));
       return;
     }
     this.written++;
     this.write(level, describe(event));
+  }
+
+  private summaryAfter(delayMs: number): () => void {
+    const flush = (): void => {
+      this.cancelSummary = undefined;
+      this.flushSummary();
+    };
+    const clock = this.options.clock;
+    if (typeof clock?.setTimer === 'function') return clock.setTimer(flush, delayMs);
+    const timer = setTimeout(flush, delayMs);
+    timer.unref?.();
+    return () => clearTimeout(timer);
   }
 
   private flushSummary(): void {

@@ -1,5 +1,5 @@
 import { breakerMessages } from './core/breaker.messages.js';
-import type { StateChangeEvent } from './core/index.js';
+import type { FaultInjectionOptions, StateChangeEvent } from './core/index.js';
 import { describeFault, describeValue } from './core/option.messages.js';
 
 /**
@@ -12,6 +12,10 @@ import { describeFault, describeValue } from './core/option.messages.js';
  * @internal
  */
 export const circuitBreakerMessages = {
+  faultInjected: (name: string, fault: FaultInjectionOptions) =>
+    `Circuit breaker "${name}": fault injected (${faultSummary(fault)}); its calls see it instead of the dependency's answer until the fault is removed.`,
+  faultRemoved: (name: string, injected: number) =>
+    `Circuit breaker "${name}": injected fault removed, after ${injected} call${injected === 1 ? '' : 's'} got it.`,
   unknownBreaker: (name: string, known: readonly string[]) =>
     `No circuit breaker named "${name}". Known breakers: ${known.length === 0 ? '(none)' : known.map((k) => `"${k}"`).join(', ')}. ` +
     'Define it in CircuitBreakerModule.forRoot({ breakers }) or forFeature(), or use getOrCreate().',
@@ -161,4 +165,24 @@ function listNames(names: readonly string[]): string {
     .map((n) => `"${n}"`)
     .join(', ');
   return names.length > 10 ? `${shown} and ${names.length - 10} more` : shown;
+}
+
+/** A checked fault in a few words: `failures, latency 200 ms, on 50% of calls`. */
+function faultSummary(fault: FaultInjectionOptions): string {
+  const parts: string[] = [];
+  if (fault.fail !== undefined && fault.fail !== false) parts.push('failures');
+  if (fault.overload !== undefined)
+    parts.push(
+      fault.overload.retryAfterMs === undefined
+        ? 'overload'
+        : `overload, Retry-After ${fault.overload.retryAfterMs} ms`,
+    );
+  if (fault.latencyMs !== undefined && fault.latencyMs > 0)
+    parts.push(`latency ${fault.latencyMs} ms`);
+  parts.push(
+    fault.rate === undefined || fault.rate === 1
+      ? 'on every call'
+      : `on ${+(fault.rate * 100).toFixed(2)}% of calls${fault.random === undefined ? '' : ', drawn'}`,
+  );
+  return parts.join(', ');
 }

@@ -7,6 +7,7 @@ import {
   type Subscription,
 } from 'rxjs';
 import { Breaker, type CallPermit } from './core/index.js';
+import { FaultedCall } from './core/faulted-call.js';
 import type { TrackedCall } from './core/tracked-call.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import { OptionChecker } from './core/option-checker.js';
@@ -159,7 +160,9 @@ export function breakerOperator<T, R>(
         rescue = replacement.subscribe(subscriber);
       };
 
-      inner = source.subscribe({
+      // An injected fault stands in for the source: nothing reaches the dependency but what the fault lets through.
+      const upstream = permit instanceof FaultedCall ? faultedSource(permit, source) : source;
+      inner = upstream.subscribe({
         next: (value) => {
           if (replaced) return;
           if (!decided) {
@@ -230,4 +233,36 @@ export function breakerOperator<T, R>(
         rescue?.unsubscribe();
       };
     });
+}
+
+/**
+ * The source as an injected fault makes it: subscribed after the fault's
+ * latency (which the call's deadline cuts short), or never, when the fault
+ * fails the call; unsubscribing ends the latency too.
+ */
+function faultedSource<T>(permit: FaultedCall<unknown>, source: Observable<T>): Observable<T> {
+  return new Observable<T>((subscriber) => {
+    const gone = new AbortController();
+    let inner: Subscription | undefined;
+    let started: unknown;
+    try {
+      started = permit.perform(
+        () => {
+          if (!gone.signal.aborted) inner = source.subscribe(subscriber);
+        },
+        AbortSignal.any([permit.signal, gone.signal]),
+      );
+    } catch (error) {
+      subscriber.error(error);
+      return;
+    }
+    if (started instanceof Promise)
+      started.then(undefined, (error: unknown) => {
+        if (!gone.signal.aborted) subscriber.error(error);
+      });
+    return () => {
+      gone.abort();
+      inner?.unsubscribe();
+    };
+  });
 }

@@ -118,6 +118,7 @@ export const MODULE_KEYS = [
   'logging',
   'eventEmitter',
   'store',
+  'faultInjection',
 ] as const;
 const LOG_LEVELS = ['verbose', 'debug', 'log', 'warn'] as const;
 
@@ -136,6 +137,7 @@ export function validateModuleOptions(given: unknown): CircuitBreakerModuleOptio
     unknown
   >;
   if (options.strict !== undefined) check.boolean('strict', options.strict);
+  if (options.faultInjection !== undefined) check.boolean('faultInjection', options.faultInjection);
   if (options.clock !== undefined)
     check.service('clock', options.clock, ['now'], 'an object with a now() method');
   const logging =

@@ -109,6 +109,7 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
     this.localDeps = {
       clock: this.options.clock,
       reportError,
+      faultInjection: this.options.faultInjection,
       probeScheduler: new ProbeScheduler({ clock: this.options.clock }),
     };
     this.fleet = fleetOf(this.options.store);

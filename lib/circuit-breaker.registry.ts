@@ -1,6 +1,7 @@
 import {
   Inject,
   Injectable,
+  Logger,
   Optional,
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
@@ -11,8 +12,10 @@ import type {
   Breaker,
   BreakerOptions,
   BreakerSnapshot,
+  FaultInjectionOptions,
   ForceableState,
   ForceOptions,
+  InjectedFault,
   ReconfiguredEvent,
 } from './core/index.js';
 import { isFleetScope } from './circuit-breaker.fleet.js';
@@ -32,6 +35,7 @@ import type { CircuitBreakerEvent } from './interfaces/circuit-breaker-event.int
 import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
 
 const GET_OR_CREATE = 'CircuitBreakerRegistry.getOrCreate()';
+const gameDayLogger = new Logger('CircuitBreaker');
 
 /**
  * Every breaker of one application, by name. One registry per application
@@ -210,6 +214,33 @@ export class CircuitBreakerRegistry
    */
   reload(tree: CircuitBreakerConfigTree): CircuitBreakerReload {
     return this.orchestrator.reload(tree);
+  }
+
+  /**
+   * Makes the calls of `name` see a fault instead of the dependency's answer
+   * (`{ fail?, latencyMs?, overload?: { retryAfterMs }, rate?, random? }`),
+   * whether they come from a decorated method, the `circuitBreaker()`
+   * operator or `execute()`, until `remove()` on the result: a game day
+   * watches fallbacks, 503s and readiness without breaking the dependency.
+   * Refused unless the module was configured with `faultInjection: true`.
+   */
+  injectFault(name: string, fault: FaultInjectionOptions): InjectedFault {
+    const injected = this.get(name).injectFault(fault);
+    // A game day must show in the logs: whoever reads them during it knows the failures are made up.
+    gameDayLogger.warn(circuitBreakerMessages.faultInjected(name, fault));
+    return {
+      get injected() {
+        return injected.injected;
+      },
+      get active() {
+        return injected.active;
+      },
+      remove() {
+        if (!injected.active) return;
+        injected.remove();
+        gameDayLogger.warn(circuitBreakerMessages.faultRemoved(name, injected.injected));
+      },
+    };
   }
 
   has(name: string): boolean {

@@ -14,6 +14,7 @@ import { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missi
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import { breakerOperator } from './circuit-breaker.operator.js';
 import type { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
+import { FaultedCall } from './core/faulted-call.js';
 import { FallbackRunner, isThenable, raise } from './fallback/fallback-runner.js';
 import type { CircuitBreakerFallback } from './interfaces/circuit-breaker-method-options.interface.js';
 
@@ -207,9 +208,10 @@ export class DecoratedMethod {
       return this.recover(registry, breaker, instance, rejection, args, this.kind);
     }
     let result: unknown;
+    const faulted = permit instanceof FaultedCall ? permit : undefined;
     try {
       // Only a call with a deadline has a signal worth passing on: the plain path stays cheap.
-      result =
+      const call = (): unknown =>
         permit.timeoutMs === undefined
           ? original.apply(instance, args)
           : runWithCallSignal(
@@ -217,9 +219,13 @@ export class DecoratedMethod {
               () => original.apply(instance, args),
               this.withSignal === callWithSignal,
             );
+      // An injected fault stands in for the method (a synchronous one cannot wait out a latency).
+      result =
+        faulted === undefined ? call() : faulted.perform(call, undefined, this.kind === 'sync');
     } catch (error) {
-      this.kind ??= 'sync';
-      return this.onError(registry, breaker, permit.fail(error), instance, error, args, 'sync');
+      // An injected failure throws at once whatever the method returns: a Promise method still rejects.
+      const kind = faulted === undefined ? (this.kind ??= 'sync') : (this.kind ?? 'sync');
+      return this.onError(registry, breaker, permit.fail(error), instance, error, args, kind);
     }
     const shape = shapeOf(result);
     if (shape === 'observable') {
@@ -229,7 +235,8 @@ export class DecoratedMethod {
       return this.invoke(instance, () => result, args);
     }
     if (shape === 'thenable') {
-      this.kind = 'promise';
+      // A latency makes a promise of any method: only the method's own answers say what it returns.
+      if (faulted === undefined) this.kind = 'promise';
       return permit.track(result as PromiseLike<unknown>).then(
         (value) => {
           const outcome = permit.outcome;

@@ -78,6 +78,8 @@ const KNOWN_INTERNALS = [
   'withdrawAdmission',
   'admitAsFamily',
   'onChildTransition',
+  'holdFault',
+  'dropFault',
   'storedState', // renamed lastDecidedState, which is public: custom coordinators read it (CoordinatedBreaker)
 ];
 /** The TypeScript of consumers still on the 5.x line (node10 resolution is gone from 6 on). */
@@ -457,6 +459,14 @@ const dashboard = await import('nestjs-circuit-breaker/dashboard');
 const mounted = dashboard.CircuitBreakerDashboardModule.forRoot({ control: true, guard: () => true });
 if (mounted.controllers?.length !== 2) throw new Error('./dashboard forRoot({ control: true }) made ' + mounted.controllers?.length + ' controllers, not 2');
 console.log('ok  esm import ./dashboard (no optional peer)');
+// The testing kit: its manual clock drives a breaker's deadline, with no real time passing.
+const testing = await import('nestjs-circuit-breaker/testing');
+const clock = new testing.ManualClock();
+const hung = new root.Breaker('kit', { timeoutMs: 1000 }, { clock }).execute(() => new Promise(() => {})).catch((e) => e);
+clock.advance(1000);
+if (!((await hung) instanceof root.CallTimeoutError)) throw new Error('./testing: the ManualClock did not drive the deadline');
+if (typeof testing.CircuitBreakerTestingModule?.forRoot !== 'function') throw new Error('./testing: no CircuitBreakerTestingModule');
+console.log('ok  esm import ./testing');
 `;
 
 const CJS_PROBE = `${ASSERTIONS}
@@ -571,6 +581,10 @@ function checkImportGraph(installed, pkg) {
           problems.push(`${chain(file)} imports '${spec}': the dashboard is an optional subpath`);
         if (!existsSync(target))
           problems.push(`${chain(file)} imports '${spec}', which is not in the tarball`);
+        else if (relative(join(installed, 'dist'), target).split(sep)[0] === 'testing')
+          problems.push(
+            `${chain(file)} imports the testing kit ('${spec}'): only tests may load it`,
+          );
         else if (!seen.has(target)) {
           seen.set(target, file);
           queue.push(target);
@@ -640,6 +654,8 @@ import { CircuitBreakerRpcExceptionFilter, classifyGrpcError, classifyRpcError, 
 import { CircuitBreakerWsExceptionFilter, toWsException } from 'nestjs-circuit-breaker/websockets';
 import { CircuitBreakerGraphQLExceptionFilter, classifyGraphQLResult, toGraphQLError } from 'nestjs-circuit-breaker/graphql';
 import { CircuitBreakerGuard, RequireCircuit, UseCircuitBreaker, type AdmissionPeek, type CircuitBreakerErrorPayload } from 'nestjs-circuit-breaker';
+import { CircuitBreakerDashboardModule, type DashboardState } from 'nestjs-circuit-breaker/dashboard';
+import { CircuitBreakerTester, CircuitBreakerTestingModule, ManualClock, type BreakerDescriptor } from 'nestjs-circuit-breaker/testing';
 
 @Injectable()
 export class CatalogService {
@@ -711,6 +727,12 @@ export const tiles = (state: DashboardState): number => state.breakers.length;
 CircuitBreakerDashboardModule.forRoot({ control: 'yes' });
 // @ts-expect-error ./redis's types: the store needs a client
 new RedisBreakerStore({});
+export const testingModule: DynamicModule = CircuitBreakerTestingModule.forRoot({ clock: new ManualClock(0), breakers: { catalog: {} } });
+export function described(tester: CircuitBreakerTester): BreakerDescriptor {
+  return tester.describe('catalog');
+}
+// @ts-expect-error ./testing's types: the clock is a ManualClock
+CircuitBreakerTestingModule.forRoot({ clock: Date });
 // @ts-expect-error stripInternal: the engine's settle() is not in the published types
 breaker.settle;
 // @ts-expect-error stripInternal: withdrawAdmission() is not in the published types
@@ -853,7 +875,7 @@ try {
   checkTypes(installed);
   checkNoInternals(installed);
   checkImportGraph(installed, pkg);
-  probe(app, 'probe.mjs', ESM_PROBE, 4);
+  probe(app, 'probe.mjs', ESM_PROBE, 5);
   probe(app, 'probe.cjs', CJS_PROBE, 3);
   checkTypesVersions(pkg);
   await checkTypeScriptConsumers(tarball, work, pkg);

@@ -79,7 +79,11 @@ export abstract class BreakerHooks extends BreakerAdmission {
       for (const child of this.children()) child.dropFault(removed);
     });
     this.holdFault(plan);
-    for (const child of this.children()) child.holdFault(plan);
+    for (const child of this.children()) {
+      // A child's own injection gives way to its family's.
+      child.overload?.faults?.remove();
+      child.holdFault(plan);
+    }
     return plan;
   }
 

@@ -99,19 +99,19 @@ export class FaultPlan implements InjectedFault {
     return hit;
   }
 
-  /** The faulted call's work: the latency (ended early by `signal`), then the failure, or else the real `work`. */
+  /**
+   * The faulted call's work: the latency (ended early by `signal`; skipped
+   * when the caller cannot wait, a synchronous method), then the failure, or
+   * else the real `work`.
+   */
   perform<T>(
     signal: AbortSignal | undefined,
     scheduler: DeadlineScheduler,
     work: () => T | PromiseLike<T>,
+    synchronous = false,
   ): T | PromiseLike<T> {
-    if (this.fault.latencyMs === 0) return this.after(work);
+    if (this.fault.latencyMs === 0 || synchronous) return this.after(work);
     return wait(scheduler, this.fault.latencyMs, signal).then(() => this.after(work));
-  }
-
-  /** Whether the fault waits before anything else. */
-  get delays(): boolean {
-    return this.fault.latencyMs !== 0;
   }
 
   private after<T>(work: () => T | PromiseLike<T>): T | PromiseLike<T> {

@@ -52,7 +52,8 @@ export class FaultedCall<T> extends TrackedCall<T> {
   perform<R>(
     work: () => R | PromiseLike<R>,
     signal: AbortSignal = this.signal,
+    synchronous = false,
   ): R | PromiseLike<R> {
-    return this.plan.perform(signal, this.owner.deadlines, work);
+    return this.plan.perform(signal, this.owner.deadlines, work, synchronous);
   }
 }

@@ -37,6 +37,13 @@ export interface CircuitBreakerModuleOptions {
    * replica decides alone.
    */
   store?: BreakerStore;
+  /**
+   * Allows `registry.injectFault()` (failures, latency and overload made up
+   * by the breakers, for a game day). Default `false`: injection is refused,
+   * so that it never happens by mistake in production.
+   * `CircuitBreakerTestingModule` turns it on.
+   */
+  faultInjection?: boolean;
 }
 
 /**

@@ -22,4 +22,8 @@ export const testingMessages = {
     `Circuit breaker "${breaker}": its effective options differ from what the test expects:\n  - ${differences.join('\n  - ')}`,
   unknownOption: (breaker: string, path: string) =>
     `Circuit breaker "${breaker}": expectOptions() names "${path}", which is not an effective option of a breaker. Compare with describe("${breaker}").options.`,
+  notAManualClock: (method: string, clock: unknown) =>
+    `CircuitBreakerTestingModule.${method}: option "clock" must be a ManualClock from nestjs-circuit-breaker/testing, got ${describeValue(clock)}. Pass new ManualClock(start), or leave it out for one starting at 2026-01-01T00:00:00Z.`,
+  asyncNeedsFactory: () =>
+    `CircuitBreakerTestingModule.forRootAsync() takes { useFactory, inject?, imports? }: the testing module adds its manual clock to what the factory returns. Turn a useClass or useExisting provider into useFactory: (factory) => factory.createCircuitBreakerOptions(), inject: [YourFactory].`,
 };

@@ -1,8 +1,9 @@
 import { HttpModule } from '@nestjs/axios';
 import { Module, type DynamicModule } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
 import { APP_FILTER } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
-import { CircuitBreakerModule, type Clock } from 'nestjs-circuit-breaker';
+import { CircuitBreakerModule } from 'nestjs-circuit-breaker';
 import { CircuitBreakerDashboardModule } from 'nestjs-circuit-breaker/dashboard';
 import { CircuitBreakerMetricsModule } from 'nestjs-circuit-breaker/prometheus';
 import { CircuitBreakerHealthModule } from 'nestjs-circuit-breaker/terminus';
@@ -17,32 +18,30 @@ import { InventoryService } from './inventory/inventory.service.js';
 import { MetricsController } from './metrics/metrics.controller.js';
 import { PricingController } from './pricing/pricing.controller.js';
 import { PricingService } from './pricing/pricing.service.js';
-import { BREAKER_DEFAULTS, BREAKERS, UPSTREAMS, type Upstreams } from './sample.config.js';
+import { CIRCUIT_BREAKER_ASYNC_OPTIONS } from './breakers/circuit-breaker.config.js';
+import { UPSTREAMS, type Upstreams } from './sample.config.js';
 import { UpstreamHttpErrorFilter } from './upstream/upstream-http-error.filter.js';
 
 @Module({})
 export class AppModule {
   /**
-   * `clock` lets the end-to-end tests move time instead of waiting for it;
+   * `breakers`: the circuit breaker module, by default
+   * `CircuitBreakerModule.forRootAsync()` over `@nestjs/config`; the end-to-end
+   * tests give `CircuitBreakerTestingModule.forRootAsync()` the same options,
+   * so that they move time instead of waiting for it.
    * `dashboard.control` puts the force and reset buttons on the dashboard (on by default here).
    */
   static register(
     upstreams: Upstreams,
-    clock?: Clock,
+    breakers: DynamicModule = CircuitBreakerModule.forRootAsync(CIRCUIT_BREAKER_ASYNC_OPTIONS),
     dashboard: { control?: boolean } = {},
   ): DynamicModule {
     return {
       module: AppModule,
       imports: [
-        // httpFilter: CircuitOpenError → 503 + Retry-After, CallTimeoutError → 504, with bodies that name no breaker;
-        // over the TCP microservice, the CIRCUIT_OPEN / CALL_TIMEOUT payload.
-        CircuitBreakerModule.forRoot({
-          defaults: BREAKER_DEFAULTS,
-          breakers: BREAKERS,
-          strict: true,
-          httpFilter: true,
-          clock,
-        }),
+        // Loads .env (if any) into the environment, where the CB_* variables are read (breakers/circuit-breaker.config.ts).
+        ConfigModule.forRoot(),
+        breakers,
         TerminusModule.forRoot({ logger: false }),
         CircuitBreakerHealthModule,
         CircuitBreakerMetricsModule.forRoot(),

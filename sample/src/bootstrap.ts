@@ -1,7 +1,6 @@
 import 'reflect-metadata';
-import type { INestApplication, LoggerService, LogLevel } from '@nestjs/common';
+import type { DynamicModule, INestApplication, LoggerService, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import type { Clock } from 'nestjs-circuit-breaker';
 import { Transport } from '@nestjs/microservices';
 import type { AddressInfo, Server } from 'node:net';
 import { AppModule } from './app.module.js';
@@ -27,7 +26,8 @@ export async function startSample(
     dashboardControl?: boolean;
     rpcPort?: number;
     logger?: LoggerService | LogLevel[] | false;
-    clock?: Clock;
+    /** The circuit breaker module instead of the application's own (see `AppModule.register()`). */
+    breakers?: DynamicModule;
   } = {},
 ): Promise<RunningSample> {
   const primary = new UpstreamServer('primary');
@@ -37,15 +37,20 @@ export async function startSample(
   const app = await NestFactory.create(
     AppModule.register(
       { primary: primary.url, warehouses: { a: a.url, b: b.url } },
-      options.clock,
+      options.breakers,
       { control: options.dashboardControl },
     ),
     {
       logger: options.logger ?? ['error', 'warn', 'log'],
       // Keep-alive connections would otherwise hold close() for seconds.
       forceCloseConnections: true,
+      // A bad option (a mistyped CB_* variable) rejects here with its message, instead of exiting the process.
+      abortOnError: false,
     },
-  );
+  ).catch(async (error: unknown) => {
+    await Promise.all([primary.close(), a.close(), b.close()]);
+    throw error;
+  });
   app.enableShutdownHooks();
   // The same controllers over TCP: inheritAppConfig gives the microservice the module's global filter.
   const microservice = app.connectMicroservice(

@@ -1,4 +1,7 @@
+import { CircuitBreakerRegistry, circuitBreakerOptionsFromEnv } from 'nestjs-circuit-breaker';
 import { startSample } from './bootstrap.js';
+import { sampleBreakerOptions } from './breakers/circuit-breaker.config.js';
+import { BREAKERS } from './sample.config.js';
 
 // `npm run sample`: the sample on http://127.0.0.1:3000 for exploration with curl (see the README).
 const sample = await startSample({ port: Number(process.env.PORT ?? 3000) });
@@ -21,5 +24,18 @@ const stop = async () => {
   await sample.close();
   process.exit(0);
 };
+// `kill -HUP <pid>` after changing CB_* variables (a mounted .env, a ConfigMap): breakers are reconfigured in place,
+// keeping their state; one invalid variable refuses the whole reload and changes nothing.
+process.on('SIGHUP', () => {
+  try {
+    const { defaults, breakers } = sampleBreakerOptions(
+      circuitBreakerOptionsFromEnv({ breakers: Object.keys(BREAKERS) }),
+    );
+    const result = sample.app.get(CircuitBreakerRegistry).reload({ defaults, breakers });
+    console.log(`Reloaded breaker options: ${JSON.stringify(result)}`);
+  } catch (error) {
+    console.error(`Breaker options not reloaded: ${(error as Error).message}`);
+  }
+});
 process.once('SIGINT', stop);
 process.once('SIGTERM', stop);

@@ -2,23 +2,30 @@ import { ClientProxyFactory, Transport } from '@nestjs/microservices';
 import { firstValueFrom } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CircuitBreakerRegistry } from 'nestjs-circuit-breaker';
+import {
+  CircuitBreakerTester,
+  CircuitBreakerTestingModule,
+  type ManualClock,
+} from 'nestjs-circuit-breaker/testing';
 import { startSample, type RunningSample } from '../src/bootstrap.js';
-
-/** A clock the test moves; per-call deadlines still use real timers (that is what they are for). */
-class TestClock {
-  time = Date.now();
-  now = () => this.time;
-  advance(ms: number) {
-    this.time += ms;
-  }
-}
+import { CIRCUIT_BREAKER_ASYNC_OPTIONS } from '../src/breakers/circuit-breaker.config.js';
 
 let sample: RunningSample;
-let clock: TestClock;
+let breakers: CircuitBreakerTester;
+let clock: ManualClock;
+
+/** The sample as it runs, with its own breaker options; the testing module puts them on a manual clock. */
+function startOnManualClock() {
+  return startSample({
+    logger: false,
+    breakers: CircuitBreakerTestingModule.forRootAsync(CIRCUIT_BREAKER_ASYNC_OPTIONS),
+  });
+}
 
 beforeEach(async () => {
-  clock = new TestClock();
-  sample = await startSample({ logger: false, clock });
+  sample = await startOnManualClock();
+  breakers = sample.app.get(CircuitBreakerTester);
+  clock = breakers.clock;
 });
 afterEach(async () => {
   await sample?.close();
@@ -106,7 +113,7 @@ describe('the sample application over real HTTP', () => {
     };
     expect(down.body).toEqual({ status: 'error', info: {}, error: failing, details: failing });
 
-    clock.time = openUntil;
+    clock.advance(openUntil - clock.now());
     const degraded = await get('/health/ready');
     expect(degraded.status).toBe(200);
     const probing = {
@@ -149,6 +156,11 @@ describe('the sample application over real HTTP', () => {
     const recovered = await get('/health/ready');
     expect(recovered.status).toBe(200);
     expect(recovered.body.status).toBe('ok');
+    expect(breakers.history('catalog.search')).toEqual([
+      { from: 'closed', to: 'open', reason: 'failure-rate', at: since },
+      { from: 'open', to: 'half-open', reason: 'open-duration-elapsed', at: openUntil },
+      { from: 'half-open', to: 'closed', reason: 'probes-succeeded', at: openUntil },
+    ]);
   });
 
   it('the public health endpoint hides breaker names and failure rates', async () => {
@@ -271,22 +283,67 @@ describe('the sample application over real HTTP', () => {
     expect((await get('/pricing/1')).body).toEqual({ id: '1', price: 12, currency: 'EUR' });
   });
 
-  it('a hung upstream is cut by the timeout (504), its request aborted, and only that warehouse is affected', async () => {
+  it('a hung upstream is cut by the timeout (504) when the manual clock passes the deadline, and only that warehouse is affected', async () => {
     sample.upstreams.warehouses.a.setBehaviour({ mode: 'hanging' });
-    const started = Date.now();
-    const cut = await get('/inventory/a/7');
+    const pending = get('/inventory/a/7');
+    // The call waits on its 800 ms deadline, which runs on the manual clock.
+    await clock.whenTimerPending();
+    clock.advance(799);
+    clock.advance(1);
+    const cut = await pending;
     expect(cut.status).toBe(504);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(790);
     expect(cut.body).toEqual({
       statusCode: 504,
       error: 'Gateway Timeout',
       message: 'A dependency did not answer in time; retry later.',
     });
+    expect(breakers.breaker('inventory', { key: 'a' }).snapshot().totals.timeouts).toBe(1);
     expect((await get('/inventory/b/7')).body).toEqual({
       sku: '7',
       available: 7,
       warehouse: 'warehouse-b',
     });
+  });
+
+  it('a game day without touching the upstream: injected failures serve the last good answer, the search fallback and a 503 readiness, and removing them restores everything', async () => {
+    expect((await get('/catalog/products/1')).status).toBe(200);
+    const before = sample.upstreams.primary.requests;
+    const catalog = breakers.inject('catalog', { fail: true });
+    const search = breakers.inject('catalog.search', { fail: true });
+    expect(await get('/catalog/products/1')).toMatchObject({
+      status: 200,
+      body: { id: '1', name: 'Espresso cup', price: 12 },
+    });
+    for (let i = 0; i < 4; i++) expect((await get('/catalog/search?q=cup')).body).toEqual([]);
+    await breakers.waitFor('catalog.search', 'open');
+    expect((await get('/health/ready')).status).toBe(503);
+    expect(sample.upstreams.primary.requests).toBe(before);
+    expect([catalog.injected, search.injected]).toEqual([1, 4]);
+    breakers.restore();
+    // The open duration has jitter (0.1): wait out what the breaker says is left.
+    clock.advance(breakers.breaker('catalog.search').snapshot().retryAfterMs!);
+    expect((await get('/catalog/search?q=cup')).body).toEqual([
+      { id: '1', name: 'Espresso cup', price: 12 },
+    ]);
+    expect(breakers.state('catalog.search')).toBe('closed');
+    expect((await get('/health/ready')).status).toBe(200);
+  });
+
+  it('an injected overload on pricing (the operator) pauses it: 503 with Retry-After, no request sent', async () => {
+    const before = sample.upstreams.primary.requests;
+    breakers.inject('pricing', { overload: { retryAfterMs: 3_000 } });
+    // PricingService maps only axios errors to their status: the injected 429 reaches Nest's default filter (500).
+    const refused = await get('/pricing/1');
+    expect(sample.upstreams.primary.requests).toBe(before);
+    breakers.restore();
+    const paused = await get('/pricing/1');
+    expect([refused.status, paused.status, paused.headers.get('retry-after')]).toEqual([
+      500,
+      503,
+      '3',
+    ]);
+    clock.advance(3_000);
+    expect((await get('/pricing/1')).body).toEqual({ id: '1', price: 12, currency: 'EUR' });
   });
 
   it('GET /breakers returns the registry snapshot', async () => {
@@ -299,6 +356,38 @@ describe('the sample application over real HTTP', () => {
       ['inventory', 'closed'],
     ]);
     expect(response.body[0].totals).toMatchObject({ admitted: 1, successes: 1 });
+  });
+});
+
+describe('the sample reads its breaker options through @nestjs/config', () => {
+  const VARIABLES = ['CB_CATALOG_TIMEOUT_MS', 'CB_DEFAULTS_OPEN_DURATION_MS', 'CB_CATALOG_TIMEOUT'];
+  afterEach(() => {
+    for (const name of VARIABLES) delete process.env[name];
+  });
+
+  it("CB_* variables override the sample's options, over its defaults", async () => {
+    await sample.close();
+    process.env.CB_CATALOG_TIMEOUT_MS = '1500';
+    process.env.CB_DEFAULTS_OPEN_DURATION_MS = '5000';
+    sample = await startOnManualClock();
+    const tester = sample.app.get(CircuitBreakerTester);
+    tester.expectOptions('catalog', {
+      timeoutMs: 1_500,
+      openDurationMs: 5_000,
+      window: { type: 'count', size: 10 },
+      minimumThroughput: 4,
+    });
+    tester.expectOptions('pricing', { timeoutMs: 10_000, openDurationMs: 5_000, jitter: 0.1 });
+  });
+
+  it('a mistyped variable fails start-up, naming it and the one it may have meant', async () => {
+    await sample.close();
+    process.env.CB_CATALOG_TIMEOUT = '1500';
+    await expect(startOnManualClock()).rejects.toThrow(
+      'Environment variable CB_CATALOG_TIMEOUT starts with CB_ but names no breaker option this application reads. Did you mean CB_CATALOG_TIMEOUT_MS?',
+    );
+    // Nothing started is left behind: the next test starts its own.
+    sample = undefined as never;
   });
 });
 

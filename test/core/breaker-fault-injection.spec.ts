@@ -259,6 +259,17 @@ describe('Breaker.injectFault()', () => {
     expect((await calls(family.forKey('c'), 1)).reached).toEqual([1]);
   });
 
+  it("a child's own injection gives way to its family's", async () => {
+    const family = breakerOn(new ManualClock(START), { perKey: { maxKeys: 10 } }, 'inventory');
+    const own = family.forKey('a').injectFault({ latencyMs: 10 });
+    const all = family.injectFault({ fail: true });
+    expect([own.active, all.active]).toEqual([false, true]);
+    expect(await calls(family.forKey('a'), 1)).toEqual({
+      reached: [],
+      outcomes: ['InjectedFaultError'],
+    });
+  });
+
   it('a breaker forced disabled is switched off: its calls pass untouched, fault or not', async () => {
     const breaker = breakerOn(new ManualClock(START));
     breaker.injectFault({ fail: true });
