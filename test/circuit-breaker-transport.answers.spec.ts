@@ -3,11 +3,13 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { firstValueFrom, isObservable, type Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { CallTimeoutError, CircuitBreakerExceptionFilter, CircuitOpenError } from '../lib/index.js';
+import { classifyGrpcError } from '../lib/microservices/grpc-status.classifier.js';
 
 /** An ArgumentsHost of `type` whose WebSocket client is `client`: what the filter reads outside HTTP. */
-function hostOf(type: string, client: unknown = undefined): ArgumentsHost {
+function hostOf(type: string, client: unknown = undefined, rpcContext?: unknown): ArgumentsHost {
   return {
     getType: () => type,
+    switchToRpc: () => ({ getContext: () => rpcContext, getData: () => ({}) }),
     switchToWs: () => ({ getClient: () => client, getData: () => ({}), getPattern: () => 'p' }),
     getArgs: () => [],
     getArgByIndex: () => undefined,
@@ -34,6 +36,38 @@ describe('CircuitBreakerExceptionFilter.catch() outside HTTP, for filters that d
     const answer = filter.catch(open, hostOf('rpc'));
     expect(isObservable(answer)).toBe(true);
     await expect(firstValueFrom(answer as Observable<never>)).rejects.toEqual(PAYLOAD);
+  });
+
+  it("rpc over gRPC (the context is the call's Metadata): UNAVAILABLE or DEADLINE_EXCEEDED, the code and the wait in trailing metadata", async () => {
+    /** The shape of grpc-js's Metadata, which is not installed here. */
+    class Metadata {
+      internalRepr = new Map<string, string[]>();
+      set(key: string, value: string) {
+        this.internalRepr.set(key, [value]);
+      }
+      getMap() {
+        return Object.fromEntries([...this.internalRepr].map(([k, [v]]) => [k, v]));
+      }
+    }
+    const rejected = filter.catch(open, hostOf('rpc', undefined, new Metadata()));
+    const error = (await firstValueFrom(rejected as Observable<never>).catch(
+      (caught: unknown) => caught,
+    )) as { code: number; details: string; metadata: Metadata };
+    expect([error.code, error.details, error.metadata.getMap()]).toEqual([
+      14,
+      PAYLOAD.message,
+      { 'circuit-breaker-code': 'CIRCUIT_OPEN', 'retry-after-ms': '2000' },
+    ]);
+    // What a gRPC client then classifies: the server could not serve, a failure.
+    expect(classifyGrpcError(error)).toBe('failure');
+    const timedOut = filter.catch(
+      new CallTimeoutError('payments', 50),
+      hostOf('rpc', undefined, new Metadata()),
+    );
+    await expect(firstValueFrom(timedOut as Observable<never>)).rejects.toMatchObject({
+      code: 4,
+      metadata: { internalRepr: new Map([['circuit-breaker-code', ['CALL_TIMEOUT']]]) },
+    });
   });
 
   it('ws: sends the exception message to a native WebSocket, emits it on a Socket.IO socket', () => {
