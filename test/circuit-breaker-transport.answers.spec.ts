@@ -58,8 +58,12 @@ describe('CircuitBreakerExceptionFilter.catch() outside HTTP, for filters that d
       PAYLOAD.message,
       { 'circuit-breaker-code': 'CIRCUIT_OPEN', 'retry-after-ms': '2000' },
     ]);
-    // What a gRPC client then classifies: the server could not serve, a failure.
-    expect(classifyGrpcError(error)).toBe('failure');
+    // What a gRPC client then classifies: the remote breaker says when to retry, so back off (a failure without overload).
+    expect([classifyGrpcError(error), classifyGrpcError(error, false)]).toEqual([
+      'overload',
+      'failure',
+    ]);
+    expect(classifyGrpcError({ ...error, metadata: new Metadata() })).toBe('failure');
     const timedOut = filter.catch(
       new CallTimeoutError('payments', 50),
       hostOf('rpc', undefined, new Metadata()),
