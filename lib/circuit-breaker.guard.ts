@@ -11,6 +11,8 @@ import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import { CircuitOpenError, type AdmissionPeek } from './core/index.js';
 import { REQUIRED_CIRCUITS_METADATA } from './circuit-breaker.constants.js';
 import { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
+import { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missing.error.js';
+import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 import { checkRequiredCircuits, type CircuitRequirement } from './circuit-requirement.js';
 import type { RequiredCircuit } from './interfaces/circuit-breaker-admission-options.interface.js';
@@ -33,14 +35,24 @@ const REQUIRED = Symbol('nestjs-circuit-breaker.required-circuits');
 @Injectable()
 export class CircuitBreakerGuard implements CanActivate {
   // Every parameter names its token: `requiring()` builds subclasses, which must inject alike.
+  private readonly registry: CircuitBreakerRegistry;
+
   constructor(
-    @Inject(CircuitBreakerRegistry) private readonly registry: CircuitBreakerRegistry,
+    @Optional() @Inject(CircuitBreakerRegistry) registry: CircuitBreakerRegistry | undefined,
     @Inject(Reflector) private readonly reflector: Reflector,
     @Optional() @Inject(HttpAdapterHost) private readonly adapterHost?: HttpAdapterHost,
     @Optional()
     @Inject(CircuitBreakerExceptionFilter)
     private readonly filter?: CircuitBreakerExceptionFilter,
-  ) {}
+  ) {
+    // Nest builds the guard where it is used: without the module there, fail start-up saying so.
+    if (registry === undefined)
+      throw new CircuitBreakerModuleMissingError(
+        circuitBreakerMessages.integrationWithoutModule('@RequireCircuit() (CircuitBreakerGuard)'),
+        'CircuitBreakerGuard',
+      );
+    this.registry = registry;
+  }
 
   /**
    * A guard class that requires `circuits` on every route it guards, for a
