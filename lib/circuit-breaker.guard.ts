@@ -8,7 +8,7 @@ import {
   type Type,
 } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
-import { CircuitOpenError, type AdmissionPeek } from './core/index.js';
+import { BreakerConfigError, CircuitOpenError, type AdmissionPeek } from './core/index.js';
 import { REQUIRED_CIRCUITS_METADATA } from './circuit-breaker.constants.js';
 import { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
 import { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missing.error.js';
@@ -52,6 +52,16 @@ export class CircuitBreakerGuard implements CanActivate {
         'CircuitBreakerGuard',
       );
     this.registry = registry;
+    // What requiring() names is on no route's metadata, so the start-up check of names does not see it: check it here.
+    for (const { name, key, site } of this.always()) {
+      const breaker = registry.orchestrator.use(name, site);
+      if (key !== undefined && breaker.config.perKey === undefined)
+        throw new BreakerConfigError(circuitBreakerMessages.keyMismatch(name, site, false), name);
+    }
+  }
+
+  private always(): readonly CircuitRequirement[] {
+    return (this.constructor as { [REQUIRED]?: readonly CircuitRequirement[] })[REQUIRED] ?? [];
   }
 
   /**
@@ -74,8 +84,8 @@ export class CircuitBreakerGuard implements CanActivate {
       context.getClass(),
     ]);
     // What `requiring()` gave the class, on every route it guards, beside what `@RequireCircuit()` names there.
-    const always = (this.constructor as { [REQUIRED]?: readonly CircuitRequirement[] })[REQUIRED];
-    const required = always === undefined ? own : [...always, ...own];
+    const always = this.always();
+    const required = always.length === 0 ? own : [...always, ...own];
     for (const requirement of required) {
       const breaker = this.registry.get(requirement.name);
       const answer = (
