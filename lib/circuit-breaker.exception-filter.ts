@@ -32,7 +32,8 @@ import type { CircuitBreakerHttpOptions } from './interfaces/circuit-breaker-htt
  *   builds them.
  * - Microservices (`rpc`): the error the client gets is a
  *   `CircuitBreakerErrorPayload` (`{ status: 'error', code: 'CIRCUIT_OPEN' |
- *   'CALL_TIMEOUT', message, retryAfterMs? }`), as for an `RpcException`.
+ *   'CALL_TIMEOUT', message, retryAfterMs? }`), as for an `RpcException`;
+ *   over gRPC the status `UNAVAILABLE` or `DEADLINE_EXCEEDED`.
  * - WebSockets (`ws`): an `exception` message whose data is that payload, as
  *   for a `WsException`.
  * - GraphQL (`graphql`): the field fails with an error whose `extensions`

@@ -8,9 +8,11 @@ import {
   type Type,
 } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
-import { CircuitOpenError, type AdmissionPeek } from './core/index.js';
+import { BreakerConfigError, CircuitOpenError, type AdmissionPeek } from './core/index.js';
 import { REQUIRED_CIRCUITS_METADATA } from './circuit-breaker.constants.js';
 import { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
+import { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missing.error.js';
+import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 import { checkRequiredCircuits, type CircuitRequirement } from './circuit-requirement.js';
 import type { RequiredCircuit } from './interfaces/circuit-breaker-admission-options.interface.js';
@@ -33,14 +35,34 @@ const REQUIRED = Symbol('nestjs-circuit-breaker.required-circuits');
 @Injectable()
 export class CircuitBreakerGuard implements CanActivate {
   // Every parameter names its token: `requiring()` builds subclasses, which must inject alike.
+  private readonly registry: CircuitBreakerRegistry;
+
   constructor(
-    @Inject(CircuitBreakerRegistry) private readonly registry: CircuitBreakerRegistry,
+    @Optional() @Inject(CircuitBreakerRegistry) registry: CircuitBreakerRegistry | undefined,
     @Inject(Reflector) private readonly reflector: Reflector,
     @Optional() @Inject(HttpAdapterHost) private readonly adapterHost?: HttpAdapterHost,
     @Optional()
     @Inject(CircuitBreakerExceptionFilter)
     private readonly filter?: CircuitBreakerExceptionFilter,
-  ) {}
+  ) {
+    // Nest builds the guard where it is used: without the module there, fail start-up saying so.
+    if (registry === undefined)
+      throw new CircuitBreakerModuleMissingError(
+        circuitBreakerMessages.integrationWithoutModule('@RequireCircuit() (CircuitBreakerGuard)'),
+        'CircuitBreakerGuard',
+      );
+    this.registry = registry;
+    // What requiring() names is on no route's metadata, so the start-up check of names does not see it: check it here.
+    for (const { name, key, site } of this.always()) {
+      const breaker = registry.orchestrator.use(name, site);
+      if (key !== undefined && breaker.config.perKey === undefined)
+        throw new BreakerConfigError(circuitBreakerMessages.keyMismatch(name, site, false), name);
+    }
+  }
+
+  private always(): readonly CircuitRequirement[] {
+    return (this.constructor as { [REQUIRED]?: readonly CircuitRequirement[] })[REQUIRED] ?? [];
+  }
 
   /**
    * A guard class that requires `circuits` on every route it guards, for a
@@ -62,8 +84,8 @@ export class CircuitBreakerGuard implements CanActivate {
       context.getClass(),
     ]);
     // What `requiring()` gave the class, on every route it guards, beside what `@RequireCircuit()` names there.
-    const always = (this.constructor as { [REQUIRED]?: readonly CircuitRequirement[] })[REQUIRED];
-    const required = always === undefined ? own : [...always, ...own];
+    const always = this.always();
+    const required = always.length === 0 ? own : [...always, ...own];
     for (const requirement of required) {
       const breaker = this.registry.get(requirement.name);
       const answer = (

@@ -1,5 +1,7 @@
 import {
+  Inject,
   Injectable,
+  Optional,
   type CallHandler,
   type ExecutionContext,
   type NestInterceptor,
@@ -8,6 +10,8 @@ import { Reflector } from '@nestjs/core';
 import { from, isObservable, of, type Observable } from 'rxjs';
 import { CIRCUIT_INTERCEPTOR_METADATA } from './circuit-breaker.constants.js';
 import { breakerOperator, type BreakerRecovery } from './circuit-breaker.operator.js';
+import { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missing.error.js';
+import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 import type { CircuitInterception } from './circuit-interception.js';
 
@@ -21,10 +25,22 @@ import type { CircuitInterception } from './circuit-interception.js';
  */
 @Injectable()
 export class CircuitBreakerInterceptor implements NestInterceptor {
+  private readonly registry: CircuitBreakerRegistry;
+
   constructor(
-    private readonly registry: CircuitBreakerRegistry,
-    private readonly reflector: Reflector,
-  ) {}
+    @Optional() @Inject(CircuitBreakerRegistry) registry: CircuitBreakerRegistry | undefined,
+    @Inject(Reflector) private readonly reflector: Reflector,
+  ) {
+    // Nest builds the interceptor where it is used: without the module there, fail start-up saying so.
+    if (registry === undefined)
+      throw new CircuitBreakerModuleMissingError(
+        circuitBreakerMessages.integrationWithoutModule(
+          '@UseCircuitBreaker() (CircuitBreakerInterceptor)',
+        ),
+        'CircuitBreakerInterceptor',
+      );
+    this.registry = registry;
+  }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const use = this.reflector.getAllAndOverride<CircuitInterception | undefined>(

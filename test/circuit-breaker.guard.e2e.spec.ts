@@ -208,6 +208,28 @@ describe('@RequireCircuit() at start-up', () => {
     );
   });
 
+  it('checks the names of CircuitBreakerGuard.requiring() too', async () => {
+    await expect(
+      start([CircuitBreakerModule.forRoot({ strict: true, breakers: { payments: {} } })], {
+        providers: [{ provide: APP_GUARD, useClass: CircuitBreakerGuard.requiring('paymnts') }],
+      }),
+    ).rejects.toThrow(
+      'Circuit breaker "paymnts" used by CircuitBreakerGuard.requiring() is not defined, and CircuitBreakerModule is strict. Did you mean "payments"?',
+    );
+    await expect(
+      start([CircuitBreakerModule.forRoot({ breakers: { payments: {} } })], {
+        providers: [
+          {
+            provide: APP_GUARD,
+            useClass: CircuitBreakerGuard.requiring({ name: 'payments', key: () => 'x' }),
+          },
+        ],
+      }),
+    ).rejects.toThrow(
+      'CircuitBreakerGuard.requiring() gives a key, but circuit breaker "payments" is not per-key.',
+    );
+  });
+
   it('refuses bad arguments where the class is declared', () => {
     expect(() => RequireCircuit()).not.toThrow();
     expect(() => {

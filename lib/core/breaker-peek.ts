@@ -36,6 +36,29 @@ export type AdmissionPeek =
       readonly breakerName: string;
     };
 
+// The admitted answers are shared and frozen: the common check allocates nothing.
+const CLOSED_ADMITS: AdmissionPeek = Object.freeze({
+  permitted: true,
+  state: 'closed',
+  probe: false,
+});
+const DISABLED_ADMITS: AdmissionPeek = Object.freeze({
+  permitted: true,
+  state: 'disabled',
+  probe: false,
+});
+const PROBE_ADMITTED: AdmissionPeek = Object.freeze({
+  permitted: true,
+  state: 'half-open',
+  probe: true,
+});
+/** A closed child admitted as its half-open family's probe. */
+const FAMILY_PROBE_ADMITTED: AdmissionPeek = Object.freeze({
+  permitted: true,
+  state: 'closed',
+  probe: true,
+});
+
 /**
  * Admission without a call: `peek()` and `isCallPermitted()` read the state
  * and answer as the next admission would, taking no probe permit, counting
@@ -58,15 +81,19 @@ export abstract class BreakerPeek extends BreakerHooks {
    * `forKey(key).peek()` for one target.
    */
   peek(): AdmissionPeek {
+    const parent = this.parent as BreakerPeek | undefined;
+    const ungated =
+      parent === undefined || parent.current === CLOSED || parent.current === DISABLED;
+    // A closed breaker without overload admits whatever the time: no clock to read.
+    if (ungated && this.current === CLOSED && this.overload === undefined) return CLOSED_ADMITS;
     const now = this.monotonic();
     if (this.keyed !== undefined) return this.peekOwn(now, true);
-    const parent = this.parent as BreakerPeek | undefined;
-    if (parent === undefined || parent.current === CLOSED || parent.current === DISABLED)
-      return this.peekOwn(now, false);
-    const gate = parent.peekOwn(now, true);
+    if (ungated) return this.peekOwn(now, false);
+    const gate = parent!.peekOwn(now, true);
     if (!gate.permitted) return gate;
     const own = this.peekOwn(now, false);
-    return own.permitted && gate.probe && !own.probe ? { ...own, probe: true } : own;
+    if (!own.permitted || !gate.probe || own.probe) return own;
+    return own.state === 'closed' ? FAMILY_PROBE_ADMITTED : { ...own, probe: true };
   }
 
   /** Whether a call made now would be admitted: `peek().permitted`, with the same guarantees. */
@@ -80,7 +107,7 @@ export abstract class BreakerPeek extends BreakerHooks {
     if (state === ISOLATED || state === DISABLED) {
       const forced = this.evidence?.forced;
       if (forced?.until !== undefined && now >= forced.until) state = CLOSED;
-      else if (state === DISABLED) return { permitted: true, state: 'disabled', probe: false };
+      else if (state === DISABLED) return DISABLED_ADMITS;
       else
         return this.rejection(
           ISOLATED,
@@ -91,21 +118,21 @@ export abstract class BreakerPeek extends BreakerHooks {
     if (state === CLOSED) {
       const pausedUntil = asFamily ? 0 : (this.overload?.pausedUntil ?? 0);
       if (now < pausedUntil) return this.rejection(CLOSED, 'retry-after', pausedUntil - now);
-      return { permitted: true, state: 'closed', probe: false };
+      return CLOSED_ADMITS;
     }
     let openUntil = this.openUntilAt;
     if (state === HALF_OPEN) {
       const round = this.round!.peek(now);
       if (!('reopensAt' in round)) {
         if (round.full) return this.rejection(HALF_OPEN, 'half-open-busy', round.retryAfter);
-        return { permitted: true, state: 'half-open', probe: true };
+        return PROBE_ADMITTED;
       }
       // Jitter is drawn when the reopening is made: the estimate uses the duration before it.
       openUntil = round.reopensAt + baseOpenDuration(this.config, this.reopens + 1);
     }
     if (now < openUntil) return this.rejection(OPEN, 'open', openUntil - now);
     // The open duration is over: the next call starts a half-open round and is its first probe.
-    return { permitted: true, state: 'half-open', probe: true };
+    return PROBE_ADMITTED;
   }
 
   private rejection(

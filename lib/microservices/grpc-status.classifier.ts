@@ -33,7 +33,9 @@ const GRPC_OUTCOMES: readonly (CallOutcome | 'overload-or-failure')[] = [
  * `ServiceError`: a numeric `code` with `details` or `metadata`), for a
  * breaker's `classify` option: `UNAVAILABLE`, `DEADLINE_EXCEEDED`,
  * `INTERNAL`, `UNKNOWN`, `UNIMPLEMENTED` and `DATA_LOSS` fail;
- * `RESOURCE_EXHAUSTED` is `overload` (a failure with `overload: false`);
+ * `RESOURCE_EXHAUSTED` is `overload` (a failure with `overload: false`), and
+ * so is a remote breaker's `UNAVAILABLE` that says when to retry (its
+ * `circuit-breaker-code` and `retry-after-ms` metadata);
  * `INVALID_ARGUMENT`, `NOT_FOUND`, `ALREADY_EXISTS`, `PERMISSION_DENIED`,
  * `UNAUTHENTICATED`, `FAILED_PRECONDITION`, `ABORTED` and `OUT_OF_RANGE` are
  * the dependency's valid answers (success); `CANCELLED` is ignored. Any other
@@ -45,8 +47,30 @@ export function classifyGrpcError(error: unknown, overload = true): CallOutcome 
   const code = grpcCodeOf(error);
   if (code === undefined) return classifyRpcError(error, overload);
   const outcome = GRPC_OUTCOMES[code]!;
-  if (outcome !== 'overload-or-failure') return outcome;
-  return overload ? 'overload' : 'failure';
+  if (outcome === 'overload-or-failure' || (code === UNAVAILABLE && remoteBreakerWaits(error)))
+    return overload ? 'overload' : 'failure';
+  return outcome;
+}
+
+const UNAVAILABLE = 14;
+
+/**
+ * Whether an `UNAVAILABLE` is a remote breaker's answer that says when to
+ * retry (this package's filters put `circuit-breaker-code` and
+ * `retry-after-ms` in the trailing metadata): back off, as for a 503 with
+ * `Retry-After`, rather than open.
+ */
+function remoteBreakerWaits(error: unknown): boolean {
+  try {
+    const metadata = (error as { metadata?: unknown }).metadata as
+      { get?: (key: string) => unknown[]; getMap?: () => Record<string, unknown> } | undefined;
+    if (typeof metadata !== 'object' || metadata === null) return false;
+    const read = (key: string): unknown =>
+      typeof metadata.get === 'function' ? metadata.get(key)[0] : metadata.getMap?.()[key];
+    return read('circuit-breaker-code') === 'CIRCUIT_OPEN' && read('retry-after-ms') !== undefined;
+  } catch {
+    return false;
+  }
 }
 
 /** The gRPC status code of an error shaped as grpc-js makes them, or `undefined`. */

@@ -7,6 +7,8 @@ import {
   CircuitBreaker,
   CircuitBreakerModule,
   CircuitBreakerModuleMissingError,
+  RequireCircuit,
+  UseCircuitBreaker,
 } from '../../lib/index.js';
 import { CircuitBreakerTelemetryModule } from '../../lib/opentelemetry/index.js';
 import { CircuitBreakerMetricsModule } from '../../lib/prometheus/index.js';
@@ -144,5 +146,40 @@ describe('the integration modules without CircuitBreakerModule', () => {
     expect(error).toBeInstanceOf(CircuitBreakerModuleMissingError);
     expect(error.requiredBy).toBe(integration);
     expect(error.message).toBe(message(integration));
+  });
+});
+
+describe('@RequireCircuit() and @UseCircuitBreaker() without CircuitBreakerModule', () => {
+  @Controller('checkout')
+  class GuardedController {
+    @Get()
+    @RequireCircuit('payments')
+    checkout(): string {
+      return 'ok';
+    }
+  }
+
+  @Controller('quotes')
+  class InterceptedController {
+    @Get()
+    @UseCircuitBreaker('quotes')
+    quote(): string {
+      return 'ok';
+    }
+  }
+
+  it('fails start-up naming the guard and the import to add', async () => {
+    const error = await failure(start([], { controllers: [GuardedController] }));
+    expect(error).toBeInstanceOf(CircuitBreakerModuleMissingError);
+    expect([error.requiredBy, error.message]).toEqual([
+      'CircuitBreakerGuard',
+      '@RequireCircuit() (CircuitBreakerGuard) needs CircuitBreakerModule, whose CircuitBreakerRegistry it reads, and none is visible to it. Import CircuitBreakerModule.forRoot() (or forRootAsync()) in the root module, beside @RequireCircuit() (CircuitBreakerGuard), and keep it global (the default).',
+    ]);
+  });
+
+  it('fails start-up naming the interceptor', async () => {
+    const error = await failure(start([], { controllers: [InterceptedController] }));
+    expect(error).toBeInstanceOf(CircuitBreakerModuleMissingError);
+    expect(error.requiredBy).toBe('CircuitBreakerInterceptor');
   });
 });
