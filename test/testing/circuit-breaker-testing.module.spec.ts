@@ -181,6 +181,9 @@ describe('CircuitBreakerTestingModule', () => {
       ['closed', 'isolated', 'forced'],
       ['isolated', 'closed', 'released'],
     ]);
+    breakers.clearHistory();
+    expect(breakers.history('payments')).toEqual([]);
+    expect(() => breakers.history('paymnets')).toThrow('No circuit breaker named "paymnets"');
   });
 
   it('inject() reaches decorated methods with a fallback, the Observable path and the operator alike, without reaching the dependency', async () => {
