@@ -60,6 +60,7 @@ export type {
   HalfOpenSnapshot,
   IgnoredEvent,
   InjectedFault,
+  InjectedFaultSnapshot,
   OverloadOptions,
   PerKeyOptions,
   ProbeEvent,

@@ -1,3 +1,4 @@
+import type { InjectedFaultSnapshot } from './fault-injection.js';
 import type { ForcedStateSnapshot } from './forced-state.js';
 import type { BreakerCoordination } from './breaker-coordinator.interface.js';
 import type { FamilySnapshot } from './breaker-family.js';
@@ -53,6 +54,8 @@ export interface BreakerSnapshot {
   /** For a breaker that shares its state with other replicas: whether it does so now. */
   coordination?: BreakerCoordination;
   thresholds: BreakerThresholds;
+  /** While a fault is injected (`injectFault()`): what it is, and how many calls got it. */
+  injectedFault?: InjectedFaultSnapshot;
 }
 
 /** @publicApi */

@@ -50,6 +50,20 @@ export interface InjectedFault {
   remove(): void;
 }
 
+/** An injected fault as snapshots show it. @publicApi */
+export interface InjectedFaultSnapshot {
+  /** Calls fail (with an `InjectedFaultError` or the error given). */
+  fail: boolean;
+  /** Calls are refused as overloaded, with this pause. */
+  overload?: { retryAfterMs?: number };
+  latencyMs: number;
+  rate: number;
+  /** Whether `rate` draws from a random source of its own instead of spreading evenly. */
+  drawn: boolean;
+  /** How many calls got the fault so far. */
+  injected: number;
+}
+
 interface CheckedFault {
   readonly fail: true | object | (() => unknown) | undefined;
   readonly latencyMs: number;
@@ -84,6 +98,23 @@ export class FaultPlan implements InjectedFault {
     if (!this.active) return;
     this.active = false;
     this.withdraw(this);
+  }
+
+  snapshot(): InjectedFaultSnapshot {
+    const { fail, overload, latencyMs, rate, random } = this.fault;
+    return {
+      fail: fail !== undefined,
+      ...(overload === undefined
+        ? {}
+        : {
+            overload:
+              overload.retryAfterMs === undefined ? {} : { retryAfterMs: overload.retryAfterMs },
+          }),
+      latencyMs,
+      rate,
+      drawn: random !== undefined,
+      injected: this.injected,
+    };
   }
 
   /** Whether the call being admitted gets the fault. */
