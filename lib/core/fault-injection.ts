@@ -21,7 +21,8 @@ export interface FaultInjectionOptions {
   /**
    * The call waits this long first, on the breaker's clock (a manual clock in
    * tests), within its deadline: a latency longer than `timeoutMs` is a
-   * timeout. Synchronous decorated methods cannot wait and ignore it.
+   * timeout. A decorated method not known to return a Promise or an
+   * Observable cannot wait, and ignores it.
    */
   latencyMs?: number;
   /** The call is refused as overloaded (a 429, with this `Retry-After`) without reaching the dependency. */

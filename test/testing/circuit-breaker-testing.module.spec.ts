@@ -225,6 +225,30 @@ describe('CircuitBreakerTestingModule', () => {
     expect([service.calls, value]).toEqual([1, 'live rates']);
   });
 
+  it('inject() on a synchronous decorated method: the failure is thrown at once, the latency ignored (it cannot wait)', async () => {
+    @Injectable()
+    class Vat {
+      calls = 0;
+      @CircuitBreaker({ name: 'payments', fallback: () => 0.2 })
+      rate(country: string): number {
+        this.calls++;
+        return country === 'FR' ? 0.2 : 0.19;
+      }
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [CircuitBreakerTestingModule.forRoot(OPTIONS)],
+      providers: [Vat],
+    }).compile();
+    modules.push(moduleRef);
+    const vat = moduleRef.get(Vat);
+    const breakers = moduleRef.get(CircuitBreakerTester);
+    breakers.inject('payments', { latencyMs: 500 });
+    expect(vat.rate('DE')).toBe(0.19);
+    breakers.inject('payments', { latencyMs: 500, fail: true });
+    expect(vat.rate('DE')).toBe(0.2);
+    expect([vat.calls, breakers.clock.pendingTimers]).toEqual([1, 0]);
+  });
+
   it('inject() overload: the decorated call is refused as a 429, and the next waits out its Retry-After', async () => {
     const { service, breakers, clock } = await start();
     const fault = breakers.inject('payments', { overload: { retryAfterMs: 5_000 } });
