@@ -323,6 +323,58 @@ describe('the sample application over real HTTP', () => {
   });
 });
 
+describe('the game-day endpoints', () => {
+  async function send(method: string, path: string, body?: unknown) {
+    const response = await fetch(`${sample.url}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
+  }
+
+  it('POST /breakers/:name/faults injects a fault over HTTP, shown in the snapshot, and DELETE removes it', async () => {
+    const before = sample.upstreams.primary.requests;
+    expect(
+      await send('POST', '/breakers/catalog.search/faults', { fail: true, rate: 0.5 }),
+    ).toEqual({
+      status: 201,
+      body: { fail: true, latencyMs: 0, rate: 0.5, drawn: false, injected: 0 },
+    });
+    expect((await get('/catalog/search?q=cup')).body).toEqual([]);
+    expect((await get('/catalog/search?q=cup')).body).toEqual([
+      { id: '1', name: 'Espresso cup', price: 12 },
+    ]);
+    expect(sample.upstreams.primary.requests).toBe(before + 1);
+    expect((await get('/breakers/catalog.search')).body.injectedFault.injected).toBe(1);
+    expect(await send('DELETE', '/breakers/catalog.search/faults')).toEqual({
+      status: 204,
+      body: undefined,
+    });
+    expect((await get('/breakers/catalog.search')).body.injectedFault).toBeUndefined();
+    expect(await send('POST', '/breakers/catalog/faults', { fail: true, rate: 2 })).toEqual({
+      status: 400,
+      body: {
+        statusCode: 400,
+        error: 'Bad Request',
+        message:
+          'Circuit breaker "catalog": injectFault() option "rate" must be a number in (0, 1], got 2. Fix it, or leave it out.',
+      },
+    });
+  });
+
+  it('without GAME_DAY=true, the application refuses to inject, saying how to allow it', async () => {
+    await sample.close();
+    sample = await startSample({ logger: false });
+    const refused = await send('POST', '/breakers/catalog/faults', { fail: true });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toMatch(
+      /^Circuit breaker "catalog": fault injection is off, so injectFault\(\) is refused/,
+    );
+  });
+});
+
 describe('the sample reads its breaker options through @nestjs/config', () => {
   const VARIABLES = ['CB_CATALOG_TIMEOUT_MS', 'CB_DEFAULTS_OPEN_DURATION_MS', 'CB_CATALOG_TIMEOUT'];
   afterEach(() => {
