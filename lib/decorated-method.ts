@@ -219,9 +219,9 @@ export class DecoratedMethod {
               () => original.apply(instance, args),
               this.withSignal === callWithSignal,
             );
-      // An injected fault stands in for the method (a synchronous one cannot wait out a latency).
+      // An injected fault stands in for the method; only a Promise method can wait out a latency.
       result =
-        faulted === undefined ? call() : faulted.perform(call, undefined, this.kind === 'sync');
+        faulted === undefined ? call() : faulted.perform(call, undefined, this.kind !== 'promise');
     } catch (error) {
       // An injected failure throws at once whatever the method returns: a Promise method still rejects.
       const kind = faulted === undefined ? (this.kind ??= 'sync') : (this.kind ?? 'sync');

@@ -66,6 +66,7 @@ export type {
   HalfOpenSnapshot,
   IgnoredEvent,
   InjectedFault,
+  InjectedFaultSnapshot,
   OverloadOptions,
   PerKeyOptions,
   ProbeEvent,

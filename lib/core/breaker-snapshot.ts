@@ -1,3 +1,4 @@
+import type { InjectedFaultSnapshot } from './fault-injection.js';
 import type { ForcedStateSnapshot } from './forced-state.js';
 import type { BreakerCoordination } from './breaker-coordinator.interface.js';
 import type { FamilySnapshot } from './breaker-family.js';
@@ -59,6 +60,8 @@ export interface BreakerSnapshot {
   /** While an active recovery probe (`probe`) runs for the open breaker: when the next is due. */
   recoveryProbe?: RecoveryProbeSnapshot;
   thresholds: BreakerThresholds;
+  /** While a fault is injected (`injectFault()`): what it is, and how many calls got it. */
+  injectedFault?: InjectedFaultSnapshot;
 }
 
 /** @publicApi */

@@ -250,7 +250,7 @@ export class Breaker extends BreakerPeek {
     this.refresh(now, false);
     this.window.refresh(now);
     const state = this.current;
-    return assembleSnapshot({
+    const snapshot = assembleSnapshot({
       name: this.name,
       key: this.key,
       config: this.config,
@@ -279,6 +279,10 @@ export class Breaker extends BreakerPeek {
         state === HALF_OPEN || state === OPEN ? this.reopens + 1 : this.reopens,
       ),
     });
+    // A game day's fault shows where people look: dashboards, /breakers endpoints.
+    const fault = this.overload?.faults;
+    if (fault !== undefined) snapshot.injectedFault = fault.snapshot();
+    return snapshot;
   }
 
   private coordination(): BreakerCoordination | undefined {

@@ -21,7 +21,8 @@ export interface FaultInjectionOptions {
   /**
    * The call waits this long first, on the breaker's clock (a manual clock in
    * tests), within its deadline: a latency longer than `timeoutMs` is a
-   * timeout. Synchronous decorated methods cannot wait and ignore it.
+   * timeout. A decorated method not known to return a Promise or an
+   * Observable cannot wait, and ignores it.
    */
   latencyMs?: number;
   /** The call is refused as overloaded (a 429, with this `Retry-After`) without reaching the dependency. */
@@ -48,6 +49,20 @@ export interface InjectedFault {
   readonly active: boolean;
   /** Removes the fault: calls reach the dependency again. A call already given the fault keeps it. */
   remove(): void;
+}
+
+/** An injected fault as snapshots show it. @publicApi */
+export interface InjectedFaultSnapshot {
+  /** Calls fail (with an `InjectedFaultError` or the error given). */
+  fail: boolean;
+  /** Calls are refused as overloaded, with this pause. */
+  overload?: { retryAfterMs?: number };
+  latencyMs: number;
+  rate: number;
+  /** Whether `rate` draws from a random source of its own instead of spreading evenly. */
+  drawn: boolean;
+  /** How many calls got the fault so far. */
+  injected: number;
 }
 
 interface CheckedFault {
@@ -84,6 +99,23 @@ export class FaultPlan implements InjectedFault {
     if (!this.active) return;
     this.active = false;
     this.withdraw(this);
+  }
+
+  snapshot(): InjectedFaultSnapshot {
+    const { fail, overload, latencyMs, rate, random } = this.fault;
+    return {
+      fail: fail !== undefined,
+      ...(overload === undefined
+        ? {}
+        : {
+            overload:
+              overload.retryAfterMs === undefined ? {} : { retryAfterMs: overload.retryAfterMs },
+          }),
+      latencyMs,
+      rate,
+      drawn: random !== undefined,
+      injected: this.injected,
+    };
   }
 
   /** Whether the call being admitted gets the fault. */

@@ -102,4 +102,8 @@ export type {
 } from './breaker-coordinator.interface.js';
 export type { ForceableState, ForceOptions, ForcedStateSnapshot } from './forced-state.js';
 export { InjectedFaultError } from './injected-fault.error.js';
-export type { FaultInjectionOptions, InjectedFault } from './fault-injection.js';
+export type {
+  FaultInjectionOptions,
+  InjectedFault,
+  InjectedFaultSnapshot,
+} from './fault-injection.js';

@@ -19,6 +19,10 @@ Try:
   curl -i ${sample.url}/health/ready             # 503 while a breaker is open
   curl ${sample.url}/breakers                    # every breaker's snapshot
   curl ${sample.url}/metrics                     # Prometheus
+
+A game day (start with GAME_DAY=true): failures made up by the breaker, the catalog untouched
+  curl -X POST ${sample.url}/breakers/catalog/faults -H 'content-type: application/json' -d '{"fail":true,"rate":0.5}'
+  curl -X DELETE ${sample.url}/breakers/catalog/faults
 `);
 const stop = async () => {
   await sample.close();

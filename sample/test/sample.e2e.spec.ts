@@ -288,8 +288,7 @@ describe('the sample application over real HTTP', () => {
     const pending = get('/inventory/a/7');
     // The call waits on its 800 ms deadline, which runs on the manual clock.
     await clock.whenTimerPending();
-    clock.advance(799);
-    clock.advance(1);
+    clock.advance(800);
     const cut = await pending;
     expect(cut.status).toBe(504);
     expect(cut.body).toEqual({
@@ -356,6 +355,58 @@ describe('the sample application over real HTTP', () => {
       ['inventory', 'closed'],
     ]);
     expect(response.body[0].totals).toMatchObject({ admitted: 1, successes: 1 });
+  });
+});
+
+describe('the game-day endpoints', () => {
+  async function send(method: string, path: string, body?: unknown) {
+    const response = await fetch(`${sample.url}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
+  }
+
+  it('POST /breakers/:name/faults injects a fault over HTTP, shown in the snapshot, and DELETE removes it', async () => {
+    const before = sample.upstreams.primary.requests;
+    expect(
+      await send('POST', '/breakers/catalog.search/faults', { fail: true, rate: 0.5 }),
+    ).toEqual({
+      status: 201,
+      body: { fail: true, latencyMs: 0, rate: 0.5, drawn: false, injected: 0 },
+    });
+    expect((await get('/catalog/search?q=cup')).body).toEqual([]);
+    expect((await get('/catalog/search?q=cup')).body).toEqual([
+      { id: '1', name: 'Espresso cup', price: 12 },
+    ]);
+    expect(sample.upstreams.primary.requests).toBe(before + 1);
+    expect((await get('/breakers/catalog.search')).body.injectedFault.injected).toBe(1);
+    expect(await send('DELETE', '/breakers/catalog.search/faults')).toEqual({
+      status: 204,
+      body: undefined,
+    });
+    expect((await get('/breakers/catalog.search')).body.injectedFault).toBeUndefined();
+    expect(await send('POST', '/breakers/catalog/faults', { fail: true, rate: 2 })).toEqual({
+      status: 400,
+      body: {
+        statusCode: 400,
+        error: 'Bad Request',
+        message:
+          'Circuit breaker "catalog": injectFault() option "rate" must be a number in (0, 1], got 2. Fix it, or leave it out.',
+      },
+    });
+  });
+
+  it('without GAME_DAY=true, the application refuses to inject, saying how to allow it', async () => {
+    await sample.close();
+    sample = await startSample({ logger: false });
+    const refused = await send('POST', '/breakers/catalog/faults', { fail: true });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toMatch(
+      /^Circuit breaker "catalog": fault injection is off, so injectFault\(\) is refused/,
+    );
   });
 });
 

@@ -79,8 +79,16 @@ describe('Breaker.injectFault()', () => {
       rejected: { open: 1, total: 1 },
     });
     expect([fault.injected, fault.active]).toEqual([2, true]);
+    expect(breaker.snapshot().injectedFault).toEqual({
+      fail: true,
+      latencyMs: 0,
+      rate: 1,
+      drawn: false,
+      injected: 2,
+    });
     fault.remove();
     expect([fault.injected, fault.active]).toEqual([2, false]);
+    expect(breaker.snapshot().injectedFault).toBeUndefined();
     // The open duration on the manual clock, then the probe reaches the dependency and closes the breaker.
     clock.advance(1_000);
     expect(await calls(breaker, 2)).toEqual({ reached: [1, 2], outcomes: ['ok', 'ok'] });
@@ -206,6 +214,14 @@ describe('Breaker.injectFault()', () => {
     const clock = new ManualClock(START);
     const breaker = breakerOn(clock);
     const fault = breaker.injectFault({ overload: { retryAfterMs: 2_000 } });
+    expect(breaker.snapshot().injectedFault).toEqual({
+      fail: false,
+      overload: { retryAfterMs: 2_000 },
+      latencyMs: 0,
+      rate: 1,
+      drawn: false,
+      injected: 0,
+    });
     const error = (await breaker
       .execute(() => 'ok')
       .catch((e: unknown) => e)) as InjectedFaultError;

@@ -181,6 +181,9 @@ describe('CircuitBreakerTestingModule', () => {
       ['closed', 'isolated', 'forced'],
       ['isolated', 'closed', 'released'],
     ]);
+    breakers.clearHistory();
+    expect(breakers.history('payments')).toEqual([]);
+    expect(() => breakers.history('paymnets')).toThrow('No circuit breaker named "paymnets"');
   });
 
   it('inject() reaches decorated methods with a fallback, the Observable path and the operator alike, without reaching the dependency', async () => {
@@ -220,6 +223,30 @@ describe('CircuitBreakerTestingModule', () => {
     expect([service.calls, value]).toEqual([0, undefined]);
     await clock.advanceAsync(400);
     expect([service.calls, value]).toEqual([1, 'live rates']);
+  });
+
+  it('inject() on a synchronous decorated method: the failure is thrown at once, the latency ignored (it cannot wait)', async () => {
+    @Injectable()
+    class Vat {
+      calls = 0;
+      @CircuitBreaker({ name: 'payments', fallback: () => 0.2 })
+      rate(country: string): number {
+        this.calls++;
+        return country === 'FR' ? 0.2 : 0.19;
+      }
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [CircuitBreakerTestingModule.forRoot(OPTIONS)],
+      providers: [Vat],
+    }).compile();
+    modules.push(moduleRef);
+    const vat = moduleRef.get(Vat);
+    const breakers = moduleRef.get(CircuitBreakerTester);
+    breakers.inject('payments', { latencyMs: 500 });
+    expect(vat.rate('DE')).toBe(0.19);
+    breakers.inject('payments', { latencyMs: 500, fail: true });
+    expect(vat.rate('DE')).toBe(0.2);
+    expect([vat.calls, breakers.clock.pendingTimers]).toEqual([1, 0]);
   });
 
   it('inject() overload: the decorated call is refused as a 429, and the next waits out its Retry-After', async () => {

@@ -37,8 +37,11 @@ export function sampleBreakerOptions(
 export const CIRCUIT_BREAKER_ASYNC_OPTIONS = {
   imports: [ConfigModule.forFeature(circuitBreakerEnv)],
   inject: [ConfigService],
-  useFactory: (config: ConfigService): CircuitBreakerModuleOptions =>
-    sampleBreakerOptions(config.getOrThrow<CircuitBreakerEnvConfig>('circuitBreakers')),
+  useFactory: (config: ConfigService): CircuitBreakerModuleOptions => ({
+    ...sampleBreakerOptions(config.getOrThrow<CircuitBreakerEnvConfig>('circuitBreakers')),
+    // GAME_DAY=true allows POST /breakers/:name/faults (left out otherwise: the testing module turns it on).
+    ...(config.get<string>('GAME_DAY') === 'true' ? { faultInjection: true } : {}),
+  }),
   // CircuitOpenError → 503 + Retry-After, CallTimeoutError → 504, with bodies that name no breaker;
   // over the TCP microservice, the CIRCUIT_OPEN / CALL_TIMEOUT payload.
   httpFilter: true,
