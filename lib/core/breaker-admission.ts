@@ -34,12 +34,27 @@ import { isCall, UncountedCall } from './uncounted-call.js';
  *
  * Not exported; kept in the declarations because `Breaker` extends it.
  */
+const guards = new WeakMap<object, CallGuard>();
+
 // Shared by every call that has neither a caller signal nor a deadline.
 const NO_SIGNAL: CallContext = Object.freeze({ signal: undefined });
 
 export abstract class BreakerAdmission extends BreakerCalls {
-  /** @internal Only with the bulkhead or rampUp option: what stands in front of admission. */
-  protected guard: CallGuard | undefined = guardFor(this.config, undefined, this);
+  /**
+   * @internal Only with the bulkhead, rampUp or probe option: what stands in
+   * front of admission. Kept beside the breaker, not in a field of its own: a
+   * breaker without these options (a breaker per target) holds nothing for
+   * them, and its calls read one flag of its shared config.
+   */
+  protected get guard(): CallGuard | undefined {
+    return this.config.guarded ? guards.get(this) : undefined;
+  }
+
+  /** @internal Made by the constructor: the guard its options ask for. */
+  protected attachGuard(): void {
+    const guard = guardFor(this.config, undefined, this);
+    if (guard !== undefined) guards.set(this, guard);
+  }
 
   /** @internal The rest of `execute()`, past its checks and the guard. */
   pass<T>(fn: ProtectedCall<T>, signal: AbortSignal | undefined): Promise<T> {
@@ -269,7 +284,10 @@ export abstract class BreakerAdmission extends BreakerCalls {
   /** @internal */
   protected override applyConfig(config: ResolvedBreakerOptions): ReconfigurationReset[] {
     const reset = super.applyConfig(config);
-    this.guard = guardFor(config, this.guard, this);
+    const current = guards.get(this);
+    const guard = guardFor(config, current, this);
+    if (guard === undefined) guards.delete(this);
+    else if (guard !== current) guards.set(this, guard);
     return reset;
   }
   /** Whether this is a child whose family is not closed: its calls pass the family's gate first. */
