@@ -211,6 +211,12 @@ export abstract class BreakerAdmission extends BreakerCalls {
     );
   }
 
+  /** @internal Shared: only the holder of the fleet's probe permit (asked for here, answered later) probes. */
+  mayProbeForFleet(): boolean {
+    const coordinator = this.env.coordinator;
+    return coordinator === undefined || coordinator.mayProbe(this);
+  }
+
   /** @internal The recovery probe succeeded (reason `recovery-probe`). */
   recoveredByProbe(to: 'half-open' | 'closed', now: number): void {
     const state = this.current;

@@ -159,7 +159,7 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
         at: change.at,
         reopen: from === 'half-open',
       };
-    } else if (to === 'closed' && from === 'half-open') {
+    } else if (to === 'closed' && (from === 'half-open' || reason === 'recovery-probe')) {
       op = { kind: 'close', at: change.at };
     } else if (to === 'closed' && reason === 'reset') {
       op = { kind: 'withdraw' };
