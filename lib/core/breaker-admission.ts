@@ -270,6 +270,24 @@ export abstract class BreakerAdmission extends BreakerCalls {
       this.transition(OPEN, reason, now, retryAfterOf(subject, this.env.clock.now()));
   }
 
+  /**
+   * Closes an open or half-open breaker because the fleet's probe succeeded
+   * elsewhere (reason `shared-close`), dated `closedAt` (wall time) when the
+   * store says when the fleet closed: a slow start then ramps from the fleet's
+   * close time, as on every replica. Never dated before the breaker's own
+   * opening, nor in the future.
+   */
+  override adoptClosed(closedAt?: number): void {
+    const state = this.current;
+    if (closedAt === undefined || (state !== OPEN && state !== HALF_OPEN)) {
+      super.adoptClosed();
+      return;
+    }
+    const now = this.monotonic();
+    const at = closedAt - (this.env.clock.now() - now);
+    this.transition(CLOSED, 'shared-close', Math.max(this.sinceAt, Math.min(now, at)), undefined);
+  }
+
   /** @internal Tells the guard too: a recovery that closes the breaker starts its slow start. */
   protected override transition(
     to: StateCode,

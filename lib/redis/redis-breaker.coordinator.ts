@@ -302,7 +302,7 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     const state = breaker.lastDecidedState;
     // A close verdict ends the outage it was about, not one this replica found after it.
     if ((state === 'open' || state === 'half-open') && record.ownOpenAt <= fleet.at)
-      breaker.adoptClosed();
+      breaker.adoptClosed(fleet.at);
   }
 
   private request(record: SharedBreaker): void {
