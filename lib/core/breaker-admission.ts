@@ -314,14 +314,14 @@ export abstract class BreakerAdmission extends BreakerCalls {
     else if (guard !== current) guards.set(this, guard);
     return reset;
   }
-  /** Whether this is a child whose family is not closed: its calls pass the family's gate first. */
+  /** @internal Whether this is a child whose family is not closed: its calls pass the family's gate first. */
   protected underFamilyGate(): boolean {
     const parent = this.parent as BreakerAdmission | undefined;
     return parent !== undefined && parent.current !== CLOSED && parent.current !== DISABLED;
   }
 
   /**
-   * A child's call while its family is not closed: the family rejects for every
+   * @internal A child's call while its family is not closed: the family rejects for every
    * key while open, and while half-open admits its probes through whichever key
    * is asked for. A family probe's call carries the family's permit with it
    * (settled alike); a child's own rejection returns that permit.
