@@ -36,12 +36,27 @@ import { FaultedCall } from './faulted-call.js';
  *
  * Not exported; kept in the declarations because `Breaker` extends it.
  */
+const guards = new WeakMap<object, CallGuard>();
+
 // Shared by every call that has neither a caller signal nor a deadline.
 const NO_SIGNAL: CallContext = Object.freeze({ signal: undefined });
 
 export abstract class BreakerAdmission extends BreakerCalls {
-  /** @internal Only with the bulkhead or rampUp option: what stands in front of admission. */
-  protected guard: CallGuard | undefined = guardFor(this.config, undefined, this);
+  /**
+   * @internal Only with the bulkhead, rampUp or probe option: what stands in
+   * front of admission. Kept beside the breaker, not in a field of its own: a
+   * breaker without these options (a breaker per target) holds nothing for
+   * them, and its calls read one flag of its shared config.
+   */
+  protected get guard(): CallGuard | undefined {
+    return this.config.guarded ? guards.get(this) : undefined;
+  }
+
+  /** @internal Made by the constructor: the guard its options ask for. */
+  protected attachGuard(): void {
+    const guard = guardFor(this.config, undefined, this);
+    if (guard !== undefined) guards.set(this, guard);
+  }
 
   /** @internal The rest of `execute()`, past its checks and the guard. */
   pass<T>(fn: ProtectedCall<T>, signal: AbortSignal | undefined): Promise<T> {
@@ -206,6 +221,12 @@ export abstract class BreakerAdmission extends BreakerCalls {
     );
   }
 
+  /** @internal Shared: only the holder of the fleet's probe permit (asked for here, answered later) probes. */
+  mayProbeForFleet(): boolean {
+    const coordinator = this.env.coordinator;
+    return coordinator === undefined || coordinator.mayProbe(this);
+  }
+
   /** @internal The recovery probe succeeded (reason `recovery-probe`). */
   recoveredByProbe(to: 'half-open' | 'closed', now: number): void {
     const state = this.current;
@@ -259,6 +280,24 @@ export abstract class BreakerAdmission extends BreakerCalls {
       this.transition(OPEN, reason, now, retryAfterOf(subject, this.env.clock.now()));
   }
 
+  /**
+   * Closes an open or half-open breaker because the fleet's probe succeeded
+   * elsewhere (reason `shared-close`), dated `closedAt` (wall time) when the
+   * store says when the fleet closed: a slow start then ramps from the fleet's
+   * close time, as on every replica. Never dated before the breaker's own
+   * opening, nor in the future.
+   */
+  override adoptClosed(closedAt?: number): void {
+    const state = this.current;
+    if (closedAt === undefined || (state !== OPEN && state !== HALF_OPEN)) {
+      super.adoptClosed();
+      return;
+    }
+    const now = this.monotonic();
+    const at = closedAt - (this.env.clock.now() - now);
+    this.transition(CLOSED, 'shared-close', Math.max(this.sinceAt, Math.min(now, at)), undefined);
+  }
+
   /** @internal Tells the guard too: a recovery that closes the breaker starts its slow start. */
   protected override transition(
     to: StateCode,
@@ -279,17 +318,20 @@ export abstract class BreakerAdmission extends BreakerCalls {
   /** @internal */
   protected override applyConfig(config: ResolvedBreakerOptions): ReconfigurationReset[] {
     const reset = super.applyConfig(config);
-    this.guard = guardFor(config, this.guard, this);
+    const current = guards.get(this);
+    const guard = guardFor(config, current, this);
+    if (guard === undefined) guards.delete(this);
+    else if (guard !== current) guards.set(this, guard);
     return reset;
   }
-  /** Whether this is a child whose family is not closed: its calls pass the family's gate first. */
+  /** @internal Whether this is a child whose family is not closed: its calls pass the family's gate first. */
   protected underFamilyGate(): boolean {
     const parent = this.parent as BreakerAdmission | undefined;
     return parent !== undefined && parent.current !== CLOSED && parent.current !== DISABLED;
   }
 
   /**
-   * A child's call while its family is not closed: the family rejects for every
+   * @internal A child's call while its family is not closed: the family rejects for every
    * key while open, and while half-open admits its probes through whichever key
    * is asked for. A family probe's call carries the family's permit with it
    * (settled alike); a child's own rejection returns that permit.

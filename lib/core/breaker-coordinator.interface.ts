@@ -19,7 +19,8 @@ export interface CoordinatedBreaker {
   /** The state as last decided, without making a due transition happen: a coordinator looks without acting. */
   readonly lastDecidedState: BreakerState;
   adoptOpen(openUntil: number): void;
-  adoptClosed(): void;
+  /** `closedAt`: when the fleet closed (wall time), which a slow start (`rampUp`) ramps from. */
+  adoptClosed(closedAt?: number): void;
 }
 
 /**

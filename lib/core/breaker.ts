@@ -71,6 +71,7 @@ export class Breaker extends BreakerPeek {
             );
     super(lineage === undefined ? name : undefined, lineage, config, env, keyed);
     this.timed = this.needsTiming();
+    this.attachGuard();
     // A child born (or born again after eviction) while its family lets every call through is forced alike.
     // Forced open needs nothing of the child: the family's gate rejects every key.
     const forced = lineage?.parent.evidence?.forced;

@@ -39,15 +39,15 @@ export function resolveRecoveryOptions(
   options: { bulkhead?: unknown; rampUp?: unknown; probe?: unknown },
   timeoutMs: number | undefined,
 ): ResolvedRecoveryOptions {
-  return {
-    bulkhead: resolveBulkhead(
-      check,
-      options.bulkhead as Record<string, unknown> | undefined,
-      timeoutMs,
-    ),
-    rampUp: resolveRampUp(check, options.rampUp as Record<string, unknown> | undefined),
-    probe: resolveProbe(check, options.probe as Record<string, unknown> | undefined),
-  };
+  const bulkhead = resolveBulkhead(
+    check,
+    options.bulkhead as Record<string, unknown> | undefined,
+    timeoutMs,
+  );
+  const rampUp = resolveRampUp(check, options.rampUp as Record<string, unknown> | undefined);
+  const probe = resolveProbe(check, options.probe as Record<string, unknown> | undefined);
+  const guarded = bulkhead !== undefined || rampUp !== undefined || probe !== undefined;
+  return { guarded, bulkhead, rampUp, probe };
 }
 
 function resolveBulkhead(

@@ -14,12 +14,17 @@ export interface ProbeHost {
   monotonic(): number;
   /** Whether the breaker (refreshed, without asking for the fleet's probe permit) is still one to probe for. */
   needsRecoveryProbe(now: number): boolean;
+  /** Whether this replica may probe now: always alone; shared, only while it holds the fleet's probe permit. */
+  mayProbeForFleet(): boolean;
   classifyError(error: unknown): CallOutcome;
   classifyResult(value: unknown): CallOutcome;
   /** The health check succeeded: half-open, or closed (reason `recovery-probe`). */
   recoveredByProbe(to: 'half-open' | 'closed', now: number): void;
   recordRecoveryProbe(event: RecoveryProbeEvent): void;
 }
+
+/** How soon a replica that asked for the fleet's probe permit looks at the answer. */
+const FLEET_RETRY_MS = 100;
 
 /** The health check in flight. */
 interface InFlight {
@@ -79,8 +84,12 @@ export class RecoveryProbe implements ScheduledTask {
       }
       // The breaker may have moved while it was refreshed, and stopped this probe.
       if (!this.active) return;
-      this.nextAt = now + options.intervalMs;
-      this.launch(options, now);
+      // Shared through a store: one replica probes for the fleet. The permit is asked for now and answered
+      // later, so the next try comes soon; a replica that lost it keeps answering no from what it knows.
+      if (this.host.mayProbeForFleet()) {
+        this.nextAt = now + options.intervalMs;
+        this.launch(options, now);
+      } else this.nextAt = now + Math.min(options.intervalMs, FLEET_RETRY_MS);
     }
     this.reschedule();
   }

@@ -167,7 +167,7 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
         at: change.at,
         reopen: from === 'half-open',
       };
-    } else if (to === 'closed' && from === 'half-open') {
+    } else if (to === 'closed' && (from === 'half-open' || reason === 'recovery-probe')) {
       op = { kind: 'close', at: change.at };
     } else if (to === 'closed' && reason === 'reset') {
       op = { kind: 'withdraw' };
@@ -310,7 +310,7 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     const state = breaker.lastDecidedState;
     // A close verdict ends the outage it was about, not one this replica found after it.
     if ((state === 'open' || state === 'half-open') && record.ownOpenAt <= fleet.at)
-      breaker.adoptClosed();
+      breaker.adoptClosed(fleet.at);
   }
 
   private request(record: SharedBreaker): void {

@@ -142,6 +142,37 @@ describe('Breaker rampUp (slow start after closing)', () => {
     expect(breaker.snapshot().openUntil).toBe(clock.now() + 2_000);
   });
 
+  it("adopting the fleet's close ramps from the fleet's close time, never before its own opening nor in the future", async () => {
+    const clock = new ManualClock();
+    const options = {
+      consecutiveFailures: 1,
+      openDurationMs: 60_000,
+      timeoutMs: false as const,
+      rampUp: { durationMs: 10_000, initialRatio: 0.25 },
+    };
+    const breaker = new Breaker('fleet', options, { clock });
+    await breaker.execute(boom).catch(() => undefined);
+    const openedAt = clock.now();
+    clock.advance(5_000);
+    breaker.adoptClosed(clock.now() - 4_000);
+    expect(breaker.snapshot()).toMatchObject({
+      state: 'closed',
+      since: clock.now() - 4_000,
+      rampUp: { ratio: 0.25 + 0.75 * 0.4, until: clock.now() + 6_000 },
+      lastTransition: { reason: 'shared-close' },
+    });
+
+    const early = new Breaker('early', options, { clock });
+    await early.execute(boom).catch(() => undefined);
+    clock.advance(1_000);
+    early.adoptClosed(openedAt - 1);
+    expect(early.snapshot().since).toBe(clock.now() - 1_000);
+    const late = new Breaker('late', options, { clock });
+    await late.execute(boom).catch(() => undefined);
+    late.adoptClosed(clock.now() + 5_000);
+    expect(late.snapshot().rampUp).toEqual({ ratio: 0.25, until: clock.now() + 10_000 });
+  });
+
   it('does not ramp a new breaker, after reset(), or after a force is released: only a recovery ramps', async () => {
     const clock = new ManualClock();
     const fresh = new Breaker(

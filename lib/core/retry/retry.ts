@@ -6,7 +6,7 @@ import { breakerMessages } from '../breaker.messages.js';
 import { retryAfterOf } from '../classify.js';
 import { breakerOptionChecker } from '../resolve-options.js';
 import type { ProtectedCall } from '../tracked-call.js';
-import { budgetOf } from './retry-budget.js';
+import { budgetOf, type RetryBudget } from './retry-budget.js';
 import {
   resolveRetryOptions,
   type ResolvedRetryOptions,
@@ -47,10 +47,18 @@ export interface RetryingBreaker {
 export function withRetry(breaker: Breaker, options: RetryOptions): RetryingBreaker {
   if (!(breaker instanceof Breaker)) throw new TypeError(breakerMessages.notABreaker(breaker));
   const policy = resolveRetryOptions(breakerOptionChecker(breaker.name), options);
+  // Looked up once: every call of this policy draws from the same budget.
+  const budget = policy.budget === undefined ? undefined : budgetOf(breaker, breaker.monotonic());
   return {
     breaker,
     execute: (fn, executeOptions) =>
-      retryCall(breaker, () => breaker.execute(fn, executeOptions), policy, executeOptions?.signal),
+      retryCall(
+        breaker,
+        () => breaker.execute(fn, executeOptions),
+        policy,
+        executeOptions?.signal,
+        budget,
+      ),
   };
 }
 
@@ -59,34 +67,45 @@ export function withRetry(breaker: Breaker, options: RetryOptions): RetryingBrea
  * stop: then the caller gets the last attempt's own outcome (its error, or
  * the value it resolved with). @internal
  */
-export async function retryCall<T>(
+export function retryCall<T>(
   breaker: RetryTarget,
   attempt: () => Promise<T>,
   policy: ResolvedRetryOptions,
   signal: AbortSignal | undefined,
+  budget = policy.budget === undefined ? undefined : budgetOf(breaker, breaker.monotonic()),
 ): Promise<T> {
-  const budget = policy.budget === undefined ? undefined : budgetOf(breaker, breaker.monotonic());
   budget?.deposit(breaker.monotonic());
+  // The first attempt without an async function of its own: most calls succeed, and pay for one promise only.
+  return attempt().then(
+    (value) =>
+      policy.attempts > 1 && retryableValue(breaker, value)
+        ? retryAfter(breaker, attempt, policy, signal, budget, { value, threw: false })
+        : value,
+    (error: unknown) => {
+      if (!mayRetry(breaker, policy, 1, signal, error)) throw error;
+      return retryAfter(breaker, attempt, policy, signal, budget, { value: error, threw: true });
+    },
+  );
+}
+
+/** What an attempt produced: the value it resolved with, or (`threw`) its error. */
+interface Produced {
+  readonly value: unknown;
+  readonly threw: boolean;
+}
+
+/** The retries after a first attempt that failed retryably, until one succeeds or the policy says stop. */
+async function retryAfter<T>(
+  breaker: RetryTarget,
+  attempt: () => Promise<T>,
+  policy: ResolvedRetryOptions,
+  signal: AbortSignal | undefined,
+  budget: RetryBudget | undefined,
+  first: Produced,
+): Promise<T> {
+  let last = first;
   for (let made = 1; ; made++) {
-    let failure: unknown;
-    let threw = false;
-    let value: T | undefined;
-    try {
-      value = await attempt();
-      if (made >= policy.attempts || !retryableValue(breaker, value)) return value;
-      failure = value;
-    } catch (error) {
-      if (
-        made >= policy.attempts ||
-        isBreakerRejection(error) ||
-        signal?.aborted === true ||
-        !retryable(breaker.classifyError(error))
-      )
-        throw error;
-      failure = error;
-      threw = true;
-    }
-    const delayMs = delayBefore(breaker, policy, made, failure);
+    const delayMs = delayBefore(breaker, policy, made, last.value);
     const granted =
       delayMs !== undefined &&
       (budget === undefined ||
@@ -95,15 +114,39 @@ export async function retryCall<T>(
       breaker.recordRetry({
         attempt: made + 1,
         delayMs,
-        error: failure,
+        error: last.value,
         result: granted ? 'scheduled' : 'budget-exhausted',
       });
     if (!granted) {
-      if (threw) throw failure;
-      return value as T;
+      if (last.threw) throw last.value;
+      return last.value as T;
     }
     await sleep(delayMs!, signal);
+    try {
+      const value = await attempt();
+      if (made + 1 >= policy.attempts || !retryableValue(breaker, value)) return value;
+      last = { value, threw: false };
+    } catch (error) {
+      if (!mayRetry(breaker, policy, made + 1, signal, error)) throw error;
+      last = { value: error, threw: true };
+    }
   }
+}
+
+/** Whether an attempt's error may be retried: attempts left, not a rejection by the breaker, not the caller's abort, a failure. */
+function mayRetry(
+  breaker: RetryTarget,
+  policy: ResolvedRetryOptions,
+  made: number,
+  signal: AbortSignal | undefined,
+  error: unknown,
+): boolean {
+  return (
+    made < policy.attempts &&
+    !isBreakerRejection(error) &&
+    signal?.aborted !== true &&
+    retryable(breaker.classifyError(error))
+  );
 }
 
 function retryable(outcome: CallOutcome): boolean {
