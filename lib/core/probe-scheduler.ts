@@ -10,7 +10,7 @@ export interface SchedulerTimers {
 export interface ProbeSchedulerOptions {
   /** The clock the due times are read on: the breakers' clock. Default: `systemClock`. */
   clock?: Clock;
-  /** Default: the global `setTimeout` (unref'd) and `clearTimeout`. */
+  /** Default: the clock's own `setTimer()` when it has one, else the global `setTimeout` (unref'd) and `clearTimeout`. */
   timers?: SchedulerTimers;
 }
 
@@ -37,6 +37,19 @@ const DEFAULT_TIMERS: SchedulerTimers = {
 };
 
 /**
+ * A clock with a timer of its own (`ManualClock` of the testing kit) arms the
+ * scheduler's one timer too, as it arms the per-call deadlines: probes are
+ * then due when the test moves the clock, not when real time passes.
+ */
+function clockTimers(clock: Clock | undefined): SchedulerTimers | undefined {
+  if (typeof clock?.setTimer !== 'function') return undefined;
+  return {
+    setTimeout: (callback, ms) => clock.setTimer!(callback, ms),
+    clearTimeout: (cancel) => (cancel as () => void)(),
+  };
+}
+
+/**
  * The one timer behind every active recovery probe (`probe` option) of the
  * breakers that share it: one per registry under Nest, one per `deps` object
  * (its clock) in the engine, or the one you pass as `deps.probeScheduler`.
@@ -56,7 +69,7 @@ export class ProbeScheduler {
 
   constructor(options: ProbeSchedulerOptions = {}) {
     this.monotonic = monotonicOf(options.clock ?? systemClock);
-    this.timers = options.timers ?? DEFAULT_TIMERS;
+    this.timers = options.timers ?? clockTimers(options.clock) ?? DEFAULT_TIMERS;
   }
 
   /** How many probes are scheduled (one per open breaker that has a `probe`). */

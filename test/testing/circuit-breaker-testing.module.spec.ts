@@ -113,6 +113,42 @@ describe('CircuitBreakerTestingModule', () => {
     expect(service.calls).toBe(1);
   });
 
+  it('an active recovery probe runs when the manual clock reaches its interval, not in real time', async () => {
+    const checks: number[] = [];
+    const { breakers, clock } = await start({
+      breakers: {
+        payments: {
+          ...OPTIONS.breakers.payments,
+          probe: {
+            fn: async () => {
+              checks.push(clock.now() - START);
+            },
+            intervalMs: 5_000,
+          },
+        },
+      },
+    });
+    const fault = breakers.inject('payments', { fail: true });
+    const breaker = breakers.breaker('payments');
+    for (let i = 0; i < 2; i++) await breaker.execute(async () => 'x').catch(() => undefined);
+    fault.remove();
+    expect(breakers.state('payments')).toBe('open');
+    clock.advance(4_999);
+    await flush();
+    expect(checks).toEqual([]);
+    // No real time passes: the scheduler's timer is the clock's.
+    clock.advance(1);
+    await flush();
+    expect(checks).toEqual([5_000]);
+    expect(breakers.state('payments')).toBe('half-open');
+    expect(breakers.history('payments').at(-1)).toEqual({
+      from: 'open',
+      to: 'half-open',
+      reason: 'recovery-probe',
+      at: START + 5_000,
+    });
+  });
+
   it('a hung call times out on the manual clock: the per-call deadline follows it', async () => {
     const { breakers, clock } = await start();
     const breaker = breakers.breaker('payments');
