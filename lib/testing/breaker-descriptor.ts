@@ -4,17 +4,21 @@ import { testingMessages } from './circuit-breaker-testing.messages.js';
 /**
  * A breaker's effective options as plain, stable data: `breaker.config` (every
  * default filled in, after validation) with its classifiers shown as
- * `'default'` or `'custom'`, so that it compares with `toEqual()` and prints
- * in a snapshot.
+ * `'default'` or `'custom'` and a recovery probe's health check as `'custom'`,
+ * so that it compares with `toEqual()` and prints in a snapshot.
  *
  * @publicApi
  */
 export type DescribedBreakerOptions = Omit<
   ResolvedBreakerOptions,
-  'classify' | 'classifyResult'
+  'classify' | 'classifyResult' | 'guarded' | 'probe'
 > & {
   readonly classify: 'default' | 'custom';
   readonly classifyResult: 'default' | 'custom';
+  /** The active recovery probe, its health check shown as `'custom'`. */
+  readonly probe:
+    | (Omit<NonNullable<ResolvedBreakerOptions['probe']>, 'fn'> & { readonly fn: 'custom' })
+    | undefined;
 };
 
 /**
@@ -44,7 +48,8 @@ export type ExpectedBreakerOptions = {
 
 /** @internal */
 export function describeBreaker(breaker: Breaker): BreakerDescriptor {
-  const { classify, classifyResult, ...config } = breaker.config;
+  // Functions cannot be cloned (nor compared): each is named by what it is.
+  const { classify, classifyResult, guarded: _internal, probe, ...config } = breaker.config;
   return {
     name: breaker.name,
     kind: config.perKey === undefined ? 'breaker' : 'per-key family',
@@ -52,6 +57,7 @@ export function describeBreaker(breaker: Breaker): BreakerDescriptor {
       ...structuredClone(config),
       classify: classify === undefined ? 'default' : 'custom',
       classifyResult: classifyResult === undefined ? 'default' : 'custom',
+      probe: probe === undefined ? undefined : { ...probe, fn: 'custom' },
     },
     shared: breaker.snapshot().coordination !== undefined,
   };

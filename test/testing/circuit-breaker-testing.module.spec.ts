@@ -17,6 +17,7 @@ import {
   CircuitBreakerTester,
   CircuitBreakerTestingModule,
   ManualClock,
+  type CircuitBreakerTestingModuleOptions,
 } from '../../lib/testing/index.js';
 import { flush } from '../helpers/flush.js';
 
@@ -66,7 +67,7 @@ afterEach(async () => {
   while (modules.length > 0) await modules.pop()!.close();
 });
 
-async function start(options = OPTIONS) {
+async function start(options: CircuitBreakerTestingModuleOptions = OPTIONS) {
   const moduleRef = await Test.createTestingModule({
     imports: [CircuitBreakerTestingModule.forRoot(options)],
     providers: [PaymentsService],
@@ -127,6 +128,13 @@ describe('CircuitBreakerTestingModule', () => {
           },
         },
       },
+    });
+    // A health check is a function: the descriptor names it instead of cloning it.
+    expect(breakers.describe('payments').options.probe).toEqual({
+      fn: 'custom',
+      intervalMs: 5_000,
+      timeoutMs: 5_000,
+      onSuccess: 'half-open',
     });
     const fault = breakers.inject('payments', { fail: true });
     const breaker = breakers.breaker('payments');
@@ -349,6 +357,9 @@ describe('CircuitBreakerTestingModule', () => {
         perKey: undefined,
         aggregate: undefined,
         share: undefined,
+        bulkhead: undefined,
+        rampUp: undefined,
+        probe: undefined,
       },
     });
     expect(() =>
