@@ -76,7 +76,7 @@ export function httpSummaryMarkdown(results) {
   const adapters = Object.keys(results.adapters);
   const headers = [
     'route',
-    ...adapters.flatMap((a) => [`${a}: req/s ratio (p25–p75)`, 'p99 ratio', 'CPU µs/req']),
+    ...adapters.flatMap((a) => [`${a}: req/s ratio (p25–p75)`, 'p99 ratio', 'CPU µs/req (ratio)']),
   ];
   const rows = results.rows.map((row) => [
     row.label,
@@ -87,7 +87,7 @@ export function httpSummaryMarkdown(results) {
       return [
         base === undefined ? `${num(m.rps.median)} req/s (baseline)` : `${spread(base.rps)}`,
         base === undefined ? `p99 ${ms(m.p99)} ms` : spread(base.p99),
-        m.cpuUsPerRequest.median.toFixed(1),
+        `${m.cpuUsPerRequest.median.toFixed(1)}${base === undefined ? '' : ` (${base.cpu.median.toFixed(2)}x)`}`,
       ];
     }),
   ]);
