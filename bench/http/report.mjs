@@ -131,7 +131,7 @@ export function httpMarkdown(results) {
     `- Node: ${env.node} (V8 ${env.v8}), ${env.platform}`,
     `- CPU: ${env.cpuModel}, ${env.cores} cores; load average ${env.loadAverageAtStart.join(' / ')} at the start, ${env.loadAverageAtEnd.join(' / ')} at the end (1 / 5 / 15 min; the machine was shared)`,
     `- Commit: ${env.commit}${env.dirty ? ' (lib/ had uncommitted changes)' : ''}; autocannon ${env.peers.autocannon}, opossum ${env.peers.opossum}, cockatiel ${env.peers.cockatiel}, ${env.redis}`,
-    `- Run: ${describe(results)}; ${(results.durationMs / 1000).toFixed(0)} s in all`,
+    `- Run: ${describe(results)}; ${(results.durationMs / 1000).toFixed(0)} s in all${results.config.note ? ` (${results.config.note})` : ''}`,
     '',
     '![Requests per second relative to the bare route](http.svg)',
     '',
