@@ -10,8 +10,8 @@
 //     engine and HTTP lines).
 //
 // Every metric both have is listed with A, B and the change; a metric has MOVED
-// when B's median lies outside A's spread (p25–p75, or the min–max over rounds
-// of an HTTP run) and changed by more than 3%: one run's noise is not news.
+// when B's median lies outside A's spread (p25–p75 over rounds) and changed by
+// more than 3%: one run's noise is not news.
 // Better or worse is the direction the metric wants (ratios of cost: lower).
 
 import { existsSync, readFileSync } from 'node:fs';

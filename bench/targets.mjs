@@ -7,7 +7,8 @@ export function evaluateTargets(results) {
   const { closed, deadline, open, mixed, footprint, halfOpen, hygiene, nest, sharedRedis } =
     results;
   const targets = [];
-  const ratioTarget = (id, label, scenario, rowId, limit) => {
+  // Issue 18's limits are a few hundredths apart from the figures: they are shown to three places.
+  const ratioTarget = (id, label, scenario, rowId, limit, digits = 2) => {
     const r = row(scenario, rowId);
     if (r === undefined) return targets.push({ id, label, status: 'not run' });
     const value = r.ratioToMinimal.median;
@@ -16,7 +17,7 @@ export function evaluateTargets(results) {
       label,
       limit,
       value,
-      shown: `${value.toFixed(2)}x`,
+      shown: `${value.toFixed(digits)}x (p25–p75 ${r.ratioToMinimal.p25.toFixed(digits)}–${r.ratioToMinimal.p75.toFixed(digits)})`,
       status: pass(value <= limit),
     });
   };
@@ -43,15 +44,16 @@ export function evaluateTargets(results) {
   ratioTarget('open', 'rejection at most 0.4x minimal', open, 'ours', 0.4);
   ratioTarget('mixed', 'mixed traffic at most 1.4x minimal', mixed, 'ours', 1.4);
   // Issue 18: closer to the floor.
-  ratioTarget('closed-18', 'closed path at most 1.10x minimal (issue 18)', closed, 'ours', 1.1);
+  ratioTarget('closed-18', 'closed path at most 1.10x minimal (issue 18)', closed, 'ours', 1.1, 3);
   ratioTarget(
     'open-18',
     'rejection at most 0.22x minimal (issue 18; the floor, raw, is about 0.20x)',
     open,
     'ours',
     0.22,
+    3,
   );
-  ratioTarget('mixed-18', 'mixed traffic at most 1.25x minimal (issue 18)', mixed, 'ours', 1.25);
+  ratioTarget('mixed-18', 'mixed traffic at most 1.25x minimal (issue 18)', mixed, 'ours', 1.25, 3);
 
   const growth = mixed?.growth.find((g) => g.large === 'ours10k');
   if (growth === undefined)

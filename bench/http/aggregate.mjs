@@ -3,12 +3,14 @@
 // from each pair (the row and its baseline run one right after the other), and
 // to the row it is also compared with (same baseline) from each round, as the
 // quotient of the two rows' paired ratios in that round; each as their median
-// with the smallest and largest.
+// with the 25th and 75th percentiles (and the smallest and largest).
 
-import { median } from '../harness.mjs';
+import { median, quantile } from '../harness.mjs';
 
 const summary = (values) => ({
   median: median(values),
+  p25: quantile(values, 0.25),
+  p75: quantile(values, 0.75),
   min: Math.min(...values),
   max: Math.max(...values),
   n: values.length,

@@ -6,7 +6,7 @@ const num = (v, digits = 0) =>
   v === undefined ? '' : v.toLocaleString('en-US', { maximumFractionDigits: digits });
 const ms = (s) => (s === undefined ? '' : s.median.toFixed(2));
 const spread = (r) =>
-  r === undefined ? '' : `${r.median.toFixed(2)}x (${r.min.toFixed(2)}–${r.max.toFixed(2)})`;
+  r === undefined ? '' : `${r.median.toFixed(2)}x (${r.p25.toFixed(2)}–${r.p75.toFixed(2)})`;
 const shortId = (id) => (id === 'bare' ? 'bare' : id === 'bare-503' ? 'bare 503' : id);
 
 function adapterTable(results, adapter) {
@@ -33,7 +33,7 @@ function adapterTable(results, adapter) {
     headers: [
       'row',
       'req/s',
-      'req/s ratio (min–max)',
+      'req/s ratio (p25–p75)',
       'p50 ms',
       'p99 ms',
       'p99.9 ms',
@@ -49,7 +49,7 @@ function adapterTable(results, adapter) {
 
 function targetsTable(results) {
   return {
-    headers: ['adapter', 'target', 'measured: median (min–max over rounds)', 'result'],
+    headers: ['adapter', 'target', 'measured: median (p25–p75 over rounds)', 'result'],
     align: ['l', 'l', 'l', 'l'],
     rows: results.targets.map((t) => [t.adapter, t.label, t.shown ?? '', MARK[t.status]]),
   };
@@ -76,7 +76,7 @@ export function httpSummaryMarkdown(results) {
   const adapters = Object.keys(results.adapters);
   const headers = [
     'route',
-    ...adapters.flatMap((a) => [`${a}: req/s ratio (min–max)`, 'p99 ratio', 'CPU µs/req']),
+    ...adapters.flatMap((a) => [`${a}: req/s ratio (p25–p75)`, 'p99 ratio', 'CPU µs/req (ratio)']),
   ];
   const rows = results.rows.map((row) => [
     row.label,
@@ -87,7 +87,7 @@ export function httpSummaryMarkdown(results) {
       return [
         base === undefined ? `${num(m.rps.median)} req/s (baseline)` : `${spread(base.rps)}`,
         base === undefined ? `p99 ${ms(m.p99)} ms` : spread(base.p99),
-        m.cpuUsPerRequest.median.toFixed(1),
+        `${m.cpuUsPerRequest.median.toFixed(1)}${base === undefined ? '' : ` (${base.cpu.median.toFixed(2)}x)`}`,
       ];
     }),
   ]);
@@ -116,7 +116,7 @@ export const HTTP_NOTES = [
   'Ours use the defaults (a 10 s deadline per call, a count window of 100); the per-key family has `maxKeys: 10_000` so that each key keeps its own child. opossum is wrapped as its README shows (`new CircuitBreaker(fn, { timeout: 3000, errorThresholdPercentage: 50, resetTimeout: 30000 })`, `fire()`), cockatiel too (`circuitBreaker(handleAll, { halfOpenAfter: 10_000, breaker: new ConsecutiveBreaker(5) })`, `execute()`).',
   'Open rows: the breakers were tripped at start-up with an open duration of an hour, so every request is a rejection answered by the filter (`httpFilter: true`): 503, `Retry-After: 3600` and the JSON body. Their baseline answers the same status, header and body from the handler itself (`@HttpCode(503)`, `@Header()`); the thrown row is what Nest does with a `ServiceUnavailableException`, for context.',
   'Redis rows: the store is a `RedisBreakerStore` on a `redis-server` the run starts on a free loopback port; every other breaker of the application has `share: false`. The open shared breaker has `share: { quorum: 1 }`, so its own opening opened the fleet.',
-  'Each row runs right beside its baseline, a pair of segments in alternating order (row first in one pair, baseline first in the next), so that both see the same moment of a shared machine; the pairs of a round run in a freshly shuffled order. A ratio is taken within its pair and reported as the median over rounds with the smallest and largest. The "also" column compares two rows of the same baseline (shared against in-memory, the operator against the bare Observable, shared open against open) as the quotient of their paired ratios in each round.',
+  'Each row runs right beside its baseline, a pair of segments in alternating order (row first in one pair, baseline first in the next), so that both see the same moment of a shared machine; the pairs of a round run in a freshly shuffled order. A ratio is taken within its pair and reported as the median over rounds with its 25th–75th percentiles. The "also" column compares two rows of the same baseline (shared against in-memory, the operator against the bare Observable, shared open against open) as the quotient of their paired ratios in each round.',
   "Latencies are exact: every response is timed (autocannon's own histogram keeps whole milliseconds); each segment's percentiles, then their median over the row's segments. The CPU column is the server process's user + system time over the segment divided by the requests answered in it.",
 ];
 
@@ -131,13 +131,13 @@ export function httpMarkdown(results) {
     `- Node: ${env.node} (V8 ${env.v8}), ${env.platform}`,
     `- CPU: ${env.cpuModel}, ${env.cores} cores; load average ${env.loadAverageAtStart.join(' / ')} at the start, ${env.loadAverageAtEnd.join(' / ')} at the end (1 / 5 / 15 min; the machine was shared)`,
     `- Commit: ${env.commit}${env.dirty ? ' (lib/ had uncommitted changes)' : ''}; autocannon ${env.peers.autocannon}, opossum ${env.peers.opossum}, cockatiel ${env.peers.cockatiel}, ${env.redis}`,
-    `- Run: ${describe(results)}; ${(results.durationMs / 1000).toFixed(0)} s in all`,
+    `- Run: ${describe(results)}; ${(results.durationMs / 1000).toFixed(0)} s in all${results.config.note ? ` (${results.config.note})` : ''}`,
     '',
     '![Requests per second relative to the bare route](http.svg)',
     '',
     '## Summary',
     '',
-    'Ratios to the bare route (open rows: to the bare 503 route), each the median over rounds of the ratio within a pair of segments, with the smallest and largest.',
+    'Ratios to the bare route (open rows: to the bare 503 route), each the median over rounds of the ratio within a pair of segments, with its 25th–75th percentiles (the smallest and largest are in `http-results.json`).',
     '',
     httpSummaryMarkdown(results),
     '',
@@ -173,7 +173,7 @@ export function httpSvg(results) {
   const gap = 5;
   const measured = adapters.flatMap((a) =>
     Object.values(results.adapters[a]).flatMap((m) =>
-      m.vsBaseline === undefined ? [] : [m.vsBaseline.rps.max],
+      m.vsBaseline === undefined ? [] : [m.vsBaseline.rps.p75],
     ),
   );
   const hi = Math.min(2, Math.max(1.2, Math.ceil(Math.max(...measured) * 5) / 5));
@@ -203,7 +203,7 @@ export function httpSvg(results) {
             : 'ours';
         parts.push(
           `<rect x="${left}" y="${y}" width="${(x(r.median) - left).toFixed(1)}" height="${barH}" class="${cls}"/>`,
-          `<line x1="${x(r.min).toFixed(1)}" y1="${y + barH / 2}" x2="${x(r.max).toFixed(1)}" y2="${y + barH / 2}" class="range"/>`,
+          `<line x1="${x(r.p25).toFixed(1)}" y1="${y + barH / 2}" x2="${x(r.p75).toFixed(1)}" y2="${y + barH / 2}" class="range"/>`,
           `<text x="${(right + 8).toFixed(1)}" y="${y + barH - 3}" class="v">${r.median.toFixed(2)}x of ${escapeXml(shortId(m.vsBaseline.of))} · ${m.cpuUsPerRequest.median.toFixed(1)} µs CPU/req</text>`,
         );
       }
@@ -241,7 +241,7 @@ export function httpSvg(results) {
     '</style>',
     `<rect width="${W}" height="${H}" fill="#fff"/>`,
     '<text x="10" y="20" class="h">Nest under autocannon: requests/s relative to the bare route (open rows: to the bare 503 route)</text>',
-    '<text x="10" y="38" class="v">Bar: median over rounds of the ratio within a pair of segments; black line: smallest to largest; dashed: 0.97x. Right of 1x is faster.</text>',
+    '<text x="10" y="38" class="v">Bar: median over rounds of the ratio within a pair of segments; black line: 25th to 75th percentile; dashed: 0.97x. Right of 1x is faster.</text>',
     ...grid,
     ...parts,
     ...axis,

@@ -64,7 +64,9 @@ export function environment() {
 const quartiles = (s, better = 'lower') =>
   s === undefined ? undefined : { median: s.median, lo: s.p25, hi: s.p75, better };
 const range = (s, better) =>
-  s === undefined ? undefined : { median: s.median, lo: s.min, hi: s.max, better };
+  s === undefined
+    ? undefined
+    : { median: s.median, lo: s.p25 ?? s.min, hi: s.p75 ?? s.max, better };
 const single = (v, better = 'lower') =>
   v === undefined ? undefined : { median: v, lo: v, hi: v, better };
 
