@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CircuitBreakerRegistry } from 'nestjs-circuit-breaker';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { Test } from '@nestjs/testing';
+import { CircuitBreakerModule, CircuitBreakerRegistry } from 'nestjs-circuit-breaker';
+import { CircuitBreakerDashboardModule } from 'nestjs-circuit-breaker/dashboard';
 import { startSample, type RunningSample } from '../src/bootstrap.js';
 
 /**
@@ -247,6 +250,44 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
     } finally {
       await page.close();
       await sample.close();
+    }
+  });
+
+  it('works the same on Fastify under a global prefix: tiles, a transition pushed live, the buttons', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        CircuitBreakerModule.forRoot({ breakers: { payments: { consecutiveFailures: 1 } } }),
+        CircuitBreakerDashboardModule.forRoot({
+          path: 'ops/breakers',
+          guard: () => true,
+          control: true,
+        }),
+      ],
+    }).compile();
+    const app = moduleRef.createNestApplication(new FastifyAdapter(), { logger: false });
+    app.setGlobalPrefix('api');
+    await app.listen(0, '127.0.0.1');
+    const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    const { page, errors } = await open(`${url}/api/ops/breakers`);
+    try {
+      await page.waitForSelector(`${tile('payments')}[data-state="closed"]`, { timeout: 5_000 });
+      const payments = app.get(CircuitBreakerRegistry).get('payments');
+      await payments
+        .execute(() => Promise.reject(new Error('card processor down')))
+        .catch(() => undefined);
+      await page.waitForSelector(`${tile('payments')}[data-state="open"]`, { timeout: 2_000 });
+      expect(await text(page, `${tile('payments')} [data-field="failure"]`)).toBe(
+        'last failure: Error card processor down',
+      );
+      await page.click(`${tile('payments')} [data-action="reset"]`);
+      await page.waitForSelector(`${tile('payments')}[data-state="closed"]`, { timeout: 2_000 });
+      await page.click(`${tile('payments')} [data-action="force-open"]`);
+      await page.waitForSelector(`${tile('payments')}[data-state="isolated"]`, { timeout: 2_000 });
+      expect(payments.snapshot().forced?.by).toBe('circuit breaker dashboard');
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+      await app.close();
     }
   });
 });
