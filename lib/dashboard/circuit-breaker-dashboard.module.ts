@@ -25,8 +25,8 @@ export class CircuitBreakerDashboardModule {
   static forRoot(given: CircuitBreakerDashboardOptions = {}): DynamicModule {
     const options = resolveDashboardOptions(given);
     if (!options.enabled) return { module: CircuitBreakerDashboardModule };
-    // One token per forRoot(): only a page served by this application can read it.
-    const token = randomBytes(24).toString('base64url');
+    // One token per forRoot(): only a page served by this application can read it. Without control, none is needed.
+    const token = options.control ? randomBytes(24).toString('base64url') : '';
     const page = dashboardPage({
       control: options.control,
       token,
