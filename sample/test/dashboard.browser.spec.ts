@@ -57,6 +57,8 @@ async function open(url: string): Promise<{ page: Page; errors: string[] }> {
   return { page, errors };
 }
 
+/** A breaker name an attacker might get into the page (names and keys may come from requests). */
+const HOSTILE = '<img src=x onerror="window.pwned=1">';
 const tile = (name: string) => `[data-breaker="${name}"]`;
 const text = async (page: Page, selector: string) =>
   (await page.textContent(selector))?.trim() ?? '';
@@ -256,7 +258,9 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
   it('works the same on Fastify under a global prefix: tiles, a transition pushed live, the buttons', async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
-        CircuitBreakerModule.forRoot({ breakers: { payments: { consecutiveFailures: 1 } } }),
+        CircuitBreakerModule.forRoot({
+          breakers: { payments: { consecutiveFailures: 1 }, [HOSTILE]: { consecutiveFailures: 1 } },
+        }),
         CircuitBreakerDashboardModule.forRoot({
           path: 'ops/breakers',
           guard: () => true,
@@ -284,6 +288,22 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
       await page.click(`${tile('payments')} [data-action="force-open"]`);
       await page.waitForSelector(`${tile('payments')}[data-state="isolated"]`, { timeout: 2_000 });
       expect(payments.snapshot().forced?.by).toBe('circuit breaker dashboard');
+
+      // Names and error messages are text, never markup.
+      const hostile = app.get(CircuitBreakerRegistry).get(HOSTILE);
+      await hostile.execute(() => Promise.reject(new Error(HOSTILE))).catch(() => undefined);
+      const hostileTile = page.locator('[data-breaker]').nth(1);
+      await expect
+        .poll(() => hostileTile.getAttribute('data-state'), { timeout: 2_000 })
+        .toBe('open');
+      expect(await hostileTile.locator('[data-field="name"]').textContent()).toBe(HOSTILE);
+      expect(await hostileTile.locator('[data-field="failure"]').textContent()).toBe(
+        `last failure: Error ${HOSTILE}`,
+      );
+      expect(await page.locator('img').count()).toBe(0);
+      expect(
+        await page.evaluate(() => (window as unknown as { pwned?: number }).pwned),
+      ).toBeUndefined();
       expect(errors).toEqual([]);
     } finally {
       await page.close();
