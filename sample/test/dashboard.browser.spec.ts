@@ -181,6 +181,9 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
       load.routes['/catalog/products/1'] = false;
       sample.upstreams.primary.setBehaviour({ mode: 'healthy' });
       await page.waitForSelector(`${tile('catalog')}[data-state="half-open"]`, { timeout: 6_000 });
+      expect(await text(page, `${tile('catalog')} [data-field="countdown"]`)).toBe(
+        'probing: 0 of 1 admitted, 0 in flight, 0 succeeded',
+      );
       await (await fetch(`${sample.url}/catalog/products/2`)).arrayBuffer();
       await page.waitForSelector(`${tile('catalog')}[data-state="closed"]`, { timeout: 2_000 });
       expect(transitions.map((t) => t.to)).toEqual(['open', 'half-open', 'closed']);
