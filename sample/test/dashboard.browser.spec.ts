@@ -178,7 +178,9 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
       await page.screenshot({ path: screenshot, fullPage: true });
 
       // The catalog recovers: the dashboard's own snapshot makes the due half-open happen, one call closes it.
-      load.routes['/catalog/products/1'] = false;
+      // No call in flight from here on: the probe must be ours. (If the checks above outlasted the open period,
+      // the background calls probed the failing catalog and reopened it: the sequences below allow for it.)
+      await load.stop();
       sample.upstreams.primary.setBehaviour({ mode: 'healthy' });
       await page.waitForSelector(`${tile('catalog')}[data-state="half-open"]`, { timeout: 6_000 });
       expect(await text(page, `${tile('catalog')} [data-field="countdown"]`)).toBe(
@@ -186,10 +188,22 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
       );
       await (await fetch(`${sample.url}/catalog/products/2`)).arrayBuffer();
       await page.waitForSelector(`${tile('catalog')}[data-state="closed"]`, { timeout: 2_000 });
-      expect(transitions.map((t) => t.to)).toEqual(['open', 'half-open', 'closed']);
+      expect(transitions.map((t) => t.to).join()).toMatch(
+        /^open(,half-open,open)*,half-open,closed$/,
+      );
       const states = await shown();
-      expect(states.map((s) => s.state)).toEqual(['closed', 'open', 'half-open', 'closed']);
-      states.slice(1).forEach((s, i) => expect(s.at - transitions[i]!.at).toBeLessThan(2_000));
+      expect(states.map((s) => s.state).join()).toMatch(
+        /^closed,open(,half-open,open)*,half-open,closed$/,
+      );
+      // Each state on the page within 2 s of its transition on the server: the first opening, the last half-open, the closing.
+      const lag = (state: string, pick: <T>(list: T[]) => T | undefined) =>
+        pick(states.filter((s) => s.state === state))!.at -
+        pick(transitions.filter((t) => t.to === state))!.at;
+      const earliest = <T>(list: T[]) => list[0];
+      const latest = <T>(list: T[]) => list.at(-1);
+      expect(lag('open', earliest)).toBeLessThan(2_000);
+      expect(lag('half-open', latest)).toBeLessThan(2_000);
+      expect(lag('closed', latest)).toBeLessThan(2_000);
       const age = await text(page, `${tile('catalog')} [data-field="age"]`);
       await sleep(400);
       expect(await text(page, `${tile('catalog')} [data-field="age"]`)).not.toBe(age);
