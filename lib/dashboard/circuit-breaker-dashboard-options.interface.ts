@@ -1,4 +1,11 @@
-import type { CanActivate, ExecutionContext, Type } from '@nestjs/common';
+import type {
+  CanActivate,
+  ExecutionContext,
+  InjectionToken,
+  ModuleMetadata,
+  OptionalFactoryDependency,
+  Type,
+} from '@nestjs/common';
 import type { Observable } from 'rxjs';
 
 /**
@@ -48,4 +55,33 @@ export interface CircuitBreakerDashboardOptions {
   maxPendingDataLength?: number;
   /** Children of a per-key family shown on its tile, those failing most first. Default 5. */
   topChildren?: number;
+}
+
+/**
+ * What `useFactory` of `forRootAsync()` returns: every option but those that
+ * shape the routes, which exist before it runs.
+ *
+ * @publicApi
+ */
+export type CircuitBreakerDashboardFactoryOptions = Omit<
+  CircuitBreakerDashboardOptions,
+  'path' | 'control' | 'maxPendingDataLength'
+>;
+
+/**
+ * Options of `CircuitBreakerDashboardModule.forRootAsync()`: `path`,
+ * `control` and `maxPendingDataLength` here (they shape the routes), the rest
+ * from `useFactory`, e.g. from `ConfigService`. With `enabled: false` from the
+ * factory, the routes answer 404.
+ *
+ * @publicApi
+ */
+export interface CircuitBreakerDashboardAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
+  path?: string;
+  control?: boolean;
+  maxPendingDataLength?: number;
+  inject?: (InjectionToken | OptionalFactoryDependency)[];
+  useFactory: (
+    ...args: any[]
+  ) => CircuitBreakerDashboardFactoryOptions | Promise<CircuitBreakerDashboardFactoryOptions>;
 }

@@ -22,6 +22,9 @@ export const CIRCUIT_BREAKER_DASHBOARD_TOKEN_HEADER = 'x-circuit-breaker-dashboa
 /** DI token of the checked options, namespaced like every token of the package. @internal */
 export const CIRCUIT_BREAKER_DASHBOARD_OPTIONS = 'CIRCUIT_BREAKER:DASHBOARD_OPTIONS';
 
+/** DI token of the page (and its control token), built from the checked options. @internal */
+export const CIRCUIT_BREAKER_DASHBOARD_PAGE = 'CIRCUIT_BREAKER:DASHBOARD_PAGE';
+
 /** How long a page waits before reconnecting a stream that ended, in ms. @internal */
 export const RECONNECT_MS = 2_000;
 

@@ -21,15 +21,26 @@ import {
   type Type,
 } from '@nestjs/common';
 import type { Observable } from 'rxjs';
-import {
-  MAX_REASON_LENGTH,
-  CIRCUIT_BREAKER_DASHBOARD_TOKEN_HEADER,
-} from './circuit-breaker-dashboard.constants.js';
 import { circuitBreakerDashboardMessages as messages } from './circuit-breaker-dashboard.messages.js';
 import { CircuitBreakerDashboardService } from './circuit-breaker-dashboard.service.js';
+import {
+  CIRCUIT_BREAKER_DASHBOARD_OPTIONS,
+  CIRCUIT_BREAKER_DASHBOARD_PAGE,
+  CIRCUIT_BREAKER_DASHBOARD_TOKEN_HEADER,
+  MAX_REASON_LENGTH,
+} from './circuit-breaker-dashboard.constants.js';
 import type { ResolvedDashboardOptions } from './dashboard-options.js';
 import type { DashboardState } from './dashboard-view.interface.js';
-import type { DashboardPage } from './page/dashboard-page.js';
+import { dashboardPageHeaders, type DashboardPage } from './page/dashboard-page.js';
+
+/** What shapes the routes, decided when the module is defined; the rest is read from DI when they are used. @internal */
+export interface DashboardRoutes {
+  readonly path: string;
+  readonly control: boolean;
+  readonly maxPendingDataLength: number;
+  /** What `@UseGuards()` gets: the user's guard (`forRoot()`), or the one that reads it from DI (`forRootAsync()`). */
+  readonly guard: ResolvedDashboardOptions['guard'];
+}
 
 /** What a control request is read from, on Express and on Fastify alike. */
 interface ControlRequest {
@@ -38,33 +49,31 @@ interface ControlRequest {
 
 /**
  * The dashboard's routes, as controller classes made for one `forRoot()`:
- * its path, its guard, its stream bound and its page are decided there. The
- * control routes exist only with `control: true`.
+ * its path, its guard and its stream bound are decided there, as decorators
+ * need them. The control routes exist only with `control: true`.
  *
  * @internal
  */
-export function dashboardControllers(
-  options: ResolvedDashboardOptions,
-  page: DashboardPage,
-  token: string,
-): Type[] {
-  const guarded = options.guard === undefined ? applyDecorators() : UseGuards(options.guard);
+export function dashboardControllers(routes: DashboardRoutes): Type[] {
+  const guarded = routes.guard === undefined ? applyDecorators() : UseGuards(routes.guard);
   const pageHeaders = applyDecorators(
-    ...Object.entries(page.headers).map(([name, value]) => Header(name, value)),
+    ...Object.entries(dashboardPageHeaders()).map(([name, value]) => Header(name, value)),
   );
 
-  @Controller(options.path)
+  @Controller(routes.path)
   @guarded
   class CircuitBreakerDashboardController {
     constructor(
       @Inject(CircuitBreakerDashboardService)
       private readonly dashboard: CircuitBreakerDashboardService,
+      @Inject(CIRCUIT_BREAKER_DASHBOARD_PAGE) private readonly dashboardPage: DashboardPage,
+      @Inject(CIRCUIT_BREAKER_DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions,
     ) {}
 
     @Get()
     @pageHeaders
     page(): string {
-      return page.html;
+      return this.dashboardPage.html;
     }
 
     @Get('state')
@@ -73,25 +82,29 @@ export function dashboardControllers(
       return this.dashboard.state();
     }
 
-    @Sse('stream', { maxPendingDataLength: options.maxPendingDataLength })
+    @Sse('stream', { maxPendingDataLength: routes.maxPendingDataLength })
     stream(): Observable<MessageEvent> {
       const stream = this.dashboard.stream();
       if (stream === 'too-many')
-        throw new ServiceUnavailableException(messages.tooManyStreams(options.maxStreams));
+        throw new ServiceUnavailableException(messages.tooManyStreams(this.options.maxStreams));
       if (stream === 'closing') throw new ServiceUnavailableException(messages.shuttingDown);
       return stream;
     }
   }
-  if (!options.control) return [CircuitBreakerDashboardController];
+  if (!routes.control) return [CircuitBreakerDashboardController];
 
-  const expected = Buffer.from(token);
-  @Controller(options.path)
+  @Controller(routes.path)
   @guarded
   class CircuitBreakerDashboardControlController {
+    private readonly token: Buffer;
+
     constructor(
       @Inject(CircuitBreakerDashboardService)
       private readonly dashboard: CircuitBreakerDashboardService,
-    ) {}
+      @Inject(CIRCUIT_BREAKER_DASHBOARD_PAGE) page: DashboardPage,
+    ) {
+      this.token = Buffer.from(page.token);
+    }
 
     @Post('breakers/:name/force')
     @HttpCode(204)
@@ -100,7 +113,7 @@ export function dashboardControllers(
       @Param('name') name: string,
       @Body() body: unknown,
     ): void {
-      checkOrigin(request, expected);
+      checkOrigin(request, this.token);
       const { state, reason } = (body ?? {}) as { state?: unknown; reason?: unknown };
       if (state !== 'open' && state !== 'closed')
         throw new BadRequestException(messages.badForceState(state));
@@ -116,7 +129,7 @@ export function dashboardControllers(
     @Post('breakers/:name/reset')
     @HttpCode(204)
     reset(@Req() request: ControlRequest, @Param('name') name: string): void {
-      checkOrigin(request, expected);
+      checkOrigin(request, this.token);
       if (!this.dashboard.reset(name)) throw new NotFoundException(messages.unknownBreaker(name));
     }
   }

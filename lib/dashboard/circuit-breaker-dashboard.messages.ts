@@ -22,6 +22,14 @@ export const circuitBreakerDashboardMessages = {
     `${MODULE}: option "control" lets whoever opens the page force breakers open, and no "guard" says who may. ` +
     `Pass guard: a guard class, instance or (context) => boolean that admits only your operators; ` +
     `if a global guard already protects every route, say so with guard: () => true.`,
+  notAnAsyncObject: (value: unknown) =>
+    `${MODULE}.forRootAsync() takes { imports?, inject?, useFactory, path?, control?, maxPendingDataLength? }, got ${describeValue(value)}. ` +
+    `Pass useFactory: (...injected) => ({ guard, enabled, ... }).`,
+  factoryResult: (value: unknown) =>
+    `${MODULE}.forRootAsync(): useFactory must return (or resolve to) an options object, got ${describeValue(value)}.`,
+  routeOptionInFactory: (option: string) =>
+    `${MODULE}.forRootAsync(): option "${option}" shapes the routes, which exist before useFactory runs. ` +
+    `Give it to forRootAsync() itself, beside useFactory: forRootAsync({ ${option}, useFactory }).`,
   tooManyStreams: (max: number) =>
     `The circuit breaker dashboard already serves ${max} streams (maxStreams); close a page or raise maxStreams.`,
   shuttingDown: 'The application is shutting down.',

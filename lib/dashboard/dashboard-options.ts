@@ -1,6 +1,7 @@
-import type { CanActivate } from '@nestjs/common';
+import type { CanActivate, Type } from '@nestjs/common';
 import { OptionChecker } from '../core/option-checker.js';
 import type {
+  CircuitBreakerDashboardAsyncOptions,
   CircuitBreakerDashboardGuard,
   CircuitBreakerDashboardOptions,
 } from './circuit-breaker-dashboard-options.interface.js';
@@ -25,7 +26,7 @@ const KNOWN_OPTIONS = [
 export interface ResolvedDashboardOptions {
   readonly path: string;
   readonly enabled: boolean;
-  readonly guard: CanActivate | (new (...args: never[]) => CanActivate) | undefined;
+  readonly guard: CanActivate | Type<CanActivate> | undefined;
   readonly control: boolean;
   readonly intervalMs: number;
   readonly maxStreams: number;
@@ -68,6 +69,52 @@ export function resolveDashboardOptions(given: unknown): ResolvedDashboardOption
   };
 }
 
+/** What `forRootAsync()` was given, checked when it is called: the routes' options and the factory. @internal */
+export interface AsyncDashboardDefinition {
+  readonly routes: Pick<ResolvedDashboardOptions, 'path' | 'control' | 'maxPendingDataLength'>;
+  readonly options: CircuitBreakerDashboardAsyncOptions;
+}
+
+const ROUTE_OPTIONS = ['path', 'control', 'maxPendingDataLength'] as const;
+
+/** Checks `forRootAsync()`'s argument; the routes' options are checked as `forRoot()` checks them (control's guard later). @internal */
+export function checkAsyncDefinition(given: unknown): AsyncDashboardDefinition {
+  const check = new OptionChecker(`${messages.module}.forRootAsync()`);
+  if (!check.isPlainObject('options', given)) throw new TypeError(messages.notAnAsyncObject(given));
+  const o = check.record('', given, [
+    'imports',
+    'inject',
+    'useFactory',
+    ...ROUTE_OPTIONS,
+  ]) as unknown as CircuitBreakerDashboardAsyncOptions;
+  check.func('useFactory', o.useFactory, 'a function returning the options', false);
+  if (o.imports !== undefined && !Array.isArray(o.imports))
+    check.invalid('imports', o.imports, 'an array of modules');
+  if (o.inject !== undefined && !Array.isArray(o.inject))
+    check.invalid('inject', o.inject, 'an array of providers to inject');
+  // The same checks as forRoot(); control's need of a guard waits for the factory, which gives the guard.
+  const { path, maxPendingDataLength } = resolveDashboardOptions({
+    path: o.path,
+    maxPendingDataLength: o.maxPendingDataLength,
+  });
+  const control = o.control === undefined ? DEFAULTS.control : check.boolean('control', o.control);
+  return { routes: { path, control, maxPendingDataLength }, options: o };
+}
+
+/** The factory's result, checked, with the routes' options: what `forRoot()` would have been given. @internal */
+export function resolveFactoryOptions(
+  result: unknown,
+  routes: AsyncDashboardDefinition['routes'],
+): ResolvedDashboardOptions {
+  if (typeof result !== 'object' || result === null || Array.isArray(result))
+    throw new TypeError(messages.factoryResult(result));
+  for (const option of ROUTE_OPTIONS) {
+    if ((result as Record<string, unknown>)[option] !== undefined)
+      throw new TypeError(messages.routeOptionInFactory(option));
+  }
+  return resolveDashboardOptions({ ...(result as object), ...routes });
+}
+
 function trimSlashes(path: string): string {
   return path.replace(/^\/+|\/+$/g, '');
 }
@@ -84,7 +131,7 @@ function asGuard(
       prototype !== null &&
       typeof (prototype as { canActivate?: unknown }).canActivate === 'function'
     )
-      return guard as new (...args: never[]) => CanActivate;
+      return guard as Type<CanActivate>;
     const canActivate = guard as Extract<
       CircuitBreakerDashboardGuard,
       (...args: never[]) => unknown

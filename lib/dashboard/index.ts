@@ -6,6 +6,8 @@ export {
   CIRCUIT_BREAKER_DASHBOARD_TOKEN_HEADER,
 } from './circuit-breaker-dashboard.constants.js';
 export type {
+  CircuitBreakerDashboardAsyncOptions,
+  CircuitBreakerDashboardFactoryOptions,
   CircuitBreakerDashboardGuard,
   CircuitBreakerDashboardOptions,
 } from './circuit-breaker-dashboard-options.interface.js';

@@ -87,7 +87,7 @@ describe.each(PLATFORMS)('the dashboard on %s', (platform) => {
     );
     expect(config).toEqual({
       control: false,
-      token: expect.stringMatching(/^[A-Za-z0-9_-]{32}$/),
+      token: '',
       intervalMs: 1_000,
       header: 'x-circuit-breaker-dashboard',
     });
@@ -186,6 +186,7 @@ describe.each(PLATFORMS)('the dashboard on %s', (platform) => {
     const { token } = JSON.parse(/id="cb-config">(.*?)<\/script>/.exec(html)![1]!) as {
       token: string;
     };
+    expect(token).toMatch(/^[A-Za-z0-9_-]{32}$/);
     expect(html).toContain('id="cb-reason"');
     const post = (path: string, headers: Record<string, string>, body: unknown = {}) =>
       fetch(`${url}/circuit-breakers/breakers/${path}`, {
@@ -441,7 +442,9 @@ describe('CircuitBreakerDashboardModule.forRoot()', () => {
       ),
     );
     expect(() => CircuitBreakerDashboardModule.forRoot({ intervalMs: 10 })).toThrow(
-      /^CircuitBreakerDashboardModule: option "intervalMs" must be an integer >= 100/,
+      new TypeError(
+        'CircuitBreakerDashboardModule: option "intervalMs" must be an integer >= 100, got 10.',
+      ),
     );
     expect(() => CircuitBreakerDashboardModule.forRoot({ path: 'a b' })).toThrow(
       /^CircuitBreakerDashboardModule: option "path" must be a route path of letters, digits/,

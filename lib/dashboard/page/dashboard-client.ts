@@ -246,6 +246,12 @@ export function dashboardClient(): void {
     const elapsed = performance.now() - tile.received;
     tile.field('age').textContent = duration(tile.at - snapshot.since + elapsed);
     const countdown = tile.field('countdown');
+    const round = snapshot.state === 'half-open' ? snapshot.halfOpen : undefined;
+    if (round !== undefined) {
+      countdown.hidden = false;
+      countdown.textContent = `probing: ${round.probesAdmitted} of ${snapshot.thresholds.maxProbes} admitted, ${round.probesInFlight} in flight, ${round.probesSucceeded} succeeded`;
+      return;
+    }
     const left = snapshot.retryAfterMs === undefined ? undefined : snapshot.retryAfterMs - elapsed;
     countdown.hidden = left === undefined;
     if (left !== undefined)

@@ -3,11 +3,13 @@ import { CIRCUIT_BREAKER_DASHBOARD_TOKEN_HEADER } from '../circuit-breaker-dashb
 import { dashboardClient } from './dashboard-client.js';
 import { DASHBOARD_STYLES } from './dashboard-page.styles.js';
 
-/** The page and the headers it is served with. @internal */
+/** The page of one dashboard, and the token its control requests must carry (`''` without control). @internal */
 export interface DashboardPage {
   readonly html: string;
-  readonly headers: Readonly<Record<string, string>>;
+  readonly token: string;
 }
+
+const SCRIPT = `(${dashboardClient.toString()})();`;
 
 const TILE = `<template id="cb-tile"><article class="tile">
 <header><h2 data-field="name"></h2><span class="badge" data-field="state"></span></header>
@@ -33,8 +35,9 @@ const TILE = `<template id="cb-tile"><article class="tile">
 /**
  * The whole dashboard as one HTML document: markup, style and script inline,
  * nothing fetched but its own stream (it works offline, behind a firewall).
- * The Content-Security-Policy allows exactly this script and this style (by
- * hash), and connections to its own origin only.
+ * Its configuration is a JSON data block, which no policy needs to allow:
+ * the script and the style are the same for every dashboard, and so are the
+ * headers (`dashboardPageHeaders()`).
  *
  * @internal
  */
@@ -43,7 +46,6 @@ export function dashboardPage(config: {
   token: string;
   intervalMs: number;
 }): DashboardPage {
-  const script = `(${dashboardClient.toString()})();`;
   const data = JSON.stringify({
     ...config,
     header: CIRCUIT_BREAKER_DASHBOARD_TOKEN_HEADER,
@@ -67,13 +69,24 @@ export function dashboardPage(config: {
 <main id="cb-grid"></main>
 ${TILE}
 <script type="application/json" id="cb-config">${data}</script>
-<script>${script}</script>
+<script>${SCRIPT}</script>
 </body>
 </html>
 `;
+  return { html, token: config.token };
+}
+
+/**
+ * The headers of every dashboard page. The Content-Security-Policy allows
+ * exactly its script and its style (by hash), and connections to its own
+ * origin only; no frame may embed it (its buttons cannot be clickjacked).
+ *
+ * @internal
+ */
+export function dashboardPageHeaders(): Readonly<Record<string, string>> {
   const csp = [
     "default-src 'none'",
-    `script-src '${hash(script)}'`,
+    `script-src '${hash(SCRIPT)}'`,
     `style-src '${hash(DASHBOARD_STYLES)}'`,
     "connect-src 'self'",
     'img-src data:',
@@ -82,15 +95,12 @@ ${TILE}
     "frame-ancestors 'none'",
   ].join('; ');
   return {
-    html,
-    headers: {
-      'content-type': 'text/html; charset=utf-8',
-      'content-security-policy': csp,
-      'cache-control': 'no-store',
-      'x-content-type-options': 'nosniff',
-      'x-frame-options': 'DENY',
-      'referrer-policy': 'no-referrer',
-    },
+    'content-type': 'text/html; charset=utf-8',
+    'content-security-policy': csp,
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'no-referrer',
   };
 }
 
