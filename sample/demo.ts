@@ -208,12 +208,6 @@ async function main(): Promise<void> {
       probe.status === 200 && state('catalog') === 'closed',
       'the probe succeeded and the catalog is closed again',
     );
-    const quote = await get(sample, '/checkout/1');
-    const rpcQuote = await rpc(client, 'checkout.quote', '1');
-    check(
-      quote.status === 200 && rpcQuote.error === undefined,
-      'the checkout answers again, over HTTP and over the TCP microservice transport (one controller, two transports)',
-    );
     check((await readiness(sample)) === 200, 'ready: 200');
 
     phase('3b. slow start: the recovered catalog gets a growing share of the traffic');
@@ -234,6 +228,13 @@ async function main(): Promise<void> {
       for (let id = 18; id < 22; id++) await get(sample, `/catalog/products/${id}`);
     });
     check(full === 4, 'once the ramp is over (1.5 s), every call reaches the catalog again');
+    // After the ramp, so that the slow start turns none of its calls away.
+    const quote = await get(sample, '/checkout/1');
+    const rpcQuote = await rpc(client, 'checkout.quote', '1');
+    check(
+      quote.status === 200 && rpcQuote.error === undefined,
+      'the checkout answers again, over HTTP and over the TCP microservice transport (one controller, two transports)',
+    );
 
     phase('4. pricing is overloaded (429 + Retry-After: 2): back off, do not open');
     primary.setBehaviour({ mode: 'overloaded', retryAfterSeconds: 2 });
