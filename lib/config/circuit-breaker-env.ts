@@ -54,6 +54,11 @@ const OPTIONS: readonly (readonly [path: string, kind: Kind])[] = [
   ['aggregate.minKeys', 'number'],
   ['share', 'boolean'],
   ['share.quorum', 'number'],
+  ['bulkhead.maxConcurrent', 'number'],
+  ['bulkhead.maxQueue', 'number'],
+  ['bulkhead.queueTimeoutMs', 'number'],
+  ['rampUp.durationMs', 'number'],
+  ['rampUp.initialRatio', 'number'],
 ];
 
 const DEFAULTS_SEGMENT = 'DEFAULTS';

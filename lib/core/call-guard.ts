@@ -60,8 +60,8 @@ export interface GuardedBreaker {
 
 /**
  * The guard `config` asks for: `current` kept (with the new options) or a new
- * one, or `undefined` when no option asks for one, so that breakers without
- * them pay one field check per call. @internal
+ * one, or `undefined` when no option asks for one (then `config.guarded` is
+ * false, the one flag a call of such a breaker reads). @internal
  */
 export function guardFor(
   config: ResolvedBreakerOptions,
@@ -78,10 +78,10 @@ export function guardFor(
 }
 
 /**
- * What stands in front of a breaker's admission when it has a bulkhead or a
- * slow start: the concurrency cap and its queue, and the ramp after closing.
- * A breaker without them has none of this (its `guard` field is
- * `undefined`), so the plain path is unchanged.
+ * What stands in front of a breaker's admission when it has a bulkhead, a
+ * slow start or a recovery probe: the concurrency cap and its queue, the ramp
+ * after closing, and the probe while open. A breaker without them has none of
+ * this (nothing in the WeakMap beside it), so the plain path is unchanged.
  *
  * @internal
  */

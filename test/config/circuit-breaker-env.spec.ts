@@ -44,6 +44,29 @@ describe('circuitBreakerOptionsFromEnv()', () => {
     });
   });
 
+  it('reads the bulkhead and the slow start of a breaker, checked as start-up checks them', () => {
+    expect(
+      fromEnv({
+        CB_PAYMENTS_BULKHEAD_MAX_CONCURRENT: '20',
+        CB_PAYMENTS_BULKHEAD_MAX_QUEUE: '50',
+        CB_PAYMENTS_BULKHEAD_QUEUE_TIMEOUT_MS: '500',
+        CB_PAYMENTS_RAMP_UP_DURATION_MS: '30000',
+        CB_PAYMENTS_RAMP_UP_INITIAL_RATIO: '0.2',
+      }),
+    ).toEqual({
+      breakers: {
+        payments: {
+          bulkhead: { maxConcurrent: 20, maxQueue: 50, queueTimeoutMs: 500 },
+          rampUp: { durationMs: 30_000, initialRatio: 0.2 },
+        },
+      },
+    });
+    // No variable set the cap a queue needs: the message names the option, which no variable gave.
+    expect(errorOf(() => fromEnv({ CB_PAYMENTS_BULKHEAD_MAX_QUEUE: '5' })).message).toBe(
+      'Circuit breaker "payments" (from the environment): option "bulkhead.maxConcurrent" must be an integer >= 1, got undefined.',
+    );
+  });
+
   it('gives nothing when no variable is set, so spreading it into forRoot() changes nothing', () => {
     expect(fromEnv({})).toEqual({});
   });

@@ -8,7 +8,7 @@ import {
   type MetricData,
 } from '@opentelemetry/sdk-metrics';
 import { firstValueFrom, of } from 'rxjs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   circuitBreaker,
   withRetry,
@@ -350,6 +350,45 @@ describe('CircuitBreakerTelemetryModule', () => {
       { attributes: { ...stock, 'circuit_breaker.retry.result': 'scheduled' }, value: 1 },
       { attributes: { ...stock, 'circuit_breaker.retry.result': 'budget-exhausted' }, value: 1 },
     ]);
+  });
+
+  it('counts circuit_breaker.recovery_probes by result', async () => {
+    vi.useFakeTimers();
+    try {
+      const { reader, meterProvider } = sdk();
+      const clock = new ManualClock();
+      let up = false;
+      const { registry } = await start(
+        clock,
+        {
+          payments: {
+            consecutiveFailures: 1,
+            timeoutMs: false,
+            probe: {
+              fn: async () => (up ? 'up' : Promise.reject(new Error('down'))),
+              intervalMs: 100,
+            },
+          },
+        },
+        { meterProvider },
+      );
+      await registry
+        .get('payments')
+        .execute(rejecting(new Error('down')))
+        .catch(swallow);
+      for (const healthy of [false, true]) {
+        up = healthy;
+        clock.advance(100);
+        await vi.advanceTimersByTimeAsync(100);
+      }
+      const name = { 'circuit_breaker.name': 'payments' };
+      expect(points(await collect(reader), 'circuit_breaker.recovery_probes')).toEqual([
+        { attributes: { ...name, 'circuit_breaker.recovery_probe.result': 'failed' }, value: 1 },
+        { attributes: { ...name, 'circuit_breaker.recovery_probe.result': 'succeeded' }, value: 1 },
+      ]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('defaults to the global meter provider', async () => {
