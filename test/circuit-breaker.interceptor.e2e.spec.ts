@@ -191,3 +191,67 @@ describe('@UseCircuitBreaker() at start-up', () => {
     }).toThrow('"keys"');
   });
 });
+
+describe('@UseCircuitBreaker() on a class and on one of its methods', () => {
+  const start = nestApps();
+
+  @Controller()
+  @UseCircuitBreaker('catalog')
+  class CatalogController {
+    @Get('own')
+    @UseCircuitBreaker('quotes')
+    own() {
+      upstream.calls++;
+      return { own: true };
+    }
+
+    @Get('inherited')
+    inherited() {
+      upstream.calls++;
+      return { inherited: true };
+    }
+  }
+
+  async function started() {
+    upstream.calls = 0;
+    const clock = new ManualClock();
+    const app = await start(
+      [
+        CircuitBreakerModule.forRoot({
+          clock,
+          httpFilter: true,
+          breakers: {
+            catalog: failFast,
+            quotes: { ...failFast, halfOpen: { maxProbes: 1, successesToClose: 1 } },
+          },
+        }),
+      ],
+      { controllers: [CatalogController] },
+    );
+    await app.listen(0, '127.0.0.1');
+    return { url: await app.getUrl(), clock, registry: app.get(CircuitBreakerRegistry) };
+  }
+
+  it("counts a handling once, on the method's breaker only (the class binding steps aside)", async () => {
+    const { url, registry } = await started();
+    expect(await (await fetch(`${url}/own`)).json()).toEqual({ own: true });
+    expect(await (await fetch(`${url}/inherited`)).json()).toEqual({ inherited: true });
+    expect([
+      registry.get('quotes').snapshot().totals.admitted,
+      registry.get('catalog').snapshot().totals.admitted,
+      upstream.calls,
+    ]).toEqual([1, 1, 2]);
+  });
+
+  it('lets the one probe of a half-open breaker through, and closes it', async () => {
+    const { url, clock, registry } = await started();
+    const quotes = registry.get('quotes');
+    // Open by its own evidence: two failures.
+    for (let i = 0; i < 2; i++)
+      await quotes.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
+    expect(quotes.lastDecidedState).toBe('open');
+    clock.advance(5_000);
+    const probe = await fetch(`${url}/own`);
+    expect([probe.status, quotes.state]).toEqual([200, 'closed']);
+  });
+});
