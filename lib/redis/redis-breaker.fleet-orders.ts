@@ -22,8 +22,16 @@ interface Orders {
   held: boolean;
   /** Which force it holds: a repeated order changes nothing, and one Redis lost is written again. */
   heldOrder: HeldForce | undefined;
+  /**
+   * Redis was seen to hold (or took) the force applied last: only such an
+   * order is written again when Redis loses it. One only heard on the channel
+   * and missing from Redis at the next read was never the fleet's (forged).
+   */
+  forceSeen: boolean;
   config: number;
   configAt: number;
+  /** As `forceSeen`, for the fleet's patch. */
+  configSeen: boolean;
   /** The fleet's patch as last known: every fleet reconfiguration so far, merged. */
   patch: BreakerOptions | undefined;
   /** Orders of this replica's own on their way to Redis: until they are answered, reads cannot undo them. */
@@ -69,7 +77,8 @@ const WHOLE_OPTIONS: FleetReconfigurer = {
  * and from reads (what Redis holds wins, unless this replica gave or obeyed
  * an order since the read went out, so that a late answer never undoes a
  * newer order; this also undoes a forged signal at the next reconcile). An
- * order Redis lost is written again by the replicas that hold it.
+ * order Redis lost is written again by the replicas that saw Redis hold it,
+ * never one that was only heard on the channel.
  *
  * A fleet force replaces whatever force the breaker held; a fleet release
  * ends only the fleet's force, never a `force()` of this replica's own.
@@ -90,20 +99,28 @@ export class FleetOrders {
     if (orders !== undefined) orders.held = this.applying && change.reason === 'forced';
   }
 
-  /** An order heard on the channel: obeyed when newer than the last one applied. */
+  /** An order heard on the channel: obeyed when newer than the last one applied, and not yet known to be the fleet's. */
   apply(record: SharedBreaker, order: FleetOrder): void {
     if (order.generation > record.breaker.clock.now() + GENERATION_MAX_LEAD_MS) return;
     const orders = this.of(record);
     if (order.kind === 'force') {
-      if (order.generation > orders.force) this.obeyForce(record, orders, order);
-    } else if (order.generation > orders.config) this.obeyConfig(record, orders, order);
+      if (order.generation <= orders.force) return;
+      this.obeyForce(record, orders, order);
+      orders.forceSeen = false;
+    } else if (order.generation > orders.config) {
+      this.obeyConfig(record, orders, order);
+      orders.configSeen = false;
+    }
   }
 
   /**
    * What a read sent at `sentAt` (`Date.now()`) found: `null` for no record
    * (what this replica holds is written again), `undefined` for junk
    * (ignored). Redis holds the truth, unless an order was given or obeyed
-   * here since the read went out.
+   * here since the read went out. An order Redis lost is written again only
+   * if Redis was seen to hold it; one that was only heard on the channel is
+   * undone (a force) or dropped from the fleet's patch (a reconfiguration
+   * stays on this replica, but is never written for the fleet).
    */
   fromHashes(
     record: SharedBreaker,
@@ -124,28 +141,39 @@ export class FleetOrders {
     const lead = record.breaker.clock.now() + GENERATION_MAX_LEAD_MS;
     if (force !== undefined && orders.forceAt < sentAt) {
       if (force === null) {
-        // Redis lost the order (a restart without persistence, a repair): the replicas that hold it write it again.
         const held = orders.heldOrder;
-        if (
+        if (!orders.forceSeen) {
+          // Heard, never stored: no replica wrote it (a forged signal). Undone, and the next order of any generation is obeyed.
+          if (orders.held) this.releaseHeld(orders, record.breaker);
+          orders.force = 0;
+        } else if (
+          // Redis lost the order (a restart without persistence, a repair): the replicas that hold it write it again.
           orders.held &&
           held !== undefined &&
           (held.until === 0 || held.until > record.breaker.clock.now())
         )
           this.link.restore(record, { kind: 'force', ...held });
-      } else if (force.generation !== orders.force && force.generation <= lead) {
+      } else if (force.generation === orders.force) {
+        orders.forceSeen = true;
+      } else if (force.generation <= lead) {
         this.obeyForce(record, orders, force);
+        orders.forceSeen = true;
       }
     }
-    if (config === null && orders.patch !== undefined && orders.configAt < sentAt)
-      this.link.restore(record, { kind: 'config', patch: orders.patch });
-    else if (
-      config !== undefined &&
-      config !== null &&
-      orders.configAt < sentAt &&
-      config.generation !== orders.config &&
-      config.generation <= lead
-    )
+    if (config === undefined || orders.configAt >= sentAt) return;
+    if (config === null) {
+      if (orders.patch === undefined) return;
+      if (orders.configSeen) this.link.restore(record, { kind: 'config', patch: orders.patch });
+      else {
+        // Heard, never stored: not the fleet's patch, so this replica's next fleet reconfiguration does not carry it.
+        orders.patch = undefined;
+        orders.config = 0;
+      }
+    } else if (config.generation === orders.config) orders.configSeen = true;
+    else if (config.generation <= lead) {
       this.obeyConfig(record, orders, config);
+      orders.configSeen = true;
+    }
   }
 
   // ---------------------------------------------------------------------------
@@ -188,6 +216,7 @@ export class FleetOrders {
     orders.pending--;
     orders.force = Math.max(orders.force, generation);
     orders.forceAt = Date.now();
+    orders.forceSeen = true;
   }
 
   /** Redis could not take this replica's force: the breaker holds it as a force of this replica's own. */
@@ -210,6 +239,7 @@ export class FleetOrders {
     if (generation === undefined) return;
     orders.config = Math.max(orders.config, generation);
     orders.configAt = Date.now();
+    orders.configSeen = true;
   }
 
   /** Redis holds a reconfiguration of `generation` that is junk: nothing to obey, but the next write replaces it. */
@@ -242,8 +272,10 @@ export class FleetOrders {
         forceAt: 0,
         held: false,
         heldOrder: undefined,
+        forceSeen: false,
         config: 0,
         configAt: 0,
+        configSeen: false,
         patch: undefined,
         pending: 0,
       };
