@@ -171,6 +171,41 @@ describe('Breaker.peek() and isCallPermitted()', () => {
     expect(breaker.isCallPermitted()).toBe(true);
   });
 
+  it('rejects as bulkhead-full when no slot is free and the queue is full, as the call would be', async () => {
+    const { breaker, events } = breakerOn({
+      bulkhead: { maxConcurrent: 1, maxQueue: 1, queueTimeoutMs: 1_000 },
+    });
+    const slot = breaker.acquire();
+    // A call made now would wait in the queue: admitted.
+    expect(breaker.peek()).toEqual({ permitted: true, state: 'closed', probe: false });
+    let release!: () => void;
+    const queued = breaker.execute(() => new Promise<void>((resolve) => (release = resolve)));
+    events.length = 0;
+    const full = {
+      permitted: false,
+      state: 'closed',
+      reason: 'bulkhead-full',
+      retryAfterMs: undefined,
+      breakerName: 'payments',
+    };
+    expect(peekMany(breaker)).toEqual(full);
+    expect(events).toEqual([]);
+    // The answer foretells the call.
+    await expect(breaker.execute(async () => 'x')).rejects.toMatchObject({
+      reason: 'bulkhead-full',
+      retryAfterMs: undefined,
+    });
+    // Forced disabled lets every call through, past the bulkhead too.
+    breaker.force('disabled', { reason: 'load test' });
+    expect(breaker.peek()).toEqual({ permitted: true, state: 'disabled', probe: false });
+    breaker.release();
+    slot.succeed(undefined);
+    await Promise.resolve();
+    release();
+    await queued;
+    expect(breaker.peek()).toEqual({ permitted: true, state: 'closed', probe: false });
+  });
+
   it("a per-key child answers with its family's rejection while the family is open", () => {
     const clock = new ManualClock();
     const family = new Breaker(
