@@ -53,6 +53,20 @@ class QuotesController {
     throw new ServiceUnavailableException('down');
   }
 
+  @Get('cached-value')
+  @UseCircuitBreaker('cachedValue', { fallback: () => ({ cached: 'value' }) })
+  cachedValue() {
+    upstream.calls++;
+    throw new ServiceUnavailableException('down');
+  }
+
+  @Get('cached-promise')
+  @UseCircuitBreaker('cachedPromise', { fallback: async () => ({ cached: 'promise' }) })
+  cachedPromise() {
+    upstream.calls++;
+    throw new ServiceUnavailableException('down');
+  }
+
   @Get('hang')
   @UseCircuitBreaker('slow')
   hang() {
@@ -79,6 +93,8 @@ describe.each(HTTP_PLATFORMS)('@UseCircuitBreaker() on %s', (platform) => {
             quotes: failFast,
             tenants: { ...failFast, perKey: { maxKeys: 100 } },
             cached: failFast,
+            cachedValue: failFast,
+            cachedPromise: failFast,
             slow: { timeoutMs: 50 },
           },
         }),
@@ -145,6 +161,26 @@ describe.each(HTTP_PLATFORMS)('@UseCircuitBreaker() on %s', (platform) => {
     const rejected = await (await fetch(`${url}/cached`)).json();
     expect(rejected).toEqual({ cached: true, path: '/cached', because: 'CircuitOpenError' });
     expect(registry.get('cached').snapshot().totals.fallbacks).toBe(3);
+  });
+
+  it('serves a fallback that answers with a plain value or a Promise', async () => {
+    const { url, registry } = await started();
+    for (let i = 0; i < 3; i++) {
+      const value = await fetch(`${url}/cached-value`);
+      const promised = await fetch(`${url}/cached-promise`);
+      expect([value.status, await value.json(), promised.status, await promised.json()]).toEqual([
+        200,
+        { cached: 'value' },
+        200,
+        { cached: 'promise' },
+      ]);
+    }
+    // The third of each was rejected by the open breaker, and served all the same.
+    expect([
+      registry.get('cachedValue').snapshot().totals.fallbacks,
+      registry.get('cachedPromise').snapshot().totals.fallbacks,
+      registry.get('cachedValue').lastDecidedState,
+    ]).toEqual([3, 3, 'open']);
   });
 
   it("ends a handler past the breaker's deadline with 504", async () => {
