@@ -227,6 +227,7 @@ describe.skipIf(!available)('fleet-wide orders through a real Redis', () => {
     await eventually('the forged order heard', () =>
       forcedOf(a)?.reason === 'forged' && forcedOf(b)?.reason === 'forged' ? true : undefined,
     );
+    await new Promise((resolve) => setTimeout(resolve, 5));
     await Promise.all([a.store.reconcile(), b.store.reconcile()]);
     expect([forcedOf(a), forcedOf(b)]).toMatchObject([
       { state: 'disabled', reason: 'missed' },
