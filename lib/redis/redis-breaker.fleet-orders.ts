@@ -36,7 +36,14 @@ interface Orders {
   patch: BreakerOptions | undefined;
   /** Orders of this replica's own on their way to Redis: until they are answered, reads cannot undo them. */
   pending: number;
+  /** The last force or release given here, until Redis answers it. */
+  mine: OwnForce | undefined;
+  /** A fleet force or release was obeyed while an order of this replica's own was on its way (an older one, unless Redis says otherwise). */
+  heardWhilePending: boolean;
 }
+
+/** A force or release given on this replica, as `RedisFleetControl` hands it back when Redis answers. @internal */
+export type OwnForce = HeldForce | { readonly state: 'released' };
 
 /** A fleet force as a breaker holds it. @internal */
 export interface HeldForce {
@@ -81,7 +88,10 @@ const WHOLE_OPTIONS: FleetReconfigurer = {
  * never one that was only heard on the channel.
  *
  * A fleet force replaces whatever force the breaker held; a fleet release
- * ends only the fleet's force, never a `force()` of this replica's own.
+ * ends only the fleet's force, never a `force()` of this replica's own. An
+ * order given here is obeyed at once; an older order of another replica
+ * heard before Redis answered it (Redis took that one first) gives way to it
+ * again once Redis has answered.
  *
  * @internal
  */
@@ -107,6 +117,7 @@ export class FleetOrders {
       if (order.generation <= orders.force) return;
       this.obeyForce(record, orders, order);
       orders.forceSeen = false;
+      if (orders.pending > 0) orders.heardWhilePending = true;
     } else if (order.generation > orders.config) {
       this.obeyConfig(record, orders, order);
       orders.configSeen = false;
@@ -179,8 +190,8 @@ export class FleetOrders {
   // ---------------------------------------------------------------------------
   // This replica's own orders (see RedisFleetControl)
 
-  /** Forces the breaker here for the fleet; throws as `force()` does on bad input, and then nothing changes. */
-  forceHere(record: SharedBreaker, state: ForceableState, options: ForceOptions): void {
+  /** Forces the breaker here for the fleet; throws as `force()` does on bad input, and then nothing changes. Returns the order, for `forceWritten()`. */
+  forceHere(record: SharedBreaker, state: ForceableState, options: ForceOptions): OwnForce {
     const orders = this.of(record);
     this.applying = true;
     try {
@@ -188,19 +199,24 @@ export class FleetOrders {
     } finally {
       this.applying = false;
     }
-    orders.heldOrder = {
+    const order: HeldForce = {
       state,
       reason: options.reason,
       by: options.by,
       until: options.untilMs ?? 0,
     };
+    orders.heldOrder = orders.mine = order;
+    return order;
   }
 
-  /** Ends the breaker's force here (whichever it holds: the caller asked for it). */
-  releaseHere(record: SharedBreaker): void {
+  /** Ends the breaker's force here (whichever it holds: the caller asked for it). Returns the order, for `forceWritten()`. */
+  releaseHere(record: SharedBreaker): OwnForce {
     const orders = this.of(record);
     orders.heldOrder = undefined;
     record.breaker.release();
+    const order = { state: 'released' } as const;
+    orders.mine = order;
+    return order;
   }
 
   /** An order of this replica's own goes out. */
@@ -210,19 +226,31 @@ export class FleetOrders {
     return orders;
   }
 
-  /** Redis took this replica's force or release as `generation`. */
-  forceWritten(record: SharedBreaker, generation: number): void {
+  /**
+   * Redis took this replica's force or release (`mine`; none for an order
+   * written again) as `generation`. An order heard meanwhile that Redis
+   * took before this one (its generation is lower) must not outlive it here:
+   * this replica obeys its own order again.
+   */
+  forceWritten(record: SharedBreaker, generation: number, mine?: OwnForce): void {
     const orders = this.of(record);
     orders.pending--;
+    if (mine !== undefined && mine === orders.mine) {
+      orders.mine = undefined;
+      if (orders.heardWhilePending && generation > orders.force) this.keep(record, orders, mine);
+    }
+    if (orders.pending === 0) orders.heardWhilePending = false;
     orders.force = Math.max(orders.force, generation);
     orders.forceAt = Date.now();
     orders.forceSeen = true;
   }
 
   /** Redis could not take this replica's force: the breaker holds it as a force of this replica's own. */
-  forceNotTold(record: SharedBreaker): void {
+  forceNotTold(record: SharedBreaker, mine?: OwnForce): void {
     const orders = this.of(record);
     orders.pending--;
+    if (mine !== undefined && mine === orders.mine) orders.mine = undefined;
+    if (orders.pending === 0) orders.heardWhilePending = false;
     orders.held = false;
     orders.heldOrder = undefined;
   }
@@ -278,6 +306,8 @@ export class FleetOrders {
         configSeen: false,
         patch: undefined,
         pending: 0,
+        mine: undefined,
+        heardWhilePending: false,
       };
       this.orders.set(record, orders);
     }
@@ -314,6 +344,33 @@ export class FleetOrders {
       };
     } catch {
       // Only a force that ended between the check and now: there is nothing left to obey.
+    } finally {
+      this.applying = false;
+    }
+  }
+
+  /**
+   * Puts this replica's own order back in force over an older one heard while
+   * it was on its way, unless something else has happened here since (a
+   * `force()` or `release()` of this replica's own).
+   */
+  private keep(record: SharedBreaker, orders: Orders, mine: OwnForce): void {
+    const breaker = record.breaker;
+    if (mine.state === 'released') {
+      if (orders.held) this.releaseHeld(orders, breaker);
+      return;
+    }
+    const order = mine as HeldForce;
+    if (orders.held ? orders.heldOrder === order : breaker.snapshot().forced !== undefined) return;
+    if (order.until !== 0 && order.until <= breaker.clock.now()) return;
+    this.applying = true;
+    try {
+      breaker.force(order.state, {
+        reason: order.reason,
+        ...(order.by === undefined ? {} : { by: order.by }),
+        ...(order.until === 0 ? {} : { untilMs: order.until }),
+      });
+      orders.heldOrder = order;
     } finally {
       this.applying = false;
     }
