@@ -22,11 +22,7 @@ interface Orders {
   held: boolean;
   /** Which force it holds: a repeated order changes nothing, and one Redis lost is written again. */
   heldOrder: HeldForce | undefined;
-  /**
-   * Redis was seen to hold (or took) the force applied last: only such an
-   * order is written again when Redis loses it. One only heard on the channel
-   * and missing from Redis at the next read was never the fleet's (forged).
-   */
+  /** Redis was seen to hold (or took) the force applied last: only then is it written again when Redis loses it. */
   forceSeen: boolean;
   config: number;
   configAt: number;
@@ -199,14 +195,8 @@ export class FleetOrders {
     } finally {
       this.applying = false;
     }
-    const order: HeldForce = {
-      state,
-      reason: options.reason,
-      by: options.by,
-      until: options.untilMs ?? 0,
-    };
-    orders.heldOrder = orders.mine = order;
-    return order;
+    const { reason, by, untilMs } = options;
+    return (orders.heldOrder = orders.mine = { state, reason, by, until: untilMs ?? 0 });
   }
 
   /** Ends the breaker's force here (whichever it holds: the caller asked for it). Returns the order, for `forceWritten()`. */
@@ -328,25 +318,7 @@ export class FleetOrders {
       if (orders.held && !held) this.releaseHeld(orders, breaker);
       return;
     }
-    if (held) return;
-    this.applying = true;
-    try {
-      breaker.force(force.state, {
-        reason: force.reason,
-        ...(force.by === undefined ? {} : { by: force.by }),
-        ...(force.until === 0 ? {} : { untilMs: force.until }),
-      });
-      orders.heldOrder = {
-        state: force.state,
-        reason: force.reason,
-        by: force.by,
-        until: force.until,
-      };
-    } catch {
-      // Only a force that ended between the check and now: there is nothing left to obey.
-    } finally {
-      this.applying = false;
-    }
+    if (!held) this.hold(orders, breaker, force as HeldForce);
   }
 
   /**
@@ -361,8 +333,13 @@ export class FleetOrders {
       return;
     }
     const order = mine as HeldForce;
-    if (orders.held ? orders.heldOrder === order : breaker.snapshot().forced !== undefined) return;
-    if (order.until !== 0 && order.until <= breaker.clock.now()) return;
+    if (orders.held ? sameForce(orders.heldOrder, order) : breaker.snapshot().forced !== undefined)
+      return;
+    if (order.until === 0 || order.until > breaker.clock.now()) this.hold(orders, breaker, order);
+  }
+
+  /** Forces the breaker for the fleet (its transition is the fleet's force). */
+  private hold(orders: Orders, breaker: Breaker, order: HeldForce): void {
     this.applying = true;
     try {
       breaker.force(order.state, {
@@ -370,7 +347,10 @@ export class FleetOrders {
         ...(order.by === undefined ? {} : { by: order.by }),
         ...(order.until === 0 ? {} : { untilMs: order.until }),
       });
-      orders.heldOrder = order;
+      const { state, reason, by, until } = order;
+      orders.heldOrder = { state, reason, by, until };
+    } catch {
+      // Only a force that ended between the check and now: there is nothing left to obey.
     } finally {
       this.applying = false;
     }
@@ -405,7 +385,7 @@ export class FleetOrders {
   }
 }
 
-function sameForce(held: HeldForce | undefined, force: ForceRecord): boolean {
+function sameForce(held: HeldForce | undefined, force: HeldForce | ForceRecord): boolean {
   return (
     held !== undefined &&
     held.state === force.state &&
