@@ -103,7 +103,9 @@ export abstract class BreakerPeek extends BreakerHooks {
     const gate = parent!.peekOwn(now, true);
     if (!gate.permitted) return gate;
     const own = this.peekOwn(now, false);
+    // A child forced disabled records nothing: its call gives the family's probe permit back.
     if (!own.permitted || !gate.probe || own.probe) return own;
+    if (own === DISABLED_ADMITS && this.lettingAllThrough) return own;
     return own.state === 'closed' ? FAMILY_PROBE_ADMITTED : { ...own, probe: true };
   }
 

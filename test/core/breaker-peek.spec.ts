@@ -237,5 +237,11 @@ describe('Breaker.peek() and isCallPermitted()', () => {
     expect(family.forKey('a').peek()).toEqual({ permitted: true, state: 'half-open', probe: true });
     expect(family.lastDecidedState).toBe('open');
     expect(family.snapshot().halfOpen?.probesAdmitted).toBe(0);
+    // A child forced disabled lets its call through unrecorded: no probe of the family's, which keeps its permit.
+    const loadTest = family.forKey('c');
+    loadTest.force('disabled', { reason: 'load test' });
+    expect(loadTest.peek()).toEqual({ permitted: true, state: 'disabled', probe: false });
+    expect(loadTest.acquire().probe).toBe(false);
+    expect(family.snapshot().halfOpen).toMatchObject({ probesAdmitted: 0, probesInFlight: 0 });
   });
 });
