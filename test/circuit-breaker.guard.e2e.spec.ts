@@ -199,6 +199,35 @@ describe('CircuitBreakerGuard.requiring() as a global guard', () => {
   });
 });
 
+describe('@RequireCircuit() given twice on one method', () => {
+  const start = platformApps('express');
+
+  @Controller()
+  class StackedController {
+    @Get('stacked')
+    @RequireCircuit('payments')
+    @RequireCircuit('inventory')
+    stacked() {
+      ran.push('handler');
+      return { ok: true };
+    }
+  }
+
+  it('requires every breaker either names', async () => {
+    const { app, url } = await start([CircuitBreakerModule.forRoot({ breakers: BREAKERS })], {
+      controllers: [StackedController],
+    });
+    const registry = app.get(CircuitBreakerRegistry);
+    expect((await fetch(`${url}/stacked`)).status).toBe(200);
+    for (const name of ['inventory', 'payments']) {
+      registry.get(name).isolate();
+      ran.length = 0;
+      expect([name, (await fetch(`${url}/stacked`)).status, ran]).toEqual([name, 503, []]);
+      registry.get(name).reset();
+    }
+  });
+});
+
 /** An application's own filter of HttpExceptions, which finds the breaker's rejection as the exception's cause. */
 @Catch(HttpException)
 class CauseFilter implements ExceptionFilter {
