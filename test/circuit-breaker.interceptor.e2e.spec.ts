@@ -210,6 +210,19 @@ describe('@UseCircuitBreaker() at start-up', () => {
     );
   });
 
+  it('refuses a second @UseCircuitBreaker() on one method, where the class is declared', () => {
+    expect(() => {
+      class Twice {
+        @UseCircuitBreaker('quotes')
+        @UseCircuitBreaker('tenants', { key: () => 'x' })
+        get() {}
+      }
+      return Twice;
+    }).toThrow(
+      '@UseCircuitBreaker() on Twice.get is given twice ("quotes" over "tenants"): a handling is one call of one breaker. Keep one, or call the other breaker inside the handler.',
+    );
+  });
+
   it('refuses bad options where the class is declared', () => {
     expect(() => {
       class BadFallback {
