@@ -9,7 +9,13 @@ import {
 } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
 import { of } from 'rxjs';
-import { CircuitBreakerModule, CircuitBreakerRegistry, UseCircuitBreaker } from '../lib/index.js';
+import { APP_INTERCEPTOR } from '@nestjs/core';
+import {
+  CircuitBreakerInterceptor,
+  CircuitBreakerModule,
+  CircuitBreakerRegistry,
+  UseCircuitBreaker,
+} from '../lib/index.js';
 import { HTTP_PLATFORMS, platformApps } from './helpers/http-platforms.js';
 import { ManualClock } from './helpers/manual-clock.js';
 import { nestApps } from './helpers/nest-app.js';
@@ -290,6 +296,25 @@ describe('@UseCircuitBreaker() on a class and on one of its methods', () => {
       registry.get('catalog').snapshot().totals.admitted,
       upstream.calls,
     ]).toEqual([1, 1, 2]);
+  });
+
+  it('counts a handling once with the interceptor also bound globally', async () => {
+    upstream.calls = 0;
+    const app = await start(
+      [CircuitBreakerModule.forRoot({ breakers: { catalog: {}, quotes: {} } })],
+      {
+        controllers: [CatalogController],
+        providers: [{ provide: APP_INTERCEPTOR, useClass: CircuitBreakerInterceptor }],
+      },
+    );
+    await app.listen(0, '127.0.0.1');
+    const url = await app.getUrl();
+    const registry = app.get(CircuitBreakerRegistry);
+    expect((await fetch(`${url}/own`)).status).toBe(200);
+    expect([
+      registry.get('quotes').snapshot().totals.admitted,
+      registry.get('catalog').snapshot().totals.admitted,
+    ]).toEqual([1, 0]);
   });
 
   it('lets the one probe of a half-open breaker through, and closes it', async () => {
