@@ -18,8 +18,10 @@ import type { CircuitInterception } from './circuit-interception.js';
 /**
  * The interceptor of `@UseCircuitBreaker()`: each handling of a request is
  * one call of the breaker (through `circuitBreaker()`, so a rejected request
- * never reaches the handler). `@UseCircuitBreaker()` binds it: bound
- * globally as well, a decorated handler's call would count twice.
+ * never reaches the handler). `@UseCircuitBreaker()` binds it; bound more
+ * than once on a route (on the class and on the method, or globally as
+ * well), only the outermost binding makes the call, so a handling still
+ * counts once and takes one probe permit.
  *
  * @publicApi
  */
@@ -47,7 +49,9 @@ export class CircuitBreakerInterceptor implements NestInterceptor {
       CIRCUIT_INTERCEPTOR_METADATA,
       [context.getHandler(), context.getClass()],
     );
-    if (use === undefined) return next.handle();
+    if (use === undefined || intercepted.has(context)) return next.handle();
+    // Nest hands every interceptor of a route the same context: the bindings after this one see it taken.
+    intercepted.add(context);
     const breaker = this.registry.get(use.name);
     const keyOf = use.key;
     const fallback = use.fallback;
@@ -66,6 +70,9 @@ export class CircuitBreakerInterceptor implements NestInterceptor {
       );
   }
 }
+
+/** The contexts a binding of this interceptor already runs through its breaker. */
+const intercepted = new WeakSet<ExecutionContext>();
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (

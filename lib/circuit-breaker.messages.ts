@@ -60,6 +60,8 @@ export const circuitBreakerMessages = {
     `@InjectCircuitBreaker() takes a breaker name, a non-empty string, got ${describeValue(value)}. Pass the name, e.g. @InjectCircuitBreaker('payments').`,
   missingFallbackMethod: (qualifiedName: string, fallback: string) =>
     `@CircuitBreaker() on ${qualifiedName}: option "fallback" names the method "${fallback}", which does not exist on the class. Declare it, or pass a function.`,
+  interceptionTwice: (site: string, name: string, earlier: string) =>
+    `${site} is given twice ("${name}" over "${earlier}"): a handling is one call of one breaker. Keep one, or call the other breaker inside the handler.`,
   keyMismatch: (name: string, site: string, perKey: boolean) =>
     perKey
       ? `Circuit breaker "${name}" is per-key (perKey), but ${site} gives no key. Add key: (...args) => target, so that each call goes to its target's breaker.`

@@ -78,7 +78,11 @@ describe('CircuitBreakerExceptionFilter.catch() outside HTTP, for filters that d
     const sent: string[] = [];
     const emitted: unknown[] = [];
     const native = { readyState: 1, send: (data: string) => sent.push(data), emit: () => 0 };
-    const socketIo = { emit: (event: string, data: unknown) => emitted.push([event, data]) };
+    // A Socket.IO socket has send() too (a 'message' event): no readyState tells it from a native WebSocket.
+    const socketIo = {
+      emit: (event: string, data: unknown) => emitted.push([event, data]),
+      send: (data: unknown) => emitted.push(['message', data]),
+    };
     expect(filter.catch(open, hostOf('ws', native))).toBe(true);
     expect(filter.catch(new CallTimeoutError('payments', 50), hostOf('ws', socketIo))).toBe(true);
     expect(sent.map((data) => JSON.parse(data) as unknown)).toEqual([

@@ -1,10 +1,21 @@
-import { Controller, Get, Injectable, Param, type PipeTransform } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
+import {
+  Catch,
+  Controller,
+  Get,
+  HttpException,
+  Injectable,
+  Param,
+  type ArgumentsHost,
+  type ExceptionFilter,
+  type PipeTransform,
+} from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, HttpAdapterHost } from '@nestjs/core';
 import { describe, expect, it } from 'vitest';
 import {
   CircuitBreakerGuard,
   CircuitBreakerModule,
   CircuitBreakerRegistry,
+  isBreakerRejection,
   RequireCircuit,
 } from '../lib/index.js';
 import { HTTP_PLATFORMS, platformApps } from './helpers/http-platforms.js';
@@ -144,6 +155,21 @@ describe.each(HTTP_PLATFORMS)('@RequireCircuit() on %s', (platform) => {
     expect(payments.acquire().probe).toBe(true);
   });
 
+  it('rejects while the probe budget is taken (half-open-busy), and lets the next probe through once it settles', async () => {
+    const { url, clock, registry, open } = await started();
+    open('payments');
+    clock.advance(4_000);
+    const payments = registry.get('payments');
+    const probe = payments.acquire();
+    expect([probe.probe, payments.state]).toEqual([true, 'half-open']);
+    const busy = await fetch(`${url}/fan-out/1`);
+    expect(busy.status).toBe(503);
+    expect(ran).toEqual([]);
+    probe.succeed(undefined);
+    expect((await fetch(`${url}/fan-out/1`)).status).toBe(200);
+    expect(payments.snapshot().totals.rejected.total).toBe(0);
+  });
+
   it('checks the per-key child of the target, read from the request', async () => {
     const { url, registry } = await started();
     registry.get('hosts').forKey('a.example').acquire().fail(new Error('down'));
@@ -170,6 +196,76 @@ describe('CircuitBreakerGuard.requiring() as a global guard', () => {
     // Isolated: no end to announce, so no Retry-After.
     expect([response.status, response.headers.get('retry-after')]).toEqual([503, null]);
     expect(ran).toEqual([]);
+  });
+});
+
+describe('@RequireCircuit() given twice on one method', () => {
+  const start = platformApps('express');
+
+  @Controller()
+  class StackedController {
+    @Get('stacked')
+    @RequireCircuit('payments')
+    @RequireCircuit('inventory')
+    stacked() {
+      ran.push('handler');
+      return { ok: true };
+    }
+  }
+
+  it('requires every breaker either names', async () => {
+    const { app, url } = await start([CircuitBreakerModule.forRoot({ breakers: BREAKERS })], {
+      controllers: [StackedController],
+    });
+    const registry = app.get(CircuitBreakerRegistry);
+    expect((await fetch(`${url}/stacked`)).status).toBe(200);
+    for (const name of ['inventory', 'payments']) {
+      registry.get(name).isolate();
+      ran.length = 0;
+      expect([name, (await fetch(`${url}/stacked`)).status, ran]).toEqual([name, 503, []]);
+      registry.get(name).reset();
+    }
+  });
+});
+
+/** An application's own filter of HttpExceptions, which finds the breaker's rejection as the exception's cause. */
+@Catch(HttpException)
+class CauseFilter implements ExceptionFilter {
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
+  catch(exception: HttpException, host: ArgumentsHost) {
+    const cause = exception.cause;
+    this.adapterHost.httpAdapter.reply(
+      host.switchToHttp().getResponse(),
+      {
+        status: exception.getStatus(),
+        rejection: isBreakerRejection(cause),
+        breaker: isBreakerRejection(cause) ? cause.breakerName : undefined,
+      },
+      exception.getStatus(),
+    );
+  }
+}
+
+describe("@RequireCircuit() under an application's own HttpException filter", () => {
+  const start = platformApps('express');
+
+  it("gives the filter the CircuitOpenError as the exception's cause", async () => {
+    const { app, url } = await start(
+      [CircuitBreakerModule.forRoot({ breakers: { payments: BREAKERS.payments } })],
+      {
+        controllers: [PlainController],
+        providers: [
+          { provide: APP_GUARD, useClass: CircuitBreakerGuard.requiring('payments') },
+          { provide: APP_FILTER, useClass: CauseFilter },
+        ],
+      },
+    );
+    app.get(CircuitBreakerRegistry).get('payments').isolate();
+    const response = await fetch(`${url}/plain`);
+    expect([response.status, await response.json()]).toEqual([
+      503,
+      { status: 503, rejection: true, breaker: 'payments' },
+    ]);
   });
 });
 

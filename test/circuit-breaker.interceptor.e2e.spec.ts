@@ -9,7 +9,13 @@ import {
 } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
 import { of } from 'rxjs';
-import { CircuitBreakerModule, CircuitBreakerRegistry, UseCircuitBreaker } from '../lib/index.js';
+import { APP_INTERCEPTOR } from '@nestjs/core';
+import {
+  CircuitBreakerInterceptor,
+  CircuitBreakerModule,
+  CircuitBreakerRegistry,
+  UseCircuitBreaker,
+} from '../lib/index.js';
 import { HTTP_PLATFORMS, platformApps } from './helpers/http-platforms.js';
 import { ManualClock } from './helpers/manual-clock.js';
 import { nestApps } from './helpers/nest-app.js';
@@ -53,6 +59,20 @@ class QuotesController {
     throw new ServiceUnavailableException('down');
   }
 
+  @Get('cached-value')
+  @UseCircuitBreaker('cachedValue', { fallback: () => ({ cached: 'value' }) })
+  cachedValue() {
+    upstream.calls++;
+    throw new ServiceUnavailableException('down');
+  }
+
+  @Get('cached-promise')
+  @UseCircuitBreaker('cachedPromise', { fallback: async () => ({ cached: 'promise' }) })
+  cachedPromise() {
+    upstream.calls++;
+    throw new ServiceUnavailableException('down');
+  }
+
   @Get('hang')
   @UseCircuitBreaker('slow')
   hang() {
@@ -79,6 +99,8 @@ describe.each(HTTP_PLATFORMS)('@UseCircuitBreaker() on %s', (platform) => {
             quotes: failFast,
             tenants: { ...failFast, perKey: { maxKeys: 100 } },
             cached: failFast,
+            cachedValue: failFast,
+            cachedPromise: failFast,
             slow: { timeoutMs: 50 },
           },
         }),
@@ -147,6 +169,26 @@ describe.each(HTTP_PLATFORMS)('@UseCircuitBreaker() on %s', (platform) => {
     expect(registry.get('cached').snapshot().totals.fallbacks).toBe(3);
   });
 
+  it('serves a fallback that answers with a plain value or a Promise', async () => {
+    const { url, registry } = await started();
+    for (let i = 0; i < 3; i++) {
+      const value = await fetch(`${url}/cached-value`);
+      const promised = await fetch(`${url}/cached-promise`);
+      expect([value.status, await value.json(), promised.status, await promised.json()]).toEqual([
+        200,
+        { cached: 'value' },
+        200,
+        { cached: 'promise' },
+      ]);
+    }
+    // The third of each was rejected by the open breaker, and served all the same.
+    expect([
+      registry.get('cachedValue').snapshot().totals.fallbacks,
+      registry.get('cachedPromise').snapshot().totals.fallbacks,
+      registry.get('cachedValue').lastDecidedState,
+    ]).toEqual([3, 3, 'open']);
+  });
+
   it("ends a handler past the breaker's deadline with 504", async () => {
     const { url, registry } = await started();
     const response = await fetch(`${url}/hang`);
@@ -174,6 +216,19 @@ describe('@UseCircuitBreaker() at start-up', () => {
     );
   });
 
+  it('refuses a second @UseCircuitBreaker() on one method, where the class is declared', () => {
+    expect(() => {
+      class Twice {
+        @UseCircuitBreaker('quotes')
+        @UseCircuitBreaker('tenants', { key: () => 'x' })
+        get() {}
+      }
+      return Twice;
+    }).toThrow(
+      '@UseCircuitBreaker() on Twice.get is given twice ("quotes" over "tenants"): a handling is one call of one breaker. Keep one, or call the other breaker inside the handler.',
+    );
+  });
+
   it('refuses bad options where the class is declared', () => {
     expect(() => {
       class BadFallback {
@@ -189,5 +244,88 @@ describe('@UseCircuitBreaker() at start-up', () => {
       }
       return Typo;
     }).toThrow('"keys"');
+  });
+});
+
+describe('@UseCircuitBreaker() on a class and on one of its methods', () => {
+  const start = nestApps();
+
+  @Controller()
+  @UseCircuitBreaker('catalog')
+  class CatalogController {
+    @Get('own')
+    @UseCircuitBreaker('quotes')
+    own() {
+      upstream.calls++;
+      return { own: true };
+    }
+
+    @Get('inherited')
+    inherited() {
+      upstream.calls++;
+      return { inherited: true };
+    }
+  }
+
+  async function started() {
+    upstream.calls = 0;
+    const clock = new ManualClock();
+    const app = await start(
+      [
+        CircuitBreakerModule.forRoot({
+          clock,
+          httpFilter: true,
+          breakers: {
+            catalog: failFast,
+            quotes: { ...failFast, halfOpen: { maxProbes: 1, successesToClose: 1 } },
+          },
+        }),
+      ],
+      { controllers: [CatalogController] },
+    );
+    await app.listen(0, '127.0.0.1');
+    return { url: await app.getUrl(), clock, registry: app.get(CircuitBreakerRegistry) };
+  }
+
+  it("counts a handling once, on the method's breaker only (the class binding steps aside)", async () => {
+    const { url, registry } = await started();
+    expect(await (await fetch(`${url}/own`)).json()).toEqual({ own: true });
+    expect(await (await fetch(`${url}/inherited`)).json()).toEqual({ inherited: true });
+    expect([
+      registry.get('quotes').snapshot().totals.admitted,
+      registry.get('catalog').snapshot().totals.admitted,
+      upstream.calls,
+    ]).toEqual([1, 1, 2]);
+  });
+
+  it('counts a handling once with the interceptor also bound globally', async () => {
+    upstream.calls = 0;
+    const app = await start(
+      [CircuitBreakerModule.forRoot({ breakers: { catalog: {}, quotes: {} } })],
+      {
+        controllers: [CatalogController],
+        providers: [{ provide: APP_INTERCEPTOR, useClass: CircuitBreakerInterceptor }],
+      },
+    );
+    await app.listen(0, '127.0.0.1');
+    const url = await app.getUrl();
+    const registry = app.get(CircuitBreakerRegistry);
+    expect((await fetch(`${url}/own`)).status).toBe(200);
+    expect([
+      registry.get('quotes').snapshot().totals.admitted,
+      registry.get('catalog').snapshot().totals.admitted,
+    ]).toEqual([1, 0]);
+  });
+
+  it('lets the one probe of a half-open breaker through, and closes it', async () => {
+    const { url, clock, registry } = await started();
+    const quotes = registry.get('quotes');
+    // Open by its own evidence: two failures.
+    for (let i = 0; i < 2; i++)
+      await quotes.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
+    expect(quotes.lastDecidedState).toBe('open');
+    clock.advance(5_000);
+    const probe = await fetch(`${url}/own`);
+    expect([probe.status, quotes.state]).toEqual([200, 'closed']);
   });
 });

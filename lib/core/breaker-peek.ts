@@ -72,15 +72,26 @@ export abstract class BreakerPeek extends BreakerHooks {
   /**
    * Whether a call made now would be admitted, and if not why, without
    * admitting one: no probe permit is taken, no call counted, no event emitted
-   * and no transition made (a due one is reflected, not made). Two answers
-   * are estimates, since only a real admission can decide them: client-side
-   * throttling sheds at random (peek answers permitted), and a breaker that
-   * shares its state asks the fleet for its probe permit only when a call
-   * comes (peek answers permitted once the open duration is over). On a
-   * per-key family, it answers for the family's own gate: ask
-   * `forKey(key).peek()` for one target.
+   * and no transition made (a due one is reflected, not made). A bulkhead
+   * with no free slot and a full queue rejects (`bulkhead-full`), as the call
+   * would be. Three answers are estimates, since only a real admission can
+   * decide them: client-side throttling and a slow start (`rampUp`) shed at
+   * random (peek answers permitted), and a breaker that shares its state
+   * asks the fleet for its probe permit only when a call comes (peek answers
+   * permitted once the open duration is over). On a per-key family, it
+   * answers for the family's own gate: ask `forKey(key).peek()` for one target.
    */
   peek(): AdmissionPeek {
+    // In front of admission, as for a call: a full bulkhead refuses whatever the state.
+    const bulkhead = this.guard?.bulkhead;
+    if (
+      bulkhead !== undefined &&
+      this.keyed === undefined &&
+      bulkhead.active >= this.config.bulkhead!.maxConcurrent &&
+      !bulkhead.canQueue &&
+      !this.lettingAllThrough
+    )
+      return this.rejection(this.current, 'bulkhead-full', undefined);
     const parent = this.parent as BreakerPeek | undefined;
     const ungated =
       parent === undefined || parent.current === CLOSED || parent.current === DISABLED;
@@ -92,7 +103,9 @@ export abstract class BreakerPeek extends BreakerHooks {
     const gate = parent!.peekOwn(now, true);
     if (!gate.permitted) return gate;
     const own = this.peekOwn(now, false);
+    // A child forced disabled records nothing: its call gives the family's probe permit back.
     if (!own.permitted || !gate.probe || own.probe) return own;
+    if (own === DISABLED_ADMITS && this.lettingAllThrough) return own;
     return own.state === 'closed' ? FAMILY_PROBE_ADMITTED : { ...own, probe: true };
   }
 

@@ -1,7 +1,7 @@
 import { UseGuards } from '@nestjs/common';
 import { REQUIRED_CIRCUITS_METADATA } from '../circuit-breaker.constants.js';
 import { CircuitBreakerGuard } from '../circuit-breaker.guard.js';
-import { checkRequiredCircuits } from '../circuit-requirement.js';
+import { checkRequiredCircuits, type CircuitRequirement } from '../circuit-requirement.js';
 import type { RequiredCircuit } from '../interfaces/circuit-breaker-admission-options.interface.js';
 import { decorationSite } from './decoration-site.js';
 
@@ -25,12 +25,20 @@ export function RequireCircuit(...circuits: RequiredCircuit[]): ClassDecorator &
   return ((target: object, propertyKey?: string | symbol, descriptor?: PropertyDescriptor) => {
     const site = decorationSite('@RequireCircuit()', target, propertyKey);
     const requirements = checkRequiredCircuits(site, circuits);
+    const on = (descriptor === undefined ? target : descriptor.value) as object;
+    // Given twice on one method or class, the names add up, and the guard is bound once.
+    const earlier = Reflect.getOwnMetadata(REQUIRED_CIRCUITS_METADATA, on) as
+      CircuitRequirement[] | undefined;
+    Reflect.defineMetadata(
+      REQUIRED_CIRCUITS_METADATA,
+      earlier === undefined ? requirements : [...requirements, ...earlier],
+      on,
+    );
+    if (earlier !== undefined) return descriptor;
     if (descriptor === undefined) {
-      Reflect.defineMetadata(REQUIRED_CIRCUITS_METADATA, requirements, target);
       UseGuards(CircuitBreakerGuard)(target as never);
       return;
     }
-    Reflect.defineMetadata(REQUIRED_CIRCUITS_METADATA, requirements, descriptor.value as object);
     UseGuards(CircuitBreakerGuard)(target, propertyKey!, descriptor);
     return descriptor;
   }) as ClassDecorator & MethodDecorator;

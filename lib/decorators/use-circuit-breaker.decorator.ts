@@ -1,7 +1,8 @@
 import { UseInterceptors } from '@nestjs/common';
 import { CIRCUIT_INTERCEPTOR_METADATA } from '../circuit-breaker.constants.js';
 import { CircuitBreakerInterceptor } from '../circuit-breaker.interceptor.js';
-import { checkInterception } from '../circuit-interception.js';
+import { checkInterception, type CircuitInterception } from '../circuit-interception.js';
+import { circuitBreakerMessages } from '../circuit-breaker.messages.js';
 import type { UseCircuitBreakerOptions } from '../interfaces/circuit-breaker-admission-options.interface.js';
 import { decorationSite } from './decoration-site.js';
 
@@ -34,6 +35,15 @@ export function UseCircuitBreaker(
       name,
       options,
     );
+    // Decorators apply from the method up: the one found is the one written below this one.
+    const earlier = Reflect.getOwnMetadata(
+      CIRCUIT_INTERCEPTOR_METADATA,
+      (descriptor === undefined ? target : descriptor.value) as object,
+    ) as CircuitInterception | undefined;
+    if (earlier !== undefined)
+      throw new TypeError(
+        circuitBreakerMessages.interceptionTwice(use.site, use.name, earlier.name),
+      );
     if (descriptor === undefined) {
       Reflect.defineMetadata(CIRCUIT_INTERCEPTOR_METADATA, use, target);
       UseInterceptors(CircuitBreakerInterceptor)(target as never);

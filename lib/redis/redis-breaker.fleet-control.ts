@@ -52,7 +52,7 @@ export class RedisFleetControl implements FleetControl {
   async force(breaker: Breaker, state: ForceableState, options: ForceOptions): Promise<FleetWrite> {
     const record = this.recordOf(breaker, 'force');
     const { orders } = this.link;
-    orders.forceHere(record, state, options);
+    const mine = orders.forceHere(record, state, options);
     orders.begin(record);
     let reply: [number, number];
     try {
@@ -63,17 +63,17 @@ export class RedisFleetControl implements FleetControl {
         this.forceCall(record, state, options.reason, options.by ?? '', options.untilMs ?? 0),
       );
     } catch (error) {
-      orders.forceNotTold(record);
+      orders.forceNotTold(record, mine);
       throw error;
     }
-    orders.forceWritten(record, reply[0]);
+    orders.forceWritten(record, reply[0], mine);
     return { breaker: record.name, generation: reply[0], subscribers: reply[1] };
   }
 
   async release(breaker: Breaker): Promise<FleetWrite> {
     const record = this.recordOf(breaker, 'release');
     const { orders } = this.link;
-    orders.releaseHere(record);
+    const mine = orders.releaseHere(record);
     orders.begin(record);
     let reply: [number, number];
     try {
@@ -84,10 +84,10 @@ export class RedisFleetControl implements FleetControl {
         this.forceCall(record, 'released', '', '', 0),
       );
     } catch (error) {
-      orders.forceNotTold(record);
+      orders.forceNotTold(record, mine);
       throw error;
     }
-    orders.forceWritten(record, reply[0]);
+    orders.forceWritten(record, reply[0], mine);
     return { breaker: record.name, generation: reply[0], subscribers: reply[1] };
   }
 

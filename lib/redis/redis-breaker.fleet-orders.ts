@@ -22,13 +22,24 @@ interface Orders {
   held: boolean;
   /** Which force it holds: a repeated order changes nothing, and one Redis lost is written again. */
   heldOrder: HeldForce | undefined;
+  /** Redis was seen to hold (or took) the force applied last: only then is it written again when Redis loses it. */
+  forceSeen: boolean;
   config: number;
   configAt: number;
+  /** As `forceSeen`, for the fleet's patch. */
+  configSeen: boolean;
   /** The fleet's patch as last known: every fleet reconfiguration so far, merged. */
   patch: BreakerOptions | undefined;
   /** Orders of this replica's own on their way to Redis: until they are answered, reads cannot undo them. */
   pending: number;
+  /** The last force or release given here, until Redis answers it. */
+  mine: OwnForce | undefined;
+  /** A fleet force or release was obeyed while an order of this replica's own was on its way (an older one, unless Redis says otherwise). */
+  heardWhilePending: boolean;
 }
+
+/** A force or release given on this replica, as `RedisFleetControl` hands it back when Redis answers. @internal */
+export type OwnForce = HeldForce | { readonly state: 'released' };
 
 /** A fleet force as a breaker holds it. @internal */
 export interface HeldForce {
@@ -69,10 +80,14 @@ const WHOLE_OPTIONS: FleetReconfigurer = {
  * and from reads (what Redis holds wins, unless this replica gave or obeyed
  * an order since the read went out, so that a late answer never undoes a
  * newer order; this also undoes a forged signal at the next reconcile). An
- * order Redis lost is written again by the replicas that hold it.
+ * order Redis lost is written again by the replicas that saw Redis hold it,
+ * never one that was only heard on the channel.
  *
  * A fleet force replaces whatever force the breaker held; a fleet release
- * ends only the fleet's force, never a `force()` of this replica's own.
+ * ends only the fleet's force, never a `force()` of this replica's own. An
+ * order given here is obeyed at once; an older order of another replica
+ * heard before Redis answered it (Redis took that one first) gives way to it
+ * again once Redis has answered.
  *
  * @internal
  */
@@ -90,20 +105,29 @@ export class FleetOrders {
     if (orders !== undefined) orders.held = this.applying && change.reason === 'forced';
   }
 
-  /** An order heard on the channel: obeyed when newer than the last one applied. */
+  /** An order heard on the channel: obeyed when newer than the last one applied, and not yet known to be the fleet's. */
   apply(record: SharedBreaker, order: FleetOrder): void {
     if (order.generation > record.breaker.clock.now() + GENERATION_MAX_LEAD_MS) return;
     const orders = this.of(record);
     if (order.kind === 'force') {
-      if (order.generation > orders.force) this.obeyForce(record, orders, order);
-    } else if (order.generation > orders.config) this.obeyConfig(record, orders, order);
+      if (order.generation <= orders.force) return;
+      this.obeyForce(record, orders, order);
+      orders.forceSeen = false;
+      if (orders.pending > 0) orders.heardWhilePending = true;
+    } else if (order.generation > orders.config) {
+      this.obeyConfig(record, orders, order);
+      orders.configSeen = false;
+    }
   }
 
   /**
    * What a read sent at `sentAt` (`Date.now()`) found: `null` for no record
    * (what this replica holds is written again), `undefined` for junk
    * (ignored). Redis holds the truth, unless an order was given or obeyed
-   * here since the read went out.
+   * here since the read went out. An order Redis lost is written again only
+   * if Redis was seen to hold it; one that was only heard on the channel is
+   * undone (a force) or dropped from the fleet's patch (a reconfiguration
+   * stays on this replica, but is never written for the fleet).
    */
   fromHashes(
     record: SharedBreaker,
@@ -124,35 +148,46 @@ export class FleetOrders {
     const lead = record.breaker.clock.now() + GENERATION_MAX_LEAD_MS;
     if (force !== undefined && orders.forceAt < sentAt) {
       if (force === null) {
-        // Redis lost the order (a restart without persistence, a repair): the replicas that hold it write it again.
         const held = orders.heldOrder;
-        if (
+        if (!orders.forceSeen) {
+          // Heard, never stored: no replica wrote it (a forged signal). Undone, and the next order of any generation is obeyed.
+          if (orders.held) this.releaseHeld(orders, record.breaker);
+          orders.force = 0;
+        } else if (
+          // Redis lost the order (a restart without persistence, a repair): the replicas that hold it write it again.
           orders.held &&
           held !== undefined &&
           (held.until === 0 || held.until > record.breaker.clock.now())
         )
           this.link.restore(record, { kind: 'force', ...held });
-      } else if (force.generation !== orders.force && force.generation <= lead) {
+      } else if (force.generation === orders.force) {
+        orders.forceSeen = true;
+      } else if (force.generation <= lead) {
         this.obeyForce(record, orders, force);
+        orders.forceSeen = true;
       }
     }
-    if (config === null && orders.patch !== undefined && orders.configAt < sentAt)
-      this.link.restore(record, { kind: 'config', patch: orders.patch });
-    else if (
-      config !== undefined &&
-      config !== null &&
-      orders.configAt < sentAt &&
-      config.generation !== orders.config &&
-      config.generation <= lead
-    )
+    if (config === undefined || orders.configAt >= sentAt) return;
+    if (config === null) {
+      if (orders.patch === undefined) return;
+      if (orders.configSeen) this.link.restore(record, { kind: 'config', patch: orders.patch });
+      else {
+        // Heard, never stored: not the fleet's patch, so this replica's next fleet reconfiguration does not carry it.
+        orders.patch = undefined;
+        orders.config = 0;
+      }
+    } else if (config.generation === orders.config) orders.configSeen = true;
+    else if (config.generation <= lead) {
       this.obeyConfig(record, orders, config);
+      orders.configSeen = true;
+    }
   }
 
   // ---------------------------------------------------------------------------
   // This replica's own orders (see RedisFleetControl)
 
-  /** Forces the breaker here for the fleet; throws as `force()` does on bad input, and then nothing changes. */
-  forceHere(record: SharedBreaker, state: ForceableState, options: ForceOptions): void {
+  /** Forces the breaker here for the fleet; throws as `force()` does on bad input, and then nothing changes. Returns the order, for `forceWritten()`. */
+  forceHere(record: SharedBreaker, state: ForceableState, options: ForceOptions): OwnForce {
     const orders = this.of(record);
     this.applying = true;
     try {
@@ -160,19 +195,18 @@ export class FleetOrders {
     } finally {
       this.applying = false;
     }
-    orders.heldOrder = {
-      state,
-      reason: options.reason,
-      by: options.by,
-      until: options.untilMs ?? 0,
-    };
+    const { reason, by, untilMs } = options;
+    return (orders.heldOrder = orders.mine = { state, reason, by, until: untilMs ?? 0 });
   }
 
-  /** Ends the breaker's force here (whichever it holds: the caller asked for it). */
-  releaseHere(record: SharedBreaker): void {
+  /** Ends the breaker's force here (whichever it holds: the caller asked for it). Returns the order, for `forceWritten()`. */
+  releaseHere(record: SharedBreaker): OwnForce {
     const orders = this.of(record);
     orders.heldOrder = undefined;
     record.breaker.release();
+    const order = { state: 'released' } as const;
+    orders.mine = order;
+    return order;
   }
 
   /** An order of this replica's own goes out. */
@@ -182,18 +216,31 @@ export class FleetOrders {
     return orders;
   }
 
-  /** Redis took this replica's force or release as `generation`. */
-  forceWritten(record: SharedBreaker, generation: number): void {
+  /**
+   * Redis took this replica's force or release (`mine`; none for an order
+   * written again) as `generation`. An order heard meanwhile that Redis
+   * took before this one (its generation is lower) must not outlive it here:
+   * this replica obeys its own order again.
+   */
+  forceWritten(record: SharedBreaker, generation: number, mine?: OwnForce): void {
     const orders = this.of(record);
     orders.pending--;
+    if (mine !== undefined && mine === orders.mine) {
+      orders.mine = undefined;
+      if (orders.heardWhilePending && generation > orders.force) this.keep(record, orders, mine);
+    }
+    if (orders.pending === 0) orders.heardWhilePending = false;
     orders.force = Math.max(orders.force, generation);
     orders.forceAt = Date.now();
+    orders.forceSeen = true;
   }
 
   /** Redis could not take this replica's force: the breaker holds it as a force of this replica's own. */
-  forceNotTold(record: SharedBreaker): void {
+  forceNotTold(record: SharedBreaker, mine?: OwnForce): void {
     const orders = this.of(record);
     orders.pending--;
+    if (mine !== undefined && mine === orders.mine) orders.mine = undefined;
+    if (orders.pending === 0) orders.heardWhilePending = false;
     orders.held = false;
     orders.heldOrder = undefined;
   }
@@ -210,6 +257,7 @@ export class FleetOrders {
     if (generation === undefined) return;
     orders.config = Math.max(orders.config, generation);
     orders.configAt = Date.now();
+    orders.configSeen = true;
   }
 
   /** Redis holds a reconfiguration of `generation` that is junk: nothing to obey, but the next write replaces it. */
@@ -242,10 +290,14 @@ export class FleetOrders {
         forceAt: 0,
         held: false,
         heldOrder: undefined,
+        forceSeen: false,
         config: 0,
         configAt: 0,
+        configSeen: false,
         patch: undefined,
         pending: 0,
+        mine: undefined,
+        heardWhilePending: false,
       };
       this.orders.set(record, orders);
     }
@@ -266,20 +318,37 @@ export class FleetOrders {
       if (orders.held && !held) this.releaseHeld(orders, breaker);
       return;
     }
-    if (held) return;
+    if (!held) this.hold(orders, breaker, force as HeldForce);
+  }
+
+  /**
+   * Puts this replica's own order back in force over an older one heard while
+   * it was on its way, unless something else has happened here since (a
+   * `force()` or `release()` of this replica's own).
+   */
+  private keep(record: SharedBreaker, orders: Orders, mine: OwnForce): void {
+    const breaker = record.breaker;
+    if (mine.state === 'released') {
+      if (orders.held) this.releaseHeld(orders, breaker);
+      return;
+    }
+    const order = mine as HeldForce;
+    if (orders.held ? sameForce(orders.heldOrder, order) : breaker.snapshot().forced !== undefined)
+      return;
+    if (order.until === 0 || order.until > breaker.clock.now()) this.hold(orders, breaker, order);
+  }
+
+  /** Forces the breaker for the fleet (its transition is the fleet's force). */
+  private hold(orders: Orders, breaker: Breaker, order: HeldForce): void {
     this.applying = true;
     try {
-      breaker.force(force.state, {
-        reason: force.reason,
-        ...(force.by === undefined ? {} : { by: force.by }),
-        ...(force.until === 0 ? {} : { untilMs: force.until }),
+      breaker.force(order.state, {
+        reason: order.reason,
+        ...(order.by === undefined ? {} : { by: order.by }),
+        ...(order.until === 0 ? {} : { untilMs: order.until }),
       });
-      orders.heldOrder = {
-        state: force.state,
-        reason: force.reason,
-        by: force.by,
-        until: force.until,
-      };
+      const { state, reason, by, until } = order;
+      orders.heldOrder = { state, reason, by, until };
     } catch {
       // Only a force that ended between the check and now: there is nothing left to obey.
     } finally {
@@ -316,7 +385,7 @@ export class FleetOrders {
   }
 }
 
-function sameForce(held: HeldForce | undefined, force: ForceRecord): boolean {
+function sameForce(held: HeldForce | undefined, force: HeldForce | ForceRecord): boolean {
   return (
     held !== undefined &&
     held.state === force.state &&

@@ -171,6 +171,41 @@ describe('Breaker.peek() and isCallPermitted()', () => {
     expect(breaker.isCallPermitted()).toBe(true);
   });
 
+  it('rejects as bulkhead-full when no slot is free and the queue is full, as the call would be', async () => {
+    const { breaker, events } = breakerOn({
+      bulkhead: { maxConcurrent: 1, maxQueue: 1, queueTimeoutMs: 1_000 },
+    });
+    const slot = breaker.acquire();
+    // A call made now would wait in the queue: admitted.
+    expect(breaker.peek()).toEqual({ permitted: true, state: 'closed', probe: false });
+    let release!: () => void;
+    const queued = breaker.execute(() => new Promise<void>((resolve) => (release = resolve)));
+    events.length = 0;
+    const full = {
+      permitted: false,
+      state: 'closed',
+      reason: 'bulkhead-full',
+      retryAfterMs: undefined,
+      breakerName: 'payments',
+    };
+    expect(peekMany(breaker)).toEqual(full);
+    expect(events).toEqual([]);
+    // The answer foretells the call.
+    await expect(breaker.execute(async () => 'x')).rejects.toMatchObject({
+      reason: 'bulkhead-full',
+      retryAfterMs: undefined,
+    });
+    // Forced disabled lets every call through, past the bulkhead too.
+    breaker.force('disabled', { reason: 'load test' });
+    expect(breaker.peek()).toEqual({ permitted: true, state: 'disabled', probe: false });
+    breaker.release();
+    slot.succeed(undefined);
+    await Promise.resolve();
+    release();
+    await queued;
+    expect(breaker.peek()).toEqual({ permitted: true, state: 'closed', probe: false });
+  });
+
   it("a per-key child answers with its family's rejection while the family is open", () => {
     const clock = new ManualClock();
     const family = new Breaker(
@@ -202,5 +237,11 @@ describe('Breaker.peek() and isCallPermitted()', () => {
     expect(family.forKey('a').peek()).toEqual({ permitted: true, state: 'half-open', probe: true });
     expect(family.lastDecidedState).toBe('open');
     expect(family.snapshot().halfOpen?.probesAdmitted).toBe(0);
+    // A child forced disabled lets its call through unrecorded: no probe of the family's, which keeps its permit.
+    const loadTest = family.forKey('c');
+    loadTest.force('disabled', { reason: 'load test' });
+    expect(loadTest.peek()).toEqual({ permitted: true, state: 'disabled', probe: false });
+    expect(loadTest.acquire().probe).toBe(false);
+    expect(family.snapshot().halfOpen).toMatchObject({ probesAdmitted: 0, probesInFlight: 0 });
   });
 });

@@ -225,11 +225,18 @@ describe.skipIf(!available)('fleet-wide orders through a real Redis', () => {
       }),
     );
     await eventually('the forged order heard', () =>
-      forcedOf(b)?.reason === 'forged' ? true : undefined,
+      forcedOf(a)?.reason === 'forged' && forcedOf(b)?.reason === 'forged' ? true : undefined,
     );
-    await b.store.reconcile();
-    expect(forcedOf(b)).toMatchObject({ state: 'disabled', reason: 'missed' });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await Promise.all([a.store.reconcile(), b.store.reconcile()]);
+    expect([forcedOf(a), forcedOf(b)]).toMatchObject([
+      { state: 'disabled', reason: 'missed' },
+      { state: 'disabled', reason: 'missed' },
+    ]);
     // Lost by Redis (a restart without persistence, deleted by hand): the replicas that hold it write it again.
+    const forcings = (r: Replica) =>
+      r.changes.filter((change) => change.reason === 'forced').length;
+    const before = [forcings(a), forcings(b)];
     await admin.del(`${prefix}{payments}:force`);
     // A read sent in the millisecond an order was obeyed cannot tell which came first, and changes nothing.
     await new Promise((resolve) => setTimeout(resolve, 5));
@@ -240,6 +247,60 @@ describe.skipIf(!available)('fleet-wide orders through a real Redis', () => {
     expect([forcedOf(a)?.reason, forcedOf(b)?.reason]).toEqual(['missed', 'missed']);
     const late = await replica('late', prefix);
     expect(forcedOf(late)).toMatchObject({ state: 'disabled', reason: 'missed' });
+    // The order written again is the one every replica holds: heard again, it changes nothing there.
+    await eventually('the signals of the orders written again heard', async () => {
+      await Promise.all([a.store.reconcile(), b.store.reconcile()]);
+      return [forcings(a), forcings(b)];
+    });
+    expect([forcings(a), forcings(b)]).toEqual(before);
+  });
+
+  it('undoes a forged order at the next reconcile when Redis holds none, and never writes it for the fleet', async () => {
+    const [a, b] = [await replica('a', prefix), await replica('b', prefix)];
+    const now = Date.now();
+    const forged = (k: 'force' | 'config') =>
+      JSON.stringify({
+        v: 1,
+        k,
+        b: 'payments',
+        ...(k === 'force'
+          ? { f: 'open', r: 'forged', y: '', u: 0 }
+          : { p: JSON.stringify({ consecutiveFailures: 1 }) }),
+        // An hour ahead: while it stood, it would hide every real order for an hour.
+        g: now + 3_600_000,
+        o: 'forger',
+        a: now,
+      });
+    await admin.publish(channelOf(prefix), forged('force'));
+    await admin.publish(channelOf(prefix), forged('config'));
+    await eventually('the forged orders heard', () =>
+      [a, b].every(
+        (r) => forcedOf(r)?.reason === 'forged' && r.breaker.config.consecutiveFailures === 1,
+      )
+        ? true
+        : undefined,
+    );
+    // A read sent in the millisecond an order was obeyed cannot tell which came first.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await Promise.all([a.store.reconcile(), b.store.reconcile()]);
+    // Give a write that should not happen the time to land.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect([
+      await admin.exists(`${prefix}{payments}:force`),
+      await admin.exists(`${prefix}{payments}:config`),
+    ]).toEqual([0, 0]);
+    expect([forcedOf(a), forcedOf(b), a.breaker.state, b.breaker.state]).toEqual([
+      undefined,
+      undefined,
+      'closed',
+      'closed',
+    ]);
+    const late = await replica('late', prefix);
+    expect([forcedOf(late), late.breaker.config.consecutiveFailures]).toEqual([undefined, 3]);
+    // The next real order is obeyed at once, though its generation is older than the forged one.
+    await a.store.fleet.force(a.breaker, 'disabled', ORDER);
+    await eventually('b obeys the real order', () => forcedOf(b)?.reason, 1_000);
+    expect(forcedOf(b)).toMatchObject({ state: 'disabled', ...ORDER });
   });
 
   it('forces a per-key family and the children it holds on every replica, and refuses a child', async () => {
