@@ -176,6 +176,18 @@ describe.each(HTTP_PLATFORMS)('@RequireCircuit() on %s', (platform) => {
     expect((await fetch(`${url}/hosts/a.example`)).status).toBe(503);
     expect((await fetch(`${url}/hosts/b.example`)).status).toBe(200);
   });
+
+  it('creates no child for a key it checks: a full family evicts nothing, an open child stays', async () => {
+    const { url, registry } = await started();
+    const hosts = registry.get('hosts');
+    const open = hosts.forKey('a.example');
+    open.acquire().fail(new Error('down'));
+    for (const host of ['b.example', 'c.example', 'd.example'])
+      expect((await fetch(`${url}/hosts/${host}`)).status).toBe(200);
+    expect(hosts.snapshot().family).toMatchObject({ keys: 1, evicted: 0 });
+    expect(hosts.forKey('a.example')).toBe(open);
+    expect((await fetch(`${url}/hosts/a.example`)).status).toBe(503);
+  });
 });
 
 describe('CircuitBreakerGuard.requiring() as a global guard', () => {
@@ -240,6 +252,8 @@ class CauseFilter implements ExceptionFilter {
         status: exception.getStatus(),
         rejection: isBreakerRejection(cause),
         breaker: isBreakerRejection(cause) ? cause.breakerName : undefined,
+        // A local rejection points at no failing code: the guard captures no stack for it.
+        frames: exception.stack?.split('\n').length,
       },
       exception.getStatus(),
     );
@@ -264,7 +278,7 @@ describe("@RequireCircuit() under an application's own HttpException filter", ()
     const response = await fetch(`${url}/plain`);
     expect([response.status, await response.json()]).toEqual([
       503,
-      { status: 503, rejection: true, breaker: 'payments' },
+      { status: 503, rejection: true, breaker: 'payments', frames: 1 },
     ]);
   });
 });

@@ -136,6 +136,17 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
   }
 
   /**
+   * The child held for `key`, if any, touching nothing: no child is created,
+   * none evicted, the order of use unchanged. What a check that is not a call
+   * (`peekKey()`, a guard) may look at.
+   */
+  find(key: string): Child | undefined {
+    if (typeof key !== 'string') throw new TypeError(breakerMessages.badKey(this.owner.name, key));
+    if (key.length > this.maxKeyLength || key.charCodeAt(0) === MARK_CODE) key = this.bound(key);
+    return this.children.get(key);
+  }
+
+  /**
    * The stored form of a key that is too long or begins with the mark: the
    * mark, as much of its start as fits, the mark, and a hash of all of it.
    * At most `maxKeyLength` long, and never equal to a key stored as is (those

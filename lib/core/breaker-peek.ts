@@ -1,3 +1,5 @@
+import type { BreakerFamily, FamilyMember } from './breaker-family.js';
+import { breakerMessages } from './breaker.messages.js';
 import { BreakerHooks } from './breaker-hooks.js';
 import {
   CLOSED,
@@ -107,6 +109,25 @@ export abstract class BreakerPeek extends BreakerHooks {
     if (!own.permitted || !gate.probe || own.probe) return own;
     if (own === DISABLED_ADMITS && this.lettingAllThrough) return own;
     return own.state === 'closed' ? FAMILY_PROBE_ADMITTED : { ...own, probe: true };
+  }
+
+  /**
+   * On a per-key family: `forKey(key).peek()` without creating the child (so
+   * without evicting another). A key the family does not hold would get a new
+   * closed child behind the family's gate, and is answered so.
+   */
+  peekKey(key: string): AdmissionPeek {
+    const family = this.keyed as BreakerFamily<BreakerPeek & FamilyMember> | undefined;
+    if (family === undefined) throw new TypeError(breakerMessages.notPerKey(this.name));
+    const child = family.find(key);
+    if (child !== undefined) return child.peek();
+    if (this.current === CLOSED && this.overload === undefined) return CLOSED_ADMITS;
+    const gate = this.peekOwn(this.monotonic(), true);
+    return gate.permitted && gate.probe
+      ? FAMILY_PROBE_ADMITTED
+      : gate.permitted
+        ? CLOSED_ADMITS
+        : gate;
   }
 
   /** Whether a call made now would be admitted: `peek().permitted`, with the same guarantees. */
