@@ -75,6 +75,8 @@ interface Cursor {
 export class SharedStateReads {
   /** Reads (and PINGs) sent and not settled yet: answered, failed, or given up by ioredis, whatever their deadline decided meanwhile. */
   private inFlight = 0;
+  /** Reconcile rounds under way: a round of several batches has moments with nothing in flight, and must not be overtaken then. */
+  private rounds = 0;
   /** A reconcile asked for while reads were in flight: it runs once they have settled, reading everything if one of them asked to. */
   private afterReads: { promise: Promise<void>; resolve: () => void; all: boolean } | undefined;
   /** `undefined`: the next reconcile reads everything. */
@@ -101,7 +103,7 @@ export class SharedStateReads {
   async reconcile(changedOnly = false): Promise<void> {
     const { connection, operationTimeoutMs } = this.link;
     if (!connection.running || !connection.connected) return;
-    if (this.inFlight === 0) return this.reconcileNow(!changedOnly);
+    if (this.inFlight === 0 && this.rounds === 0) return this.reconcileNow(!changedOnly);
     // The last reads are still unanswered: this round goes out once they settle, and this call waits for it within the deadline.
     this.afterReads ??= { ...deferred(), all: false };
     this.afterReads.all ||= !changedOnly;
@@ -258,6 +260,7 @@ export class SharedStateReads {
   private async reconcileNow(all: boolean): Promise<void> {
     const { redis, connection, corrupt, operationTimeoutMs } = this.link;
     if (!connection.running || !connection.connected) return;
+    this.rounds++;
     try {
       if (connection.failing) {
         // Redis has not answered lately: one PING asks whether it does now, rather than a read per breaker.
@@ -266,7 +269,8 @@ export class SharedStateReads {
         );
         // Sharing resumes, and recovered() may have started the read already.
         connection.succeeded();
-        if (this.inFlight > 0) return;
+        // recovered() asked for a read of everything meanwhile: it runs once this round ends.
+        if (this.inFlight > 0 || this.afterReads !== undefined) return;
         // After an outage, everything is read once: what changed meanwhile may be anywhere.
         all = true;
       }
@@ -276,17 +280,26 @@ export class SharedStateReads {
       // Whatever was missed is read by the next reconcile, which reads everything.
       this.cursor = undefined;
       connection.failed(error);
+    } finally {
+      this.rounds--;
+      this.runWaiting();
     }
+  }
+
+  /** Runs the reconcile that waited, once nothing is in flight and no round is under way. */
+  private runWaiting(): void {
+    if (this.inFlight > 0 || this.rounds > 0 || this.afterReads === undefined) return;
+    const waiting = this.afterReads;
+    this.afterReads = undefined;
+    void this.reconcileNow(waiting.all).finally(waiting.resolve);
   }
 
   /** Counts `commands` in flight until each settles, and runs a reconcile that waited for them. */
   private track<T>(commands: Promise<T>[]): Promise<T[]> {
     this.inFlight += commands.length;
     const settled = () => {
-      if (--this.inFlight > 0 || this.afterReads === undefined) return;
-      const waiting = this.afterReads;
-      this.afterReads = undefined;
-      void this.reconcileNow(waiting.all).finally(waiting.resolve);
+      this.inFlight--;
+      this.runWaiting();
     };
     for (const command of commands) command.then(settled, settled);
     return Promise.all(commands);

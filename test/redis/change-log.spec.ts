@@ -272,6 +272,15 @@ describe.skipIf(!available)(
       expect(b.store.storeErrors).toBe(0);
     });
 
+    it('reads everything once when a reconcile is asked for during a read of everything in several batches', async () => {
+      const [, b] = [await replica('a', prefix, 10), await replica('b', prefix, 3 * READ_BATCH)];
+      await resetStats();
+      // Between two batches nothing is in flight: the second reconcile must still wait for the whole round, and then find nothing new.
+      await Promise.all([b.store.reconcile(), b.store.reconcile({ changedOnly: true })]);
+      await b.store.reconcile({ changedOnly: true });
+      expect(await commands()).toEqual({ hmget: 3, hgetall: 3 * 3 * READ_BATCH });
+    });
+
     it('keeps one entry per breaker in the log, whatever its number of changes', async () => {
       const [a] = [await replica('a', prefix, 3)];
       for (let i = 0; i < 5; i++) {
