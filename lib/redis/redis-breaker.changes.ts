@@ -45,6 +45,15 @@ export function hasHashTag(prefix: string): boolean {
   return close > open + 1;
 }
 
+/** Lua: `isCount(raw)`, the number in `raw` if it is a whole number in [0, 2^53), else nil. */
+const COUNT_LUA = `
+local function isCount(raw)
+  local n = tonumber(raw)
+  if n == nil or n ~= n or n < 0 or n >= 9007199254740992 or n ~= math.floor(n) then return nil end
+  return n
+end
+`;
+
 /**
  * Lua: defines `mark(name)`, which records that breaker `name` changed: the
  * prefix's version grows by one and the breaker's entry in the log takes it.
@@ -58,18 +67,19 @@ export function hasHashTag(prefix: string): boolean {
  */
 export function markLua(first: number): string {
   return `
+${COUNT_LUA}
 local function mark(name)
   local versionKey, logKey = KEYS[${first}], KEYS[${first + 1}]
   if not versionKey then return end
   if redis.call('TYPE', logKey).ok ~= 'zset' then redis.call('DEL', logKey) end
-  local version, epoch
+  local version, epoch, trimmed
   if redis.call('TYPE', versionKey).ok == 'hash' then
-    local head = redis.call('HMGET', versionKey, 'version', 'epoch')
-    version, epoch = tonumber(head[1]), head[2]
+    local head = redis.call('HMGET', versionKey, 'version', 'epoch', 'trimmed')
+    version, epoch, trimmed = isCount(head[1]), head[2], isCount(head[3] or '0')
   else
     redis.call('DEL', versionKey)
   end
-  if not version or not epoch or version ~= math.floor(version) or version < 0 or version >= 9007199254740991 then
+  if not version or not epoch or not trimmed or trimmed > version or version >= 9007199254740991 then
     redis.call('DEL', versionKey, logKey)
     version = 0
     redis.call('HSET', versionKey, 'epoch', string.format('%.17g', now) .. ':' .. instance, 'trimmed', '0')
@@ -114,13 +124,14 @@ return #ARGV - 2
 export const START_SCRIPT = `
 local now, instance = tonumber(ARGV[1]), ARGV[2]
 local versionKey, logKey = KEYS[1], KEYS[2]
+${COUNT_LUA}
 if redis.call('TYPE', logKey).ok ~= 'zset' then redis.call('DEL', logKey) end
 local head = {}
 if redis.call('TYPE', versionKey).ok == 'hash' then
   head = redis.call('HMGET', versionKey, 'epoch', 'version', 'trimmed')
 end
-local version = tonumber(head[2])
-if not head[1] or not version or version ~= math.floor(version) or version < 0 or version >= 9007199254740991 then
+local version, trimmed = isCount(head[2]), isCount(head[3] or '0')
+if not head[1] or not version or not trimmed or trimmed > version or version >= 9007199254740991 then
   redis.call('DEL', versionKey, logKey)
   head = { string.format('%.17g', now) .. ':' .. instance, '0', '0' }
   redis.call('HSET', versionKey, 'epoch', head[1], 'version', head[2], 'trimmed', head[3])
@@ -153,7 +164,9 @@ function headOf([epoch, version, trimmed]: readonly (string | null | undefined)[
   }
   const v = count(version);
   const t = trimmed === null || trimmed === undefined ? 0 : count(trimmed);
-  return v === undefined || t === undefined ? undefined : { epoch, version: v, trimmed: t };
+  return v === undefined || t === undefined || t > v
+    ? undefined
+    : { epoch, version: v, trimmed: t };
 }
 
 /** Starts a count where none is (see `START_SCRIPT`), and answers the head. @internal */

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Breaker, type BreakerOptions } from '../../lib/core/index.js';
@@ -279,6 +280,76 @@ describe.skipIf(!available)(
       await Promise.all([b.store.reconcile(), b.store.reconcile({ changedOnly: true })]);
       await b.store.reconcile({ changedOnly: true });
       expect(await commands()).toEqual({ hmget: 3, hgetall: 3 * 3 * READ_BATCH });
+    });
+
+    it('never lets junk in the change log stop a breaker sharing, and a quiet reconcile is one command again after the next change (fast-check)', async () => {
+      const text = fc.oneof(
+        fc.constantFrom('', 'NaN', '-1', '1.5', '1e308', '9007199254740993', 'x'),
+        fc.integer({ min: 0, max: 50 }).map(String),
+      );
+      const junk = fc.record({
+        version: fc.oneof(
+          fc.constant({ type: 'none' as const }),
+          fc.record({ type: fc.constant('string' as const), value: text }),
+          fc.record({ type: fc.constant('list' as const), value: text }),
+          fc.record({
+            type: fc.constant('hash' as const),
+            fields: fc.record({ epoch: text, version: text, trimmed: text }, { requiredKeys: [] }),
+          }),
+        ),
+        log: fc.oneof(
+          fc.constant({ type: 'none' as const }),
+          fc.record({ type: fc.constant('string' as const), value: text }),
+          fc.record({
+            type: fc.constant('zset' as const),
+            members: fc.array(
+              fc.tuple(
+                fc.oneof(fc.constantFrom('b0', 'b1', 'gone'), fc.string()),
+                fc.double({ min: -1e20, max: 1e20, noNaN: true }),
+              ),
+              { maxLength: 4 },
+            ),
+          }),
+        ),
+      });
+      await fc.assert(
+        fc.asyncProperty(junk, async ({ version, log }) => {
+          prefix = `c${++prefixSeq}:`;
+          const keys = changeKeys(prefix);
+          const [a, b] = [await replica('a', prefix, 3), await replica('b', prefix, 3)];
+          // What start-up wrote, replaced by junk (or by nothing).
+          await admin.del(keys.version, keys.log);
+          if (version.type === 'string') await admin.set(keys.version, version.value);
+          if (version.type === 'list') await admin.rpush(keys.version, version.value);
+          if (version.type === 'hash' && Object.keys(version.fields).length > 0)
+            await admin.hset(keys.version, version.fields);
+          if (log.type === 'string') await admin.set(keys.log, log.value);
+          if (log.type === 'zset')
+            for (const [member, score] of log.members) await admin.zadd(keys.log, score, member);
+          await b.store.reconcile({ changedOnly: true });
+          await fail(a.breakers[1]!);
+          await eventually('b adopting the open', () =>
+            b.breakers[1]!.lastDecidedState === 'open' ? true : undefined,
+          );
+          await b.store.reconcile({ changedOnly: true });
+          await resetStats();
+          await b.store.reconcile({ changedOnly: true });
+          expect(await commands()).toEqual({ hmget: 1 });
+          for (const r of [a, b]) {
+            expect(r.store.storeErrors).toBe(0);
+            expect(r.breakers.map((x) => x.snapshot().coordination?.shared)).toEqual([
+              true,
+              true,
+              true,
+            ]);
+          }
+          for (const { store, redis } of opened.splice(0)) {
+            await store.close();
+            redis.disconnect();
+          }
+        }),
+        { seed: 19_001, numRuns: 40 },
+      );
     });
 
     it('keeps one entry per breaker in the log, whatever its number of changes', async () => {
