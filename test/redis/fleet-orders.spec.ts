@@ -227,8 +227,13 @@ describe.skipIf(!available)('fleet-wide orders through a real Redis', () => {
     await eventually('the forged order heard', () =>
       forcedOf(b)?.reason === 'forged' ? true : undefined,
     );
-    await b.store.reconcile();
+    await eventually('the forged order heard by a', () =>
+      forcedOf(a)?.reason === 'forged' ? true : undefined,
+    );
+    // Both undo it (a too: left holding the forged order, a would write that one back below, racing b).
+    await Promise.all([a.store.reconcile(), b.store.reconcile()]);
     expect(forcedOf(b)).toMatchObject({ state: 'disabled', reason: 'missed' });
+    expect(forcedOf(a)).toMatchObject({ state: 'disabled', reason: 'missed' });
     // Lost by Redis (a restart without persistence, deleted by hand): the replicas that hold it write it again.
     await admin.del(`${prefix}{payments}:force`);
     // A read sent in the millisecond an order was obeyed cannot tell which came first, and changes nothing.
