@@ -35,7 +35,11 @@ export interface RedisBreakerStoreOptions {
    * Default `<hostname>:<pid>`; set a stable one (a pod name) if you prefer.
    */
   instanceId?: string;
-  /** How often the shared state of every breaker is read back, repairing missed signals. Default 5,000. */
+  /**
+   * How often the replica asks Redis what changed since it last looked (one
+   * command when nothing did, whatever the number of breakers) and reads those
+   * breakers back, repairing missed signals. Default 5,000.
+   */
   reconcileIntervalMs?: number;
   /** A store operation slower than this counts as failed: breakers decide locally. Default 1,000. */
   operationTimeoutMs?: number;

@@ -1,5 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
+import { changeKeys, hasHashTag, MARK_SCRIPT, type ChangeKeys } from './redis-breaker.changes.js';
 import { KEY_TTL_MS } from './redis-breaker.constants.js';
+import { channelOf } from './redis-breaker.keys.js';
 import type { SharedBreaker, WriteOp } from './redis-breaker.coordinator.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
 import { REDIS_BREAKER_SCRIPTS as SCRIPTS } from './redis-breaker.scripts.js';
@@ -22,6 +24,57 @@ export interface Writer {
   readonly instanceId: string;
   /** The channel the scripts publish each change on. */
   readonly channel: string;
+  /** The prefix's change log. */
+  readonly changes: ChangeKeys;
+  /**
+   * Whether the scripts mark their changes in the log themselves (a single
+   * Redis, or a prefix with a hash tag: one slot). Otherwise (a Cluster) the
+   * writer marks them with `markCall` once the script has answered.
+   */
+  readonly marksInScript: boolean;
+}
+
+/** The writer of a store of `redis` under `prefix`. @internal */
+export function writerOf(redis: Redis | Cluster, instanceId: string, prefix: string): Writer {
+  return {
+    instanceId,
+    channel: channelOf(prefix),
+    changes: changeKeys(prefix),
+    // A Cluster runs a script on one slot: the change log is in the breakers' slot only when the prefix has a hash tag.
+    marksInScript: redis.isCluster !== true || hasHashTag(prefix),
+  };
+}
+
+/** The change log's keys, as the state and order scripts take them after their own: none when they live in another slot. @internal */
+export function markKeys(writer: Writer): readonly string[] {
+  return writer.marksInScript ? [writer.changes.version, writer.changes.log] : [];
+}
+
+/**
+ * On a Cluster whose prefix has no hash tag, marks `names` changed once their
+ * scripts have answered (see `Writer.marksInScript`); elsewhere nothing (the
+ * scripts did). A lost mark is a missed signal's twin: the replicas heard the
+ * signal, and Redis holds the state for the next read of everything.
+ *
+ * @internal
+ */
+export function markApart(
+  redis: Redis | Cluster,
+  writer: Writer,
+  now: number,
+  names: readonly string[],
+): void {
+  if (writer.marksInScript || names.length === 0) return;
+  void evalCall(redis, markCall(writer, now, names)).catch(() => undefined);
+}
+
+/** Marks `names` changed in the log, apart from the scripts that changed them (see `Writer.marksInScript`). @internal */
+export function markCall(writer: Writer, now: number, names: readonly string[]): ScriptCall {
+  return [
+    MARK_SCRIPT,
+    [writer.changes.version, writer.changes.log],
+    [now, writer.instanceId, ...names],
+  ];
 }
 
 /**
@@ -38,7 +91,7 @@ export function writeCall(writer: Writer, record: SharedBreaker, op: WriteOp): S
     case 'open':
       return [
         SCRIPTS.open,
-        [keys.state, keys.opens, keys.probe],
+        [keys.state, keys.opens, keys.probe, ...markKeys(writer)],
         [
           id,
           op.openUntil,
@@ -53,7 +106,7 @@ export function writeCall(writer: Writer, record: SharedBreaker, op: WriteOp): S
     case 'close':
       return [
         SCRIPTS.close,
-        [keys.state, keys.opens, keys.probe],
+        [keys.state, keys.opens, keys.probe, ...markKeys(writer)],
         [id, op.at, writer.channel, record.name, KEY_TTL_MS],
       ];
     default:

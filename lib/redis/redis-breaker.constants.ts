@@ -1,7 +1,7 @@
 /** Defaults of `RedisBreakerStore`. @publicApi */
 export const REDIS_BREAKER_STORE_DEFAULTS = Object.freeze({
   keyPrefix: 'circuit-breaker:',
-  /** How often every shared breaker's state is read back, repairing a missed pub/sub message. */
+  /** How often a replica reads back the breakers changed since its last look (the change log), repairing a missed pub/sub message. */
   reconcileIntervalMs: 5_000,
   /** The longest any store operation may take before it counts as failed and breakers decide locally. */
   operationTimeoutMs: 1_000,

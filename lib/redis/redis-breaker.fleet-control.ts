@@ -6,7 +6,13 @@ import type {
   FleetReconfigurer,
   FleetWrite,
 } from '../interfaces/fleet-control.interface.js';
-import { evalCall, type ScriptCall, type Writer } from './redis-breaker.commands.js';
+import {
+  evalCall,
+  markApart,
+  markKeys,
+  type ScriptCall,
+  type Writer,
+} from './redis-breaker.commands.js';
 import type { RedisBreakerConnection } from './redis-breaker.connection.js';
 import { FLEET_CONFIG_ATTEMPTS, KEY_TTL_MS } from './redis-breaker.constants.js';
 import type { SharedBreaker } from './redis-breaker.coordinator.js';
@@ -208,6 +214,8 @@ export class RedisFleetControl implements FleetControl {
       );
       connection.succeeded();
       corrupt.healthy(record);
+      // A Cluster: the log lives in another slot, so the order is marked apart.
+      markApart(this.link.redis, this.link.writer, record.breaker.clock.now(), [record.name]);
       return reply;
     } catch (error) {
       if (isKeyError(error)) corrupt.report(record, error);
@@ -239,7 +247,7 @@ export class RedisFleetControl implements FleetControl {
     const { instanceId, channel } = this.link.writer;
     return [
       FLEET_SCRIPTS.force,
-      [record.keys.force],
+      [record.keys.force, ...markKeys(this.link.writer)],
       // The breaker's clock, as every write of the store: generations and times are compared with it.
       [
         instanceId,
@@ -259,7 +267,7 @@ export class RedisFleetControl implements FleetControl {
     const { instanceId, channel } = this.link.writer;
     return [
       FLEET_SCRIPTS.config,
-      [record.keys.config],
+      [record.keys.config, ...markKeys(this.link.writer)],
       [instanceId, record.breaker.clock.now(), expected, patch, channel, record.name],
     ];
   }

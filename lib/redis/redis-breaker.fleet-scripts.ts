@@ -1,3 +1,4 @@
+import { markLua } from './redis-breaker.changes.js';
 import { GENERATION_MAX_LEAD_MS } from './redis-breaker.constants.js';
 
 /**
@@ -29,12 +30,13 @@ export const FLEET_SCRIPTS = {
    * an end lives until a day after it (a restarted replica reads that it is
    * over); one without lives until it is released; a release a day.
    *
-   * KEYS: force hash. ARGV: instance, now, state, reason, by, until (0: none), channel, name, key TTL.
+   * KEYS: force hash, then the change log's two keys (absent on a Cluster whose prefix has no hash tag). ARGV: instance, now, state, reason, by, until (0: none), channel, name, key TTL.
    * Returns {generation, subscribers the signal reached}.
    */
   force: `
 local instance, now, untilMs = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[6])
 ${PRELUDE}
+${markLua(2)}
 local generation = math.max((valid(redis.call('HGET', KEYS[1], 'generation')) or 0) + 1, now)
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'state', ARGV[3], 'reason', ARGV[4], 'by', ARGV[5], 'until', ARGV[6],
@@ -45,6 +47,7 @@ elseif untilMs > 0 then
   -- A whole number of milliseconds: PEXPIREAT refuses a fraction (an untilMs of Date.now() + 1.5 * 60_000 is one).
   redis.call('PEXPIREAT', KEYS[1], string.format('%.0f', math.ceil(untilMs + tonumber(ARGV[9]))))
 end
+mark(ARGV[8])
 local subscribers = redis.call('PUBLISH', ARGV[7], cjson.encode({ v = 1, k = 'force', b = ARGV[8], f = ARGV[3],
   r = ARGV[4], y = ARGV[5], u = untilMs, g = generation, o = instance, a = now }))
 return {generation, subscribers}
@@ -57,12 +60,13 @@ return {generation, subscribers}
    * record comes back, for the writer to merge over and try again. The record
    * never expires: a replica started next month applies it too.
    *
-   * KEYS: config hash. ARGV: instance, now, expected generation, patch (JSON), channel, name.
+   * KEYS: config hash, then the change log's two keys (see `force`). ARGV: instance, now, expected generation, patch (JSON), channel, name.
    * Returns {1, generation, subscribers} when written, {0, generation, patch, origin, at} as stored when not.
    */
   config: `
 local instance, now = ARGV[1], tonumber(ARGV[2])
 ${PRELUDE}
+${markLua(2)}
 local stored = redis.call('HMGET', KEYS[1], 'generation', 'patch', 'origin', 'at')
 local current = valid(stored[1]) or 0
 -- Junk (a generation out of range) is no record to merge over: it is replaced.
@@ -72,6 +76,7 @@ end
 local generation = math.max(current + 1, now)
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'patch', ARGV[4], 'generation', string.format('%.17g', generation), 'origin', instance, 'at', ARGV[2])
+mark(ARGV[6])
 local subscribers = redis.call('PUBLISH', ARGV[5], cjson.encode({ v = 1, k = 'config', b = ARGV[6], p = ARGV[4],
   g = generation, o = instance, a = now }))
 return {1, generation, subscribers}

@@ -1,3 +1,4 @@
+import { markLua } from './redis-breaker.changes.js';
 import { GENERATION_MAX_LEAD_MS } from './redis-breaker.constants.js';
 
 /**
@@ -41,13 +42,14 @@ export const REDIS_BREAKER_SCRIPTS = {
    * distinct replicas report it open within their open periods, until the
    * latest of their open-until times; a failed fleet probe reopens it at once.
    *
-   * KEYS: state hash, open reports, probe permit.
+   * KEYS: state hash, open reports, probe permit, then the change log's two keys (absent on a Cluster whose prefix has no hash tag).
    * ARGV: instance, openUntil, now, quorum, reopen ('1'/'0'), channel, name, key TTL.
    * Returns {live reports, 1 if the fleet state changed else 0}.
    */
   open: `
 local instance, untilMs, now = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 ${PRELUDE}
+${markLua(4)}
 if redis.call('GET', KEYS[3]) == instance then redis.call('DEL', KEYS[3]) end
 -- Reports are open-until times: past ones no longer count, absurd ones never did (they would become the fleet's time).
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
@@ -75,6 +77,7 @@ local generation = math.max(fleetGeneration + 1, now)
 redis.call('HSET', KEYS[1], 'state', 'open', 'openUntil', string.format('%.17g', newUntil), 'generation', string.format('%.17g', generation),
   'origin', instance, 'at', ARGV[3], 'reports', reports)
 redis.call('PEXPIRE', KEYS[1], ARGV[8])
+mark(ARGV[7])
 redis.call('PUBLISH', ARGV[6], cjson.encode({ v = 1, b = ARGV[7], s = 'open', u = newUntil, g = generation, o = instance, a = now }))
 return {reports, 1}
 `,
@@ -86,13 +89,14 @@ return {reports, 1}
    * older than the fleet's last change (written late, after an outage) is
    * ignored.
    *
-   * KEYS: state hash, open reports, probe permit.
+   * KEYS: state hash, open reports, probe permit, then the change log's two keys (see `open`).
    * ARGV: instance, now, channel, name, key TTL.
    * Returns 1 if the fleet closed, else 0.
    */
   close: `
 local instance, now = ARGV[1], tonumber(ARGV[2])
 ${PRELUDE}
+${markLua(4)}
 if redis.call('GET', KEYS[3]) == instance then redis.call('DEL', KEYS[3]) end
 local fleet = redis.call('HMGET', KEYS[1], 'state', 'generation', 'at')
 local fleetGeneration = storedGeneration(fleet[2])
@@ -106,6 +110,7 @@ redis.call('DEL', KEYS[2])
 redis.call('HSET', KEYS[1], 'state', 'closed', 'openUntil', '0', 'generation', string.format('%.17g', generation),
   'origin', instance, 'at', ARGV[2], 'reports', 0)
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
+mark(ARGV[4])
 redis.call('PUBLISH', ARGV[3], cjson.encode({ v = 1, b = ARGV[4], s = 'closed', u = 0, g = generation, o = instance, a = now }))
 return 1
 `,

@@ -10,9 +10,11 @@ import { validateOptions } from './redis-breaker-store.validation.js';
 import {
   evalCall,
   evalEach,
+  markApart,
   permitCall,
   renewCall,
   writeCall,
+  writerOf,
   type Writer,
 } from './redis-breaker.commands.js';
 import { RedisBreakerConnection } from './redis-breaker.connection.js';
@@ -26,7 +28,6 @@ import {
 import { CorruptKeys, isKeyError } from './redis-breaker.corrupt-keys.js';
 import { SharedStateReads } from './redis-breaker.reads.js';
 import { withDeadline } from './redis-breaker.deadline.js';
-import { channelOf } from './redis-breaker.keys.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
 import { parseMessage, signalOf, decodeStateHash } from './redis-breaker.signal.js';
 import { refuseCall, RedisFleetControl } from './redis-breaker.fleet-control.js';
@@ -100,7 +101,7 @@ export class RedisBreakerStore implements BreakerStore {
     this.redis = options.redis;
     this.keyPrefix = options.keyPrefix ?? d.keyPrefix;
     this.instanceId = options.instanceId ?? `${hostname()}:${process.pid}`;
-    this.writer = { instanceId: this.instanceId, channel: channelOf(this.keyPrefix) };
+    this.writer = writerOf(this.redis, this.instanceId, this.keyPrefix);
     this.reconcileIntervalMs = options.reconcileIntervalMs ?? d.reconcileIntervalMs;
     this.operationTimeoutMs = options.operationTimeoutMs ?? d.operationTimeoutMs;
     this.hydrateTimeoutMs = options.hydrateTimeoutMs ?? d.hydrateTimeoutMs;
@@ -150,7 +151,10 @@ export class RedisBreakerStore implements BreakerStore {
       connection: this.connection,
       corrupt: this.corrupt,
       operationTimeoutMs: this.operationTimeoutMs,
+      changes: this.writer.changes,
+      instanceId: this.instanceId,
       all: () => this.coordination.all(),
+      named: (name) => this.coordination.named(name),
       applyHashes: (record, hashes, sentAt) => {
         const fleet = decodeStateHash(record.name, hashes.state);
         // The options first: the state and the force are then those of the breaker as reconfigured.
@@ -184,18 +188,16 @@ export class RedisBreakerStore implements BreakerStore {
     });
   }
 
-  /** A message on the channel: a state signal, a fleet order, or junk (ignored). */
+  /** A message on the channel: a state signal, a fleet order, or junk (ignored). Either is read back at the next reconcile: what Redis holds undoes a forged one. */
   private heard(message: string): void {
     const raw = parseMessage(message);
-    if (raw === undefined) return;
-    if (raw.k === undefined) {
-      const fleet = signalOf(raw);
-      if (fleet !== undefined) this.coordination.apply(fleet);
-      return;
-    }
-    const order = orderOf(raw);
-    if (order !== undefined)
+    const fleet = raw === undefined || raw.k !== undefined ? undefined : signalOf(raw);
+    const order = raw === undefined || raw.k === undefined ? undefined : orderOf(raw);
+    if (fleet !== undefined) this.coordination.apply(fleet);
+    else if (order !== undefined)
       for (const record of this.coordination.named(order.name)) this.orders.apply(record, order);
+    else return;
+    this.reads.heard((fleet ?? order)!.name);
   }
 
   /** Whether breakers share their state now: both connections are ready and the last operation succeeded. */
@@ -228,8 +230,8 @@ export class RedisBreakerStore implements BreakerStore {
       const left = Math.max(1, deadline - Date.now());
       if (this.connection.running)
         await (left < this.operationTimeoutMs
-          ? this.reads.read(records, left, timedOut)
-          : this.reads.read(records));
+          ? this.reads.hydrate(records, left, timedOut)
+          : this.reads.hydrate(records));
     } catch (error) {
       this.connection.failed(error);
     } finally {
@@ -238,14 +240,14 @@ export class RedisBreakerStore implements BreakerStore {
   }
 
   /**
-   * Reads the shared state of every breaker now and adopts what changed, as
-   * the periodic reconcile does. If Redis has not yet answered the last reads
-   * (a frozen Redis must not collect more), the read goes out once it has, and
-   * this call waits for it at most `operationTimeoutMs`. Resolves whether or
-   * not Redis answers.
+   * Reads the shared state of every breaker now (in batches) and adopts what
+   * changed: a repair after editing Redis by hand. With `{ changedOnly: true }`,
+   * what the periodic reconcile does: one command when nothing changed, else a
+   * read of the breakers changed (or heard on the channel) since the last look.
+   * Waits for Redis at most `operationTimeoutMs`; resolves whether or not it answers.
    */
-  reconcile(): Promise<void> {
-    return this.reads.reconcile();
+  reconcile(options?: { changedOnly?: boolean }): Promise<void> {
+    return this.reads.reconcile(options?.changedOnly === true);
   }
 
   async close(): Promise<void> {
@@ -265,7 +267,10 @@ export class RedisBreakerStore implements BreakerStore {
   /** Connects, and reconciles every `reconcileIntervalMs` from then on (a timer that never keeps the process alive). */
   private start(): void {
     if (!this.connection.start()) return;
-    this.reconcileTimer = setInterval(() => void this.reconcile(), this.reconcileIntervalMs);
+    this.reconcileTimer = setInterval(
+      () => void this.reads.reconcile(true),
+      this.reconcileIntervalMs,
+    );
     this.reconcileTimer.unref();
   }
 
@@ -325,6 +330,15 @@ export class RedisBreakerStore implements BreakerStore {
     this.corrupt.sort(
       batch.map(([record]) => record),
       outcomes,
+    );
+    // A Cluster: the change log lives in another slot than the breakers, so the writes are marked apart.
+    markApart(
+      this.redis,
+      this.writer,
+      Date.now(),
+      batch
+        .filter(([, op], i) => op.kind !== 'withdraw' && outcomes[i] === undefined)
+        .map(([r]) => r.name),
     );
   }
 

@@ -1,8 +1,10 @@
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { Breaker } from '../../lib/core/index.js';
+import { changeKeys, MARK_SCRIPT } from '../../lib/redis/redis-breaker.changes.js';
 import {
   evalEach,
+  markCall,
   outcome,
   permitCall,
   renewCall,
@@ -15,9 +17,15 @@ import { REDIS_BREAKER_SCRIPTS as SCRIPTS } from '../../lib/redis/redis-breaker.
 // The wire contract of the scripts: which KEYS and ARGV each call carries, in
 // the order the Lua reads them, and how a batch goes out. No Redis needed.
 
-const writer = { instanceId: 'pod-a', channel: 'cb:signals' };
+const writer = {
+  instanceId: 'pod-a',
+  channel: 'cb:signals',
+  changes: changeKeys('cb:'),
+  marksInScript: true,
+};
 const record = new SharedBreaker(new Breaker('pay ments', { share: { quorum: 3 } }), 'cb:');
 const KEYS = ['cb:{pay%20ments}:state', 'cb:{pay%20ments}:opens', 'cb:{pay%20ments}:probe'];
+const CHANGES = ['cb:{~changes}:version', 'cb:{~changes}:log'];
 
 describe('script calls', () => {
   it('encodes an open report, a reopen verdict, a close verdict and a withdrawal', () => {
@@ -25,7 +33,7 @@ describe('script calls', () => {
       writeCall(writer, record, { kind: 'open', openUntil: 5_000, at: 4_000, reopen: false }),
     ).toEqual([
       SCRIPTS.open,
-      KEYS,
+      [...KEYS, ...CHANGES],
       ['pod-a', 5_000, 4_000, 3, '0', 'cb:signals', 'pay ments', KEY_TTL_MS],
     ]);
     expect(
@@ -33,13 +41,23 @@ describe('script calls', () => {
     ).toBe('1');
     expect(writeCall(writer, record, { kind: 'close', at: 6_000 })).toEqual([
       SCRIPTS.close,
-      KEYS,
+      [...KEYS, ...CHANGES],
       ['pod-a', 6_000, 'cb:signals', 'pay ments', KEY_TTL_MS],
     ]);
     expect(writeCall(writer, record, { kind: 'withdraw' })).toEqual([
       SCRIPTS.withdraw,
       KEYS.slice(1),
       ['pod-a'],
+    ]);
+  });
+
+  it('marks a change in the log from the script on one slot, and apart on a Cluster whose prefix has no hash tag', () => {
+    const apart = { ...writer, marksInScript: false };
+    expect(writeCall(apart, record, { kind: 'close', at: 6_000 })[1]).toEqual(KEYS);
+    expect(markCall(apart, 7_000, ['pay ments', 'search'])).toEqual([
+      MARK_SCRIPT,
+      CHANGES,
+      [7_000, 'pod-a', 'pay ments', 'search'],
     ]);
   });
 
