@@ -24,10 +24,17 @@ export const ROWS = [
     baseline: 'bare',
   },
   {
+    id: 'bare-intercepted',
+    label: 'bare route through a pass-through interceptor',
+    status: 200,
+    baseline: 'bare',
+  },
+  {
     id: 'interceptor',
     label: '@UseCircuitBreaker() on the route (closed)',
     status: 200,
     baseline: 'bare',
+    also: 'bare-intercepted',
   },
   {
     id: 'bare-observable',

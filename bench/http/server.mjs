@@ -20,6 +20,7 @@ import {
   Module,
   Param,
   ServiceUnavailableException,
+  UseInterceptors,
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import CircuitBreaker from 'opossum';
@@ -159,6 +160,14 @@ class CockatielClient {
 injectInto(CockatielClient, [Upstream]);
 Injectable()(CockatielClient);
 
+/** An interceptor that does nothing: what Nest's interceptor machinery costs a route by itself. */
+class PassThroughInterceptor {
+  intercept(_context, next) {
+    return next.handle();
+  }
+}
+Injectable()(PassThroughInterceptor);
+
 // ---------------------------------------------------------------------------
 // One route per row of the benchmark: GET /<row>/:id.
 
@@ -222,6 +231,11 @@ class BenchController {
     return this.plain.fetch(id);
   }
 
+  /** The bare route's handler through PassThroughInterceptor: the interceptor row's own baseline. */
+  bareIntercepted(id) {
+    return this.plain.fetch(id);
+  }
+
   perKey(id) {
     return this.protectedClient.perKey(id);
   }
@@ -258,6 +272,7 @@ const ROUTES = {
   bare: 'bare',
   decorated: 'decorated',
   guard: 'guard',
+  'bare-intercepted': 'bareIntercepted',
   interceptor: 'interceptor',
   'bare-observable': 'bareObservable',
   operator: 'operator',
@@ -277,6 +292,7 @@ for (const [path, handler] of Object.entries(ROUTES)) {
   // As TypeScript applies `@Get()` above `@RequireCircuit()` / `@UseCircuitBreaker()`: the route's enhancer runs first.
   if (handler === 'guard') decorators.push(RequireCircuit('http.guard'));
   if (handler === 'guardOpen') decorators.push(RequireCircuit('http.guard-open'));
+  if (handler === 'bareIntercepted') decorators.push(UseInterceptors(PassThroughInterceptor));
   if (handler === 'interceptor') decorators.push(UseCircuitBreakerInterceptor('http.interceptor'));
   decorate(proto, handler, decorators);
   if (handler !== 'bare503' && handler !== 'thrown503') id(proto, handler);
