@@ -1,8 +1,8 @@
 // The HTTP benchmark of issue 18: what a breaker costs where users feel it.
 //
-//   npm run bench:http                full run (about 9 minutes on 2 cores); writes bench/http-results.json,
+//   npm run bench:http                full run (about 12 minutes on 2 cores); writes bench/http-results.json,
 //                                     bench/HTTP-RESULTS.md, bench/http.svg and the results history
-//   npm run bench:http -- --quick     short run (under 2 minutes): prints the table, logs the run locally
+//   npm run bench:http -- --quick     short run (about 2.5 minutes): prints the table, logs the run locally
 //
 // Directly (after npm run build): node bench/http.mjs [--quick] [--write] [--seconds S] [--rounds N]
 //   [--adapters express,fastify] [--rows bare,decorated,...] [--connections C]
@@ -278,6 +278,9 @@ async function main() {
         'http.closed': 'closed',
         'http.operator': 'closed',
         'http.open': 'open',
+        'http.guard': 'closed',
+        'http.guard-open': 'open',
+        'http.interceptor': 'closed',
         'http.per-key': 'closed',
         opossum: 'closed',
         cockatiel: 'closed',

@@ -17,23 +17,25 @@ export const ROWS = [
     status: 200,
     baseline: 'bare',
   },
-  // ---- placeholders: the guard and the interceptor are being built on another branch (issue 18 asks for
-  //      their rows "where they exist"). To add one: a route in server.mjs and `pending` removed here.
   {
     id: 'guard',
-    label: 'guard (closed)',
+    label: '@RequireCircuit() on the route (closed)',
     status: 200,
     baseline: 'bare',
-    pending: 'pending: the guard is being built on another branch',
+  },
+  {
+    id: 'bare-intercepted',
+    label: 'bare route through a pass-through interceptor',
+    status: 200,
+    baseline: 'bare',
   },
   {
     id: 'interceptor',
-    label: 'interceptor (closed)',
+    label: '@UseCircuitBreaker() on the route (closed)',
     status: 200,
     baseline: 'bare',
-    pending: 'pending: the interceptor is being built on another branch',
+    also: 'bare-intercepted',
   },
-  // ---- end of the placeholders
   {
     id: 'bare-observable',
     label: 'bare route returning an Observable (defer)',
@@ -90,6 +92,12 @@ export const ROWS = [
   {
     id: 'open',
     label: '@CircuitBreaker() open: 503 + Retry-After by the filter',
+    status: 503,
+    baseline: 'bare-503',
+  },
+  {
+    id: 'guard-open',
+    label: '@RequireCircuit() open: 503 + Retry-After by the guard',
     status: 503,
     baseline: 'bare-503',
   },

@@ -20,6 +20,7 @@ import {
   Module,
   Param,
   ServiceUnavailableException,
+  UseInterceptors,
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import CircuitBreaker from 'opossum';
@@ -29,6 +30,8 @@ import {
   CircuitBreaker as UseCircuitBreaker,
   CircuitBreakerModule,
   CircuitBreakerRegistry,
+  RequireCircuit,
+  UseCircuitBreaker as UseCircuitBreakerInterceptor,
   circuitBreaker,
 } from '../../dist/index.js';
 
@@ -157,6 +160,14 @@ class CockatielClient {
 injectInto(CockatielClient, [Upstream]);
 Injectable()(CockatielClient);
 
+/** An interceptor that does nothing: what Nest's interceptor machinery costs a route by itself. */
+class PassThroughInterceptor {
+  intercept(_context, next) {
+    return next.handle();
+  }
+}
+Injectable()(PassThroughInterceptor);
+
 // ---------------------------------------------------------------------------
 // One route per row of the benchmark: GET /<row>/:id.
 
@@ -205,6 +216,26 @@ class BenchController {
     return this.protectedClient.open(id);
   }
 
+  /** The bare route's handler behind `@RequireCircuit('http.guard')` (closed): the guard's peek per request. */
+  guard(id) {
+    return this.plain.fetch(id);
+  }
+
+  /** The same behind `@RequireCircuit('http.guard-open')` (open): the guard answers 503 + Retry-After, the handler never runs. */
+  guardOpen(id) {
+    return this.plain.fetch(id);
+  }
+
+  /** The bare route's handler through `@UseCircuitBreaker('http.interceptor')` (closed): the handling is one call. */
+  interceptor(id) {
+    return this.plain.fetch(id);
+  }
+
+  /** The bare route's handler through PassThroughInterceptor: the interceptor row's own baseline. */
+  bareIntercepted(id) {
+    return this.plain.fetch(id);
+  }
+
   perKey(id) {
     return this.protectedClient.perKey(id);
   }
@@ -240,11 +271,15 @@ const proto = BenchController.prototype;
 const ROUTES = {
   bare: 'bare',
   decorated: 'decorated',
+  guard: 'guard',
+  'bare-intercepted': 'bareIntercepted',
+  interceptor: 'interceptor',
   'bare-observable': 'bareObservable',
   operator: 'operator',
   'bare-503': 'bare503',
   'thrown-503': 'thrown503',
   open: 'open',
+  'guard-open': 'guardOpen',
   'per-key': 'perKey',
   opossum: 'opossumRoute',
   cockatiel: 'cockatielRoute',
@@ -254,6 +289,11 @@ for (const [path, handler] of Object.entries(ROUTES)) {
   const decorators = [Get(`${path}/:id`)];
   if (handler === 'bare503')
     decorators.push(HttpCode(503), Header('Retry-After', String(HOUR_MS / 1000)));
+  // As TypeScript applies `@Get()` above `@RequireCircuit()` / `@UseCircuitBreaker()`: the route's enhancer runs first.
+  if (handler === 'guard') decorators.push(RequireCircuit('http.guard'));
+  if (handler === 'guardOpen') decorators.push(RequireCircuit('http.guard-open'));
+  if (handler === 'bareIntercepted') decorators.push(UseInterceptors(PassThroughInterceptor));
+  if (handler === 'interceptor') decorators.push(UseCircuitBreakerInterceptor('http.interceptor'));
   decorate(proto, handler, decorators);
   if (handler !== 'bare503' && handler !== 'thrown503') id(proto, handler);
 }
@@ -290,6 +330,9 @@ Module({
         'http.closed': {},
         'http.operator': {},
         'http.open': tripped,
+        'http.guard': {},
+        'http.guard-open': tripped,
+        'http.interceptor': {},
         // Room for every key of the run: no child is evicted, each key keeps its own breaker.
         'http.per-key': { perKey: { maxKeys: 10_000 } },
         ...(REDIS
@@ -318,7 +361,7 @@ const app = await createApp();
 await app.init();
 const registry = app.get(CircuitBreakerRegistry);
 const down = () => Promise.reject(new Error('bench: the upstream is down'));
-for (const name of ['http.open', ...(REDIS ? ['http.shared-open'] : [])]) {
+for (const name of ['http.open', 'http.guard-open', ...(REDIS ? ['http.shared-open'] : [])]) {
   await registry
     .get(name)
     .execute(down)
