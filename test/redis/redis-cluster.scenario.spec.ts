@@ -29,14 +29,19 @@ interface Replica {
   breakers: Map<string, Breaker>;
 }
 
-async function replica(instanceId: string, prefix: string, names: string[]): Promise<Replica> {
+async function replica(
+  instanceId: string,
+  prefix: string,
+  names: string[],
+  reconcileIntervalMs = 60_000,
+): Promise<Replica> {
   const redis = cluster.client();
   const store = new RedisBreakerStore({
     redis,
     keyPrefix: prefix,
     instanceId,
-    // No periodic reconcile within a test: what reaches another store came by a signal.
-    reconcileIntervalMs: 60_000,
+    // By default no periodic reconcile within a test: what reaches another store came by a signal.
+    reconcileIntervalMs,
     logger: false,
   });
   opened.push({ store, redis });
@@ -191,7 +196,8 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis Cluster (sharded 
     // The permit read above may be seen before its holder has heard its own win (another connection, another node):
     // then every call of the burst is rejected as open, and the burst is repeated (at most four times).
     let outcomes = burst();
-    for (let round = 0; reached === 0 && round < 4; round++) {
+    for (let round = 0; round < 4; round++) {
+      if (reached > 0) break;
       expect(new Set(await outcomes)).toEqual(new Set(['open']));
       await new Promise((resolve) => setTimeout(resolve, 50));
       outcomes = burst();
@@ -214,4 +220,91 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis Cluster (sharded 
     expect(reasons.filter((reason) => reason === 'shared-close')).toHaveLength(2);
     expect(await redis.exists(`${prefix}{pay}:probe`)).toBe(0);
   }, 40_000);
+
+  it('keeps deciding locally, with no Redis error to a caller, while a master is killed mid-traffic, and shares again once the cluster heals', async () => {
+    const prefix = `c${++prefixSeq}:`;
+    const admin = cluster.node(cluster.nodes[0]!.port);
+    const slotOf = async (name: string) =>
+      Number(await admin.cluster('KEYSLOT', `${prefix}{${name}}:state`));
+    const victim = cluster.owner(await slotOf(BREAKERS[0]!)).port;
+    const owned: string[] = [];
+    for (const n of BREAKERS) if (cluster.owner(await slotOf(n)).port === victim) owned.push(n);
+    admin.disconnect();
+    // A reconcile every 500 ms: what notices that the cluster answers again (one PING), as in the single-server outage scenario.
+    const [a, b, c] = [
+      await replica('a', prefix, BREAKERS, 500),
+      await replica('b', prefix, BREAKERS, 500),
+      await replica('c', prefix, BREAKERS, 500),
+    ];
+    const stores = [a, b, c];
+    const upstreamError = new Error('upstream down');
+    // Traffic on every breaker of every store the whole time: what a caller sees is the upstream's answer or a rejection.
+    const seen = new Map<string, number>();
+    const run = { traffic: true };
+    const loops = stores.map(async (r) => {
+      while (run.traffic) {
+        await Promise.all(
+          [...r.breakers.entries()].map(([name, breaker]) =>
+            breaker
+              .execute(() =>
+                name === 'svc-1' ? Promise.reject(upstreamError) : Promise.resolve('ok'),
+              )
+              .then(
+                (v) => v,
+                (e: unknown) =>
+                  e === upstreamError
+                    ? 'upstream'
+                    : `rejected:${(e as { reason?: string }).reason}`,
+              )
+              .then((outcome) => seen.set(String(outcome), (seen.get(String(outcome)) ?? 0) + 1)),
+          ),
+        );
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    });
+
+    await cluster.kill(victim);
+    await eventually(
+      'every store deciding locally',
+      () => (stores.every((r) => !r.store.shared) ? true : undefined),
+      15_000,
+    );
+    // Local decisions: a fresh failure on a breaker owned by the dead node opens that store's breaker alone.
+    const lone = a.breakers.get(BREAKERS[0]!)!;
+    await fail(lone);
+    expect(lone.state).toBe('open');
+    expect(lone.snapshot().coordination).toMatchObject({ shared: false });
+    expect(b.breakers.get(BREAKERS[0]!)!.state).toBe('closed');
+
+    await cluster.restart(victim);
+    await eventually(
+      'every store sharing again',
+      () => (stores.every((r) => r.store.shared) ? true : undefined),
+      20_000,
+    );
+    run.traffic = false;
+    await Promise.all(loops);
+    // Only the upstream's errors and the breakers' own rejections: no Redis error reached a caller.
+    const allowed = ['ok', 'upstream', 'rejected:open', 'rejected:half-open-busy'];
+    expect([...seen.keys()].filter((k) => !allowed.includes(k))).toEqual([]);
+    expect(seen.get('ok')).toBeGreaterThan(0);
+
+    // Sharing back on the healed node (empty: no persistence): a quorum of a and b on another breaker it owns reaches c.
+    const target = owned.find((n) => n !== BREAKERS[0] && n !== 'svc-1');
+    expect(target).toBeDefined();
+    const adopted = nextTransition(
+      c.breakers.get(target!)!,
+      (t) => t.reason === 'shared-open',
+      10_000,
+    );
+    await fail(a.breakers.get(target!)!);
+    await fail(b.breakers.get(target!)!);
+    expect(await adopted).toMatchObject({
+      reason: 'shared-open',
+      openUntil: b.breakers.get(target!)!.snapshot().openUntil,
+    });
+    // Signalled by SPUBLISH on the restarted node (its statistics start with it).
+    expect(await calls(victim, 'spublish')).toBeGreaterThanOrEqual(1);
+    expect(await calls(victim, 'publish')).toBe(0);
+  }, 60_000);
 });

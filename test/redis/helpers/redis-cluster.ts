@@ -112,6 +112,26 @@ export class RedisCluster {
     return found;
   }
 
+  /** Kills the master on `port` (SIGKILL: an outage of its slots) and waits until it is gone. */
+  async kill(port: number): Promise<void> {
+    const child = this.children.get(port);
+    if (child === undefined) return;
+    this.children.delete(port);
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+    }
+    running.delete(child);
+  }
+
+  /** Starts the master on `port` again, empty, from its cluster config: it rejoins with its slots; resolves once the cluster is ok. */
+  async restart(port: number): Promise<void> {
+    await this.kill(port);
+    await this.launch(port);
+    await this.waitOk();
+  }
+
   async close(): Promise<void> {
     for (const child of this.children.values()) {
       if (child.exitCode === null && child.signalCode === null) {
@@ -133,6 +153,8 @@ export class RedisCluster {
           const redis = this.node(port);
           try {
             return /cluster_state:ok/.test(String(await redis.cluster('INFO')));
+          } catch {
+            return false;
           } finally {
             redis.disconnect();
           }
@@ -173,6 +195,9 @@ export class RedisCluster {
         '',
         '--appendonly',
         'no',
+        // A killed node is found failed within about a second, not the default 15 s.
+        '--cluster-node-timeout',
+        '1000',
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
