@@ -2,6 +2,7 @@
 export { RedisBreakerStore } from './redis-breaker.store.js';
 export { REDIS_BREAKER_STORE_DEFAULTS } from './redis-breaker.constants.js';
 export type {
+  RedisBreakerPubsub,
   RedisBreakerStoreLogger,
   RedisBreakerStoreOptions,
 } from './redis-breaker-store-options.interface.js';

@@ -1,5 +1,16 @@
 import type { Cluster, Redis } from 'ioredis';
 
+/**
+ * How signals travel: `'classic'` (`PUBLISH` on one channel of the prefix,
+ * which a Redis Cluster broadcasts to every node), `'sharded'` (Redis 7+:
+ * `SPUBLISH` on a channel per breaker, in the breaker's slot, so that a
+ * transition reaches only the node owning it; on a Cluster the client must be
+ * made with ioredis `shardedSubscribers: true`), or `'auto'`: sharded on such
+ * a Cluster client, classic otherwise. Every replica of one prefix must use
+ * the same. @publicApi
+ */
+export type RedisBreakerPubsub = 'classic' | 'sharded' | 'auto';
+
 /** Where the store writes its warnings; Nest's `Logger` fits. @publicApi */
 export interface RedisBreakerStoreLogger {
   warn(message: string): void;
@@ -47,6 +58,8 @@ export interface RedisBreakerStoreOptions {
   hydrateTimeoutMs?: number;
   /** How many breakers may wait with an unwritten transition. Default 1,000. */
   maxQueue?: number;
+  /** How signals travel (see `RedisBreakerPubsub`). Default `'auto'`. */
+  pubsub?: RedisBreakerPubsub;
   /** Where the one warning per outage goes; `false` for none. Default: Nest's `Logger` ('CircuitBreakerRedisStore'). */
   logger?: RedisBreakerStoreLogger | false;
 }

@@ -17,6 +17,7 @@ const KNOWN_OPTIONS = [
   'maxQueue',
   'logger',
   'closeClient',
+  'pubsub',
 ] as const satisfies readonly (keyof RedisBreakerStoreOptions)[];
 
 /** Checks every option and returns them as a plain copy, read once. @internal */
@@ -55,6 +56,8 @@ export function validateOptions(given: RedisBreakerStoreOptions): RedisBreakerSt
   if (options.maxQueue !== undefined)
     check.number('maxQueue', options.maxQueue, { min: 1, integer: true }, expected.maxQueue);
   if (options.closeClient !== undefined) check.boolean('closeClient', options.closeClient);
+  if (options.pubsub !== undefined)
+    check.oneOf('pubsub', options.pubsub, ['classic', 'sharded', 'auto'] as const);
   if (options.logger !== undefined && options.logger !== false)
     check.service('logger', options.logger, ['warn', 'log'], expected.logger);
   return options as RedisBreakerStoreOptions;

@@ -1,9 +1,11 @@
 import type { Cluster, Redis } from 'ioredis';
 import { changeKeys, hasHashTag, MARK_SCRIPT, type ChangeKeys } from './redis-breaker.changes.js';
-import { KEY_TTL_MS } from './redis-breaker.constants.js';
+import { KEY_TTL_MS, REDIS_BREAKER_STORE_DEFAULTS } from './redis-breaker.constants.js';
 import { channelOf } from './redis-breaker.keys.js';
 import type { SharedBreaker, WriteOp } from './redis-breaker.coordinator.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
+import { isSharded, shardChannelOf, shardedScript } from './redis-breaker.pubsub.js';
+import type { RedisBreakerStoreOptions } from './redis-breaker-store-options.interface.js';
 import { REDIS_BREAKER_SCRIPTS as SCRIPTS } from './redis-breaker.scripts.js';
 
 /**
@@ -22,8 +24,12 @@ export type ScriptCall = readonly [
 export interface Writer {
   /** This replica's name in the quorum. */
   readonly instanceId: string;
-  /** The channel the scripts publish each change on. */
+  /** The channel the scripts publish each change on (classic pub/sub; see `signalChannel` for sharded). */
   readonly channel: string;
+  /** The keys' prefix. */
+  readonly prefix: string;
+  /** Sharded pub/sub: each breaker's changes go out with `SPUBLISH` on a channel in its slot. */
+  readonly sharded: boolean;
   /** The prefix's change log. */
   readonly changes: ChangeKeys;
   /**
@@ -34,15 +40,36 @@ export interface Writer {
   readonly marksInScript: boolean;
 }
 
-/** The writer of a store of `redis` under `prefix`. @internal */
-export function writerOf(redis: Redis | Cluster, instanceId: string, prefix: string): Writer {
+/** The writer of a store of `redis` under `prefix`, signalling as `options.pubsub` says (see `isSharded`). @internal */
+export function writerOf(
+  redis: Redis | Cluster,
+  instanceId: string,
+  prefix: string,
+  options: Pick<RedisBreakerStoreOptions, 'pubsub' | 'subscriber'> = {},
+): Writer {
   return {
     instanceId,
     channel: channelOf(prefix),
+    prefix,
+    sharded: isSharded(
+      options.pubsub ?? REDIS_BREAKER_STORE_DEFAULTS.pubsub,
+      redis,
+      options.subscriber,
+    ),
     changes: changeKeys(prefix),
     // A Cluster runs a script on one slot: the change log is in the breakers' slot only when the prefix has a hash tag.
     marksInScript: redis.isCluster !== true || hasHashTag(prefix),
   };
+}
+
+/** The channel the changes of breaker `name` are published on. @internal */
+export function signalChannel(writer: Writer, name: string): string {
+  return writer.sharded ? shardChannelOf(writer.prefix, name) : writer.channel;
+}
+
+/** `script` as `writer` runs it: publishing with `SPUBLISH` when sharded. @internal */
+export function scriptOf(writer: Writer, script: string): string {
+  return writer.sharded ? shardedScript(script) : script;
 }
 
 /** The change log's keys, as the state and order scripts take them after their own: none when they live in another slot. @internal */
@@ -90,7 +117,7 @@ export function writeCall(writer: Writer, record: SharedBreaker, op: WriteOp): S
   switch (op.kind) {
     case 'open':
       return [
-        SCRIPTS.open,
+        scriptOf(writer, SCRIPTS.open),
         [keys.state, keys.opens, keys.probe, ...markKeys(writer)],
         [
           id,
@@ -98,16 +125,16 @@ export function writeCall(writer: Writer, record: SharedBreaker, op: WriteOp): S
           op.at,
           record.quorum,
           op.reopen ? '1' : '0',
-          writer.channel,
+          signalChannel(writer, record.name),
           record.name,
           KEY_TTL_MS,
         ],
       ];
     case 'close':
       return [
-        SCRIPTS.close,
+        scriptOf(writer, SCRIPTS.close),
         [keys.state, keys.opens, keys.probe, ...markKeys(writer)],
-        [id, op.at, writer.channel, record.name, KEY_TTL_MS],
+        [id, op.at, signalChannel(writer, record.name), record.name, KEY_TTL_MS],
       ];
     default:
       return [SCRIPTS.withdraw, [keys.opens, keys.probe], [id]];

@@ -31,8 +31,10 @@ export interface ConnectionOptions {
   readonly redis: Client;
   /** The pub/sub connection given; `undefined`: a duplicate of `redis`, made on `start()` and quit on `close()`. */
   readonly subscriber: Client | undefined;
-  /** The channel subscribed to. */
+  /** The channel subscribed to (classic pub/sub). */
   readonly channel: string;
+  /** Sharded pub/sub: `SSUBSCRIBE` to each channel given to `follow()`, instead of `SUBSCRIBE` to `channel`. */
+  readonly sharded?: boolean;
   readonly operationTimeoutMs: number;
   /** Also quit `redis` on `close()`. */
   readonly closeClient: boolean;
@@ -83,6 +85,8 @@ export class RedisBreakerConnection {
   private errorCount = 0;
   /** When the current outage was reported (one warning per outage); undefined while none is. */
   private downSince: number | undefined;
+  /** Sharded: the channels followed (one per breaker), subscribed on `start()` and when followed after it. */
+  private readonly shardChannels = new Set<string>();
   /** `whenReady()` promises waiting for both connections to be ready and subscribed. */
   private readonly readyWaiters = new Set<() => void>();
 
@@ -146,14 +150,32 @@ export class RedisBreakerConnection {
     if (this.ownsSubscriber) this.on(subscriber, 'error', this.onError);
     for (const client of [this.redis, subscriber])
       this.on(client, 'close', () => this.down(new Error(messages.connectionClosed())));
-    this.on(subscriber, 'message', (channel, message) => {
-      if (channel === this.options.channel) this.options.message(String(message));
-    });
+    if (this.options.sharded === true)
+      this.on(subscriber, 'smessage', (channel, message) => {
+        if (this.shardChannels.has(String(channel))) this.options.message(String(message));
+      });
+    else
+      this.on(subscriber, 'message', (channel, message) => {
+        if (channel === this.options.channel) this.options.message(String(message));
+      });
     if (this.ownsSubscriber && subscriber.status === 'wait')
       subscriber.connect().catch(() => undefined);
     if (this.redis.status === 'wait') this.redis.connect().catch(() => undefined);
     void this.subscribe(subscriber);
     return true;
+  }
+
+  /**
+   * Sharded: listens on `channel` too (subscribed now if started, else on
+   * `start()`); ioredis subscribes it again after a reconnect or a slot
+   * moving. A failed subscription is an outage; the reconcile repairs what
+   * was missed meanwhile. Classic: nothing (one channel for all).
+   */
+  follow(channel: string): void {
+    if (this.options.sharded !== true || this.shardChannels.has(channel)) return;
+    this.shardChannels.add(channel);
+    if (this.phase === 'running' && this.subscriber !== undefined)
+      this.subscriber.ssubscribe(channel).catch((error: unknown) => this.failed(error));
   }
 
   /** Resolves once both connections are ready and the channel is subscribed, or the store closes; `cancel()` stops waiting. */
@@ -196,9 +218,13 @@ export class RedisBreakerConnection {
     if (this.ownsSubscriber) {
       if (this.subscriber !== undefined) await this.shutdown(this.subscriber);
     } else if (wasRunning && this.subscriber !== undefined) {
-      await withDeadline(this.subscriber.unsubscribe(this.options.channel), ms, () =>
-        messages.timedOut('unsubscribe', ms),
-      ).catch(() => undefined);
+      const unsubscribed =
+        this.options.sharded === true
+          ? Promise.all([...this.shardChannels].map((c) => this.subscriber!.sunsubscribe(c)))
+          : this.subscriber.unsubscribe(this.options.channel);
+      await withDeadline(unsubscribed, ms, () => messages.timedOut('unsubscribe', ms)).catch(
+        () => undefined,
+      );
     }
     if (this.options.closeClient) await this.shutdown(this.redis);
     // Only now: a connection being shut down may still emit an error, which nobody else may be listening for.
@@ -216,7 +242,10 @@ export class RedisBreakerConnection {
     // ioredis resubscribes by itself after a reconnect; this first subscription is retried until it lands.
     for (;;) {
       try {
-        await subscriber.subscribe(this.options.channel);
+        // Sharded: one channel per command, since a Cluster takes the channels of one slot per SSUBSCRIBE.
+        if (this.options.sharded === true)
+          await Promise.all([...this.shardChannels].map((c) => subscriber.ssubscribe(c)));
+        else await subscriber.subscribe(this.options.channel);
         this.isSubscribed = true;
         this.notifyReady();
         this.recovered();

@@ -9,6 +9,8 @@ export const REDIS_BREAKER_STORE_DEFAULTS = Object.freeze({
   hydrateTimeoutMs: 2_000,
   /** How many breakers may have an unwritten transition; past it the oldest is dropped (and replayed on reconnect). */
   maxQueue: 1_000,
+  /** Sharded pub/sub on a Cluster client made with `shardedSubscribers: true`, classic `PUBLISH` elsewhere. */
+  pubsub: 'auto' as const,
 });
 
 /** The longest timer option: `setTimeout` fires at once for anything longer. @internal */

@@ -93,6 +93,8 @@ export interface FleetLink {
   renewPermit(record: SharedBreaker, ttlMs: number): void;
   /** Every transition of a shared breaker, for the fleet's orders (whether it still holds the fleet's force). */
   transitioned(record: SharedBreaker, change: StateChangeEvent): void;
+  /** A breaker is followed from now on (sharded pub/sub subscribes to its channel). */
+  registered?(record: SharedBreaker): void;
 }
 
 /**
@@ -135,6 +137,7 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     const named = this.byName.get(breaker.name);
     if (named === undefined) this.byName.set(breaker.name, [record]);
     else named.push(record);
+    this.link.registered?.(record);
     return record;
   }
 

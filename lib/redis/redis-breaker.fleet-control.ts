@@ -10,6 +10,8 @@ import {
   evalCall,
   markApart,
   markKeys,
+  scriptOf,
+  signalChannel,
   type ScriptCall,
   type Writer,
 } from './redis-breaker.commands.js';
@@ -244,19 +246,19 @@ export class RedisFleetControl implements FleetControl {
     by: string,
     until: number,
   ): ScriptCall {
-    const { instanceId, channel } = this.link.writer;
+    const { writer } = this.link;
     return [
-      FLEET_SCRIPTS.force,
+      scriptOf(writer, FLEET_SCRIPTS.force),
       [record.keys.force, ...markKeys(this.link.writer)],
       // The breaker's clock, as every write of the store: generations and times are compared with it.
       [
-        instanceId,
+        writer.instanceId,
         record.breaker.clock.now(),
         state,
         reason,
         by,
         until,
-        channel,
+        signalChannel(writer, record.name),
         record.name,
         KEY_TTL_MS,
       ],
@@ -264,11 +266,18 @@ export class RedisFleetControl implements FleetControl {
   }
 
   private configCall(record: SharedBreaker, expected: number, patch: string): ScriptCall {
-    const { instanceId, channel } = this.link.writer;
+    const { writer } = this.link;
     return [
-      FLEET_SCRIPTS.config,
-      [record.keys.config, ...markKeys(this.link.writer)],
-      [instanceId, record.breaker.clock.now(), expected, patch, channel, record.name],
+      scriptOf(writer, FLEET_SCRIPTS.config),
+      [record.keys.config, ...markKeys(writer)],
+      [
+        writer.instanceId,
+        record.breaker.clock.now(),
+        expected,
+        patch,
+        signalChannel(writer, record.name),
+        record.name,
+      ],
     ];
   }
 }

@@ -44,6 +44,8 @@ export const redisBreakerMessages = {
     maxQueue: 'an integer >= 1',
     logger: 'false or an object with warn() and log() methods',
   },
+  shardedWithoutRouting: (option: 'redis' | 'subscriber') =>
+    `RedisBreakerStore: option "pubsub" is 'sharded' but "${option}" is a Cluster made without shardedSubscribers: true, so SSUBSCRIBE would reach one node only: make it with new Cluster(nodes, { shardedSubscribers: true }), or use pubsub: 'classic'.`,
   unreachable: (reason: string) =>
     `Redis is unreachable (${reason}): every circuit breaker now decides on its own, and sharing resumes by itself when Redis is back.`,
   resumed: (down: number) =>

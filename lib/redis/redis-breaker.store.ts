@@ -13,6 +13,7 @@ import {
   markApart,
   permitCall,
   renewCall,
+  signalChannel,
   writeCall,
   writerOf,
   type Writer,
@@ -101,7 +102,7 @@ export class RedisBreakerStore implements BreakerStore {
     this.redis = options.redis;
     this.keyPrefix = options.keyPrefix ?? d.keyPrefix;
     this.instanceId = options.instanceId ?? `${hostname()}:${process.pid}`;
-    this.writer = writerOf(this.redis, this.instanceId, this.keyPrefix);
+    this.writer = writerOf(this.redis, this.instanceId, this.keyPrefix, options);
     this.reconcileIntervalMs = options.reconcileIntervalMs ?? d.reconcileIntervalMs;
     this.operationTimeoutMs = options.operationTimeoutMs ?? d.operationTimeoutMs;
     this.hydrateTimeoutMs = options.hydrateTimeoutMs ?? d.hydrateTimeoutMs;
@@ -112,6 +113,7 @@ export class RedisBreakerStore implements BreakerStore {
       redis: this.redis,
       subscriber: options.subscriber,
       channel: this.writer.channel,
+      sharded: this.writer.sharded,
       operationTimeoutMs: this.operationTimeoutMs,
       closeClient: options.closeClient === true,
       logger,
@@ -143,6 +145,7 @@ export class RedisBreakerStore implements BreakerStore {
       requestPermit: (record, ttlMs) => this.requestPermit(record, ttlMs),
       renewPermit: (record, ttlMs) => this.renewPermit(record, ttlMs),
       transitioned: (record, change) => this.orders.transitioned(record, change),
+      registered: (record) => this.connection.follow(signalChannel(this.writer, record.name)),
     };
     this.coordination = new RedisBreakerCoordinator(this.keyPrefix, link);
     this.coordinator = this.coordination;

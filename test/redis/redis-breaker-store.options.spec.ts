@@ -1,6 +1,11 @@
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { RedisBreakerStore, type RedisBreakerStoreOptions } from '../../lib/redis/index.js';
+import {
+  RedisBreakerStore,
+  type RedisBreakerPubsub,
+  type RedisBreakerStoreOptions,
+} from '../../lib/redis/index.js';
+import { writerOf } from '../../lib/redis/redis-breaker.commands.js';
 
 // lazyConnect: these clients never open a connection, so no Redis is needed here.
 const redis = new Redis({ lazyConnect: true });
@@ -34,7 +39,7 @@ describe('new RedisBreakerStore(options)', () => {
     [
       'a misspelt option',
       { redis, keyprefix: 'x' },
-      'RedisBreakerStore: unknown option "keyprefix". Known options: redis, subscriber, keyPrefix, instanceId, reconcileIntervalMs, operationTimeoutMs, hydrateTimeoutMs, maxQueue, logger, closeClient.',
+      'RedisBreakerStore: unknown option "keyprefix". Known options: redis, subscriber, keyPrefix, instanceId, reconcileIntervalMs, operationTimeoutMs, hydrateTimeoutMs, maxQueue, logger, closeClient, pubsub.',
     ],
     [
       'redis as its own subscriber',
@@ -74,6 +79,62 @@ describe('new RedisBreakerStore(options)', () => {
   ])('rejects %s with a message naming the option', (_, options, message) => {
     expect(() => new RedisBreakerStore(options as RedisBreakerStoreOptions)).toThrow(
       new TypeError(message),
+    );
+  });
+});
+
+describe('option pubsub', () => {
+  // Never connected (lazyConnect): the choice is made from the clients' options alone.
+  const sharded = new Cluster([{ host: '127.0.0.1', port: 1 }], {
+    lazyConnect: true,
+    shardedSubscribers: true,
+  });
+  const plain = new Cluster([{ host: '127.0.0.1', port: 1 }], { lazyConnect: true });
+  afterAll(() => {
+    sharded.disconnect();
+    plain.disconnect();
+  });
+
+  it.each<[string, boolean, Redis | Cluster, RedisBreakerPubsub | undefined]>([
+    ['a single Redis, auto', false, redis, undefined],
+    ['a single Redis, sharded (Redis 7+)', true, redis, 'sharded'],
+    ['a Cluster with shardedSubscribers, auto', true, sharded, 'auto'],
+    ['a Cluster with shardedSubscribers, classic', false, sharded, 'classic'],
+    ['a Cluster without shardedSubscribers, auto', false, plain, undefined],
+  ])('%s: sharded %s', (_, expected, client, pubsub) => {
+    expect(writerOf(client, 'a', 'p:', pubsub === undefined ? {} : { pubsub }).sharded).toBe(
+      expected,
+    );
+    expect(() => new RedisBreakerStore({ redis: client, logger: false, pubsub })).not.toThrow();
+  });
+
+  it('refuses sharded on a Cluster that would send every SSUBSCRIBE to one node, naming the client', () => {
+    expect(() => new RedisBreakerStore({ redis: plain, pubsub: 'sharded', logger: false })).toThrow(
+      `RedisBreakerStore: option "pubsub" is 'sharded' but "redis" is a Cluster made without shardedSubscribers: true, so SSUBSCRIBE would reach one node only: make it with new Cluster(nodes, { shardedSubscribers: true }), or use pubsub: 'classic'.`,
+    );
+    // The subscriber is the connection that subscribes: a given one decides.
+    expect(
+      () =>
+        new RedisBreakerStore({
+          redis: sharded,
+          subscriber: plain,
+          pubsub: 'sharded',
+          logger: false,
+        }),
+    ).toThrow(/"subscriber" is a Cluster made without shardedSubscribers/);
+    expect(writerOf(plain, 'a', 'p:', { subscriber: sharded }).sharded).toBe(true);
+  });
+
+  it('refuses an unknown value', () => {
+    expect(
+      () =>
+        new RedisBreakerStore({
+          redis,
+          pubsub: 'fast' as RedisBreakerPubsub,
+          logger: false,
+        }),
+    ).toThrow(
+      `RedisBreakerStore: option "pubsub" must be 'classic', 'sharded' or 'auto', got "fast".`,
     );
   });
 });

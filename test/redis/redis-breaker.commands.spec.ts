@@ -20,6 +20,8 @@ import { REDIS_BREAKER_SCRIPTS as SCRIPTS } from '../../lib/redis/redis-breaker.
 const writer = {
   instanceId: 'pod-a',
   channel: 'cb:signals',
+  prefix: 'cb:',
+  sharded: false,
   changes: changeKeys('cb:'),
   marksInScript: true,
 };
@@ -49,6 +51,24 @@ describe('script calls', () => {
       KEYS.slice(1),
       ['pod-a'],
     ]);
+  });
+
+  it("publishes with SPUBLISH on a channel in the breaker's slot when sharded, with PUBLISH on the prefix's channel otherwise", () => {
+    const sharded = { ...writer, sharded: true };
+    const [script, keys, args] = writeCall(sharded, record, { kind: 'close', at: 6_000 });
+    expect(args).toEqual(['pod-a', 6_000, 'cb:{pay%20ments}:signals', 'pay ments', KEY_TTL_MS]);
+    expect(keys).toEqual([...KEYS, ...CHANGES]);
+    expect(script).toBe(SCRIPTS.close.replace("redis.call('PUBLISH'", "redis.call('SPUBLISH'"));
+    expect(script).not.toContain("'PUBLISH'");
+    expect(SCRIPTS.close).not.toContain('SPUBLISH');
+    const open = writeCall(sharded, record, {
+      kind: 'open',
+      openUntil: 5_000,
+      at: 4_000,
+      reopen: false,
+    });
+    expect(open[0]).toContain("redis.call('SPUBLISH', ARGV[6]");
+    expect(open[2][5]).toBe('cb:{pay%20ments}:signals');
   });
 
   it('marks a change in the log from the script on one slot, and apart on a Cluster whose prefix has no hash tag', () => {

@@ -155,6 +155,34 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     });
   });
 
+  it("signals by SPUBLISH on the breaker's own channel with pubsub: sharded on a single Redis 7, never PUBLISH", async () => {
+    const published = async () => {
+      const stats = String(await admin.info('commandstats'));
+      return ['spublish', 'publish'].map((c) =>
+        Number(new RegExp(`cmdstat_${c}:calls=(\\d+)`).exec(stats)?.[1] ?? 0),
+      );
+    };
+    const sharded = { pubsub: 'sharded' } as const;
+    const [a, b, c] = [
+      await replica('a', prefix, OPTIONS, sharded),
+      await replica('b', prefix, OPTIONS, sharded),
+      await replica('c', prefix, OPTIONS, sharded),
+    ];
+    const [spublish, publish] = await published();
+    const adopted = nextTransition(c.breaker, (change) => change.reason === 'shared-open');
+    await fail(a.breaker);
+    await eventually('the report of a', async () =>
+      (await admin.zcard(`${prefix}{payments}:opens`)) === 1 ? true : undefined,
+    );
+    await fail(b.breaker);
+    expect((await adopted).openUntil).toBe(b.breaker.snapshot().openUntil);
+    expect(await published()).toEqual([spublish! + 1, publish]);
+    expect(await admin.pubsub('SHARDNUMSUB', `${prefix}{payments}:signals`)).toEqual([
+      `${prefix}{payments}:signals`,
+      3,
+    ]);
+  });
+
   it('admits exactly one probe for the fleet when the open period ends, and its success closes every replica', async () => {
     const replicas = [
       await replica('a', prefix),
