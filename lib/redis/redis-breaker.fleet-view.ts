@@ -69,21 +69,21 @@ export function registryKeys(prefix: string): { seen: string; reports: string } 
   return { seen: `${prefix}{replicas}:seen`, reports: `${prefix}{replicas}:reports` };
 }
 
-// One round trip per interval, whatever the number of breakers: drops the replicas not seen within the TTL, records this one.
+// One round trip per interval, whatever the number of breakers: drops the replicas whose listing expired, records this
+// one until now + its own TTL (replicas may reconcile at different intervals), as "<now> <report>" on Redis' clock.
 const REPORT_SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ttl = tonumber(ARGV[1])
-local stale = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. (now - ttl))
+local stale = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
 for _, id in ipairs(stale) do
   redis.call('ZREM', KEYS[1], id)
   redis.call('HDEL', KEYS[2], id)
 end
-if ARGV[2] ~= '' then
-  redis.call('ZADD', KEYS[1], now, ARGV[2])
-  redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
-  redis.call('PEXPIRE', KEYS[1], ttl)
-  redis.call('PEXPIRE', KEYS[2], ttl)
+redis.call('ZADD', KEYS[1], now + ttl, ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[2], now .. ' ' .. ARGV[3])
+for _, key in ipairs(KEYS) do
+  redis.call('PEXPIRE', key, math.max(redis.call('PTTL', key), ttl))
 end
 return #stale
 `;
@@ -94,16 +94,15 @@ redis.call('ZREM', KEYS[1], ARGV[1])
 return redis.call('HDEL', KEYS[2], ARGV[1])
 `;
 
-// The replicas seen within the TTL, with their reports, and Redis' time.
+// The replicas whose listing has not expired, with their reports, and Redis' time.
 const LIST_SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local seen = redis.call('ZRANGEBYSCORE', KEYS[1], now - tonumber(ARGV[1]), '+inf', 'WITHSCORES')
+local seen = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')
 local out = { tostring(now) }
-for i = 1, #seen, 2 do
-  out[#out + 1] = seen[i]
-  out[#out + 1] = seen[i + 1]
-  out[#out + 1] = redis.call('HGET', KEYS[2], seen[i]) or ''
+for _, id in ipairs(seen) do
+  out[#out + 1] = id
+  out[#out + 1] = redis.call('HGET', KEYS[2], id) or ''
 end
 return out
 `;
@@ -137,14 +136,19 @@ export class ReplicaRegistry {
   private readonly operationTimeoutMs: number;
   private reporting = false;
 
+  private readonly redis: Redis | Cluster;
+
   constructor(
     private readonly store: ReplicaRegistryStore,
-    private readonly redis: Redis | Cluster,
     /** Every breaker the store follows. */
     private readonly followed: { all(): readonly SharedBreaker[] },
-    options: Pick<RedisBreakerStoreOptions, 'reconcileIntervalMs' | 'operationTimeoutMs'>,
+    options: Pick<RedisBreakerStoreOptions, 'redis' | 'reconcileIntervalMs' | 'operationTimeoutMs'>,
+    /** The store's connections: the replica reports itself as soon as they are ready, then at every reconcile. */
+    connection: { whenReady(): Promise<void> },
   ) {
     const d = REDIS_BREAKER_STORE_DEFAULTS;
+    this.redis = options.redis;
+    void connection.whenReady().then(() => this.report());
     this.keys = registryKeys(store.keyPrefix);
     this.ttlMs = (options.reconcileIntervalMs ?? d.reconcileIntervalMs) * REPLICA_TTL_INTERVALS;
     this.operationTimeoutMs = options.operationTimeoutMs ?? d.operationTimeoutMs;
@@ -180,16 +184,14 @@ export class ReplicaRegistry {
 
   /** The replicas listed now and the breakers any of them sees not closed; rejects when Redis does not answer within the operation deadline. */
   async read(): Promise<FleetView> {
-    const reply = await this.send<string[]>([
-      LIST_SCRIPT,
-      [this.keys.seen, this.keys.reports],
-      [this.ttlMs],
-    ]);
+    const reply = await this.send<string[]>([LIST_SCRIPT, [this.keys.seen, this.keys.reports], []]);
     const at = Number(reply[0]);
     const replicas: FleetReplica[] = [];
-    for (let i = 1; i + 2 < reply.length; i += 3) {
-      const report = parseReport(reply[i + 2]!);
-      const lastSeenAt = Number(reply[i + 1]);
+    for (let i = 1; i + 1 < reply.length; i += 2) {
+      const line = reply[i + 1]!;
+      const space = line.indexOf(' ');
+      const report = parseReport(line.slice(space + 1));
+      const lastSeenAt = space > 0 ? Number(line.slice(0, space)) : at;
       replicas.push({
         instanceId: reply[i]!,
         lastSeenAt,

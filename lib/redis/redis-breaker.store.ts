@@ -173,7 +173,7 @@ export class RedisBreakerStore implements BreakerStore {
         );
       },
     });
-    this.replicas = new ReplicaRegistry(this, this.redis, this.coordination, options);
+    this.replicas = new ReplicaRegistry(this, this.coordination, options, this.connection);
     this.fleet = this.control = new RedisFleetControl({
       redis: this.redis,
       writer: this.writer,

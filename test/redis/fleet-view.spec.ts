@@ -154,6 +154,19 @@ describe.skipIf(!available)('RedisBreakerStore.fleetView(): the replicas that re
     expect((await a.store.fleetView()).replicas.map((r) => r.instanceId)).toEqual(['a']);
   });
 
+  it('keeps a replica that reconciles less often listed for its own three intervals', async () => {
+    const prefix = `fv${++prefixSeq}:`;
+    const slow = await replica('slow', prefix, 1, { reconcileIntervalMs: 600_000 });
+    const fast = await replica('fast', prefix, 1, { reconcileIntervalMs: 50 });
+    // The fast one trims the list at every report, 20 times a second: the slow one is listed all the same.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const view = await fast.store.fleetView();
+    expect(view.replicas.map((r) => r.instanceId)).toEqual(['fast', 'slow']);
+    expect(view.replicas[1]!.ageMs).toBeGreaterThanOrEqual(400);
+    await slow.store.close();
+    expect((await fast.store.fleetView()).replicas.map((r) => r.instanceId)).toEqual(['fast']);
+  });
+
   it('costs each replica the same commands per quiet interval with 10 breakers as with 1,000', async () => {
     const perInterval: Record<number, Record<string, number>> = {};
     for (const m of [10, 1_000]) {
@@ -190,6 +203,7 @@ describe.skipIf(!available)('RedisBreakerStore.fleetView(): the replicas that re
       zrangebyscore: 1,
       zadd: 1,
       hset: 1,
+      pttl: 2,
       pexpire: 2,
     });
   });
