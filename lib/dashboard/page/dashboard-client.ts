@@ -314,7 +314,7 @@ export function dashboardClient(): void {
       const breaker = view.breakers[name]!;
       const shared = breaker.shared;
       const item = document.createElement('li');
-      item.dataset.breaker = name;
+      item.dataset.fleetBreaker = name;
       item.dataset.state = shared.state === 'open' ? 'open' : 'closed';
       item.textContent =
         `${name}: fleet ${shared.state === 'open' ? `open until ${clockTime(shared.openUntil)}` : shared.state === 'closed' ? 'closed' : 'not shared'}, ` +
