@@ -64,9 +64,9 @@ export interface FleetView {
   breakers: Record<string, FleetBreaker>;
 }
 
-/** The registry's two keys: in one hash slot (`{replicas}`, or the prefix's own tag), so one script updates both. @internal */
+/** The registry's two keys: in one hash slot (`{~replicas}`, or the prefix's own tag), so one script updates both. @internal */
 export function registryKeys(prefix: string): { seen: string; reports: string } {
-  return { seen: `${prefix}{replicas}:seen`, reports: `${prefix}{replicas}:reports` };
+  return { seen: `${prefix}{~replicas}:seen`, reports: `${prefix}{~replicas}:reports` };
 }
 
 // One round trip per interval, whatever the number of breakers: drops the replicas whose listing expired, records this
