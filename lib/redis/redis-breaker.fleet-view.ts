@@ -134,9 +134,8 @@ export class ReplicaRegistry {
   private readonly keys: { seen: string; reports: string };
   private readonly ttlMs: number;
   private readonly operationTimeoutMs: number;
-  private reporting = false;
-
   private readonly redis: Redis | Cluster;
+  private reporting = false;
 
   constructor(
     private readonly store: ReplicaRegistryStore,
@@ -148,10 +147,11 @@ export class ReplicaRegistry {
   ) {
     const d = REDIS_BREAKER_STORE_DEFAULTS;
     this.redis = options.redis;
-    void connection.whenReady().then(() => this.report());
     this.keys = registryKeys(store.keyPrefix);
     this.ttlMs = (options.reconcileIntervalMs ?? d.reconcileIntervalMs) * REPLICA_TTL_INTERVALS;
     this.operationTimeoutMs = options.operationTimeoutMs ?? d.operationTimeoutMs;
+    // A replica is listed from its start, not one interval later (resolves on close() too: report() then sends nothing).
+    void connection.whenReady().then(() => this.report());
   }
 
   /** Records this replica (one at a time: a report Redis has not answered yet is not doubled). Never rejects. */
@@ -191,7 +191,9 @@ export class ReplicaRegistry {
       const line = reply[i + 1]!;
       const space = line.indexOf(' ');
       const report = parseReport(line.slice(space + 1));
-      const lastSeenAt = space > 0 ? Number(line.slice(0, space)) : at;
+      const seen = space > 0 ? Number(line.slice(0, space)) : Number.NaN;
+      // A hand-edited line without a time reads as seen now: it is listed, and expires as any other.
+      const lastSeenAt = Number.isFinite(seen) ? seen : at;
       replicas.push({
         instanceId: reply[i]!,
         lastSeenAt,
