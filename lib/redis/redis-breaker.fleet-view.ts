@@ -2,7 +2,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { BreakerState } from '../core/index.js';
 import type { RedisBreakerStoreOptions } from './redis-breaker-store-options.interface.js';
 import { evalCall, type ScriptCall } from './redis-breaker.commands.js';
-import { REDIS_BREAKER_STORE_DEFAULTS } from './redis-breaker.constants.js';
+import { KEY_TTL_MS, REDIS_BREAKER_STORE_DEFAULTS } from './redis-breaker.constants.js';
 import type { SharedBreaker } from './redis-breaker.coordinator.js';
 import { withDeadline } from './redis-breaker.deadline.js';
 import { breakerKeys } from './redis-breaker.keys.js';
@@ -70,7 +70,8 @@ export function registryKeys(prefix: string): { seen: string; reports: string } 
 }
 
 // One round trip per interval, whatever the number of breakers: drops the replicas whose listing expired, records this
-// one until now + its own TTL (replicas may reconcile at different intervals), as "<now> <report>" on Redis' clock.
+// one until now + its own TTL (replicas may reconcile at different intervals), as "<now> <report>" on Redis' clock. The
+// two keys themselves live a day after the last report (KEY_TTL_MS), as a breaker's keys do.
 const REPORT_SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -82,9 +83,8 @@ for _, id in ipairs(stale) do
 end
 redis.call('ZADD', KEYS[1], now + ttl, ARGV[2])
 redis.call('HSET', KEYS[2], ARGV[2], now .. ' ' .. ARGV[3])
-for _, key in ipairs(KEYS) do
-  redis.call('PEXPIRE', key, math.max(redis.call('PTTL', key), ttl))
-end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
 return #stale
 `;
 
@@ -163,7 +163,7 @@ export class ReplicaRegistry {
       await this.send([
         REPORT_SCRIPT,
         [this.keys.seen, this.keys.reports],
-        [this.ttlMs, this.store.instanceId, JSON.stringify(this.ownReport())],
+        [this.ttlMs, this.store.instanceId, JSON.stringify(this.ownReport()), KEY_TTL_MS],
       ]);
     } catch {
       // The reconcile that runs beside it notices an outage; a missed report only ages this replica.

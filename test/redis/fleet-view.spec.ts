@@ -203,7 +203,6 @@ describe.skipIf(!available)('RedisBreakerStore.fleetView(): the replicas that re
       zrangebyscore: 1,
       zadd: 1,
       hset: 1,
-      pttl: 2,
       pexpire: 2,
     });
   });
