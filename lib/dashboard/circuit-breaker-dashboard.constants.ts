@@ -36,3 +36,9 @@ export const MAX_REASON_LENGTH = 200;
 
 /** The path of a route: segments of unreserved URL characters. @internal */
 export const DASHBOARD_PATH = /^[A-Za-z0-9._~-]+(?:\/[A-Za-z0-9._~-]+)*$/;
+
+/**
+ * How often the dashboard reads the store's fleet view (`RedisBreakerStore.fleetView()`) at most,
+ * whatever the number of pages and `intervalMs`. @internal
+ */
+export const FLEET_POLL_MS = 3_000;

@@ -44,4 +44,7 @@ export const circuitBreakerDashboardMessages = {
   /** What a force from the dashboard says of itself when the operator gave no reason. */
   defaultReason: 'forced from the dashboard',
   forcedBy: 'circuit breaker dashboard',
+  /** Shown on the fleet line when the store's `fleetView()` fails: the page keeps its last answer. */
+  fleetViewFailed: (error: unknown) =>
+    `the fleet view could not be read: ${error instanceof Error ? error.message : String(error)}`,
 };

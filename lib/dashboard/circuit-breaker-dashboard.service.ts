@@ -23,6 +23,7 @@ import type {
   DashboardTransitions,
 } from './dashboard-view.interface.js';
 import { breakerView, breakerViews, fleetView } from './dashboard-views.js';
+import { DashboardFleetPoller, hasFleetView } from './dashboard-fleet.poller.js';
 
 /** Why a stream could not be opened: the controller answers it with the matching HTTP status. @internal */
 export type StreamRefusal = 'too-many' | 'closing';
@@ -46,6 +47,8 @@ export class CircuitBreakerDashboardService implements OnModuleDestroy {
   private readonly now: () => number;
   private readonly closing = new Subject<void>();
   private readonly updates: Observable<MessageEvent>;
+  /** With a store that lists the replicas: its reads, at most every few seconds. */
+  private readonly fleetPoller: DashboardFleetPoller | undefined;
   private closed = false;
   private streams = 0;
 
@@ -62,6 +65,8 @@ export class CircuitBreakerDashboardService implements OnModuleDestroy {
     this.events = events ?? registry.events;
     const clock = registry.orchestrator.clock;
     this.now = clock === undefined ? Date.now : () => clock.now();
+    const store = registry.orchestrator.store;
+    this.fleetPoller = hasFleetView(store) ? new DashboardFleetPoller(store, this.now) : undefined;
     const ticks = interval(options.intervalMs).pipe(
       map((): MessageEvent => ({ type: 'snapshot', data: JSON.stringify(this.state()) })),
     );
@@ -73,6 +78,8 @@ export class CircuitBreakerDashboardService implements OnModuleDestroy {
   state(): DashboardState {
     const breakers = breakerViews(this.registry, this.options.topChildren);
     const fleet = fleetView(this.registry.orchestrator.store, breakers);
+    if (fleet !== undefined && this.fleetPoller !== undefined)
+      fleet.view = this.fleetPoller.current();
     return { at: this.now(), breakers, ...(fleet === undefined ? {} : { fleet }) };
   }
 

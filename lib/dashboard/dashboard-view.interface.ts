@@ -50,9 +50,9 @@ export interface DashboardChild {
 }
 
 /**
- * What this replica knows of the fleet through its store. The store does not
- * list the other replicas nor publish their snapshots, so this is one
- * replica's view: whether sharing works from here, and how many breakers share.
+ * What this replica knows of the fleet through its store: whether sharing
+ * works from here and how many breakers share; with a store that lists the
+ * replicas reporting to it (`RedisBreakerStore.fleetView()`), `view`.
  *
  * @publicApi
  */
@@ -68,6 +68,39 @@ export interface DashboardFleet {
   /** Breakers that share their state through the store, and those that share it now. */
   sharingBreakers: number;
   sharedNow: number;
+  /** The replicas that report and the fleet's state per breaker, when the store lists them (read at most every 3 s). */
+  view?: DashboardFleetView;
+}
+
+/** The store's fleet view as the dashboard last read it. @publicApi */
+export interface DashboardFleetView {
+  /** When the store last answered (the module's clock); absent before its first answer. */
+  at?: number;
+  /** The replicas reporting, by `instanceId`; `ageMs`: how long before `at` each last reported. */
+  replicas: DashboardFleetReplica[];
+  /** Every breaker some replica reports not closed; one missing is closed on every replica listed. */
+  breakers: Record<string, DashboardFleetBreaker>;
+  /** Why the last read failed: `replicas` and `breakers` are then the answer before. */
+  error?: string;
+}
+
+/** @publicApi */
+export interface DashboardFleetReplica {
+  instanceId: string;
+  ageMs: number;
+  /** Whether its store shared its state when it reported. */
+  shared: boolean;
+  /** Its shared breakers not closed, with their state. */
+  notClosed: Record<string, BreakerState>;
+}
+
+/** @publicApi */
+export interface DashboardFleetBreaker {
+  /** The shared state as Redis holds it: `open` until `openUntil`, `closed`, or `none` (no shared state). */
+  shared: { state: 'open'; openUntil: number } | { state: 'closed' } | { state: 'none' };
+  replicasOpen: number;
+  replicasHalfOpen: number;
+  replicasNotClosed: number;
 }
 
 /** Event `transitions`: state changes as they happen, with the tiles they change. @publicApi */

@@ -8,3 +8,4 @@ export type {
 } from './redis-breaker-store-options.interface.js';
 export { FleetOrderError } from './redis-breaker.errors.js';
 export type { FleetOrderKind } from './redis-breaker.errors.js';
+export type { FleetBreaker, FleetReplica, FleetView } from './redis-breaker.fleet-view.js';

@@ -36,8 +36,7 @@ import { FleetOrders } from './redis-breaker.fleet-orders.js';
 import { decodeConfigHash, decodeForceHash, orderOf } from './redis-breaker.fleet-records.js';
 import type { FleetControl } from '../interfaces/fleet-control.interface.js';
 import { WriteQueue } from './redis-breaker-write.queue.js';
-
-type Client = Redis | Cluster;
+import { ReplicaRegistry, type FleetView } from './redis-breaker.fleet-view.js';
 
 /**
  * Shares circuit breaker state between the replicas of an application through
@@ -80,7 +79,7 @@ export class RedisBreakerStore implements BreakerStore {
   private readonly control: RedisFleetControl;
   /** The two connections and whether they can be counted on: connecting, shared, outage, recovering, closed. */
   private readonly connection: RedisBreakerConnection;
-  private readonly redis: Client;
+  private readonly redis: Redis | Cluster;
   /** Who writes, and on which channel: what every script call of this store has in common. */
   private readonly writer: Writer;
   private readonly reconcileIntervalMs: number;
@@ -91,6 +90,7 @@ export class RedisBreakerStore implements BreakerStore {
   private readonly corrupt: CorruptKeys;
   /** Reconcile, and the reads of hydration and repairs. */
   private readonly reads: SharedStateReads;
+  private readonly replicas: ReplicaRegistry;
 
   private flushing = false;
   private flushScheduled = false;
@@ -176,6 +176,7 @@ export class RedisBreakerStore implements BreakerStore {
         );
       },
     });
+    this.replicas = new ReplicaRegistry(this, this.coordination, options, this.connection);
     this.fleet = this.control = new RedisFleetControl({
       redis: this.redis,
       writer: this.writer,
@@ -253,6 +254,9 @@ export class RedisBreakerStore implements BreakerStore {
     return this.reads.reconcile(options?.changedOnly === true);
   }
 
+  /** Which replicas report (each at every reconcile) and what they see not closed: {@link FleetView}. Rejects when Redis does not answer within `operationTimeoutMs`. */
+  readonly fleetView = (): Promise<FleetView> => this.replicas.read();
+
   async close(): Promise<void> {
     if (this.connection.state === 'closed') return;
     if (this.connection.running && this.shared && this.queue.size > 0) {
@@ -260,6 +264,7 @@ export class RedisBreakerStore implements BreakerStore {
       await this.send(this.queue.drain()).catch(() => undefined);
     }
     clearInterval(this.reconcileTimer);
+    await this.replicas.leave();
     this.coordination.close();
     this.queue.clear();
     this.corrupt.clear();
@@ -270,10 +275,8 @@ export class RedisBreakerStore implements BreakerStore {
   /** Connects, and reconciles every `reconcileIntervalMs` from then on (a timer that never keeps the process alive). */
   private start(): void {
     if (!this.connection.start()) return;
-    this.reconcileTimer = setInterval(
-      () => void this.reads.reconcile(true),
-      this.reconcileIntervalMs,
-    );
+    const tick = () => void Promise.all([this.reads.reconcile(true), this.replicas.report()]);
+    this.reconcileTimer = setInterval(tick, this.reconcileIntervalMs);
     this.reconcileTimer.unref();
   }
 

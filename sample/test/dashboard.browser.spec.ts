@@ -327,4 +327,67 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
       await app.close();
     }
   });
+  it("shows the store's fleet view: the replicas that report, and the fleet's state per breaker, as text", async () => {
+    const store = {
+      instanceId: 'replica-a',
+      shared: true,
+      storeErrors: 0,
+      droppedWrites: 0,
+      coordinator: {
+        transitioned: () => undefined,
+        mayProbe: () => true,
+        coordinationOf: () => ({ shared: true, storeErrors: 0 }),
+      },
+      hydrate: async () => undefined,
+      close: async () => undefined,
+      fleetView: async () => ({
+        at: 1,
+        replicas: [
+          { instanceId: 'replica-a', ageMs: 1_200, shared: true, notClosed: { [HOSTILE]: 'open' } },
+          {
+            instanceId: HOSTILE,
+            ageMs: 4_000,
+            shared: false,
+            notClosed: { [HOSTILE]: 'half-open' },
+          },
+        ],
+        breakers: {
+          [HOSTILE]: {
+            shared: { state: 'closed' },
+            replicasOpen: 1,
+            replicasHalfOpen: 1,
+            replicasNotClosed: 2,
+          },
+        },
+      }),
+    };
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        CircuitBreakerModule.forRoot({ store, breakers: { [HOSTILE]: {} } }),
+        CircuitBreakerDashboardModule.forRoot({ guard: () => true }),
+      ],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.listen(0, '127.0.0.1');
+    const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    const { page, errors } = await open(`${url}/circuit-breakers`);
+    try {
+      // The first snapshot asks the store; the next (a second later) shows its answer.
+      await page.waitForSelector('#cb-fleet [data-fleet="breakers"] li', { timeout: 5_000 });
+      expect(await text(page, '#cb-fleet [data-fleet="replicas"]')).toBe(
+        `Replicas reporting (2): replica-a (1.2 s ago, sharing), ${HOSTILE} (4.0 s ago, not sharing)`,
+      );
+      expect(await text(page, '#cb-fleet [data-fleet="breakers"] li')).toBe(
+        `${HOSTILE}: fleet closed, open on 1 of 2 replicas, half-open on 1`,
+      );
+      expect(await page.locator('img').count()).toBe(0);
+      expect(
+        await page.evaluate(() => (window as unknown as { pwned?: number }).pwned),
+      ).toBeUndefined();
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+      await app.close();
+    }
+  });
 });

@@ -399,6 +399,105 @@ describe('the dashboard on express, with a store and a family', () => {
     });
   });
 
+  it("shows the store's fleet view, read at most every 3 s whatever the pages and ticks, and its failures as text", async () => {
+    const clock = new ManualClock();
+    const reads: Array<(view: unknown) => void> = [];
+    const failures: Error[] = [];
+    const store = {
+      instanceId: 'a',
+      shared: true,
+      storeErrors: 0,
+      droppedWrites: 0,
+      coordinator: {
+        transitioned: () => undefined,
+        mayProbe: () => true,
+        coordinationOf: () => ({ shared: true, storeErrors: 0 }),
+      },
+      hydrate: async () => undefined,
+      close: async () => undefined,
+      fleetView: () => {
+        const failure = failures.shift();
+        if (failure !== undefined) return Promise.reject(failure);
+        return new Promise((resolve) => reads.push(resolve));
+      },
+    };
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        CircuitBreakerModule.forRoot({ clock, store, breakers: { payments: {} } }),
+        CircuitBreakerDashboardModule.forRoot({ intervalMs: 100 }),
+      ],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    apps.push(app);
+    await app.listen(0, '127.0.0.1');
+    const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    const dashboard = app.get(CircuitBreakerDashboardService);
+    // Before the store answers: an empty view, no `at`.
+    expect(dashboard.state().fleet?.view).toEqual({ replicas: [], breakers: {} });
+    const answer = {
+      at: 1,
+      replicas: [
+        {
+          instanceId: 'a',
+          lastSeenAt: 1,
+          ageMs: 120,
+          shared: true,
+          notClosed: { payments: 'open' },
+          breakers: 1,
+        },
+        { instanceId: 'b', lastSeenAt: 1, ageMs: 2_400, shared: false, notClosed: {}, breakers: 1 },
+      ],
+      breakers: {
+        payments: {
+          shared: { state: 'open', openUntil: 90_000 },
+          replicasOpen: 1,
+          replicasHalfOpen: 0,
+          replicasNotClosed: 1,
+        },
+      },
+    };
+    reads.shift()!(answer);
+    await new Promise((resolve) => setImmediate(resolve));
+    const view = {
+      at: clock.now(),
+      replicas: [
+        { instanceId: 'a', ageMs: 120, shared: true, notClosed: { payments: 'open' } },
+        { instanceId: 'b', ageMs: 2_400, shared: false, notClosed: {} },
+      ],
+      breakers: answer.breakers,
+    };
+    expect(dashboard.state().fleet?.view).toEqual(view);
+    // Two pages, ten ticks each at 100 ms, the module's clock still: no read more.
+    const [first, second] = [
+      await stream(`${url}/circuit-breakers/stream`),
+      await stream(`${url}/circuit-breakers/stream`),
+    ];
+    await first.next((event) => event.type === 'snapshot', 10);
+    await second.next((event) => event.type === 'snapshot', 10);
+    expect(JSON.parse(first.events.at(-1)!.data).fleet.view).toEqual(view);
+    expect(reads).toHaveLength(0);
+    // 3 s later, the next snapshot asks again; it fails: the last answer stays, with why.
+    clock.advance(3_000);
+    failures.push(new Error('Redis did not answer within 1000 ms'));
+    dashboard.state();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(dashboard.state().fleet?.view).toEqual({
+      ...view,
+      error: 'the fleet view could not be read: Redis did not answer within 1000 ms',
+    });
+    expect(reads).toHaveLength(0);
+    clock.advance(2_999);
+    dashboard.state();
+    expect(reads).toHaveLength(0);
+    clock.advance(1);
+    dashboard.state();
+    expect(reads).toHaveLength(1);
+    // A read still unanswered is never doubled, however late.
+    clock.advance(10_000);
+    dashboard.state();
+    expect(reads).toHaveLength(1);
+  });
+
   it('sends a storm of transitions as one event, listing the first 100 and counting the rest', async () => {
     const { url, registry } = await start(
       'express',

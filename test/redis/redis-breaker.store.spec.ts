@@ -442,6 +442,9 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
         // The prefix's change log (its own hash tag: `~` is escaped in names, so no breaker has it).
         `${prefix}{~changes}:version`,
         `${prefix}{~changes}:log`,
+        // The registry of the replicas that report (fleetView()), under a tag of its own too.
+        `${prefix}{~replicas}:seen`,
+        `${prefix}{~replicas}:reports`,
       ]),
     );
   });

@@ -13,6 +13,8 @@ header.top h1 { font-size: 18px; margin: 0 auto 0 0; }
 #cb-reason { min-width: 16em; padding: 4px 6px; border: 1px solid var(--line); border-radius: 4px; background: var(--bg); color: var(--ink); }
 #cb-fleet { margin: 12px 20px 0; padding: 8px 12px; border-radius: 6px; background: var(--card); border-left: 4px solid var(--closed); }
 #cb-fleet[data-shared="false"] { border-left-color: var(--open); }
+#cb-fleet ul { margin: 4px 0 0; padding-left: 18px; }
+#cb-fleet li[data-state="open"], #cb-fleet [data-fleet="error"] { color: var(--open); }
 #cb-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 14px; padding: 16px 20px; }
 .tile { background: var(--card); border: 1px solid var(--line); border-top: 6px solid var(--state, var(--closed)); border-radius: 8px; padding: 12px 14px; }
 .tile[data-state="closed"] { --state: var(--closed); }

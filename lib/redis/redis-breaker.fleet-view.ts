@@ -1,0 +1,298 @@
+import type { Cluster, Redis } from 'ioredis';
+import type { BreakerState } from '../core/index.js';
+import type { RedisBreakerStoreOptions } from './redis-breaker-store-options.interface.js';
+import { evalCall, type ScriptCall } from './redis-breaker.commands.js';
+import { KEY_TTL_MS, REDIS_BREAKER_STORE_DEFAULTS } from './redis-breaker.constants.js';
+import type { SharedBreaker } from './redis-breaker.coordinator.js';
+import { withDeadline } from './redis-breaker.deadline.js';
+import { breakerKeys } from './redis-breaker.keys.js';
+import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
+import { decodeStateHash } from './redis-breaker.signal.js';
+
+/**
+ * A replica is listed this many reconcile intervals after its last report: a
+ * report late by one interval (a slow tick, a short Redis hiccup) does not
+ * drop it, and one that stopped is gone within a few intervals.
+ *
+ * @internal
+ */
+export const REPLICA_TTL_INTERVALS = 3;
+
+/** The most breakers one replica's report lists not closed: the report's size stays bounded. @internal */
+export const MAX_REPORTED_NOT_CLOSED = 1_000;
+
+/** One replica as the registry lists it. @publicApi */
+export interface FleetReplica {
+  /** Its `instanceId`. */
+  instanceId: string;
+  /** When it last reported (Redis' clock, milliseconds since the epoch). */
+  lastSeenAt: number;
+  /** How long ago that was, on Redis' clock (so the replicas' clock skew does not matter). */
+  ageMs: number;
+  /** Whether its store shared its state when it reported (`RedisBreakerStore.shared`). */
+  shared: boolean;
+  /** Its shared breakers that were not closed, with their local state; closed ones are left out. */
+  notClosed: Record<string, BreakerState>;
+  /** How many breakers it shares through the store. */
+  breakers: number;
+  /** `true` when it had more breakers not closed than a report lists (`notClosed` is then partial). */
+  truncated?: boolean;
+}
+
+/** The fleet's view of one breaker that some replica reports not closed. @publicApi */
+export interface FleetBreaker {
+  /** The shared state as Redis holds it: `open` until `openUntil`, `closed`, or `none` (no shared state: it never opened fleet-wide, or it expired). */
+  shared: { state: 'open'; openUntil: number } | { state: 'closed' } | { state: 'none' };
+  /** How many listed replicas see it open (`open` or `isolated`), half-open, otherwise not closed. */
+  replicasOpen: number;
+  replicasHalfOpen: number;
+  replicasNotClosed: number;
+}
+
+/**
+ * `RedisBreakerStore.fleetView()`: the replicas that report (each reconcile
+ * interval) and the breakers any of them sees not closed. A breaker missing
+ * from `breakers` is closed on every listed replica.
+ *
+ * @publicApi
+ */
+export interface FleetView {
+  /** When it was read (Redis' clock). */
+  at: number;
+  /** Every replica that reported within its last few reconcile intervals, by `instanceId`. */
+  replicas: FleetReplica[];
+  breakers: Record<string, FleetBreaker>;
+}
+
+/** The registry's two keys: in one hash slot (`{~replicas}`, or the prefix's own tag), so one script updates both. @internal */
+export function registryKeys(prefix: string): { seen: string; reports: string } {
+  return { seen: `${prefix}{~replicas}:seen`, reports: `${prefix}{~replicas}:reports` };
+}
+
+// One round trip per interval, whatever the number of breakers: drops the replicas whose listing expired, records this
+// one until now + its own TTL (replicas may reconcile at different intervals), as "<now> <report>" on Redis' clock. The
+// two keys themselves live a day after the last report (KEY_TTL_MS), as a breaker's keys do.
+const REPORT_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[1])
+local stale = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
+for _, id in ipairs(stale) do
+  redis.call('ZREM', KEYS[1], id)
+  redis.call('HDEL', KEYS[2], id)
+end
+redis.call('ZADD', KEYS[1], now + ttl, ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[2], now .. ' ' .. ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
+return #stale
+`;
+
+// A replica that closes leaves at once.
+const LEAVE_SCRIPT = `
+redis.call('ZREM', KEYS[1], ARGV[1])
+return redis.call('HDEL', KEYS[2], ARGV[1])
+`;
+
+// The replicas whose listing has not expired, with their reports, and Redis' time.
+const LIST_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local seen = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')
+local out = { tostring(now) }
+for _, id in ipairs(seen) do
+  out[#out + 1] = id
+  out[#out + 1] = redis.call('HGET', KEYS[2], id) or ''
+end
+return out
+`;
+
+/** What the registry reads of the store: its names, and whether it shares now. @internal */
+export interface ReplicaRegistryStore {
+  readonly keyPrefix: string;
+  readonly instanceId: string;
+  readonly shared: boolean;
+}
+
+/** A replica's report as stored: `s` shared, `b` breakers, `n` those not closed, `t` truncated. */
+interface Report {
+  s: boolean;
+  b: number;
+  n: Record<string, BreakerState>;
+  t?: true;
+}
+
+/**
+ * The fleet's registry of replicas: each one reports itself at every
+ * reconcile interval (one script, its size bounded by the breakers not
+ * closed), and `fleetView()` lists them with the shared state of every
+ * breaker one of them sees not closed.
+ *
+ * @internal
+ */
+export class ReplicaRegistry {
+  private readonly keys: { seen: string; reports: string };
+  private readonly ttlMs: number;
+  private readonly operationTimeoutMs: number;
+  private readonly redis: Redis | Cluster;
+  private reporting = false;
+
+  constructor(
+    private readonly store: ReplicaRegistryStore,
+    /** Every breaker the store follows. */
+    private readonly followed: { all(): readonly SharedBreaker[] },
+    options: Pick<RedisBreakerStoreOptions, 'redis' | 'reconcileIntervalMs' | 'operationTimeoutMs'>,
+    /** The store's connections: the replica reports itself as soon as they are ready, then at every reconcile. */
+    connection: { whenReady(): Promise<void> },
+  ) {
+    const d = REDIS_BREAKER_STORE_DEFAULTS;
+    this.redis = options.redis;
+    this.keys = registryKeys(store.keyPrefix);
+    this.ttlMs = (options.reconcileIntervalMs ?? d.reconcileIntervalMs) * REPLICA_TTL_INTERVALS;
+    this.operationTimeoutMs = options.operationTimeoutMs ?? d.operationTimeoutMs;
+    // A replica is listed from its start, not one interval later (resolves on close() too: report() then sends nothing).
+    void connection.whenReady().then(() => this.report());
+  }
+
+  /** Records this replica (one at a time: a report Redis has not answered yet is not doubled). Never rejects. */
+  async report(): Promise<void> {
+    // Not while Redis is unreachable: the outage is the connection's to notice, and the replica ages out meanwhile.
+    if (this.reporting || !this.store.shared) return;
+    this.reporting = true;
+    try {
+      await this.send([
+        REPORT_SCRIPT,
+        [this.keys.seen, this.keys.reports],
+        [this.ttlMs, this.store.instanceId, JSON.stringify(this.ownReport()), KEY_TTL_MS],
+      ]);
+    } catch {
+      // The reconcile that runs beside it notices an outage; a missed report only ages this replica.
+    } finally {
+      this.reporting = false;
+    }
+  }
+
+  /** Removes this replica from the list (the store closes). Never rejects. */
+  async leave(): Promise<void> {
+    if (!this.store.shared) return;
+    await this.send([
+      LEAVE_SCRIPT,
+      [this.keys.seen, this.keys.reports],
+      [this.store.instanceId],
+    ]).catch(() => undefined);
+  }
+
+  /** The replicas listed now and the breakers any of them sees not closed; rejects when Redis does not answer within the operation deadline. */
+  async read(): Promise<FleetView> {
+    const reply = await this.send<string[]>([LIST_SCRIPT, [this.keys.seen, this.keys.reports], []]);
+    const at = Number(reply[0]);
+    const replicas: FleetReplica[] = [];
+    for (let i = 1; i + 1 < reply.length; i += 2) {
+      const line = reply[i + 1]!;
+      const space = line.indexOf(' ');
+      const report = parseReport(line.slice(space + 1));
+      const seen = space > 0 ? Number(line.slice(0, space)) : Number.NaN;
+      // A hand-edited line without a time reads as seen now: it is listed, and expires as any other.
+      const lastSeenAt = Number.isFinite(seen) ? seen : at;
+      replicas.push({
+        instanceId: reply[i]!,
+        lastSeenAt,
+        ageMs: Math.max(0, at - lastSeenAt),
+        shared: report.s,
+        notClosed: report.n,
+        breakers: report.b,
+        ...(report.t === true ? { truncated: true } : {}),
+      });
+    }
+    replicas.sort((a, b) =>
+      a.instanceId < b.instanceId ? -1 : a.instanceId > b.instanceId ? 1 : 0,
+    );
+    // No prototype: a breaker named `__proto__` is a key like any other.
+    const breakers = Object.create(null) as Record<string, FleetBreaker>;
+    for (const replica of replicas)
+      for (const [name, state] of Object.entries(replica.notClosed)) {
+        const entry = (breakers[name] ??= {
+          shared: { state: 'none' },
+          replicasOpen: 0,
+          replicasHalfOpen: 0,
+          replicasNotClosed: 0,
+        });
+        entry.replicasNotClosed++;
+        if (state === 'open' || state === 'isolated') entry.replicasOpen++;
+        else if (state === 'half-open') entry.replicasHalfOpen++;
+      }
+    await this.readShared(breakers);
+    return { at, replicas, breakers };
+  }
+
+  /** The shared state hash of each breaker listed (bounded by the breakers not closed somewhere). */
+  private async readShared(breakers: Record<string, FleetBreaker>): Promise<void> {
+    const names = Object.keys(breakers);
+    if (names.length === 0) return;
+    const { redis, operationTimeoutMs } = this;
+    const keyPrefix = this.store.keyPrefix;
+    const hashes = await withDeadline(
+      Promise.all(names.map((name) => redis.hgetall(breakerKeys(keyPrefix, name).state))),
+      operationTimeoutMs,
+      () => messages.timedOut('read', operationTimeoutMs),
+    );
+    names.forEach((name, i) => {
+      const fleet = decodeStateHash(name, hashes[i]!);
+      breakers[name]!.shared =
+        fleet === undefined
+          ? { state: 'none' }
+          : fleet.state === 'open'
+            ? { state: 'open', openUntil: fleet.openUntil }
+            : { state: 'closed' };
+    });
+  }
+
+  private ownReport(): Report {
+    const notClosed = Object.create(null) as Record<string, BreakerState>;
+    let count = 0;
+    let truncated = false;
+    const all = this.followed.all();
+    for (const record of all) {
+      const state = record.breaker.lastDecidedState;
+      if (state === 'closed') continue;
+      if (count === MAX_REPORTED_NOT_CLOSED) {
+        truncated = true;
+        break;
+      }
+      notClosed[record.name] = state;
+      count++;
+    }
+    return {
+      s: this.store.shared,
+      b: all.length,
+      n: notClosed,
+      ...(truncated ? { t: true } : {}),
+    };
+  }
+
+  private send<T>(call: ScriptCall): Promise<T> {
+    const { operationTimeoutMs } = this;
+    return withDeadline(evalCall<T>(this.redis, call), operationTimeoutMs, () =>
+      messages.timedOut('read', operationTimeoutMs),
+    );
+  }
+}
+
+/** A report as stored; junk (a hand edit, another version) reads as an empty one. */
+function parseReport(text: string): Report {
+  try {
+    const raw = JSON.parse(text) as Partial<Report> | null;
+    const notClosed = Object.create(null) as Record<string, BreakerState>;
+    if (raw !== null && typeof raw.n === 'object' && raw.n !== null)
+      for (const [name, state] of Object.entries(raw.n))
+        if (typeof state === 'string') notClosed[name] = state;
+    return {
+      s: raw?.s === true,
+      b: typeof raw?.b === 'number' ? raw.b : 0,
+      n: notClosed,
+      ...(raw?.t === true ? { t: true as const } : {}),
+    };
+  } catch {
+    return { s: false, b: 0, n: {} };
+  }
+}
