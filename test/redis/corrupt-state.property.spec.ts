@@ -904,6 +904,7 @@ describe.skipIf(!available)('corrupt state: against a real Redis', () => {
     it(`reaches every replica, or fails to its caller naming the breaker, and converges once the junk is repaired (${ORDER_RUNS} runs)`, async () => {
       let run = 0;
       let refusedOrders = 0;
+      let wrongTypeRuns = 0;
       await fc.assert(
         fc.asyncProperty(
           fc.array(orderCorruption, { maxLength: 3 }),
@@ -914,6 +915,7 @@ describe.skipIf(!available)('corrupt state: against a real Redis', () => {
             for (const { store } of replicas.splice(0)) await store.close();
             const keys = breakerKeys(prefix, name);
             for (const c of corruptions) await corrupt(c, keys);
+            if (corruptions.some((c) => c.kind === 'wrong-type')) wrongTypeRuns++;
             replicas = ['a', 'b', 'c'].map((id) => {
               const warnings: string[] = [];
               const logs: string[] = [];
@@ -991,8 +993,11 @@ describe.skipIf(!available)('corrupt state: against a real Redis', () => {
         ),
         { seed: 4_008, numRuns: ORDER_RUNS },
       );
-      // Keys of the wrong type were met, and their orders refused to the caller.
-      expect(refusedOrders).toBeGreaterThan(0);
+      // Keys of the wrong type were met. Whether an order meets one before the replicas' reads repair it is a
+      // race (it was refused to its caller in some runs, in none in others): each run checks both outcomes,
+      // so what must hold here is that the seed reaches them, and that no order was refused without one.
+      expect(wrongTypeRuns).toBeGreaterThan(0);
+      expect(refusedOrders).toBeLessThanOrEqual(wrongTypeRuns);
     }, 60_000);
   });
 });
