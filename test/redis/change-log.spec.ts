@@ -7,6 +7,7 @@ import { CHANGE_LOG_MAX, changeKeys } from '../../lib/redis/redis-breaker.change
 import { READ_BATCH } from '../../lib/redis/redis-breaker.reads.js';
 import { RedisServer, redisServerAvailable } from './helpers/redis-server.js';
 import { eventually } from './helpers/wait.js';
+import { commandStats } from './helpers/command-stats.js';
 
 // What a reconcile costs Redis, counted by Redis itself (INFO commandstats):
 // nothing changed, one command whatever the number of breakers; a change, a
@@ -27,14 +28,7 @@ let admin: Redis;
 let prefixSeq = 0;
 const opened: { store: RedisBreakerStore; redis: Redis; subscriber?: Redis }[] = [];
 
-/** Commands Redis ran since the last reset, by name, the test's own (INFO, CONFIG) left out. */
-async function commands(): Promise<Record<string, number>> {
-  const text = String(await admin.info('commandstats'));
-  const calls: Record<string, number> = {};
-  for (const [, name, n] of text.matchAll(/cmdstat_([a-z_|]+):calls=(\d+)/g))
-    if (!name!.startsWith('info') && !name!.startsWith('config')) calls[name!] = Number(n);
-  return calls;
-}
+const commands = () => commandStats(admin);
 const resetStats = () => admin.config('RESETSTAT');
 const fail = (b: Breaker) =>
   b.execute(() => Promise.reject(new Error('down'))).catch((e: unknown) => e);

@@ -4,6 +4,7 @@ import { Breaker, type BreakerOptions } from '../../lib/core/index.js';
 import { RedisBreakerStore, type RedisBreakerStoreOptions } from '../../lib/redis/index.js';
 import { RedisServer, redisServerAvailable } from './helpers/redis-server.js';
 import { eventually } from './helpers/wait.js';
+import { commandStats } from './helpers/command-stats.js';
 
 // The fleet's registry of replicas on a real redis-server: every replica
 // reports itself at each reconcile, one that stops is gone after a few
@@ -54,14 +55,7 @@ async function replica(
 const fail = (b: Breaker) =>
   b.execute(() => Promise.reject(new Error('down'))).catch((e: unknown) => e);
 
-/** Commands Redis ran since the last reset, by name, the test's own (INFO, CONFIG) left out. */
-async function commands(): Promise<Record<string, number>> {
-  const text = String(await admin.info('commandstats'));
-  const calls: Record<string, number> = {};
-  for (const [, name, n] of text.matchAll(/cmdstat_([a-z_|]+):calls=(\d+)/g))
-    if (!name!.startsWith('info') && !name!.startsWith('config')) calls[name!] = Number(n);
-  return calls;
-}
+const commands = () => commandStats(admin);
 
 /** What the store does at each reconcile interval, driven by the test rather than by its timer. */
 function quietInterval(store: RedisBreakerStore): Promise<unknown> {
