@@ -29,6 +29,7 @@ import {
 import { isCall, UncountedCall } from './uncounted-call.js';
 import { FaultedAdmission } from './fault-injection.js';
 import { FaultedCall } from './faulted-call.js';
+import { deferredRejection } from './deferred-rejection.js';
 
 /**
  * How a call gets in: past a family's gate, then the breaker's own admission,
@@ -62,13 +63,13 @@ export abstract class BreakerAdmission extends BreakerCalls {
   pass<T>(fn: ProtectedCall<T>, signal: AbortSignal | undefined): Promise<T> {
     if (this.underFamilyGate()) {
       const call = this.familyCall<T>(signal);
-      return isCall(call) ? call.run(fn, signal) : Promise.reject(call);
+      return isCall(call) ? call.run(fn, signal) : deferredRejection(call);
     }
     const token = this.admitOwn();
     if (typeof token !== 'number')
       return token instanceof FaultedAdmission
         ? this.faulted<T>(token).run(fn, signal)
-        : Promise.reject(token);
+        : deferredRejection(token);
     const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
     // No deadline (timeoutMs: false), no caller signal: no call object, no promise of our own.
     if (token >= 0 && signal === undefined && this.config.timeoutMs === undefined)
@@ -128,7 +129,7 @@ export abstract class BreakerAdmission extends BreakerCalls {
     }
     if (!isCall(call)) {
       leave();
-      return Promise.reject(call);
+      return deferredRejection(call);
     }
     // A call let through uncounted (forced disabled) holds no slot: it is not the breaker's to cap.
     if (call instanceof UncountedCall) leave();
@@ -163,13 +164,13 @@ export abstract class BreakerAdmission extends BreakerCalls {
       const call = this.familyCall<T>(undefined);
       return isCall(call)
         ? call.runMethod(withSignal, method, thisArg, args)
-        : Promise.reject(call);
+        : deferredRejection(call);
     }
     const token = this.admitOwn();
     if (typeof token !== 'number')
       return token instanceof FaultedAdmission
         ? this.faulted<T>(token).runMethod(withSignal, method, thisArg, args)
-        : Promise.reject(token);
+        : deferredRejection(token);
     const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
     if (token >= 0 && this.config.timeoutMs === undefined)
       return this.runMethod(method, thisArg, args, token, startedAt);

@@ -16,6 +16,7 @@ import { RampUp } from './ramp-up.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
 import type { CallPermit, ProtectedCall, WithSignal } from './tracked-call.js';
 import type { OutcomeWindow } from './window/outcome-window.interface.js';
+import { deferredRejection } from './deferred-rejection.js';
 
 /** Closings that end a recovery, which a slow start follows; a reset or a release by hand asks for full traffic. */
 const RECOVERED: readonly TransitionReason[] = [
@@ -178,7 +179,7 @@ export class CallGuard {
 
   execute<T>(b: GuardedBreaker, fn: ProtectedCall<T>, signal: AbortSignal | undefined): Promise<T> {
     const refusal = this.rampRefusal(b);
-    if (refusal !== undefined) return Promise.reject(refusal);
+    if (refusal !== undefined) return deferredRejection(refusal);
     const bulkhead = this.bulkhead;
     if (bulkhead === undefined) return b.pass(fn, signal);
     if (bulkhead.tryEnter()) return b.passHolding(fn, signal, bulkhead.leave);
@@ -194,7 +195,7 @@ export class CallGuard {
     withSignal: WithSignal<T>,
   ): Promise<T> {
     const refusal = this.rampRefusal(b);
-    if (refusal !== undefined) return Promise.reject(refusal);
+    if (refusal !== undefined) return deferredRejection(refusal);
     const bulkhead = this.bulkhead;
     if (bulkhead === undefined) return b.passMethod(method, thisArg, args, withSignal);
     const run = () => b.passMethodHolding(method, thisArg, args, withSignal, bulkhead.leave);
@@ -253,7 +254,7 @@ export class CallGuard {
     signal: AbortSignal | undefined,
     call: () => Promise<T>,
   ): Promise<T> {
-    if (!bulkhead.canQueue) return Promise.reject(b.refuse('bulkhead-full', undefined));
+    if (!bulkhead.canQueue) return deferredRejection(b.refuse('bulkhead-full', undefined));
     return bulkhead.wait(signal).then((how) => {
       if (how !== GRANTED) throw b.refuse('bulkhead-full', undefined);
       return call();
