@@ -295,7 +295,7 @@ export abstract class BreakerCalls extends BreakerMachine {
       slot = SLOT_OVERLOAD;
       hub?.emit('failure', { error: subject, category: 'overload', durationMs, probe });
     } else {
-      counters.ignored++;
+      counters.rare.ignored++;
       hub?.emit('ignored', { error: subject, durationMs, probe });
       if (probe) this.releaseProbe(-token);
       return;

@@ -12,10 +12,16 @@ import {
 } from './breaker-state.js';
 
 /**
- * Counters that only move when something goes wrong (rejections, timeouts,
- * overloads, probes, transitions): a healthy breaker never allocates them.
+ * Counters that only move when something goes wrong (failures, ignored
+ * calls, rejections, timeouts, overloads, probes, transitions): a healthy
+ * breaker never allocates them.
  */
 class RareCounters {
+  ignored = 0;
+  failedTimeout = 0;
+  failedConnection = 0;
+  failedServer = 0;
+  failedOther = 0;
   overloads = 0;
   timeouts = 0;
   slowCalls = 0;
@@ -55,11 +61,6 @@ const NONE = Object.freeze(new RareCounters());
 export class BreakerCounters {
   admitted = 0;
   successes = 0;
-  ignored = 0;
-  failedTimeout = 0;
-  failedConnection = 0;
-  failedServer = 0;
-  failedOther = 0;
   private more: RareCounters | undefined = undefined;
 
   /** The rare counters, for writing. */
@@ -79,10 +80,11 @@ export class BreakerCounters {
   }
 
   fail(category: FailureCategory): void {
-    if (category === 'timeout') this.failedTimeout++;
-    else if (category === 'connection') this.failedConnection++;
-    else if (category === 'server') this.failedServer++;
-    else this.failedOther++;
+    const rare = this.rare;
+    if (category === 'timeout') rare.failedTimeout++;
+    else if (category === 'connection') rare.failedConnection++;
+    else if (category === 'server') rare.failedServer++;
+    else rare.failedOther++;
   }
 
   /** Adds time spent in a state. */
@@ -118,10 +120,10 @@ export class BreakerCounters {
       'ramp-up': rare.rejectedRampUp,
     };
     const failures = {
-      timeout: this.failedTimeout,
-      connection: this.failedConnection,
-      server: this.failedServer,
-      other: this.failedOther,
+      timeout: rare.failedTimeout,
+      connection: rare.failedConnection,
+      server: rare.failedServer,
+      other: rare.failedOther,
     };
     return {
       admitted: this.admitted,
@@ -141,7 +143,7 @@ export class BreakerCounters {
         ...failures,
         total: failures.timeout + failures.connection + failures.server + failures.other,
       },
-      ignored: this.ignored,
+      ignored: rare.ignored,
       overloads: rare.overloads,
       timeouts: rare.timeouts,
       slowCalls: rare.slowCalls,
