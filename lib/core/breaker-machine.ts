@@ -114,9 +114,10 @@ export abstract class BreakerMachine {
     this.config = config;
     this.env = env;
     this.keyed = keyed?.(this);
-    this.window = windowOf(config);
-    this.sinceAt = env.monotonic();
-    this.wallOffset = env.clock.now() - this.sinceAt;
+    const now = env.monotonic();
+    this.window = windowOf(config, now);
+    this.sinceAt = now;
+    this.wallOffset = env.clock.now() - now;
   }
 
   /** Names the breaker in errors, events, logs and metrics; a child of a family is `family[key]`. */
@@ -179,7 +180,7 @@ export abstract class BreakerMachine {
     const reset: ReconfigurationReset[] = [];
     (this as { config: ResolvedBreakerOptions }).config = config;
     if (!sameWindow(previous.window, config.window)) {
-      this.window = windowOf(config);
+      this.window = windowOf(config, this.monotonic());
       reset.push('window');
     }
     if (config.overloadK === 0 && this.overload?.throttle !== undefined) {

@@ -80,7 +80,7 @@ describe('tripReason (when a closed breaker must open)', () => {
       minimumThroughput: 2,
       failureRateThreshold: 0.5,
     });
-    const window = new TimeWindow(10_000, 10);
+    const window = new TimeWindow(10_000, 10, 0);
     window.record(SLOT_FAILURE, 0);
     window.record(SLOT_FAILURE, 0);
     expect(tripReason(config, window, 0, { monotonic: () => 5_000 })).toBe('failure-rate');

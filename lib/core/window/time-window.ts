@@ -6,12 +6,43 @@ import {
   type OutcomeWindow,
 } from './outcome-window.interface.js';
 
-const FIELDS = 5;
+// Every counted call moves a bucket's calls and perhaps its failures; slow
+// calls (only with `slowCallDurationMs`), overloads and shed calls are rare, so
+// their rows are created the first time one is recorded: a breaker that never
+// sees one holds 2 counters per bucket, not 5.
+const FIELDS = 2;
 const CALLS = 0;
 const FAILURES = 1;
-const SLOW = 2;
-const OVERLOADS = 3;
-const SHED = 4;
+const RARE_FIELDS = 3;
+const SLOW = 0;
+const OVERLOADS = 1;
+const SHED = 2;
+
+/** The rows and totals of the rare outcomes, made at the first one. */
+class RareRows {
+  slowCalls = 0;
+  overloads = 0;
+  shed = 0;
+  readonly rows: number[];
+
+  constructor(buckets: number) {
+    this.rows = Array.from({ length: buckets * RARE_FIELDS }, () => 0);
+  }
+
+  evict(index: number): void {
+    const rows = this.rows;
+    const row = index * RARE_FIELDS;
+    this.slowCalls -= rows[row + SLOW]!;
+    this.overloads -= rows[row + OVERLOADS]!;
+    this.shed -= rows[row + SHED]!;
+    rows[row + SLOW] = rows[row + OVERLOADS] = rows[row + SHED] = 0;
+  }
+
+  clear(): void {
+    this.rows.fill(0);
+    this.slowCalls = this.overloads = this.shed = 0;
+  }
+}
 
 /**
  * Outcomes of the last `durationMs`, in `buckets` slices of equal width: it
@@ -23,46 +54,62 @@ const SHED = 4;
 export class TimeWindow implements OutcomeWindow {
   calls = 0;
   failures = 0;
-  slowCalls = 0;
-  overloads = 0;
-  shed = 0;
-  // One row of FIELDS counters per bucket, in a plain array of small integers:
+  // One row of counters per bucket, in a plain array of small integers:
   // far smaller than a typed array for the handful of buckets a window has.
   private readonly counts: number[];
+  private rare: RareRows | undefined = undefined;
   private readonly bucketMs: number;
   /** The absolute number (now / bucketMs) of the newest bucket. */
-  private head = -Infinity;
+  private head: number;
   private headIndex = 0;
 
+  /** `now`: when the window starts, empty (every bucket before it is). */
   constructor(
     durationMs: number,
     private readonly buckets: number,
+    now: number,
   ) {
     this.bucketMs = durationMs / buckets;
     this.counts = Array.from({ length: buckets * FIELDS }, () => 0);
+    this.head = Math.floor(now / this.bucketMs);
+  }
+
+  get slowCalls(): number {
+    return this.rare?.slowCalls ?? 0;
+  }
+
+  get overloads(): number {
+    return this.rare?.overloads ?? 0;
+  }
+
+  get shed(): number {
+    return this.rare?.shed ?? 0;
   }
 
   record(slot: number, now: number): void {
     this.refresh(now);
-    const row = this.headIndex * FIELDS;
+    const index = this.headIndex;
     const counts = this.counts;
     if (slot & SLOT_COUNTED) {
       this.calls++;
-      counts[row + CALLS]!++;
+      counts[index * FIELDS + CALLS]!++;
       if (slot & SLOT_FAILURE) {
         this.failures++;
-        counts[row + FAILURES]!++;
+        counts[index * FIELDS + FAILURES]!++;
       }
       if (slot & SLOT_SLOW) {
-        this.slowCalls++;
-        counts[row + SLOW]!++;
+        const rare = this.rareRows();
+        rare.slowCalls++;
+        rare.rows[index * RARE_FIELDS + SLOW]!++;
       }
     } else if (slot & SLOT_OVERLOAD) {
-      this.overloads++;
-      counts[row + OVERLOADS]!++;
+      const rare = this.rareRows();
+      rare.overloads++;
+      rare.rows[index * RARE_FIELDS + OVERLOADS]!++;
     } else {
-      this.shed++;
-      counts[row + SHED]!++;
+      const rare = this.rareRows();
+      rare.shed++;
+      rare.rows[index * RARE_FIELDS + SHED]!++;
     }
   }
 
@@ -75,29 +122,33 @@ export class TimeWindow implements OutcomeWindow {
     } else {
       for (let s = 0; s < steps; s++) {
         this.headIndex = this.headIndex + 1 === this.buckets ? 0 : this.headIndex + 1;
-        this.evict(this.headIndex * FIELDS);
+        this.evict(this.headIndex);
       }
     }
     this.head = bucket;
   }
 
+  /** Empties the window; it goes on rotating from where it is. */
   reset(): void {
     this.clear();
-    this.head = -Infinity;
   }
 
-  private evict(row: number): void {
+  private rareRows(): RareRows {
+    return (this.rare ??= new RareRows(this.buckets));
+  }
+
+  private evict(index: number): void {
     const counts = this.counts;
+    const row = index * FIELDS;
     this.calls -= counts[row + CALLS]!;
     this.failures -= counts[row + FAILURES]!;
-    this.slowCalls -= counts[row + SLOW]!;
-    this.overloads -= counts[row + OVERLOADS]!;
-    this.shed -= counts[row + SHED]!;
-    counts.fill(0, row, row + FIELDS);
+    counts[row + CALLS] = counts[row + FAILURES] = 0;
+    this.rare?.evict(index);
   }
 
   private clear(): void {
     this.counts.fill(0);
-    this.calls = this.failures = this.slowCalls = this.overloads = this.shed = 0;
+    this.rare?.clear();
+    this.calls = this.failures = 0;
   }
 }

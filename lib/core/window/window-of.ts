@@ -3,10 +3,12 @@ import { CountWindow } from './count-window.js';
 import type { OutcomeWindow } from './outcome-window.interface.js';
 import { TimeWindow } from './time-window.js';
 
-/** The window a breaker's options ask for. @internal */
-export function windowOf(config: ResolvedBreakerOptions): OutcomeWindow {
+/** The window a breaker's options ask for, starting empty at `now`. @internal */
+export function windowOf(config: ResolvedBreakerOptions, now: number): OutcomeWindow {
   const w = config.window;
-  return w.type === 'count' ? new CountWindow(w.size) : new TimeWindow(w.durationMs, w.buckets);
+  return w.type === 'count'
+    ? new CountWindow(w.size)
+    : new TimeWindow(w.durationMs, w.buckets, now);
 }
 
 /** Whether two windows have the same shape, so that one's counts mean the same in the other. @internal */
