@@ -102,6 +102,8 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
   // Created when someone reads the signal: an AbortController costs microseconds, and most calls never look.
   private controller: AbortController | undefined = undefined;
   private callerSignal: AbortSignal | undefined = undefined;
+  // Made only for a call with a caller signal: most calls have none, and a closure per call is not free.
+  private abortListener: (() => void) | undefined = undefined;
   private resolve: ((value: T) => void) | undefined = undefined;
   private reject: ((error: unknown) => void) | undefined = undefined;
   /** When the call is also a probe of its half-open family: the family's permit, settled alike. */
@@ -133,7 +135,8 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
   ): Promise<T> {
     if (callerSignal !== undefined) {
       this.callerSignal = callerSignal;
-      callerSignal.addEventListener('abort', this.onCallerAbort, { once: true });
+      this.abortListener = () => this.onCallerAbort();
+      callerSignal.addEventListener('abort', this.abortListener, { once: true });
     }
     let result: T | PromiseLike<T>;
     try {
@@ -294,7 +297,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     this.onExpired?.(error);
   }
 
-  private readonly onCallerAbort = (): void => {
+  private onCallerAbort(): void {
     if (this.settled) return;
     this.finish();
     this.outcome = 'ignored';
@@ -303,12 +306,13 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     this.breaker.settle(this.token, 'ignored', reason, this.startedAt, undefined);
     this.parentCall?.release();
     this.reject?.(reason);
-  };
+  }
 
   private finish(): void {
     this.settled = true;
     if (this.queue !== undefined) this.breaker.deadlines.remove(this);
-    this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
+    if (this.abortListener !== undefined)
+      this.callerSignal!.removeEventListener('abort', this.abortListener);
     this.onSettled?.();
   }
 
