@@ -69,3 +69,32 @@ export function applyWithCallSignal<T>(
     current = previous;
   }
 }
+
+/** @internal Runs a method with its call's signal available to getCallSignal(). */
+export function callWithSignal(
+  call: { readonly signal: AbortSignal },
+  method: (...args: unknown[]) => unknown,
+  thisArg: unknown,
+  args: unknown[],
+): Promise<unknown> {
+  return applyWithCallSignal(call, method, thisArg, args, true) as Promise<unknown>;
+}
+
+/** @internal The same, across awaits only once something in the process has asked for a call signal. */
+export function callWithSignalWhenAsked(
+  call: { readonly signal: AbortSignal },
+  method: (...args: unknown[]) => unknown,
+  thisArg: unknown,
+  args: unknown[],
+): Promise<unknown> {
+  return applyWithCallSignal(call, method, thisArg, args, false) as Promise<unknown>;
+}
+
+/** @internal Whether a method reads its call's signal itself: then it must have it after its awaits too, from its first call on. */
+export function readsCallSignal(method: (...args: any[]) => unknown): boolean {
+  try {
+    return Function.prototype.toString.call(method).includes('getCallSignal');
+  } catch {
+    return true;
+  }
+}

@@ -20,6 +20,7 @@ import {
   type CircuitBreakerReload,
 } from './circuit-breaker.reload.js';
 import type { CircuitBreakerEvents } from './circuit-breaker.events.js';
+import { reportError } from './circuit-breaker-fault.reporter.js';
 import type {
   CircuitBreakerExplorer,
   DiscoveredBreakers,
@@ -387,16 +388,4 @@ function isCentral(site: string | undefined): boolean {
 /** The site named in the messages of a run-time reconfiguration. */
 const RECONFIGURE = 'CircuitBreakerRegistry.reconfigure()';
 
-const faultLogger = new Logger('CircuitBreaker');
 const useLogger = new Logger('CircuitBreakerModule');
-
-/** The application's listener or classifier faults, in the application's log (the error names the breaker and the fix). */
-function reportError(error: Error): void {
-  let stack: string | undefined;
-  try {
-    stack = error.cause instanceof Error ? error.cause.stack : undefined;
-  } catch {
-    // What was thrown cannot be read: the message already says so.
-  }
-  faultLogger.error(error.message, stack);
-}

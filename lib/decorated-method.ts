@@ -8,7 +8,12 @@ import {
 } from './core/index.js';
 import { retryCall } from './core/retry/retry.js';
 import type { ResolvedRetryOptions } from './core/retry/retry-options.js';
-import { applyWithCallSignal, runWithCallSignal } from './call-signal.js';
+import {
+  callWithSignal,
+  callWithSignalWhenAsked,
+  readsCallSignal,
+  runWithCallSignal,
+} from './call-signal.js';
 import { REGISTRY_PROPERTY } from './circuit-breaker.constants.js';
 import { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missing.error.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
@@ -364,35 +369,6 @@ function shapeOf(result: unknown): 'observable' | 'thenable' | 'value' {
     return isObservable(result) ? 'observable' : isThenable(result) ? 'thenable' : 'value';
   } catch {
     return 'value';
-  }
-}
-
-/** Runs a method with its call's signal available to getCallSignal(). */
-function callWithSignal(
-  call: { readonly signal: AbortSignal },
-  method: (...args: unknown[]) => unknown,
-  thisArg: unknown,
-  args: unknown[],
-): Promise<unknown> {
-  return applyWithCallSignal(call, method, thisArg, args, true) as Promise<unknown>;
-}
-
-/** The same, across awaits only once something in the process has asked for a call signal. */
-function callWithSignalWhenAsked(
-  call: { readonly signal: AbortSignal },
-  method: (...args: unknown[]) => unknown,
-  thisArg: unknown,
-  args: unknown[],
-): Promise<unknown> {
-  return applyWithCallSignal(call, method, thisArg, args, false) as Promise<unknown>;
-}
-
-/** Whether a method reads its call's signal itself: then it must have it after its awaits too, from its first call on. */
-function readsCallSignal(method: (...args: any[]) => unknown): boolean {
-  try {
-    return Function.prototype.toString.call(method).includes('getCallSignal');
-  } catch {
-    return true;
   }
 }
 
