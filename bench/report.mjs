@@ -456,7 +456,7 @@ export function toSvg(results) {
         ? 'ours'
         : r.id === 'minimal'
           ? 'min'
-          : r.id === 'raw'
+          : r.id.startsWith('raw')
             ? 'raw'
             : 'peer';
       parts.push(

@@ -202,13 +202,13 @@ class BenchController {
     return defer(() => this.plain.fetch(id)).pipe(circuitBreaker(this.operatorBreaker));
   }
 
-  /** The floor of a 503: the handler answers it itself, with the filter's headers and body. */
-  bare503() {
+  /** The floor of a 503: the handler answers it itself, with the filter's headers and body (its `id` unused, as the open route's is). */
+  bare503(_id) {
     return SERVICE_UNAVAILABLE_BODY;
   }
 
   /** A 503 thrown as Nest's own HttpException (no Retry-After): the exception path of a route without a breaker. */
-  thrown503() {
+  thrown503(_id) {
     throw new ServiceUnavailableException(SERVICE_UNAVAILABLE_BODY.message);
   }
 
@@ -295,7 +295,8 @@ for (const [path, handler] of Object.entries(ROUTES)) {
   if (handler === 'bareIntercepted') decorators.push(UseInterceptors(PassThroughInterceptor));
   if (handler === 'interceptor') decorators.push(UseCircuitBreakerInterceptor('http.interceptor'));
   decorate(proto, handler, decorators);
-  if (handler !== 'bare503' && handler !== 'thrown503') id(proto, handler);
+  // Every handler takes the id, the 503 routes too: the open route pays for extracting it, so its baseline must.
+  id(proto, handler);
 }
 
 // ---------------------------------------------------------------------------

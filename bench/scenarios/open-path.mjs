@@ -15,6 +15,13 @@ import {
 const FAILURE = new Error('dependency down');
 const fail = () => Promise.reject(FAILURE);
 const floor = () => Promise.reject(FAILURE);
+// The same error, rejected on the next microtask (after the caller's await is attached), as ours rejects:
+// Node then has no rejected-without-a-handler promise to track.
+const SETTLED = Promise.resolve();
+const deferredFloor = () =>
+  new Promise((_resolve, reject) => {
+    void SETTLED.then(() => reject(FAILURE));
+  });
 
 async function tripWith(target, call, failures) {
   for (let i = 0; i < failures; i++) await call(target).catch(() => undefined);
@@ -31,6 +38,14 @@ const OPENERS = {
     label: 'raw: await Promise.reject(an existing error)',
     create: () => undefined,
     dep: floor,
+    open: () => undefined,
+    isOpen: () => true,
+  },
+  rawDeferred: {
+    label: 'raw: the same, rejected after the await is attached',
+    impl: implementations.raw,
+    create: () => undefined,
+    dep: deferredFloor,
     open: () => undefined,
     isOpen: () => true,
   },
@@ -90,7 +105,7 @@ export async function openPath({ batchSize, rounds, warmupRounds, seed }) {
   const entries = [];
   for (const id of OPEN_PATH_IDS) {
     const opener = OPENERS[id];
-    const impl = implementations[id] ?? implementations.ours;
+    const impl = opener.impl ?? implementations[id] ?? implementations.ours;
     const target = opener.create(dep);
     await opener.open(target);
     if (!opener.isOpen(target)) throw new Error(`open path: could not force ${id} open`);
