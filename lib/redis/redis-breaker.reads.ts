@@ -113,6 +113,23 @@ export class SharedStateReads {
   }
 
   /**
+   * Holds the periodic rounds back until the returned function is called: a
+   * start-up read, with its wait for the connections. A round due meanwhile
+   * waits for it instead of finding no cursor yet and reading everything a
+   * second time.
+   */
+  hold(): () => void {
+    this.rounds++;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.rounds--;
+      this.runWaiting();
+    };
+  }
+
+  /**
    * Start-up: reads `records` (within `timeoutMs` in all when told, else each
    * batch within the operation deadline), and starts following the change
    * log from where it stood before the read.

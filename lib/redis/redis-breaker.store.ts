@@ -224,6 +224,7 @@ export class RedisBreakerStore implements BreakerStore {
     const records = breakers
       .map((breaker) => this.coordination.register(breaker))
       .filter((r): r is SharedBreaker => r !== undefined);
+    const release = this.reads.hold();
     this.start();
     // One deadline for the whole start-up, the wait for the connections and the read together.
     const deadline = Date.now() + this.hydrateTimeoutMs;
@@ -240,6 +241,7 @@ export class RedisBreakerStore implements BreakerStore {
       this.connection.failed(error);
     } finally {
       ready.cancel();
+      release();
     }
   }
 

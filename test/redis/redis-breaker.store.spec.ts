@@ -668,6 +668,34 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
     expect(logs).toEqual([expect.stringMatching(/^Redis is reachable again after \d+ ms/)]);
     expect(queued()).toBeLessThanOrEqual(3 * breakers.length);
   });
+  it('reads every breaker once at start-up, even when periodic reconciles fall due while it reads (in batches)', async () => {
+    const redis = new Redis(server.port, '127.0.0.1', { retryStrategy: () => 50 });
+    redis.on('error', () => undefined);
+    const store = new RedisBreakerStore({
+      redis,
+      keyPrefix: prefix,
+      // Due many times during a start-up read of two batches (250 + 350 breakers).
+      reconcileIntervalMs: 1,
+      logger: { warn: () => undefined, log: () => undefined },
+    });
+    opened.push({ store, redis });
+    const breakers = Array.from(
+      { length: 600 },
+      (_, i) => new Breaker(`b${i}`, OPTIONS, { coordinator: store.coordinator }),
+    );
+    let reads = 0;
+    const hgetall = redis.hgetall.bind(redis);
+    vi.spyOn(redis, 'hgetall').mockImplementation(
+      ((key: string) => (reads++, hgetall(key))) as typeof redis.hgetall,
+    );
+    await store.hydrate(breakers);
+    // Rounds after start-up ask the change log, which names nothing: no breaker is read again.
+    await sleep(100);
+    expect(store.shared).toBe(true);
+    // Three hashes per breaker (its state, the fleet's force and its reconfiguration), once.
+    expect(reads).toBe(3 * breakers.length);
+  });
+
   it('waits for start-up at most hydrateTimeoutMs in all, reading included, even when an operation may take longer', async () => {
     const a = await replica('a', prefix, OPTIONS, {
       hydrateTimeoutMs: 300,
