@@ -306,13 +306,14 @@ export abstract class BreakerAdmission extends BreakerCalls {
     now: number,
     retryAfterHint: number | undefined,
     adoptedOpenUntil?: number,
+    datedAt?: number,
   ): void {
     const ramp = this.guard?.ramp;
     // A recovery that did not hold, by whichever rule, is a failed probe as far as backoff goes: the open period grows.
     if (ramp !== undefined && to === OPEN && this.current === CLOSED && !ramp.ended(now))
       this.reopens = ramp.reopens + 1;
     const reopens = this.reopens;
-    super.transition(to, reason, now, retryAfterHint, adoptedOpenUntil);
+    super.transition(to, reason, now, retryAfterHint, adoptedOpenUntil, datedAt);
     this.guard?.transitioned(to, reason, now, reopens);
   }
 

@@ -280,7 +280,7 @@ export abstract class BreakerMachine {
     const forced = this.evidence?.forced;
     if (forced?.until === undefined || now < forced.until) return;
     this.evidence!.forced = undefined;
-    this.transition(CLOSED, 'released', forced.until, undefined);
+    this.transition(CLOSED, 'released', forced.until, undefined, undefined, forced.untilWall);
   }
 
   private halfOpenIfDue(now: number, admitting: boolean): void {
@@ -337,6 +337,8 @@ export abstract class BreakerMachine {
     now: number,
     retryAfterHint: number | undefined,
     adoptedOpenUntil?: number,
+    /** The wall time the transition is dated (events, replicas), when it came in as one: a force's end. */
+    datedAt?: number,
   ): void {
     const from = this.current;
     // The evidence that opened the breaker, for logs, events and snapshots: the window is emptied below.
@@ -389,7 +391,7 @@ export abstract class BreakerMachine {
       from: stateName(from),
       to: stateName(to),
       reason,
-      at: now + toWall,
+      at: datedAt ?? now + toWall,
       ...(to === OPEN ? { openUntil: this.openUntilAt + toWall } : {}),
       ...(evidence === undefined ? {} : { window: evidence }),
       ...(reason === 'forced' ? { forced: forcedEvent(this.evidence.forced!) } : {}),

@@ -37,7 +37,14 @@ export interface Forcing {
   readonly reason: string;
   readonly by: string | undefined;
   readonly since: number;
+  /** When it ends, on the monotonic reading (what the breaker checks against). */
   readonly until: number | undefined;
+  /**
+   * When it ends, as given (wall time): what the end is dated and shown as, on
+   * every replica alike. Converting `until` back would differ by up to 1 ms,
+   * as wall time is read in whole milliseconds.
+   */
+  readonly untilWall: number | undefined;
 }
 
 const FORCEABLE: ReadonlySet<unknown> = new Set<unknown>(['open', 'closed', 'disabled']);
@@ -75,6 +82,7 @@ export function forcingOf(
     by,
     since: now,
     until: untilMs === undefined ? undefined : now + (untilMs - wallNow),
+    untilWall: untilMs,
   };
 }
 
@@ -85,7 +93,7 @@ export function forcedSnapshot(forcing: Forcing, toWall: number): ForcedStateSna
     reason: forcing.reason,
     ...(forcing.by === undefined ? {} : { by: forcing.by }),
     since: forcing.since + toWall,
-    ...(forcing.until === undefined ? {} : { until: forcing.until + toWall }),
+    ...(forcing.untilWall === undefined ? {} : { until: forcing.untilWall }),
   };
 }
 

@@ -231,4 +231,20 @@ describe('Breaker.force() and release()', () => {
     family.release();
     expect([a.state, a.snapshot().forced]).toEqual(['closed', undefined]);
   });
+
+  it('dates the end of a force exactly at the untilMs it was given, though wall time is read in whole milliseconds', () => {
+    // A real clock's wall reading is truncated to the millisecond while the monotonic one is not, so the
+    // offset between them moves by up to 1 ms from one reading to the next: here 995 when forced, 995.7 at the end.
+    let monotonic = 5;
+    const clock = { now: () => Math.floor(monotonic + 995.9), monotonic: () => monotonic };
+    const breaker = new Breaker('payments', { timeoutMs: false }, { clock });
+    const changes: StateChangeEvent[] = [];
+    breaker.on('stateChange', (change) => changes.push(change));
+    breaker.force('disabled', { reason: 'game day', untilMs: 2_000 });
+    expect(breaker.snapshot().forced?.until).toBe(2_000);
+
+    monotonic = 1_006.3;
+    expect(breaker.state).toBe('closed');
+    expect(changes.at(-1)).toMatchObject({ reason: 'released', at: 2_000 });
+  });
 });
