@@ -116,8 +116,9 @@ export class Breaker extends BreakerPeek {
   // Running calls
 
   /**
-   * Runs `fn` through the breaker. Rejects at once with `CircuitOpenError` when
-   * the breaker does not admit the call; otherwise settles as `fn` does, or
+   * Runs `fn` through the breaker. Rejects with `CircuitOpenError`, without
+   * calling `fn`, when the breaker does not admit the call (on the next
+   * microtask: see `deferredRejection`); otherwise settles as `fn` does, or
    * with `CallTimeoutError` after `timeoutMs`, or with the caller's abort reason.
    */
   execute<T>(fn: ProtectedCall<T>, options?: ExecuteOptions): Promise<T> {
