@@ -8,15 +8,9 @@ import {
   SLOT_SLOW,
   SLOT_SUCCESS,
 } from '../../lib/core/window/outcome-window.interface.js';
+import { WINDOW_SLOTS } from '../helpers/window-slots.js';
 
-const SLOTS = [
-  SLOT_SUCCESS,
-  SLOT_FAILURE,
-  SLOT_SUCCESS | SLOT_SLOW,
-  SLOT_FAILURE | SLOT_SLOW,
-  SLOT_OVERLOAD,
-  SLOT_SHED,
-];
+const SLOTS = WINDOW_SLOTS;
 
 type Step = { kind: 'record'; slot: number; advance: number } | { kind: 'reset' };
 
