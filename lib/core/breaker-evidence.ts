@@ -1,5 +1,12 @@
-import type { FailureCategory, StateCode, TransitionReason } from './breaker-state.js';
+import {
+  CLOSED,
+  OPEN,
+  type FailureCategory,
+  type StateCode,
+  type TransitionReason,
+} from './breaker-state.js';
 import type { Forcing } from './forced-state.js';
+import type { OutcomeWindow } from './window/outcome-window.interface.js';
 
 /** A transition as the breaker remembers it: states as numbers, the time on its monotonic reading. @internal */
 export interface LastChange {
@@ -31,6 +38,26 @@ export class BreakerEvidence {
   noteFailure(failure: unknown, category: FailureCategory | 'overload'): void {
     this.lastFailure = failure;
     this.lastFailureCategory = category;
+  }
+
+  /**
+   * Remembers a transition; an opening from closed keeps the window that made
+   * it (for logs, events and snapshots: the breaker empties the window next).
+   * Returns that window's counts, if kept.
+   */
+  noteTransition(
+    from: StateCode,
+    to: StateCode,
+    reason: TransitionReason,
+    at: number,
+    window: OutcomeWindow,
+  ): LastChange['window'] {
+    const counts =
+      to === OPEN && from === CLOSED
+        ? { calls: window.calls, failures: window.failures, slowCalls: window.slowCalls }
+        : undefined;
+    this.lastChange = { from, to, reason, at, window: counts };
+    return counts;
   }
 
   /** Whether `source` (a listener, a classifier) has not faulted before; remembers that it has now. */

@@ -341,22 +341,13 @@ export abstract class BreakerMachine {
     datedAt?: number,
   ): void {
     const from = this.current;
-    // The evidence that opened the breaker, for logs, events and snapshots: the window is emptied below.
-    const evidence =
-      to === OPEN && from === CLOSED
-        ? {
-            calls: this.window.calls,
-            failures: this.window.failures,
-            slowCalls: this.window.slowCalls,
-          }
-        : undefined;
-    (this.evidence ??= new BreakerEvidence()).lastChange = {
+    const evidence = (this.evidence ??= new BreakerEvidence()).noteTransition(
       from,
       to,
       reason,
-      at: now,
-      window: evidence,
-    };
+      now,
+      this.window,
+    );
     this.counters.spend(from, now - this.sinceAt);
     this.current = to;
     this.sinceAt = now;

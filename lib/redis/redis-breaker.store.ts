@@ -11,8 +11,6 @@ import {
   evalCall,
   evalEach,
   markApart,
-  permitCall,
-  renewCall,
   signalChannel,
   writeCall,
   writerOf,
@@ -26,7 +24,8 @@ import {
   type SharedBreaker,
   type WriteOp,
 } from './redis-breaker.coordinator.js';
-import { CorruptKeys, isKeyError } from './redis-breaker.corrupt-keys.js';
+import { CorruptKeys } from './redis-breaker.corrupt-keys.js';
+import { ProbePermits } from './redis-breaker.permits.js';
 import { SharedStateReads } from './redis-breaker.reads.js';
 import { withDeadline } from './redis-breaker.deadline.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
@@ -136,14 +135,23 @@ export class RedisBreakerStore implements BreakerStore {
           () => undefined,
         ),
     });
+    const permits = new ProbePermits({
+      redis: this.redis,
+      writer: this.writer,
+      operationTimeoutMs: this.operationTimeoutMs,
+      connection: this.connection,
+      corrupt: this.corrupt,
+      isShared: () => this.shared,
+      coordination: () => this.coordination,
+    });
     const link: FleetLink = {
       isShared: (record) => this.shared && (record === undefined || !this.corrupt.isolated(record)),
       storeErrors: (record) =>
         this.connection.errors +
         (record === undefined ? this.corrupt.total : this.corrupt.errorsOf(record)),
       write: (record, op) => this.write(record, op),
-      requestPermit: (record, ttlMs) => this.requestPermit(record, ttlMs),
-      renewPermit: (record, ttlMs) => this.renewPermit(record, ttlMs),
+      requestPermit: (record, ttlMs) => permits.request(record, ttlMs),
+      renewPermit: (record, ttlMs) => permits.renew(record, ttlMs),
       transitioned: (record, change) => this.orders.transitioned(record, change),
       registered: (record) => this.connection.follow(signalChannel(this.writer, record.name)),
     };
@@ -356,49 +364,5 @@ export class RedisBreakerStore implements BreakerStore {
     const op = this.coordination.replayOf(record);
     if (op !== undefined) this.write(record, op);
     this.reads.read([record]).catch((error: unknown) => this.connection.failed(error));
-  }
-
-  // ---------------------------------------------------------------------------
-  // The probe permit
-
-  private renewPermit(record: SharedBreaker, ttlMs: number): void {
-    // Redis unreachable: the breaker probes locally anyway, and the claim lapses by itself.
-    if (!this.shared) return;
-    const episode = record.episode;
-    const reply = evalCall<[number, number]>(this.redis, renewCall(this.writer, record, ttlMs));
-    withDeadline(reply, this.operationTimeoutMs, () =>
-      messages.timedOut('renew', this.operationTimeoutMs),
-    ).then(
-      ([renewed, ms]) => {
-        this.connection.succeeded();
-        this.corrupt.healthy(record);
-        // Not renewed: the claim lapsed and another replica took the permit; this one stops probing.
-        this.coordination.onRenewed(record, episode, renewed === 1, ms);
-      },
-      (error: unknown) => this.failedOn(record, error),
-    );
-  }
-
-  private requestPermit(record: SharedBreaker, ttlMs: number): void {
-    const reply = evalCall<[number, number]>(this.redis, permitCall(this.writer, record, ttlMs));
-    withDeadline(reply, this.operationTimeoutMs, () =>
-      messages.timedOut('permit', this.operationTimeoutMs),
-    ).then(
-      ([won, ms]) => {
-        this.connection.succeeded();
-        this.corrupt.healthy(record);
-        this.coordination.onPermit(record, won === 1, ms);
-      },
-      (error: unknown) => {
-        this.failedOn(record, error);
-        this.coordination.onPermit(record, undefined, 0);
-      },
-    );
-  }
-
-  /** An operation on the keys of `record` failed: a key error isolates that breaker, anything else is an outage. */
-  private failedOn(record: SharedBreaker, error: unknown): void {
-    if (isKeyError(error)) this.corrupt.report(record, error);
-    else this.connection.failed(error);
   }
 }
