@@ -27,9 +27,10 @@ const REQUIRED = Symbol('nestjs-circuit-breaker.required-circuits');
  * permit, nothing counted) and rejects the request when any would not.
  *
  * Over HTTP the rejection is the filter's answer (503, `Retry-After`, the
- * `httpFilter` body), thrown as an `HttpException` whose `cause` is the
+ * `httpFilter` body) as an `HttpException` whose `cause` is the
  * `CircuitOpenError`, so it needs no filter of its own; over other transports
- * the `CircuitOpenError` itself, for the transport's filter.
+ * the `CircuitOpenError` itself, for the transport's filter. Either comes as
+ * a rejected promise from `canActivate`, not a throw.
  *
  * @publicApi
  */
