@@ -20,8 +20,10 @@ export interface ScheduledTask {
   at: number;
   /** Its place in the heap, -1 when not scheduled. */
   index: number;
-  /** Runs it (it may schedule itself again). */
+  /** Runs it (it may schedule itself again). It should not throw. */
   run(now: number): void;
+  /** `run()` threw: the task reports it and schedules itself again; the other due tasks run regardless. */
+  failed(error: unknown, now: number): void;
 }
 
 const DEFAULT_TIMERS: SchedulerTimers = {
@@ -35,6 +37,19 @@ const DEFAULT_TIMERS: SchedulerTimers = {
     clearTimeout(handle as ReturnType<typeof setTimeout>);
   },
 };
+
+/** One due task: whatever it throws stays with it, and never keeps the others from running. */
+function runIsolated(task: ScheduledTask, now: number): void {
+  try {
+    task.run(now);
+  } catch (error) {
+    try {
+      task.failed(error, now);
+    } catch {
+      // Its report failed too: nothing is left to tell, and the scheduler's turn must go on.
+    }
+  }
+}
 
 /**
  * A clock with a timer of its own (`ManualClock` of the testing kit) arms the
@@ -136,7 +151,7 @@ export class ProbeScheduler {
     }
     this.firing = true;
     try {
-      for (const task of due) task.run(now);
+      for (const task of due) runIsolated(task, now);
     } finally {
       this.firing = false;
       this.rearm();

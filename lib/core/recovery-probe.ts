@@ -1,7 +1,7 @@
 import type { RecoveryProbeEvent } from './breaker-events.js';
 import type { RecoveryProbeSnapshot } from './breaker-snapshot.js';
 import type { CallOutcome } from './breaker-state.js';
-import { CallTimeoutError } from './breaker.errors.js';
+import { BreakerHookError, CallTimeoutError } from './breaker.errors.js';
 import { breakerMessages } from './breaker.messages.js';
 import type { ProbeScheduler, ScheduledTask } from './probe-scheduler.js';
 import type { ResolvedRecoveryOptions } from './recovery-options.interface.js';
@@ -21,6 +21,8 @@ export interface ProbeHost {
   /** The health check succeeded: half-open, or closed (reason `recovery-probe`). */
   recoveredByProbe(to: 'half-open' | 'closed', now: number): void;
   recordRecoveryProbe(event: RecoveryProbeEvent): void;
+  /** Reports the first fault of each source (`reportError`); the later ones would only repeat it. */
+  reportFault(source: string, error: Error): void;
 }
 
 /** How soon a replica that asked for the fleet's probe permit looks at the answer. */
@@ -94,6 +96,20 @@ export class RecoveryProbe implements ScheduledTask {
     this.reschedule();
   }
 
+  /** `run()` threw (it should not): reported once, and the probe stays scheduled, so its checks go on. */
+  failed(error: unknown, now: number): void {
+    this.host.reportFault(
+      'probe',
+      new BreakerHookError(breakerMessages.recoveryProbeFaulted(this.host.name, error), error),
+    );
+    if (!this.active) return;
+    const flight = this.inFlight;
+    if (flight !== undefined && now >= flight.deadlineAt) this.inFlight = undefined;
+    if (this.nextAt <= now)
+      this.nextAt = now + (this.host.config.probe?.intervalMs ?? FLEET_RETRY_MS);
+    this.reschedule();
+  }
+
   private launch(options: NonNullable<ResolvedRecoveryOptions['probe']>, now: number): void {
     const flight: InFlight = {
       startedAt: now,
@@ -108,7 +124,10 @@ export class RecoveryProbe implements ScheduledTask {
       this.settle(flight, false, error, now);
       return;
     }
-    Promise.resolve(result).then(
+    // Not `Promise.resolve(result)`: it reads a native promise's `constructor` synchronously, and a getter
+    // that throws there would escape into the scheduler. Resolving reads `then` inside the promise machinery,
+    // so whatever `fn` returned (a hostile getter, a Proxy, a thenable calling back twice) becomes one outcome.
+    new Promise<unknown>((resolve) => resolve(result)).then(
       (value) => {
         if (this.inFlight === flight)
           this.settle(flight, this.host.classifyResult(value) === 'success', value, undefined);
