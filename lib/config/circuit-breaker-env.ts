@@ -81,7 +81,8 @@ const SUFFIXES = new Map(OPTIONS.map(([path, kind]) => [segmentOf(path), { path,
  * `CB_CATALOG_SEARCH_HALF_OPEN_MAX_PROBES=3`, `CB_DEFAULTS_OPEN_DURATION_MS=30000`
  * (a breaker's name and an option's path in upper snake case). Every value is
  * checked here, and an error names the variable: a typo in a deployment fails
- * start-up instead of being ignored.
+ * start-up instead of being ignored. A variable with the prefix that looks
+ * like none of these (another program's `CB_API_KEY`) is ignored.
  *
  * @publicApi
  */
@@ -105,13 +106,12 @@ export function circuitBreakerOptionsFromEnv(
   const variables = new Map<string, Map<string, string>>();
   for (const [variable, text] of Object.entries(env)) {
     if (!variable.startsWith(prefix) || text === undefined) continue;
-    const found = match(variable.slice(prefix.length), owners);
-    if (found === undefined)
-      throw new BreakerConfigError(
-        envMessages.unknownVariable(variable, prefix, suggest(variable, prefix, owners)),
-        '',
-        variable,
-      );
+    const rest = variable.slice(prefix.length);
+    const found = match(rest, owners);
+    if (found === undefined) {
+      refuseUnknown(variable, prefix, rest, owners);
+      continue;
+    }
     const { owner, path, kind } = found;
     const names = variables.get(owner) ?? variables.set(owner, new Map()).get(owner)!;
     names.set(path, variable);
@@ -199,6 +199,68 @@ function match(
       best = { owner, ...option, length: segment.length };
   }
   return best;
+}
+
+/**
+ * A variable with the prefix that names no option: an error if it looks meant
+ * for one, with the closest variable this application reads; ignored if not
+ * (another program's `CB_API_KEY`).
+ */
+function refuseUnknown(
+  variable: string,
+  prefix: string,
+  rest: string,
+  owners: Map<string, string>,
+): void {
+  const undeclared = undeclaredBreaker(rest);
+  if (undeclared !== undefined) {
+    // An option's exact name: the breaker segment is mistyped, or the breaker is missing from "breakers".
+    const near = closestName(undeclared.segment, owners.keys());
+    throw new BreakerConfigError(
+      near === undefined
+        ? envMessages.undeclaredBreaker(variable, undeclared.segment, undeclared.path)
+        : envMessages.unknownVariable(variable, prefix, `${prefix}${near}_${undeclared.suffix}`),
+      '',
+      variable,
+    );
+  }
+  const suggestion = suggest(variable, prefix, owners);
+  if (suggestion === undefined && !looksLikeOption(rest, owners)) return;
+  throw new BreakerConfigError(
+    envMessages.unknownVariable(variable, prefix, suggestion),
+    '',
+    variable,
+  );
+}
+
+/** An option's exact name after a breaker segment that is not given: `SHIPPING_TIMEOUT_MS`. */
+function undeclaredBreaker(
+  rest: string,
+): { segment: string; suffix: string; path: string } | undefined {
+  for (let at = rest.indexOf('_'); at !== -1; at = rest.indexOf('_', at + 1)) {
+    const suffix = rest.slice(at + 1);
+    const option = SUFFIXES.get(suffix);
+    if (option !== undefined) return { segment: rest.slice(0, at), suffix, path: option.path };
+  }
+  return undefined;
+}
+
+/**
+ * Whether a variable that names no option still looks meant for one: it
+ * addresses a breaker given (or DEFAULTS), or it ends with a typo of an
+ * option's name of two words or more (`_OPEN_DURATON_MS`). A one-word typo
+ * is not looked for: `_STATE` is one edit from `_SHARE`.
+ */
+function looksLikeOption(rest: string, owners: Map<string, string>): boolean {
+  for (const segment of owners.keys()) if (rest.startsWith(`${segment}_`)) return true;
+  // Every tail that starts a word: the whole rest, then after each underscore.
+  for (let at = 0; ;) {
+    const tail = rest.slice(at);
+    if (tail.includes('_') && closestName(tail, SUFFIXES.keys()) !== undefined) return true;
+    const next = rest.indexOf('_', at);
+    if (next === -1) return false;
+    at = next + 1;
+  }
 }
 
 function suggest(

@@ -146,6 +146,47 @@ describe('circuitBreakerOptionsFromEnv()', () => {
     );
   });
 
+  it('ignores a CB_ variable that looks like no option of this package (another program’s)', () => {
+    const unrelated = {
+      CB_API_KEY: 'secret',
+      CB_URL: 'http://cb.example',
+      CB_DATABASE_URL: 'postgres://db',
+      CB_LOG_LEVEL: 'debug',
+      CB_APP_STATE: 'ready',
+      CB_CACHE_TTL_MS: '5000',
+      CB_TIMEOUT: '30',
+    };
+    expect(fromEnv({ ...unrelated, CB_PAYMENTS_TIMEOUT_MS: '2000' })).toEqual({
+      breakers: { payments: { timeoutMs: 2000 } },
+    });
+  });
+
+  it('refuses an unknown CB_ variable that looks meant for a breaker: its breaker, its option, or a typo of one', () => {
+    const messageOf = (variable: string) =>
+      errorOf(() => fromEnv({ [variable]: '1000' })).message.split(' Name a breaker')[0];
+    // It addresses a breaker given, with an option that is none.
+    expect(messageOf('CB_PAYMENTS_BASE_ADDRESS')).toMatch(
+      /^Environment variable CB_PAYMENTS_BASE_ADDRESS starts with CB_ but names no breaker option this application reads\./,
+    );
+    // An option's exact name, for a breaker missing from "breakers"; or a breaker's typo, with the right name.
+    expect(messageOf('CB_PAYMENT_JITTER')).toBe(
+      'Environment variable CB_PAYMENT_JITTER starts with CB_ but names no breaker option this application reads. Did you mean CB_PAYMENTS_JITTER?',
+    );
+    expect(messageOf('CB_SHIPPING_OPEN_DURATION_MS')).toBe(
+      'Environment variable CB_SHIPPING_OPEN_DURATION_MS sets option "openDurationMs" of a breaker SHIPPING, which is not in "breakers". Add the breaker\'s name to "breakers", or remove the variable.',
+    );
+    // A typo of an option of two words or more, whatever the breaker segment (here the closest is the defaults').
+    expect(messageOf('CB_SHIPPING_OPEN_DURATON_MS')).toBe(
+      'Environment variable CB_SHIPPING_OPEN_DURATON_MS starts with CB_ but names no breaker option this application reads. Did you mean CB_DEFAULTS_OPEN_DURATION_MS?',
+    );
+    expect(messageOf('CB_CATALOG_SEARCH_HALF_OPEN_MAX_PROBS')).toBe(
+      'Environment variable CB_CATALOG_SEARCH_HALF_OPEN_MAX_PROBS starts with CB_ but names no breaker option this application reads. Did you mean CB_CATALOG_SEARCH_HALF_OPEN_MAX_PROBES?',
+    );
+    expect(messageOf('CB_DEFAULTS_JITTR')).toBe(
+      'Environment variable CB_DEFAULTS_JITTR starts with CB_ but names no breaker option this application reads. Did you mean CB_DEFAULTS_JITTER?',
+    );
+  });
+
   it('refuses OVERLOAD=false with OVERLOAD_K, whichever comes first', () => {
     const message =
       'Environment variables CB_PAYMENTS_OVERLOAD=false and CB_PAYMENTS_OVERLOAD_K contradict each other: one turns the option off, the other configures it. Remove one of them.';
