@@ -1,6 +1,7 @@
 import { CallTimeoutError, isBreakerRejection, type CircuitOpenError } from './core/index.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import type { CircuitBreakerHttpOptions } from './interfaces/circuit-breaker-http-options.interface.js';
+import { announcedRetryAfterMs, retryAfterHeader } from './retry-after-header.js';
 
 /** The default JSON body of a 503 for a rejected call: nothing internal. @publicApi */
 export interface CircuitOpenResponseBody {
@@ -31,7 +32,8 @@ export interface CallTimeoutDetailedResponseBody extends CallTimeoutResponseBody
 
 /**
  * What to answer for a breaker error: the status, the headers to set
- * (`Retry-After` in whole seconds when the breaker knows when to retry) and
+ * (`Retry-After` in whole seconds, rounded up and at most 86,400, when the
+ * breaker knows when to retry) and
  * the JSON body.
  *
  * @publicApi
@@ -68,11 +70,9 @@ export function breakerHttpResponse(
 ): BreakerHttpResponse | undefined {
   if (!isBreakerHttpError(exception)) return undefined;
   if (isBreakerRejection(exception)) {
-    const retryAfterMs = exception.retryAfterMs;
+    const retryAfter = retryAfterHeader(exception.retryAfterMs);
     const headers: Record<string, string> =
-      retryAfterMs === undefined
-        ? {}
-        : { 'Retry-After': String(Math.max(0, Math.ceil(retryAfterMs / 1000))) };
+      retryAfter === undefined ? {} : { 'Retry-After': retryAfter };
     return { status: 503, headers, body: bodyOf(exception, 503, options) };
   }
   return { status: 504, headers: {}, body: bodyOf(exception, 504, options) };
@@ -94,12 +94,13 @@ function bodyOf(
       message: circuitBreakerMessages.httpUnavailable(),
     };
     if (options.details !== true) return body;
+    const retryAfterMs = announcedRetryAfterMs(exception.retryAfterMs);
     const detailed: CircuitOpenDetailedResponseBody = {
       ...body,
       message: exception.message,
       breaker: exception.breakerName,
       reason: exception.reason,
-      ...(exception.retryAfterMs === undefined ? {} : { retryAfterMs: exception.retryAfterMs }),
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     };
     return detailed;
   }

@@ -5,6 +5,7 @@ import {
   type RejectionReason,
 } from './core/index.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
+import { announcedRetryAfterMs } from './retry-after-header.js';
 
 /**
  * The payload a rejected or timed-out call answers with outside HTTP: the
@@ -22,7 +23,7 @@ export interface CircuitBreakerErrorPayload {
   code: 'CIRCUIT_OPEN' | 'CALL_TIMEOUT';
   /** Names nothing internal, unless `details`. */
   message: string;
-  /** `CIRCUIT_OPEN` only, when the breaker knows: how long until a call may be admitted. */
+  /** `CIRCUIT_OPEN` only, when the breaker knows: how long until a call may be admitted (whole ms, at most a day). */
   retryAfterMs?: number;
   /** With `details: true` only: the breaker's name. */
   breaker?: string;
@@ -55,11 +56,12 @@ export function breakerErrorPayload(
   const details = options.details === true;
   if (isBreakerRejection(exception)) {
     const open: CircuitOpenError = exception;
+    const retryAfterMs = announcedRetryAfterMs(open.retryAfterMs);
     return {
       status: 'error',
       code: 'CIRCUIT_OPEN',
       message: details ? open.message : circuitBreakerMessages.httpUnavailable(),
-      ...(open.retryAfterMs === undefined ? {} : { retryAfterMs: open.retryAfterMs }),
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
       ...(details ? { breaker: open.breakerName, reason: open.reason } : {}),
     };
   }

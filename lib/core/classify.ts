@@ -218,9 +218,9 @@ function readRetryAfter(value: Loose, now: number): number | undefined {
   return undefined;
 }
 
-/** A usable pause: a number of milliseconds, not negative, not NaN. */
+/** A usable pause: a finite number of milliseconds, not negative. Infinity is a broken hint, not a long one. */
 function isPause(value: unknown): value is number {
-  return typeof value === 'number' && value >= 0;
+  return typeof value === 'number' && value >= 0 && value !== Number.POSITIVE_INFINITY;
 }
 
 function headerValue(headers: unknown): string | undefined {
@@ -238,13 +238,18 @@ function headerValue(headers: unknown): string | undefined {
 
 /**
  * Parses a `Retry-After` value (RFC 9110: delta-seconds or an HTTP-date) into
- * milliseconds from `now`; a date in the past gives 0, garbage `undefined`.
+ * milliseconds from `now`; a date in the past gives 0, garbage (or more
+ * seconds than a finite number of milliseconds holds) `undefined`.
  *
  * @publicApi
  */
 export function parseRetryAfter(value: string, now: number): number | undefined {
   const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  if (/^\d+$/.test(trimmed)) {
+    // More digits than a double holds: garbage, not a wait of Infinity.
+    const ms = Number(trimmed) * 1000;
+    return Number.isFinite(ms) ? ms : undefined;
+  }
   const date = Date.parse(trimmed);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - now);

@@ -129,6 +129,17 @@ describe('Retry-After', () => {
     ).toBe(9_000);
     expect(retryAfterOf(new Error('plain'), now)).toBeUndefined();
   });
+
+  it('a hint that is no finite number of milliseconds is no hint', () => {
+    expect(parseRetryAfter('9'.repeat(400), now)).toBeUndefined();
+    expect(parseRetryAfter('9'.repeat(300), now)).toBe(Number('9'.repeat(300)) * 1000);
+    expect(retryAfterOf(httpError(503, { 'retry-after': '9'.repeat(400) }), now)).toBeUndefined();
+    expect(
+      retryAfterOf(Object.assign(new Error(), { retryAfterMs: Infinity }), now),
+    ).toBeUndefined();
+    expect(retryAfterOf(Object.assign(new Error(), { retryAfterMs: NaN }), now)).toBeUndefined();
+    expect(retryAfterOf(new HttpException({ retryAfterMs: Infinity }, 503), now)).toBeUndefined();
+  });
 });
 
 describe('custom classifiers', () => {

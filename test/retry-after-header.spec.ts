@@ -1,0 +1,28 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { breakerErrorPayload, breakerHttpResponse, CircuitOpenError } from '../lib/index.js';
+
+const SEED = 25_0004;
+
+describe('Retry-After as announced', () => {
+  it('property: the header is whole delta-seconds in [0, 86400] for any number, absent for NaN; the payload says the same in ms', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.double(), fc.integer(), fc.constantFrom(1e297, -0)), (ms) => {
+        const rejection = new CircuitOpenError('payments', 'open', 'open', ms);
+        const header = breakerHttpResponse(rejection)!.headers['Retry-After'];
+        const payload = breakerErrorPayload(rejection)!.retryAfterMs;
+        if (Number.isNaN(ms)) {
+          expect([header, payload]).toEqual([undefined, undefined]);
+          return;
+        }
+        expect(header).toMatch(/^\d+$/);
+        // Whole milliseconds first (a wait of 0.4 ms is 1 ms), then seconds, both rounded up.
+        const announced = Math.min(86_400_000, Math.max(0, Math.ceil(ms)));
+        expect(payload).toBe(announced);
+        expect(Number(header)).toBe(Math.ceil(announced / 1000));
+        expect(Number(header)).toBeLessThanOrEqual(86_400);
+      }),
+      { seed: SEED, numRuns: 2_000 },
+    );
+  });
+});
