@@ -89,14 +89,41 @@ export class CircuitBreakerExceptionFilter implements ExceptionFilter<unknown> {
     return true;
   }
 
+  /** Which of the body factory's faults were logged: each once, as the engine reports a hook's faults. */
+  private readonly logged = new Set<'threw' | 'not-json'>();
+
   /** @internal The answer for a breaker error, with the module's options; `@RequireCircuit()` answers with it too. */
   answerFor(exception: CircuitOpenError | CallTimeoutError): BreakerHttpResponse {
+    let answer: BreakerHttpResponse;
     try {
-      return breakerHttpResponse(exception, this.options)!;
+      answer = breakerHttpResponse(exception, this.options)!;
     } catch (fault) {
-      // The client must still get its 503/504: a faulty envelope must not turn it into a 500.
-      this.logger.error(circuitBreakerMessages.httpBodyFactoryThrew(fault));
-      return breakerHttpResponse(exception)!;
+      return this.defaultAnswer(exception, 'threw', fault);
     }
+    if (this.options.body === undefined) return answer;
+    try {
+      // A body the adapter could not serialize (a cycle, a BigInt, a getter that throws) would fail in reply()
+      // and become a 500: what is sent is a plain JSON copy, made here where a failure can still be answered.
+      return { ...answer, body: JSON.parse(JSON.stringify(answer.body) as string) as unknown };
+    } catch (fault) {
+      return this.defaultAnswer(exception, 'not-json', fault);
+    }
+  }
+
+  /** The client must still get its 503/504: a faulty envelope must not turn it into a 500. */
+  private defaultAnswer(
+    exception: CircuitOpenError | CallTimeoutError,
+    kind: 'threw' | 'not-json',
+    fault: unknown,
+  ): BreakerHttpResponse {
+    if (!this.logged.has(kind)) {
+      this.logged.add(kind);
+      this.logger.error(
+        kind === 'threw'
+          ? circuitBreakerMessages.httpBodyFactoryThrew(fault)
+          : circuitBreakerMessages.httpBodyNotJson(fault),
+      );
+    }
+    return breakerHttpResponse(exception)!;
   }
 }

@@ -84,7 +84,9 @@ export const circuitBreakerMessages = {
   invalidHttpFilter: (option: string, value: unknown, fix: string) =>
     `CircuitBreakerModule: option "${option}" got ${describeValue(value)}. ${fix}`,
   httpBodyFactoryThrew: (fault: unknown) =>
-    `CircuitBreakerModule: option "httpFilter.body" threw ${describeFault(fault)}; the default body was sent instead. Make the factory return a body (or undefined for the default) instead of throwing.`,
+    `CircuitBreakerModule: option "httpFilter.body" threw ${describeFault(fault)}; the default body was sent instead. Make the factory return a body (or undefined for the default) instead of throwing. Later faults of this kind are not logged again.`,
+  httpBodyNotJson: (fault: unknown) =>
+    `CircuitBreakerModule: option "httpFilter.body" returned a body that cannot be sent as JSON (${describeFault(fault)}); the default body was sent instead. Return plain data: no cycles, no BigInt, no function. Later faults of this kind are not logged again.`,
   /** The public body of a 503: says what the client can do, names nothing internal. */
   httpUnavailable: () => 'A dependency is unavailable; retry later.',
   /** The public body of a 504. */
