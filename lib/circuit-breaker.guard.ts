@@ -16,6 +16,7 @@ import { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missi
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 import { checkRequiredCircuits, type CircuitRequirement } from './circuit-requirement.js';
+import { keyFor } from './circuit-key.js';
 import type { RequiredCircuit } from './interfaces/circuit-breaker-admission-options.interface.js';
 
 /** Where a class made by `requiring()` keeps its requirements: no public type names them. */
@@ -94,7 +95,9 @@ export class CircuitBreakerGuard implements CanActivate {
       const breaker = this.registry.get(requirement.name);
       // peekKey(), not forKey(): a check must not create a child (and evict another, maybe an open one).
       const answer =
-        requirement.key === undefined ? breaker.peek() : breaker.peekKey(requirement.key(context));
+        requirement.key === undefined
+          ? breaker.peek()
+          : breaker.peekKey(keyFor(breaker, requirement.key, context));
       if (!answer.permitted) return deferredRejection(this.refusal(context, answer));
     }
     return true;

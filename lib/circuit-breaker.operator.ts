@@ -10,6 +10,7 @@ import { Breaker, type CallPermit } from './core/index.js';
 import { FaultedCall } from './core/faulted-call.js';
 import type { TrackedCall } from './core/tracked-call.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
+import { keyFor } from './circuit-key.js';
 import { OptionChecker } from './core/option-checker.js';
 
 /** @publicApi */
@@ -23,8 +24,11 @@ export interface CircuitBreakerOperatorOptions<R> {
    * subscriber unchanged.
    */
   fallback?: (error: unknown) => ObservableInput<R>;
-  /** For a per-key breaker: the key of this subscription's target (host, endpoint, tenant). */
-  key?: () => string;
+  /**
+   * For a per-key breaker: the key of this subscription's target (host,
+   * endpoint, tenant). `undefined`, `null` or `''` is `DEFAULT_CIRCUIT_KEY`.
+   */
+  key?: () => string | undefined;
 }
 
 /**
@@ -82,7 +86,7 @@ export function circuitBreaker<T, R = never>(
   const key =
     given.key === undefined
       ? undefined
-      : check.func<() => string>('key', given.key, 'a function returning a string');
+      : check.func<() => string | undefined>('key', given.key, 'a function returning a string');
   const recover: BreakerRecovery<R> | undefined =
     fallback === undefined
       ? undefined
@@ -103,12 +107,12 @@ export function circuitBreaker<T, R = never>(
  */
 export function breakerOperator<T, R>(
   breaker: Breaker,
-  key: (() => string) | undefined,
+  key: (() => string | undefined) | undefined,
   recover: BreakerRecovery<R> | undefined,
 ): OperatorFunction<T, T | R> {
   return (source) =>
     new Observable<T | R>((subscriber) => {
-      const target = key === undefined ? breaker : breaker.forKey(key());
+      const target = key === undefined ? breaker : breaker.forKey(keyFor(breaker, key, undefined));
       let permit: CallPermit;
       try {
         permit = target.acquire();

@@ -5,7 +5,7 @@ import type { UseCircuitBreakerOptions } from './interfaces/circuit-breaker-admi
 /** What `@UseCircuitBreaker()` was given, as checked, with where (for start-up messages). @internal */
 export interface CircuitInterception {
   readonly name: string;
-  readonly key: ((context: ExecutionContext) => string) | undefined;
+  readonly key: ((context: ExecutionContext) => string | undefined) | undefined;
   readonly fallback: UseCircuitBreakerOptions['fallback'];
   readonly site: string;
 }

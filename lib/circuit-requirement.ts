@@ -5,7 +5,7 @@ import { OptionChecker } from './core/option-checker.js';
 /** A required breaker as checked, with where it was required (for start-up messages). @internal */
 export interface CircuitRequirement {
   readonly name: string;
-  readonly key: ((context: ExecutionContext) => string) | undefined;
+  readonly key: ((context: ExecutionContext) => string | undefined) | undefined;
   readonly site: string;
 }
 

@@ -18,6 +18,7 @@ import { REGISTRY_PROPERTY } from './circuit-breaker.constants.js';
 import { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missing.error.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import { breakerOperator } from './circuit-breaker.operator.js';
+import { keyFor } from './circuit-key.js';
 import type { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 import { FaultedCall } from './core/faulted-call.js';
 import { FallbackRunner, isThenable, raise } from './fallback/fallback-runner.js';
@@ -35,7 +36,7 @@ export interface DecoratedMethodOptions {
   /** `Class.method`. */
   readonly qualifiedName: string;
   readonly fallback: CircuitBreakerFallback | undefined;
-  readonly key: ((...args: any[]) => string) | undefined;
+  readonly key: ((...args: any[]) => string | undefined) | undefined;
   /** The method's retry policy, checked. */
   readonly retry?: ResolvedRetryOptions | undefined;
   /** What `design:returntype` says the method returns. */
@@ -62,7 +63,7 @@ export class DecoratedMethod {
   /** Where the method names its breaker, as the orchestrator's messages name it: `@CircuitBreaker() on Class.method`. */
   readonly site: string;
   readonly fallback: CircuitBreakerFallback | undefined;
-  readonly key: ((...args: any[]) => string) | undefined;
+  readonly key: ((...args: any[]) => string | undefined) | undefined;
   readonly named: boolean;
   readonly retry: ResolvedRetryOptions | undefined;
   private readonly fallbacks: FallbackRunner | undefined;
@@ -163,7 +164,9 @@ export class DecoratedMethod {
       return Promise.reject(this.missingRegistry());
     let breaker = this.breakerOf(instance);
     const registry = this.lastRegistry!;
-    if (this.key !== undefined) breaker = breaker.forKey(this.key.apply(instance, args));
+    const keyOf = this.key;
+    if (keyOf !== undefined)
+      breaker = breaker.forKey(keyFor(breaker, (a: any[]) => keyOf.apply(instance, a), args));
 
     if (this.kind === 'observable') {
       let source = original.apply(instance, args) as Observable<unknown>;

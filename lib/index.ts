@@ -148,6 +148,7 @@ export type {
 export { CircuitBreaker } from './decorators/circuit-breaker.decorator.js';
 export { RequireCircuit } from './decorators/require-circuit.decorator.js';
 export { UseCircuitBreaker } from './decorators/use-circuit-breaker.decorator.js';
+export { DEFAULT_CIRCUIT_KEY } from './circuit-key.js';
 export { CircuitBreakerGuard } from './circuit-breaker.guard.js';
 export { CircuitBreakerInterceptor } from './circuit-breaker.interceptor.js';
 export type {

@@ -1,10 +1,19 @@
-import { Controller, Get, Logger, Param } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  Logger,
+  Param,
+  ServiceUnavailableException,
+  type ExecutionContext,
+} from '@nestjs/common';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   CircuitBreakerModule,
   CircuitBreakerRegistry,
   CircuitOpenError,
+  DEFAULT_CIRCUIT_KEY,
   RequireCircuit,
+  UseCircuitBreaker,
   type CircuitBreakerHttpOptions,
 } from '../lib/index.js';
 import { HTTP_PLATFORMS, platformApps } from './helpers/http-platforms.js';
@@ -12,8 +21,9 @@ import { ManualClock } from './helpers/manual-clock.js';
 
 /**
  * What an application's own code or a hostile upstream hands the HTTP layer:
- * a wait that is no number of seconds, an envelope that cannot be JSON.
- * Each must still be the breaker's 503, never a 500.
+ * a wait that is no number of seconds, an envelope that cannot be JSON, a
+ * request without the header its key is read from. Each must still be the
+ * breaker's 503, or the handler's answer, never a 500.
  */
 
 const WAITS: Record<string, number> = {
@@ -22,6 +32,16 @@ const WAITS: Record<string, number> = {
   nan: Number.NaN,
   negative: -5,
 };
+
+type Request = { headers: Record<string, string | undefined> };
+const tenantOf = (context: ExecutionContext) =>
+  context.switchToHttp().getRequest<Request>().headers['x-tenant'];
+const throwingKey = (): string => {
+  throw new TypeError('no tenant resolver');
+};
+
+/** How often the handlers ran, and whether the per-tenant upstream fails. */
+const upstream = { calls: 0, down: false };
 
 @Controller()
 class HostileController {
@@ -35,6 +55,33 @@ class HostileController {
   guarded() {
     return { ok: true };
   }
+
+  @Get('tenant')
+  @UseCircuitBreaker('tenants', { key: tenantOf, fallback: () => ({ fallback: true }) })
+  tenant() {
+    upstream.calls++;
+    if (upstream.down) throw new ServiceUnavailableException('tenant store down');
+    return { served: true };
+  }
+
+  @Get('tenant-throwing-key')
+  @UseCircuitBreaker('tenants', { key: throwingKey })
+  tenantThrowingKey() {
+    upstream.calls++;
+    return { served: true };
+  }
+
+  @Get('tenant-guarded')
+  @RequireCircuit({ name: 'tenants', key: tenantOf })
+  tenantGuarded() {
+    return { ok: true };
+  }
+
+  @Get('tenant-guarded-throwing-key')
+  @RequireCircuit({ name: 'tenants', key: throwingKey })
+  tenantGuardedThrowingKey() {
+    return { ok: true };
+  }
 }
 
 const BREAKERS = {
@@ -43,6 +90,12 @@ const BREAKERS = {
     consecutiveFailures: 1,
     timeoutMs: false as const,
     maxRetryAfterMs: Number.MAX_VALUE,
+  },
+  tenants: {
+    consecutiveFailures: 1,
+    openDurationMs: 4_000,
+    timeoutMs: false as const,
+    perKey: { maxKeys: 10 },
   },
 };
 
@@ -56,6 +109,8 @@ describe.each(HTTP_PLATFORMS)('Hostile values at the HTTP edge on %s', (platform
   const start = platformApps(platform);
   afterEach(() => {
     vi.restoreAllMocks();
+    upstream.calls = 0;
+    upstream.down = false;
   });
 
   async function started(httpFilter: boolean | CircuitBreakerHttpOptions = true) {
@@ -138,6 +193,61 @@ describe.each(HTTP_PLATFORMS)('Hostile values at the HTTP edge on %s', (platform
       expect.stringMatching(
         /^CircuitBreakerModule: option "httpFilter.body" returned a body that cannot be sent as JSON \(TypeError: Converting circular structure to JSON[^)]*\); the default body was sent instead\./,
       ),
+    ]);
+  });
+
+  it('a request without the key header goes to the default key, through @UseCircuitBreaker() and @RequireCircuit() alike', async () => {
+    const { registry, get } = await started();
+    expect(await get('/tenant')).toEqual({ status: 200, retryAfter: null, body: { served: true } });
+    expect(await get('/tenant-guarded')).toEqual({
+      status: 200,
+      retryAfter: null,
+      body: { ok: true },
+    });
+    const tenants = registry.get('tenants');
+    expect(tenants.forKey(DEFAULT_CIRCUIT_KEY).snapshot().totals.admitted).toBe(1);
+
+    // The default key's child is a breaker as any other: it opens, the fallback answers, the guard refuses.
+    upstream.down = true;
+    expect(await get('/tenant')).toEqual({
+      status: 200,
+      retryAfter: null,
+      body: { fallback: true },
+    });
+    expect(tenants.forKey(DEFAULT_CIRCUIT_KEY).state).toBe('open');
+    expect(await get('/tenant')).toEqual({
+      status: 200,
+      retryAfter: null,
+      body: { fallback: true },
+    });
+    expect(upstream.calls).toBe(2);
+    expect(await get('/tenant-guarded')).toEqual({
+      status: 503,
+      retryAfter: '4',
+      body: UNAVAILABLE,
+    });
+    // Another tenant is not affected.
+    upstream.down = false;
+    expect(await get('/tenant', { 'x-tenant': 'acme' })).toEqual({
+      status: 200,
+      retryAfter: null,
+      body: { served: true },
+    });
+  });
+
+  it('a key function that throws is reported once per breaker, and its requests are served under the default key', async () => {
+    const { registry, get, errors } = await started();
+    for (let i = 0; i < 3; i++) {
+      expect(await get('/tenant-throwing-key')).toEqual({
+        status: 200,
+        retryAfter: null,
+        body: { served: true },
+      });
+      expect((await get('/tenant-guarded-throwing-key')).status).toBe(200);
+    }
+    expect(registry.get('tenants').forKey(DEFAULT_CIRCUIT_KEY).snapshot().totals.admitted).toBe(3);
+    expect(errors.mock.calls.map(([message]) => message)).toEqual([
+      'Circuit breaker "tenants": its key function threw TypeError: no tenant resolver; the call went on under the default key "default". Make the key function return the target\'s key, or undefined when there is none. Later faults of this key function are not reported again.',
     ]);
   });
 });

@@ -11,8 +11,8 @@ export type RequiredCircuit =
   | string
   | {
       name: string;
-      /** The target's key, from the request: a header, a route parameter, the host. */
-      key?: (context: ExecutionContext) => string;
+      /** The target's key, from the request: a header, a route parameter, the host. `undefined` or `''` is `DEFAULT_CIRCUIT_KEY`. */
+      key?: (context: ExecutionContext) => string | undefined;
     };
 
 /** @publicApi */
@@ -21,8 +21,11 @@ export interface UseCircuitBreakerOptions {
    * For a per-key breaker (required then, refused otherwise): the key of the
    * request's target, read from the `ExecutionContext` (a header, a route
    * parameter, the host), so each tenant or host has its own child breaker.
+   * A request without one (`undefined`, `null`, `''`) goes to the child of
+   * `DEFAULT_CIRCUIT_KEY`; a key function that throws is reported once and
+   * its requests go there too.
    */
-  key?: (context: ExecutionContext) => string;
+  key?: (context: ExecutionContext) => string | undefined;
   /**
    * What the client gets instead whenever the breaker counts the handler's
    * call as rejected, failed, timed out or overloaded: a value, a Promise or
