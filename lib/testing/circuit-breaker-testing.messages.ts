@@ -24,6 +24,8 @@ export const testingMessages = {
     `Circuit breaker "${breaker}": expectOptions() names "${path}", which is not an effective option of a breaker. Compare with describe("${breaker}").options.`,
   notAManualClock: (method: string, clock: unknown) =>
     `CircuitBreakerTestingModule.${method}: option "clock" must be a ManualClock from nestjs-circuit-breaker/testing, got ${describeValue(clock)}. Pass new ManualClock(start), or leave it out for one starting at 2026-01-01T00:00:00Z.`,
+  outsideTestRunner: () =>
+    `CircuitBreakerTestingModule is in use outside a test runner (none of VITEST, JEST_WORKER_ID, NODE_TEST_CONTEXT or NODE_ENV=test is set, no global describe() and it()): every breaker runs on a ManualClock, so deadlines never fire and open breakers never recover unless the clock is moved. Import CircuitBreakerModule in an application that serves traffic; if this is a test, set NODE_ENV=test.`,
   asyncNeedsFactory: () =>
     `CircuitBreakerTestingModule.forRootAsync() takes { useFactory, inject?, imports? }: the testing module adds its manual clock to what the factory returns. Turn a useClass or useExisting provider into useFactory: (factory) => factory.createCircuitBreakerOptions(), inject: [YourFactory].`,
 };

@@ -1,10 +1,11 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Injectable, Logger, Module, type DynamicModule, type OnModuleInit } from '@nestjs/common';
 import { CircuitBreakerModule } from '../circuit-breaker.module.js';
 import type { CircuitBreakerModuleExtras } from '../circuit-breaker.module-definition.js';
 import type { CircuitBreakerModuleOptions } from '../interfaces/circuit-breaker-module-options.interface.js';
 import { testingMessages } from './circuit-breaker-testing.messages.js';
 import { CircuitBreakerTester } from './circuit-breaker.tester.js';
 import { ManualClock } from './manual-clock.js';
+import { testRunnerOf } from './test-runner.js';
 
 /**
  * `CircuitBreakerModule.forRoot()`'s options, with a manual clock instead of
@@ -47,6 +48,11 @@ export interface CircuitBreakerTestingModuleAsyncOptions extends CircuitBreakerM
  * }).compile();
  * const breakers = moduleRef.get(CircuitBreakerTester);
  * ```
+ *
+ * Outside a test runner (none of `VITEST`, `JEST_WORKER_ID`,
+ * `NODE_TEST_CONTEXT` or `NODE_ENV=test`, no global `describe()` and `it()`),
+ * start-up logs a warning: breakers on a manual clock never time out nor
+ * recover on their own.
  *
  * An application module that imports `CircuitBreakerModule.forRoot()` itself
  * can be tested as it is with `.overrideModule(CircuitBreakerModule)
@@ -92,12 +98,31 @@ function checkClock(method: string, clock: unknown): void {
     throw new TypeError(testingMessages.notAManualClock(method, clock));
 }
 
+/**
+ * Says so at start-up when no test runner is found (see `testRunnerOf()`):
+ * an application serving traffic on a manual clock never times a call out
+ * and never recovers, and nothing else would tell its operator why.
+ */
+@Injectable()
+class OutsideTestRunnerWarning implements OnModuleInit {
+  onModuleInit(): void {
+    const env = (globalThis as { process?: { env: Record<string, string | undefined> } }).process
+      ?.env;
+    if (testRunnerOf(env ?? {}, globalThis) === undefined)
+      new Logger('CircuitBreakerTestingModule').warn(testingMessages.outsideTestRunner());
+  }
+}
+
 function around(root: DynamicModule, clock: ManualClock): DynamicModule {
   return {
     module: CircuitBreakerTestingModule,
     global: true,
     imports: [root],
-    providers: [{ provide: ManualClock, useValue: clock }, CircuitBreakerTester],
+    providers: [
+      { provide: ManualClock, useValue: clock },
+      CircuitBreakerTester,
+      OutsideTestRunnerWarning,
+    ],
     exports: [ManualClock, CircuitBreakerTester, root],
   };
 }
