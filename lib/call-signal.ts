@@ -23,6 +23,9 @@ let current: SignalSource | undefined;
  * }
  * ```
  *
+ * Under the `circuitBreaker()` operator it is the call's signal while the
+ * source is subscribed: `defer(() => fetch(url, { signal: getCallSignal() }))`.
+ *
  * `undefined` outside such a call. Until something in the process has called
  * it once, a call is made current only for its method's synchronous part, unless
  * the method's own source names `getCallSignal` (reading it after an await

@@ -3,10 +3,12 @@ import {
   Observable,
   throwError,
   type ObservableInput,
+  type Observer,
   type OperatorFunction,
   type Subscription,
 } from 'rxjs';
 import { Breaker, type CallPermit } from './core/index.js';
+import { runWithCallSignal } from './call-signal.js';
 import { FaultedCall } from './core/faulted-call.js';
 import type { TrackedCall } from './core/tracked-call.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
@@ -59,8 +61,11 @@ export type BreakerRecovery<R> = (
  * - With a fallback, a first value classified as a failure or an overload is
  *   replaced: the source is unsubscribed and the subscriber gets the fallback.
  *
- * Cold sources (`HttpService.get()`, `defer(() => fetch(...))`) make one
- * request per subscription, as intended. A hot source is not started by the
+ * Cold sources (`HttpService.get()`, `fromFetch(url)`, `defer(() =>
+ * fetch(url, { signal: getCallSignal() }))`) make one request per
+ * subscription, as intended; while the source is subscribed,
+ * `getCallSignal()` is the call's signal, which the deadline aborts. Never
+ * `from(fetch(url))`: that request is sent before the breaker decides. A hot source is not started by the
  * subscription, so the breaker only times how long the subscriber waited for
  * its first value: share the call, not the breaker.
  *
@@ -166,7 +171,7 @@ export function breakerOperator<T, R>(
 
       // An injected fault stands in for the source: nothing reaches the dependency but what the fault lets through.
       const upstream = permit instanceof FaultedCall ? faultedSource(permit, source) : source;
-      inner = upstream.subscribe({
+      const observer: Partial<Observer<T>> = {
         next: (value) => {
           if (replaced) return;
           if (!decided) {
@@ -200,7 +205,10 @@ export function breakerOperator<T, R>(
           }
           subscriber.complete();
         },
-      });
+      };
+      // The call's signal for what the source starts as it is subscribed, e.g.
+      // `defer(() => fetch(url, { signal: getCallSignal() }))`: the deadline aborts that request.
+      inner = runWithCallSignal(permit, () => upstream.subscribe(observer), false);
       // The fallback took over while the source was still emitting synchronously, before `inner` existed.
       if (replaced) inner.unsubscribe();
 
@@ -252,7 +260,8 @@ function faultedSource<T>(permit: FaultedCall<unknown>, source: Observable<T>): 
     try {
       started = permit.perform(
         () => {
-          if (!gone.signal.aborted) inner = source.subscribe(subscriber);
+          if (!gone.signal.aborted)
+            inner = runWithCallSignal(permit, () => source.subscribe(subscriber), false);
         },
         AbortSignal.any([permit.signal, gone.signal]),
       );
