@@ -26,8 +26,8 @@ import type { CircuitBreakerHttpOptions } from './interfaces/circuit-breaker-htt
  * the request expects, without importing any transport's package:
  *
  * - HTTP (Express and Fastify, through the HTTP adapter): **503 Service
- *   Unavailable** with a `Retry-After` header (seconds, rounded up; none for
- *   an isolated breaker), or **504 Gateway Timeout**. The bodies name nothing
+ *   Unavailable** with a `Retry-After` header (whole seconds, rounded up, at
+ *   most 86,400; none for an isolated breaker), or **504 Gateway Timeout**. The bodies name nothing
  *   internal unless `httpFilter: { details: true }`; `httpFilter: { body }`
  *   builds them.
  * - Microservices (`rpc`): the error the client gets is a
