@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { breakerErrorPayload, breakerHttpResponse, CircuitOpenError } from '../lib/index.js';
+import { breakerHttpResponse } from '../lib/circuit-breaker-http.mapping.js';
+import { breakerErrorPayload } from '../lib/circuit-breaker-transport.mapping.js';
+import { CircuitOpenError } from '../lib/core/index.js';
 
 const SEED = 25_0004;
 
