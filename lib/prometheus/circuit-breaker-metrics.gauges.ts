@@ -1,7 +1,8 @@
 import { Gauge } from 'prom-client';
 import type { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
 import type { BreakerSnapshot } from '../core/index.js';
-import { snapshotsOf } from '../metrics/breaker-measurements.js';
+import { CONFIG_LABELS, configsOf } from '../metrics/breaker-config-info.js';
+import { familyStatesOf, snapshotsOf } from '../metrics/breaker-measurements.js';
 import {
   BREAKER_STATES,
   CIRCUIT_BREAKER_METRIC_NAMES as NAMES,
@@ -160,6 +161,62 @@ export function registerGauges(
             this.set({ ...labels, state: 'active' }, bulkhead.active);
             this.set({ ...labels, state: 'queued' }, bulkhead.queued);
           }
+        },
+      }),
+  );
+  // Per family and per breaker, never per key: bounded by the number of breakers, whatever keyLabel says.
+  metric(
+    'gauge',
+    NAMES.keys,
+    ['name', 'state'],
+    (fullName, labelNames) =>
+      new Gauge({
+        name: fullName,
+        help: HELP.keys,
+        labelNames,
+        registers,
+        collect() {
+          this.reset();
+          for (const breakers of live)
+            for (const { name, states } of familyStatesOf(breakers))
+              for (const state of BREAKER_STATES) this.set({ name, state }, states[state]);
+        },
+      }),
+  );
+  metric(
+    'gauge',
+    NAMES.configGeneration,
+    ['name'],
+    (fullName, labelNames) =>
+      new Gauge({
+        name: fullName,
+        help: HELP.configGeneration,
+        labelNames,
+        registers,
+        collect() {
+          this.reset();
+          for (const breakers of live)
+            for (const { name, config } of configsOf(breakers))
+              this.set({ name }, config.generation);
+        },
+      }),
+  );
+  metric(
+    'gauge',
+    NAMES.configInfo,
+    ['name', ...CONFIG_LABELS],
+    (fullName, labelNames) =>
+      new Gauge({
+        name: fullName,
+        help: HELP.configInfo,
+        labelNames,
+        registers,
+        collect() {
+          // Reset on each scrape: the series of options no longer in force goes.
+          this.reset();
+          for (const breakers of live)
+            for (const { name, config } of configsOf(breakers))
+              this.set({ name, ...config.labels }, 1);
         },
       }),
   );
