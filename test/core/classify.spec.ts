@@ -240,6 +240,28 @@ describe('rate-limit hints of the common APIs', () => {
     );
   });
 
+  it('a 429 with a hint is a pause for exactly that long, not throttling: once each pause ends, no call is shed', async () => {
+    const clock = new ManualClock();
+    const breaker = new Breaker('hinted', { minimumThroughput: 5 }, { clock, random: () => 0 });
+    const fail = (error: Error) =>
+      breaker.execute(() => Promise.reject(error)).catch((e: unknown) => e);
+    for (const headers of [
+      { 'retry-after': '1' } as Record<string, string>,
+      { 'retry-after-ms': '1000' },
+      { 'x-ms-retry-after-ms': '1000' },
+      { ratelimit: '"default";r=0;t=1' },
+      { 'ratelimit-reset': '1' },
+    ])
+      for (let i = 0; i < 4; i++) {
+        await fail(httpError(429, headers));
+        clock.advance(1_000);
+        // With a draw of 0, any probability above 0 would shed this call.
+        await expect(breaker.execute(() => 'served')).resolves.toBe('served');
+      }
+    expect(breaker.snapshot().totals.rejected.throttled).toBe(0);
+    expect(breaker.snapshot().totals.overloads).toBe(20);
+  });
+
   it('a 429 with one of them pauses the breaker for exactly that long, and a 503 with one is an overload', async () => {
     const clock = new ManualClock();
     const breaker = new Breaker('llm', {}, { clock, random: () => 0 });
