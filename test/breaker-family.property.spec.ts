@@ -157,14 +157,27 @@ async function run(
 
     const keyed = new Set<string>();
     let series = 0;
+    const byState = new Map<string, number>();
+    let unkeyed = 0;
     for (const metric of await metrics.getMetricsAsJSON()) {
       for (const value of metric.values) {
+        if (metric.name === 'circuit_breaker_keys')
+          byState.set(String(value.labels.state), value.value);
         const key = value.labels.key;
-        if (typeof key !== 'string' || key === '') continue;
+        if (typeof key !== 'string' || key === '') {
+          if (metric.name.startsWith('circuit_breaker_keys') || metric.name.includes('config'))
+            unkeyed++;
+          continue;
+        }
         keyed.add(key);
         series++;
       }
     }
+    // The family's targets by state, without a key label: one series per state, summing to the children held.
+    const states = new Map<string, number>();
+    for (const child of children) states.set(child.state, (states.get(child.state) ?? 0) + 1);
+    for (const [state, count] of byState) expect(count, where).toBe(states.get(state) ?? 0);
+    expect(unkeyed, where).toBe(5 + 1 + 1);
     const heldKeys = new Set(children.map((child) => child.key!));
     expect(
       [...keyed].filter((key) => !heldKeys.has(key)),

@@ -175,11 +175,12 @@ function readFailureCategory(error: Loose): FailureCategory {
 
 /**
  * The pause a dependency asked for, in milliseconds from `now`, or `undefined`.
- * Reads a `retryAfterMs` number on the error (or its response), a
- * `Retry-After` header (delta-seconds or HTTP-date) from a fetch `Response`,
- * axios/got/superagent `response.headers`, http-errors `headers`, or the body
- * of a Nest `HttpException` (`{ retryAfter }` or `{ retryAfterMs }`).
- * `undefined` when there is none, or when reading it throws.
+ * Reads a `retryAfterMs` number on the error (or its response), the hint
+ * headers (see `retryAfterFromHeaders`) of a fetch `Response`,
+ * axios/got/superagent `response.headers` or http-errors `headers`, or the
+ * body of a Nest `HttpException` (`{ retryAfter }` or `{ retryAfterMs }`).
+ * A pause is finite, not negative, and at most 2^31-1 ms (longer ones are
+ * capped); `undefined` when there is none, or when reading it throws.
  *
  * @publicApi
  */
@@ -194,22 +195,23 @@ export function retryAfterOf(value: unknown, now: number): number | undefined {
 }
 
 function readRetryAfter(value: Loose, now: number): number | undefined {
-  const own = value.retryAfterMs;
-  if (isPause(own)) return own;
+  const own = pauseOf(value.retryAfterMs);
+  if (own !== undefined) return own;
   const response =
     typeof value.response === 'object' && value.response !== null ? value.response : undefined;
-  const fromHeaders = headerValue(value.headers) ?? headerValue(response?.headers);
-  if (fromHeaders !== undefined) return parseRetryAfter(fromHeaders, now);
+  const fromHeaders =
+    retryAfterFromHeaders(value.headers, now) ?? retryAfterFromHeaders(response?.headers, now);
+  if (fromHeaders !== undefined) return fromHeaders;
   if (response !== undefined) {
-    const fromResponse = response.retryAfterMs;
-    if (typeof fromResponse === 'number') return isPause(fromResponse) ? fromResponse : undefined;
+    const fromResponse = pauseOf(response.retryAfterMs);
+    if (fromResponse !== undefined) return fromResponse;
   }
   const getResponse = value.getResponse;
   if (typeof getResponse === 'function') {
     const body: unknown = getResponse.call(value);
     if (typeof body === 'object' && body !== null) {
-      const ms = (body as Loose).retryAfterMs;
-      if (isPause(ms)) return ms;
+      const ms = pauseOf((body as Loose).retryAfterMs);
+      if (ms !== undefined) return ms;
       const header = (body as Loose).retryAfter;
       if (typeof header === 'number' || typeof header === 'string')
         return parseRetryAfter(String(header), now);
@@ -218,39 +220,149 @@ function readRetryAfter(value: Loose, now: number): number | undefined {
   return undefined;
 }
 
-/** A usable pause: a finite number of milliseconds, not negative. Infinity is a broken hint, not a long one. */
-function isPause(value: unknown): value is number {
-  return typeof value === 'number' && value >= 0 && value !== Number.POSITIVE_INFINITY;
+// The longest pause a hint can ask for: the longest a timer can wait (anything longer is read as this).
+const MAX_PAUSE_MS = 2_147_483_647;
+
+/**
+ * A usable pause: a finite number of milliseconds, not negative, rounded up
+ * and capped; else `undefined`. Infinity is a broken hint, not a long one (so
+ * is a `Retry-After` of more digits than a double holds).
+ */
+function pauseOf(value: unknown): number | undefined {
+  if (typeof value !== 'number' || !(value >= 0) || value === Number.POSITIVE_INFINITY)
+    return undefined;
+  return Math.min(Math.ceil(value), MAX_PAUSE_MS);
 }
 
-function headerValue(headers: unknown): string | undefined {
+/**
+ * The pause the headers of a response ask for, in milliseconds from `now`, or
+ * `undefined`. The first of these that holds a usable value wins, the most
+ * precise first, as the OpenAI, Anthropic and Azure SDKs read them:
+ * `retry-after-ms` and `x-ms-retry-after-ms` (milliseconds, a decimal number),
+ * `Retry-After` (delta-seconds or an HTTP-date), the IETF `RateLimit` field
+ * (the `t` of an exhausted quota, `r=0`; or `reset=` in its older dictionary
+ * form), and `RateLimit-Reset` (delta-seconds). A `RateLimit` field that
+ * shows quota remaining is no pause. `headers` is a fetch or axios
+ * `Headers` (anything with `get(name)`) or a plain object (any case of names).
+ *
+ * @internal
+ */
+export function retryAfterFromHeaders(headers: unknown, now: number): number | undefined {
   if (typeof headers !== 'object' || headers === null) return undefined;
-  const h = headers as { get?: unknown } & Record<string, unknown>;
-  // fetch Headers and axios AxiosHeaders both answer get(); plain objects hold lower-case names.
-  const raw =
-    typeof h.get === 'function'
-      ? (h.get as (name: string) => unknown).call(headers, 'retry-after')
-      : (h['retry-after'] ?? h['Retry-After']);
+  const read = headerReader(headers as Record<string, unknown>);
+  return (
+    millisecondsOf(read('retry-after-ms')) ??
+    millisecondsOf(read('x-ms-retry-after-ms')) ??
+    retryAfterOfText(read('retry-after'), now) ??
+    rateLimitResetOf(read('ratelimit')) ??
+    rateLimitResetFieldOf(read('ratelimit-reset'), read('ratelimit-remaining'))
+  );
+}
+
+/** Reads one header as text (the first of a repeated one), by its lower-case name. */
+function headerReader(headers: Record<string, unknown>): (name: string) => string | undefined {
+  const get = headers.get;
+  if (typeof get === 'function')
+    // fetch Headers and axios AxiosHeaders both answer get(), whatever the case of the name.
+    return (name) => headerText(get.call(headers, name));
+  let keys: Map<string, string> | undefined;
+  return (name) => {
+    if (name in headers) return headerText(headers[name]);
+    // A plain object usually holds lower-case names (Node's); a hand-built one may not.
+    keys ??= new Map(Object.keys(headers).map((key) => [key.toLowerCase(), key]));
+    const key = keys.get(name);
+    return key === undefined ? undefined : headerText(headers[key]);
+  };
+}
+
+function headerText(raw: unknown): string | undefined {
   if (typeof raw === 'number') return String(raw);
   if (Array.isArray(raw)) return typeof raw[0] === 'string' ? raw[0] : undefined;
   return typeof raw === 'string' && raw !== '' ? raw : undefined;
 }
 
+function retryAfterOfText(text: string | undefined, now: number): number | undefined {
+  return text === undefined ? undefined : parseRetryAfter(text, now);
+}
+
+// A decimal number, not negative, without exponent: "1500", "1500.25", "0.5".
+const DECIMAL = /^\d+(?:\.\d+)?$/;
+
+function millisecondsOf(text: string | undefined): number | undefined {
+  const trimmed = text?.trim();
+  return trimmed !== undefined && DECIMAL.test(trimmed) ? pauseOf(Number(trimmed)) : undefined;
+}
+
+function secondsOf(text: string | undefined): number | undefined {
+  const trimmed = text?.trim();
+  return trimmed !== undefined && DECIMAL.test(trimmed)
+    ? pauseOf(Number(trimmed) * 1000)
+    : undefined;
+}
+
+/**
+ * The IETF `RateLimit` field: a list of quota policies, each with its
+ * parameters (`"default";r=0;t=30`: remaining units `r`, seconds to reset `t`).
+ * The pause is the longest `t` among the exhausted quotas (`r=0`); none
+ * exhausted, no pause. The draft's older dictionary form
+ * (`limit=100, remaining=0, reset=30`) gives its `reset`, unless quota remains.
+ */
+function rateLimitResetOf(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  let longest: number | undefined;
+  for (const item of text.split(',')) {
+    const members = item.split(';');
+    const head = parameter(members[0]!);
+    if (head?.[0] === 'reset') {
+      // The dictionary form: its members are the list's items.
+      const remaining = /(?:^|,)\s*remaining\s*=\s*([^,;]*)/i.exec(text)?.[1]?.trim();
+      return remaining === undefined || remaining === '0' ? secondsOf(head[1]) : undefined;
+    }
+    const params = new Map(
+      members
+        .slice(1)
+        .map(parameter)
+        .filter((p) => p !== undefined),
+    );
+    if (params.get('r') !== '0') continue;
+    const reset = secondsOf(params.get('t'));
+    if (reset !== undefined && (longest === undefined || reset > longest)) longest = reset;
+  }
+  return longest;
+}
+
+/** `name=value` as `[lower-case name, value]`, trimmed; `undefined` for anything else. */
+function parameter(text: string): [string, string] | undefined {
+  const eq = text.indexOf('=');
+  return eq > 0 ? [text.slice(0, eq).trim().toLowerCase(), text.slice(eq + 1).trim()] : undefined;
+}
+
+/** `RateLimit-Reset` (delta-seconds), unless `RateLimit-Remaining` says quota remains. */
+function rateLimitResetFieldOf(
+  reset: string | undefined,
+  remaining: string | undefined,
+): number | undefined {
+  if (reset === undefined || (remaining !== undefined && remaining.trim() !== '0'))
+    return undefined;
+  return secondsOf(reset);
+}
+
 /**
  * Parses a `Retry-After` value (RFC 9110: delta-seconds or an HTTP-date) into
- * milliseconds from `now`; a date in the past gives 0, garbage (or more
- * seconds than a finite number of milliseconds holds) `undefined`.
+ * milliseconds from `now`; a date in the past gives 0, garbage (a negative or
+ * non-finite number, more seconds than a finite number of milliseconds holds,
+ * a date that is not an HTTP-date) `undefined`. Decimal seconds are read too;
+ * a longer pause than 2^31-1 ms is capped.
  *
  * @publicApi
  */
 export function parseRetryAfter(value: string, now: number): number | undefined {
   const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) {
-    // More digits than a double holds: garbage, not a wait of Infinity.
-    const ms = Number(trimmed) * 1000;
-    return Number.isFinite(ms) ? ms : undefined;
-  }
+  // More digits than a double holds is garbage, not a wait of Infinity (pauseOf).
+  if (DECIMAL.test(trimmed)) return pauseOf(Number(trimmed) * 1000);
+  // Every HTTP-date form begins with a day name; Date.parse alone reads "-5" or "1.5" as dates of 2001.
+  if (!/^[A-Za-z]{3}/.test(trimmed)) return undefined;
   const date = Date.parse(trimmed);
   if (Number.isNaN(date)) return undefined;
-  return Math.max(0, date - now);
+  return pauseOf(Math.max(0, date - now));
 }

@@ -26,7 +26,10 @@ export class OverloadPressure {
   /** While a fault is injected: the fault. */
   faults: FaultPlan | undefined = undefined;
 
-  /** The dependency refused a call as overloaded, asking for a pause of `hint` ms if it said so. */
+  /**
+   * The dependency refused a call as overloaded: a pause of `hint` ms if it
+   * asked for one, otherwise evidence for client-side throttling.
+   */
   record(
     config: ResolvedBreakerOptions,
     now: number,
@@ -36,6 +39,8 @@ export class OverloadPressure {
     if (hint !== undefined && hint > 0) {
       const until = now + Math.min(hint, config.maxRetryAfterMs);
       if (until > this.pausedUntil) this.pausedUntil = until;
+      // The dependency said when to come back: the pause is the back-off, not evidence to shed by once it ends.
+      return;
     }
     if (config.overloadK === 0) return;
     const w = config.window;

@@ -5,7 +5,14 @@ const BUCKETS = 10;
  * how many calls reached the dependency and how many it accepted, over a time
  * window of its own. It ages with time whatever the breaker's outcome window
  * is: a count window only ages by new calls, and while calls are being shed
- * few arrive, so the evidence of a past overload would never leave. Calls shed
+ * few arrive, so the evidence of a past overload would never leave.
+ *
+ * A request is recorded when it settles, with its answer, where SRE records it
+ * when sent: a call may outlast this window (seconds, not SRE's two minutes),
+ * and a request recorded at send would leave before its answer came (a slow
+ * 429 would never throttle), while calls in flight would count as refused (a
+ * slow, healthy dependency would be shed). Reacting when the 429s come back,
+ * one round trip after those calls were sent, is the price. Calls shed
  * here are counted for the snapshot only: a call that was not made is no
  * evidence that the dependency is overloaded.
  *

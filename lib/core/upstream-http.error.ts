@@ -1,5 +1,5 @@
 import { breakerMessages } from './breaker.messages.js';
-import { parseRetryAfter } from './classify.js';
+import { retryAfterFromHeaders } from './classify.js';
 
 /**
  * What `UpstreamHttpError.from()` and `ensureOk()` read of an HTTP response: a
@@ -33,8 +33,9 @@ const EXCERPT_BYTES = 4_096;
  * keeps what the default classification needs and `new Error(...)` or
  * `new HttpException(message, res.status)` lose: `status` (a 429 is `overload`,
  * not a failure; a 404 a success) and `retryAfterMs`, the dependency's
- * `Retry-After` (delta-seconds or HTTP-date), which pauses the breaker for that
- * long.
+ * pause hint (`retry-after-ms`, `x-ms-retry-after-ms`, `Retry-After`, or the
+ * IETF `RateLimit` fields, as `retryAfterOf()` reads them), which pauses the
+ * breaker for that long.
  *
  * - `url`: the response's URL without query, fragment or credentials (they
  *   may hold secrets, and this error ends up in logs and health details);
@@ -67,9 +68,7 @@ export class UpstreamHttpError extends Error {
     response: UpstreamResponse,
     options: { now?: number } = {},
   ): Promise<UpstreamHttpError> {
-    const header = response.headers.get('retry-after');
-    const retryAfterMs =
-      header === null ? undefined : parseRetryAfter(header, options.now ?? Date.now());
+    const retryAfterMs = retryAfterFromHeaders(response.headers, options.now ?? Date.now());
     return new UpstreamHttpError(
       response.status,
       response.statusText ?? '',

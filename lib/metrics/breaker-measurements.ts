@@ -191,3 +191,26 @@ export function* snapshotsOf(
     }
   }
 }
+
+/**
+ * For each per-key family of an application: how many of the children it
+ * holds are in each state (every state, zeros included), without a label per
+ * key. A tenant's outage shows here even when the family itself (its
+ * aggregate level) stays closed and keys are not labelled.
+ *
+ * @internal
+ */
+export function* familyStatesOf(
+  registry: CircuitBreakerRegistry,
+): Generator<{ name: string; states: Record<BreakerState, number> }> {
+  for (const name of registry.list()) {
+    const family = registry.get(name);
+    if (family.config.perKey === undefined) continue;
+    const states = Object.fromEntries(MEASURED_STATES.map((state) => [state, 0])) as Record<
+      BreakerState,
+      number
+    >;
+    for (const child of family.children()) states[child.state]++;
+    yield { name, states };
+  }
+}

@@ -19,6 +19,9 @@ export const CIRCUIT_BREAKER_INSTRUMENTS = Object.freeze({
   bulkheadCalls: 'circuit_breaker.bulkhead.calls',
   retries: 'circuit_breaker.retries',
   recoveryProbes: 'circuit_breaker.recovery_probes',
+  keys: 'circuit_breaker.keys',
+  configGeneration: 'circuit_breaker.config.generation',
+  configInfo: 'circuit_breaker.config.info',
 });
 
 /** Attribute names. @publicApi */
@@ -36,6 +39,8 @@ export const CIRCUIT_BREAKER_ATTRIBUTES = Object.freeze({
   bulkheadState: 'circuit_breaker.bulkhead.state',
   retryResult: 'circuit_breaker.retry.result',
   recoveryProbeResult: 'circuit_breaker.recovery_probe.result',
+  /** Of `circuit_breaker.config.info`: each threshold in force is `circuit_breaker.config.<threshold>` (`window`, `failure_rate_threshold`...). */
+  configPrefix: 'circuit_breaker.config.',
 });
 
 /**

@@ -14,6 +14,7 @@ import {
   type Counter,
   type Histogram,
   type Meter,
+  type Observable,
   type ObservableGauge,
   type ObservableUpDownCounter,
 } from '@opentelemetry/api';
@@ -21,9 +22,11 @@ import { CircuitBreakerEvents } from '../circuit-breaker.events.js';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
 import type { BreakerSnapshot } from '../core/index.js';
 import type { CircuitBreakerEvent } from '../interfaces/circuit-breaker-event.interface.js';
+import { configsOf } from '../metrics/breaker-config-info.js';
 import {
   MEASURED_EVENTS,
   MEASURED_STATES,
+  familyStatesOf,
   measure,
   snapshotsOf,
 } from '../metrics/breaker-measurements.js';
@@ -66,6 +69,9 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
   private readonly windowFailureRate: ObservableGauge;
   private readonly windowCalls: ObservableGauge;
   private readonly bulkheadCalls: ObservableGauge;
+  private readonly keys: ObservableUpDownCounter;
+  private readonly configGeneration: ObservableGauge;
+  private readonly configInfo: ObservableGauge;
   private stop: (() => void) | undefined = undefined;
 
   private readonly breakers: CircuitBreakerRegistry;
@@ -141,17 +147,37 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
       description: DESCRIPTIONS.bulkheadCalls,
       unit: '{call}',
     });
+    this.keys = meter.createObservableUpDownCounter(NAMES.keys, {
+      description: DESCRIPTIONS.keys,
+      unit: '{key}',
+    });
+    this.configGeneration = meter.createObservableGauge(NAMES.configGeneration, {
+      description: DESCRIPTIONS.configGeneration,
+      unit: '1',
+    });
+    this.configInfo = meter.createObservableGauge(NAMES.configInfo, {
+      description: DESCRIPTIONS.configInfo,
+      unit: '1',
+    });
   }
 
-  onModuleInit(): void {
-    // One callback per application: every application sharing a provider reports its own breakers, and only while it runs.
-    this.meter.addBatchObservableCallback(this.observe, [
+  /** The instruments the batch callback observes. */
+  private get observed(): Observable[] {
+    return [
       this.state,
       this.forced,
       this.windowFailureRate,
       this.windowCalls,
       this.bulkheadCalls,
-    ]);
+      this.keys,
+      this.configGeneration,
+      this.configInfo,
+    ];
+  }
+
+  onModuleInit(): void {
+    // One callback per application: every application sharing a provider reports its own breakers, and only while it runs.
+    this.meter.addBatchObservableCallback(this.observe, this.observed);
     this.stop = this.events.observe(MEASURED_EVENTS, (event) => this.record(event));
   }
 
@@ -159,13 +185,7 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
   onModuleDestroy(): void {
     this.stop?.();
     this.stop = undefined;
-    this.meter.removeBatchObservableCallback(this.observe, [
-      this.state,
-      this.forced,
-      this.windowFailureRate,
-      this.windowCalls,
-      this.bulkheadCalls,
-    ]);
+    this.meter.removeBatchObservableCallback(this.observe, this.observed);
   }
 
   private readonly observe = (result: BatchObservableResult): void => {
@@ -195,7 +215,22 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
         });
       }
     }
+    this.observeFamiliesAndOptions(result);
   };
+
+  /** Per family and per breaker, never per key: bounded by the number of breakers, whatever keyAttribute says. */
+  private observeFamiliesAndOptions(result: BatchObservableResult): void {
+    for (const { name, states } of familyStatesOf(this.breakers))
+      for (const state of MEASURED_STATES)
+        result.observe(this.keys, states[state], { [ATTR.name]: name, [ATTR.state]: state });
+    for (const { name, config } of configsOf(this.breakers)) {
+      result.observe(this.configGeneration, config.generation, { [ATTR.name]: name });
+      const info: Attributes = { [ATTR.name]: name };
+      for (const [label, value] of Object.entries(config.labels))
+        if (value !== '') info[ATTR.configPrefix + label] = value;
+      result.observe(this.configInfo, 1, info);
+    }
+  }
 
   /** Every breaker, children of per-key families too when they carry their key. */
   private *snapshots(): Generator<[Attributes, BreakerSnapshot]> {

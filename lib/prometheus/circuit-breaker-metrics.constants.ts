@@ -19,6 +19,9 @@ export const CIRCUIT_BREAKER_METRIC_NAMES = Object.freeze({
   bulkheadCalls: 'circuit_breaker_bulkhead_calls',
   retries: 'circuit_breaker_retries_total',
   recoveryProbes: 'circuit_breaker_recovery_probes_total',
+  keys: 'circuit_breaker_keys',
+  configGeneration: 'circuit_breaker_config_generation',
+  configInfo: 'circuit_breaker_config_info',
 });
 
 /**

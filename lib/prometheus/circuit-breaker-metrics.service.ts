@@ -6,32 +6,24 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { CircuitBreakerModuleMissingError } from '../circuit-breaker-module-missing.error.js';
-import { Counter, Gauge, Histogram, register } from 'prom-client';
+import { Counter, Histogram, register } from 'prom-client';
 import { CircuitBreakerEvents } from '../circuit-breaker.events.js';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
-import type { BreakerSnapshot } from '../core/index.js';
 import type { CircuitBreakerEvent } from '../interfaces/circuit-breaker-event.interface.js';
-import {
-  MEASURED_EVENTS,
-  MEASURED_LABEL_SETS,
-  measure,
-  snapshotsOf,
-} from '../metrics/breaker-measurements.js';
+import { MEASURED_EVENTS, MEASURED_LABEL_SETS, measure } from '../metrics/breaker-measurements.js';
 import type { CircuitBreakerMetricsOptions } from './circuit-breaker-metrics-options.interface.js';
 import {
-  BREAKER_STATES,
   CALL_DURATION_BUCKETS,
   CIRCUIT_BREAKER_METRIC_NAMES as NAMES,
   CIRCUIT_BREAKER_METRICS_OPTIONS,
 } from './circuit-breaker-metrics.constants.js';
+import { registerGauges, type Labels, type MetricType } from './circuit-breaker-metrics.gauges.js';
 import { circuitBreakerMetricsMessages } from './circuit-breaker-metrics.messages.js';
 
 const MODULE = circuitBreakerMetricsMessages.module;
 const HELP = circuitBreakerMetricsMessages.help;
 
 type MetricRegistry = NonNullable<CircuitBreakerMetricsOptions['registry']>;
-type Labels = Record<string, string>;
-type MetricType = 'counter' | 'gauge' | 'histogram';
 
 /** The metrics fed by events; the gauges feed themselves on each scrape. */
 interface EventMetrics {
@@ -159,17 +151,6 @@ function liveApplicationsOf(registry: MetricRegistry, prefix: string): Set<Circu
   return live;
 }
 
-/** Every breaker of every live application, children of per-key families too when they are labelled by key. */
-function* liveSnapshots(
-  live: Set<CircuitBreakerRegistry>,
-  keyLabel: boolean,
-): Generator<[Labels, BreakerSnapshot]> {
-  for (const breakers of live) {
-    for (const { name, key, snapshot } of snapshotsOf(breakers, keyLabel))
-      yield [keyLabel ? { name, key: key ?? '' } : { name }, snapshot];
-  }
-}
-
 /**
  * The metrics of one (registry, prefix), registered by the first application
  * and reused by the next: prom-client refuses a second metric of the same name.
@@ -204,120 +185,7 @@ function registerMetrics(
     return existing as T;
   };
 
-  metric(
-    'gauge',
-    NAMES.state,
-    [...id, 'state'],
-    (name, labelNames) =>
-      new Gauge({
-        name,
-        help: HELP.state,
-        labelNames,
-        registers,
-        collect() {
-          // Series of breakers whose application has closed since the last scrape must go.
-          this.reset();
-          for (const [labels, snapshot] of liveSnapshots(live, keyLabel)) {
-            for (const state of BREAKER_STATES)
-              this.set({ ...labels, state }, snapshot.state === state ? 1 : 0);
-          }
-        },
-      }),
-  );
-  metric(
-    'gauge',
-    NAMES.forced,
-    [...id, 'state'],
-    (name, labelNames) =>
-      new Gauge({
-        name,
-        help: HELP.forced,
-        labelNames,
-        registers,
-        collect() {
-          // A series only while forced: most breakers never are, and an alert on == 1 needs no zeros.
-          this.reset();
-          for (const [labels, snapshot] of liveSnapshots(live, keyLabel)) {
-            if (snapshot.forced !== undefined)
-              this.set({ ...labels, state: snapshot.forced.state }, 1);
-          }
-        },
-      }),
-  );
-  metric(
-    'gauge',
-    NAMES.shared,
-    id,
-    (name, labelNames) =>
-      new Gauge({
-        name,
-        help: HELP.shared,
-        labelNames,
-        registers,
-        collect() {
-          // A series only for breakers that share: an alert on == 0 then means a store that stopped answering.
-          this.reset();
-          for (const [labels, snapshot] of liveSnapshots(live, keyLabel)) {
-            if (snapshot.coordination !== undefined)
-              this.set(labels, snapshot.coordination.shared ? 1 : 0);
-          }
-        },
-      }),
-  );
-  metric(
-    'gauge',
-    NAMES.windowFailureRate,
-    id,
-    (name, labelNames) =>
-      new Gauge({
-        name,
-        help: HELP.windowFailureRate,
-        labelNames,
-        registers,
-        collect() {
-          this.reset();
-          for (const [labels, snapshot] of liveSnapshots(live, keyLabel))
-            this.set(labels, snapshot.window.failureRate);
-        },
-      }),
-  );
-  metric(
-    'gauge',
-    NAMES.windowCalls,
-    id,
-    (name, labelNames) =>
-      new Gauge({
-        name,
-        help: HELP.windowCalls,
-        labelNames,
-        registers,
-        collect() {
-          this.reset();
-          for (const [labels, snapshot] of liveSnapshots(live, keyLabel))
-            this.set(labels, snapshot.window.calls);
-        },
-      }),
-  );
-  metric(
-    'gauge',
-    NAMES.bulkheadCalls,
-    [...id, 'state'],
-    (name, labelNames) =>
-      new Gauge({
-        name,
-        help: HELP.bulkheadCalls,
-        labelNames,
-        registers,
-        collect() {
-          this.reset();
-          for (const [labels, { bulkhead }] of liveSnapshots(live, keyLabel)) {
-            if (bulkhead === undefined) continue;
-            this.set({ ...labels, state: 'active' }, bulkhead.active);
-            this.set({ ...labels, state: 'queued' }, bulkhead.queued);
-          }
-        },
-      }),
-  );
+  registerGauges(metric, registers, id, live, keyLabel);
   return {
     calls: metric(
       'counter',

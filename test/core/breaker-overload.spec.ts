@@ -162,4 +162,70 @@ describe('Breaker overload handling (429 / 503 + Retry-After)', () => {
     expect(await call(breaker)).toBe('ok');
     expect(breaker.snapshot().window).toMatchObject({ calls: 3, overloads: 30, shed: 200 });
   });
+
+  describe('throttling counts a request when it settles, with its answer (Google SRE counts it when sent)', () => {
+    /** `n` calls sent now that settle when the test says, each as it says. */
+    function inFlight(breaker: Breaker, n: number) {
+      const settles: ((error: unknown) => void)[] = [];
+      const outcomes = Array.from({ length: n }, () =>
+        breaker
+          .execute(
+            () =>
+              new Promise<string>((resolve, reject) =>
+                settles.push((error) => (error === undefined ? resolve('ok') : reject(error))),
+              ),
+          )
+          .catch((e: unknown) => e),
+      );
+      return {
+        settle: async (error?: unknown) => {
+          for (const settle of settles) settle(error);
+          return Promise.all(outcomes);
+        },
+      };
+    }
+    const options = {
+      window: { type: 'time' as const, durationMs: 10_000 },
+      minimumThroughput: 5,
+      timeoutMs: false as const,
+    };
+
+    it('429s of calls that outlast the window still throttle: each request is counted with its answer, never after it has left', async () => {
+      const clock = new ManualClock();
+      let draw = 0.999;
+      const breaker = new Breaker('slow-429', options, { clock, random: () => draw });
+      for (let i = 0; i < 20; i++) expect(await call(breaker)).toBe('ok');
+      const slow = inFlight(breaker, 20);
+      // The answers come 15 s after the calls were sent, past the 10 s window: counted at send,
+      // the requests would have left the window before their 429s came, and nothing would be shed.
+      clock.advance(15_000);
+      await slow.settle(httpError(429));
+      expect(breaker.snapshot().window).toMatchObject({ calls: 0, overloads: 20 });
+      // p = (requests - 2 x accepts) / (requests + 1) = 20 / 21 = 0.952...: a draw just below sheds, just above admits.
+      draw = 0.952;
+      expect(await call(breaker)).toMatchObject({ reason: 'throttled' });
+      draw = 0.953;
+      expect(await call(breaker)).toBe('ok');
+      // Once the 429s leave the throttle's window, no draw sheds.
+      clock.advance(10_000);
+      draw = 0;
+      expect(await call(breaker)).toBe('ok');
+      expect(breaker.snapshot().window.shed).toBe(0);
+    });
+
+    it('calls still in flight are not taken for refusals: a slow but healthy dependency is not shed after one 429', async () => {
+      const clock = new ManualClock();
+      const breaker = new Breaker('slow-ok', options, { clock, random: () => 0 });
+      for (let i = 0; i < 20; i++) expect(await call(breaker)).toBe('ok');
+      expect(await call(breaker, httpError(429))).toBeInstanceOf(Error);
+      // A throttle now holds 21 requests and 20 accepts: p = 0.
+      // Counted when sent, these 100 slow calls would make p = (121 - 40) / 122 = 0.66 before any answer.
+      const slow = inFlight(breaker, 100);
+      clock.advance(8_000);
+      expect(await call(breaker)).toBe('ok');
+      expect(await slow.settle()).toEqual(Array.from({ length: 100 }, () => 'ok'));
+      expect(breaker.snapshot().totals.rejected.throttled).toBe(0);
+      expect(breaker.snapshot().window).toMatchObject({ calls: 121, overloads: 1, shed: 0 });
+    });
+  });
 });

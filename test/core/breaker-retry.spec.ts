@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   Breaker,
@@ -111,6 +112,69 @@ describe('withRetry()', () => {
     expect(retries).toEqual([
       { attempt: 2, delayMs: 2_000, error: overloaded, result: 'scheduled' },
     ]);
+  });
+
+  it("waits until the breaker's own pause is over when the timer fires before the breaker's clock reads its end", async () => {
+    const { breaker, retries } = breakerWithEvents();
+    const policy = withRetry(breaker, { attempts: 2, backoff: NO_JITTER, budget: false });
+    const overloaded = httpError(429, { 'retry-after': '2' });
+    let made = 0;
+    const call = policy.execute(() =>
+      made++ === 0 ? Promise.reject(overloaded) : Promise.resolve('served'),
+    );
+    await vi.advanceTimersByTimeAsync(0);
+    // The process's timer fires at 2,000 ms while the breaker's monotonic reading says 1,999 (it was read later, in whole ms).
+    clock.advance(1_999);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(made).toBe(1);
+    await elapse(1);
+    expect(await call).toBe('served');
+    expect(made).toBe(2);
+    expect(retries).toEqual([
+      { attempt: 2, delayMs: 2_000, error: overloaded, result: 'scheduled' },
+    ]);
+    expect(breaker.snapshot().totals.rejected.total).toBe(0);
+  });
+
+  it('never has a retry refused by its own pause, whatever the lag of the timers behind the clock (fast-check, fixed seed)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 30 }),
+        fc.integer({ min: 0, max: 3 }),
+        fc.constantFrom(429, 503),
+        async (seconds, lagMs, status) => {
+          const { breaker } = breakerWithEvents();
+          const policy = withRetry(breaker, { attempts: 2, backoff: NO_JITTER, budget: false });
+          const overloaded = httpError(status, { 'retry-after': String(seconds) });
+          let made = 0;
+          const call = policy.execute(() =>
+            made++ === 0 ? Promise.reject(overloaded) : Promise.resolve('served'),
+          );
+          await vi.advanceTimersByTimeAsync(0);
+          clock.advance(seconds * 1_000 - lagMs);
+          await vi.advanceTimersByTimeAsync(seconds * 1_000);
+          for (let ms = 0; ms < lagMs; ms++) await elapse(1);
+          expect(await call).toBe('served');
+          expect(made).toBe(2);
+          expect(breaker.snapshot().totals.rejected.total).toBe(0);
+        },
+      ),
+      { seed: 2_2026, numRuns: 60 },
+    );
+  });
+
+  it('still settles on a clock that stands still: the attempt is then refused by the pause', async () => {
+    const { breaker } = breakerWithEvents();
+    const policy = withRetry(breaker, { attempts: 2, backoff: NO_JITTER, budget: false });
+    const fn = vi.fn(() => Promise.reject(httpError(429, { 'retry-after': '2' })));
+    const call = policy.execute(fn);
+    const outcome = expect(call).rejects.toMatchObject({
+      reason: 'retry-after',
+      retryAfterMs: 2_000,
+    });
+    await vi.advanceTimersByTimeAsync(2_000);
+    await outcome;
+    expect(fn).toHaveBeenCalledTimes(1);
   });
 
   it('gives up at once when the Retry-After is longer than maxRetryAfterMs', async () => {

@@ -4,6 +4,7 @@ import {
   InternalServerErrorException,
   NotFoundException,
 } from '@nestjs/common';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   Breaker,
@@ -106,6 +107,12 @@ describe('Retry-After', () => {
     expect(parseRetryAfter('Sun, 29 Nov 2026 12:00:30 GMT', now)).toBe(30_000);
     expect(parseRetryAfter('Sun, 29 Nov 2026 11:00:00 GMT', now)).toBe(0);
     expect(parseRetryAfter('soon', now)).toBeUndefined();
+    expect(parseRetryAfter('1.5', now)).toBe(1_500);
+    // Date.parse alone reads these as dates of 2001: they are no HTTP-date.
+    expect(parseRetryAfter('-5', now)).toBeUndefined();
+    expect(parseRetryAfter('+1', now)).toBeUndefined();
+    expect(parseRetryAfter('1e+297', now)).toBeUndefined();
+    expect(parseRetryAfter('9'.repeat(300), now)).toBe(2_147_483_647);
   });
 
   it('reads the hint from axios, fetch, http-errors, Nest exceptions and retryAfterMs', () => {
@@ -132,13 +139,171 @@ describe('Retry-After', () => {
 
   it('a hint that is no finite number of milliseconds is no hint', () => {
     expect(parseRetryAfter('9'.repeat(400), now)).toBeUndefined();
-    expect(parseRetryAfter('9'.repeat(300), now)).toBe(Number('9'.repeat(300)) * 1000);
+    // Finite but longer than a timer can wait: capped, not refused.
+    expect(parseRetryAfter('9'.repeat(300), now)).toBe(2_147_483_647);
     expect(retryAfterOf(httpError(503, { 'retry-after': '9'.repeat(400) }), now)).toBeUndefined();
     expect(
       retryAfterOf(Object.assign(new Error(), { retryAfterMs: Infinity }), now),
     ).toBeUndefined();
     expect(retryAfterOf(Object.assign(new Error(), { retryAfterMs: NaN }), now)).toBeUndefined();
     expect(retryAfterOf(new HttpException({ retryAfterMs: Infinity }, 503), now)).toBeUndefined();
+  });
+});
+
+describe('rate-limit hints of the common APIs', () => {
+  const now = Date.parse('2026-11-29T12:00:00Z');
+  const hint = (headers: Record<string, string>) => retryAfterOf(httpError(429, headers), now);
+
+  it('reads retry-after-ms and x-ms-retry-after-ms (OpenAI, Anthropic, Azure) before Retry-After, rounded up', () => {
+    expect(hint({ 'retry-after-ms': '1500' })).toBe(1_500);
+    expect(hint({ 'retry-after-ms': '20.25', 'retry-after': '1' })).toBe(21);
+    expect(hint({ 'x-ms-retry-after-ms': '750' })).toBe(750);
+    expect(hint({ 'x-ms-retry-after-ms': '750', 'retry-after-ms': '900' })).toBe(900);
+    expect(
+      retryAfterOf(
+        new Response('', { status: 429, headers: { 'Retry-After-Ms': '420', 'Retry-After': '9' } }),
+        now,
+      ),
+    ).toBe(420);
+    // A hand-built plain object may hold the names in any case.
+    expect(retryAfterOf({ headers: { 'X-Ms-Retry-After-Ms': '33' } }, now)).toBe(33);
+  });
+
+  it('reads the IETF RateLimit field: the longest reset of an exhausted quota, or the older reset= form', () => {
+    expect(hint({ ratelimit: '"default";r=0;t=30' })).toBe(30_000);
+    expect(hint({ ratelimit: '"100-in-1min"; r=0; t=60' })).toBe(60_000);
+    expect(hint({ ratelimit: '"burst";r=0;t=2, "daily";r=0;t=3600, "hourly";r=5;t=9000' })).toBe(
+      3_600_000,
+    );
+    expect(hint({ ratelimit: '"default";r=12;t=30' })).toBeUndefined();
+    expect(hint({ ratelimit: 'limit=100, remaining=0, reset=7' })).toBe(7_000);
+    expect(hint({ ratelimit: 'limit=100, remaining=3, reset=7' })).toBeUndefined();
+    expect(hint({ 'ratelimit-reset': '5' })).toBe(5_000);
+    expect(hint({ 'ratelimit-reset': '5', 'ratelimit-remaining': '0' })).toBe(5_000);
+    expect(hint({ 'ratelimit-reset': '5', 'ratelimit-remaining': '40' })).toBeUndefined();
+    // Retry-After says exactly when: it wins over a quota's reset.
+    expect(hint({ 'retry-after': '2', ratelimit: '"default";r=0;t=30' })).toBe(2_000);
+  });
+
+  it('ignores hostile values (NaN, Infinity, negative, exponents, dates in disguise) and caps huge ones', () => {
+    for (const bad of [
+      'NaN',
+      'Infinity',
+      '-Infinity',
+      '-5',
+      '1e+297',
+      '0x10',
+      '',
+      ' ',
+      '+1',
+      '1.5.2',
+    ])
+      for (const name of [
+        'retry-after-ms',
+        'x-ms-retry-after-ms',
+        'retry-after',
+        'ratelimit-reset',
+      ])
+        expect([name, bad, hint({ [name]: bad })]).toEqual([name, bad, undefined]);
+    expect(hint({ ratelimit: '"default";r=0;t=Infinity' })).toBeUndefined();
+    expect(hint({ ratelimit: '"default";r=0;t=-1' })).toBeUndefined();
+    expect(hint({ ratelimit: 'limit=1, remaining=0, reset=NaN' })).toBeUndefined();
+    expect(hint({ 'retry-after': '9'.repeat(300) })).toBe(2_147_483_647);
+    expect(hint({ 'retry-after': '9'.repeat(400) })).toBeUndefined();
+    expect(hint({ 'retry-after-ms': '1'.repeat(40) })).toBe(2_147_483_647);
+    expect(retryAfterOf({ retryAfterMs: 1e300 }, now)).toBe(2_147_483_647);
+    expect(retryAfterOf({ retryAfterMs: Number.POSITIVE_INFINITY }, now)).toBeUndefined();
+    expect(retryAfterOf({ retryAfterMs: Number.NaN }, now)).toBeUndefined();
+    expect(retryAfterOf({ retryAfterMs: -1 }, now)).toBeUndefined();
+    // A garbage hint gives way to the next one that can be read.
+    expect(hint({ 'retry-after-ms': 'NaN', 'retry-after': '4' })).toBe(4_000);
+  });
+
+  it('never answers a pause that is not a finite number of ms in [0, 2^31-1] (fast-check, fixed seed)', () => {
+    const names = [
+      'retry-after-ms',
+      'x-ms-retry-after-ms',
+      'retry-after',
+      'ratelimit',
+      'ratelimit-reset',
+    ];
+    const junk = fc.oneof(
+      fc.string(),
+      fc.double().map(String),
+      fc.bigInt().map(String),
+      fc
+        .constantFrom('"q";r=0;t=', 'limit=1, remaining=0, reset=')
+        .chain((prefix) => fc.oneof(fc.double(), fc.bigInt()).map((n) => prefix + String(n))),
+    );
+    fc.assert(
+      fc.property(fc.dictionary(fc.constantFrom(...names), junk), fc.anything(), (headers, own) => {
+        for (const value of [
+          httpError(429, headers),
+          { headers, retryAfterMs: own },
+          new HttpException({ retryAfterMs: own, retryAfter: headers['retry-after'] }, 429),
+        ]) {
+          const ms = retryAfterOf(value, now);
+          if (ms !== undefined) {
+            expect(Number.isInteger(ms)).toBe(true);
+            expect(ms).toBeGreaterThanOrEqual(0);
+            expect(ms).toBeLessThanOrEqual(2_147_483_647);
+          }
+        }
+      }),
+      { seed: 7_2026, numRuns: 300 },
+    );
+  });
+
+  it('a 429 with a hint is a pause for exactly that long, not throttling: once each pause ends, no call is shed', async () => {
+    const clock = new ManualClock();
+    const breaker = new Breaker('hinted', { minimumThroughput: 5 }, { clock, random: () => 0 });
+    const fail = (error: Error) =>
+      breaker.execute(() => Promise.reject(error)).catch((e: unknown) => e);
+    for (const headers of [
+      { 'retry-after': '1' } as Record<string, string>,
+      { 'retry-after-ms': '1000' },
+      { 'x-ms-retry-after-ms': '1000' },
+      { ratelimit: '"default";r=0;t=1' },
+      { 'ratelimit-reset': '1' },
+    ])
+      for (let i = 0; i < 4; i++) {
+        await fail(httpError(429, headers));
+        clock.advance(1_000);
+        // With a draw of 0, any probability above 0 would shed this call.
+        await expect(breaker.execute(() => 'served')).resolves.toBe('served');
+      }
+    expect(breaker.snapshot().totals.rejected.throttled).toBe(0);
+    expect(breaker.snapshot().totals.overloads).toBe(20);
+  });
+
+  it('a 429 with one of them pauses the breaker for exactly that long, and a 503 with one is an overload', async () => {
+    const clock = new ManualClock();
+    const breaker = new Breaker('llm', {}, { clock, random: () => 0 });
+    const fail = (error: Error) =>
+      breaker.execute(() => Promise.reject(error)).catch((e: unknown) => e);
+    for (const [headers, pauseMs] of [
+      [{ 'retry-after-ms': '1500' }, 1_500],
+      [{ 'x-ms-retry-after-ms': '250' }, 250],
+      [{ ratelimit: '"default";r=0;t=3' }, 3_000],
+      [{ 'ratelimit-reset': '2' }, 2_000],
+    ] as const) {
+      await fail(httpError(429, headers));
+      expect(await fail(new Error('not called'))).toMatchObject({
+        reason: 'retry-after',
+        state: 'closed',
+        retryAfterMs: pauseMs,
+      });
+      clock.advance(pauseMs - 1);
+      expect(await fail(new Error('not called'))).toMatchObject({ retryAfterMs: 1 });
+      clock.advance(1);
+      await expect(breaker.execute(() => 'served')).resolves.toBe('served');
+    }
+    expect(defaultClassifyError(httpError(503, { 'retry-after-ms': '100' }))).toBe('overload');
+    expect(defaultClassifyError(httpError(503, { ratelimit: '"default";r=0;t=1' }))).toBe(
+      'overload',
+    );
+    expect(defaultClassifyError(httpError(503, { 'retry-after-ms': 'NaN' }))).toBe('failure');
+    expect(breaker.snapshot().totals.failures.total).toBe(0);
   });
 });
 

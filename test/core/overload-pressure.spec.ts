@@ -48,6 +48,9 @@ describe('OverloadPressure (what a closed breaker holds while its dependency she
     });
     const pressure = new OverloadPressure();
     pressure.record(config, 0, 10_000, 0);
+    // A pause the dependency asked for is the back-off itself, no evidence to shed by.
+    expect(pressure.throttle).toBeUndefined();
+    pressure.record(config, 0, undefined, 0);
     expect(pressure.shed(config, 0, always)).toBe(true);
     expect(pressure.shed(config, 5_000, always)).toBe(false);
     expect(pressure.throttle).toBeUndefined();

@@ -10,7 +10,7 @@ import {
   UpstreamHttpError,
 } from '../../lib/index.js';
 
-/** A real dependency: GET /<status>?retryAfter=<value>&size=<bytes> answers that status. */
+/** A real dependency: GET /<status>?retryAfter=<value>&header=<name:value>&size=<bytes> answers that status. */
 let server: Server;
 let base: string;
 let requests = 0;
@@ -22,6 +22,10 @@ beforeAll(async () => {
     const status = Number(url.pathname.slice(1));
     const retryAfter = url.searchParams.get('retryAfter');
     if (retryAfter !== null) res.setHeader('Retry-After', retryAfter);
+    for (const header of url.searchParams.getAll('header')) {
+      const colon = header.indexOf(':');
+      res.setHeader(header.slice(0, colon), header.slice(colon + 1));
+    }
     res.writeHead(status, { 'content-type': 'application/json' });
     const size = Number(url.searchParams.get('size') ?? 0);
     res.end(size > 0 ? 'x'.repeat(size) : JSON.stringify({ message: `answered ${status}` }));
@@ -124,6 +128,22 @@ describe('UpstreamHttpError', () => {
     const withCredentials = await UpstreamHttpError.from(new Response('', { status: 500 }));
     expect(withCredentials.url).toBe('');
     expect(withCredentials.message).toBe('The upstream answered 500.');
+  });
+
+  it('carries the pause hints that LLM APIs and IETF rate limiters send, read from the real response', async () => {
+    const hinted = async (...headers: string[]) =>
+      (
+        await UpstreamHttpError.from(
+          await fetch(
+            `${base}/429?${headers.map((h) => `header=${encodeURIComponent(h)}`).join('&')}`,
+          ),
+        )
+      ).retryAfterMs;
+    expect(await hinted('retry-after-ms:1500', 'Retry-After:2')).toBe(1_500);
+    expect(await hinted('x-ms-retry-after-ms:250')).toBe(250);
+    expect(await hinted('RateLimit:"default";r=0;t=30')).toBe(30_000);
+    expect(await hinted('RateLimit-Reset:4', 'RateLimit-Remaining:0')).toBe(4_000);
+    expect(await hinted('retry-after-ms:Infinity')).toBeUndefined();
   });
 
   it('reads only the start of a large body: an excerpt of at most 500 characters', async () => {

@@ -241,6 +241,8 @@ describe('CircuitBreakerTelemetryModule', () => {
       ['circuit_breaker.state', 'SUM', false, '1'],
       ['circuit_breaker.window.failure_rate', 'GAUGE', undefined, '1'],
       ['circuit_breaker.window.calls', 'GAUGE', undefined, '{call}'],
+      ['circuit_breaker.config.generation', 'GAUGE', undefined, '1'],
+      ['circuit_breaker.config.info', 'GAUGE', undefined, '1'],
     ]);
   });
 
@@ -283,6 +285,10 @@ describe('CircuitBreakerTelemetryModule', () => {
         'Failures (timeouts included) among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate a failureRateThreshold opens on.',
       'circuit_breaker.window.calls':
         'Calls counted in the circuit breaker window (successes and failures, not overloads or ignored calls); no rate is judged below its minimum throughput.',
+      'circuit_breaker.config.generation':
+        'The generation of the circuit breaker options in force: 1 for the options first seen, one more each time its effective options change.',
+      'circuit_breaker.config.info':
+        'Always 1; its circuit_breaker.config.* attributes are the thresholds in force (window, failure_rate_threshold, minimum_throughput, consecutive_failures, slow_call_duration_ms, slow_call_rate_threshold, timeout_ms, open_duration_ms; absent when unset).',
     });
   });
 
@@ -556,6 +562,53 @@ describe('CircuitBreakerTelemetryModule', () => {
       undefined,
     ]);
     expect(keysOf(collected, 'circuit_breaker.calls')).toEqual(['host-49']);
+  });
+
+  it('reports a tenant outage in circuit_breaker.keys, and a reconfiguration in circuit_breaker.config.*, never per key', async () => {
+    const clock = new ManualClock();
+    const { reader, meterProvider } = sdk();
+    const { registry } = await start(
+      clock,
+      { tenants: { perKey: { maxKeys: 10 }, consecutiveFailures: 1, timeoutMs: false } },
+      { meterProvider, keyAttribute: true },
+    );
+    const family = registry.get('tenants');
+    await family.forKey('acme').execute(ok);
+    await family
+      .forKey('initech')
+      .execute(rejecting(new Error('down')))
+      .catch(swallow);
+    let collected = await collect(reader);
+    const tenants = { 'circuit_breaker.name': 'tenants' };
+    expect(points(collected, 'circuit_breaker.keys')).toEqual(
+      ['closed', 'open', 'half-open', 'isolated', 'disabled'].map((state) => ({
+        attributes: { ...tenants, 'circuit_breaker.state': state },
+        value: state === 'closed' || state === 'open' ? 1 : 0,
+      })),
+    );
+    expect(points(collected, 'circuit_breaker.config.generation')).toEqual([
+      { attributes: tenants, value: 1 },
+    ]);
+    const info = {
+      ...tenants,
+      'circuit_breaker.config.window': 'count:100',
+      'circuit_breaker.config.minimum_throughput': '20',
+      'circuit_breaker.config.consecutive_failures': '1',
+      'circuit_breaker.config.open_duration_ms': '30000',
+    };
+    expect(points(collected, 'circuit_breaker.config.info')).toEqual([
+      { attributes: info, value: 1 },
+    ]);
+
+    registry.reconfigure('tenants', { consecutiveFailures: 2 });
+    collected = await collect(reader);
+    expect(points(collected, 'circuit_breaker.config.generation')).toEqual([
+      { attributes: tenants, value: 2 },
+    ]);
+    expect(points(collected, 'circuit_breaker.config.info')).toContainEqual({
+      attributes: { ...info, 'circuit_breaker.config.consecutive_failures': '2' },
+      value: 1,
+    });
   });
 
   it('validates its options when the module is defined', () => {

@@ -112,7 +112,7 @@ describe.skipIf(!hasPromtool)('the alert rules and the dashboard, checked by pro
 
   it('every query of the Grafana dashboard parses as PromQL', () => {
     const queries = dashboardQueries();
-    expect(queries.length).toBe(18);
+    expect(queries.length).toBe(19);
     const dir = mkdtempSync(join(tmpdir(), 'cb-dashboard-queries-'));
     try {
       const file = join(dir, 'queries.yml');
@@ -162,6 +162,7 @@ describe('every metric and label the dashboard and the rules use, in a real scra
           breakers: {
             payments: { consecutiveFailures: 1, openDurationMs: 1_000, share: true },
             pricing: { share: false },
+            tenants: { perKey: { maxKeys: 10 }, consecutiveFailures: 1, share: false },
           },
         }),
         CircuitBreakerMetricsModule.forRoot({ registry }),
@@ -170,7 +171,7 @@ describe('every metric and label the dashboard and the rules use, in a real scra
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.listen(0, '127.0.0.1');
-    // Every kind of series: a success, a failure that opens, a rejection, a fallback, a probe that closes, a force.
+    // Every kind of series: a success, a failure that opens, a rejection, a fallback, a probe that closes, a force, a tenant's outage, a reconfiguration.
     const breakers = app.get(CircuitBreakerRegistry);
     const payments = breakers.get('payments');
     await payments.execute(() => Promise.resolve(1));
@@ -180,6 +181,12 @@ describe('every metric and label the dashboard and the rules use, in a real scra
     clock.advance(1_000);
     await payments.execute(() => Promise.resolve(1));
     breakers.get('pricing').force('open', { reason: 'maintenance' });
+    await breakers
+      .get('tenants')
+      .forKey('acme')
+      .execute(() => Promise.reject(new Error('down')))
+      .catch(() => undefined);
+    breakers.reconfigure('payments', { openDurationMs: 2_000 });
     const response = await fetch(`${await app.getUrl()}/metrics`.replace('[::1]', '127.0.0.1'));
     exposition = parseExposition(await response.text());
   });
@@ -194,8 +201,11 @@ describe('every metric and label the dashboard and the rules use, in a real scra
         'circuit_breaker_call_duration_seconds_count',
         'circuit_breaker_call_duration_seconds_sum',
         'circuit_breaker_calls_total',
+        'circuit_breaker_config_generation',
+        'circuit_breaker_config_info',
         'circuit_breaker_fallbacks_total',
         'circuit_breaker_forced',
+        'circuit_breaker_keys',
         'circuit_breaker_probes_total',
         'circuit_breaker_shared',
         'circuit_breaker_state',
@@ -213,6 +223,7 @@ describe('every metric and label the dashboard and the rules use, in a real scra
       [
         'circuit_breaker_call_duration_seconds_bucket',
         'circuit_breaker_calls_total',
+        'circuit_breaker_config_generation',
         'circuit_breaker_fallbacks_total',
         'circuit_breaker_forced',
         'circuit_breaker_probes_total',
@@ -230,6 +241,7 @@ describe('every metric and label the dashboard and the rules use, in a real scra
         'circuit_breaker_calls_total',
         'circuit_breaker_fallbacks_total',
         'circuit_breaker_forced',
+        'circuit_breaker_keys',
         'circuit_breaker_shared',
         'circuit_breaker_state',
       ],

@@ -211,6 +211,9 @@ describe('CircuitBreakerMetricsModule', () => {
       '# TYPE shop_circuit_breaker_window_failure_rate gauge',
       '# TYPE shop_circuit_breaker_window_calls gauge',
       '# TYPE shop_circuit_breaker_bulkhead_calls gauge',
+      '# TYPE shop_circuit_breaker_keys gauge',
+      '# TYPE shop_circuit_breaker_config_generation gauge',
+      '# TYPE shop_circuit_breaker_config_info gauge',
       '# TYPE shop_circuit_breaker_calls_total counter',
       '# TYPE shop_circuit_breaker_fallbacks_total counter',
       '# TYPE shop_circuit_breaker_transitions_total counter',
@@ -226,6 +229,9 @@ describe('CircuitBreakerMetricsModule', () => {
       '# HELP shop_circuit_breaker_window_failure_rate Failures (timeouts included) among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate a failureRateThreshold opens on.',
       '# HELP shop_circuit_breaker_window_calls Calls counted in the circuit breaker window (successes and failures, not overloads or ignored calls); no rate is judged below its minimum throughput.',
       '# HELP shop_circuit_breaker_bulkhead_calls Calls holding a slot of the circuit breaker bulkhead (state="active") and waiting for one (state="queued"); only breakers with a bulkhead have series.',
+      '# HELP shop_circuit_breaker_keys For a per-key circuit breaker family: how many of the children it holds (one per target) are in each state, without a label per key. A tenant outage shows here while the family itself stays closed.',
+      '# HELP shop_circuit_breaker_config_generation The generation of the circuit breaker options in force: 1 for the options first seen, one more each time its effective options change (reconfigure(), a fleet reconfiguration, a reload).',
+      '# HELP shop_circuit_breaker_config_info Always 1; its labels are the thresholds in force (window, failure_rate_threshold, minimum_throughput, consecutive_failures, slow_call_duration_ms, slow_call_rate_threshold, timeout_ms, open_duration_ms; empty when unset). One series per circuit breaker, replaced when a reconfiguration changes them.',
       '# HELP shop_circuit_breaker_calls_total Calls through the circuit breaker, each counted once, by outcome: success, failure, timeout, overload, ignored, rejected (not attempted; reason says why). Fallbacks served are counted in circuit_breaker_fallbacks_total.',
       '# HELP shop_circuit_breaker_fallbacks_total Calls answered by a fallback instead of their outcome (already counted in circuit_breaker_calls_total as rejected, failure, timeout or overload), by source: method, function, observable (the circuitBreaker() operator), lastGood.',
       '# HELP shop_circuit_breaker_transitions_total State changes of the circuit breaker.',
@@ -455,6 +461,118 @@ describe('CircuitBreakerMetricsModule', () => {
       'circuit_breaker_call_duration_seconds_sum{name="upstreams",key="a"} 0.015',
       'circuit_breaker_call_duration_seconds_sum{name="upstreams",key="b"} 0',
     ]);
+  });
+
+  it('shows a tenant outage without a key label: circuit_breaker_keys counts the children of a family per state', async () => {
+    const clock = new ManualClock();
+    const metrics = new Registry();
+    const { registry } = await start(
+      clock,
+      {
+        tenants: { perKey: { maxKeys: 10 }, consecutiveFailures: 1, openDurationMs: 10_000 },
+        plain: {},
+      },
+      { registry: metrics },
+    );
+    const family = registry.get('tenants');
+    let scrape = await metrics.metrics();
+    expect(series(scrape, 'circuit_breaker_keys').filter((line) => !line.endsWith(' 0'))).toEqual(
+      [],
+    );
+    await family.forKey('acme').execute(ok);
+    await family.forKey('globex').execute(ok);
+    await family
+      .forKey('initech')
+      .execute(rejecting(new Error('down')))
+      .catch(swallow);
+
+    scrape = await metrics.metrics();
+    // The family's own (aggregate) level stays closed: the state metric alone never sees this outage.
+    expect(series(scrape, 'circuit_breaker_state')).toContain(
+      'circuit_breaker_state{name="tenants",state="closed"} 1',
+    );
+    expect(series(scrape, 'circuit_breaker_keys')).toEqual([
+      'circuit_breaker_keys{name="tenants",state="closed"} 2',
+      'circuit_breaker_keys{name="tenants",state="open"} 1',
+      'circuit_breaker_keys{name="tenants",state="half-open"} 0',
+      'circuit_breaker_keys{name="tenants",state="isolated"} 0',
+      'circuit_breaker_keys{name="tenants",state="disabled"} 0',
+    ]);
+    // Nobody calls, yet the scrape sees the open duration of the tenant has ended.
+    clock.advance(10_000);
+    scrape = await metrics.metrics();
+    expect(series(scrape, 'circuit_breaker_keys').filter((line) => !line.endsWith(' 0'))).toEqual([
+      'circuit_breaker_keys{name="tenants",state="closed"} 2',
+      'circuit_breaker_keys{name="tenants",state="half-open"} 1',
+    ]);
+  });
+
+  it('circuit_breaker_keys has no key label with keyLabel: true either: one series per family and state', async () => {
+    const metrics = new Registry();
+    const { registry } = await start(
+      new ManualClock(),
+      { tenants: { perKey: { maxKeys: 50 }, consecutiveFailures: 1 } },
+      { registry: metrics, keyLabel: true },
+    );
+    const family = registry.get('tenants');
+    for (let i = 0; i < 40; i++)
+      await family
+        .forKey(`tenant-${i}`)
+        .execute(i % 4 === 0 ? rejecting(new Error('down')) : ok)
+        .catch(swallow);
+    const scrape = await metrics.metrics();
+    expect(series(scrape, 'circuit_breaker_keys').filter((line) => !line.endsWith(' 0'))).toEqual([
+      'circuit_breaker_keys{name="tenants",state="closed"} 30',
+      'circuit_breaker_keys{name="tenants",state="open"} 10',
+    ]);
+  });
+
+  it('a reconfiguration changes circuit_breaker_config_generation and the thresholds of circuit_breaker_config_info', async () => {
+    const metrics = new Registry();
+    const { registry } = await start(
+      new ManualClock(),
+      {
+        payments: { window: { type: 'count', size: 20 }, failureRateThreshold: 0.5 },
+        tenants: { perKey: { maxKeys: 10 }, consecutiveFailures: 3, timeoutMs: false },
+      },
+      { registry: metrics, keyLabel: true },
+    );
+    await registry.get('tenants').forKey('acme').execute(ok);
+    let scrape = await metrics.metrics();
+    expect(series(scrape, 'circuit_breaker_config_generation')).toEqual([
+      'circuit_breaker_config_generation{name="payments"} 1',
+      'circuit_breaker_config_generation{name="tenants"} 1',
+    ]);
+    expect(series(scrape, 'circuit_breaker_config_info')).toEqual([
+      'circuit_breaker_config_info{name="payments",window="count:20",failure_rate_threshold="0.5",minimum_throughput="20",consecutive_failures="",slow_call_duration_ms="",slow_call_rate_threshold="",timeout_ms="10000",open_duration_ms="30000"} 1',
+      'circuit_breaker_config_info{name="tenants",window="count:100",failure_rate_threshold="",minimum_throughput="20",consecutive_failures="3",slow_call_duration_ms="",slow_call_rate_threshold="",timeout_ms="",open_duration_ms="30000"} 1',
+    ]);
+
+    registry.reconfigure('payments', { failureRateThreshold: 0.25, openDurationMs: 5_000 });
+    scrape = await metrics.metrics();
+    expect(series(scrape, 'circuit_breaker_config_generation')).toEqual([
+      'circuit_breaker_config_generation{name="payments"} 2',
+      'circuit_breaker_config_generation{name="tenants"} 1',
+    ]);
+    // The series of the options no longer in force is gone: one series per breaker, whatever happened.
+    expect(series(scrape, 'circuit_breaker_config_info')[0]).toBe(
+      'circuit_breaker_config_info{name="payments",window="count:20",failure_rate_threshold="0.25",minimum_throughput="20",consecutive_failures="",slow_call_duration_ms="",slow_call_rate_threshold="",timeout_ms="10000",open_duration_ms="5000"} 1',
+    );
+    expect(series(scrape, 'circuit_breaker_config_info')).toHaveLength(2);
+
+    // The same options again are no new generation; an option that is not a threshold is one.
+    registry.reconfigure('payments', { failureRateThreshold: 0.25, openDurationMs: 5_000 });
+    expect(
+      series(await metrics.metrics(), 'circuit_breaker_config_generation{name="payments"}'),
+    ).toEqual(['circuit_breaker_config_generation{name="payments"} 2']);
+    registry.reconfigure('payments', {
+      failureRateThreshold: 0.25,
+      openDurationMs: 5_000,
+      backoff: { multiplier: 3 },
+    });
+    expect(
+      series(await metrics.metrics(), 'circuit_breaker_config_generation{name="payments"}'),
+    ).toEqual(['circuit_breaker_config_generation{name="payments"} 3']);
   });
 
   describe('keyLabel: true and evicted children', () => {

@@ -1,5 +1,6 @@
 import { Breaker, type ExecuteOptions } from '../breaker.js';
 import type { RetryEvent } from '../breaker-events.js';
+import type { AdmissionPeek } from '../breaker-peek.js';
 import type { CallOutcome } from '../breaker-state.js';
 import { isBreakerRejection } from '../breaker.errors.js';
 import { breakerMessages } from '../breaker.messages.js';
@@ -20,6 +21,7 @@ export interface RetryTarget {
   monotonic(): number;
   classifyError(error: unknown): CallOutcome;
   classifyResult(value: unknown): CallOutcome;
+  peek(): AdmissionPeek;
   /** @internal */
   recordRetry(event: RetryEvent): void;
   /** @internal */
@@ -121,7 +123,9 @@ async function retryAfter<T>(
       if (last.threw) throw last.value;
       return last.value as T;
     }
+    const pausedFor = pauseLeft(breaker.peek());
     await sleep(delayMs!, signal);
+    await waitOutPause(breaker, pausedFor, signal);
     try {
       const value = await attempt();
       if (made + 1 >= policy.attempts || !retryableValue(breaker, value)) return value;
@@ -171,6 +175,38 @@ function delayBefore(
   if (hint !== undefined && hint > 0) return hint > policy.maxRetryAfterMs ? undefined : hint;
   const base = Math.min(policy.maxMs, policy.initialMs * policy.multiplier ** (made - 1));
   return Math.round(base * (1 - policy.jitter * breaker.draw()));
+}
+
+// How many times a retry waits again for the breaker's pause to end, and how early a timer may fire against its clock.
+const MAX_PAUSE_WAITS = 8;
+const TIMER_SLACK_MS = 1;
+
+/**
+ * Waits until the breaker's own `Retry-After` pause is over, so that the
+ * retry reaches the dependency instead of being refused locally. The process's
+ * timers start from a cached, whole-millisecond loop time, while the pause
+ * runs on the breaker's monotonic reading: a timer of the hint's length can
+ * fire up to a millisecond before the pause ends. `before` is what was left
+ * of the pause when the last wait began. Bounded: a pause that did not shrink
+ * over a wait (a test's clock that is not moved) is waited again only within
+ * a timer's slack, and at most a few times, so that no caller waits for ever
+ * on a clock that stands still.
+ */
+async function waitOutPause(
+  breaker: RetryTarget,
+  before: number,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  for (let waits = 0; waits < MAX_PAUSE_WAITS; waits++) {
+    const left = pauseLeft(breaker.peek());
+    if (left <= 0 || (left >= before && left > TIMER_SLACK_MS)) return;
+    before = left;
+    await sleep(left, signal);
+  }
+}
+
+function pauseLeft(peek: AdmissionPeek): number {
+  return !peek.permitted && peek.reason === 'retry-after' ? (peek.retryAfterMs ?? 0) : 0;
 }
 
 /** Waits `ms`, or rejects with the caller's abort reason; the timer never keeps a process alive. */
