@@ -257,6 +257,11 @@ export class CallGuard {
     if (!bulkhead.canQueue) return deferredRejection(b.refuse('bulkhead-full', undefined));
     return bulkhead.wait(signal).then((how) => {
       if (how !== GRANTED) throw b.refuse('bulkhead-full', undefined);
+      // Aborted after the slot was handed over but before this turn: as an abort in the queue, nothing is counted.
+      if (signal?.aborted) {
+        bulkhead.leave();
+        throw signal.reason;
+      }
       return call();
     });
   }
