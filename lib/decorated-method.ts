@@ -1,4 +1,4 @@
-import { Observable, isObservable, tap } from 'rxjs';
+import { Observable, tap } from 'rxjs';
 import {
   isBreakerRejection,
   type Breaker,
@@ -20,7 +20,8 @@ import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import { breakerOperator } from './circuit-breaker.operator.js';
 import type { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 import { FaultedCall } from './core/faulted-call.js';
-import { FallbackRunner, isThenable, raise } from './fallback/fallback-runner.js';
+import { FallbackRunner, raise } from './fallback/fallback-runner.js';
+import { countedAs, countsAsFailed, shapeOf } from './decorated-method-result.js';
 import type { CircuitBreakerFallback } from './interfaces/circuit-breaker-method-options.interface.js';
 
 /** What a method returns, learned from `design:returntype` or from its first result. */
@@ -357,26 +358,4 @@ export class DecoratedMethod {
   ): void {
     this.fallbacks?.remember(registry, breaker, args, value);
   }
-}
-
-/**
- * What a method returned: an Observable, a thenable, or a plain value. A value
- * that cannot be looked at (a getter or a Proxy trap that throws) is a plain
- * value: the caller gets it as it is, and the breaker classifies it.
- */
-function shapeOf(result: unknown): 'observable' | 'thenable' | 'value' {
-  try {
-    return isObservable(result) ? 'observable' : isThenable(result) ? 'thenable' : 'value';
-  } catch {
-    return 'value';
-  }
-}
-
-/** Outcomes a fallback is for: the dependency failed or refused, whether the call rejected or resolved. */
-function countsAsFailed(outcome: CallPermit['outcome']): boolean {
-  return outcome === 'failure' || outcome === 'overload';
-}
-
-function countedAs(outcome: CallPermit['outcome']): CallOutcome {
-  return outcome === 'timeout' ? 'failure' : (outcome ?? 'ignored');
 }
