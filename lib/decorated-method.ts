@@ -205,14 +205,42 @@ export class DecoratedMethod {
 
     // Anything else (a fallback to decide on, a plain value, a return type not known yet): admit, call, then see
     // what came back; the permit says how the call was counted, so classifiers run once.
-    let permit: CallPermit;
+    let admitted: CallPermit | Promise<CallPermit>;
     try {
-      permit = breaker.acquire();
+      // A Promise method waits for a bulkhead slot as it does without a fallback; others cannot wait.
+      admitted = this.kind === 'promise' ? breaker.acquireWaiting() : breaker.acquire();
     } catch (rejection) {
-      // Only a rejection is what fallbacks are for; a misuse (a per-key breaker without a key) must surface.
-      if (!isBreakerRejection(rejection)) throw rejection;
-      return this.recover(registry, breaker, instance, rejection, args, this.kind);
+      return this.refused(registry, breaker, instance, rejection, args);
     }
+    if (!(admitted instanceof Promise))
+      return this.run(registry, breaker, admitted, instance, original, args);
+    return admitted.then(
+      (permit) => this.run(registry, breaker, permit, instance, original, args),
+      (rejection: unknown) => this.refused(registry, breaker, instance, rejection, args),
+    );
+  }
+
+  /** A call the breaker did not admit: the fallback's, unless it is a misuse (a per-key breaker without a key). */
+  private refused(
+    registry: CircuitBreakerRegistry,
+    breaker: Breaker,
+    instance: unknown,
+    rejection: unknown,
+    args: any[],
+  ): unknown {
+    if (!isBreakerRejection(rejection)) throw rejection;
+    return this.recover(registry, breaker, instance, rejection, args, this.kind);
+  }
+
+  /** Runs the method under `permit`, then sees what came back. */
+  private run(
+    registry: CircuitBreakerRegistry,
+    breaker: Breaker,
+    permit: CallPermit,
+    instance: Record<symbol, unknown> | undefined,
+    original: (...args: any[]) => unknown,
+    args: any[],
+  ): unknown {
     let result: unknown;
     const faulted = permit instanceof FaultedCall ? permit : undefined;
     try {

@@ -204,28 +204,22 @@ export class CallGuard {
     return this.queue(b, bulkhead, undefined, run);
   }
 
-  /** A permit holds its slot until it settles; `acquire()` is synchronous, so it never queues. */
-  acquire<T>(b: GuardedBreaker): CallPermit<T> {
+  /**
+   * A permit holds its slot until it settles. `acquire()` is synchronous, so it
+   * never queues; a caller that can wait (`canWait`) waits in the queue as
+   * `execute()` does, and gets its permit as a promise.
+   */
+  acquire<T>(b: GuardedBreaker): CallPermit<T>;
+  acquire<T>(b: GuardedBreaker, canWait: true): CallPermit<T> | Promise<CallPermit<T>>;
+  acquire<T>(b: GuardedBreaker, canWait = false): CallPermit<T> | Promise<CallPermit<T>> {
     const refusal = this.rampRefusal(b);
     if (refusal !== undefined) throw refusal;
     const bulkhead = this.bulkhead;
     if (bulkhead === undefined) return b.passAcquire<T>();
-    if (!bulkhead.tryEnter()) {
-      if (b.lettingAllThrough) return b.passAcquire<T>();
-      throw b.refuse('bulkhead-full', undefined);
-    }
-    let permit: CallPermit<T>;
-    try {
-      permit = b.passAcquire<T>();
-    } catch (rejection) {
-      bulkhead.leave();
-      throw rejection;
-    }
-    const tracked = permit as CallPermit<T> & { onSettled?: () => void };
-    // A call forced `disabled` is let through uncounted, and holds no slot either.
-    if ('onSettled' in tracked) tracked.onSettled = bulkhead.leave;
-    else bulkhead.leave();
-    return permit;
+    if (bulkhead.tryEnter()) return holdingPermit<T>(b, bulkhead);
+    if (b.lettingAllThrough) return b.passAcquire<T>();
+    if (!canWait) throw b.refuse('bulkhead-full', undefined);
+    return this.queue(b, bulkhead, undefined, () => holdingPermit<T>(b, bulkhead));
   }
 
   /** Whether the guard has nothing left to do (its options were reconfigured away). */
@@ -252,7 +246,7 @@ export class CallGuard {
     b: GuardedBreaker,
     bulkhead: Bulkhead,
     signal: AbortSignal | undefined,
-    call: () => Promise<T>,
+    call: () => T | Promise<T>,
   ): Promise<T> {
     if (!bulkhead.canQueue) return deferredRejection(b.refuse('bulkhead-full', undefined));
     return bulkhead.wait(signal).then((how) => {
@@ -265,4 +259,20 @@ export class CallGuard {
       return call();
     });
   }
+}
+
+/** The permit of a call that took a slot: it gives the slot back when it settles, or at once when admission fails. */
+function holdingPermit<T>(b: GuardedBreaker, bulkhead: Bulkhead): CallPermit<T> {
+  let permit: CallPermit<T>;
+  try {
+    permit = b.passAcquire<T>();
+  } catch (rejection) {
+    bulkhead.leave();
+    throw rejection;
+  }
+  const tracked = permit as CallPermit<T> & { onSettled?: () => void };
+  // A call forced `disabled` is let through uncounted, and holds no slot either.
+  if ('onSettled' in tracked) tracked.onSettled = bulkhead.leave;
+  else bulkhead.leave();
+  return permit;
 }
