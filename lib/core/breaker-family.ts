@@ -128,6 +128,8 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
       this.overflowed++;
       return (this.overflow ??= this.born(this.create(OVERFLOW_KEY)));
     }
+    // Held for as long as the child: a copy of its own, never a slice of something larger.
+    key = flatCopy(key);
     const child = this.born(this.create(key));
     // A time is a boxed number: store it only when idle eviction needs it.
     if (this.idleMs !== undefined) child.lastUsedAt = now;
@@ -288,6 +290,25 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
     if (this.evictListeners !== undefined)
       for (const listener of this.evictListeners) listener(child);
   }
+}
+
+/** Code units copied per `String.fromCharCode` call: its arguments must fit on the stack. */
+const COPY_CHUNK = 8_192;
+
+/**
+ * A copy of `key` that shares no memory with the string it came from. V8
+ * keeps the whole parent of a sliced string alive (a key cut from a request
+ * body, or the bounded form built from `key.slice()`): a key held for as long
+ * as its child must be a flat string of its own.
+ */
+function flatCopy(key: string): string {
+  let copy = '';
+  for (let at = 0; at < key.length; at += COPY_CHUNK) {
+    const units = new Uint16Array(Math.min(COPY_CHUNK, key.length - at));
+    for (let i = 0; i < units.length; i++) units[i] = key.charCodeAt(at + i);
+    copy += String.fromCharCode.apply(null, units as unknown as number[]);
+  }
+  return copy;
 }
 
 function isUnhealthy(state: BreakerState): boolean {
