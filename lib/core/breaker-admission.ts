@@ -249,6 +249,11 @@ export abstract class BreakerAdmission extends BreakerCalls {
     return probeSchedulerOf(this.env);
   }
 
+  /** @internal A family's child: its bulkhead started holding calls, or holds none any more. */
+  bulkheadBusy(busy: boolean): void {
+    (this.parent as BreakerAdmission).keyed?.childBusy(this, busy);
+  }
+
   /** @internal Whether a family still holds `child` (an evicted child is probed no more). */
   holdsChild(child: BreakerAdmission): boolean {
     const family = this.keyed as { holds(child: unknown): boolean } | undefined;

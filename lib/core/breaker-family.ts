@@ -30,7 +30,7 @@ export interface FamilySnapshot {
   unhealthyKeys: number;
   /** Children evicted since creation. */
   evicted: number;
-  /** Calls for new keys that had to share the overflow child because every held child was busy failing. */
+  /** Calls for new keys that had to share the overflow child because every held child was failing or had calls in its bulkhead. */
   overflowed: number;
 }
 
@@ -46,6 +46,8 @@ export interface FamilyMember {
 /** What a breaker's transitions tell the family it belongs to. @internal */
 export interface FamilyTransitions {
   childTransitioned(child: FamilyMember, from: BreakerState, to: BreakerState, now: number): void;
+  /** Its bulkhead started holding calls, or holds none any more. */
+  childBusy(child: FamilyMember, busy: boolean): void;
 }
 
 /**
@@ -66,9 +68,10 @@ export interface FamilyOwner {
 /**
  * The children of a per-key breaker: one per target, created on first use,
  * bounded by `maxKeys` (idle closed children evicted first, least recently
- * used; open and half-open children never), so keys from untrusted input
+ * used; open and half-open children never, nor a child with calls holding
+ * or waiting for a slot of its bulkhead), so keys from untrusted input
  * cannot grow memory without bound, and keys longer than `maxKeyLength`
- * stored in a bounded form. When every held child is open, new keys share one
+ * stored in a bounded form. When no held child can go, new keys share one
  * overflow child.
  *
  * @internal
@@ -87,6 +90,10 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
   private failing = 0;
   private evicted = 0;
   private overflowed = 0;
+  /** Held children whose bulkhead holds or queues calls (made at the first): never evicted. */
+  private busy: Set<Child> | undefined = undefined;
+  /** Those of them closed or disabled: with `failing`, what spares the search when no child can go. */
+  private busyQuiet = 0;
   private readonly maxKeys: number;
   private readonly idleMs: number | undefined;
   private readonly maxKeyLength: number;
@@ -213,6 +220,8 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
    */
   childTransitioned(child: Child, from: BreakerState, to: BreakerState, now: number): void {
     if (!this.holds(child)) return;
+    if (isQuiet(from) !== isQuiet(to) && this.busy?.has(child) === true)
+      this.busyQuiet += isQuiet(to) ? 1 : -1;
     if (isUnhealthy(from) !== isUnhealthy(to)) this.unhealthy += isUnhealthy(to) ? 1 : -1;
     const was = isFailing(from);
     const is = isFailing(to);
@@ -223,6 +232,16 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
     const known = this.size;
     if (known >= aggregate.minKeys && this.failing / known >= aggregate.openWhenOpenRatio)
       this.owner.openForChildren(now);
+  }
+
+  /** A held child's bulkhead started holding calls, or holds none any more. */
+  childBusy(child: Child, busy: boolean): void {
+    if (busy) {
+      // The overflow child is never evicted; an evicted child is no longer the family's.
+      if (this.children.get(child.key!) !== child) return;
+      (this.busy ??= new Set()).add(child);
+    } else if (this.busy?.delete(child) !== true) return;
+    if (isQuiet(child.lastDecidedState)) this.busyQuiet += busy ? 1 : -1;
   }
 
   snapshot(): FamilySnapshot {
@@ -245,7 +264,7 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
     let budget = 4;
     for (const [key, child] of this.children) {
       if (budget-- === 0 || now - child.lastUsedAt < this.idleMs!) return;
-      if (isEvictable(child)) this.remove(key, child);
+      if (this.isEvictable(child)) this.remove(key, child);
     }
   }
 
@@ -256,11 +275,11 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
    * says so without a search.
    */
   private evictOne(): boolean {
-    if (this.failingHeld() >= this.children.size) return false;
+    if (this.failingHeld() + this.busyQuiet >= this.children.size) return false;
     let left = this.children.size;
     for (const [key, child] of this.children) {
       if (left-- === 0) break;
-      if (isEvictable(child)) {
+      if (this.isEvictable(child)) {
         this.remove(key, child);
         return true;
       }
@@ -282,6 +301,15 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
     return overflow !== undefined && isUnhealthy(overflow.lastDecidedState)
       ? this.unhealthy - 1
       : this.unhealthy;
+  }
+
+  /**
+   * Quiet, with no call holding or waiting for a slot of its bulkhead: a child
+   * evicted with calls in flight would leave its key a fresh child with every
+   * slot free, beside the calls still running (its cap exceeded).
+   */
+  private isEvictable(child: Child): boolean {
+    return isQuiet(child.lastDecidedState) && this.busy?.has(child) !== true;
   }
 
   private remove(key: string, child: Child): void {
@@ -319,7 +347,7 @@ function isFailing(state: BreakerState): boolean {
   return state === 'open' || state === 'half-open';
 }
 
-function isEvictable(child: FamilyMember): boolean {
-  const state = child.lastDecidedState;
+/** Closed or disabled: a state that says nothing against the target. */
+function isQuiet(state: BreakerState): boolean {
   return state === 'closed' || state === 'disabled';
 }

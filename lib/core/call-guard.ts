@@ -11,7 +11,7 @@ import {
 import type { ProbeScheduler } from './probe-scheduler.js';
 import { RecoveryProbe, type ProbeHost } from './recovery-probe.js';
 import type { CircuitOpenError } from './breaker.errors.js';
-import { Bulkhead, GRANTED } from './bulkhead.js';
+import { Bulkhead, GRANTED, type BulkheadLimits } from './bulkhead.js';
 import { RampUp } from './ramp-up.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
 import type { CallPermit, ProtectedCall, WithSignal } from './tracked-call.js';
@@ -28,7 +28,11 @@ const RECOVERED: readonly TransitionReason[] = [
 /** What a guard's recovery probe sees of its breaker. @internal */
 export interface GuardHost extends ProbeHost {
   readonly lastDecidedState: BreakerState;
+  /** Set for a child of a per-key family, which must hear when its bulkhead holds calls. */
+  readonly parent: unknown;
   probeScheduler(): ProbeScheduler;
+  /** A family's child: its bulkheads started holding calls, or hold none any more. */
+  bulkheadBusy(busy: boolean): void;
 }
 
 /** What a guard sees of its breaker: how to refuse, and the ways in past the guard. @internal */
@@ -94,6 +98,8 @@ export class CallGuard {
   /** Made the first time the breaker opens with a `probe`. */
   private probe: RecoveryProbe | undefined = undefined;
   private probeOptions: ResolvedBreakerOptions['probe'];
+  /** A family's child: how many of its bulkheads hold calls (a dropped one may still, beside a new one). */
+  private occupied = 0;
 
   constructor(
     config: ResolvedBreakerOptions,
@@ -104,8 +110,17 @@ export class CallGuard {
     // Given to an open breaker by reconfigure(): the first health check is one interval from now.
     if (config.probe !== undefined && host.lastDecidedState === 'open')
       this.startProbe(host.monotonic());
-    this.bulkhead = config.bulkhead === undefined ? undefined : new Bulkhead(config.bulkhead);
+    this.bulkhead = config.bulkhead === undefined ? undefined : this.newBulkhead(config.bulkhead);
   }
+
+  private newBulkhead(limits: BulkheadLimits): Bulkhead {
+    return new Bulkhead(limits, this.host.parent === undefined ? undefined : this.occupancy);
+  }
+
+  private readonly occupancy = (busy: boolean): void => {
+    this.occupied += busy ? 1 : -1;
+    if (this.occupied === (busy ? 1 : 0)) this.host.bulkheadBusy(busy);
+  };
 
   /** New options: the bulkhead keeps its calls and takes the new limits; dropped, it lets its waiters in. */
   reconfigure(config: ResolvedBreakerOptions): void {
@@ -125,7 +140,7 @@ export class CallGuard {
     if (limits === undefined) {
       this.bulkhead?.setLimits({ maxConcurrent: Infinity, maxQueue: 0, queueTimeoutMs: 1 });
       this.bulkhead = undefined;
-    } else if (this.bulkhead === undefined) this.bulkhead = new Bulkhead(limits);
+    } else if (this.bulkhead === undefined) this.bulkhead = this.newBulkhead(limits);
     else this.bulkhead.setLimits(limits);
   }
 
