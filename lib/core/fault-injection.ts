@@ -34,7 +34,11 @@ export interface FaultInjectionOptions {
    * then one in every `1 / rate` (0.25: calls 1, 5, 9, ...).
    */
   rate?: number;
-  /** Draws in [0, 1) (a seeded generator): a call gets the fault when its draw is below `rate`. */
+  /**
+   * Draws in [0, 1) (a seeded generator): a call gets the fault when its draw
+   * is below `rate`. A draw that throws or falls outside counts as 0.5,
+   * reported once per injection.
+   */
   random?: () => number;
 }
 
