@@ -1,4 +1,4 @@
-import { Observable, isObservable, tap } from 'rxjs';
+import { Observable, tap } from 'rxjs';
 import {
   isBreakerRejection,
   type Breaker,
@@ -21,7 +21,8 @@ import { breakerOperator } from './circuit-breaker.operator.js';
 import { keyFor } from './circuit-key.js';
 import type { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 import { FaultedCall } from './core/faulted-call.js';
-import { FallbackRunner, isThenable, raise } from './fallback/fallback-runner.js';
+import { FallbackRunner, raise } from './fallback/fallback-runner.js';
+import { countedAs, countsAsFailed, shapeOf } from './decorated-method-result.js';
 import type { CircuitBreakerFallback } from './interfaces/circuit-breaker-method-options.interface.js';
 
 /** What a method returns, learned from `design:returntype` or from its first result. */
@@ -207,14 +208,42 @@ export class DecoratedMethod {
 
     // Anything else (a fallback to decide on, a plain value, a return type not known yet): admit, call, then see
     // what came back; the permit says how the call was counted, so classifiers run once.
-    let permit: CallPermit;
+    let admitted: CallPermit | Promise<CallPermit>;
     try {
-      permit = breaker.acquire();
+      // A Promise method waits for a bulkhead slot as it does without a fallback; others cannot wait.
+      admitted = this.kind === 'promise' ? breaker.acquireWaiting() : breaker.acquire();
     } catch (rejection) {
-      // Only a rejection is what fallbacks are for; a misuse (a per-key breaker without a key) must surface.
-      if (!isBreakerRejection(rejection)) throw rejection;
-      return this.recover(registry, breaker, instance, rejection, args, this.kind);
+      return this.refused(registry, breaker, instance, rejection, args);
     }
+    if (!(admitted instanceof Promise))
+      return this.run(registry, breaker, admitted, instance, original, args);
+    return admitted.then(
+      (permit) => this.run(registry, breaker, permit, instance, original, args),
+      (rejection: unknown) => this.refused(registry, breaker, instance, rejection, args),
+    );
+  }
+
+  /** A call the breaker did not admit: the fallback's, unless it is a misuse (a per-key breaker without a key). */
+  private refused(
+    registry: CircuitBreakerRegistry,
+    breaker: Breaker,
+    instance: unknown,
+    rejection: unknown,
+    args: any[],
+  ): unknown {
+    if (!isBreakerRejection(rejection)) throw rejection;
+    return this.recover(registry, breaker, instance, rejection, args, this.kind);
+  }
+
+  /** Runs the method under `permit`, then sees what came back. */
+  private run(
+    registry: CircuitBreakerRegistry,
+    breaker: Breaker,
+    permit: CallPermit,
+    instance: Record<symbol, unknown> | undefined,
+    original: (...args: any[]) => unknown,
+    args: any[],
+  ): unknown {
     let result: unknown;
     const faulted = permit instanceof FaultedCall ? permit : undefined;
     try {
@@ -360,26 +389,4 @@ export class DecoratedMethod {
   ): void {
     this.fallbacks?.remember(registry, breaker, args, value);
   }
-}
-
-/**
- * What a method returned: an Observable, a thenable, or a plain value. A value
- * that cannot be looked at (a getter or a Proxy trap that throws) is a plain
- * value: the caller gets it as it is, and the breaker classifies it.
- */
-function shapeOf(result: unknown): 'observable' | 'thenable' | 'value' {
-  try {
-    return isObservable(result) ? 'observable' : isThenable(result) ? 'thenable' : 'value';
-  } catch {
-    return 'value';
-  }
-}
-
-/** Outcomes a fallback is for: the dependency failed or refused, whether the call rejected or resolved. */
-function countsAsFailed(outcome: CallPermit['outcome']): boolean {
-  return outcome === 'failure' || outcome === 'overload';
-}
-
-function countedAs(outcome: CallPermit['outcome']): CallOutcome {
-  return outcome === 'timeout' ? 'failure' : (outcome ?? 'ignored');
 }

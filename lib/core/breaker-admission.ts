@@ -30,6 +30,7 @@ import { isCall, UncountedCall } from './uncounted-call.js';
 import { FaultedAdmission } from './fault-injection.js';
 import { FaultedCall } from './faulted-call.js';
 import { deferredRejection } from './deferred-rejection.js';
+import { drawFrom, SAFE_DRAW } from './random-draw.js';
 
 /**
  * How a call gets in: past a family's gate, then the breaker's own admission,
@@ -248,15 +249,27 @@ export abstract class BreakerAdmission extends BreakerCalls {
     return probeSchedulerOf(this.env);
   }
 
+  /** @internal A family's child: its bulkhead started holding calls, or holds none any more. */
+  bulkheadBusy(busy: boolean): void {
+    (this.parent as BreakerAdmission).keyed?.childBusy(this, busy);
+  }
+
   /** @internal Whether a family still holds `child` (an evicted child is probed no more). */
   holdsChild(child: BreakerAdmission): boolean {
     const family = this.keyed as { holds(child: unknown): boolean } | undefined;
     return family?.holds(child) ?? false;
   }
 
-  /** @internal A number from the breaker's random source (a retry's jitter). */
+  /**
+   * @internal A number in [0, 1) from the breaker's random source (jitter,
+   * shedding, a retry's jitter). A draw that throws or falls outside [0, 1)
+   * counts as `SAFE_DRAW`, reported once (a family's children as the family).
+   */
   draw(): number {
-    return this.env.random();
+    const drawn = drawFrom(this.env.random, this.name, 'deps.random');
+    if (typeof drawn === 'number') return drawn;
+    ((this.parent as BreakerAdmission | undefined) ?? this).reportFault('deps.random', drawn);
+    return SAFE_DRAW;
   }
 
   /**

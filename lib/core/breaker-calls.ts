@@ -88,7 +88,9 @@ export abstract class BreakerCalls extends BreakerMachine {
   /** An admitted call's token, with the injected fault when this call gets it. */
   private withFault(token: number): number | FaultedAdmission {
     const faults = this.overload?.faults;
-    return faults !== undefined && faults.applies() ? new FaultedAdmission(token, faults) : token;
+    return faults !== undefined && faults.applies(this)
+      ? new FaultedAdmission(token, faults)
+      : token;
   }
 
   /** @internal A family's own gate for a child's call: 0 to pass, a probe token, or the rejection. */
@@ -136,7 +138,7 @@ export abstract class BreakerCalls extends BreakerMachine {
     const pressure = this.overload!;
     const pause = pressure.pauseLeft(now);
     if (pause > 0) return this.reject('retry-after', pause);
-    if (pressure.shed(this.config, now, this.env))
+    if (pressure.shed(this.config, now, this))
       return this.reject('throttled', THROTTLED_RETRY_AFTER_MS);
     // The pause is over and the overloads have left the window: calls take the plain path again.
     if (pressure.spent) this.overload = undefined;

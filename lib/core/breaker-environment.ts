@@ -8,7 +8,11 @@ import { ProbeScheduler } from './probe-scheduler.js';
 export interface BreakerDeps {
   /** Where time comes from (wall time and a monotonic reading, see `Clock`). Default: `Date.now` and `performance.now()`. */
   clock?: Clock;
-  /** Where jitter and load shedding draw from. Default: `Math.random`. */
+  /**
+   * Where jitter, load shedding and a retry's jitter draw from: numbers in
+   * [0, 1). A draw that throws or falls outside counts as 0.5 and is reported
+   * once (`reportError`). Default: `Math.random`.
+   */
   random?: RandomSource;
   /** Shares transitions with other replicas (see `nestjs-circuit-breaker/redis`). Default: none, local state only. */
   coordinator?: BreakerCoordinator;

@@ -30,7 +30,7 @@ export interface FamilySnapshot {
   unhealthyKeys: number;
   /** Children evicted since creation. */
   evicted: number;
-  /** Calls for new keys that had to share the overflow child because every held child was busy failing. */
+  /** Calls for new keys that had to share the overflow child because every held child was failing or had calls in its bulkhead. */
   overflowed: number;
 }
 
@@ -46,6 +46,8 @@ export interface FamilyMember {
 /** What a breaker's transitions tell the family it belongs to. @internal */
 export interface FamilyTransitions {
   childTransitioned(child: FamilyMember, from: BreakerState, to: BreakerState, now: number): void;
+  /** Its bulkhead started holding calls, or holds none any more. */
+  childBusy(child: FamilyMember, busy: boolean): void;
 }
 
 /**
@@ -66,9 +68,10 @@ export interface FamilyOwner {
 /**
  * The children of a per-key breaker: one per target, created on first use,
  * bounded by `maxKeys` (idle closed children evicted first, least recently
- * used; open and half-open children never), so keys from untrusted input
+ * used; open and half-open children never, nor a child with calls holding
+ * or waiting for a slot of its bulkhead), so keys from untrusted input
  * cannot grow memory without bound, and keys longer than `maxKeyLength`
- * stored in a bounded form. When every held child is open, new keys share one
+ * stored in a bounded form. When no held child can go, new keys share one
  * overflow child.
  *
  * @internal
@@ -87,6 +90,10 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
   private failing = 0;
   private evicted = 0;
   private overflowed = 0;
+  /** Held children whose bulkhead holds or queues calls (made at the first): never evicted. */
+  private busy: Set<Child> | undefined = undefined;
+  /** Those of them closed or disabled: with `failing`, what spares the search when no child can go. */
+  private busyQuiet = 0;
   private readonly maxKeys: number;
   private readonly idleMs: number | undefined;
   private readonly maxKeyLength: number;
@@ -128,6 +135,8 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
       this.overflowed++;
       return (this.overflow ??= this.born(this.create(OVERFLOW_KEY)));
     }
+    // Held for as long as the child: a copy of its own, never a slice of something larger.
+    key = flatCopy(key);
     const child = this.born(this.create(key));
     // A time is a boxed number: store it only when idle eviction needs it.
     if (this.idleMs !== undefined) child.lastUsedAt = now;
@@ -211,6 +220,8 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
    */
   childTransitioned(child: Child, from: BreakerState, to: BreakerState, now: number): void {
     if (!this.holds(child)) return;
+    if (isQuiet(from) !== isQuiet(to) && this.busy?.has(child) === true)
+      this.busyQuiet += isQuiet(to) ? 1 : -1;
     if (isUnhealthy(from) !== isUnhealthy(to)) this.unhealthy += isUnhealthy(to) ? 1 : -1;
     const was = isFailing(from);
     const is = isFailing(to);
@@ -221,6 +232,16 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
     const known = this.size;
     if (known >= aggregate.minKeys && this.failing / known >= aggregate.openWhenOpenRatio)
       this.owner.openForChildren(now);
+  }
+
+  /** A held child's bulkhead started holding calls, or holds none any more. */
+  childBusy(child: Child, busy: boolean): void {
+    if (busy) {
+      // The overflow child is never evicted; an evicted child is no longer the family's.
+      if (this.children.get(child.key!) !== child) return;
+      (this.busy ??= new Set()).add(child);
+    } else if (this.busy?.delete(child) !== true) return;
+    if (isQuiet(child.lastDecidedState)) this.busyQuiet += busy ? 1 : -1;
   }
 
   snapshot(): FamilySnapshot {
@@ -243,7 +264,7 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
     let budget = 4;
     for (const [key, child] of this.children) {
       if (budget-- === 0 || now - child.lastUsedAt < this.idleMs!) return;
-      if (isEvictable(child)) this.remove(key, child);
+      if (this.isEvictable(child)) this.remove(key, child);
     }
   }
 
@@ -254,11 +275,11 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
    * says so without a search.
    */
   private evictOne(): boolean {
-    if (this.failingHeld() >= this.children.size) return false;
+    if (this.failingHeld() + this.busyQuiet >= this.children.size) return false;
     let left = this.children.size;
     for (const [key, child] of this.children) {
       if (left-- === 0) break;
-      if (isEvictable(child)) {
+      if (this.isEvictable(child)) {
         this.remove(key, child);
         return true;
       }
@@ -282,12 +303,40 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
       : this.unhealthy;
   }
 
+  /**
+   * Quiet, with no call holding or waiting for a slot of its bulkhead: a child
+   * evicted with calls in flight would leave its key a fresh child with every
+   * slot free, beside the calls still running (its cap exceeded).
+   */
+  private isEvictable(child: Child): boolean {
+    return isQuiet(child.lastDecidedState) && this.busy?.has(child) !== true;
+  }
+
   private remove(key: string, child: Child): void {
     this.children.delete(key);
     this.evicted++;
     if (this.evictListeners !== undefined)
       for (const listener of this.evictListeners) listener(child);
   }
+}
+
+/** Code units copied per `String.fromCharCode` call: its arguments must fit on the stack. */
+const COPY_CHUNK = 8_192;
+
+/**
+ * A copy of `key` that shares no memory with the string it came from. V8
+ * keeps the whole parent of a sliced string alive (a key cut from a request
+ * body, or the bounded form built from `key.slice()`): a key held for as long
+ * as its child must be a flat string of its own.
+ */
+function flatCopy(key: string): string {
+  let copy = '';
+  for (let at = 0; at < key.length; at += COPY_CHUNK) {
+    const units = new Uint16Array(Math.min(COPY_CHUNK, key.length - at));
+    for (let i = 0; i < units.length; i++) units[i] = key.charCodeAt(at + i);
+    copy += String.fromCharCode.apply(null, units as unknown as number[]);
+  }
+  return copy;
 }
 
 function isUnhealthy(state: BreakerState): boolean {
@@ -298,7 +347,7 @@ function isFailing(state: BreakerState): boolean {
   return state === 'open' || state === 'half-open';
 }
 
-function isEvictable(child: FamilyMember): boolean {
-  const state = child.lastDecidedState;
+/** Closed or disabled: a state that says nothing against the target. */
+function isQuiet(state: BreakerState): boolean {
   return state === 'closed' || state === 'disabled';
 }

@@ -159,6 +159,9 @@ export abstract class BreakerMachine {
     (this.evidence ??= new BreakerEvidence()).noteFailure(failure, category);
   }
 
+  /** @internal A number in [0, 1) from the breaker's random source, checked (jitter, shedding, a retry's jitter). */
+  abstract draw(): number;
+
   /** @internal Reports the first fault of each source; the later ones would only repeat it. */
   reportFault(source: string, error: Error): void {
     if (!(this.evidence ??= new BreakerEvidence()).firstFaultOf(source)) return;
@@ -366,7 +369,7 @@ export abstract class BreakerMachine {
       if (from === HALF_OPEN) this.reopens++;
       this.openUntilAt =
         adoptedOpenUntil === undefined
-          ? now + openDuration(this.config, this.reopens, this.env, retryAfterHint)
+          ? now + openDuration(this.config, this.reopens, this, retryAfterHint)
           : adoptedOpenUntil - toWall;
       this.window.reset();
     } else if (to === HALF_OPEN) {

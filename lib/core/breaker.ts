@@ -167,6 +167,17 @@ export class Breaker extends BreakerPeek {
     return this.guard === undefined ? this.passAcquire<T>() : this.guard.acquire<T>(this);
   }
 
+  /**
+   * @internal `acquire()` for a caller that can wait (a decorated Promise
+   * method with a fallback): past a full bulkhead it waits in the queue as
+   * `execute()` does, and the permit comes as a promise (rejected as `execute()` would be).
+   */
+  acquireWaiting<T = unknown>(): CallPermit<T> | Promise<CallPermit<T>> {
+    if (this.keyed !== undefined)
+      throw new TypeError(breakerMessages.familyMisuse(this.name, 'acquire'));
+    return this.guard === undefined ? this.passAcquire<T>() : this.guard.acquire<T>(this, true);
+  }
+
   /** Counts a call that a fallback served; the decorator and the operator report theirs. */
   recordFallback(error: unknown, source: FallbackEvent['source']): void {
     this.counters.rare.fallbacks++;

@@ -48,12 +48,20 @@ export class Bulkhead {
   private head: Waiter | undefined = undefined;
   private tail: Waiter | undefined = undefined;
 
-  constructor(private limits: BulkheadLimits) {}
+  /**
+   * `watch` (a family's child only) hears when the bulkhead starts holding or
+   * waiting calls and when it holds none again: a child with calls in flight
+   * is not evicted, so its key's next calls still find its slots taken.
+   */
+  constructor(
+    private limits: BulkheadLimits,
+    private readonly watch?: (busy: boolean) => void,
+  ) {}
 
   /** Takes a slot if one is free. */
   tryEnter(): boolean {
     if (this.active >= this.limits.maxConcurrent) return false;
-    this.active++;
+    if (this.active++ === 0 && this.queued === 0) this.watch?.(true);
     return true;
   }
 
@@ -81,7 +89,7 @@ export class Bulkhead {
       if (this.tail === undefined) this.head = waiter;
       else this.tail.after = waiter;
       this.tail = waiter;
-      this.queued++;
+      if (this.queued++ === 0 && this.active === 0) this.watch?.(true);
       deadlines.add(waiter, this.limits.queueTimeoutMs);
     });
   }
@@ -90,7 +98,7 @@ export class Bulkhead {
   readonly leave = (): void => {
     const waiter = this.head;
     if (waiter === undefined || this.active > this.limits.maxConcurrent) {
-      this.active--;
+      if (--this.active === 0 && this.queued === 0) this.watch?.(false);
       return;
     }
     this.drop(waiter);
@@ -120,7 +128,7 @@ export class Bulkhead {
     if (after === undefined) this.tail = before;
     else after.before = before;
     waiter.before = waiter.after = undefined;
-    this.queued--;
+    if (--this.queued === 0 && this.active === 0) this.watch?.(false);
   }
 
   snapshot(): BulkheadSnapshot {

@@ -11,7 +11,7 @@ import {
 import type { ProbeScheduler } from './probe-scheduler.js';
 import { RecoveryProbe, type ProbeHost } from './recovery-probe.js';
 import type { CircuitOpenError } from './breaker.errors.js';
-import { Bulkhead, GRANTED } from './bulkhead.js';
+import { Bulkhead, GRANTED, type BulkheadLimits } from './bulkhead.js';
 import { RampUp } from './ramp-up.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
 import type { CallPermit, ProtectedCall, WithSignal } from './tracked-call.js';
@@ -28,7 +28,11 @@ const RECOVERED: readonly TransitionReason[] = [
 /** What a guard's recovery probe sees of its breaker. @internal */
 export interface GuardHost extends ProbeHost {
   readonly lastDecidedState: BreakerState;
+  /** Set for a child of a per-key family, which must hear when its bulkhead holds calls. */
+  readonly parent: unknown;
   probeScheduler(): ProbeScheduler;
+  /** A family's child: its bulkheads started holding calls, or hold none any more. */
+  bulkheadBusy(busy: boolean): void;
 }
 
 /** What a guard sees of its breaker: how to refuse, and the ways in past the guard. @internal */
@@ -94,6 +98,8 @@ export class CallGuard {
   /** Made the first time the breaker opens with a `probe`. */
   private probe: RecoveryProbe | undefined = undefined;
   private probeOptions: ResolvedBreakerOptions['probe'];
+  /** A family's child: how many of its bulkheads hold calls (a dropped one may still, beside a new one). */
+  private occupied = 0;
 
   constructor(
     config: ResolvedBreakerOptions,
@@ -104,8 +110,17 @@ export class CallGuard {
     // Given to an open breaker by reconfigure(): the first health check is one interval from now.
     if (config.probe !== undefined && host.lastDecidedState === 'open')
       this.startProbe(host.monotonic());
-    this.bulkhead = config.bulkhead === undefined ? undefined : new Bulkhead(config.bulkhead);
+    this.bulkhead = config.bulkhead === undefined ? undefined : this.newBulkhead(config.bulkhead);
   }
+
+  private newBulkhead(limits: BulkheadLimits): Bulkhead {
+    return new Bulkhead(limits, this.host.parent === undefined ? undefined : this.occupancy);
+  }
+
+  private readonly occupancy = (busy: boolean): void => {
+    this.occupied += busy ? 1 : -1;
+    if (this.occupied === (busy ? 1 : 0)) this.host.bulkheadBusy(busy);
+  };
 
   /** New options: the bulkhead keeps its calls and takes the new limits; dropped, it lets its waiters in. */
   reconfigure(config: ResolvedBreakerOptions): void {
@@ -125,7 +140,7 @@ export class CallGuard {
     if (limits === undefined) {
       this.bulkhead?.setLimits({ maxConcurrent: Infinity, maxQueue: 0, queueTimeoutMs: 1 });
       this.bulkhead = undefined;
-    } else if (this.bulkhead === undefined) this.bulkhead = new Bulkhead(limits);
+    } else if (this.bulkhead === undefined) this.bulkhead = this.newBulkhead(limits);
     else this.bulkhead.setLimits(limits);
   }
 
@@ -204,28 +219,22 @@ export class CallGuard {
     return this.queue(b, bulkhead, undefined, run);
   }
 
-  /** A permit holds its slot until it settles; `acquire()` is synchronous, so it never queues. */
-  acquire<T>(b: GuardedBreaker): CallPermit<T> {
+  /**
+   * A permit holds its slot until it settles. `acquire()` is synchronous, so it
+   * never queues; a caller that can wait (`canWait`) waits in the queue as
+   * `execute()` does, and gets its permit as a promise.
+   */
+  acquire<T>(b: GuardedBreaker): CallPermit<T>;
+  acquire<T>(b: GuardedBreaker, canWait: true): CallPermit<T> | Promise<CallPermit<T>>;
+  acquire<T>(b: GuardedBreaker, canWait = false): CallPermit<T> | Promise<CallPermit<T>> {
     const refusal = this.rampRefusal(b);
     if (refusal !== undefined) throw refusal;
     const bulkhead = this.bulkhead;
     if (bulkhead === undefined) return b.passAcquire<T>();
-    if (!bulkhead.tryEnter()) {
-      if (b.lettingAllThrough) return b.passAcquire<T>();
-      throw b.refuse('bulkhead-full', undefined);
-    }
-    let permit: CallPermit<T>;
-    try {
-      permit = b.passAcquire<T>();
-    } catch (rejection) {
-      bulkhead.leave();
-      throw rejection;
-    }
-    const tracked = permit as CallPermit<T> & { onSettled?: () => void };
-    // A call forced `disabled` is let through uncounted, and holds no slot either.
-    if ('onSettled' in tracked) tracked.onSettled = bulkhead.leave;
-    else bulkhead.leave();
-    return permit;
+    if (bulkhead.tryEnter()) return holdingPermit<T>(b, bulkhead);
+    if (b.lettingAllThrough) return b.passAcquire<T>();
+    if (!canWait) throw b.refuse('bulkhead-full', undefined);
+    return this.queue(b, bulkhead, undefined, () => holdingPermit<T>(b, bulkhead));
   }
 
   /** Whether the guard has nothing left to do (its options were reconfigured away). */
@@ -252,12 +261,33 @@ export class CallGuard {
     b: GuardedBreaker,
     bulkhead: Bulkhead,
     signal: AbortSignal | undefined,
-    call: () => Promise<T>,
+    call: () => T | Promise<T>,
   ): Promise<T> {
     if (!bulkhead.canQueue) return deferredRejection(b.refuse('bulkhead-full', undefined));
     return bulkhead.wait(signal).then((how) => {
       if (how !== GRANTED) throw b.refuse('bulkhead-full', undefined);
+      // Aborted after the slot was handed over but before this turn: as an abort in the queue, nothing is counted.
+      if (signal?.aborted) {
+        bulkhead.leave();
+        throw signal.reason;
+      }
       return call();
     });
   }
+}
+
+/** The permit of a call that took a slot: it gives the slot back when it settles, or at once when admission fails. */
+function holdingPermit<T>(b: GuardedBreaker, bulkhead: Bulkhead): CallPermit<T> {
+  let permit: CallPermit<T>;
+  try {
+    permit = b.passAcquire<T>();
+  } catch (rejection) {
+    bulkhead.leave();
+    throw rejection;
+  }
+  const tracked = permit as CallPermit<T> & { onSettled?: () => void };
+  // A call forced `disabled` is let through uncounted, and holds no slot either.
+  if ('onSettled' in tracked) tracked.onSettled = bulkhead.leave;
+  else bulkhead.leave();
+  return permit;
 }

@@ -2,6 +2,7 @@ import type { Deadline, DeadlineScheduler } from './deadline-scheduler.js';
 import { faultInjectionMessages as messages } from './fault-injection.messages.js';
 import { InjectedFaultError } from './injected-fault.error.js';
 import { MAX_TIMER_MS } from './option-values.js';
+import { drawFrom, SAFE_DRAW } from './random-draw.js';
 
 /**
  * A fault for `breaker.injectFault()` (the role of Polly's chaos strategies):
@@ -33,7 +34,11 @@ export interface FaultInjectionOptions {
    * then one in every `1 / rate` (0.25: calls 1, 5, 9, ...).
    */
   rate?: number;
-  /** Draws in [0, 1) (a seeded generator): a call gets the fault when its draw is below `rate`. */
+  /**
+   * Draws in [0, 1) (a seeded generator): a call gets the fault when its draw
+   * is below `rate`. A draw that throws or falls outside counts as 0.5,
+   * reported once per injection.
+   */
   random?: () => number;
 }
 
@@ -73,6 +78,7 @@ interface CheckedFault {
   readonly random: (() => number) | undefined;
 }
 
+const RANDOM_SOURCE = 'injectFault() option "random"';
 const KEYS = new Set(['fail', 'latencyMs', 'overload', 'rate', 'random']);
 // A rate such as 0.1 multiplied out is not exact: 3 * 0.1 is 0.30000000000000004.
 const EPSILON = 1e-9;
@@ -88,6 +94,7 @@ export class FaultPlan implements InjectedFault {
   injected = 0;
   active = true;
   private seen = 0;
+  private reported = false;
 
   constructor(
     private readonly breakerName: string,
@@ -118,17 +125,25 @@ export class FaultPlan implements InjectedFault {
     };
   }
 
-  /** Whether the call being admitted gets the fault. */
-  applies(): boolean {
+  /** Whether the call being admitted gets the fault; `breaker` hears of a faulty draw (once per injection). */
+  applies(breaker: { reportFault(source: string, error: Error): void }): boolean {
     const { rate, random } = this.fault;
     const n = ++this.seen;
     const hit =
       rate === 1 ||
       (random === undefined
         ? Math.ceil(n * rate - EPSILON) > Math.ceil((n - 1) * rate - EPSILON)
-        : random() < rate);
+        : this.draw(random, breaker) < rate);
     if (hit) this.injected++;
     return hit;
+  }
+
+  private draw(random: () => number, breaker: { reportFault(source: string, error: Error): void }) {
+    const drawn = drawFrom(random, this.breakerName, RANDOM_SOURCE);
+    if (typeof drawn === 'number') return drawn;
+    if (!this.reported) breaker.reportFault(RANDOM_SOURCE, drawn);
+    this.reported = true;
+    return SAFE_DRAW;
   }
 
   /**

@@ -15,13 +15,13 @@ export function baseOpenDuration(config: ResolvedBreakerOptions, reopens: number
 export function openDuration(
   config: ResolvedBreakerOptions,
   reopens: number,
-  source: { random(): number },
+  source: { draw(): number },
   retryAfterHint: number | undefined,
 ): number {
   let duration = baseOpenDuration(config, reopens);
   // Whole milliseconds: open-until times and Retry-After estimates stay readable.
   if (config.jitter !== 0)
-    duration = Math.round(duration * (1 - config.jitter + 2 * config.jitter * source.random()));
+    duration = Math.round(duration * (1 - config.jitter + 2 * config.jitter * source.draw()));
   if (retryAfterHint !== undefined)
     duration = Math.max(duration, Math.min(retryAfterHint, config.maxRetryAfterMs));
   return duration;

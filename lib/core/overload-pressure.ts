@@ -71,7 +71,7 @@ export class OverloadPressure {
    * to what the dependency refuses). A random number is only drawn when there is
    * something to shed, so seeded tests see the same draws as before.
    */
-  shed(config: ResolvedBreakerOptions, now: number, source: { random(): number }): boolean {
+  shed(config: ResolvedBreakerOptions, now: number, source: { draw(): number }): boolean {
     const throttle = this.throttle;
     if (throttle === undefined) return false;
     const rejectProbability = throttle.rejectProbability(
@@ -79,7 +79,7 @@ export class OverloadPressure {
       config.minimumThroughput,
       now,
     );
-    if (rejectProbability > 0 && source.random() < rejectProbability) {
+    if (rejectProbability > 0 && source.draw() < rejectProbability) {
       throttle.countShed(now);
       return true;
     }

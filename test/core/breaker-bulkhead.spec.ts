@@ -162,6 +162,32 @@ describe('Breaker bulkhead', () => {
     });
   });
 
+  it('an abort in the same turn as the slot is handed over ends the wait: fn never runs, the slot goes back, nothing counts', async () => {
+    const breaker = new Breaker('handover', {
+      timeoutMs: 1_000,
+      bulkhead: { maxConcurrent: 1, maxQueue: 1, queueTimeoutMs: 500 },
+    });
+    const permit = breaker.acquire();
+    const controller = new AbortController();
+    const fn = vi.fn(() => new Promise<string>(() => undefined));
+    const queued = breaker.execute(fn, { signal: controller.signal });
+    const reason = new Error('caller gave up');
+    // The slot goes to the waiter synchronously; the abort lands before the waiter's turn.
+    permit.succeed('done');
+    controller.abort(reason);
+    await expect(queued).rejects.toBe(reason);
+    expect(fn).not.toHaveBeenCalled();
+    expect(breaker.snapshot().bulkhead).toMatchObject({ active: 0, queued: 0 });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(breaker.snapshot().totals).toMatchObject({
+      admitted: 1,
+      successes: 1,
+      ignored: 0,
+      timeouts: 0,
+      failures: { total: 0 },
+    });
+  });
+
   it('a queued call granted a slot while the breaker opened is rejected as open and gives the slot back', async () => {
     const breaker = new Breaker('opens', {
       consecutiveFailures: 1,

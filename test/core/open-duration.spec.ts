@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { baseOpenDuration, openDuration } from '../../lib/core/open-duration.js';
 import { resolveBreakerOptions } from '../../lib/core/resolve-options.js';
 
-const fixed = (value: number) => ({ random: () => value });
+const fixed = (value: number) => ({ draw: () => value });
 
 describe('open duration (backoff, jitter, Retry-After)', () => {
   const config = resolveBreakerOptions('backoff', {

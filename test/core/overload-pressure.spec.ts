@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { OverloadPressure } from '../../lib/core/overload-pressure.js';
 import { resolveBreakerOptions } from '../../lib/core/resolve-options.js';
 
-const never = { random: () => 1 };
-const always = { random: () => 0 };
+const never = { draw: () => 1 };
+const always = { draw: () => 0 };
 
 describe('OverloadPressure (what a closed breaker holds while its dependency sheds load)', () => {
   it('honours a Retry-After pause, capped by maxRetryAfterMs, until it passes', () => {
@@ -30,7 +30,7 @@ describe('OverloadPressure (what a closed breaker holds while its dependency she
     const config = resolveBreakerOptions('shed', { overload: { k: 2 }, minimumThroughput: 4 });
     const pressure = new OverloadPressure();
     let draws = 0;
-    const counting = { random: () => (draws++, 0) };
+    const counting = { draw: () => (draws++, 0) };
     pressure.record(config, 0, undefined, 0);
     expect(pressure.shed(config, 0, counting)).toBe(false);
     expect(draws).toBe(0);

@@ -630,3 +630,110 @@ describe('@CircuitBreaker() fallbacks for answers the breaker counts as failed',
     });
   });
 });
+
+describe('@CircuitBreaker() with a bulkhead queue', () => {
+  const bulkhead = { maxConcurrent: 1, maxQueue: 1, queueTimeoutMs: 5_000 };
+  const gate = () => {
+    let open!: (value: string) => void;
+    const promise = new Promise<string>((resolve) => (open = resolve));
+    return { promise, open };
+  };
+
+  @Injectable()
+  class Upstream {
+    readonly gates: { promise: Promise<string>; open(value: string): void }[] = [];
+    started: string[] = [];
+
+    @CircuitBreaker({ name: 'queued.fallback', bulkhead, fallback: 'busy' })
+    async withFallback(id: string): Promise<string> {
+      return this.work(id);
+    }
+
+    @CircuitBreaker({ name: 'queued.plain', bulkhead })
+    async withoutFallback(id: string): Promise<string> {
+      return this.work(id);
+    }
+
+    @CircuitBreaker({
+      name: 'queued.keyed',
+      bulkhead,
+      perKey: { maxKeys: 10 },
+      fallback: 'busy',
+      key: (id: string) => id,
+    })
+    async keyed(id: string): Promise<string> {
+      return this.work(id);
+    }
+
+    busy(error: unknown, id: string): string {
+      return `busy ${id}: ${(error as CircuitOpenError).reason}`;
+    }
+
+    private work(id: string): Promise<string> {
+      this.started.push(id);
+      const g = gate();
+      this.gates.push(g);
+      return g.promise;
+    }
+  }
+
+  const settledNow = async (promise: Promise<unknown>) => {
+    let settled = false;
+    void promise.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    return settled;
+  };
+
+  it.each([
+    ['withFallback', 'queued.fallback'],
+    ['withoutFallback', 'queued.plain'],
+    ['keyed', 'queued.keyed[k]'],
+  ] as const)(
+    '%s: a second concurrent call waits for the slot, whether or not there is a fallback',
+    async (method, breakerName) => {
+      const app = await start({}, [Upstream]);
+      const upstream = app.get(Upstream);
+      const registry = app.get(CircuitBreakerRegistry);
+      const first = upstream[method]('k');
+      const second = upstream[method]('k');
+      expect(await settledNow(second)).toBe(false);
+      expect(upstream.started).toEqual(['k']);
+      const breaker =
+        method === 'keyed' ? registry.get('queued.keyed').forKey('k') : registry.get(breakerName);
+      expect(breaker.snapshot().bulkhead).toMatchObject({ active: 1, queued: 1 });
+      upstream.gates[0]!.open('one');
+      expect(await first).toBe('one');
+      await settledNow(second);
+      expect(upstream.started).toEqual(['k', 'k']);
+      upstream.gates[1]!.open('two');
+      expect(await second).toBe('two');
+      expect(breaker.snapshot().totals).toMatchObject({
+        successes: 2,
+        rejected: { total: 0 },
+        fallbacks: 0,
+      });
+    },
+  );
+
+  it('a call past the queue gets the fallback at once (bulkhead-full); the queued one still waits its turn', async () => {
+    const app = await start({}, [Upstream]);
+    const upstream = app.get(Upstream);
+    const first = upstream.withFallback('a');
+    const second = upstream.withFallback('b');
+    expect(await upstream.withFallback('c')).toBe('busy c: bulkhead-full');
+    upstream.gates[0]!.open('one');
+    await first;
+    await settledNow(second);
+    upstream.gates[1]!.open('two');
+    expect(await second).toBe('two');
+    expect(upstream.started).toEqual(['a', 'b']);
+    expect(app.get(CircuitBreakerRegistry).get('queued.fallback').snapshot().totals).toMatchObject({
+      successes: 2,
+      rejected: { 'bulkhead-full': 1 },
+      fallbacks: 1,
+    });
+  });
+});
