@@ -32,6 +32,8 @@ import {
 import type { ResolvedDashboardOptions } from './dashboard-options.js';
 import type { DashboardState } from './dashboard-view.interface.js';
 import { dashboardPageHeaders, type DashboardPage } from './page/dashboard-page.js';
+import { CircuitBreakerDashboardHostGuard } from './circuit-breaker-dashboard-host.guard.js';
+import { originAllowed, type AllowedHost } from './dashboard-hosts.js';
 
 /** What shapes the routes, decided when the module is defined; the rest is read from DI when they are used. @internal */
 export interface DashboardRoutes {
@@ -55,7 +57,11 @@ interface ControlRequest {
  * @internal
  */
 export function dashboardControllers(routes: DashboardRoutes): Type[] {
-  const guarded = routes.guard === undefined ? applyDecorators() : UseGuards(routes.guard);
+  // The Host check first: a request for another name is refused before any guard of the user's runs.
+  const guarded =
+    routes.guard === undefined
+      ? UseGuards(CircuitBreakerDashboardHostGuard)
+      : UseGuards(CircuitBreakerDashboardHostGuard, routes.guard);
   const pageHeaders = applyDecorators(
     ...Object.entries(dashboardPageHeaders()).map(([name, value]) => Header(name, value)),
   );
@@ -78,11 +84,13 @@ export function dashboardControllers(routes: DashboardRoutes): Type[] {
 
     @Get('state')
     @Header('cache-control', 'no-store')
+    @Header('x-content-type-options', 'nosniff')
     state(): DashboardState {
       return this.dashboard.state();
     }
 
     @Sse('stream', { maxPendingDataLength: routes.maxPendingDataLength })
+    @Header('x-content-type-options', 'nosniff')
     stream(): Observable<MessageEvent> {
       const stream = this.dashboard.stream();
       if (stream === 'too-many')
@@ -102,6 +110,7 @@ export function dashboardControllers(routes: DashboardRoutes): Type[] {
       @Inject(CircuitBreakerDashboardService)
       private readonly dashboard: CircuitBreakerDashboardService,
       @Inject(CIRCUIT_BREAKER_DASHBOARD_PAGE) page: DashboardPage,
+      @Inject(CIRCUIT_BREAKER_DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions,
     ) {
       this.token = Buffer.from(page.token);
     }
@@ -113,7 +122,7 @@ export function dashboardControllers(routes: DashboardRoutes): Type[] {
       @Param('name') name: string,
       @Body() body: unknown,
     ): void {
-      checkOrigin(request, this.token);
+      checkOrigin(request, this.token, this.options.allowedHosts);
       const { state, reason } = (body ?? {}) as { state?: unknown; reason?: unknown };
       if (state !== 'open' && state !== 'closed')
         throw new BadRequestException(messages.badForceState(state));
@@ -129,7 +138,7 @@ export function dashboardControllers(routes: DashboardRoutes): Type[] {
     @Post('breakers/:name/reset')
     @HttpCode(204)
     reset(@Req() request: ControlRequest, @Param('name') name: string): void {
-      checkOrigin(request, this.token);
+      checkOrigin(request, this.token, this.options.allowedHosts);
       if (!this.dashboard.reset(name)) throw new NotFoundException(messages.unknownBreaker(name));
     }
   }
@@ -139,9 +148,15 @@ export function dashboardControllers(routes: DashboardRoutes): Type[] {
 /**
  * Refuses what a page of another origin could send: a browser states where a
  * request comes from (`Sec-Fetch-Site`, `Origin`), a form cannot send JSON nor
- * set a header, and no other origin can read the page to learn its token.
+ * set a header, and no other origin can read the page to learn its token. The
+ * `Origin` is the page's when it is the origin of the request's `Host`, or
+ * one of `allowedHosts` (a proxy that rewrites `Host`).
  */
-function checkOrigin(request: ControlRequest, token: Buffer): void {
+function checkOrigin(
+  request: ControlRequest,
+  token: Buffer,
+  allowedHosts: readonly AllowedHost[],
+): void {
   const header = (name: string) => {
     const value = request.headers[name];
     return Array.isArray(value) ? value[0] : value;
@@ -150,19 +165,11 @@ function checkOrigin(request: ControlRequest, token: Buffer): void {
   if (site !== undefined && site !== 'same-origin')
     throw new ForbiddenException(messages.crossSite);
   const origin = header('origin');
-  if (origin !== undefined && hostOf(origin) !== header('host'))
+  if (origin !== undefined && !originAllowed(origin, header('host'), allowedHosts))
     throw new ForbiddenException(messages.crossSite);
   const given = Buffer.from(header(CIRCUIT_BREAKER_DASHBOARD_TOKEN_HEADER) ?? '');
   if (given.length !== token.length || !timingSafeEqual(given, token))
     throw new ForbiddenException(messages.badToken);
   if (!(header('content-type') ?? '').toLowerCase().startsWith('application/json'))
     throw new UnsupportedMediaTypeException(messages.notJson);
-}
-
-function hostOf(origin: string): string | undefined {
-  try {
-    return new URL(origin).host;
-  } catch {
-    return undefined;
-  }
 }

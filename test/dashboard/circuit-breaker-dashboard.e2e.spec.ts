@@ -215,7 +215,8 @@ describe.each(PLATFORMS)('the dashboard on %s', (platform) => {
         { state: 'open' },
       ),
     ).toMatchObject({ status: 403 });
-    const crossSite = 'Control requests must come from the dashboard page itself (same origin).';
+    const crossSite =
+      'Control requests must come from the dashboard page itself (same origin); behind a reverse proxy that rewrites Host, add the name the browser uses to allowedHosts.';
     expect(
       await post('payments/force', { ...good, origin: 'https://evil.example' }, { state: 'open' }),
     ).toEqual({ status: 403, message: crossSite });
