@@ -12,6 +12,7 @@ import {
   Param,
   Post,
   Req,
+  Res,
   ServiceUnavailableException,
   Sse,
   UnsupportedMediaTypeException,
@@ -34,6 +35,11 @@ import type { DashboardState } from './dashboard-view.interface.js';
 import { dashboardPageHeaders, type DashboardPage } from './page/dashboard-page.js';
 import { CircuitBreakerDashboardHostGuard } from './circuit-breaker-dashboard-host.guard.js';
 import { originAllowed, type AllowedHost } from './dashboard-hosts.js';
+import type {
+  StreamConnection,
+  StreamResponse,
+  StreamSocket,
+} from './dashboard-stream-connections.js';
 
 /** What shapes the routes, decided when the module is defined; the rest is read from DI when they are used. @internal */
 export interface DashboardRoutes {
@@ -47,6 +53,21 @@ export interface DashboardRoutes {
 /** What a control request is read from, on Express and on Fastify alike. */
 interface ControlRequest {
   headers: Record<string, string | string[] | undefined>;
+}
+
+/** A stream's request and reply, on Express (the Node objects) and on Fastify (`raw`). */
+interface StreamRequest {
+  socket?: StreamSocket;
+  raw?: { socket?: StreamSocket };
+}
+type StreamReply = StreamResponse & { raw?: StreamResponse };
+
+/** The connection a stream is sent on, when the platform shows it. */
+function connectionOf(request: StreamRequest, reply: StreamReply): StreamConnection | undefined {
+  const socket = request.raw?.socket ?? request.socket;
+  const response = reply.raw ?? reply;
+  if (typeof socket?.end !== 'function' || typeof response.once !== 'function') return undefined;
+  return { socket, response };
 }
 
 /**
@@ -91,8 +112,11 @@ export function dashboardControllers(routes: DashboardRoutes): Type[] {
 
     @Sse('stream', { maxPendingDataLength: routes.maxPendingDataLength })
     @Header('x-content-type-options', 'nosniff')
-    stream(): Observable<MessageEvent> {
-      const stream = this.dashboard.stream();
+    stream(
+      @Req() request: StreamRequest,
+      @Res({ passthrough: true }) response: StreamReply,
+    ): Observable<MessageEvent> {
+      const stream = this.dashboard.stream(connectionOf(request, response));
       if (stream === 'too-many')
         throw new ServiceUnavailableException(messages.tooManyStreams(this.options.maxStreams));
       if (stream === 'closing') throw new ServiceUnavailableException(messages.shuttingDown);
