@@ -9,7 +9,6 @@ import {
   HttpCode,
   Inject,
   NotFoundException,
-  Param,
   Post,
   Req,
   Res,
@@ -139,15 +138,15 @@ export function dashboardControllers(routes: DashboardRoutes): Type[] {
       this.token = Buffer.from(page.token);
     }
 
-    @Post('breakers/:name/force')
+    // The breaker's name travels in the JSON body: as a path segment, "." and ".." are removed by
+    // every URL parser (and so is their percent-encoding), and routers bound a parameter's length.
+    @Post('force')
     @HttpCode(204)
-    force(
-      @Req() request: ControlRequest,
-      @Param('name') name: string,
-      @Body() body: unknown,
-    ): void {
+    force(@Req() request: ControlRequest, @Body() body: unknown): void {
       checkOrigin(request, this.token, this.options.allowedHosts);
-      const { state, reason } = (body ?? {}) as { state?: unknown; reason?: unknown };
+      const name = breakerOf(body);
+      const state = field(body, 'state');
+      const reason = field(body, 'reason');
       if (state !== 'open' && state !== 'closed')
         throw new BadRequestException(messages.badForceState(state));
       if (
@@ -159,14 +158,30 @@ export function dashboardControllers(routes: DashboardRoutes): Type[] {
         throw new NotFoundException(messages.unknownBreaker(name));
     }
 
-    @Post('breakers/:name/reset')
+    @Post('reset')
     @HttpCode(204)
-    reset(@Req() request: ControlRequest, @Param('name') name: string): void {
+    reset(@Req() request: ControlRequest, @Body() body: unknown): void {
       checkOrigin(request, this.token, this.options.allowedHosts);
+      const name = breakerOf(body);
       if (!this.dashboard.reset(name)) throw new NotFoundException(messages.unknownBreaker(name));
     }
   }
   return [CircuitBreakerDashboardController, CircuitBreakerDashboardControlController];
+}
+
+/** A field of a JSON body, whatever the body is. */
+function field(body: unknown, key: string): unknown {
+  return typeof body === 'object' && body !== null && Object.hasOwn(body, key)
+    ? (body as Record<string, unknown>)[key]
+    : undefined;
+}
+
+/** The name of the breaker a control request is for: any non-empty string, as breaker names are. */
+function breakerOf(body: unknown): string {
+  const name = field(body, 'breaker');
+  if (typeof name !== 'string' || name === '')
+    throw new BadRequestException(messages.badBreaker(name));
+  return name;
 }
 
 /**

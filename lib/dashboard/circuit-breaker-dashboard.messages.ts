@@ -55,11 +55,13 @@ export const circuitBreakerDashboardMessages = {
     'Control requests must come from the dashboard page itself (same origin); behind a reverse proxy that rewrites Host, add the name the browser uses to allowedHosts.',
   badToken: `Control requests must carry the page's token in the x-circuit-breaker-dashboard header: reload the page.`,
   notJson: 'Control requests must send a JSON body (content-type: application/json).',
+  badBreaker: (value: unknown) =>
+    `"breaker" must be the name of a breaker (a non-empty string), got ${describeValue(value)}.`,
   badForceState: (value: unknown) =>
     `"state" must be 'open' or 'closed', got ${describeValue(value)}.`,
   badReason: (max: number) =>
     `"reason", when given, must be a non-empty string of at most ${max} characters.`,
-  unknownBreaker: (name: string) => `No circuit breaker is named "${name}".`,
+  unknownBreaker: (name: string) => `No circuit breaker is named ${JSON.stringify(name)}.`,
   /** What a force from the dashboard says of itself when the operator gave no reason. */
   defaultReason: 'forced from the dashboard',
   forcedBy: 'circuit breaker dashboard',

@@ -75,9 +75,9 @@ describe.each(HTTP_PLATFORMS)('the dashboard on %s checks Host and Origin', (pla
     send(
       port,
       'POST',
-      '/circuit-breakers/breakers/payments/force',
+      '/circuit-breakers/force',
       { 'content-type': 'application/json', 'x-circuit-breaker-dashboard': token, ...headers },
-      JSON.stringify({ state: 'open' }),
+      JSON.stringify({ breaker: 'payments', state: 'open' }),
     );
 
   it('refuses a DNS-rebinding page (Host: evil.example:<port>) on the page, its state, its stream and its buttons', async () => {

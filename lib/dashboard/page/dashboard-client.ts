@@ -112,8 +112,12 @@ export function dashboardClient(): void {
   async function control(root: HTMLElement, name: string, force: object | undefined) {
     const error = root.querySelector<HTMLElement>('[data-field="error"]')!;
     const reason = reasonInput?.value.trim();
-    const path = `${base}/breakers/${encodeURIComponent(name)}/${force === undefined ? 'reset' : 'force'}`;
-    const body = force === undefined ? {} : { ...force, ...(reason ? { reason } : {}) };
+    // The name goes in the body: any breaker name works there, "." and ".." included.
+    const path = `${base}/${force === undefined ? 'reset' : 'force'}`;
+    const body = {
+      breaker: name,
+      ...(force === undefined ? {} : { ...force, ...(reason ? { reason } : {}) }),
+    };
     try {
       const response = await fetch(path, {
         method: 'POST',
