@@ -1,22 +1,23 @@
 import type { BreakerSnapshot } from '../../core/index.js';
 import type {
   DashboardBreaker,
-  DashboardFleet,
   DashboardState,
   DashboardTransitions,
 } from '../dashboard-view.interface.js';
+import type { dashboardFleetLine } from './dashboard-fleet-line.js';
 
 /**
  * The page's script. It is sent as its own source text
  * (`Function.prototype.toString()`), so it must use nothing from outside its
  * body: no import (types apart, which compilation erases), no module-level
- * name. Everything it shows comes from the stream as data and is written with
+ * name; the fleet line's renderer is given to it as an argument, sent the
+ * same way. Everything it shows comes from the stream as data and is written with
  * `textContent`, never parsed as HTML: breaker names, keys and error messages
  * may come from requests and upstreams.
  *
  * @internal
  */
-export function dashboardClient(): void {
+export function dashboardClient(showFleet: typeof dashboardFleetLine): void {
   interface Config {
     control: boolean;
     token: string;
@@ -267,71 +268,6 @@ export function dashboardClient(): void {
           : `paused by Retry-After: ${duration(left)}`;
   }
 
-  function showFleet(fleet: DashboardFleet | undefined): void {
-    fleetBox.hidden = fleet === undefined;
-    if (fleet === undefined) return;
-    fleetBox.dataset.shared = String(fleet.shared ?? fleet.sharedNow === fleet.sharingBreakers);
-    const line = (name: string, text: string) => {
-      const element = document.createElement('div');
-      element.dataset.fleet = name;
-      element.textContent = text;
-      fleetBox.appendChild(element);
-      return element;
-    };
-    fleetBox.replaceChildren();
-    line(
-      'self',
-      `Fleet (this replica's view): ${fleet.instanceId ?? 'this replica'}, ` +
-        `${fleet.shared === false ? 'store unreachable, every breaker decides alone' : 'sharing through the store'}; ` +
-        `${fleet.sharedNow} of ${fleet.sharingBreakers} breakers share now` +
-        (fleet.storeErrors === undefined ? '' : `, store errors: ${fleet.storeErrors}`) +
-        (fleet.droppedWrites === undefined ? '' : `, dropped writes: ${fleet.droppedWrites}`),
-    );
-    const view = fleet.view;
-    if (view === undefined) return;
-    if (view.error !== undefined) line('error', view.error).dataset.shared = 'false';
-    if (view.at === undefined) {
-      if (view.error === undefined) line('replicas', 'Replicas reporting: reading…');
-      return;
-    }
-    const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-    const replicas = view.replicas;
-    line(
-      'replicas',
-      `Replicas reporting (${replicas.length}): ` +
-        (replicas
-          .map(
-            (r) =>
-              `${r.instanceId} (${seconds(r.ageMs)} ago, ${r.shared ? 'sharing' : 'not sharing'})`,
-          )
-          .join(', ') || 'none'),
-    );
-    const names = Object.keys(view.breakers);
-    names.sort();
-    if (names.length === 0) {
-      line('breakers', 'Fleet state: every breaker closed on every replica reporting');
-      return;
-    }
-    const list = document.createElement('ul');
-    list.dataset.fleet = 'breakers';
-    for (const name of names) {
-      const breaker = view.breakers[name]!;
-      const shared = breaker.shared;
-      const item = document.createElement('li');
-      item.dataset.fleetBreaker = name;
-      item.dataset.state = shared.state === 'open' ? 'open' : 'closed';
-      item.textContent =
-        `${name}: fleet ${shared.state === 'open' ? `open until ${clockTime(shared.openUntil)}` : shared.state === 'closed' ? 'closed' : 'not shared'}, ` +
-        `open on ${breaker.replicasOpen} of ${replicas.length} replicas` +
-        (breaker.replicasHalfOpen === 0 ? '' : `, half-open on ${breaker.replicasHalfOpen}`) +
-        (breaker.replicasNotClosed > breaker.replicasOpen + breaker.replicasHalfOpen
-          ? `, otherwise not closed on ${breaker.replicasNotClosed - breaker.replicasOpen - breaker.replicasHalfOpen}`
-          : '');
-      list.appendChild(item);
-    }
-    fleetBox.appendChild(list);
-  }
-
   function setStatus(text: string, live: boolean): void {
     status.textContent = text;
     status.dataset.live = String(live);
@@ -345,7 +281,7 @@ export function dashboardClient(): void {
   source.addEventListener('snapshot', (event) => {
     const state = JSON.parse((event as MessageEvent<string>).data) as DashboardState;
     for (const view of state.breakers) show(view, state.at, true);
-    showFleet(state.fleet);
+    showFleet(fleetBox, state.fleet);
     setStatus(`live, updated ${clockTime(state.at)}`, true);
   });
   source.addEventListener('transitions', (event) => {
