@@ -325,6 +325,7 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
             // Path segments to a URL parser: "." and ".." vanish from a URL, percent-encoded or not.
             '.': {},
             '..': {},
+            tenants: { perKey: { maxKeys: 10 }, consecutiveFailures: 1, openDurationMs: 30_000 },
           },
         }),
         CircuitBreakerDashboardModule.forRoot({
@@ -363,6 +364,31 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
         await page.waitForSelector(`${tile(name)}[data-state="closed"]`, { timeout: 2_000 });
       }
       expect(await page.locator('[data-field="error"]:visible').count()).toBe(0);
+
+      // A family whose tenants are all open is an open tile; each tenant says since when, and its next probe.
+      const tenants = app.get(CircuitBreakerRegistry).get('tenants');
+      for (const key of ['t1', 't2'])
+        await tenants
+          .forKey(key)
+          .execute(() => Promise.reject(new Error('tenant down')))
+          .catch(() => undefined);
+      await page.waitForSelector(`${tile('tenants')}[data-state="open"]`, { timeout: 2_000 });
+      expect(await text(page, `${tile('tenants')} [data-field="state"]`)).toBe(
+        'open (2 of 2 keys)',
+      );
+      expect(await text(page, `${tile('tenants')} [data-field="failureRate"]`)).toBe('100% of 2');
+      expect(await text(page, `${tile('tenants')} [data-field="transition"]`)).toMatch(
+        // Both may open within one millisecond: the newest is either.
+        /^t[12]: closed → open \(consecutive-failures\): 1 of 1 calls failed \(100%\) at /,
+      );
+      const children = await page
+        .locator(`${tile('tenants')} [data-field="children"] li`)
+        .allTextContents();
+      expect(new Set(children.map((child) => child.slice(0, 3)))).toEqual(new Set(['t1:', 't2:']));
+      for (const child of children)
+        expect(child).toMatch(
+          /^t[12]: open since .+ \([\d.]+ s\), next probe in (2\d|30)\.?\d* s, 100% of 1, 0 rejected$/,
+        );
 
       // Names and error messages are text, never markup.
       const hostile = app.get(CircuitBreakerRegistry).get(HOSTILE);

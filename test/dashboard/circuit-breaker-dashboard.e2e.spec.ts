@@ -130,7 +130,7 @@ describe.each(PLATFORMS)('the dashboard on %s', (platform) => {
   });
 
   it('answers <path>/state with the same state as JSON, with the top children of a family', async () => {
-    const { url, registry } = await start(
+    const { url, registry, clock } = await start(
       platform,
       { path: '/ops/breakers/', topChildren: 2 },
       { inventory: { perKey: { maxKeys: 10 }, consecutiveFailures: 1 } },
@@ -151,20 +151,28 @@ describe.each(PLATFORMS)('the dashboard on %s', (platform) => {
       {
         key: 'b',
         state: 'open',
+        since: clock.now(),
         failureRate: 0,
         calls: 0,
         failures: 0,
         rejected: 0,
         retryAfterMs: 30_000,
+        lastTransition: {
+          from: 'closed',
+          to: 'open',
+          reason: 'consecutive-failures',
+          at: clock.now(),
+          window: { calls: 1, failures: 1, slowCalls: 0, failureRate: 1 },
+        },
       },
       {
         key: 'a',
         state: 'closed',
+        since: clock.now(),
         failureRate: 0,
         calls: 1,
         failures: 0,
         rejected: 0,
-        retryAfterMs: undefined,
       },
     ]);
   });

@@ -1,6 +1,7 @@
 import type { BreakerSnapshot } from '../../core/index.js';
 import type {
   DashboardBreaker,
+  DashboardChild,
   DashboardState,
   DashboardTransitions,
 } from '../dashboard-view.interface.js';
@@ -45,6 +46,9 @@ export function dashboardClient(showFleet: typeof dashboardFleetLine): void {
     previous: { at: number; counts: Counts } | undefined;
     history: Point[];
     failureRate: number;
+    /** Since when it shows its state: a family's worst children's, when they are worse than it. */
+    since: number;
+    children: DashboardChild[];
   }
   const HISTORY = 120; // two minutes at one snapshot a second
   const config = JSON.parse(document.getElementById('cb-config')!.textContent!) as Config;
@@ -86,6 +90,8 @@ export function dashboardClient(showFleet: typeof dashboardFleetLine): void {
       previous: undefined,
       history: [],
       failureRate: 0,
+      since: 0,
+      children: [],
     };
     tiles.set(name, tile);
     return tile;
@@ -138,6 +144,41 @@ export function dashboardClient(showFleet: typeof dashboardFleetLine): void {
     error.hidden = false;
   }
 
+  /** How bad a state looks, as the server ranks a family's children: isolated > open > half-open > disabled > closed. */
+  const severity = (state: string) =>
+    ({ closed: 0, disabled: 1, 'half-open': 2, open: 3, isolated: 4 })[state] ?? 1;
+
+  /** The state a tile shows: a family's worst child when it is worse than the family's own. */
+  function shownState(view: DashboardBreaker): { state: string; since: number; badge: string } {
+    const { snapshot, aggregate } = view;
+    const forced = snapshot.forced;
+    const own = { state: snapshot.state, since: snapshot.since, badge: snapshot.state };
+    if (forced !== undefined) return { ...own, badge: `forced ${forced.state}` };
+    if (aggregate === undefined || severity(aggregate.worstState) <= severity(snapshot.state))
+      return own;
+    return {
+      state: aggregate.worstState,
+      since: aggregate.worstSince ?? snapshot.since,
+      badge: `${aggregate.worstState} (${aggregate.worstCount} of ${snapshot.family?.keys ?? aggregate.worstCount} keys)`,
+    };
+  }
+
+  /** The last transition: a family's newest one among its own and its children's. */
+  function transitionText(view: DashboardBreaker): string {
+    const own = view.snapshot.lastTransition;
+    const child = view.aggregate?.lastTransition;
+    const last = child !== undefined && (own === undefined || child.at > own.at) ? child : own;
+    if (last === undefined) return 'no transition yet';
+    return (
+      (last === child ? `${child.key}: ` : '') +
+      `${last.from} → ${last.to} (${last.reason})` +
+      (last.window === undefined
+        ? ''
+        : `: ${last.window.failures} of ${last.window.calls} calls failed (${percent(last.window.failureRate)})`) +
+      ` at ${clockTime(last.at)}`
+    );
+  }
+
   function show(view: DashboardBreaker, at: number, fromTick: boolean): void {
     const { snapshot } = view;
     const tile = tileOf(snapshot.name);
@@ -145,9 +186,12 @@ export function dashboardClient(showFleet: typeof dashboardFleetLine): void {
     tile.snapshot = snapshot;
     tile.received = performance.now();
     tile.at = at;
-    root.dataset.state = snapshot.state;
+    const shown = shownState(view);
+    tile.since = shown.since;
+    tile.children = view.topChildren ?? [];
+    root.dataset.state = shown.state;
+    field('state').textContent = shown.badge;
     const forced = snapshot.forced;
-    field('state').textContent = forced === undefined ? snapshot.state : `forced ${forced.state}`;
     field('forced').hidden = forced === undefined;
     if (forced !== undefined)
       field('forced').textContent = `${forced.reason}${forced.by ? ` (${forced.by})` : ''}`;
@@ -157,9 +201,19 @@ export function dashboardClient(showFleet: typeof dashboardFleetLine): void {
     const slow = sum === undefined ? snapshot.window.slowCalls : sum.windowSlowCalls;
     // An open breaker's window starts empty: what it opened on is the rate that matters then.
     const opening =
-      snapshot.state === 'open' && calls === 0 ? snapshot.lastTransition?.window : undefined;
+      shown.state !== 'open' || calls !== 0
+        ? undefined
+        : sum === undefined
+          ? snapshot.lastTransition?.window
+          : sum.openedOn;
     tile.failureRate =
-      opening !== undefined ? opening.failureRate : calls === 0 ? 0 : failures / calls;
+      opening !== undefined
+        ? opening.calls === 0
+          ? 0
+          : opening.failures / opening.calls
+        : calls === 0
+          ? 0
+          : failures / calls;
     field('failureRate').textContent = `${percent(tile.failureRate)} of ${opening?.calls ?? calls}`;
     field('slow').textContent = `${slow} (${percent(calls === 0 ? 0 : slow / calls)})`;
     tile.counts =
@@ -171,15 +225,7 @@ export function dashboardClient(showFleet: typeof dashboardFleetLine): void {
           }
         : { admitted: sum.admitted, rejected: sum.rejected, fallbacks: sum.fallbacks };
     if (fromTick) rates(tile, at);
-    const last = snapshot.lastTransition;
-    field('transition').textContent =
-      last === undefined
-        ? 'no transition yet'
-        : `${last.from} → ${last.to} (${last.reason})` +
-          (last.window === undefined
-            ? ''
-            : `: ${last.window.failures} of ${last.window.calls} calls failed (${percent(last.window.failureRate)})`) +
-          ` at ${clockTime(last.at)}`;
+    field('transition').textContent = transitionText(view);
     const failure = snapshot.lastFailure;
     field('failure').hidden = failure === undefined;
     if (failure !== undefined)
@@ -187,18 +233,9 @@ export function dashboardClient(showFleet: typeof dashboardFleetLine): void {
         `last failure: ${[failure.name, failure.status, failure.message].filter((part) => part !== undefined).join(' ') || failure.category}`;
     const family = snapshot.family;
     field('family').hidden = family === undefined;
-    if (family !== undefined) {
+    if (family !== undefined)
       field('familySummary').textContent =
         `${family.keys} of ${family.maxKeys} keys, ${family.unhealthyKeys} unhealthy, ${family.evicted} evicted`;
-      const list = field('children');
-      list.replaceChildren();
-      for (const child of view.topChildren ?? []) {
-        const item = document.createElement('li');
-        item.dataset.state = child.state;
-        item.textContent = `${child.key}: ${child.state}, ${percent(child.failureRate)} of ${child.calls}, ${child.rejected} rejected`;
-        list.appendChild(item);
-      }
-    }
     const shared = snapshot.coordination;
     field('shared').hidden = shared === undefined;
     if (shared !== undefined)
@@ -206,6 +243,25 @@ export function dashboardClient(showFleet: typeof dashboardFleetLine): void {
         ? `shared with the fleet (store errors: ${shared.storeErrors})`
         : `not shared now: deciding alone (store errors: ${shared.storeErrors})`;
     clocks(tile);
+  }
+
+  /** A listed child: its state since when, its next probe, the rate it is judged on. */
+  function childText(child: DashboardChild, tile: Tile, elapsed: number): string {
+    const left = child.retryAfterMs === undefined ? undefined : child.retryAfterMs - elapsed;
+    const probe =
+      left === undefined
+        ? ''
+        : child.state === 'open'
+          ? left > 0
+            ? `, next probe in ${duration(left)}`
+            : ', probe due'
+          : `, paused by Retry-After: ${duration(left)}`;
+    const opened =
+      child.state === 'open' && child.calls === 0 ? child.lastTransition?.window : undefined;
+    return (
+      `${child.key}: ${child.state} since ${clockTime(child.since)} (${duration(tile.at - child.since + elapsed)})` +
+      `${probe}, ${percent(opened?.failureRate ?? child.failureRate)} of ${opened?.calls ?? child.calls}, ${child.rejected} rejected`
+    );
   }
 
   /** Rates between two scheduled snapshots, and the sparkline's next point. */
@@ -249,7 +305,17 @@ export function dashboardClient(showFleet: typeof dashboardFleetLine): void {
   function clocks(tile: Tile): void {
     const { snapshot } = tile;
     const elapsed = performance.now() - tile.received;
-    tile.field('age').textContent = duration(tile.at - snapshot.since + elapsed);
+    tile.field('age').textContent = duration(tile.at - tile.since + elapsed);
+    if (snapshot.family !== undefined) {
+      const list = tile.field('children');
+      list.replaceChildren();
+      for (const child of tile.children) {
+        const item = document.createElement('li');
+        item.dataset.state = child.state;
+        item.textContent = childText(child, tile, elapsed);
+        list.appendChild(item);
+      }
+    }
     const countdown = tile.field('countdown');
     const round = snapshot.state === 'half-open' ? snapshot.halfOpen : undefined;
     if (round !== undefined) {
