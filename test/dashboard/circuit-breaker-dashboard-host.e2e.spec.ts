@@ -7,7 +7,12 @@ import {
   CircuitBreakerDashboardModule,
   type CircuitBreakerDashboardOptions,
 } from '../../lib/dashboard/index.js';
-import { hostAllowed, parseAllowedHost, parseHost } from '../../lib/dashboard/dashboard-hosts.js';
+import {
+  hostAllowed,
+  originAllowed,
+  parseAllowedHost,
+  parseHost,
+} from '../../lib/dashboard/dashboard-hosts.js';
 import { HTTP_PLATFORMS, platformApps } from '../helpers/http-platforms.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
@@ -246,7 +251,7 @@ describe('CircuitBreakerDashboardModule.forRoot({ allowedHosts })', () => {
   });
 });
 
-describe('hostAllowed()', () => {
+describe('hostAllowed() and originAllowed()', () => {
   const served = { address: '10.0.0.5', port: 3000, tls: false };
   it('answers the address a connection arrived at, with its port', () => {
     expect(hostAllowed(parseHost('10.0.0.5:3000')!, served, [])).toBe(true);
@@ -259,6 +264,26 @@ describe('hostAllowed()', () => {
     expect(hostAllowed(parseHost('localhost')!, { ...served, port: 80 }, [])).toBe(true);
     expect(hostAllowed(parseHost('localhost')!, { ...served, port: 443, tls: true }, [])).toBe(
       true,
+    );
+  });
+
+  it("takes an Origin that is its Host's or listed, with the default port of the Origin's scheme", () => {
+    const listed = ['ops.example.com:443', '.internal.example'].map((entry) =>
+      parseAllowedHost(entry)!,
+    );
+    const cases: [string, string | undefined, boolean][] = [
+      ['http://localhost:3000', 'localhost:3000', true],
+      ['http://LOCALHOST:3000', 'LocalHost:3000', true],
+      ['http://localhost:3001', 'localhost:3000', false],
+      ['https://ops.example.com', '127.0.0.1:3000', true],
+      ['https://ops.example.com:443', undefined, true],
+      ['http://ops.example.com', '127.0.0.1:3000', false],
+      ['https://a.internal.example:8443', '127.0.0.1:3000', true],
+      ['null', 'localhost:3000', false],
+      ['file:///etc/passwd', 'localhost:3000', false],
+    ];
+    expect(cases.map(([origin, host]) => originAllowed(origin, host, listed))).toEqual(
+      cases.map(([, , expected]) => expected),
     );
   });
 
