@@ -55,6 +55,17 @@ export interface CircuitBreakerDashboardOptions {
   maxPendingDataLength?: number;
   /** Children of a per-key family shown on its tile, those failing most first. Default 5. */
   topChildren?: number;
+  /**
+   * Host names the dashboard also answers to, besides `localhost`,
+   * `127.x.x.x`, `[::1]` and the address it is served on (with the port it is
+   * served on): the name behind which a reverse proxy serves it, a port
+   * mapping. `'ops.example.com'` (any port), `'ops.example.com:8443'` (that
+   * port), `'.example.com'` (the domain and its subdomains). A request of any
+   * other `Host` is refused (403), as is a control request whose `Origin` is
+   * neither its `Host` nor listed here. Checked at start-up; there is no
+   * wildcard. Default none.
+   */
+  allowedHosts?: string[];
 }
 
 /**

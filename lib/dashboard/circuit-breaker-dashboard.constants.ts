@@ -28,6 +28,14 @@ export const CIRCUIT_BREAKER_DASHBOARD_PAGE = 'CIRCUIT_BREAKER:DASHBOARD_PAGE';
 /** How long a page waits before reconnecting a stream that ended, in ms. @internal */
 export const RECONNECT_MS = 2_000;
 
+/**
+ * How long `app.close()` waits for a page to receive the end of its stream
+ * before its connection is destroyed, in ms: a page that reads gets it at
+ * once, one that stopped reading would otherwise hold the shutdown for as
+ * long as it stays connected. @internal
+ */
+export const SHUTDOWN_GRACE_MS = 500;
+
 /** The most transitions one event carries: a storm of per-key children flipping is summed up, not listed. @internal */
 export const MAX_TRANSITIONS_PER_EVENT = 100;
 

@@ -9,9 +9,9 @@ import {
   HttpCode,
   Inject,
   NotFoundException,
-  Param,
   Post,
   Req,
+  Res,
   ServiceUnavailableException,
   Sse,
   UnsupportedMediaTypeException,
@@ -32,6 +32,13 @@ import {
 import type { ResolvedDashboardOptions } from './dashboard-options.js';
 import type { DashboardState } from './dashboard-view.interface.js';
 import { dashboardPageHeaders, type DashboardPage } from './page/dashboard-page.js';
+import { CircuitBreakerDashboardHostGuard } from './circuit-breaker-dashboard-host.guard.js';
+import { originAllowed, type AllowedHost } from './dashboard-hosts.js';
+import type {
+  StreamConnection,
+  StreamResponse,
+  StreamSocket,
+} from './dashboard-stream-connections.js';
 
 /** What shapes the routes, decided when the module is defined; the rest is read from DI when they are used. @internal */
 export interface DashboardRoutes {
@@ -47,6 +54,21 @@ interface ControlRequest {
   headers: Record<string, string | string[] | undefined>;
 }
 
+/** A stream's request and reply, on Express (the Node objects) and on Fastify (`raw`). */
+interface StreamRequest {
+  socket?: StreamSocket;
+  raw?: { socket?: StreamSocket };
+}
+type StreamReply = StreamResponse & { raw?: StreamResponse };
+
+/** The connection a stream is sent on, when the platform shows it. */
+function connectionOf(request: StreamRequest, reply: StreamReply): StreamConnection | undefined {
+  const socket = request.raw?.socket ?? request.socket;
+  const response = reply.raw ?? reply;
+  if (typeof socket?.end !== 'function' || typeof response.once !== 'function') return undefined;
+  return { socket, response };
+}
+
 /**
  * The dashboard's routes, as controller classes made for one `forRoot()`:
  * its path, its guard and its stream bound are decided there, as decorators
@@ -55,7 +77,11 @@ interface ControlRequest {
  * @internal
  */
 export function dashboardControllers(routes: DashboardRoutes): Type[] {
-  const guarded = routes.guard === undefined ? applyDecorators() : UseGuards(routes.guard);
+  // The Host check first: a request for another name is refused before any guard of the user's runs.
+  const guarded =
+    routes.guard === undefined
+      ? UseGuards(CircuitBreakerDashboardHostGuard)
+      : UseGuards(CircuitBreakerDashboardHostGuard, routes.guard);
   const pageHeaders = applyDecorators(
     ...Object.entries(dashboardPageHeaders()).map(([name, value]) => Header(name, value)),
   );
@@ -78,13 +104,18 @@ export function dashboardControllers(routes: DashboardRoutes): Type[] {
 
     @Get('state')
     @Header('cache-control', 'no-store')
+    @Header('x-content-type-options', 'nosniff')
     state(): DashboardState {
       return this.dashboard.state();
     }
 
     @Sse('stream', { maxPendingDataLength: routes.maxPendingDataLength })
-    stream(): Observable<MessageEvent> {
-      const stream = this.dashboard.stream();
+    @Header('x-content-type-options', 'nosniff')
+    stream(
+      @Req() request: StreamRequest,
+      @Res({ passthrough: true }) response: StreamReply,
+    ): Observable<MessageEvent> {
+      const stream = this.dashboard.stream(connectionOf(request, response));
       if (stream === 'too-many')
         throw new ServiceUnavailableException(messages.tooManyStreams(this.options.maxStreams));
       if (stream === 'closing') throw new ServiceUnavailableException(messages.shuttingDown);
@@ -102,19 +133,20 @@ export function dashboardControllers(routes: DashboardRoutes): Type[] {
       @Inject(CircuitBreakerDashboardService)
       private readonly dashboard: CircuitBreakerDashboardService,
       @Inject(CIRCUIT_BREAKER_DASHBOARD_PAGE) page: DashboardPage,
+      @Inject(CIRCUIT_BREAKER_DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions,
     ) {
       this.token = Buffer.from(page.token);
     }
 
-    @Post('breakers/:name/force')
+    // The breaker's name travels in the JSON body: as a path segment, "." and ".." are removed by
+    // every URL parser (and so is their percent-encoding), and routers bound a parameter's length.
+    @Post('force')
     @HttpCode(204)
-    force(
-      @Req() request: ControlRequest,
-      @Param('name') name: string,
-      @Body() body: unknown,
-    ): void {
-      checkOrigin(request, this.token);
-      const { state, reason } = (body ?? {}) as { state?: unknown; reason?: unknown };
+    force(@Req() request: ControlRequest, @Body() body: unknown): void {
+      checkOrigin(request, this.token, this.options.allowedHosts);
+      const name = breakerOf(body);
+      const state = field(body, 'state');
+      const reason = field(body, 'reason');
       if (state !== 'open' && state !== 'closed')
         throw new BadRequestException(messages.badForceState(state));
       if (
@@ -126,22 +158,44 @@ export function dashboardControllers(routes: DashboardRoutes): Type[] {
         throw new NotFoundException(messages.unknownBreaker(name));
     }
 
-    @Post('breakers/:name/reset')
+    @Post('reset')
     @HttpCode(204)
-    reset(@Req() request: ControlRequest, @Param('name') name: string): void {
-      checkOrigin(request, this.token);
+    reset(@Req() request: ControlRequest, @Body() body: unknown): void {
+      checkOrigin(request, this.token, this.options.allowedHosts);
+      const name = breakerOf(body);
       if (!this.dashboard.reset(name)) throw new NotFoundException(messages.unknownBreaker(name));
     }
   }
   return [CircuitBreakerDashboardController, CircuitBreakerDashboardControlController];
 }
 
+/** A field of a JSON body, whatever the body is. */
+function field(body: unknown, key: string): unknown {
+  return typeof body === 'object' && body !== null && Object.hasOwn(body, key)
+    ? (body as Record<string, unknown>)[key]
+    : undefined;
+}
+
+/** The name of the breaker a control request is for: any non-empty string, as breaker names are. */
+function breakerOf(body: unknown): string {
+  const name = field(body, 'breaker');
+  if (typeof name !== 'string' || name === '')
+    throw new BadRequestException(messages.badBreaker(name));
+  return name;
+}
+
 /**
  * Refuses what a page of another origin could send: a browser states where a
  * request comes from (`Sec-Fetch-Site`, `Origin`), a form cannot send JSON nor
- * set a header, and no other origin can read the page to learn its token.
+ * set a header, and no other origin can read the page to learn its token. The
+ * `Origin` is the page's when it is the origin of the request's `Host`, or
+ * one of `allowedHosts` (a proxy that rewrites `Host`).
  */
-function checkOrigin(request: ControlRequest, token: Buffer): void {
+function checkOrigin(
+  request: ControlRequest,
+  token: Buffer,
+  allowedHosts: readonly AllowedHost[],
+): void {
   const header = (name: string) => {
     const value = request.headers[name];
     return Array.isArray(value) ? value[0] : value;
@@ -150,19 +204,11 @@ function checkOrigin(request: ControlRequest, token: Buffer): void {
   if (site !== undefined && site !== 'same-origin')
     throw new ForbiddenException(messages.crossSite);
   const origin = header('origin');
-  if (origin !== undefined && hostOf(origin) !== header('host'))
+  if (origin !== undefined && !originAllowed(origin, header('host'), allowedHosts))
     throw new ForbiddenException(messages.crossSite);
   const given = Buffer.from(header(CIRCUIT_BREAKER_DASHBOARD_TOKEN_HEADER) ?? '');
   if (given.length !== token.length || !timingSafeEqual(given, token))
     throw new ForbiddenException(messages.badToken);
   if (!(header('content-type') ?? '').toLowerCase().startsWith('application/json'))
     throw new UnsupportedMediaTypeException(messages.notJson);
-}
-
-function hostOf(origin: string): string | undefined {
-  try {
-    return new URL(origin).host;
-  } catch {
-    return undefined;
-  }
 }

@@ -14,6 +14,7 @@ import {
   CIRCUIT_BREAKER_DASHBOARD_OPTIONS,
   MAX_TRANSITIONS_PER_EVENT,
   RECONNECT_MS,
+  SHUTDOWN_GRACE_MS,
 } from './circuit-breaker-dashboard.constants.js';
 import { circuitBreakerDashboardMessages as messages } from './circuit-breaker-dashboard.messages.js';
 import type { ResolvedDashboardOptions } from './dashboard-options.js';
@@ -24,6 +25,10 @@ import type {
 } from './dashboard-view.interface.js';
 import { breakerView, breakerViews, fleetView } from './dashboard-views.js';
 import { DashboardFleetPoller, hasFleetView } from './dashboard-fleet.poller.js';
+import {
+  DashboardStreamConnections,
+  type StreamConnection,
+} from './dashboard-stream-connections.js';
 
 /** Why a stream could not be opened: the controller answers it with the matching HTTP status. @internal */
 export type StreamRefusal = 'too-many' | 'closing';
@@ -49,6 +54,7 @@ export class CircuitBreakerDashboardService implements OnModuleDestroy {
   private readonly updates: Observable<MessageEvent>;
   /** With a store that lists the replicas: its reads, at most every few seconds. */
   private readonly fleetPoller: DashboardFleetPoller | undefined;
+  private readonly connections = new DashboardStreamConnections();
   private closed = false;
   private streams = 0;
 
@@ -93,11 +99,12 @@ export class CircuitBreakerDashboardService implements OnModuleDestroy {
    * every `intervalMs` and transitions as they happen, until the page leaves
    * or the application closes. A refusal when it cannot be served.
    */
-  stream(): Observable<MessageEvent> | StreamRefusal {
+  stream(connection?: StreamConnection): Observable<MessageEvent> | StreamRefusal {
     if (this.closed) return 'closing';
     if (this.streams >= this.options.maxStreams) return 'too-many';
     return new Observable<MessageEvent>((subscriber) => {
       this.streams++;
+      const forget = connection === undefined ? undefined : this.connections.add(connection);
       subscriber.next({
         type: 'snapshot',
         data: JSON.stringify(this.state()),
@@ -106,6 +113,7 @@ export class CircuitBreakerDashboardService implements OnModuleDestroy {
       const subscription = this.updates.pipe(takeUntil(this.closing)).subscribe(subscriber);
       return () => {
         this.streams--;
+        forget?.();
         subscription.unsubscribe();
       };
     });
@@ -125,11 +133,19 @@ export class CircuitBreakerDashboardService implements OnModuleDestroy {
     return true;
   }
 
-  // Before the HTTP server closes: an open stream would otherwise hold app.close() until its page leaves.
-  onModuleDestroy(): void {
+  /**
+   * Before the HTTP server closes: an open stream would otherwise hold
+   * `app.close()` until its page leaves. Every stream ends, and its
+   * connection is closed once the end is written, or at most
+   * `SHUTDOWN_GRACE_MS` later for a page that does not read.
+   */
+  onModuleDestroy(): Promise<void> {
     this.closed = true;
+    // Taken before the streams end: ending one forgets its connection.
+    const connectionsClosed = this.connections.close(SHUTDOWN_GRACE_MS);
     this.closing.next();
     this.closing.complete();
+    return connectionsClosed;
   }
 
   /**

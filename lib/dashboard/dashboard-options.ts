@@ -10,6 +10,7 @@ import {
   DASHBOARD_PATH,
 } from './circuit-breaker-dashboard.constants.js';
 import { circuitBreakerDashboardMessages as messages } from './circuit-breaker-dashboard.messages.js';
+import { parseAllowedHost, type AllowedHost } from './dashboard-hosts.js';
 
 const KNOWN_OPTIONS = [
   'path',
@@ -20,6 +21,7 @@ const KNOWN_OPTIONS = [
   'maxStreams',
   'maxPendingDataLength',
   'topChildren',
+  'allowedHosts',
 ];
 
 /** The options, checked and complete; `guard` in the form `@UseGuards()` takes. @internal */
@@ -32,6 +34,7 @@ export interface ResolvedDashboardOptions {
   readonly maxStreams: number;
   readonly maxPendingDataLength: number;
   readonly topChildren: number;
+  readonly allowedHosts: readonly AllowedHost[];
 }
 
 /** Checks every option when `forRoot()` is called, and fills in the defaults. @internal */
@@ -66,6 +69,7 @@ export function resolveDashboardOptions(given: unknown): ResolvedDashboardOption
       1_024,
     ),
     topChildren: count('topChildren', o.topChildren, DEFAULTS.topChildren, 0),
+    allowedHosts: o.allowedHosts === undefined ? [] : allowedHosts(check, o.allowedHosts),
   };
 }
 
@@ -139,4 +143,29 @@ function asGuard(
     return { canActivate: (context) => canActivate(context) };
   }
   return check.service<CanActivate>('guard', guard, ['canActivate'], messages.expectedGuard);
+}
+
+/** `allowedHosts`: every entry a host (with or without a port), or a domain with a leading dot; never a way to switch the check off. */
+function allowedHosts(check: OptionChecker, given: unknown): AllowedHost[] {
+  if (!Array.isArray(given)) check.invalid('allowedHosts', given, messages.expectedAllowedHosts);
+  return given.map((entry: unknown, i) => {
+    const option = `allowedHosts[${i}]`;
+    if (entry === '*' || entry === '.') throw new TypeError(messages.allowedHostsWildcard(option));
+    const host = typeof entry === 'string' ? parseAllowedHost(entry) : undefined;
+    if (host !== undefined) return host;
+    const url = typeof entry === 'string' ? hostOfUrl(entry) : undefined;
+    if (url !== undefined)
+      throw new TypeError(messages.allowedHostIsUrl(option, entry as string, url));
+    return check.invalid(option, entry, messages.expectedAllowedHost, false);
+  });
+}
+
+/** The host of an `http(s)://` URL given where a host was expected, to say what to write instead. */
+function hostOfUrl(text: string): string | undefined {
+  if (!/^https?:\/\//i.test(text)) return undefined;
+  try {
+    return new URL(text).host || undefined;
+  } catch {
+    return undefined;
+  }
 }

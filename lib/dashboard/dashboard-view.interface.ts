@@ -1,4 +1,9 @@
-import type { BreakerSnapshot, BreakerState, TransitionReason } from '../core/index.js';
+import type {
+  BreakerSnapshot,
+  BreakerState,
+  TransitionEvidence,
+  TransitionReason,
+} from '../core/index.js';
 
 /**
  * What the dashboard's stream pushes (event `snapshot`) and `<path>/state`
@@ -36,17 +41,41 @@ export interface DashboardAggregate {
   windowCalls: number;
   windowFailures: number;
   windowSlowCalls: number;
+  /**
+   * The worst state among the children (isolated, open, half-open, disabled,
+   * closed, worst first), `closed` without children: the tile's colour and
+   * badge follow it, as a family whose tenants are all open is not healthy.
+   */
+  worstState: BreakerState;
+  /** Children in `worstState`. */
+  worstCount: number;
+  /** The earliest `since` of the children in `worstState` (the breakers' clock); absent without children. */
+  worstSince: number | undefined;
+  /** The windows the open children opened on, summed, while theirs are empty: the rate they opened at. */
+  openedOn?: { calls: number; failures: number };
+  /** The children's newest transition, with the child's key. */
+  lastTransition?: DashboardChildTransition;
+}
+
+/** A child's transition, as a family's tile shows it. @publicApi */
+export interface DashboardChildTransition extends TransitionEvidence {
+  key: string;
 }
 
 /** A child of a per-key family, as its family's tile lists it. @publicApi */
 export interface DashboardChild {
   key: string;
   state: BreakerState;
+  /** Since when it is in `state` (the breakers' clock). */
+  since: number;
   failureRate: number;
   calls: number;
   failures: number;
   rejected: number;
+  /** While open: the time to its next probe; during a `Retry-After` pause, to its end. */
   retryAfterMs: number | undefined;
+  /** Its last transition, with the window it opened on (its own starts empty on opening). */
+  lastTransition?: TransitionEvidence;
 }
 
 /**

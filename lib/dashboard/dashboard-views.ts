@@ -9,6 +9,16 @@ import type {
 
 const UNHEALTHY: ReadonlySet<string> = new Set(['open', 'half-open', 'isolated']);
 
+/** How bad a state looks on a tile, as the Grafana dashboard ranks replicas: isolated > open > half-open > disabled > closed. */
+const SEVERITY: Readonly<Record<string, number>> = {
+  closed: 0,
+  disabled: 1,
+  'half-open': 2,
+  open: 3,
+  isolated: 4,
+};
+const severity = (state: string) => SEVERITY[state] ?? 1;
+
 /** The tile of one breaker: its snapshot, and for a family the children that fail most. @internal */
 export function breakerView(breaker: Breaker, topChildren: number): DashboardBreaker {
   const snapshot = breaker.snapshot();
@@ -20,6 +30,9 @@ export function breakerView(breaker: Breaker, topChildren: number): DashboardBre
     windowCalls: 0,
     windowFailures: 0,
     windowSlowCalls: 0,
+    worstState: 'closed',
+    worstCount: 0,
+    worstSince: undefined,
   };
   const worst = worstChildren(breaker, topChildren, aggregate);
   return { snapshot, ...(topChildren === 0 ? {} : { topChildren: worst }), aggregate };
@@ -47,12 +60,7 @@ function worstChildren(
   const worst: DashboardChild[] = [];
   for (const child of family.children()) {
     const snapshot = child.snapshot();
-    aggregate.admitted += snapshot.totals.admitted;
-    aggregate.rejected += snapshot.totals.rejected.total;
-    aggregate.fallbacks += snapshot.totals.fallbacks;
-    aggregate.windowCalls += snapshot.window.calls;
-    aggregate.windowFailures += snapshot.window.failures;
-    aggregate.windowSlowCalls += snapshot.window.slowCalls;
+    sumChild(aggregate, snapshot);
     const view = childView(snapshot);
     let at = worst.length;
     while (at > 0 && worse(view, worst[at - 1]!)) at--;
@@ -63,15 +71,47 @@ function worstChildren(
   return worst;
 }
 
+/** Adds a child to its family's sums: its calls, its window, its state, its last transition. */
+function sumChild(aggregate: DashboardAggregate, snapshot: BreakerSnapshot): void {
+  aggregate.admitted += snapshot.totals.admitted;
+  aggregate.rejected += snapshot.totals.rejected.total;
+  aggregate.fallbacks += snapshot.totals.fallbacks;
+  aggregate.windowCalls += snapshot.window.calls;
+  aggregate.windowFailures += snapshot.window.failures;
+  aggregate.windowSlowCalls += snapshot.window.slowCalls;
+  const last = snapshot.lastTransition;
+  // An open child's window starts empty: what it opened on is what the tile shows then.
+  if (snapshot.state === 'open' && snapshot.window.calls === 0 && last?.window !== undefined) {
+    const openedOn = (aggregate.openedOn ??= { calls: 0, failures: 0 });
+    openedOn.calls += last.window.calls;
+    openedOn.failures += last.window.failures;
+  }
+  // On a tie, the later of the children as the family lists them.
+  if (last !== undefined && (aggregate.lastTransition?.at ?? -Infinity) <= last.at)
+    aggregate.lastTransition = { key: snapshot.key ?? '', ...last };
+  const order = severity(snapshot.state) - severity(aggregate.worstState);
+  if (order > 0) {
+    aggregate.worstState = snapshot.state;
+    aggregate.worstCount = 0;
+    aggregate.worstSince = undefined;
+  }
+  if (order >= 0) {
+    aggregate.worstCount++;
+    aggregate.worstSince = Math.min(aggregate.worstSince ?? Infinity, snapshot.since);
+  }
+}
+
 function childView(snapshot: BreakerSnapshot): DashboardChild {
   return {
     key: snapshot.key ?? '',
     state: snapshot.state,
+    since: snapshot.since,
     failureRate: snapshot.window.failureRate,
     calls: snapshot.window.calls,
     failures: snapshot.window.failures,
     rejected: snapshot.totals.rejected.total,
     retryAfterMs: snapshot.retryAfterMs,
+    ...(snapshot.lastTransition === undefined ? {} : { lastTransition: snapshot.lastTransition }),
   };
 }
 

@@ -15,6 +15,7 @@ export type {
   DashboardAggregate,
   DashboardBreaker,
   DashboardChild,
+  DashboardChildTransition,
   DashboardFleet,
   DashboardFleetBreaker,
   DashboardFleetReplica,

@@ -34,6 +34,8 @@ const ARGS = [
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
+  // A DNS rebinding, as the browser sees it: a page's own name that resolves to this machine.
+  '--host-resolver-rules=MAP evil.example 127.0.0.1',
 ];
 
 let browser: Browser;
@@ -253,10 +255,10 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
       expect(await page.locator('[data-action]').count()).toBe(0);
       expect(await page.locator('#cb-reason').count()).toBe(0);
       const status = await page.evaluate(async (url) => {
-        const response = await fetch(`${url}/breakers/catalog/force`, {
+        const response = await fetch(`${url}/force`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: '{"state":"open"}',
+          body: '{"breaker":"catalog","state":"open"}',
         });
         return response.status;
       }, sample.dashboardUrl);
@@ -272,11 +274,59 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
     }
   });
 
+  it('refuses a page that a DNS rebinding points at it, behind the loopback-only guard, and answers localhost', async () => {
+    const sample = await startSample({ logger: false });
+    const { port } = new URL(sample.url);
+    const registry = sample.app.get(CircuitBreakerRegistry);
+    // evil.example resolves to 127.0.0.1 (see ARGS): the connection comes from loopback, the guard admits it.
+    const evil = await browser.newPage();
+    try {
+      const response = await evil.goto(`http://evil.example:${port}/circuit-breakers`);
+      expect(response?.status()).toBe(403);
+      expect(await evil.locator('[data-breaker]').count()).toBe(0);
+      // What the rebinding page's script tries: read the token, the state, and force a breaker.
+      const tried = await evil.evaluate(async () => {
+        const html = await (await fetch('/circuit-breakers')).text();
+        const token = /"token":"([^"]+)"/.exec(html)?.[1] ?? '';
+        const state = await fetch('/circuit-breakers/state');
+        const force = await fetch('/circuit-breakers/force', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-circuit-breaker-dashboard': token },
+          body: JSON.stringify({ breaker: 'catalog', state: 'open' }),
+        });
+        return { token, state: state.status, force: force.status };
+      });
+      expect(tried).toEqual({ token: '', state: 403, force: 403 });
+      expect(registry.get('catalog').snapshot().forced).toBeUndefined();
+    } finally {
+      await evil.close();
+    }
+    const { page, errors } = await open(`http://localhost:${port}/circuit-breakers`);
+    try {
+      await page.waitForSelector(`${tile('catalog')}[data-state="closed"]`, { timeout: 5_000 });
+      await page.click(`${tile('pricing')} [data-action="force-open"]`);
+      await page.waitForSelector(`${tile('pricing')}[data-state="isolated"]`, { timeout: 2_000 });
+      await page.click(`${tile('pricing')} [data-action="reset"]`);
+      await page.waitForSelector(`${tile('pricing')}[data-state="closed"]`, { timeout: 2_000 });
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+      await sample.close();
+    }
+  });
+
   it('works the same on Fastify under a global prefix: tiles, a transition pushed live, the buttons', async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
         CircuitBreakerModule.forRoot({
-          breakers: { payments: { consecutiveFailures: 1 }, [HOSTILE]: { consecutiveFailures: 1 } },
+          breakers: {
+            payments: { consecutiveFailures: 1 },
+            [HOSTILE]: { consecutiveFailures: 1 },
+            // Path segments to a URL parser: "." and ".." vanish from a URL, percent-encoded or not.
+            '.': {},
+            '..': {},
+            tenants: { perKey: { maxKeys: 10 }, consecutiveFailures: 1, openDurationMs: 30_000 },
+          },
         }),
         CircuitBreakerDashboardModule.forRoot({
           path: 'ops/breakers',
@@ -305,6 +355,40 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
       await page.click(`${tile('payments')} [data-action="force-open"]`);
       await page.waitForSelector(`${tile('payments')}[data-state="isolated"]`, { timeout: 2_000 });
       expect(payments.snapshot().forced?.by).toBe('circuit breaker dashboard');
+      // Every name can be controlled, those a URL would lose included.
+      for (const name of ['.', '..']) {
+        await page.click(`${tile(name)} [data-action="force-open"]`);
+        await page.waitForSelector(`${tile(name)}[data-state="isolated"]`, { timeout: 2_000 });
+        expect(app.get(CircuitBreakerRegistry).get(name).snapshot().forced?.state).toBe('open');
+        await page.click(`${tile(name)} [data-action="reset"]`);
+        await page.waitForSelector(`${tile(name)}[data-state="closed"]`, { timeout: 2_000 });
+      }
+      expect(await page.locator('[data-field="error"]:visible').count()).toBe(0);
+
+      // A family whose tenants are all open is an open tile; each tenant says since when, and its next probe.
+      const tenants = app.get(CircuitBreakerRegistry).get('tenants');
+      for (const key of ['t1', 't2'])
+        await tenants
+          .forKey(key)
+          .execute(() => Promise.reject(new Error('tenant down')))
+          .catch(() => undefined);
+      await page.waitForSelector(`${tile('tenants')}[data-state="open"]`, { timeout: 2_000 });
+      expect(await text(page, `${tile('tenants')} [data-field="state"]`)).toBe(
+        'open (2 of 2 keys)',
+      );
+      expect(await text(page, `${tile('tenants')} [data-field="failureRate"]`)).toBe('100% of 2');
+      expect(await text(page, `${tile('tenants')} [data-field="transition"]`)).toMatch(
+        // Both may open within one millisecond: the newest is either.
+        /^t[12]: closed → open \(consecutive-failures\): 1 of 1 calls failed \(100%\) at /,
+      );
+      const children = await page
+        .locator(`${tile('tenants')} [data-field="children"] li`)
+        .allTextContents();
+      expect(new Set(children.map((child) => child.slice(0, 3)))).toEqual(new Set(['t1:', 't2:']));
+      for (const child of children)
+        expect(child).toMatch(
+          /^t[12]: open since .+ \([\d.]+ s\), next probe in (2\d|30)\.?\d* s, 100% of 1, 0 rejected$/,
+        );
 
       // Names and error messages are text, never markup.
       const hostile = app.get(CircuitBreakerRegistry).get(HOSTILE);

@@ -104,14 +104,14 @@ describe.each(['express', 'fastify'] as const)('forRootAsync() on %s', (platform
     ) as DashboardState;
     expect(first.breakers.map((view) => view.snapshot.name)).toEqual(['payments']);
 
-    const forced = await fetch(`${url}/ops/breakers/payments/force`, {
+    const forced = await fetch(`${url}/ops/force`, {
       method: 'POST',
       headers: {
         ...operator,
         'content-type': 'application/json',
         'x-circuit-breaker-dashboard': config.token,
       },
-      body: JSON.stringify({ state: 'open', reason: 'maintenance' }),
+      body: JSON.stringify({ breaker: 'payments', state: 'open', reason: 'maintenance' }),
     });
     expect(forced.status).toBe(204);
     expect(app.get(CircuitBreakerRegistry).get('payments').snapshot().forced?.reason).toBe(
@@ -130,7 +130,7 @@ describe.each(['express', 'fastify'] as const)('forRootAsync() on %s', (platform
       expect((await fetch(`${url}/circuit-breakers${path}`, { headers: operator })).status).toBe(
         404,
       );
-    const control = await fetch(`${url}/circuit-breakers/breakers/payments/reset`, {
+    const control = await fetch(`${url}/circuit-breakers/reset`, {
       method: 'POST',
       headers: operator,
     });

@@ -1,22 +1,24 @@
 import type { BreakerSnapshot } from '../../core/index.js';
 import type {
   DashboardBreaker,
-  DashboardFleet,
+  DashboardChild,
   DashboardState,
   DashboardTransitions,
 } from '../dashboard-view.interface.js';
+import type { dashboardFleetLine } from './dashboard-fleet-line.js';
 
 /**
  * The page's script. It is sent as its own source text
  * (`Function.prototype.toString()`), so it must use nothing from outside its
  * body: no import (types apart, which compilation erases), no module-level
- * name. Everything it shows comes from the stream as data and is written with
+ * name; the fleet line's renderer is given to it as an argument, sent the
+ * same way. Everything it shows comes from the stream as data and is written with
  * `textContent`, never parsed as HTML: breaker names, keys and error messages
  * may come from requests and upstreams.
  *
  * @internal
  */
-export function dashboardClient(): void {
+export function dashboardClient(showFleet: typeof dashboardFleetLine): void {
   interface Config {
     control: boolean;
     token: string;
@@ -44,6 +46,9 @@ export function dashboardClient(): void {
     previous: { at: number; counts: Counts } | undefined;
     history: Point[];
     failureRate: number;
+    /** Since when it shows its state: a family's worst children's, when they are worse than it. */
+    since: number;
+    children: DashboardChild[];
   }
   const HISTORY = 120; // two minutes at one snapshot a second
   const config = JSON.parse(document.getElementById('cb-config')!.textContent!) as Config;
@@ -85,6 +90,8 @@ export function dashboardClient(): void {
       previous: undefined,
       history: [],
       failureRate: 0,
+      since: 0,
+      children: [],
     };
     tiles.set(name, tile);
     return tile;
@@ -112,8 +119,12 @@ export function dashboardClient(): void {
   async function control(root: HTMLElement, name: string, force: object | undefined) {
     const error = root.querySelector<HTMLElement>('[data-field="error"]')!;
     const reason = reasonInput?.value.trim();
-    const path = `${base}/breakers/${encodeURIComponent(name)}/${force === undefined ? 'reset' : 'force'}`;
-    const body = force === undefined ? {} : { ...force, ...(reason ? { reason } : {}) };
+    // The name goes in the body: any breaker name works there, "." and ".." included.
+    const path = `${base}/${force === undefined ? 'reset' : 'force'}`;
+    const body = {
+      breaker: name,
+      ...(force === undefined ? {} : { ...force, ...(reason ? { reason } : {}) }),
+    };
     try {
       const response = await fetch(path, {
         method: 'POST',
@@ -133,6 +144,41 @@ export function dashboardClient(): void {
     error.hidden = false;
   }
 
+  /** How bad a state looks, as the server ranks a family's children: isolated > open > half-open > disabled > closed. */
+  const severity = (state: string) =>
+    ({ closed: 0, disabled: 1, 'half-open': 2, open: 3, isolated: 4 })[state] ?? 1;
+
+  /** The state a tile shows: a family's worst child when it is worse than the family's own. */
+  function shownState(view: DashboardBreaker): { state: string; since: number; badge: string } {
+    const { snapshot, aggregate } = view;
+    const forced = snapshot.forced;
+    const own = { state: snapshot.state, since: snapshot.since, badge: snapshot.state };
+    if (forced !== undefined) return { ...own, badge: `forced ${forced.state}` };
+    if (aggregate === undefined || severity(aggregate.worstState) <= severity(snapshot.state))
+      return own;
+    return {
+      state: aggregate.worstState,
+      since: aggregate.worstSince ?? snapshot.since,
+      badge: `${aggregate.worstState} (${aggregate.worstCount} of ${snapshot.family?.keys ?? aggregate.worstCount} keys)`,
+    };
+  }
+
+  /** The last transition: a family's newest one among its own and its children's. */
+  function transitionText(view: DashboardBreaker): string {
+    const own = view.snapshot.lastTransition;
+    const child = view.aggregate?.lastTransition;
+    const last = child !== undefined && (own === undefined || child.at > own.at) ? child : own;
+    if (last === undefined) return 'no transition yet';
+    return (
+      (last === child ? `${child.key}: ` : '') +
+      `${last.from} → ${last.to} (${last.reason})` +
+      (last.window === undefined
+        ? ''
+        : `: ${last.window.failures} of ${last.window.calls} calls failed (${percent(last.window.failureRate)})`) +
+      ` at ${clockTime(last.at)}`
+    );
+  }
+
   function show(view: DashboardBreaker, at: number, fromTick: boolean): void {
     const { snapshot } = view;
     const tile = tileOf(snapshot.name);
@@ -140,9 +186,12 @@ export function dashboardClient(): void {
     tile.snapshot = snapshot;
     tile.received = performance.now();
     tile.at = at;
-    root.dataset.state = snapshot.state;
+    const shown = shownState(view);
+    tile.since = shown.since;
+    tile.children = view.topChildren ?? [];
+    root.dataset.state = shown.state;
+    field('state').textContent = shown.badge;
     const forced = snapshot.forced;
-    field('state').textContent = forced === undefined ? snapshot.state : `forced ${forced.state}`;
     field('forced').hidden = forced === undefined;
     if (forced !== undefined)
       field('forced').textContent = `${forced.reason}${forced.by ? ` (${forced.by})` : ''}`;
@@ -152,9 +201,19 @@ export function dashboardClient(): void {
     const slow = sum === undefined ? snapshot.window.slowCalls : sum.windowSlowCalls;
     // An open breaker's window starts empty: what it opened on is the rate that matters then.
     const opening =
-      snapshot.state === 'open' && calls === 0 ? snapshot.lastTransition?.window : undefined;
+      shown.state !== 'open' || calls !== 0
+        ? undefined
+        : sum === undefined
+          ? snapshot.lastTransition?.window
+          : sum.openedOn;
     tile.failureRate =
-      opening !== undefined ? opening.failureRate : calls === 0 ? 0 : failures / calls;
+      opening !== undefined
+        ? opening.calls === 0
+          ? 0
+          : opening.failures / opening.calls
+        : calls === 0
+          ? 0
+          : failures / calls;
     field('failureRate').textContent = `${percent(tile.failureRate)} of ${opening?.calls ?? calls}`;
     field('slow').textContent = `${slow} (${percent(calls === 0 ? 0 : slow / calls)})`;
     tile.counts =
@@ -166,15 +225,7 @@ export function dashboardClient(): void {
           }
         : { admitted: sum.admitted, rejected: sum.rejected, fallbacks: sum.fallbacks };
     if (fromTick) rates(tile, at);
-    const last = snapshot.lastTransition;
-    field('transition').textContent =
-      last === undefined
-        ? 'no transition yet'
-        : `${last.from} → ${last.to} (${last.reason})` +
-          (last.window === undefined
-            ? ''
-            : `: ${last.window.failures} of ${last.window.calls} calls failed (${percent(last.window.failureRate)})`) +
-          ` at ${clockTime(last.at)}`;
+    field('transition').textContent = transitionText(view);
     const failure = snapshot.lastFailure;
     field('failure').hidden = failure === undefined;
     if (failure !== undefined)
@@ -182,18 +233,9 @@ export function dashboardClient(): void {
         `last failure: ${[failure.name, failure.status, failure.message].filter((part) => part !== undefined).join(' ') || failure.category}`;
     const family = snapshot.family;
     field('family').hidden = family === undefined;
-    if (family !== undefined) {
+    if (family !== undefined)
       field('familySummary').textContent =
         `${family.keys} of ${family.maxKeys} keys, ${family.unhealthyKeys} unhealthy, ${family.evicted} evicted`;
-      const list = field('children');
-      list.replaceChildren();
-      for (const child of view.topChildren ?? []) {
-        const item = document.createElement('li');
-        item.dataset.state = child.state;
-        item.textContent = `${child.key}: ${child.state}, ${percent(child.failureRate)} of ${child.calls}, ${child.rejected} rejected`;
-        list.appendChild(item);
-      }
-    }
     const shared = snapshot.coordination;
     field('shared').hidden = shared === undefined;
     if (shared !== undefined)
@@ -201,6 +243,25 @@ export function dashboardClient(): void {
         ? `shared with the fleet (store errors: ${shared.storeErrors})`
         : `not shared now: deciding alone (store errors: ${shared.storeErrors})`;
     clocks(tile);
+  }
+
+  /** A listed child: its state since when, its next probe, the rate it is judged on. */
+  function childText(child: DashboardChild, tile: Tile, elapsed: number): string {
+    const left = child.retryAfterMs === undefined ? undefined : child.retryAfterMs - elapsed;
+    const probe =
+      left === undefined
+        ? ''
+        : child.state === 'open'
+          ? left > 0
+            ? `, next probe in ${duration(left)}`
+            : ', probe due'
+          : `, paused by Retry-After: ${duration(left)}`;
+    const opened =
+      child.state === 'open' && child.calls === 0 ? child.lastTransition?.window : undefined;
+    return (
+      `${child.key}: ${child.state} since ${clockTime(child.since)} (${duration(tile.at - child.since + elapsed)})` +
+      `${probe}, ${percent(opened?.failureRate ?? child.failureRate)} of ${opened?.calls ?? child.calls}, ${child.rejected} rejected`
+    );
   }
 
   /** Rates between two scheduled snapshots, and the sparkline's next point. */
@@ -244,7 +305,17 @@ export function dashboardClient(): void {
   function clocks(tile: Tile): void {
     const { snapshot } = tile;
     const elapsed = performance.now() - tile.received;
-    tile.field('age').textContent = duration(tile.at - snapshot.since + elapsed);
+    tile.field('age').textContent = duration(tile.at - tile.since + elapsed);
+    if (snapshot.family !== undefined) {
+      const list = tile.field('children');
+      list.replaceChildren();
+      for (const child of tile.children) {
+        const item = document.createElement('li');
+        item.dataset.state = child.state;
+        item.textContent = childText(child, tile, elapsed);
+        list.appendChild(item);
+      }
+    }
     const countdown = tile.field('countdown');
     const round = snapshot.state === 'half-open' ? snapshot.halfOpen : undefined;
     if (round !== undefined) {
@@ -263,71 +334,6 @@ export function dashboardClient(): void {
           : `paused by Retry-After: ${duration(left)}`;
   }
 
-  function showFleet(fleet: DashboardFleet | undefined): void {
-    fleetBox.hidden = fleet === undefined;
-    if (fleet === undefined) return;
-    fleetBox.dataset.shared = String(fleet.shared ?? fleet.sharedNow === fleet.sharingBreakers);
-    const line = (name: string, text: string) => {
-      const element = document.createElement('div');
-      element.dataset.fleet = name;
-      element.textContent = text;
-      fleetBox.appendChild(element);
-      return element;
-    };
-    fleetBox.replaceChildren();
-    line(
-      'self',
-      `Fleet (this replica's view): ${fleet.instanceId ?? 'this replica'}, ` +
-        `${fleet.shared === false ? 'store unreachable, every breaker decides alone' : 'sharing through the store'}; ` +
-        `${fleet.sharedNow} of ${fleet.sharingBreakers} breakers share now` +
-        (fleet.storeErrors === undefined ? '' : `, store errors: ${fleet.storeErrors}`) +
-        (fleet.droppedWrites === undefined ? '' : `, dropped writes: ${fleet.droppedWrites}`),
-    );
-    const view = fleet.view;
-    if (view === undefined) return;
-    if (view.error !== undefined) line('error', view.error).dataset.shared = 'false';
-    if (view.at === undefined) {
-      if (view.error === undefined) line('replicas', 'Replicas reporting: reading…');
-      return;
-    }
-    const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-    const replicas = view.replicas;
-    line(
-      'replicas',
-      `Replicas reporting (${replicas.length}): ` +
-        (replicas
-          .map(
-            (r) =>
-              `${r.instanceId} (${seconds(r.ageMs)} ago, ${r.shared ? 'sharing' : 'not sharing'})`,
-          )
-          .join(', ') || 'none'),
-    );
-    const names = Object.keys(view.breakers);
-    names.sort();
-    if (names.length === 0) {
-      line('breakers', 'Fleet state: every breaker closed on every replica reporting');
-      return;
-    }
-    const list = document.createElement('ul');
-    list.dataset.fleet = 'breakers';
-    for (const name of names) {
-      const breaker = view.breakers[name]!;
-      const shared = breaker.shared;
-      const item = document.createElement('li');
-      item.dataset.fleetBreaker = name;
-      item.dataset.state = shared.state === 'open' ? 'open' : 'closed';
-      item.textContent =
-        `${name}: fleet ${shared.state === 'open' ? `open until ${clockTime(shared.openUntil)}` : shared.state === 'closed' ? 'closed' : 'not shared'}, ` +
-        `open on ${breaker.replicasOpen} of ${replicas.length} replicas` +
-        (breaker.replicasHalfOpen === 0 ? '' : `, half-open on ${breaker.replicasHalfOpen}`) +
-        (breaker.replicasNotClosed > breaker.replicasOpen + breaker.replicasHalfOpen
-          ? `, otherwise not closed on ${breaker.replicasNotClosed - breaker.replicasOpen - breaker.replicasHalfOpen}`
-          : '');
-      list.appendChild(item);
-    }
-    fleetBox.appendChild(list);
-  }
-
   function setStatus(text: string, live: boolean): void {
     status.textContent = text;
     status.dataset.live = String(live);
@@ -341,7 +347,7 @@ export function dashboardClient(): void {
   source.addEventListener('snapshot', (event) => {
     const state = JSON.parse((event as MessageEvent<string>).data) as DashboardState;
     for (const view of state.breakers) show(view, state.at, true);
-    showFleet(state.fleet);
+    showFleet(fleetBox, state.fleet);
     setStatus(`live, updated ${clockTime(state.at)}`, true);
   });
   source.addEventListener('transitions', (event) => {

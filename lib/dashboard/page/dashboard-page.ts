@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { CIRCUIT_BREAKER_DASHBOARD_TOKEN_HEADER } from '../circuit-breaker-dashboard.constants.js';
 import { dashboardClient } from './dashboard-client.js';
+import { dashboardFleetLine } from './dashboard-fleet-line.js';
 import { DASHBOARD_STYLES } from './dashboard-page.styles.js';
 
 /** The page of one dashboard, and the token its control requests must carry (`''` without control). @internal */
@@ -9,7 +10,7 @@ export interface DashboardPage {
   readonly token: string;
 }
 
-const SCRIPT = `(${dashboardClient.toString()})();`;
+const SCRIPT = `(${dashboardClient.toString()})(${dashboardFleetLine.toString()});`;
 
 const TILE = `<template id="cb-tile"><article class="tile">
 <header><h2 data-field="name"></h2><span class="badge" data-field="state"></span></header>

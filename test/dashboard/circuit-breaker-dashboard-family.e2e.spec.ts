@@ -1,0 +1,142 @@
+import { Test } from '@nestjs/testing';
+import { describe, expect, it } from 'vitest';
+import { CircuitBreakerModule, CircuitBreakerRegistry } from '../../lib/index.js';
+import {
+  CircuitBreakerDashboardModule,
+  CircuitBreakerDashboardService,
+} from '../../lib/dashboard/index.js';
+import { ManualClock } from '../helpers/manual-clock.js';
+
+const fail = () => Promise.reject(new Error('tenant down'));
+
+async function start(topChildren = 5) {
+  const clock = new ManualClock();
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      CircuitBreakerModule.forRoot({
+        clock,
+        breakers: {
+          tenants: { perKey: { maxKeys: 10 }, consecutiveFailures: 2, openDurationMs: 30_000 },
+        },
+      }),
+      CircuitBreakerDashboardModule.forRoot({ topChildren }),
+    ],
+  }).compile();
+  const app = moduleRef.createNestApplication({ logger: false });
+  await app.init();
+  return {
+    app,
+    clock,
+    tenants: app.get(CircuitBreakerRegistry).get('tenants'),
+    dashboard: app.get(CircuitBreakerDashboardService),
+  };
+}
+
+describe("a per-key family's tile", () => {
+  it('follows its worst child: all tenants open is an open family, each child with its state, since when and next probe', async () => {
+    const { app, clock, tenants, dashboard } = await start();
+    try {
+      const t0 = clock.now();
+      for (const key of ['t1', 't2']) {
+        await tenants
+          .forKey(key)
+          .execute(fail)
+          .catch(() => undefined);
+        await tenants
+          .forKey(key)
+          .execute(fail)
+          .catch(() => undefined);
+        clock.advance(1_000);
+      }
+      const view = dashboard.state().breakers[0]!;
+      // The family's own gate is closed: its snapshot alone made the tile green.
+      expect(view.snapshot.state).toBe('closed');
+      expect(view.aggregate).toEqual({
+        admitted: 4,
+        rejected: 0,
+        fallbacks: 0,
+        windowCalls: 0,
+        windowFailures: 0,
+        windowSlowCalls: 0,
+        worstState: 'open',
+        worstCount: 2,
+        worstSince: t0,
+        openedOn: { calls: 4, failures: 4 },
+        lastTransition: {
+          key: 't2',
+          from: 'closed',
+          to: 'open',
+          reason: 'consecutive-failures',
+          at: t0 + 1_000,
+          window: { calls: 2, failures: 2, slowCalls: 0, failureRate: 1 },
+        },
+      });
+      const opened = (at: number) => ({
+        from: 'closed',
+        to: 'open',
+        reason: 'consecutive-failures',
+        at,
+        window: { calls: 2, failures: 2, slowCalls: 0, failureRate: 1 },
+      });
+      expect(view.topChildren).toEqual([
+        {
+          key: 't1',
+          state: 'open',
+          since: t0,
+          failureRate: 0,
+          calls: 0,
+          failures: 0,
+          rejected: 0,
+          retryAfterMs: 28_000,
+          lastTransition: opened(t0),
+        },
+        {
+          key: 't2',
+          state: 'open',
+          since: t0 + 1_000,
+          failureRate: 0,
+          calls: 0,
+          failures: 0,
+          rejected: 0,
+          retryAfterMs: 29_000,
+          lastTransition: opened(t0 + 1_000),
+        },
+      ]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('counts every child, listed or not, and ranks isolated over open over half-open', async () => {
+    const { app, clock, tenants, dashboard } = await start(0);
+    try {
+      expect(dashboard.state().breakers[0]!.aggregate).toMatchObject({
+        worstState: 'closed',
+        worstCount: 0,
+      });
+      await tenants.forKey('ok').execute(() => Promise.resolve(1));
+      for (const key of ['a', 'b']) {
+        await tenants
+          .forKey(key)
+          .execute(fail)
+          .catch(() => undefined);
+        await tenants
+          .forKey(key)
+          .execute(fail)
+          .catch(() => undefined);
+      }
+      clock.advance(30_000);
+      tenants.forKey('c').force('open', { reason: 'maintenance' });
+      const view = dashboard.state().breakers[0]!;
+      expect(view.topChildren).toBeUndefined();
+      // a and b are half-open once their open period ended; c is isolated by hand.
+      expect(view.aggregate).toMatchObject({
+        worstState: 'isolated',
+        worstCount: 1,
+        worstSince: clock.now(),
+      });
+    } finally {
+      await app.close();
+    }
+  });
+});

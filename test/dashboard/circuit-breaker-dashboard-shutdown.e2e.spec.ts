@@ -1,0 +1,138 @@
+import type { INestApplication } from '@nestjs/common';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { Test } from '@nestjs/testing';
+import { request } from 'node:http';
+import type { Server } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CircuitBreakerModule } from '../../lib/index.js';
+import {
+  CircuitBreakerDashboardModule,
+  CircuitBreakerDashboardService,
+} from '../../lib/dashboard/index.js';
+import { HTTP_PLATFORMS, type HttpPlatform } from '../helpers/http-platforms.js';
+import { ManualClock } from '../helpers/manual-clock.js';
+
+/**
+ * `app.close()` with dashboard pages open, over real sockets: a page that
+ * reads on a keep-alive connection (as a browser's), and one that stopped
+ * reading with events queued for it, under the drop limit.
+ */
+const open: INestApplication[] = [];
+const clients: Socket[] = [];
+afterEach(async () => {
+  for (const client of clients.splice(0)) client.destroy();
+  for (const app of open.splice(0)) await app.close();
+});
+
+/** How long a test lets `app.close()` run before calling it stuck: a watchdog, not a measure. */
+const WATCHDOG_MS = 3_000;
+
+async function start(platform: HttpPlatform, breakers: number) {
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      CircuitBreakerModule.forRoot({
+        clock: new ManualClock(),
+        breakers: Object.fromEntries(
+          Array.from({ length: breakers }, (_, i) => [
+            `dependency-${String(i).padStart(3, '0')}`,
+            {},
+          ]),
+        ),
+      }),
+      CircuitBreakerDashboardModule.forRoot({ intervalMs: 100 }),
+    ],
+  }).compile();
+  const app =
+    platform === 'fastify'
+      ? moduleRef.createNestApplication(new FastifyAdapter(), { logger: false })
+      : moduleRef.createNestApplication({ logger: false });
+  open.push(app);
+  await app.listen(0, '127.0.0.1');
+  const server = app.getHttpServer() as Server;
+  const sockets: Socket[] = [];
+  server.on('connection', (socket: Socket) => sockets.push(socket));
+  const port = Number(new URL(await app.getUrl()).port);
+  return { app, port, sockets, service: app.get(CircuitBreakerDashboardService) };
+}
+
+/** Closes the application, racing the watchdog: `'closed'` or `'still closing'`. */
+async function close(app: INestApplication): Promise<'closed' | 'still closing'> {
+  open.splice(open.indexOf(app), 1);
+  let timer: NodeJS.Timeout | undefined;
+  const watchdog = new Promise<'still closing'>((resolve) => {
+    timer = setTimeout(() => resolve('still closing'), WATCHDOG_MS);
+  });
+  const result = await Promise.race([app.close().then(() => 'closed' as const), watchdog]);
+  clearTimeout(timer);
+  return result;
+}
+
+async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe.each(HTTP_PLATFORMS)('app.close() with dashboard pages open, on %s', (platform) => {
+  it('returns at once with a page that reads on a keep-alive connection, which receives the end of its stream', async () => {
+    const { app, port, service } = await start(platform, 1);
+    // As a browser's EventSource: keep-alive, reading everything.
+    const page = await new Promise<{ ended: Promise<boolean>; closed: Promise<void> }>(
+      (resolve, reject) => {
+        const req = request({
+          host: '127.0.0.1',
+          port,
+          path: '/circuit-breakers/stream',
+          headers: {
+            host: `127.0.0.1:${port}`,
+            accept: 'text/event-stream',
+            connection: 'keep-alive',
+          },
+        });
+        req.on('error', reject);
+        req.on('response', (res) => {
+          res.resume();
+          clients.push(res.socket);
+          resolve({
+            // true once the chunked body ended cleanly; false if the connection was cut first.
+            ended: new Promise((done) => {
+              res.on('end', () => done(res.complete));
+              res.on('aborted', () => done(false));
+            }),
+            closed: new Promise((done) => res.socket.once('close', () => done())),
+          });
+        });
+        req.end();
+      },
+    );
+    await until(() => service.openStreams === 1);
+    expect(await close(app)).toBe('closed');
+    expect(await page.ended).toBe(true);
+    await page.closed;
+    expect(service.openStreams).toBe(0);
+  });
+
+  it('returns within its grace with a page that stopped reading, and closes its connection', async () => {
+    const { app, port, sockets, service } = await start(platform, 400);
+    // The request, then never a read: the kernel's buffers fill, then Nest's queue (1 MiB before a drop).
+    const stuck = connect(port, '127.0.0.1');
+    clients.push(stuck);
+    stuck.pause();
+    stuck.write(
+      `GET /circuit-breakers/stream HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAccept: text/event-stream\r\n\r\n`,
+    );
+    const gone = new Promise<void>((resolve) => stuck.once('close', () => resolve()));
+    await until(() => service.openStreams === 1);
+    // Backed up: events wait in the server's socket for a client that does not read.
+    await until(() => sockets.some((socket) => socket.writableLength > 0), 15_000);
+    expect(await close(app)).toBe('closed');
+    expect(service.openStreams).toBe(0);
+    expect(sockets.filter((socket) => !socket.destroyed)).toEqual([]);
+    // The client learns it: its connection closes, although it never read.
+    stuck.resume();
+    await gone;
+  }, 30_000);
+});
