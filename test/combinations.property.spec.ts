@@ -5,6 +5,7 @@ import {
   KEYS,
   NEW_PEEK_OVERFLOW,
   NEW_QUEUED_REFUSAL,
+  NEW_RETRY_FALLBACK_UNCOUNTED,
   NEW_ROUND_ENDS_IN_FLIGHT,
   START,
   runCombination,
@@ -34,9 +35,12 @@ const SEED = Number(process.env.COMBO_SEED ?? 20_261_203);
 const RUNS = Number(process.env.COMBO_RUNS ?? 1_000);
 
 /**
- * Defects of issue 25 not fixed yet on this branch, by item number. Each one
- * excludes just the draws that trigger it (see `withoutKnownDefects`); delete
- * an entry once its fix is merged, and the suite checks those draws again.
+ * Defects not fixed yet on this branch: issue 25's item numbers, and `N<n>`
+ * for those this suite found that the issue does not list (each described
+ * where it is declared, in test/helpers/combination-run.ts). Each one excludes
+ * just the draws that trigger it (`withoutKnownDefects`, `RUN_TRIGGERED`);
+ * delete an entry once its fix is merged, and the suite checks those draws
+ * again (a test below fails while a listed defect no longer reproduces).
  */
 const KNOWN_DEFECTS = new Set<number | string>([
   1,
@@ -47,6 +51,7 @@ const KNOWN_DEFECTS = new Set<number | string>([
   NEW_ROUND_ENDS_IN_FLIGHT,
   NEW_PEEK_OVERFLOW,
   NEW_QUEUED_REFUSAL,
+  NEW_RETRY_FALLBACK_UNCOUNTED,
 ]);
 
 function withoutKnownDefects(c: Combination): Combination {
@@ -68,14 +73,27 @@ function withoutKnownDefects(c: Combination): Combination {
 }
 
 /**
- * Two defects depend on what happens during the run, so the run tells which
- * triggers it met (`met`), and a run that met a known one is discarded:
- * item 11, a forced state, reset or reconfiguration while a half-open round
- * has probes in flight (its probe totals stop adding up); item 13, a caller's
- * abort a few microtasks after a slot was freed, while it waits in the queue
- * (the abort is lost and its call runs).
+ * Most defects depend on what happens during the run, so the run tells which
+ * triggers it met (`met`, set in test/helpers/combination-run.ts), and a run
+ * that met a known one is discarded:
+ * - 11: a forced state, reset or reconfiguration while a half-open round has
+ *   probes in flight (its probe totals stop adding up);
+ * - 13: a caller's abort a few microtasks after a slot was freed, while it
+ *   waits in the queue (the abort is lost and its call runs);
+ * - N1: a half-open round that ends on its own (a probe fails or expires,
+ *   enough succeed, a recovery probe closes it) with probes in flight;
+ * - N2: a call on a key the full family sends to its overflow child;
+ * - N3: a call refused for the breaker's state while its bulkhead has no free slot;
+ * - N5: a decorated method with retry and fallback whose call fails under `force('disabled')`.
  */
-const RUN_TRIGGERED = [11, 13, NEW_ROUND_ENDS_IN_FLIGHT, NEW_PEEK_OVERFLOW, NEW_QUEUED_REFUSAL];
+const RUN_TRIGGERED = [
+  11,
+  13,
+  NEW_ROUND_ENDS_IN_FLIGHT,
+  NEW_PEEK_OVERFLOW,
+  NEW_QUEUED_REFUSAL,
+  NEW_RETRY_FALLBACK_UNCOUNTED,
+];
 
 const combinationArb: fc.Arbitrary<Combination> = fc
   .record({
@@ -253,6 +271,7 @@ describe(`Feature combinations (seed ${SEED}, ${RUNS} runs)`, () => {
   // The run (its index: fast-check's replay path) where each invariant failed first.
   const firstFailure = new Map<Invariant, number>();
   let checked = 0;
+  let discarded = 0;
 
   beforeEach(() => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
@@ -269,6 +288,7 @@ describe(`Feature combinations (seed ${SEED}, ${RUNS} runs)`, () => {
       fc.asyncProperty(...arbitraries, async (c, steps) => {
         const index = run++;
         const found = await runOnce(c, steps);
+        if (found === undefined) discarded++;
         fc.pre(found !== undefined);
         checked++;
         for (const invariant of found.keys())
@@ -276,8 +296,8 @@ describe(`Feature combinations (seed ${SEED}, ${RUNS} runs)`, () => {
       }),
       { seed: SEED, numRuns: RUNS, examples },
     );
-    // The known defects' exclusions leave most draws checked.
-    expect(checked).toBeGreaterThan(RUNS * 0.8);
+    // The known defects' exclusions discard few runs (fast-check draws others in their place).
+    expect(discarded).toBeLessThan(RUNS * 0.1);
   });
 
   it('every known defect still reproduces (delete its KNOWN_DEFECTS entry once it is fixed)', async () => {

@@ -200,4 +200,18 @@ export const FOUND: FoundExample[] = [
       [call(), { do: 'control', what: 'force-open' }, call()],
     ],
   },
+  {
+    item: 'N5',
+    found: 'seed 9',
+    invariant: 'a fallback answers exactly the calls counted failed or refused',
+    example: [
+      {
+        ...BASE,
+        retry: { attempts: 2, initialMs: 1, budget: { ratio: 0, minPerSecond: 0 } },
+        front: 'decorator',
+        fallback: true,
+      },
+      [{ do: 'control', what: 'force-disabled' }, call(), { do: 'settle', pick: 0, outcome: 'f' }],
+    ],
+  },
 ];

@@ -113,6 +113,12 @@ export const NEW_ROUND_ENDS_IN_FLIGHT = 'N1';
 export const NEW_PEEK_OVERFLOW = 'N2';
 /** Not in issue 25: an open, isolated or half-open-busy breaker whose bulkhead is full queues a call, then refuses it. */
 export const NEW_QUEUED_REFUSAL = 'N3';
+/**
+ * Not in issue 25: under `force('disabled')` (nothing counted), a decorated
+ * method with `retry` serves its fallback for a failed call, one without
+ * `retry` does not (item 5 decides what each manual mode counts).
+ */
+export const NEW_RETRY_FALLBACK_UNCOUNTED = 'N5';
 const ROUND_ENDS = new Set<TransitionReason>([
   'probe-failed',
   'probe-expired',
@@ -350,6 +356,9 @@ export async function runCombination(
         if (this.ended === undefined) {
           this.ended = outcome;
           this.endedAt = order();
+          // N5: the decorator's retry path judges the last failure itself, though the breaker counted nothing.
+          if (this.exempt && outcome === 'f' && c.front === 'decorator' && c.retry && c.fallback)
+            met.add(NEW_RETRY_FALLBACK_UNCOUNTED);
         }
         if (outcome === 's') resolve('ok');
         else reject((this.error = new Error(outcome === 'i' ? IGNORED : 'dependency failed')));
