@@ -43,11 +43,7 @@ const RUNS = Number(process.env.COMBO_RUNS ?? 1_000);
  * again (a test below fails while a listed defect no longer reproduces).
  */
 const KNOWN_DEFECTS = new Set<number | string>([
-  1,
-  8,
-  9,
   11,
-  13,
   NEW_ROUND_ENDS_IN_FLIGHT,
   NEW_PEEK_OVERFLOW,
   NEW_QUEUED_REFUSAL,
