@@ -225,8 +225,8 @@ const MAX_PAUSE_MS = 2_147_483_647;
 
 /**
  * A usable pause: a finite number of milliseconds, not negative, rounded up
- * and capped; else `undefined`. Infinity is a broken hint, not a long one (so
- * is a `Retry-After` of more digits than a double holds).
+ * and capped; else `undefined`. A `retryAfterMs` of Infinity is a broken
+ * hint, not a long one (digits too many to hold are capped: digitsPause).
  */
 function pauseOf(value: unknown): number | undefined {
   if (typeof value !== 'number' || !(value >= 0) || value === Number.POSITIVE_INFINITY)
@@ -290,14 +290,23 @@ const DECIMAL = /^\d+(?:\.\d+)?$/;
 
 function millisecondsOf(text: string | undefined): number | undefined {
   const trimmed = text?.trim();
-  return trimmed !== undefined && DECIMAL.test(trimmed) ? pauseOf(Number(trimmed)) : undefined;
+  return trimmed !== undefined && DECIMAL.test(trimmed) ? digitsPause(Number(trimmed)) : undefined;
 }
 
 function secondsOf(text: string | undefined): number | undefined {
   const trimmed = text?.trim();
   return trimmed !== undefined && DECIMAL.test(trimmed)
-    ? pauseOf(Number(trimmed) * 1000)
+    ? digitsPause(Number(trimmed) * 1000)
     : undefined;
+}
+
+/**
+ * A pause written in digits: however many there are, it is a long wait, not
+ * garbage (RFC 9111 reads a delta-seconds too large to hold as the largest
+ * it can), so past what a double holds it is capped like any long pause.
+ */
+function digitsPause(ms: number): number | undefined {
+  return pauseOf(ms === Number.POSITIVE_INFINITY ? MAX_PAUSE_MS : ms);
 }
 
 /**
@@ -349,17 +358,16 @@ function rateLimitResetFieldOf(
 
 /**
  * Parses a `Retry-After` value (RFC 9110: delta-seconds or an HTTP-date) into
- * milliseconds from `now`; a date in the past gives 0, garbage (a negative or
- * non-finite number, more seconds than a finite number of milliseconds holds,
- * a date that is not an HTTP-date) `undefined`. Decimal seconds are read too;
- * a longer pause than 2^31-1 ms is capped.
+ * milliseconds from `now`; a date in the past gives 0, garbage (a negative
+ * number, an exponent, `Infinity`, a date that is not an HTTP-date)
+ * `undefined`. Decimal seconds are read too; a longer pause than 2^31-1 ms
+ * (however many digits it has) is capped.
  *
  * @publicApi
  */
 export function parseRetryAfter(value: string, now: number): number | undefined {
   const trimmed = value.trim();
-  // More digits than a double holds is garbage, not a wait of Infinity (pauseOf).
-  if (DECIMAL.test(trimmed)) return pauseOf(Number(trimmed) * 1000);
+  if (DECIMAL.test(trimmed)) return digitsPause(Number(trimmed) * 1000);
   // Every HTTP-date form begins with a day name; Date.parse alone reads "-5" or "1.5" as dates of 2001.
   if (!/^[A-Za-z]{3}/.test(trimmed)) return undefined;
   const date = Date.parse(trimmed);

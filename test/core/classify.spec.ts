@@ -138,10 +138,13 @@ describe('Retry-After', () => {
   });
 
   it('a hint that is no finite number of milliseconds is no hint', () => {
-    expect(parseRetryAfter('9'.repeat(400), now)).toBeUndefined();
-    // Finite but longer than a timer can wait: capped, not refused.
+    // Digits are a long wait however many there are (RFC 9111 reads one too large to hold as the
+    // largest it can): capped, not refused, whether or not a double holds them.
+    expect(parseRetryAfter('9'.repeat(400), now)).toBe(2_147_483_647);
     expect(parseRetryAfter('9'.repeat(300), now)).toBe(2_147_483_647);
-    expect(retryAfterOf(httpError(503, { 'retry-after': '9'.repeat(400) }), now)).toBeUndefined();
+    expect(retryAfterOf(httpError(503, { 'retry-after': '9'.repeat(400) }), now)).toBe(
+      2_147_483_647,
+    );
     expect(
       retryAfterOf(Object.assign(new Error(), { retryAfterMs: Infinity }), now),
     ).toBeUndefined();
@@ -209,7 +212,8 @@ describe('rate-limit hints of the common APIs', () => {
     expect(hint({ ratelimit: '"default";r=0;t=-1' })).toBeUndefined();
     expect(hint({ ratelimit: 'limit=1, remaining=0, reset=NaN' })).toBeUndefined();
     expect(hint({ 'retry-after': '9'.repeat(300) })).toBe(2_147_483_647);
-    expect(hint({ 'retry-after': '9'.repeat(400) })).toBeUndefined();
+    expect(hint({ 'retry-after': '9'.repeat(400) })).toBe(2_147_483_647);
+    expect(hint({ 'retry-after-ms': '9'.repeat(400) })).toBe(2_147_483_647);
     expect(hint({ 'retry-after-ms': '1'.repeat(40) })).toBe(2_147_483_647);
     expect(retryAfterOf({ retryAfterMs: 1e300 }, now)).toBe(2_147_483_647);
     expect(retryAfterOf({ retryAfterMs: Number.POSITIVE_INFINITY }, now)).toBeUndefined();
