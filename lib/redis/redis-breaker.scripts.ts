@@ -1,5 +1,6 @@
 import { markLua } from './redis-breaker.changes.js';
 import { GENERATION_MAX_LEAD_MS } from './redis-breaker.constants.js';
+import { DECIMAL_LUA } from './redis-breaker.numbers.js';
 
 /**
  * What the open and close scripts read from the hash passes through `valid`:
@@ -9,12 +10,14 @@ import { GENERATION_MAX_LEAD_MS } from './redis-breaker.constants.js';
  * and times: a safe integer no further than GENERATION_MAX_LEAD_MS ahead of
  * the writer's clock. A stored generation beyond it is repaired at once (set
  * to the writer's clock), whether or not the script changes the fleet's state.
+ * Numbers are read as JavaScript reads them (`decimal`, see DECIMAL_LUA).
  * Needs `now`; defines `ahead`, `valid` and `storedGeneration(raw)`.
  */
 const PRELUDE = `
+${DECIMAL_LUA}
 local ahead = math.min(now + ${GENERATION_MAX_LEAD_MS}, 9007199254740991)
 local function valid(value, max)
-  local n = tonumber(value)
+  local n = decimal(value)
   if n == nil or n ~= n or n < 0 or n > max then return nil end
   return n
 end
