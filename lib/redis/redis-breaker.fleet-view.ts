@@ -138,8 +138,17 @@ export class ReplicaRegistry {
   private readonly redis: Redis | Cluster;
   /** The report under way, which a second report waits for instead of doubling it. */
   private reporting: Promise<void> | undefined;
-  /** How many replicas were listed at this replica's last report, itself included; `undefined` before its first. */
-  listed: number | undefined;
+  /**
+   * How many replicas were listed, itself included: the most of its last
+   * `REPLICA_TTL_INTERVALS` reports, so that a registry Redis lost (a restart)
+   * does not lower the count before the other replicas have reported again,
+   * while a fleet that shrinks is counted smaller once its replicas age out.
+   * `undefined` before its first report.
+   */
+  get listed(): number | undefined {
+    return this.counts.length === 0 ? undefined : Math.max(...this.counts);
+  }
+  private readonly counts: number[] = [];
 
   constructor(
     private readonly store: ReplicaRegistryStore,
@@ -169,7 +178,8 @@ export class ReplicaRegistry {
       [this.ttlMs, this.store.instanceId, JSON.stringify(this.ownReport()), KEY_TTL_MS],
     ]).then(
       (listed) => {
-        this.listed = Number(listed);
+        this.counts.push(Number(listed));
+        if (this.counts.length > REPLICA_TTL_INTERVALS) this.counts.shift();
         this.reporting = undefined;
       },
       // The reconcile that runs beside it notices an outage; a missed report only ages this replica.

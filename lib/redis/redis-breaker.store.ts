@@ -117,6 +117,7 @@ export class RedisBreakerStore implements BreakerStore {
       subscriber: options.subscriber,
       channel: this.writer.channel,
       sharded: this.writer.sharded,
+      cluster: this.redis.isCluster === true,
       operationTimeoutMs: this.operationTimeoutMs,
       closeClient: options.closeClient === true,
       logger,
