@@ -237,7 +237,11 @@ const BREAKER_LEAVES: Record<string, Spec> = {
   'perKey.idleMs': num(R.positiveMs),
   'aggregate.openWhenOpenRatio': { ...num(R.ratio), required: true },
   'aggregate.minKeys': num(R.count),
-  'share.quorum': num(R.count),
+  // 'auto' (the default) counts the replicas that report: valid, and never one of the invalid values.
+  'share.quorum': {
+    valid: fc.oneof(validNumber(R.count), fc.constant('auto')),
+    invalid: invalidNumber(R.count).filter((v) => v !== 'auto'),
+  },
   'bulkhead.maxConcurrent': num(R.count),
   'bulkhead.maxQueue': num({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true }),
   'bulkhead.queueTimeoutMs': num(R.timerMs),

@@ -84,10 +84,13 @@ export interface AggregateOptions {
 export interface ShareOptions {
   /**
    * How many distinct replicas must report the breaker open (each within its
-   * own open period) before the others adopt the open state. Default 2, so that
-   * one replica with a network problem of its own cannot open the fleet.
+   * own open period) before the others adopt the open state: a number, or
+   * `'auto'` (the default), which counts the replicas that report to the
+   * store: 1 while at most two do (a fleet of two opens together), 2 from
+   * three on (one replica with a network problem of its own cannot open the
+   * fleet).
    */
-  quorum?: number;
+  quorum?: number | 'auto';
 }
 
 /**
@@ -173,5 +176,5 @@ export const BREAKER_DEFAULTS = Object.freeze({
   maxKeys: 1_000,
   maxKeyLength: 256,
   aggregateMinKeys: 2,
-  shareQuorum: 2,
+  shareQuorum: 'auto' as const,
 });

@@ -89,3 +89,14 @@ export function resolveWindow(
   );
   return Object.freeze({ type: 'time', durationMs, buckets });
 }
+
+/** @internal `share.quorum`: a number of replicas, or `'auto'` (the store counts the replicas that report). */
+export function quorumOf(check: OptionChecker, value: unknown): number | 'auto' {
+  if (value === 'auto') return 'auto';
+  return check.number(
+    'share.quorum',
+    value,
+    { min: 1, integer: true },
+    "an integer >= 1 or 'auto'",
+  );
+}

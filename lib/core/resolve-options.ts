@@ -9,6 +9,7 @@ import {
   MAX_TIMER_MS,
   optionalDuration,
   or,
+  quorumOf,
   ratio,
   resolveWindow,
 } from './option-values.js';
@@ -358,12 +359,7 @@ export function resolveBreakerOptions(
   else if (options.share === false || options.share === undefined) share = options.share;
   else
     share = Object.freeze({
-      quorum: integer(
-        check,
-        'share.quorum',
-        or(options.share.quorum, BREAKER_DEFAULTS.shareQuorum),
-        1,
-      ),
+      quorum: quorumOf(check, or(options.share.quorum, BREAKER_DEFAULTS.shareQuorum)),
     });
 
   return Object.freeze({

@@ -36,6 +36,6 @@ export interface ResolvedBreakerOptions extends ResolvedRecoveryOptions {
       }
     | undefined;
   readonly aggregate: { readonly openWhenOpenRatio: number; readonly minKeys: number } | undefined;
-  /** `false`: never shared; `undefined`: shared when the module has a store; otherwise shared with this quorum. */
-  readonly share: false | { readonly quorum: number } | undefined;
+  /** `false`: never shared; `undefined`: shared when the module has a store; otherwise shared with this quorum (`'auto'`: from the replicas that report). */
+  readonly share: false | { readonly quorum: number | 'auto' } | undefined;
 }

@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
+import { DECIMAL_LUA, decimalOf } from './redis-breaker.numbers.js';
 
 /**
  * The most breakers the change log remembers. Past it the oldest entry is
@@ -45,10 +46,11 @@ export function hasHashTag(prefix: string): boolean {
   return close > open + 1;
 }
 
-/** Lua: `isCount(raw)`, the number in `raw` if it is a whole number in [0, 2^53), else nil. */
+/** Lua: `isCount(raw)`, the number in `raw` if it is a whole number in [0, 2^53) written as JavaScript reads it (`decimal`), else nil. */
 const COUNT_LUA = `
+${DECIMAL_LUA}
 local function isCount(raw)
-  local n = tonumber(raw)
+  local n = decimal(raw)
   if n == nil or n ~= n or n < 0 or n >= 9007199254740992 or n ~= math.floor(n) then return nil end
   return n
 end
@@ -148,8 +150,9 @@ export interface ChangeHead {
   readonly trimmed: number;
 }
 
+/** A count as `isCount` reads it in Lua: the same text is a count to both, or junk to both. */
 const count = (raw: string | null | undefined): number | undefined => {
-  const n = raw === null || raw === undefined || raw === '' ? Number.NaN : Number(raw);
+  const n = decimalOf(raw);
   return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
 };
 

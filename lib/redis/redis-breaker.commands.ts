@@ -1,11 +1,12 @@
 import type { Cluster, Redis } from 'ioredis';
 import { changeKeys, hasHashTag, MARK_SCRIPT, type ChangeKeys } from './redis-breaker.changes.js';
 import { KEY_TTL_MS, REDIS_BREAKER_STORE_DEFAULTS } from './redis-breaker.constants.js';
-import { channelOf } from './redis-breaker.keys.js';
+import { channelOf, replicasSeenKey } from './redis-breaker.keys.js';
 import type { SharedBreaker, WriteOp } from './redis-breaker.coordinator.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
 import { isSharded, shardChannelOf, shardedScript } from './redis-breaker.pubsub.js';
 import type { RedisBreakerStoreOptions } from './redis-breaker-store-options.interface.js';
+import { isAuto, quorumOf } from './redis-breaker.quorum.js';
 import { REDIS_BREAKER_SCRIPTS as SCRIPTS } from './redis-breaker.scripts.js';
 
 /**
@@ -107,27 +108,42 @@ export function markCall(writer: Writer, now: number, names: readonly string[]):
 /**
  * The script call that tells the fleet about one own transition of `record`:
  * an open report (or reopen verdict), a close verdict, or the withdrawal of
- * a report (a reset).
+ * a report (a reset). `listed`: the replicas that report, for a quorum
+ * `'auto'` (see `quorumOf`).
  *
  * @internal
  */
-export function writeCall(writer: Writer, record: SharedBreaker, op: WriteOp): ScriptCall {
+export function writeCall(
+  writer: Writer,
+  record: SharedBreaker,
+  op: WriteOp,
+  listed?: number,
+): ScriptCall {
   const { keys } = record;
   const id = writer.instanceId;
   switch (op.kind) {
     case 'open':
       return [
         scriptOf(writer, SCRIPTS.open),
-        [keys.state, keys.opens, keys.probe, ...markKeys(writer)],
+        // The registry too when it is in reach (a single Redis, or a prefix with a hash tag): the quorum 'auto' then
+        // counts the replicas listed at the time of the write, not at this replica's last report.
+        [
+          keys.state,
+          keys.opens,
+          keys.probe,
+          ...markKeys(writer),
+          ...(writer.marksInScript ? [replicasSeenKey(writer.prefix)] : []),
+        ],
         [
           id,
           op.openUntil,
           op.at,
-          record.quorum,
+          quorumOf(record, listed),
           op.reopen ? '1' : '0',
           signalChannel(writer, record.name),
           record.name,
           KEY_TTL_MS,
+          isAuto(record) ? '1' : '0',
         ],
       ];
     case 'close':

@@ -40,6 +40,13 @@ export interface ConnectionOptions {
   readonly closeClient: boolean;
   /** Where the one warning per outage and the line that ends it go. */
   readonly logger: RedisBreakerStoreLogger | undefined;
+  /**
+   * A Redis Cluster: a node can be down while the others answer (a `PING`, a
+   * command for another slot, a `ready` event). An outage then ends only when a
+   * read of every breaker succeeds (`verified()`), never on one success
+   * elsewhere, which made every store flap between shared and local.
+   */
+  readonly cluster?: boolean;
   /** Measures how long an outage lasted. Default `Date.now()`. */
   readonly now?: () => number;
   /** A message on the channel. */
@@ -141,7 +148,7 @@ export class RedisBreakerConnection {
     const subscriber = (this.subscriber ??= (this.redis as Redis).duplicate());
     // A fresh connection is a fresh start: the failure of an operation on the old one no longer counts.
     const ready = () => {
-      this.lastFailed = false;
+      if (!this.awaitsVerification) this.lastFailed = false;
       this.notifyReady();
       this.recovered();
     };
@@ -197,10 +204,22 @@ export class RedisBreakerConnection {
     this.down(error);
   }
 
-  /** An operation succeeded: if that ends an outage, the store hears of it. */
+  /** An operation succeeded: if that ends an outage, the store hears of it (on a Cluster, only `verified()` ends one). */
   succeeded(): void {
+    if (this.awaitsVerification) return;
     this.lastFailed = false;
     this.recovered();
+  }
+
+  /** A read of every breaker succeeded: every node the store needs answers, and an outage (a Cluster's too) ends. */
+  verified(): void {
+    this.lastFailed = false;
+    this.recovered();
+  }
+
+  /** A Cluster in an outage: one node's answer says nothing of the others, so sharing waits for `verified()`. */
+  private get awaitsVerification(): boolean {
+    return this.options.cluster === true && this.downSince !== undefined;
   }
 
   /**
@@ -271,6 +290,8 @@ export class RedisBreakerConnection {
   private down(error: unknown): void {
     if (this.phase !== 'running' || this.downSince !== undefined) return;
     this.downSince = this.now();
+    // A Cluster: some node is down, and until every breaker can be read again none is counted on (see `verified()`).
+    if (this.options.cluster === true) this.lastFailed = true;
     this.options.logger?.warn(
       messages.unreachable(error instanceof Error ? error.message : String(error)),
     );

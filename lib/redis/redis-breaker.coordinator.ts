@@ -45,7 +45,8 @@ type Permit = typeof NONE | typeof REQUESTING | typeof WON | typeof LOST;
 export class SharedBreaker {
   readonly name: string;
   readonly keys: BreakerKeys;
-  readonly quorum: number;
+  /** `'auto'`: from the replicas that report (see `quorumOf`). */
+  readonly quorum: number | 'auto';
   /** The newest fleet generation applied; older signals and reads are ignored. */
   generation = 0;
   fleetOpen = false;

@@ -25,6 +25,7 @@ import type { FleetOrders, RestoredOrder } from './redis-breaker.fleet-orders.js
 import { decodeConfigHash, type FleetForceState } from './redis-breaker.fleet-records.js';
 import { FLEET_SCRIPTS } from './redis-breaker.fleet-scripts.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
+import { decimalOf } from './redis-breaker.numbers.js';
 
 /** What the fleet's orders need from the store. @internal */
 export interface FleetControlLink {
@@ -235,7 +236,7 @@ export class RedisFleetControl implements FleetControl {
     >);
     // Junk with a generation in range: nothing to obey, and the next attempt replaces it.
     if (stored === null || stored === undefined)
-      this.link.orders.passConfig(record, Number(generation));
+      this.link.orders.passConfig(record, decimalOf(generation));
     else this.link.orders.apply(record, stored);
   }
 

@@ -1,16 +1,19 @@
 import { markLua } from './redis-breaker.changes.js';
 import { GENERATION_MAX_LEAD_MS } from './redis-breaker.constants.js';
+import { DECIMAL_LUA } from './redis-breaker.numbers.js';
 
 /**
  * Needs `now`; defines `valid(value)`: a generation or time this version
  * could have written (a safe integer >= 0, at most GENERATION_MAX_LEAD_MS
  * ahead of the writer's clock), else nil, so that junk is overwritten, never
- * computed with (see the state scripts).
+ * computed with (see the state scripts). Numbers are read as JavaScript reads
+ * them (`decimal`, see DECIMAL_LUA).
  */
 const PRELUDE = `
+${DECIMAL_LUA}
 local ahead = math.min(now + ${GENERATION_MAX_LEAD_MS}, 9007199254740991)
 local function valid(value)
-  local n = tonumber(value)
+  local n = decimal(value)
   if n == nil or n ~= n or n < 0 or n > ahead then return nil end
   return n
 end
@@ -90,8 +93,9 @@ return {1, generation, subscribers}
    * KEYS: config hash. ARGV: generation, instance, message. Returns 1 if written.
    */
   refuse: `
-local generation = redis.call('HGET', KEYS[1], 'generation')
-if generation and tonumber(generation) == tonumber(ARGV[1]) then
+${DECIMAL_LUA}
+local generation = decimal(redis.call('HGET', KEYS[1], 'generation'))
+if generation and generation == tonumber(ARGV[1]) then
   redis.call('HSET', KEYS[1], 'refused:' .. ARGV[2], ARGV[3])
   return 1
 end

@@ -5,7 +5,7 @@ import { evalCall, type ScriptCall } from './redis-breaker.commands.js';
 import { KEY_TTL_MS, REDIS_BREAKER_STORE_DEFAULTS } from './redis-breaker.constants.js';
 import type { SharedBreaker } from './redis-breaker.coordinator.js';
 import { withDeadline } from './redis-breaker.deadline.js';
-import { breakerKeys } from './redis-breaker.keys.js';
+import { breakerKeys, replicasSeenKey } from './redis-breaker.keys.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
 import { decodeStateHash } from './redis-breaker.signal.js';
 
@@ -66,12 +66,13 @@ export interface FleetView {
 
 /** The registry's two keys: in one hash slot (`{~replicas}`, or the prefix's own tag), so one script updates both. @internal */
 export function registryKeys(prefix: string): { seen: string; reports: string } {
-  return { seen: `${prefix}{~replicas}:seen`, reports: `${prefix}{~replicas}:reports` };
+  return { seen: replicasSeenKey(prefix), reports: `${prefix}{~replicas}:reports` };
 }
 
 // One round trip per interval, whatever the number of breakers: drops the replicas whose listing expired, records this
 // one until now + its own TTL (replicas may reconcile at different intervals), as "<now> <report>" on Redis' clock. The
-// two keys themselves live a day after the last report (KEY_TTL_MS), as a breaker's keys do.
+// two keys themselves live a day after the last report (KEY_TTL_MS), as a breaker's keys do. Answers how many replicas
+// are listed, this one included: what the quorum 'auto' counts.
 const REPORT_SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -85,7 +86,7 @@ redis.call('ZADD', KEYS[1], now + ttl, ARGV[2])
 redis.call('HSET', KEYS[2], ARGV[2], now .. ' ' .. ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
-return #stale
+return redis.call('ZCARD', KEYS[1])
 `;
 
 // A replica that closes leaves at once.
@@ -135,7 +136,19 @@ export class ReplicaRegistry {
   private readonly ttlMs: number;
   private readonly operationTimeoutMs: number;
   private readonly redis: Redis | Cluster;
-  private reporting = false;
+  /** The report under way, which a second report waits for instead of doubling it. */
+  private reporting: Promise<void> | undefined;
+  /**
+   * How many replicas were listed, itself included: the most of its last
+   * `REPLICA_TTL_INTERVALS` reports, so that a registry Redis lost (a restart)
+   * does not lower the count before the other replicas have reported again,
+   * while a fleet that shrinks is counted smaller once its replicas age out.
+   * `undefined` before its first report.
+   */
+  get listed(): number | undefined {
+    return this.counts.length === 0 ? undefined : Math.max(...this.counts);
+  }
+  private readonly counts: number[] = [];
 
   constructor(
     private readonly store: ReplicaRegistryStore,
@@ -154,22 +167,27 @@ export class ReplicaRegistry {
     void connection.whenReady().then(() => this.report());
   }
 
-  /** Records this replica (one at a time: a report Redis has not answered yet is not doubled). Never rejects. */
-  async report(): Promise<void> {
+  /** Records this replica (one at a time: a report Redis has not answered yet is not doubled, but waited for). Never rejects. */
+  report(): Promise<void> {
     // Not while Redis is unreachable: the outage is the connection's to notice, and the replica ages out meanwhile.
-    if (this.reporting || !this.store.shared) return;
-    this.reporting = true;
-    try {
-      await this.send([
-        REPORT_SCRIPT,
-        [this.keys.seen, this.keys.reports],
-        [this.ttlMs, this.store.instanceId, JSON.stringify(this.ownReport()), KEY_TTL_MS],
-      ]);
-    } catch {
+    if (this.reporting !== undefined || !this.store.shared)
+      return this.reporting ?? Promise.resolve();
+    this.reporting = this.send<number>([
+      REPORT_SCRIPT,
+      [this.keys.seen, this.keys.reports],
+      [this.ttlMs, this.store.instanceId, JSON.stringify(this.ownReport()), KEY_TTL_MS],
+    ]).then(
+      (listed) => {
+        this.counts.push(Number(listed));
+        if (this.counts.length > REPLICA_TTL_INTERVALS) this.counts.shift();
+        this.reporting = undefined;
+      },
       // The reconcile that runs beside it notices an outage; a missed report only ages this replica.
-    } finally {
-      this.reporting = false;
-    }
+      () => {
+        this.reporting = undefined;
+      },
+    );
+    return this.reporting;
   }
 
   /** Removes this replica from the list (the store closes). Never rejects. */

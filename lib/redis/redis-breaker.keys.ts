@@ -65,3 +65,13 @@ export function breakerKeys(prefix: string, name: string): BreakerKeys {
 export function channelOf(prefix: string): string {
   return prefix + KEY_SUFFIX.channel;
 }
+
+/**
+ * The registry of replicas' sorted set under `prefix` (one member per
+ * replica that reports; see `registryKeys`): what the quorum `'auto'` counts.
+ *
+ * @internal
+ */
+export function replicasSeenKey(prefix: string): string {
+  return `${prefix}{~replicas}:seen`;
+}

@@ -147,6 +147,7 @@ export class SharedStateReads {
       timedOut,
     );
     this.cursor ??= head && { epoch: head.epoch, version: head.version };
+    this.link.connection.verified();
   }
 
   /**
@@ -239,6 +240,8 @@ export class SharedStateReads {
     this.heardSince.clear();
     await this.read(this.link.all());
     this.cursor = head && { epoch: head.epoch, version: head.version };
+    // Every breaker answered: on a Cluster, what ends an outage (one node's answer does not).
+    this.link.connection.verified();
   }
 
   /** Reads the breakers changed since the cursor (or everything, when the log cannot tell). */
@@ -279,7 +282,11 @@ export class SharedStateReads {
     if (!connection.running || !connection.connected) return;
     this.rounds++;
     try {
-      if (connection.failing) {
+      if (connection.failing && this.link.redis.isCluster === true) {
+        // A Cluster answers a PING while a node is down: only a read of every breaker (stopping at the first batch
+        // that fails, the change log's head first) says that every node the store needs answers again.
+        all = true;
+      } else if (connection.failing) {
         // Redis has not answered lately: one PING asks whether it does now, rather than a read per breaker.
         await withDeadline(this.track([redis.ping()]), operationTimeoutMs, () =>
           messages.timedOut('ping', operationTimeoutMs),

@@ -1,5 +1,7 @@
 import { markLua } from './redis-breaker.changes.js';
 import { GENERATION_MAX_LEAD_MS } from './redis-breaker.constants.js';
+import { DECIMAL_LUA } from './redis-breaker.numbers.js';
+import { QUORUM_LUA } from './redis-breaker.quorum.js';
 
 /**
  * What the open and close scripts read from the hash passes through `valid`:
@@ -9,12 +11,14 @@ import { GENERATION_MAX_LEAD_MS } from './redis-breaker.constants.js';
  * and times: a safe integer no further than GENERATION_MAX_LEAD_MS ahead of
  * the writer's clock. A stored generation beyond it is repaired at once (set
  * to the writer's clock), whether or not the script changes the fleet's state.
+ * Numbers are read as JavaScript reads them (`decimal`, see DECIMAL_LUA).
  * Needs `now`; defines `ahead`, `valid` and `storedGeneration(raw)`.
  */
 const PRELUDE = `
+${DECIMAL_LUA}
 local ahead = math.min(now + ${GENERATION_MAX_LEAD_MS}, 9007199254740991)
 local function valid(value, max)
-  local n = tonumber(value)
+  local n = decimal(value)
   if n == nil or n ~= n or n < 0 or n > max then return nil end
   return n
 end
@@ -42,14 +46,15 @@ export const REDIS_BREAKER_SCRIPTS = {
    * distinct replicas report it open within their open periods, until the
    * latest of their open-until times; a failed fleet probe reopens it at once.
    *
-   * KEYS: state hash, open reports, probe permit, then the change log's two keys (absent on a Cluster whose prefix has no hash tag).
-   * ARGV: instance, openUntil, now, quorum, reopen ('1'/'0'), channel, name, key TTL.
+   * KEYS: state hash, open reports, probe permit, then the change log's two keys and the registry of replicas (absent on a Cluster whose prefix has no hash tag).
+   * ARGV: instance, openUntil, now, quorum, reopen ('1'/'0'), channel, name, key TTL, quorum 'auto' ('1'/'0': see QUORUM_LUA).
    * Returns {live reports, 1 if the fleet state changed else 0}.
    */
   open: `
 local instance, untilMs, now = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 ${PRELUDE}
 ${markLua(4)}
+${QUORUM_LUA}
 if redis.call('GET', KEYS[3]) == instance then redis.call('DEL', KEYS[3]) end
 -- Reports are open-until times: past ones no longer count, absurd ones never did (they would become the fleet's time).
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
@@ -66,7 +71,7 @@ local fleetGeneration = storedGeneration(fleet[3])
 local newUntil
 if ARGV[5] == '1' and fleetOpen then
   newUntil = math.max(untilMs, fleetUntil)
-elseif reports >= tonumber(ARGV[4]) then
+elseif reports >= quorum then
   newUntil = tonumber(redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')[2])
   if fleetOpen and fleetUntil >= newUntil then return {reports, 0} end
 else

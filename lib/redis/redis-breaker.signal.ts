@@ -1,4 +1,5 @@
 import { SIGNAL_VERSION } from './redis-breaker.constants.js';
+import { decimalOf } from './redis-breaker.numbers.js';
 
 /**
  * The fleet's state of one breaker, as the state hash holds it and as a
@@ -85,9 +86,9 @@ export function decodeStateHash(
   return { name, state, openUntil, generation, origin: hash.origin ?? '', at };
 }
 
-/** `Number()` reads '' and '  ' as 0; a field this version wrote is never blank. @internal */
+/** A number field of a hash as the scripts read it too (`decimalOf`); `NaN` for anything else. @internal */
 export function numberOf(text: string | undefined): number {
-  return text === undefined || text.trim() === '' ? Number.NaN : Number(text);
+  return decimalOf(text);
 }
 
 /**

@@ -36,6 +36,7 @@ import { decodeConfigHash, decodeForceHash, orderOf } from './redis-breaker.flee
 import type { FleetControl } from '../interfaces/fleet-control.interface.js';
 import { WriteQueue } from './redis-breaker-write.queue.js';
 import { ReplicaRegistry, type FleetView } from './redis-breaker.fleet-view.js';
+import { QuorumLog } from './redis-breaker.quorum.js';
 
 /**
  * Shares circuit breaker state between the replicas of an application through
@@ -44,8 +45,9 @@ import { ReplicaRegistry, type FleetView } from './redis-breaker.fleet-view.js';
  * - every replica keeps its own window and decides locally; its transitions are
  *   written asynchronously (a bounded queue, flushed once per tick) and
  *   published;
- * - the others adopt an open state once `quorum` distinct replicas (default 2)
- *   report it within their open periods, until the shared open-until;
+ * - the others adopt an open state once `quorum` distinct replicas report it
+ *   within their open periods, until the shared open-until (the default,
+ *   `'auto'`, counts the replicas that report: 1 for up to two, 2 from three);
  * - at the end of the open period one replica at a time holds the fleet's
  *   probe permit (`SET NX PX`, expiring with the probe deadline), and its
  *   verdict closes or reopens every replica;
@@ -90,6 +92,8 @@ export class RedisBreakerStore implements BreakerStore {
   /** Reconcile, and the reads of hydration and repairs. */
   private readonly reads: SharedStateReads;
   private readonly replicas: ReplicaRegistry;
+  /** Says at start-up how many reports open each shared breaker, and when the quorum `'auto'` changes. */
+  private readonly quorums: QuorumLog;
 
   private flushing = false;
   private flushScheduled = false;
@@ -113,6 +117,7 @@ export class RedisBreakerStore implements BreakerStore {
       subscriber: options.subscriber,
       channel: this.writer.channel,
       sharded: this.writer.sharded,
+      cluster: this.redis.isCluster === true,
       operationTimeoutMs: this.operationTimeoutMs,
       closeClient: options.closeClient === true,
       logger,
@@ -185,6 +190,7 @@ export class RedisBreakerStore implements BreakerStore {
       },
     });
     this.replicas = new ReplicaRegistry(this, this.coordination, options, this.connection);
+    this.quorums = new QuorumLog(logger);
     this.fleet = this.control = new RedisFleetControl({
       redis: this.redis,
       writer: this.writer,
@@ -245,11 +251,20 @@ export class RedisBreakerStore implements BreakerStore {
         await (left < this.operationTimeoutMs
           ? this.reads.hydrate(records, left, timedOut)
           : this.reads.hydrate(records));
+      // The quorum 'auto' counts the replicas that report: this replica's first report (under way since the connections
+      // became ready), waited for within what is left of the deadline. Late, it only leaves the count unknown a while.
+      if (this.replicas.listed === undefined)
+        await withDeadline(
+          this.replicas.report(),
+          Math.max(1, deadline - Date.now()),
+          timedOut,
+        ).catch(() => undefined);
     } catch (error) {
       this.connection.failed(error);
     } finally {
       ready.cancel();
       release();
+      this.quorums.started(records, this.replicas.listed);
     }
   }
 
@@ -285,7 +300,13 @@ export class RedisBreakerStore implements BreakerStore {
   /** Connects, and reconciles every `reconcileIntervalMs` from then on (a timer that never keeps the process alive). */
   private start(): void {
     if (!this.connection.start()) return;
-    const tick = () => void Promise.all([this.reads.reconcile(true), this.replicas.report()]);
+    const tick = () =>
+      void Promise.all([
+        this.reads.reconcile(true),
+        this.replicas
+          .report()
+          .then(() => this.quorums.counted(this.coordination.all(), this.replicas.listed)),
+      ]);
     this.reconcileTimer = setInterval(tick, this.reconcileIntervalMs);
     this.reconcileTimer.unref();
   }
@@ -338,7 +359,7 @@ export class RedisBreakerStore implements BreakerStore {
   private async send(batch: [SharedBreaker, WriteOp][]): Promise<void> {
     const errors = evalEach(
       this.redis,
-      batch.map(([record, op]) => writeCall(this.writer, record, op)),
+      batch.map(([record, op]) => writeCall(this.writer, record, op, this.replicas.listed)),
     );
     const outcomes = await withDeadline(errors, this.operationTimeoutMs, () =>
       messages.timedOut('write', this.operationTimeoutMs),

@@ -43,7 +43,8 @@ describe.skipIf(!available)("the dashboard's fleet line with RedisBreakerStore",
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.init();
-    // A second replica, the engine alone: its payments fails once and opens there (short of the quorum of 2).
+    // A second replica, the engine alone: its payments fails once and opens there (short of its quorum of 2: with two
+    // replicas the default quorum 'auto' would open both).
     other = new RedisBreakerStore({
       redis: new Redis(server.url, { maxRetriesPerRequest: 1 }),
       instanceId: 'replica-b',
@@ -54,7 +55,7 @@ describe.skipIf(!available)("the dashboard's fleet line with RedisBreakerStore",
     });
     const payments = new Breaker(
       'payments',
-      { consecutiveFailures: 1, openDurationMs: 600_000 },
+      { consecutiveFailures: 1, openDurationMs: 600_000, share: { quorum: 2 } },
       { coordinator: other.coordinator },
     );
     await other.hydrate([payments]);

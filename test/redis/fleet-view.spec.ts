@@ -198,6 +198,8 @@ describe.skipIf(!available)('RedisBreakerStore.fleetView(): the replicas that re
       zadd: 1,
       hset: 1,
       pexpire: 2,
+      // How many replicas report: what the quorum 'auto' counts.
+      zcard: 1,
     });
   });
 });

@@ -28,6 +28,7 @@ const writer = {
 const record = new SharedBreaker(new Breaker('pay ments', { share: { quorum: 3 } }), 'cb:');
 const KEYS = ['cb:{pay%20ments}:state', 'cb:{pay%20ments}:opens', 'cb:{pay%20ments}:probe'];
 const CHANGES = ['cb:{~changes}:version', 'cb:{~changes}:log'];
+const REPLICAS = 'cb:{~replicas}:seen';
 
 describe('script calls', () => {
   it('encodes an open report, a reopen verdict, a close verdict and a withdrawal', () => {
@@ -35,8 +36,8 @@ describe('script calls', () => {
       writeCall(writer, record, { kind: 'open', openUntil: 5_000, at: 4_000, reopen: false }),
     ).toEqual([
       SCRIPTS.open,
-      [...KEYS, ...CHANGES],
-      ['pod-a', 5_000, 4_000, 3, '0', 'cb:signals', 'pay ments', KEY_TTL_MS],
+      [...KEYS, ...CHANGES, REPLICAS],
+      ['pod-a', 5_000, 4_000, 3, '0', 'cb:signals', 'pay ments', KEY_TTL_MS, '0'],
     ]);
     expect(
       writeCall(writer, record, { kind: 'open', openUntil: 5_000, at: 4_000, reopen: true })[2][4],
@@ -79,6 +80,26 @@ describe('script calls', () => {
       CHANGES,
       [7_000, 'pod-a', 'pay ments', 'search'],
     ]);
+  });
+
+  it("sends the quorum 'auto' as the replicas last counted make it, and lets the script count them where the registry is in reach", () => {
+    const auto = new SharedBreaker(new Breaker('pay ments', {}), 'cb:');
+    const open = { kind: 'open', openUntil: 5_000, at: 4_000, reopen: false } as const;
+    // [quorum sent, 'auto' flag] for: not counted yet, 1, 2 and 3 replicas listed.
+    expect(
+      [undefined, 1, 2, 3].map((listed) => {
+        const args = writeCall(writer, auto, open, listed)[2];
+        return [args[3], args[8]];
+      }),
+    ).toEqual([
+      [2, '1'],
+      [1, '1'],
+      [1, '1'],
+      [2, '1'],
+    ]);
+    expect(writeCall(writer, auto, open)[1]).toEqual([...KEYS, ...CHANGES, REPLICAS]);
+    // A Cluster whose prefix has no hash tag: the registry is in another slot, and the count sent is the one used.
+    expect(writeCall({ ...writer, marksInScript: false }, auto, open, 2)[1]).toEqual(KEYS);
   });
 
   it('encodes a permit request and a renewal on the probe key alone', () => {

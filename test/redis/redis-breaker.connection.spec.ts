@@ -177,6 +177,32 @@ describe('RedisBreakerConnection: starting', () => {
 });
 
 describe('RedisBreakerConnection: outages', () => {
+  it('on a Cluster, ends an outage only when every breaker was read again, never on one answer elsewhere', async () => {
+    const t = setup({ cluster: true });
+    await t.shared();
+    // A node is down: the others still answer a PING, a command of another slot, and reconnect.
+    t.redis.emit('error', new Error('connect ECONNREFUSED 127.0.0.1:7003'));
+    expect([t.connection.state, t.connection.shared]).toEqual(['outage', false]);
+    t.connection.succeeded();
+    t.redis.ready();
+    t.connection.failed(new Error('CLUSTERDOWN The cluster is down'));
+    t.connection.succeeded();
+    expect([t.connection.state, t.connection.shared, t.logs, t.recoveries()]).toEqual([
+      'outage',
+      false,
+      [],
+      0,
+    ]);
+    t.advance(3_000);
+    t.connection.verified();
+    expect([t.connection.state, t.warnings.length, t.logs, t.recoveries()]).toEqual([
+      'shared',
+      1,
+      [RESUMED(3_000)],
+      1,
+    ]);
+  });
+
   it('reports a dropped connection once, fails open, and shares again when it is back, saying how long it was down', async () => {
     const t = setup();
     await t.shared();

@@ -8,6 +8,7 @@ import { breakerKeys } from '../../lib/redis/redis-breaker.keys.js';
 import { redisBreakerMessages } from '../../lib/redis/redis-breaker.messages.js';
 import { RedisServer, redisServerAvailable } from './helpers/redis-server.js';
 import { eventually, nextTransition } from './helpers/wait.js';
+import { keepingAllButQuorum } from './helpers/log-lines.js';
 
 // A key of the wrong type under the store's prefix (a hand fix, another
 // program with the same prefix) against a real Redis: it concerns one breaker,
@@ -55,7 +56,7 @@ async function replica(instanceId: string, prefix: string): Promise<Replica> {
           search: r.search.snapshot().coordination,
         });
       },
-      log: (m) => r.logs.push(m),
+      log: keepingAllButQuorum(r.logs),
     },
   });
   opened.push({ store: r.store, redis });

@@ -11,6 +11,7 @@ import { ManualClock } from '../helpers/manual-clock.js';
 import { RedisBreakerStore, type RedisBreakerStoreOptions } from '../../lib/redis/index.js';
 import { RedisServer, redisServerAvailable } from './helpers/redis-server.js';
 import { eventually, nextTransition } from './helpers/wait.js';
+import { keepingAllButQuorum } from './helpers/log-lines.js';
 
 // The store against a real Redis, with several stores in one process standing
 // for replicas (each with its own connections and instance id). The scenarios
@@ -607,7 +608,7 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
       keyPrefix: prefix,
       operationTimeoutMs: 100,
       reconcileIntervalMs: 20,
-      logger: { warn: (m) => warnings.push(m), log: (m) => logs.push(m) },
+      logger: { warn: (m) => warnings.push(m), log: keepingAllButQuorum(logs) },
     });
     opened.push({ store, redis });
     const breakers = Array.from(

@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Breaker, type BreakerOptions } from '../../lib/core/index.js';
 import { RedisBreakerStore } from '../../lib/redis/index.js';
 import { deferred } from '../helpers/deferred.js';
+import { keepingAllButQuorum } from './helpers/log-lines.js';
 import { RedisCluster, redisClusterAvailable } from './helpers/redis-cluster.js';
 import { eventually, nextTransition } from './helpers/wait.js';
 
@@ -27,6 +28,8 @@ const opened: { store: RedisBreakerStore; redis: Cluster }[] = [];
 interface Replica {
   store: RedisBreakerStore;
   breakers: Map<string, Breaker>;
+  /** The store's warnings and log lines but its quorum lines, in order. */
+  lines: string[];
 }
 
 async function replica(
@@ -36,20 +39,27 @@ async function replica(
   reconcileIntervalMs = 60_000,
 ): Promise<Replica> {
   const redis = cluster.client();
+  const lines: string[] = [];
   const store = new RedisBreakerStore({
     redis,
     keyPrefix: prefix,
     instanceId,
     // By default no periodic reconcile within a test: what reaches another store came by a signal.
     reconcileIntervalMs,
-    logger: false,
+    logger: { warn: (m) => lines.push(`warn: ${m}`), log: keepingAllButQuorum(lines) },
   });
   opened.push({ store, redis });
   const breakers = new Map(
     names.map((name) => [name, new Breaker(name, OPTIONS, { coordinator: store.coordinator })]),
   );
   await store.hydrate([...breakers.values()]);
-  return { store, breakers };
+  return { store, breakers, lines };
+}
+
+/** One report of each store to the registry of replicas, as each reconcile interval sends. */
+async function reportAll(replicas: Replica[]): Promise<void> {
+  for (const r of replicas)
+    await (r.store as unknown as { replicas: { report(): Promise<void> } }).replicas.report();
 }
 
 /** `cmdstat_<command>` calls on the node at `port` since the last CONFIG RESETSTAT. */
@@ -105,6 +115,9 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis Cluster (sharded 
       await replica('c', prefix, BREAKERS),
     ];
     expect([a.store.shared, b.store.shared, c.store.shared]).toEqual([true, true, true]);
+    // Each store counts the replicas that report, as every reconcile interval does: on a Cluster the registry lives in
+    // another slot than the breakers, so the quorum 'auto' is the one the writer last counted (3 replicas: 2).
+    await reportAll([a, b, c]);
     await resetStats();
 
     for (const name of BREAKERS) await fail(a.breakers.get(name)!);
@@ -263,6 +276,17 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis Cluster (sharded 
       }
     });
 
+    // Whether each store shares, every 20 ms from the kill until the node is back: once local, it stays local.
+    const samples: string[][] = stores.map(() => []);
+    const sampling = setInterval(
+      () =>
+        stores.forEach((r, i) => {
+          const state = (r.store as unknown as { connection: { state: string } }).connection.state;
+          const sample = `${r.store.shared} ${state}`;
+          if (samples[i]!.at(-1) !== sample) samples[i]!.push(sample);
+        }),
+      20,
+    );
     await cluster.kill(victim);
     await eventually(
       'every store deciding locally',
@@ -276,12 +300,29 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis Cluster (sharded 
     expect(lone.snapshot().coordination).toMatchObject({ shared: false });
     expect(b.breakers.get(BREAKERS[0]!)!.state).toBe('closed');
 
+    // A few reconcile intervals with the node down: the other masters answer PINGs all along.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    clearInterval(sampling);
     await cluster.restart(victim);
+    for (const series of samples) {
+      const firstLocal = series.findIndex((sample) => sample.startsWith('false'));
+      expect(firstLocal).toBeGreaterThanOrEqual(0);
+      expect({
+        series,
+        shared: series.slice(firstLocal).filter((x) => x.startsWith('true')),
+      }).toEqual({ series, shared: [] });
+    }
     await eventually(
       'every store sharing again',
       () => (stores.every((r) => r.store.shared) ? true : undefined),
       20_000,
     );
+    // One warning per store for the whole outage, and one line when it ended.
+    for (const r of stores)
+      expect(r.lines.map((line) => line.replace(/\(.*\)|\d+ ms/g, '…'))).toEqual([
+        'warn: Redis is unreachable …: every circuit breaker now decides on its own, and sharing resumes by itself when Redis is back.',
+        'Redis is reachable again after …: circuit breakers share their state again.',
+      ]);
     run.traffic = false;
     await Promise.all(loops);
     // Only the upstream's errors and the breakers' own rejections: no Redis error reached a caller.

@@ -12,8 +12,9 @@ describe('breaker option "share"', () => {
   it.each<[BreakerOptions['share'], unknown]>([
     [undefined, undefined],
     [false, false],
-    [true, { quorum: 2 }],
-    [{}, { quorum: 2 }],
+    [true, { quorum: 'auto' }],
+    [{}, { quorum: 'auto' }],
+    [{ quorum: 'auto' }, { quorum: 'auto' }],
     [{ quorum: 1 }, { quorum: 1 }],
     [{ quorum: 5 }, { quorum: 5 }],
   ])('resolves %j to %j', (share, resolved) => {
@@ -34,12 +35,17 @@ describe('breaker option "share"', () => {
     [
       { quorum: 0 },
       'share.quorum',
-      'Circuit breaker "payments": option "share.quorum" must be an integer >= 1, got 0.',
+      'Circuit breaker "payments": option "share.quorum" must be an integer >= 1 or \'auto\', got 0.',
     ],
     [
       { quorum: 1.5 },
       'share.quorum',
-      'Circuit breaker "payments": option "share.quorum" must be an integer >= 1, got 1.5.',
+      'Circuit breaker "payments": option "share.quorum" must be an integer >= 1 or \'auto\', got 1.5.',
+    ],
+    [
+      { quorum: 'Auto' },
+      'share.quorum',
+      'Circuit breaker "payments": option "share.quorum" must be an integer >= 1 or \'auto\', got "Auto".',
     ],
     [
       { quorom: 2 },
