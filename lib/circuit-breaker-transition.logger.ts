@@ -131,11 +131,7 @@ function describe(event: Extract<CircuitBreakerEvent, { type: 'stateChange' }>):
   if (change.reason === 'released') return messages.released(who);
   switch (change.to) {
     case 'open':
-      return messages.opened(
-        who,
-        messages.openingEvidence(change.reason, change.window),
-        change.openUntil! - change.at,
-      );
+      return messages.opened(who, messages.openingEvidence(change), change.openUntil! - change.at);
     case 'half-open':
       return messages.halfOpened(who);
     case 'closed':

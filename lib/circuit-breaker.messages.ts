@@ -123,13 +123,19 @@ export const circuitBreakerMessages = {
   /** The breaker a transition log line is about: `"hosts" [host-0]` for a per-key child. */
   transitionSubject: (breaker: string, key: string | undefined) =>
     key === undefined ? `"${breaker}"` : `"${breaker}" [${key}]`,
-  /** Why a breaker opened, with the window it opened on. */
-  openingEvidence: (reason: string, window: StateChangeEvent['window']) =>
-    window === undefined
-      ? reason
-      : reason === 'slow-call-rate'
-        ? `${reason}: ${window.slowCalls} of ${window.calls} calls slow`
-        : `${reason}: ${window.failures} of ${window.calls} calls failed (${Math.round((window.failures / Math.max(1, window.calls)) * 100)}%)`,
+  /** Why a breaker opened, with the evidence of the rule that opened it. */
+  openingEvidence: (change: StateChangeEvent) => {
+    const { reason, window, consecutiveFailures, children } = change;
+    if (reason === 'consecutive-failures' && consecutiveFailures !== undefined)
+      return `${reason}: ${consecutiveFailures} failure${consecutiveFailures === 1 ? '' : 's'} in a row`;
+    if (reason === 'open-ratio' && children !== undefined)
+      return `${reason}: ${children.failing} of ${children.known} targets open or half-open`;
+    if (reason === 'shared-open') return `${reason}: another replica found the dependency broken`;
+    if (window === undefined) return reason;
+    return reason === 'slow-call-rate'
+      ? `${reason}: ${window.slowCalls} of ${window.calls} calls slow`
+      : `${reason}: ${window.failures} of ${window.calls} calls failed (${Math.round((window.failures / Math.max(1, window.calls)) * 100)}%)`;
+  },
   opened: (who: string, why: string, forMs: number) =>
     `Circuit breaker ${who} opened (${why}); calls fail fast for ${forMs} ms.`,
   halfOpened: (who: string) => `Circuit breaker ${who} is half-open: admitting probes.`,

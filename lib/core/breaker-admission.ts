@@ -1,4 +1,5 @@
 import { probeSchedulerOf } from './breaker-environment.js';
+import type { ChildrenEvidence } from './breaker-evidence.js';
 import type { RecoveryProbeEvent, RetryEvent } from './breaker-events.js';
 import type { ProbeScheduler } from './probe-scheduler.js';
 import { NOT_TIMED } from './breaker-machine.js';
@@ -307,13 +308,14 @@ export abstract class BreakerAdmission extends BreakerCalls {
     retryAfterHint: number | undefined,
     adoptedOpenUntil?: number,
     datedAt?: number,
+    children?: ChildrenEvidence,
   ): void {
     const ramp = this.guard?.ramp;
     // A recovery that did not hold, by whichever rule, is a failed probe as far as backoff goes: the open period grows.
     if (ramp !== undefined && to === OPEN && this.current === CLOSED && !ramp.ended(now))
       this.reopens = ramp.reopens + 1;
     const reopens = this.reopens;
-    super.transition(to, reason, now, retryAfterHint, adoptedOpenUntil, datedAt);
+    super.transition(to, reason, now, retryAfterHint, adoptedOpenUntil, datedAt, children);
     this.guard?.transitioned(to, reason, now, reopens);
   }
 

@@ -18,8 +18,12 @@ export interface StateChangeEvent {
   at: number;
   /** Set when the breaker opened: when it will admit probes. */
   openUntil?: number;
-  /** Set when a closed breaker opened: the window that decided it. */
+  /** Set when a rate rule opened a closed breaker (`failure-rate`, `slow-call-rate`): the window that decided it. */
   window?: { calls: number; failures: number; slowCalls: number };
+  /** Set when the `consecutive-failures` rule opened a closed breaker: the streak that decided it. */
+  consecutiveFailures?: number;
+  /** Set when a family opened for its children (`open-ratio`): how many were failing, of those it knew. */
+  children?: { failing: number; known: number };
   /** Set when `force()` made the transition (reason `forced`): what, why and by whom. */
   forced?: { state: ForceableState; reason: string; by?: string };
 }

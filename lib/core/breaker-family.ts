@@ -60,7 +60,7 @@ export interface FamilyOwner {
   readonly config: ResolvedBreakerOptions;
   monotonic(): number;
   /** Enough children are unhealthy: open the family (reason `open-ratio`) if it is closed. */
-  openForChildren(now: number): void;
+  openForChildren(now: number, children: { failing: number; known: number }): void;
 }
 
 /**
@@ -220,7 +220,7 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
     if (!is || aggregate === undefined) return;
     const known = this.size;
     if (known >= aggregate.minKeys && this.failing / known >= aggregate.openWhenOpenRatio)
-      this.owner.openForChildren(now);
+      this.owner.openForChildren(now, { failing: this.failing, known });
   }
 
   snapshot(): FamilySnapshot {

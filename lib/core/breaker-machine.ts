@@ -1,7 +1,7 @@
 import { BreakerCounters } from './breaker-counters.js';
 import type { BreakerEnvironment } from './breaker-environment.js';
 import type { BreakerEventHub, BreakerEventName } from './breaker-events.js';
-import { BreakerEvidence } from './breaker-evidence.js';
+import { BreakerEvidence, type ChildrenEvidence } from './breaker-evidence.js';
 import type { FamilyTransitions } from './breaker-family.js';
 import {
   CLOSED,
@@ -232,8 +232,9 @@ export abstract class BreakerMachine {
   // Transitions
 
   /** @internal Enough children are unhealthy: a closed family opens (reason `open-ratio`). */
-  openForChildren(now: number): void {
-    if (this.current === CLOSED) this.transition(OPEN, 'open-ratio', now, undefined);
+  openForChildren(now: number, children: ChildrenEvidence): void {
+    if (this.current === CLOSED)
+      this.transition(OPEN, 'open-ratio', now, undefined, undefined, undefined, children);
   }
 
   /**
@@ -339,14 +340,17 @@ export abstract class BreakerMachine {
     adoptedOpenUntil?: number,
     /** The wall time the transition is dated (events, replicas), when it came in as one: a force's end. */
     datedAt?: number,
+    children?: ChildrenEvidence,
   ): void {
     const from = this.current;
-    const evidence = (this.evidence ??= new BreakerEvidence()).noteTransition(
+    const proof = (this.evidence ??= new BreakerEvidence()).noteTransition(
       from,
       to,
       reason,
       now,
       this.window,
+      this.consecutiveFailures,
+      children,
     );
     this.counters.spend(from, now - this.sinceAt);
     this.current = to;
@@ -384,7 +388,7 @@ export abstract class BreakerMachine {
       reason,
       at: datedAt ?? now + toWall,
       ...(to === OPEN ? { openUntil: this.openUntilAt + toWall } : {}),
-      ...(evidence === undefined ? {} : { window: evidence }),
+      ...proof,
       ...(reason === 'forced' ? { forced: forcedEvent(this.evidence.forced!) } : {}),
     };
     this.hub?.emit('stateChange', change);

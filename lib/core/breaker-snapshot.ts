@@ -163,8 +163,12 @@ export interface TransitionEvidence {
   reason: TransitionReason;
   /** When it happened, or was due (a lazy transition is dated when time made it due). */
   at: number;
-  /** When a closed breaker opened: the window it opened on. */
+  /** When a rate rule opened a closed breaker (`failure-rate`, `slow-call-rate`): the window it opened on. */
   window?: { calls: number; failures: number; slowCalls: number; failureRate: number };
+  /** When the `consecutive-failures` rule opened a closed breaker: the streak. */
+  consecutiveFailures?: number;
+  /** When a family opened for its children (`open-ratio`): how many were failing, of those it knew. */
+  children?: { failing: number; known: number };
 }
 
 /** @publicApi */

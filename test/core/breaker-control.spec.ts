@@ -72,7 +72,7 @@ describe('Breaker manual control', () => {
         reason: 'consecutive-failures',
         at: 5_000,
         openUntil: 5_100,
-        window: { calls: 1, failures: 1, slowCalls: 0 },
+        consecutiveFailures: 1,
       },
       { from: 'open', to: 'half-open', reason: 'open-duration-elapsed', at: 5_100 },
       { from: 'half-open', to: 'closed', reason: 'probes-succeeded', at: 5_100 },
