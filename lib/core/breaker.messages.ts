@@ -18,6 +18,10 @@ export const breakerMessages = {
     `Circuit breaker "${breaker}": force() takes 'open', 'closed' or 'disabled', got ${describeValue(state)}. Pass one of them, e.g. force('open', { reason: 'maintenance' }).`,
   badForceOptions: (breaker: string, options: unknown) =>
     `Circuit breaker "${breaker}": force() needs options with a reason, got ${describeValue(options)}. Pass e.g. force('open', { reason: 'payments maintenance', by: 'ops' }).`,
+  unknownForceOption: (breaker: string, key: string, suggestion: string | undefined) =>
+    `Circuit breaker "${breaker}": force() has no option "${key}".` +
+    (suggestion === undefined ? '' : ` Did you mean "${suggestion}"?`) +
+    ' Its options are reason, by and untilMs; nothing changed.',
   badForceReason: (breaker: string, reason: unknown) =>
     `Circuit breaker "${breaker}": force() option "reason" must be a non-empty string, got ${describeValue(reason)}. Say why, for whoever reads the snapshot, the health check or the logs.`,
   badForceBy: (breaker: string, by: unknown) =>

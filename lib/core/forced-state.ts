@@ -1,4 +1,5 @@
 import { breakerMessages } from './breaker.messages.js';
+import { closestName } from './closest-name.js';
 
 /**
  * What `breaker.force()` can hold a breaker in:
@@ -47,6 +48,7 @@ export interface Forcing {
   readonly untilWall: number | undefined;
 }
 
+const FORCE_OPTIONS: readonly string[] = ['reason', 'by', 'untilMs'];
 const FORCEABLE: ReadonlySet<unknown> = new Set<unknown>(['open', 'closed', 'disabled']);
 
 /**
@@ -65,6 +67,12 @@ export function forcingOf(
   if (!FORCEABLE.has(state)) throw new TypeError(breakerMessages.badForceState(breaker, state));
   if (typeof options !== 'object' || options === null)
     throw new TypeError(breakerMessages.badForceOptions(breaker, options));
+  // A misspelt key (`until`) would otherwise be dropped silently, and the force never end.
+  for (const key of Object.keys(options))
+    if (!FORCE_OPTIONS.includes(key))
+      throw new TypeError(
+        breakerMessages.unknownForceOption(breaker, key, closestName(key, FORCE_OPTIONS)),
+      );
   const { reason, by, untilMs } = options as Partial<ForceOptions>;
   if (typeof reason !== 'string' || reason.trim() === '')
     throw new TypeError(breakerMessages.badForceReason(breaker, reason));
