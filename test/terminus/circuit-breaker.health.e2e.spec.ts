@@ -109,7 +109,7 @@ describe('CircuitBreakerHealthIndicator', () => {
               to: 'open',
               reason: 'consecutive-failures',
               at: since,
-              window: { calls: 1, failures: 1, slowCalls: 0, failureRate: 1 },
+              consecutiveFailures: 1,
             },
             lastFailure: { category: 'other', name: 'Error', message: 'down' },
           },
