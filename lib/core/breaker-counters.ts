@@ -41,6 +41,7 @@ class RareCounters {
   probesSucceeded = 0;
   probesFailed = 0;
   probesReleased = 0;
+  probesAbandoned = 0;
   msClosed = 0;
   msOpen = 0;
   msHalfOpen = 0;
@@ -152,6 +153,7 @@ export class BreakerCounters {
         succeeded: rare.probesSucceeded,
         failed: rare.probesFailed,
         released: rare.probesReleased,
+        abandoned: rare.probesAbandoned,
       },
       fallbacks: rare.fallbacks,
       retries: { attempted: rare.retries, denied: rare.retriesDenied },

@@ -70,8 +70,13 @@ export interface SlowCallEvent {
 
 /** @publicApi */
 export interface ProbeEvent {
-  /** `released`: the probe's outcome was ignored and its permit returned to the budget. */
-  result: 'admitted' | 'succeeded' | 'failed' | 'released';
+  /**
+   * `released`: the probe's outcome was ignored and its permit returned to the budget.
+   * `abandoned`: the half-open round ended while the probe was in flight (another probe
+   * decided it, or `force()`, `reset()`, another replica...): its outcome counts as a
+   * call, no longer as a probe.
+   */
+  result: 'admitted' | 'succeeded' | 'failed' | 'released' | 'abandoned';
 }
 
 /** A caller's fallback answered a call that was rejected, failed, timed out or overloaded. @publicApi */

@@ -20,7 +20,7 @@ import { BreakerHookError, CallTimeoutError } from './breaker.errors.js';
 import { breakerMessages } from './breaker.messages.js';
 import type { Clock } from './clock.js';
 import { forcedEvent, type Forcing } from './forced-state.js';
-import { HalfOpenRound } from './half-open-round.js';
+import { abandonProbes, HalfOpenRound } from './half-open-round.js';
 import { openDuration } from './open-duration.js';
 import type { OverloadPressure } from './overload-pressure.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
@@ -358,6 +358,7 @@ export abstract class BreakerMachine {
     // From the current readings: `now` may be when the transition was due, earlier than this moment.
     const toWall = (this.wallOffset = this.env.clock.now() - this.monotonic());
     this.generation++;
+    if (this.round !== undefined) abandonProbes(this.round, this.counters, this.hub);
     this.round = undefined;
     this.consecutiveFailures = 0;
     this.openUntilAt = 0;

@@ -131,7 +131,17 @@ export interface BreakerTotals {
   overloads: number;
   timeouts: number;
   slowCalls: number;
-  probes: { admitted: number; succeeded: number; failed: number; released: number };
+  /**
+   * Half-open probes. They add up: `admitted` = `succeeded` + `failed` + `released` +
+   * `abandoned` (in flight when their round ended) + the current round's `probesInFlight`.
+   */
+  probes: {
+    admitted: number;
+    succeeded: number;
+    failed: number;
+    released: number;
+    abandoned: number;
+  };
   /** Calls a fallback served (reported by the decorator and the operator). */
   fallbacks: number;
   /** Retries made through `withRetry()` or the decorator's `retry`, and those the retry budget refused. */

@@ -26,7 +26,7 @@ export const circuitBreakerTelemetryMessages = {
       'by circuit_breaker.fallback.source: method, function, observable (the circuitBreaker() operator), lastGood.',
     transitions: 'State changes of the circuit breaker.',
     probes:
-      'Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
+      'Half-open probe calls by result: admitted, then succeeded, failed, released (outcome ignored, permit returned) or abandoned (still in flight when their round ended).',
     callDuration:
       'Duration of the calls the circuit breaker let through, whatever their outcome (success, failure, timeout, overload) except ignored.',
     forced:

@@ -164,7 +164,7 @@ describe('Breaker events and snapshot', () => {
         overloads: 1,
         timeouts: 0,
         slowCalls: 0,
-        probes: { admitted: 0, succeeded: 0, failed: 0, released: 0 },
+        probes: { admitted: 0, succeeded: 0, failed: 0, released: 0, abandoned: 0 },
         fallbacks: 0,
         retries: { attempted: 0, denied: 0 },
         recoveryProbes: { succeeded: 0, failed: 0 },

@@ -274,7 +274,7 @@ describe('CircuitBreakerTelemetryModule', () => {
         'Calls answered by a fallback instead of their outcome (already counted in circuit_breaker.calls as rejected, failure, timeout or overload), by circuit_breaker.fallback.source: method, function, observable (the circuitBreaker() operator), lastGood.',
       'circuit_breaker.transitions': 'State changes of the circuit breaker.',
       'circuit_breaker.probes':
-        'Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
+        'Half-open probe calls by result: admitted, then succeeded, failed, released (outcome ignored, permit returned) or abandoned (still in flight when their round ended).',
       'circuit_breaker.call.duration':
         'Duration of the calls the circuit breaker let through, whatever their outcome (success, failure, timeout, overload) except ignored.',
       'circuit_breaker.state':

@@ -229,7 +229,7 @@ describe('CircuitBreakerMetricsModule', () => {
       '# HELP shop_circuit_breaker_calls_total Calls through the circuit breaker, each counted once, by outcome: success, failure, timeout, overload, ignored, rejected (not attempted; reason says why). Fallbacks served are counted in circuit_breaker_fallbacks_total.',
       '# HELP shop_circuit_breaker_fallbacks_total Calls answered by a fallback instead of their outcome (already counted in circuit_breaker_calls_total as rejected, failure, timeout or overload), by source: method, function, observable (the circuitBreaker() operator), lastGood.',
       '# HELP shop_circuit_breaker_transitions_total State changes of the circuit breaker.',
-      '# HELP shop_circuit_breaker_probes_total Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
+      '# HELP shop_circuit_breaker_probes_total Half-open probe calls by result: admitted, then succeeded, failed, released (outcome ignored, permit returned) or abandoned (still in flight when their round ended).',
       '# HELP shop_circuit_breaker_retries_total Retries of a retry policy through the circuit breaker (withRetry() or the decorator retry option), by result: scheduled, or budget-exhausted (the retry budget refused it and the caller got the failure).',
       '# HELP shop_circuit_breaker_recovery_probes_total Active recovery probes (the probe option: a health check while the circuit breaker is open) by result: succeeded (the breaker moved on) or failed.',
       '# HELP shop_circuit_breaker_call_duration_seconds Duration of the calls the circuit breaker let through, in seconds, whatever their outcome (success, failure, timeout, overload) except ignored.',
