@@ -141,16 +141,17 @@ export abstract class BreakerAdmission extends BreakerCalls {
   /** `runPlain()` that gives the slot back before the call is counted. */
   private async runHolding<T>(fn: ProtectedCall<T>, token: number, leave: () => void): Promise<T> {
     const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
+    const config = this.config;
     let value: T;
     try {
       value = await fn(NO_SIGNAL);
     } catch (error) {
       leave();
-      this.settle(token, this.classifyError(error), error, startedAt, undefined);
+      this.settle(token, this.classifyError(error, config), error, startedAt, undefined, config);
       throw error;
     }
     leave();
-    this.settleValue(token, value, startedAt);
+    this.settleValue(token, value, startedAt, config);
     return value;
   }
 
@@ -271,8 +272,9 @@ export abstract class BreakerAdmission extends BreakerCalls {
     subject: unknown,
     startedAt: number,
     category: FailureCategory | undefined,
+    config?: ResolvedBreakerOptions,
   ): void {
-    super.settle(token, outcome, subject, startedAt, category);
+    super.settle(token, outcome, subject, startedAt, category, config);
     const ramp = this.guard?.ramp;
     if (ramp === undefined || outcome !== 'failure' || this.current !== CLOSED) return;
     if (token !== this.generation) return;
