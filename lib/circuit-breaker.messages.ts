@@ -147,10 +147,6 @@ export const circuitBreakerMessages = {
     `Circuit breaker ${who} forced ${state}${by === undefined ? '' : ` by ${by}`}: ${reason}. release() ends it.`,
   released: (who: string) =>
     `Circuit breaker ${who} released from its forced state: closed, deciding for itself again.`,
-  isolated: (who: string) =>
-    `Circuit breaker ${who} isolated by hand: every call is rejected until reset().`,
-  disabled: (who: string) =>
-    `Circuit breaker ${who} disabled by hand: every call passes and nothing trips until reset().`,
   fleetNeedsStore: (name: string, method: string) =>
     `CircuitBreakerRegistry.${method}("${name}", ..., { fleet: true }) needs a store that carries orders to every replica, and the module has none that does. ` +
     "Give CircuitBreakerModule.forRoot() a store (new RedisBreakerStore({ redis }) from 'nestjs-circuit-breaker/redis'), or call it without { fleet: true } to act on this replica only.",

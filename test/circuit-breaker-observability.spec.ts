@@ -69,7 +69,7 @@ describe('transition logs', () => {
     expect(lines()).toEqual([
       'warn [CircuitBreaker] Circuit breaker "payments" opened (failure-rate: 3 of 4 calls failed (75%)); calls fail fast for 2000 ms.',
       'log [CircuitBreaker] Circuit breaker "payments" closed (probes-succeeded).',
-      'warn [CircuitBreaker] Circuit breaker "payments" isolated by hand: every call is rejected until reset().',
+      'warn [CircuitBreaker] Circuit breaker "payments" forced open: isolate(). release() ends it.',
     ]);
   });
 
@@ -237,7 +237,7 @@ describe('events for the rest of the application', () => {
       ],
       [
         'circuit-breaker.isolated',
-        { breaker: 'payments', from: 'closed', to: 'isolated', reason: 'isolate', at: 1_100 },
+        { breaker: 'payments', from: 'closed', to: 'isolated', reason: 'forced', at: 1_100 },
       ],
     ]);
   });

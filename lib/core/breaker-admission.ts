@@ -8,6 +8,7 @@ import {
   CLOSED,
   DISABLED,
   HALF_OPEN,
+  METRICS_ONLY,
   OPEN,
   type CallOutcome,
   type FailureCategory,
@@ -333,7 +334,12 @@ export abstract class BreakerAdmission extends BreakerCalls {
   /** @internal Whether this is a child whose family is not closed: its calls pass the family's gate first. */
   protected underFamilyGate(): boolean {
     const parent = this.parent as BreakerAdmission | undefined;
-    return parent !== undefined && parent.current !== CLOSED && parent.current !== DISABLED;
+    return (
+      parent !== undefined &&
+      parent.current !== CLOSED &&
+      parent.current !== DISABLED &&
+      parent.current !== METRICS_ONLY
+    );
   }
 
   /**

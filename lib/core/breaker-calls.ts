@@ -1,9 +1,9 @@
 import { BreakerMachine } from './breaker-machine.js';
 import {
   CLOSED,
-  DISABLED,
   HALF_OPEN,
   ISOLATED,
+  METRICS_ONLY,
   OPEN,
   stateName,
   type CallOutcome,
@@ -29,7 +29,7 @@ import {
 // Shared by every call that has neither a caller signal nor a deadline.
 const NO_SIGNAL: CallContext = Object.freeze({ signal: undefined });
 
-/** @internal The token of a call the breaker lets through without recording it (forced `disabled`). */
+/** @internal The token of a call the breaker lets through without recording it (`disabled`). */
 // Negative like a probe's token, so that the plain path (tokens >= 0) never has to test for it; no probe id is a fraction.
 export const UNCOUNTED = -0.5;
 
@@ -69,16 +69,8 @@ export abstract class BreakerCalls extends BreakerMachine {
       this.counters.admitted++;
       return this.generation;
     }
-    if (state === DISABLED) {
-      if (this.evidence?.forced !== undefined) return this.admitForced();
-      this.counters.admitted++;
-      return this.withFault(this.generation);
-    }
-    if (state === ISOLATED) {
-      return this.evidence?.forced !== undefined
-        ? this.admitForced()
-        : this.reject('isolated', undefined);
-    }
+    // Isolated, metrics-only or disabled: held by force().
+    if (state >= ISOLATED) return this.admitForced();
     const now = this.monotonic();
     this.refresh(now, true);
     if (this.current === OPEN) return this.reject('open', this.openRetryAfter(now));
@@ -107,14 +99,14 @@ export abstract class BreakerCalls extends BreakerMachine {
   /**
    * A call while `force()` holds the breaker: a force that has ended releases
    * it first; forced open rejects (until the force ends, when it ends),
-   * forced closed admits and records, forced disabled admits and records
-   * nothing (`UNCOUNTED`).
+   * metrics-only admits and records, disabled admits and records nothing
+   * (`UNCOUNTED`).
    */
   private admitForced(): number | CircuitOpenError | FaultedAdmission {
     const now = this.monotonic();
     this.refresh(now, true);
     const forced = this.evidence?.forced;
-    if (forced === undefined) return this.admitOwn();
+    if (forced === undefined || this.current < ISOLATED) return this.admitOwn();
     if (this.current === ISOLATED) return this.reject('isolated', this.forcedRetryAfter(now));
     if (forced.state === 'disabled') return UNCOUNTED;
     this.counters.admitted++;
@@ -227,11 +219,7 @@ export abstract class BreakerCalls extends BreakerMachine {
   // ---------------------------------------------------------------------------
   // Settlement
 
-  /**
-   * @internal Counts a call that resolved with `value`; returns how it counted.
-   * `config` is the options the call started under: what judges it (the
-   * classifiers, the slow-call threshold), whatever is in force now.
-   */
+  /** @internal Counts a call that resolved with `value`, judged by `config` (the options it started under); returns how it counted. */
   settleValue(
     token: number,
     value: unknown,
@@ -335,7 +323,7 @@ export abstract class BreakerCalls extends BreakerMachine {
     }
     if (token !== this.generation) return;
     const state = this.current;
-    if (state !== CLOSED && state !== DISABLED) return;
+    if (state !== CLOSED && state !== METRICS_ONLY) return;
     this.window.record(slot, now);
     if (outcome === 'failure') this.consecutiveFailures++;
     else if (outcome === 'success') this.consecutiveFailures = 0;

@@ -1,4 +1,4 @@
-import type { ForceableState } from './forced-state.js';
+import type { ForcedMode } from './forced-state.js';
 import type {
   BreakerState,
   FailureCategory,
@@ -25,7 +25,7 @@ export interface StateChangeEvent {
   /** Set when a family opened for its children (`open-ratio`): how many were failing, of those it knew. */
   children?: { failing: number; known: number };
   /** Set when `force()` made the transition (reason `forced`): what, why and by whom. */
-  forced?: { state: ForceableState; reason: string; by?: string };
+  forced?: { state: ForcedMode; reason: string; by?: string };
 }
 
 /** @publicApi */

@@ -300,5 +300,5 @@ function isFailing(state: BreakerState): boolean {
 
 function isEvictable(child: FamilyMember): boolean {
   const state = child.lastDecidedState;
-  return state === 'closed' || state === 'disabled';
+  return state === 'closed' || state === 'disabled' || state === 'metrics-only';
 }

@@ -8,6 +8,7 @@ import {
   DISABLED,
   HALF_OPEN,
   ISOLATED,
+  METRICS_ONLY,
   OPEN,
   stateName,
   type BreakerState,
@@ -32,7 +33,8 @@ export const NOT_TIMED = Number.NaN;
 
 /**
  * The state machine of a breaker: its state, what it admits, and how it moves
- * between closed, open and half-open (and isolated and disabled by hand).
+ * between closed, open and half-open (and the states held by hand: isolated,
+ * metrics-only, disabled).
  * Three layers make a breaker, each reading the one below:
  * - `BreakerMachine` (here): the state and its transitions;
  * - `BreakerCalls`: what a call does to it (admission, then settlement);
@@ -194,12 +196,6 @@ export abstract class BreakerMachine {
   // ---------------------------------------------------------------------------
   // Control by hand (the public methods are Breaker's: a family passes them to its children first)
 
-  /** @internal `isolate()` and `disable()`: a force ends, and the state is set until `reset()`. */
-  protected setByHand(to: typeof ISOLATED | typeof DISABLED, reason: 'isolate' | 'disable'): void {
-    if (this.evidence !== undefined) this.evidence.forced = undefined;
-    if (this.current !== to) this.transition(to, reason, this.monotonic(), undefined);
-  }
-
   /** @internal `reset()`: closed, with an empty window, no backoff, no pause and no force. */
   protected resetToClosed(): void {
     const now = this.monotonic();
@@ -218,7 +214,9 @@ export abstract class BreakerMachine {
   /** @internal `force()`, checked: hold the breaker until `unhold()` or the force's end. */
   protected hold(forcing: Forcing, now: number): void {
     (this.evidence ??= new BreakerEvidence()).forced = forcing;
-    this.transition(forcing.state === 'open' ? ISOLATED : DISABLED, 'forced', now, undefined);
+    const to =
+      forcing.state === 'open' ? ISOLATED : forcing.state === 'disabled' ? DISABLED : METRICS_ONLY;
+    this.transition(to, 'forced', now, undefined);
   }
 
   /** @internal `release()`: back to closed (reason `released`), if forced. */

@@ -15,7 +15,7 @@ export const breakerMessages = {
   notAListener: (breaker: string, event: string, listener: unknown) =>
     `Circuit breaker "${breaker}": on("${event}") takes a listener function, got ${describeValue(listener)}. Pass (event) => { ... }.`,
   badForceState: (breaker: string, state: unknown) =>
-    `Circuit breaker "${breaker}": force() takes 'open', 'closed' or 'disabled', got ${describeValue(state)}. Pass one of them, e.g. force('open', { reason: 'maintenance' }).`,
+    `Circuit breaker "${breaker}": force() takes 'open', 'metrics-only' or 'disabled' (or 'closed', an alias of 'metrics-only'), got ${describeValue(state)}. Pass one of them, e.g. force('open', { reason: 'maintenance' }).`,
   badForceOptions: (breaker: string, options: unknown) =>
     `Circuit breaker "${breaker}": force() needs options with a reason, got ${describeValue(options)}. Pass e.g. force('open', { reason: 'payments maintenance', by: 'ops' }).`,
   unknownForceOption: (breaker: string, key: string, suggestion: string | undefined) =>

@@ -30,9 +30,9 @@ export const circuitBreakerTelemetryMessages = {
     callDuration:
       'Duration of the calls the circuit breaker let through, whatever their outcome (success, failure, timeout, overload) except ignored.',
     forced:
-      'Set to 1 while force() holds the circuit breaker, with the forced state (open, closed, disabled); not reported otherwise. The reason is in the snapshot, the health details and the logs.',
+      'Set to 1 while force() holds the circuit breaker, with the forced mode (open, metrics-only, disabled); not reported otherwise. The reason is in the snapshot, the health details and the logs.',
     state:
-      'Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes.',
+      'Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes; metrics-only and disabled ones admit every call.',
     windowFailureRate:
       'Failures (timeouts included) among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate a failureRateThreshold opens on.',
     retries:

@@ -76,8 +76,21 @@ describe('Breaker manual control', () => {
       },
       { from: 'open', to: 'half-open', reason: 'open-duration-elapsed', at: 5_100 },
       { from: 'half-open', to: 'closed', reason: 'probes-succeeded', at: 5_100 },
-      { from: 'closed', to: 'isolated', reason: 'isolate', at: 5_100 },
-      { from: 'isolated', to: 'disabled', reason: 'disable', at: 5_100 },
+      // isolate() and disable() are force('open') and force('disabled'), reason `forced`.
+      {
+        from: 'closed',
+        to: 'isolated',
+        reason: 'forced',
+        at: 5_100,
+        forced: { state: 'open', reason: 'isolate()' },
+      },
+      {
+        from: 'isolated',
+        to: 'disabled',
+        reason: 'forced',
+        at: 5_100,
+        forced: { state: 'disabled', reason: 'disable()' },
+      },
       { from: 'disabled', to: 'closed', reason: 'reset', at: 5_100 },
     ]);
   });

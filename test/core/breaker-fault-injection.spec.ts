@@ -291,9 +291,9 @@ describe('Breaker.injectFault()', () => {
     breaker.injectFault({ fail: true });
     breaker.force('disabled', { reason: 'kill switch' });
     expect(await calls(breaker, 2)).toEqual({ reached: [1, 2], outcomes: ['ok', 'ok'] });
-    breaker.force('closed', { reason: 'never trip' });
+    breaker.force('metrics-only', { reason: 'never trip' });
     expect((await calls(breaker, 3)).reached).toEqual([]);
-    expect(breaker.state).toBe('disabled');
+    expect(breaker.state).toBe('metrics-only');
   });
 
   it('acquire() hands out the faulted call: perform() turns the caller work into the fault', async () => {

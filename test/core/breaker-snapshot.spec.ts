@@ -169,7 +169,14 @@ describe('Breaker events and snapshot', () => {
         retries: { attempted: 0, denied: 0 },
         recoveryProbes: { succeeded: 0, failed: 0 },
       },
-      timeInStateMs: { closed: 15, open: 0, 'half-open': 0, isolated: 0, disabled: 0 },
+      timeInStateMs: {
+        closed: 15,
+        open: 0,
+        'half-open': 0,
+        isolated: 0,
+        disabled: 0,
+        'metrics-only': 0,
+      },
       lastFailure: { category: 'overload', name: 'Error', message: 'HTTP 429', status: 429 },
       thresholds: {
         failureRateThreshold: 0.5,
@@ -213,6 +220,7 @@ describe('Breaker events and snapshot', () => {
       'half-open': 20,
       isolated: 0,
       disabled: 0,
+      'metrics-only': 0,
     });
     expect(snap.generation).toBe(2);
   });

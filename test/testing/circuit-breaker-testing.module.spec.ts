@@ -201,7 +201,7 @@ describe('CircuitBreakerTestingModule', () => {
       'the breaker is still isolated after 10 ms of real time. Its transitions so far: closed → isolated (forced). Move the manual clock',
     );
     await expect(breakers.waitFor('payments', 'ajar' as never)).rejects.toThrow(
-      'CircuitBreakerTester.waitFor("payments"): "ajar" is not a state of a breaker. Wait for one of: closed, open, half-open, isolated, disabled.',
+      'CircuitBreakerTester.waitFor("payments"): "ajar" is not a state of a breaker. Wait for one of: closed, open, half-open, isolated, disabled, metrics-only.',
     );
   });
 
