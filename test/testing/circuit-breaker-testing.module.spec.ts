@@ -205,6 +205,18 @@ describe('CircuitBreakerTestingModule', () => {
     );
   });
 
+  it('force() refuses a misspelt option, naming the closest, and forces nothing', async () => {
+    const { breakers } = await start();
+    expect(() =>
+      breakers.force('payments', 'open', { reason: 'x', until: START + 1_000 } as never),
+    ).toThrow(
+      new TypeError(
+        'CircuitBreakerTester.force("payments"): no option "until". Did you mean "untilMs"? Its options are reason, untilMs and key; nothing was forced.',
+      ),
+    );
+    expect(breakers.state('payments')).toBe('closed');
+  });
+
   it('force() holds a state with a reason, restore() releases it and removes every fault', async () => {
     const { service, breakers } = await start();
     breakers.force('payments', 'open', { reason: 'payments maintenance' });
