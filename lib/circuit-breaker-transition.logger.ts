@@ -118,7 +118,13 @@ export class CircuitBreakerTransitionLogger implements OnModuleInit, OnApplicati
 }
 
 function levelOf(change: StateChangeEvent): 'warn' | 'log' | 'debug' {
-  if (change.to === 'open' || change.to === 'isolated' || change.to === 'disabled') return 'warn';
+  if (
+    change.to === 'open' ||
+    change.to === 'isolated' ||
+    change.to === 'disabled' ||
+    change.to === 'metrics-only'
+  )
+    return 'warn';
   if (change.to === 'half-open') return 'debug';
   return 'log';
 }
@@ -131,19 +137,12 @@ function describe(event: Extract<CircuitBreakerEvent, { type: 'stateChange' }>):
   if (change.reason === 'released') return messages.released(who);
   switch (change.to) {
     case 'open':
-      return messages.opened(
-        who,
-        messages.openingEvidence(change.reason, change.window),
-        change.openUntil! - change.at,
-      );
+      return messages.opened(who, messages.openingEvidence(change), change.openUntil! - change.at);
     case 'half-open':
       return messages.halfOpened(who);
-    case 'closed':
-      return messages.closed(who, change.reason);
-    case 'isolated':
-      return messages.isolated(who);
     default:
-      return messages.disabled(who);
+      // Closed; the states held by hand always come with their force, logged above.
+      return messages.closed(who, change.reason);
   }
 }
 

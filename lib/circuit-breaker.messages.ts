@@ -129,13 +129,19 @@ export const circuitBreakerMessages = {
   /** The breaker a transition log line is about: `"hosts" [host-0]` for a per-key child. */
   transitionSubject: (breaker: string, key: string | undefined) =>
     key === undefined ? `"${breaker}"` : `"${breaker}" [${key}]`,
-  /** Why a breaker opened, with the window it opened on. */
-  openingEvidence: (reason: string, window: StateChangeEvent['window']) =>
-    window === undefined
-      ? reason
-      : reason === 'slow-call-rate'
-        ? `${reason}: ${window.slowCalls} of ${window.calls} calls slow`
-        : `${reason}: ${window.failures} of ${window.calls} calls failed (${Math.round((window.failures / Math.max(1, window.calls)) * 100)}%)`,
+  /** Why a breaker opened, with the evidence of the rule that opened it. */
+  openingEvidence: (change: StateChangeEvent) => {
+    const { reason, window, consecutiveFailures, children } = change;
+    if (reason === 'consecutive-failures' && consecutiveFailures !== undefined)
+      return `${reason}: ${consecutiveFailures} failure${consecutiveFailures === 1 ? '' : 's'} in a row`;
+    if (reason === 'open-ratio' && children !== undefined)
+      return `${reason}: ${children.failing} of ${children.known} targets open or half-open`;
+    if (reason === 'shared-open') return `${reason}: another replica found the dependency broken`;
+    if (window === undefined) return reason;
+    return reason === 'slow-call-rate'
+      ? `${reason}: ${window.slowCalls} of ${window.calls} calls slow`
+      : `${reason}: ${window.failures} of ${window.calls} calls failed (${Math.round((window.failures / Math.max(1, window.calls)) * 100)}%)`;
+  },
   opened: (who: string, why: string, forMs: number) =>
     `Circuit breaker ${who} opened (${why}); calls fail fast for ${forMs} ms.`,
   halfOpened: (who: string) => `Circuit breaker ${who} is half-open: admitting probes.`,
@@ -147,10 +153,6 @@ export const circuitBreakerMessages = {
     `Circuit breaker ${who} forced ${state}${by === undefined ? '' : ` by ${by}`}: ${reason}. release() ends it.`,
   released: (who: string) =>
     `Circuit breaker ${who} released from its forced state: closed, deciding for itself again.`,
-  isolated: (who: string) =>
-    `Circuit breaker ${who} isolated by hand: every call is rejected until reset().`,
-  disabled: (who: string) =>
-    `Circuit breaker ${who} disabled by hand: every call passes and nothing trips until reset().`,
   fleetNeedsStore: (name: string, method: string) =>
     `CircuitBreakerRegistry.${method}("${name}", ..., { fleet: true }) needs a store that carries orders to every replica, and the module has none that does. ` +
     "Give CircuitBreakerModule.forRoot() a store (new RedisBreakerStore({ redis }) from 'nestjs-circuit-breaker/redis'), or call it without { fleet: true } to act on this replica only.",

@@ -35,7 +35,7 @@ import {
   sitePath,
   validateModuleOptions,
 } from './circuit-breaker.options.js';
-import { closestName } from './closest-name.js';
+import { closestName } from './core/closest-name.js';
 import { fleetOf } from './circuit-breaker.fleet.js';
 import type { FleetControl } from './interfaces/fleet-control.interface.js';
 import type { FeatureDefinition } from './feature-definition.js';

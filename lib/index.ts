@@ -60,6 +60,7 @@ export type {
   FamilySnapshot,
   FaultInjectionOptions,
   ForceableState,
+  ForcedMode,
   ForcedStateSnapshot,
   ForceOptions,
   HalfOpenOptions,

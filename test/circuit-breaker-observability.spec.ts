@@ -69,8 +69,49 @@ describe('transition logs', () => {
     expect(lines()).toEqual([
       'warn [CircuitBreaker] Circuit breaker "payments" opened (failure-rate: 3 of 4 calls failed (75%)); calls fail fast for 2000 ms.',
       'log [CircuitBreaker] Circuit breaker "payments" closed (probes-succeeded).',
-      'warn [CircuitBreaker] Circuit breaker "payments" isolated by hand: every call is rejected until reset().',
+      'warn [CircuitBreaker] Circuit breaker "payments" forced open: isolate(). release() ends it.',
     ]);
+  });
+
+  it('prints the evidence of the rule that opened: the streak, another replica, the children', async () => {
+    const clock = new ManualClock();
+    const { registry, lines } = await start({
+      clock,
+      breakers: {
+        payments: { consecutiveFailures: 2, openDurationMs: 1_000 },
+        hosts: {
+          perKey: { maxKeys: 10 },
+          consecutiveFailures: 1,
+          aggregate: { openWhenOpenRatio: 0.5, minKeys: 2 },
+        },
+      },
+    });
+    const payments = registry.get('payments');
+    for (let i = 0; i < 5; i++) await payments.execute(() => 1);
+    await failOnce(registry, 'payments');
+    await failOnce(registry, 'payments');
+    clock.advance(1_000);
+    await payments.execute(() => 'probe');
+    payments.adoptOpen(clock.now() + 5_000);
+    const hosts = registry.get('hosts');
+    await hosts.forKey('a').execute(() => 1);
+    await hosts
+      .forKey('b')
+      .execute(() => Promise.reject(new Error('refused')))
+      .catch(() => undefined);
+    // The family opens inside its child's transition, so its line comes first.
+    expect(lines().filter((line) => line.includes(' opened '))).toEqual([
+      'warn [CircuitBreaker] Circuit breaker "payments" opened (consecutive-failures: 2 failures in a row); calls fail fast for 1000 ms.',
+      'warn [CircuitBreaker] Circuit breaker "payments" opened (shared-open: another replica found the dependency broken); calls fail fast for 5000 ms.',
+      'warn [CircuitBreaker] Circuit breaker "hosts" opened (open-ratio: 1 of 2 targets open or half-open); calls fail fast for 30000 ms.',
+      'warn [CircuitBreaker] Circuit breaker "hosts" [b] opened (consecutive-failures: 1 failure in a row); calls fail fast for 30000 ms.',
+    ]);
+    expect(payments.snapshot().lastTransition).toEqual({
+      from: 'closed',
+      to: 'open',
+      reason: 'shared-open',
+      at: clock.now(),
+    });
   });
 
   it('logs a force at warn with its state, reason and author, and its release at log', async () => {
@@ -101,7 +142,7 @@ describe('transition logs', () => {
         .catch(() => undefined);
     expect(lines()).toHaveLength(5);
     expect(lines()[0]).toBe(
-      'warn [CircuitBreaker] Circuit breaker "hosts" [host-0] opened (consecutive-failures: 1 of 1 calls failed (100%)); calls fail fast for 30000 ms.',
+      'warn [CircuitBreaker] Circuit breaker "hosts" [host-0] opened (consecutive-failures: 1 failure in a row); calls fail fast for 30000 ms.',
     );
     clock.advance(1_000);
     await hosts
@@ -110,7 +151,7 @@ describe('transition logs', () => {
       .catch(() => undefined);
     expect(lines().slice(5)).toEqual([
       'warn [CircuitBreaker] 995 more circuit breaker transition(s) not logged (limit 5 per second); see the metrics or GET the registry snapshot.',
-      'warn [CircuitBreaker] Circuit breaker "hosts" [host-late] opened (consecutive-failures: 1 of 1 calls failed (100%)); calls fail fast for 30000 ms.',
+      'warn [CircuitBreaker] Circuit breaker "hosts" [host-late] opened (consecutive-failures: 1 failure in a row); calls fail fast for 30000 ms.',
     ]);
   });
 
@@ -196,7 +237,7 @@ describe('events for the rest of the application', () => {
       ],
       [
         'circuit-breaker.isolated',
-        { breaker: 'payments', from: 'closed', to: 'isolated', reason: 'isolate', at: 1_100 },
+        { breaker: 'payments', from: 'closed', to: 'isolated', reason: 'forced', at: 1_100 },
       ],
     ]);
   });

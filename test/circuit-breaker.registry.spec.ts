@@ -67,7 +67,7 @@ describe('CircuitBreakerRegistry', () => {
       reason: 'consecutive-failures',
       at: clock.now(),
       openUntil: clock.now() + 30_000,
-      window: { calls: 1, failures: 1, slowCalls: 0 },
+      consecutiveFailures: 1,
     });
     // The subscription ended with take(3): the breakers are no longer listened to, so their calls are no longer timed.
     expect(await clock.readsDuring(() => a.execute(() => 1))).toBe(0);

@@ -1,4 +1,4 @@
-import { closestName } from '../closest-name.js';
+import { closestName } from '../core/closest-name.js';
 import { BreakerConfigError } from '../core/breaker.errors.js';
 import type { BreakerOptions } from '../core/breaker-options.js';
 import { resolveBreakerOptions } from '../core/resolve-options.js';

@@ -118,5 +118,9 @@ function transitionEvidence(change: LastChange, toWall: number): TransitionEvide
             failureRate: window.calls === 0 ? 0 : window.failures / window.calls,
           },
         }),
+    ...(change.consecutiveFailures === undefined
+      ? {}
+      : { consecutiveFailures: change.consecutiveFailures }),
+    ...(change.children === undefined ? {} : { children: { ...change.children } }),
   };
 }

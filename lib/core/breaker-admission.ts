@@ -1,4 +1,5 @@
 import { probeSchedulerOf } from './breaker-environment.js';
+import type { ChildrenEvidence } from './breaker-evidence.js';
 import type { RecoveryProbeEvent, RetryEvent } from './breaker-events.js';
 import type { ProbeScheduler } from './probe-scheduler.js';
 import { NOT_TIMED } from './breaker-machine.js';
@@ -7,6 +8,7 @@ import {
   CLOSED,
   DISABLED,
   HALF_OPEN,
+  METRICS_ONLY,
   OPEN,
   type CallOutcome,
   type FailureCategory,
@@ -141,16 +143,17 @@ export abstract class BreakerAdmission extends BreakerCalls {
   /** `runPlain()` that gives the slot back before the call is counted. */
   private async runHolding<T>(fn: ProtectedCall<T>, token: number, leave: () => void): Promise<T> {
     const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
+    const config = this.config;
     let value: T;
     try {
       value = await fn(NO_SIGNAL);
     } catch (error) {
       leave();
-      this.settle(token, this.classifyError(error), error, startedAt, undefined);
+      this.settle(token, this.classifyError(error, config), error, startedAt, undefined, config);
       throw error;
     }
     leave();
-    this.settleValue(token, value, startedAt);
+    this.settleValue(token, value, startedAt, config);
     return value;
   }
 
@@ -283,8 +286,9 @@ export abstract class BreakerAdmission extends BreakerCalls {
     subject: unknown,
     startedAt: number,
     category: FailureCategory | undefined,
+    config?: ResolvedBreakerOptions,
   ): void {
-    super.settle(token, outcome, subject, startedAt, category);
+    super.settle(token, outcome, subject, startedAt, category, config);
     const ramp = this.guard?.ramp;
     if (ramp === undefined || outcome !== 'failure' || this.current !== CLOSED) return;
     if (token !== this.generation) return;
@@ -320,13 +324,14 @@ export abstract class BreakerAdmission extends BreakerCalls {
     retryAfterHint: number | undefined,
     adoptedOpenUntil?: number,
     datedAt?: number,
+    children?: ChildrenEvidence,
   ): void {
     const ramp = this.guard?.ramp;
     // A recovery that did not hold, by whichever rule, is a failed probe as far as backoff goes: the open period grows.
     if (ramp !== undefined && to === OPEN && this.current === CLOSED && !ramp.ended(now))
       this.reopens = ramp.reopens + 1;
     const reopens = this.reopens;
-    super.transition(to, reason, now, retryAfterHint, adoptedOpenUntil, datedAt);
+    super.transition(to, reason, now, retryAfterHint, adoptedOpenUntil, datedAt, children);
     this.guard?.transitioned(to, reason, now, reopens);
   }
 
@@ -342,7 +347,12 @@ export abstract class BreakerAdmission extends BreakerCalls {
   /** @internal Whether this is a child whose family is not closed: its calls pass the family's gate first. */
   protected underFamilyGate(): boolean {
     const parent = this.parent as BreakerAdmission | undefined;
-    return parent !== undefined && parent.current !== CLOSED && parent.current !== DISABLED;
+    return (
+      parent !== undefined &&
+      parent.current !== CLOSED &&
+      parent.current !== DISABLED &&
+      parent.current !== METRICS_ONLY
+    );
   }
 
   /**

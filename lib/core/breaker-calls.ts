@@ -1,9 +1,9 @@
 import { BreakerMachine } from './breaker-machine.js';
 import {
   CLOSED,
-  DISABLED,
   HALF_OPEN,
   ISOLATED,
+  METRICS_ONLY,
   OPEN,
   stateName,
   type CallOutcome,
@@ -16,6 +16,7 @@ import type { DeadlineScheduler } from './deadline-scheduler.js';
 import { FaultedAdmission } from './fault-injection.js';
 import { classifyWith } from './guarded-classifier.js';
 import { OverloadPressure } from './overload-pressure.js';
+import type { ResolvedBreakerOptions } from './resolve-options.js';
 import { tripReason } from './trip-rules.js';
 import type { CallContext, ProtectedCall } from './tracked-call.js';
 import {
@@ -28,7 +29,7 @@ import {
 // Shared by every call that has neither a caller signal nor a deadline.
 const NO_SIGNAL: CallContext = Object.freeze({ signal: undefined });
 
-/** @internal The token of a call the breaker lets through without recording it (forced `disabled`). */
+/** @internal The token of a call the breaker lets through without recording it (`disabled`). */
 // Negative like a probe's token, so that the plain path (tokens >= 0) never has to test for it; no probe id is a fraction.
 export const UNCOUNTED = -0.5;
 
@@ -68,16 +69,8 @@ export abstract class BreakerCalls extends BreakerMachine {
       this.counters.admitted++;
       return this.generation;
     }
-    if (state === DISABLED) {
-      if (this.evidence?.forced !== undefined) return this.admitForced();
-      this.counters.admitted++;
-      return this.withFault(this.generation);
-    }
-    if (state === ISOLATED) {
-      return this.evidence?.forced !== undefined
-        ? this.admitForced()
-        : this.reject('isolated', undefined);
-    }
+    // Isolated, metrics-only or disabled: held by force().
+    if (state >= ISOLATED) return this.admitForced();
     const now = this.monotonic();
     this.refresh(now, true);
     if (this.current === OPEN) return this.reject('open', this.openRetryAfter(now));
@@ -108,14 +101,14 @@ export abstract class BreakerCalls extends BreakerMachine {
   /**
    * A call while `force()` holds the breaker: a force that has ended releases
    * it first; forced open rejects (until the force ends, when it ends),
-   * forced closed admits and records, forced disabled admits and records
-   * nothing (`UNCOUNTED`).
+   * metrics-only admits and records, disabled admits and records nothing
+   * (`UNCOUNTED`).
    */
   private admitForced(): number | CircuitOpenError | FaultedAdmission {
     const now = this.monotonic();
     this.refresh(now, true);
     const forced = this.evidence?.forced;
-    if (forced === undefined) return this.admitOwn();
+    if (forced === undefined || this.current < ISOLATED) return this.admitOwn();
     if (this.current === ISOLATED) return this.reject('isolated', this.forcedRetryAfter(now));
     if (forced.state === 'disabled') return UNCOUNTED;
     this.counters.admitted++;
@@ -192,14 +185,16 @@ export abstract class BreakerCalls extends BreakerMachine {
 
   /** @internal The plain path: no deadline, no caller signal, no probe; no call object, no promise of our own. */
   protected async runPlain<T>(fn: ProtectedCall<T>, token: number, startedAt: number): Promise<T> {
+    // Judged by the options it started under, whatever reconfigure() puts in force meanwhile.
+    const config = this.config;
     let value: T;
     try {
       value = await fn(NO_SIGNAL);
     } catch (error) {
-      this.settle(token, this.classifyError(error), error, startedAt, undefined);
+      this.settle(token, this.classifyError(error, config), error, startedAt, undefined, config);
       throw error;
     }
-    this.settleValue(token, value, startedAt);
+    this.settleValue(token, value, startedAt, config);
     return value;
   }
 
@@ -211,22 +206,28 @@ export abstract class BreakerCalls extends BreakerMachine {
     token: number,
     startedAt: number,
   ): Promise<T> {
+    const config = this.config;
     let value: T;
     try {
       value = await method.apply(thisArg, args);
     } catch (error) {
-      this.settle(token, this.classifyError(error), error, startedAt, undefined);
+      this.settle(token, this.classifyError(error, config), error, startedAt, undefined, config);
       throw error;
     }
-    this.settleValue(token, value, startedAt);
+    this.settleValue(token, value, startedAt, config);
     return value;
   }
 
   // ---------------------------------------------------------------------------
   // Settlement
 
-  /** @internal Counts a call that resolved with `value`; returns how it counted. */
-  settleValue(token: number, value: unknown, startedAt: number): CallOutcome {
+  /** @internal Counts a call that resolved with `value`, judged by `config` (the options it started under); returns how it counted. */
+  settleValue(
+    token: number,
+    value: unknown,
+    startedAt: number,
+    config: ResolvedBreakerOptions = this.config,
+  ): CallOutcome {
     // The common case in full, without the general bookkeeping: a success of the
     // current closed generation that nobody times (no duration listeners, no slow
     // calls, no time window) or classifies by hand.
@@ -235,10 +236,10 @@ export abstract class BreakerCalls extends BreakerMachine {
       this.current === CLOSED &&
       !this.timed &&
       this.overload === undefined &&
-      this.config.classifyResult === undefined &&
+      config.classifyResult === undefined &&
       (typeof value !== 'object' ||
         value === null ||
-        defaultClassifyResult(value, this.config.overloadK !== 0) === 'success')
+        defaultClassifyResult(value, config.overloadK !== 0) === 'success')
     ) {
       this.counters.successes++;
       this.consecutiveFailures = 0;
@@ -248,31 +249,37 @@ export abstract class BreakerCalls extends BreakerMachine {
       if (w.failures !== 0) this.evaluate(undefined);
       return 'success';
     }
-    const outcome = this.classifyResult(value);
-    this.settle(token, outcome, value, startedAt, undefined);
+    const outcome = this.classifyResult(value, config);
+    this.settle(token, outcome, value, startedAt, undefined, config);
     return outcome;
   }
 
   /** @internal Counts a timed-out call: a failure of category `timeout`. */
-  settleTimeout(token: number, error: CallTimeoutError, startedAt: number): void {
+  settleTimeout(
+    token: number,
+    error: CallTimeoutError,
+    startedAt: number,
+    config: ResolvedBreakerOptions = this.config,
+  ): void {
     this.counters.rare.timeouts++;
     this.hub?.emit('timeout', { timeoutMs: error.timeoutMs, probe: token < 0 });
-    this.settle(token, 'failure', error, startedAt, 'timeout');
+    this.settle(token, 'failure', error, startedAt, 'timeout', config);
   }
 
-  /** @internal Counts one settled call; drops its effect on state when it belongs to an older generation. */
+  /** @internal Counts one settled call, judged by the options it started under; drops its effect on state when it belongs to an older generation. */
   settle(
     token: number,
     outcome: CallOutcome,
     subject: unknown,
     startedAt: number,
     category: FailureCategory | undefined,
+    config: ResolvedBreakerOptions = this.config,
   ): void {
     const now = this.timed ? this.monotonic() : 0;
     // A call admitted before anyone needed durations (a listener added since) reports 0.
     const durationMs = this.timed && startedAt === startedAt ? now - startedAt : 0;
     const probe = token < 0;
-    const slowMs = this.config.slowCallDurationMs;
+    const slowMs = config.slowCallDurationMs;
     const slow =
       slowMs !== undefined &&
       durationMs >= slowMs &&
@@ -318,7 +325,7 @@ export abstract class BreakerCalls extends BreakerMachine {
     }
     if (token !== this.generation) return;
     const state = this.current;
-    if (state !== CLOSED && state !== DISABLED) return;
+    if (state !== CLOSED && state !== METRICS_ONLY) return;
     this.window.record(slot, now);
     if (outcome === 'failure') this.consecutiveFailures++;
     else if (outcome === 'success') this.consecutiveFailures = 0;
@@ -383,13 +390,13 @@ export abstract class BreakerCalls extends BreakerMachine {
     this.hub?.emit('probe', { result: 'released' });
   }
 
-  /** @internal */
-  classifyError(error: unknown): CallOutcome {
-    return classifyWith(this, 'classify', error);
+  /** @internal How `config` (the options a call started under) counts a call that threw `error`. */
+  classifyError(error: unknown, config: ResolvedBreakerOptions = this.config): CallOutcome {
+    return classifyWith(this, 'classify', error, config);
   }
 
-  /** @internal */
-  classifyResult(value: unknown): CallOutcome {
-    return classifyWith(this, 'classifyResult', value);
+  /** @internal How `config` counts a call that resolved with `value`. */
+  classifyResult(value: unknown, config: ResolvedBreakerOptions = this.config): CallOutcome {
+    return classifyWith(this, 'classifyResult', value, config);
   }
 }

@@ -4,6 +4,7 @@ import {
   DISABLED,
   HALF_OPEN,
   ISOLATED,
+  METRICS_ONLY,
   OPEN,
   type BreakerState,
   type FailureCategory,
@@ -41,11 +42,13 @@ class RareCounters {
   probesSucceeded = 0;
   probesFailed = 0;
   probesReleased = 0;
+  probesAbandoned = 0;
   msClosed = 0;
   msOpen = 0;
   msHalfOpen = 0;
   msIsolated = 0;
   msDisabled = 0;
+  msMetricsOnly = 0;
 }
 
 const NONE = Object.freeze(new RareCounters());
@@ -94,7 +97,8 @@ export class BreakerCounters {
     else if (state === OPEN) rare.msOpen += ms;
     else if (state === HALF_OPEN) rare.msHalfOpen += ms;
     else if (state === ISOLATED) rare.msIsolated += ms;
-    else rare.msDisabled += ms;
+    else if (state === DISABLED) rare.msDisabled += ms;
+    else rare.msMetricsOnly += ms;
   }
 
   timeInState(current: StateCode, currentMs: number): Record<BreakerState, number> {
@@ -105,6 +109,7 @@ export class BreakerCounters {
       'half-open': rare.msHalfOpen + (current === HALF_OPEN ? currentMs : 0),
       isolated: rare.msIsolated + (current === ISOLATED ? currentMs : 0),
       disabled: rare.msDisabled + (current === DISABLED ? currentMs : 0),
+      'metrics-only': rare.msMetricsOnly + (current === METRICS_ONLY ? currentMs : 0),
     };
   }
 
@@ -152,6 +157,7 @@ export class BreakerCounters {
         succeeded: rare.probesSucceeded,
         failed: rare.probesFailed,
         released: rare.probesReleased,
+        abandoned: rare.probesAbandoned,
       },
       fallbacks: rare.fallbacks,
       retries: { attempted: rare.retries, denied: rare.retriesDenied },

@@ -1,4 +1,4 @@
-import type { ForceableState } from './forced-state.js';
+import type { ForcedMode } from './forced-state.js';
 import type {
   BreakerState,
   FailureCategory,
@@ -18,10 +18,14 @@ export interface StateChangeEvent {
   at: number;
   /** Set when the breaker opened: when it will admit probes. */
   openUntil?: number;
-  /** Set when a closed breaker opened: the window that decided it. */
+  /** Set when a rate rule opened a closed breaker (`failure-rate`, `slow-call-rate`): the window that decided it. */
   window?: { calls: number; failures: number; slowCalls: number };
+  /** Set when the `consecutive-failures` rule opened a closed breaker: the streak that decided it. */
+  consecutiveFailures?: number;
+  /** Set when a family opened for its children (`open-ratio`): how many were failing, of those it knew. */
+  children?: { failing: number; known: number };
   /** Set when `force()` made the transition (reason `forced`): what, why and by whom. */
-  forced?: { state: ForceableState; reason: string; by?: string };
+  forced?: { state: ForcedMode; reason: string; by?: string };
 }
 
 /** @publicApi */
@@ -66,8 +70,13 @@ export interface SlowCallEvent {
 
 /** @publicApi */
 export interface ProbeEvent {
-  /** `released`: the probe's outcome was ignored and its permit returned to the budget. */
-  result: 'admitted' | 'succeeded' | 'failed' | 'released';
+  /**
+   * `released`: the probe's outcome was ignored and its permit returned to the budget.
+   * `abandoned`: the half-open round ended while the probe was in flight (another probe
+   * decided it, or `force()`, `reset()`, another replica...): its outcome counts as a
+   * call, no longer as a probe.
+   */
+  result: 'admitted' | 'succeeded' | 'failed' | 'released' | 'abandoned';
 }
 
 /** A caller's fallback answered a call that was rejected, failed, timed out or overloaded. @publicApi */

@@ -15,7 +15,26 @@ export interface LastChange {
   readonly reason: TransitionReason;
   readonly at: number;
   readonly window: { calls: number; failures: number; slowCalls: number } | undefined;
+  /** With reason `consecutive-failures`: the streak that tripped it. */
+  readonly consecutiveFailures: number | undefined;
+  /** With reason `open-ratio`: the family's children failing, of those it knows. */
+  readonly children: ChildrenEvidence | undefined;
 }
+
+/** A family's children when it opened for them. @internal */
+export interface ChildrenEvidence {
+  readonly failing: number;
+  readonly known: number;
+}
+
+/** The evidence of the rule that made a transition, as events carry it. @internal */
+export interface TransitionProof {
+  window?: { calls: number; failures: number; slowCalls: number };
+  consecutiveFailures?: number;
+  children?: ChildrenEvidence;
+}
+
+const NO_PROOF: TransitionProof = Object.freeze({});
 
 /**
  * What a breaker keeps of the things that went wrong: the last failure (the
@@ -41,9 +60,11 @@ export class BreakerEvidence {
   }
 
   /**
-   * Remembers a transition; an opening from closed keeps the window that made
-   * it (for logs, events and snapshots: the breaker empties the window next).
-   * Returns that window's counts, if kept.
+   * Remembers a transition with the evidence of the rule that made it (for
+   * logs, events and snapshots: the breaker empties the window next): the
+   * window for a rate rule, the streak for `consecutive-failures`, the
+   * children for `open-ratio`; nothing for a transition no count decided
+   * (another replica's, an operator's). Returns that evidence.
    */
   noteTransition(
     from: StateCode,
@@ -51,13 +72,28 @@ export class BreakerEvidence {
     reason: TransitionReason,
     at: number,
     window: OutcomeWindow,
-  ): LastChange['window'] {
-    const counts =
-      to === OPEN && from === CLOSED
-        ? { calls: window.calls, failures: window.failures, slowCalls: window.slowCalls }
-        : undefined;
-    this.lastChange = { from, to, reason, at, window: counts };
-    return counts;
+    streak: number,
+    children: ChildrenEvidence | undefined,
+  ): TransitionProof {
+    let proof = NO_PROOF;
+    if (to === OPEN && from === CLOSED) {
+      if (reason === 'failure-rate' || reason === 'slow-call-rate')
+        proof = {
+          window: { calls: window.calls, failures: window.failures, slowCalls: window.slowCalls },
+        };
+      else if (reason === 'consecutive-failures') proof = { consecutiveFailures: streak };
+      else if (reason === 'open-ratio' && children !== undefined) proof = { children };
+    }
+    this.lastChange = {
+      from,
+      to,
+      reason,
+      at,
+      window: proof.window,
+      consecutiveFailures: proof.consecutiveFailures,
+      children: proof.children,
+    };
+    return proof;
   }
 
   /** Whether `source` (a listener, a classifier) has not faulted before; remembers that it has now. */

@@ -62,7 +62,7 @@ export interface FamilyOwner {
   readonly config: ResolvedBreakerOptions;
   monotonic(): number;
   /** Enough children are unhealthy: open the family (reason `open-ratio`) if it is closed. */
-  openForChildren(now: number): void;
+  openForChildren(now: number, children: { failing: number; known: number }): void;
 }
 
 /**
@@ -231,7 +231,7 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
     if (!is || aggregate === undefined) return;
     const known = this.size;
     if (known >= aggregate.minKeys && this.failing / known >= aggregate.openWhenOpenRatio)
-      this.owner.openForChildren(now);
+      this.owner.openForChildren(now, { failing: this.failing, known });
   }
 
   /** A held child's bulkhead started holding calls, or holds none any more. */
@@ -347,7 +347,7 @@ function isFailing(state: BreakerState): boolean {
   return state === 'open' || state === 'half-open';
 }
 
-/** Closed or disabled: a state that says nothing against the target. */
+/** Closed, metrics-only or disabled: a state that says nothing against the target. */
 function isQuiet(state: BreakerState): boolean {
-  return state === 'closed' || state === 'disabled';
+  return state === 'closed' || state === 'disabled' || state === 'metrics-only';
 }

@@ -1,13 +1,14 @@
 import { BreakerCounters } from './breaker-counters.js';
 import type { BreakerEnvironment } from './breaker-environment.js';
 import type { BreakerEventHub, BreakerEventName } from './breaker-events.js';
-import { BreakerEvidence } from './breaker-evidence.js';
+import { BreakerEvidence, type ChildrenEvidence } from './breaker-evidence.js';
 import type { FamilyTransitions } from './breaker-family.js';
 import {
   CLOSED,
   DISABLED,
   HALF_OPEN,
   ISOLATED,
+  METRICS_ONLY,
   OPEN,
   stateName,
   type BreakerState,
@@ -20,7 +21,7 @@ import { BreakerHookError, CallTimeoutError } from './breaker.errors.js';
 import { breakerMessages } from './breaker.messages.js';
 import type { Clock } from './clock.js';
 import { forcedEvent, type Forcing } from './forced-state.js';
-import { HalfOpenRound } from './half-open-round.js';
+import { abandonProbes, HalfOpenRound } from './half-open-round.js';
 import { openDuration } from './open-duration.js';
 import type { OverloadPressure } from './overload-pressure.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
@@ -32,7 +33,8 @@ export const NOT_TIMED = Number.NaN;
 
 /**
  * The state machine of a breaker: its state, what it admits, and how it moves
- * between closed, open and half-open (and isolated and disabled by hand).
+ * between closed, open and half-open (and the states held by hand: isolated,
+ * metrics-only, disabled).
  * Three layers make a breaker, each reading the one below:
  * - `BreakerMachine` (here): the state and its transitions;
  * - `BreakerCalls`: what a call does to it (admission, then settlement);
@@ -197,12 +199,6 @@ export abstract class BreakerMachine {
   // ---------------------------------------------------------------------------
   // Control by hand (the public methods are Breaker's: a family passes them to its children first)
 
-  /** @internal `isolate()` and `disable()`: a force ends, and the state is set until `reset()`. */
-  protected setByHand(to: typeof ISOLATED | typeof DISABLED, reason: 'isolate' | 'disable'): void {
-    if (this.evidence !== undefined) this.evidence.forced = undefined;
-    if (this.current !== to) this.transition(to, reason, this.monotonic(), undefined);
-  }
-
   /** @internal `reset()`: closed, with an empty window, no backoff, no pause and no force. */
   protected resetToClosed(): void {
     const now = this.monotonic();
@@ -221,7 +217,9 @@ export abstract class BreakerMachine {
   /** @internal `force()`, checked: hold the breaker until `unhold()` or the force's end. */
   protected hold(forcing: Forcing, now: number): void {
     (this.evidence ??= new BreakerEvidence()).forced = forcing;
-    this.transition(forcing.state === 'open' ? ISOLATED : DISABLED, 'forced', now, undefined);
+    const to =
+      forcing.state === 'open' ? ISOLATED : forcing.state === 'disabled' ? DISABLED : METRICS_ONLY;
+    this.transition(to, 'forced', now, undefined);
   }
 
   /** @internal `release()`: back to closed (reason `released`), if forced. */
@@ -235,8 +233,9 @@ export abstract class BreakerMachine {
   // Transitions
 
   /** @internal Enough children are unhealthy: a closed family opens (reason `open-ratio`). */
-  openForChildren(now: number): void {
-    if (this.current === CLOSED) this.transition(OPEN, 'open-ratio', now, undefined);
+  openForChildren(now: number, children: ChildrenEvidence): void {
+    if (this.current === CLOSED)
+      this.transition(OPEN, 'open-ratio', now, undefined, undefined, undefined, children);
   }
 
   /**
@@ -342,14 +341,17 @@ export abstract class BreakerMachine {
     adoptedOpenUntil?: number,
     /** The wall time the transition is dated (events, replicas), when it came in as one: a force's end. */
     datedAt?: number,
+    children?: ChildrenEvidence,
   ): void {
     const from = this.current;
-    const evidence = (this.evidence ??= new BreakerEvidence()).noteTransition(
+    const proof = (this.evidence ??= new BreakerEvidence()).noteTransition(
       from,
       to,
       reason,
       now,
       this.window,
+      this.consecutiveFailures,
+      children,
     );
     this.counters.spend(from, now - this.sinceAt);
     this.current = to;
@@ -357,6 +359,7 @@ export abstract class BreakerMachine {
     // From the current readings: `now` may be when the transition was due, earlier than this moment.
     const toWall = (this.wallOffset = this.env.clock.now() - this.monotonic());
     this.generation++;
+    if (this.round !== undefined) abandonProbes(this.round, this.counters, this.hub);
     this.round = undefined;
     this.consecutiveFailures = 0;
     this.openUntilAt = 0;
@@ -387,7 +390,7 @@ export abstract class BreakerMachine {
       reason,
       at: datedAt ?? now + toWall,
       ...(to === OPEN ? { openUntil: this.openUntilAt + toWall } : {}),
-      ...(evidence === undefined ? {} : { window: evidence }),
+      ...proof,
       ...(reason === 'forced' ? { forced: forcedEvent(this.evidence.forced!) } : {}),
     };
     this.hub?.emit('stateChange', change);

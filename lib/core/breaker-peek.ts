@@ -6,6 +6,7 @@ import {
   DISABLED,
   HALF_OPEN,
   ISOLATED,
+  METRICS_ONLY,
   OPEN,
   stateName,
   type BreakerState,
@@ -47,6 +48,11 @@ const CLOSED_ADMITS: AdmissionPeek = Object.freeze({
 const DISABLED_ADMITS: AdmissionPeek = Object.freeze({
   permitted: true,
   state: 'disabled',
+  probe: false,
+});
+const METRICS_ONLY_ADMITS: AdmissionPeek = Object.freeze({
+  permitted: true,
+  state: 'metrics-only',
   probe: false,
 });
 const PROBE_ADMITTED: AdmissionPeek = Object.freeze({
@@ -96,7 +102,10 @@ export abstract class BreakerPeek extends BreakerHooks {
       return this.rejection(this.current, 'bulkhead-full', undefined);
     const parent = this.parent as BreakerPeek | undefined;
     const ungated =
-      parent === undefined || parent.current === CLOSED || parent.current === DISABLED;
+      parent === undefined ||
+      parent.current === CLOSED ||
+      parent.current === DISABLED ||
+      parent.current === METRICS_ONLY;
     // A closed breaker without overload admits whatever the time: no clock to read.
     if (ungated && this.current === CLOSED && this.overload === undefined) return CLOSED_ADMITS;
     const now = this.monotonic();
@@ -138,10 +147,11 @@ export abstract class BreakerPeek extends BreakerHooks {
   /** The breaker's own admission at `now`, or its family gate's (`asFamily`), as `admitOwn()` / `admitAsFamily()` would decide it. */
   private peekOwn(now: number, asFamily: boolean): AdmissionPeek {
     let state: StateCode = this.current;
-    if (state === ISOLATED || state === DISABLED) {
+    if (state >= ISOLATED) {
       const forced = this.evidence?.forced;
       if (forced?.until !== undefined && now >= forced.until) state = CLOSED;
       else if (state === DISABLED) return DISABLED_ADMITS;
+      else if (state === METRICS_ONLY) return METRICS_ONLY_ADMITS;
       else
         return this.rejection(
           ISOLATED,

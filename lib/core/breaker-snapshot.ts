@@ -131,7 +131,17 @@ export interface BreakerTotals {
   overloads: number;
   timeouts: number;
   slowCalls: number;
-  probes: { admitted: number; succeeded: number; failed: number; released: number };
+  /**
+   * Half-open probes. They add up: `admitted` = `succeeded` + `failed` + `released` +
+   * `abandoned` (in flight when their round ended) + the current round's `probesInFlight`.
+   */
+  probes: {
+    admitted: number;
+    succeeded: number;
+    failed: number;
+    released: number;
+    abandoned: number;
+  };
   /** Calls a fallback served (reported by the decorator and the operator). */
   fallbacks: number;
   /** Retries made through `withRetry()` or the decorator's `retry`, and those the retry budget refused. */
@@ -163,8 +173,12 @@ export interface TransitionEvidence {
   reason: TransitionReason;
   /** When it happened, or was due (a lazy transition is dated when time made it due). */
   at: number;
-  /** When a closed breaker opened: the window it opened on. */
+  /** When a rate rule opened a closed breaker (`failure-rate`, `slow-call-rate`): the window it opened on. */
   window?: { calls: number; failures: number; slowCalls: number; failureRate: number };
+  /** When the `consecutive-failures` rule opened a closed breaker: the streak. */
+  consecutiveFailures?: number;
+  /** When a family opened for its children (`open-ratio`): how many were failing, of those it knew. */
+  children?: { failing: number; known: number };
 }
 
 /** @publicApi */

@@ -2,12 +2,19 @@
  * - `closed`: calls pass and their outcomes are counted.
  * - `open`: calls are rejected locally until the open duration ends.
  * - `half-open`: a small budget of probe calls decides between closed and open.
- * - `isolated`: forced open by `isolate()`, until `reset()`.
- * - `disabled`: forced closed by `disable()`: records everything, never trips.
+ *
+ * Held by hand (`force()`, until `release()`, `reset()` or its `untilMs`), one
+ * state per mode, after resilience4j's FORCED_OPEN, METRICS_ONLY and DISABLED:
+ * - `isolated`: every call is rejected (`force('open')`; `isolate()` is its alias).
+ * - `metrics-only`: every call passes and is counted (window, totals, events), never trips
+ *   (`force('metrics-only')`; `force('closed')` is its alias).
+ * - `disabled`: every call passes and nothing is counted: the breaker is switched off
+ *   (`force('disabled')`; `disable()` is its alias).
  *
  * @publicApi
  */
-export type BreakerState = 'closed' | 'open' | 'half-open' | 'isolated' | 'disabled';
+export type BreakerState =
+  'closed' | 'open' | 'half-open' | 'isolated' | 'disabled' | 'metrics-only';
 
 /** Every state a breaker can be in, in the order of their codes. @publicApi */
 export const BREAKER_STATES: readonly BreakerState[] = Object.freeze([
@@ -16,6 +23,7 @@ export const BREAKER_STATES: readonly BreakerState[] = Object.freeze([
   'half-open',
   'isolated',
   'disabled',
+  'metrics-only',
 ]);
 
 // The engine keeps its state as a small integer: comparisons on the hot path stay on numbers.
@@ -24,9 +32,15 @@ export const BREAKER_STATES: readonly BreakerState[] = Object.freeze([
 /** @internal */ export const HALF_OPEN = 2;
 /** @internal */ export const ISOLATED = 3;
 /** @internal */ export const DISABLED = 4;
-/** @internal A state as the engine stores it: an index into `BREAKER_STATES`. */
+/** @internal */ export const METRICS_ONLY = 5;
+/** @internal A state as the engine stores it: an index into `BREAKER_STATES`. The states held by hand are the last three. */
 export type StateCode =
-  typeof CLOSED | typeof OPEN | typeof HALF_OPEN | typeof ISOLATED | typeof DISABLED;
+  | typeof CLOSED
+  | typeof OPEN
+  | typeof HALF_OPEN
+  | typeof ISOLATED
+  | typeof DISABLED
+  | typeof METRICS_ONLY;
 
 /** @internal The name of a state code. */
 export function stateName(code: StateCode): BreakerState {
@@ -49,7 +63,7 @@ export type CallOutcome = 'success' | 'failure' | 'ignored' | 'overload';
  * Why a call was rejected without being attempted.
  * - `open`: the breaker is open.
  * - `half-open-busy`: half-open and the probe budget is taken.
- * - `isolated`: forced open by `isolate()`.
+ * - `isolated`: forced open (`force('open')`, `isolate()`).
  * - `retry-after`: the dependency asked for a pause with `Retry-After`.
  * - `throttled`: shed locally because the dependency reports overload.
  * - `bulkhead-full`: the concurrency cap and its queue are full (code `BULKHEAD_FULL`); never a failure.
@@ -79,8 +93,6 @@ export type TransitionReason =
   | 'shared-open'
   | 'shared-close'
   | 'recovery-probe'
-  | 'isolate'
-  | 'disable'
   | 'reset'
   | 'forced'
   | 'released';

@@ -15,9 +15,13 @@ export const breakerMessages = {
   notAListener: (breaker: string, event: string, listener: unknown) =>
     `Circuit breaker "${breaker}": on("${event}") takes a listener function, got ${describeValue(listener)}. Pass (event) => { ... }.`,
   badForceState: (breaker: string, state: unknown) =>
-    `Circuit breaker "${breaker}": force() takes 'open', 'closed' or 'disabled', got ${describeValue(state)}. Pass one of them, e.g. force('open', { reason: 'maintenance' }).`,
+    `Circuit breaker "${breaker}": force() takes 'open', 'metrics-only' or 'disabled' (or 'closed', an alias of 'metrics-only'), got ${describeValue(state)}. Pass one of them, e.g. force('open', { reason: 'maintenance' }).`,
   badForceOptions: (breaker: string, options: unknown) =>
     `Circuit breaker "${breaker}": force() needs options with a reason, got ${describeValue(options)}. Pass e.g. force('open', { reason: 'payments maintenance', by: 'ops' }).`,
+  unknownForceOption: (breaker: string, key: string, suggestion: string | undefined) =>
+    `Circuit breaker "${breaker}": force() has no option "${key}".` +
+    (suggestion === undefined ? '' : ` Did you mean "${suggestion}"?`) +
+    ' Its options are reason, by and untilMs; nothing changed.',
   badForceReason: (breaker: string, reason: unknown) =>
     `Circuit breaker "${breaker}": force() option "reason" must be a non-empty string, got ${describeValue(reason)}. Say why, for whoever reads the snapshot, the health check or the logs.`,
   badForceBy: (breaker: string, by: unknown) =>

@@ -7,14 +7,7 @@ import type { BreakerMachine } from './breaker-machine.js';
 import { BreakerPeek } from './breaker-peek.js';
 import type { BreakerOptions } from './breaker-options.js';
 import type { BreakerSnapshot } from './breaker-snapshot.js';
-import {
-  DISABLED,
-  HALF_OPEN,
-  ISOLATED,
-  OPEN,
-  stateName,
-  type BreakerState,
-} from './breaker-state.js';
+import { HALF_OPEN, OPEN, stateName, type BreakerState } from './breaker-state.js';
 import { breakerMessages } from './breaker.messages.js';
 import { configFor } from './config-cache.js';
 import { reconfigured } from './reconfiguration.js';
@@ -35,8 +28,8 @@ export interface ExecuteOptions {
 }
 
 /**
- * A circuit breaker: closed, open, half-open (plus isolated and disabled by
- * hand), in front of one dependency and operation.
+ * A circuit breaker: closed, open, half-open (plus isolated, metrics-only and
+ * disabled, held by hand), in front of one dependency and operation.
  *
  * Transitions are lazy: they are decided on the next call or read, never by a
  * timer, so a breaker costs nothing while idle and behaves deterministically
@@ -187,14 +180,14 @@ export class Breaker extends BreakerPeek {
   // ---------------------------------------------------------------------------
   // Control
 
-  /** Forces the breaker open (reason `isolated`) until `reset()`. */
+  /** Exactly `force('open', { reason: 'isolate()' })`: every call rejected (state `isolated`) until `release()` or `reset()`. */
   isolate(): void {
-    this.setByHand(ISOLATED, 'isolate');
+    this.force('open', { reason: 'isolate()' });
   }
 
-  /** Lets every call through, still recording outcomes and events, never tripping, until `reset()`. */
+  /** Exactly `force('disabled', { reason: 'disable()' })`: every call passes, nothing is counted (state `disabled`), until `release()` or `reset()`. */
   disable(): void {
-    this.setByHand(DISABLED, 'disable');
+    this.force('disabled', { reason: 'disable()' });
   }
 
   /** Back to closed with an empty window, no backoff, no pause and no force (a family resets every child too). */
@@ -204,11 +197,13 @@ export class Breaker extends BreakerPeek {
   }
 
   /**
-   * Holds the breaker in `state` whatever its calls do, until `release()` or
-   * `untilMs`: `open` rejects every call, `closed` lets every call through and
-   * records it without ever tripping, `disabled` lets every call through and
-   * records nothing. The reason (and who set it) shows in snapshots, events,
-   * logs and health details. A family forces every child it holds too.
+   * Holds the breaker in one mode whatever its calls do, until `release()`,
+   * `reset()` or `untilMs`, each with a state of its own: `open` (state
+   * `isolated`) rejects every call; `metrics-only` lets every call through and
+   * counts it without ever tripping (`closed` is its alias); `disabled` lets
+   * every call through and counts nothing. The reason (and who set it) shows
+   * in snapshots, events, logs and health details. A family forces every
+   * child it holds too.
    */
   force(state: ForceableState, options: ForceOptions): void {
     const now = this.monotonic();

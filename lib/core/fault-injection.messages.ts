@@ -16,8 +16,10 @@ export const faultInjectionMessages = {
     `Circuit breaker "${breaker}": fault injection is off, so injectFault() is refused (it must never happen by mistake in production). Turn it on with CircuitBreakerModule.forRoot({ faultInjection: true }) for a game day, use CircuitBreakerTestingModule from nestjs-circuit-breaker/testing in tests (on by default), or pass { faultInjection: true } in the deps of a Breaker built by hand.`,
   badFault: (breaker: string, fault: unknown) =>
     `Circuit breaker "${breaker}": injectFault() takes { fail?, latencyMs?, overload?, rate?, random? }, got ${describeValue(fault)}. Pass e.g. injectFault({ fail: true, rate: 0.5 }).`,
-  unknownKey: (breaker: string, key: string) =>
-    `Circuit breaker "${breaker}": injectFault() has no option "${key}". Use fail, latencyMs, overload, rate or random.`,
+  unknownKey: (breaker: string, key: string, suggestion: string | undefined) =>
+    `Circuit breaker "${breaker}": injectFault() has no option "${key}".` +
+    (suggestion === undefined ? '' : ` Did you mean "${suggestion}"?`) +
+    ' Use fail, latencyMs, overload, rate or random.',
   badOption: (breaker: string, option: string, value: unknown, expected: string) =>
     `Circuit breaker "${breaker}": injectFault() option "${option}" must be ${expected}, got ${describeValue(value)}. Fix it, or leave it out.`,
   nothingToInject: (breaker: string) =>

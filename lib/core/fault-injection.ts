@@ -1,3 +1,4 @@
+import { closestName } from './closest-name.js';
 import type { Deadline, DeadlineScheduler } from './deadline-scheduler.js';
 import { faultInjectionMessages as messages } from './fault-injection.messages.js';
 import { InjectedFaultError } from './injected-fault.error.js';
@@ -215,7 +216,8 @@ export function checkFault(breaker: string, given: unknown): CheckedFault {
     throw new TypeError(messages.badFault(breaker, given));
   const options = given as Record<string, unknown>;
   for (const key of Object.keys(options))
-    if (!KEYS.has(key)) throw new TypeError(messages.unknownKey(breaker, key));
+    if (!KEYS.has(key))
+      throw new TypeError(messages.unknownKey(breaker, key, closestName(key, KEYS)));
   const bad = (option: string, value: unknown, expected: string): never => {
     throw new TypeError(messages.badOption(breaker, option, value, expected));
   };

@@ -1,14 +1,19 @@
 import { breakerMessages } from './breaker.messages.js';
+import { closestName } from './closest-name.js';
 
 /**
- * What `breaker.force()` can hold a breaker in:
- * - `open`: every call is rejected (a maintenance window, a dependency known to be down);
- * - `closed`: every call passes and is recorded, and the breaker never trips;
- * - `disabled`: every call passes and nothing is recorded (a kill switch for the breaker itself).
+ * What `breaker.force()` can hold a breaker in, one mode each (the state it reports):
+ * - `open` (state `isolated`): every call is rejected (a maintenance window, a dependency known to be down);
+ * - `metrics-only` (state `metrics-only`): every call passes and is counted, and the breaker never trips;
+ * - `disabled` (state `disabled`): every call passes and nothing is counted (a kill switch for the breaker itself);
+ * - `closed`: an alias of `metrics-only`, kept from 0.1.0; snapshots and events say `metrics-only`.
  *
  * @publicApi
  */
-export type ForceableState = 'open' | 'closed' | 'disabled';
+export type ForceableState = 'open' | 'metrics-only' | 'disabled' | 'closed';
+
+/** A forced mode as snapshots, events and metrics name it (`closed` given is `metrics-only`). @publicApi */
+export type ForcedMode = 'open' | 'metrics-only' | 'disabled';
 
 /** @publicApi */
 export interface ForceOptions {
@@ -22,7 +27,7 @@ export interface ForceOptions {
 
 /** A forced state as snapshots show it. @publicApi */
 export interface ForcedStateSnapshot {
-  state: ForceableState;
+  state: ForcedMode;
   reason: string;
   by?: string;
   /** Clock time it was set. */
@@ -33,7 +38,7 @@ export interface ForcedStateSnapshot {
 
 /** A forced state as the breaker keeps it: times on its monotonic reading. @internal */
 export interface Forcing {
-  readonly state: ForceableState;
+  readonly state: ForcedMode;
   readonly reason: string;
   readonly by: string | undefined;
   readonly since: number;
@@ -47,7 +52,13 @@ export interface Forcing {
   readonly untilWall: number | undefined;
 }
 
-const FORCEABLE: ReadonlySet<unknown> = new Set<unknown>(['open', 'closed', 'disabled']);
+const FORCE_OPTIONS: readonly string[] = ['reason', 'by', 'untilMs'];
+const FORCEABLE: ReadonlySet<unknown> = new Set<unknown>([
+  'open',
+  'metrics-only',
+  'disabled',
+  'closed',
+]);
 
 /**
  * Checks what `force()` was given, before anything changes. `wallNow` and
@@ -65,6 +76,12 @@ export function forcingOf(
   if (!FORCEABLE.has(state)) throw new TypeError(breakerMessages.badForceState(breaker, state));
   if (typeof options !== 'object' || options === null)
     throw new TypeError(breakerMessages.badForceOptions(breaker, options));
+  // A misspelt key (`until`) would otherwise be dropped silently, and the force never end.
+  for (const key of Object.keys(options))
+    if (!FORCE_OPTIONS.includes(key))
+      throw new TypeError(
+        breakerMessages.unknownForceOption(breaker, key, closestName(key, FORCE_OPTIONS)),
+      );
   const { reason, by, untilMs } = options as Partial<ForceOptions>;
   if (typeof reason !== 'string' || reason.trim() === '')
     throw new TypeError(breakerMessages.badForceReason(breaker, reason));
@@ -77,7 +94,8 @@ export function forcingOf(
     throw new TypeError(breakerMessages.badForceUntil(breaker, untilMs, wallNow));
   }
   return {
-    state: state as ForceableState,
+    // One mode, one name: `closed` is the old spelling of `metrics-only`.
+    state: state === 'closed' ? 'metrics-only' : (state as ForcedMode),
     reason,
     by,
     since: now,
@@ -99,7 +117,7 @@ export function forcedSnapshot(forcing: Forcing, toWall: number): ForcedStateSna
 
 /** What a `stateChange` event of reason `forced` says of the force. @internal */
 export function forcedEvent(forcing: Forcing): {
-  state: ForceableState;
+  state: ForcedMode;
   reason: string;
   by?: string;
 } {

@@ -59,8 +59,9 @@ export function classifyWith(
   },
   option: 'classify' | 'classifyResult',
   subject: unknown,
+  /** The options the call started under. */
+  config: ResolvedBreakerOptions = breaker.config,
 ): CallOutcome {
-  const config = breaker.config;
   const classifier = config[option];
   if (classifier !== undefined) {
     const outcome = runClassifier(breaker.name, option, classifier, subject, breaker);

@@ -1,3 +1,5 @@
+import type { BreakerCounters } from './breaker-counters.js';
+import type { BreakerEventHub } from './breaker-events.js';
 import type { CallTimeoutError } from './breaker.errors.js';
 import type { HalfOpenSnapshot } from './breaker-snapshot.js';
 
@@ -141,4 +143,23 @@ export class HalfOpenRound {
     for (let i = 0; i < probes.length; i++) if (probes[i]!.id === id) return i;
     return -1;
   }
+}
+
+/**
+ * A round ends (by its own decision, `force()`, `reset()`, another replica's
+ * word...) with probes still in flight: they are `abandoned`, and will count
+ * as calls when they settle, no longer as probes. So probe totals add up:
+ * admitted = succeeded + failed + released + abandoned + in flight.
+ *
+ * @internal
+ */
+export function abandonProbes(
+  round: HalfOpenRound,
+  counters: BreakerCounters,
+  hub: BreakerEventHub | undefined,
+): void {
+  const count = round.inFlight;
+  if (count === 0) return;
+  counters.rare.probesAbandoned += count;
+  if (hub !== undefined) for (let i = 0; i < count; i++) hub.emit('probe', { result: 'abandoned' });
 }

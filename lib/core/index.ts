@@ -100,7 +100,12 @@ export type {
   BreakerStore,
   CoordinatedBreaker,
 } from './breaker-coordinator.interface.js';
-export type { ForceableState, ForceOptions, ForcedStateSnapshot } from './forced-state.js';
+export type {
+  ForceableState,
+  ForcedMode,
+  ForceOptions,
+  ForcedStateSnapshot,
+} from './forced-state.js';
 export { InjectedFaultError } from './injected-fault.error.js';
 export type {
   FaultInjectionOptions,

@@ -1,3 +1,4 @@
+import { closestName } from './closest-name.js';
 import { optionMessages } from './option.messages.js';
 
 /** Builds the error an invalid option throws; `option` is the option's path relative to its subject. @internal */
@@ -45,13 +46,12 @@ export class OptionChecker {
     );
   }
 
+  /** An option nobody knows: the error names it, the known ones, and the closest of them when it looks like a typo. */
   unknown(option: string, known: readonly string[]): never {
+    const paths = known.map((key) => this.pathOf(key));
+    const path = this.pathOf(option);
     throw this.error(
-      optionMessages.unknown(
-        this.subject,
-        this.pathOf(option),
-        known.map((key) => this.pathOf(key)),
-      ),
+      optionMessages.unknown(this.subject, path, paths, closestName(path, paths)),
       option,
     );
   }

@@ -12,8 +12,14 @@ export const optionMessages = {
     `${subject}: option "${path}" must be ${expected}, got ${describeValue(value)}.` +
     // null is not "unset" anywhere in this package: say how to get the default instead.
     (value === null && optional ? ' Leave the option out (or undefined) to use its default.' : ''),
-  unknown: (subject: string, path: string, known: readonly string[]) =>
-    `${subject}: unknown option "${path}". Known options: ${known.length === 0 ? '(none)' : known.join(', ')}.`,
+  unknown: (
+    subject: string,
+    path: string,
+    known: readonly string[],
+    suggestion: string | undefined = undefined,
+  ) =>
+    `${subject}: unknown option "${path}". Known options: ${known.length === 0 ? '(none)' : known.join(', ')}.` +
+    (suggestion === undefined ? '' : ` Did you mean "${suggestion}"?`),
   unreadable: (subject: string, path: string, error: unknown) =>
     `${subject}: option "${path}" could not be read (${errorText(error)}). Pass plain data: an object literal whose properties are values, not throwing getters or Proxy traps.`,
   conflicting: (subject: string, detail: string) => `${subject}: ${detail}`,

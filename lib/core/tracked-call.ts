@@ -1,6 +1,7 @@
 import type { CallOutcome, FailureCategory } from './breaker-state.js';
 import { CallTimeoutError } from './breaker.errors.js';
 import { breakerMessages } from './breaker.messages.js';
+import type { ResolvedBreakerOptions } from './resolve-options.js';
 import type { Deadline, DeadlineQueue, DeadlineScheduler } from './deadline-scheduler.js';
 
 /** What the protected function receives. @publicApi */
@@ -63,21 +64,30 @@ export interface CallOwner {
   readonly name: string;
   /** Where the call's deadline waits: the process's timers, or the breaker's clock's own. */
   readonly deadlines: DeadlineScheduler;
-  readonly config: {
-    readonly timeoutMs: number | undefined;
-    readonly probeTimeoutMs: number | undefined;
-  };
+  /** The options in force: a call keeps those it started under, and is judged by them. */
+  readonly config: ResolvedBreakerOptions;
   attachProbe(id: number, call: { abandon(error: CallTimeoutError): void }): void;
-  settleValue(token: number, value: unknown, startedAt: number): CallOutcome;
-  classifyError(error: unknown): CallOutcome;
+  settleValue(
+    token: number,
+    value: unknown,
+    startedAt: number,
+    config: ResolvedBreakerOptions,
+  ): CallOutcome;
+  classifyError(error: unknown, config: ResolvedBreakerOptions): CallOutcome;
   settle(
     token: number,
     outcome: CallOutcome,
     subject: unknown,
     startedAt: number,
     category: FailureCategory | undefined,
+    config?: ResolvedBreakerOptions,
   ): void;
-  settleTimeout(token: number, error: CallTimeoutError, startedAt: number): void;
+  settleTimeout(
+    token: number,
+    error: CallTimeoutError,
+    startedAt: number,
+    config: ResolvedBreakerOptions,
+  ): void;
   withdrawAdmission(token: number): void;
 }
 
@@ -111,12 +121,16 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
   /** @internal Told once, when the call settles by any path: a bulkhead's slot is given back. */
   onSettled: (() => void) | undefined = undefined;
 
+  /** The options the call started under: what judges it, whatever `reconfigure()` puts in force meanwhile. */
+  private readonly config: ResolvedBreakerOptions;
+
   constructor(
     private readonly breaker: CallOwner,
     private readonly token: number,
     private readonly startedAt: number,
   ) {
-    this.timeoutMs = token < 0 ? breaker.config.probeTimeoutMs : breaker.config.timeoutMs;
+    const config = (this.config = breaker.config);
+    this.timeoutMs = token < 0 ? config.probeTimeoutMs : config.timeoutMs;
     if (token < 0) breaker.attachProbe(-token, this);
   }
 
@@ -220,7 +234,12 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     if (this.settled) return this.countedAs();
     this.finish();
     // The breaker's own fast path for a plain success of a closed breaker.
-    const outcome = (this.outcome = this.breaker.settleValue(this.token, value, this.startedAt));
+    const outcome = (this.outcome = this.breaker.settleValue(
+      this.token,
+      value,
+      this.startedAt,
+      this.config,
+    ));
     this.parentCall?.succeed(value);
     this.resolve?.(value as T);
     return outcome;
@@ -230,9 +249,12 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     if (this.settled) return this.countedAs();
     this.finish();
     // The caller's own abort says nothing about the dependency.
-    const outcome = this.callerSignal?.aborted ? 'ignored' : this.breaker.classifyError(error);
+    const config = this.config;
+    const outcome = this.callerSignal?.aborted
+      ? 'ignored'
+      : this.breaker.classifyError(error, config);
     this.outcome = outcome;
-    this.breaker.settle(this.token, outcome, error, this.startedAt, undefined);
+    this.breaker.settle(this.token, outcome, error, this.startedAt, undefined, config);
     if (outcome === 'ignored') this.parentCall?.release();
     else this.parentCall?.fail(error);
     this.reject?.(error);
@@ -244,7 +266,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     this.finish();
     this.outcome = 'timeout';
     this.controller?.abort(error);
-    this.breaker.settleTimeout(this.token, error, this.startedAt);
+    this.breaker.settleTimeout(this.token, error, this.startedAt, this.config);
     this.parentCall?.timeOut(error);
     this.reject?.(error);
   }

@@ -9,10 +9,11 @@ import type {
 
 const UNHEALTHY: ReadonlySet<string> = new Set(['open', 'half-open', 'isolated']);
 
-/** How bad a state looks on a tile, as the Grafana dashboard ranks replicas: isolated > open > half-open > disabled > closed. */
+/** How bad a state looks on a tile, as the Grafana dashboard ranks replicas: isolated > open > half-open > disabled, metrics-only > closed. */
 const SEVERITY: Readonly<Record<string, number>> = {
   closed: 0,
   disabled: 1,
+  'metrics-only': 1,
   'half-open': 2,
   open: 3,
   isolated: 4,

@@ -74,10 +74,13 @@ export const MEASURED_LABEL_SETS = Object.freeze({
         : [{ outcome, reason: undefined }],
   ),
   transitions: MEASURED_STATES.flatMap((from) => MEASURED_STATES.map((to) => ({ from, to }))),
-  probes: Object.keys({ admitted: 0, succeeded: 0, failed: 0, released: 0 } satisfies Record<
-    ProbeEvent['result'],
-    0
-  >) as ProbeEvent['result'][],
+  probes: Object.keys({
+    admitted: 0,
+    succeeded: 0,
+    failed: 0,
+    released: 0,
+    abandoned: 0,
+  } satisfies Record<ProbeEvent['result'], 0>) as ProbeEvent['result'][],
   fallbacks: Object.keys({
     method: 0,
     function: 0,

@@ -26,13 +26,13 @@ export const circuitBreakerTelemetryMessages = {
       'by circuit_breaker.fallback.source: method, function, observable (the circuitBreaker() operator), lastGood.',
     transitions: 'State changes of the circuit breaker.',
     probes:
-      'Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
+      'Half-open probe calls by result: admitted, then succeeded, failed, released (outcome ignored, permit returned) or abandoned (still in flight when their round ended).',
     callDuration:
       'Duration of the calls the circuit breaker let through, whatever their outcome (success, failure, timeout, overload) except ignored.',
     forced:
-      'Set to 1 while force() holds the circuit breaker, with the forced state (open, closed, disabled); not reported otherwise. The reason is in the snapshot, the health details and the logs.',
+      'Set to 1 while force() holds the circuit breaker, with the forced mode (open, metrics-only, disabled); not reported otherwise. The reason is in the snapshot, the health details and the logs.',
     state:
-      'Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes.',
+      'Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes; metrics-only and disabled ones admit every call.',
     windowFailureRate:
       'Failures (timeouts included) among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate a failureRateThreshold opens on.',
     retries:

@@ -26,11 +26,11 @@ export const circuitBreakerMetricsMessages = {
     `${type} with labels ${labelNames.length === 0 ? '(none)' : labelNames.join(', ')}`,
   help: {
     forced:
-      'Set to 1 while force() holds the circuit breaker, with the forced state (open, closed, disabled); absent otherwise. The reason is in the snapshot, the health details and the logs.',
+      'Set to 1 while force() holds the circuit breaker, with the forced mode (open, metrics-only, disabled); absent otherwise. The reason is in the snapshot, the health details and the logs.',
     shared:
       'Set to 1 while the circuit breaker shares its state with the other replicas through the store, 0 while the store is unreachable and it decides alone; absent for breakers that do not share.',
     state:
-      'Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes.',
+      'Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes; metrics-only and disabled ones admit every call.',
     windowFailureRate:
       'Failures (timeouts included) among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate a failureRateThreshold opens on.',
     windowCalls:
@@ -49,7 +49,7 @@ export const circuitBreakerMetricsMessages = {
     bulkheadCalls:
       'Calls holding a slot of the circuit breaker bulkhead (state="active") and waiting for one (state="queued"); only breakers with a bulkhead have series.',
     probes:
-      'Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
+      'Half-open probe calls by result: admitted, then succeeded, failed, released (outcome ignored, permit returned) or abandoned (still in flight when their round ended).',
     keys:
       'For a per-key circuit breaker family: how many of the children it holds (one per target) are in each state, without a label per key. ' +
       'A tenant outage shows here while the family itself stays closed.',

@@ -47,6 +47,7 @@ export type FleetOrder = ForceRecord | ConfigRecord;
 
 const FORCE_STATES: ReadonlySet<unknown> = new Set<unknown>([
   'open',
+  'metrics-only',
   'closed',
   'disabled',
   'released',

@@ -6,7 +6,7 @@ export interface CircuitBreakerHealthOptions {
   /** Which breakers (names, per-key families included) feed this check. Default: every breaker of the application. */
   breakers?: readonly string[];
   /**
-   * What an open or isolated breaker reports. Default `'down'`: readiness fails
+   * What an open breaker reports (an isolated one is forced: see forcedOpenStatus). Default `'down'`: readiness fails
    * and the load balancer stops sending traffic to this replica. Use
    * `'degraded'` (HTTP 200, state visible) for a dependency every replica
    * shares: taking the whole fleet out of rotation would turn a dependency

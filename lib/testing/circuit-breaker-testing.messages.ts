@@ -20,6 +20,10 @@ export const testingMessages = {
   lastChanges: (changes: string) => `Its transitions so far: ${changes}.`,
   optionsDiffer: (breaker: string, differences: readonly string[]) =>
     `Circuit breaker "${breaker}": its effective options differ from what the test expects:\n  - ${differences.join('\n  - ')}`,
+  unknownForceOption: (breaker: string, key: string, suggestion: string | undefined) =>
+    `CircuitBreakerTester.force("${breaker}"): no option "${key}".` +
+    (suggestion === undefined ? '' : ` Did you mean "${suggestion}"?`) +
+    ' Its options are reason, untilMs and key; nothing was forced.',
   unknownOption: (breaker: string, path: string) =>
     `Circuit breaker "${breaker}": expectOptions() names "${path}", which is not an effective option of a breaker. Compare with describe("${breaker}").options.`,
   notAManualClock: (method: string, clock: unknown) =>

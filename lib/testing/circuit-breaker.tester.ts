@@ -16,6 +16,7 @@ import {
   type BreakerDescriptor,
   type ExpectedBreakerOptions,
 } from './breaker-descriptor.js';
+import { closestName } from '../core/closest-name.js';
 import { testingMessages } from './circuit-breaker-testing.messages.js';
 import { ManualClock } from './manual-clock.js';
 
@@ -29,6 +30,8 @@ export interface RecordedTransition {
 }
 
 /** Which breaker a helper works on: a per-key family's child by its `key`. @publicApi */
+const FORCE_OPTIONS: readonly string[] = ['reason', 'untilMs', 'key'];
+
 export interface TesterTarget {
   /** For a per-key family: the child of this key (created if it does not exist yet). */
   key?: string;
@@ -87,6 +90,12 @@ export class CircuitBreakerTester implements OnApplicationShutdown {
     state: ForceableState,
     options: { reason?: string; untilMs?: number } & TesterTarget = {},
   ): void {
+    // A misspelt key (`until`) would be dropped here, before force() could refuse it.
+    for (const key of Object.keys(options))
+      if (!FORCE_OPTIONS.includes(key))
+        throw new TypeError(
+          testingMessages.unknownForceOption(name, key, closestName(key, FORCE_OPTIONS)),
+        );
     const breaker = this.breaker(name, options);
     breaker.force(state, {
       reason: options.reason ?? 'forced by CircuitBreakerTester',

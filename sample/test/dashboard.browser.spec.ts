@@ -227,10 +227,14 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
       await page.waitForSelector(`${tile('pricing')}[data-state="closed"]`, { timeout: 2_000 });
       await page.fill('#cb-reason', '');
       await page.click(`${tile('catalog')} [data-action="force-closed"]`);
-      await page.waitForSelector(`${tile('catalog')}[data-state="disabled"]`, { timeout: 2_000 });
-      expect(await text(page, `${tile('catalog')} [data-field="state"]`)).toBe('forced closed');
+      await page.waitForSelector(`${tile('catalog')}[data-state="metrics-only"]`, {
+        timeout: 2_000,
+      });
+      expect(await text(page, `${tile('catalog')} [data-field="state"]`)).toBe(
+        'forced metrics-only',
+      );
       expect(registry.get('catalog').snapshot().forced).toMatchObject({
-        state: 'closed',
+        state: 'metrics-only',
         reason: 'forced from the dashboard',
       });
       await page.click(`${tile('catalog')} [data-action="reset"]`);

@@ -72,12 +72,25 @@ describe('Breaker manual control', () => {
         reason: 'consecutive-failures',
         at: 5_000,
         openUntil: 5_100,
-        window: { calls: 1, failures: 1, slowCalls: 0 },
+        consecutiveFailures: 1,
       },
       { from: 'open', to: 'half-open', reason: 'open-duration-elapsed', at: 5_100 },
       { from: 'half-open', to: 'closed', reason: 'probes-succeeded', at: 5_100 },
-      { from: 'closed', to: 'isolated', reason: 'isolate', at: 5_100 },
-      { from: 'isolated', to: 'disabled', reason: 'disable', at: 5_100 },
+      // isolate() and disable() are force('open') and force('disabled'), reason `forced`.
+      {
+        from: 'closed',
+        to: 'isolated',
+        reason: 'forced',
+        at: 5_100,
+        forced: { state: 'open', reason: 'isolate()' },
+      },
+      {
+        from: 'isolated',
+        to: 'disabled',
+        reason: 'forced',
+        at: 5_100,
+        forced: { state: 'disabled', reason: 'disable()' },
+      },
       { from: 'disabled', to: 'closed', reason: 'reset', at: 5_100 },
     ]);
   });

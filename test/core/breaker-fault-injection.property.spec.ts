@@ -66,9 +66,9 @@ describe('fault injection, properties (fast-check, fixed seed)', () => {
         fc.double({ min: 0.001, max: 1, noNaN: true }),
         fc.integer({ min: 1, max: 300 }),
         async (rate, n) => {
-          // Disabled by hand: every call is recorded, and none can trip the breaker.
+          // Metrics-only: every call is recorded, and none can trip the breaker.
           const breaker = new Breaker('rated', { timeoutMs: false }, { faultInjection: true });
-          breaker.disable();
+          breaker.force('metrics-only', { reason: 'record, never trip' });
           const fault = breaker.injectFault({ fail: true, rate });
           let reached = 0;
           for (let i = 0; i < n; i++)

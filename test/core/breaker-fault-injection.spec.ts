@@ -291,9 +291,9 @@ describe('Breaker.injectFault()', () => {
     breaker.injectFault({ fail: true });
     breaker.force('disabled', { reason: 'kill switch' });
     expect(await calls(breaker, 2)).toEqual({ reached: [1, 2], outcomes: ['ok', 'ok'] });
-    breaker.force('closed', { reason: 'never trip' });
+    breaker.force('metrics-only', { reason: 'never trip' });
     expect((await calls(breaker, 3)).reached).toEqual([]);
-    expect(breaker.state).toBe('disabled');
+    expect(breaker.state).toBe('metrics-only');
   });
 
   it('acquire() hands out the faulted call: perform() turns the caller work into the fault', async () => {
@@ -324,7 +324,7 @@ describe('Breaker.injectFault()', () => {
       'Circuit breaker "payments": injectFault() takes fail or overload, not both: a call either fails or is refused as overloaded. Inject one of them.',
     );
     expect(() => breaker.injectFault({ fial: true } as never)).toThrow(
-      'Circuit breaker "payments": injectFault() has no option "fial". Use fail, latencyMs, overload, rate or random.',
+      'Circuit breaker "payments": injectFault() has no option "fial". Did you mean "fail"? Use fail, latencyMs, overload, rate or random.',
     );
     expect(() => breaker.injectFault({ latencyMs: -1 })).toThrow(
       'Circuit breaker "payments": injectFault() option "latencyMs" must be a number of milliseconds from 0 to 2147483647, got -1. Fix it, or leave it out.',

@@ -59,17 +59,19 @@ describe('Breaker.force() and release()', () => {
     ]).toEqual(['closed', undefined, 'released', 1_005_000]);
   });
 
-  it('forced closed lets every call through and records it, without ever tripping', async () => {
-    const breaker = breakerOn(new ManualClock());
-    breaker.force('closed', { reason: 'the upstream is flaky but we must try' });
-    for (let i = 0; i < 5; i++) await breaker.execute(fail).catch(() => undefined);
-    const snapshot = breaker.snapshot();
-    expect([
-      snapshot.state,
-      snapshot.totals.failures.total,
-      snapshot.window.failures,
-      snapshot.forced?.state,
-    ]).toEqual(['disabled', 5, 5, 'closed']);
+  it("metrics-only lets every call through and counts it, without ever tripping; force('closed') is its alias", async () => {
+    for (const given of ['metrics-only', 'closed'] as const) {
+      const breaker = breakerOn(new ManualClock());
+      breaker.force(given, { reason: 'the upstream is flaky but we must try' });
+      for (let i = 0; i < 5; i++) await breaker.execute(fail).catch(() => undefined);
+      const snapshot = breaker.snapshot();
+      expect([
+        snapshot.state,
+        snapshot.totals.failures.total,
+        snapshot.window.failures,
+        snapshot.forced?.state,
+      ]).toEqual(['metrics-only', 5, 5, 'metrics-only']);
+    }
   });
 
   it('forced disabled lets every call through and records nothing: no counter, no window, no event', async () => {
@@ -116,17 +118,67 @@ describe('Breaker.force() and release()', () => {
     ]).toEqual(['closed', 0, undefined, ['forced', 'released']]);
   });
 
-  it('isolate(), disable() and reset() end a force', () => {
+  it("isolate() and disable() are exact aliases of force('open') and force('disabled'); release() and reset() end either", async () => {
+    // Each pair of twins gets the same calls: the alias and the force must be indistinguishable.
+    const twins = async (alias: (b: Breaker) => void, forced: (b: Breaker) => void) => {
+      const run = async (hold: (b: Breaker) => void) => {
+        const clock = new ManualClock();
+        const breaker = breakerOn(clock);
+        const changes: StateChangeEvent[] = [];
+        breaker.on('stateChange', (change) => changes.push(change));
+        await breaker.execute(() => 'before');
+        hold(breaker);
+        const held = breaker.snapshot();
+        const outcomes = [];
+        for (const fn of [() => 'ok', fail])
+          outcomes.push(
+            await breaker.execute(fn).then(
+              (value) => value,
+              (error: Error) => error.message,
+            ),
+          );
+        const after = breaker.snapshot();
+        breaker.release();
+        return [
+          held.state,
+          held.forced,
+          outcomes,
+          after.totals,
+          after.window,
+          changes,
+          breaker.state,
+        ];
+      };
+      const [viaAlias, viaForce] = [await run(alias), await run(forced)];
+      expect(viaAlias).toEqual(viaForce);
+      return viaAlias;
+    };
+    const isolated = await twins(
+      (b) => b.isolate(),
+      (b) => b.force('open', { reason: 'isolate()' }),
+    );
+    expect([isolated[0], isolated[1], isolated[6]]).toEqual([
+      'isolated',
+      { state: 'open', reason: 'isolate()', since: 1_000_000 },
+      'closed',
+    ]);
+    const disabled = await twins(
+      (b) => b.disable(),
+      (b) => b.force('disabled', { reason: 'disable()' }),
+    );
+    // Disabled counts nothing: the two calls made while it held are in no total.
+    expect([disabled[0], disabled[2], (disabled[3] as { admitted: number }).admitted]).toEqual([
+      'disabled',
+      ['ok', 'down'],
+      1,
+    ]);
     const breaker = breakerOn(new ManualClock());
-    breaker.force('open', { reason: 'a' });
     breaker.disable();
-    expect([breaker.state, breaker.snapshot().forced]).toEqual(['disabled', undefined]);
-    breaker.force('closed', { reason: 'b' });
     breaker.reset();
     expect([breaker.state, breaker.snapshot().forced]).toEqual(['closed', undefined]);
-    breaker.force('disabled', { reason: 'c' });
+    breaker.force('metrics-only', { reason: 'c' });
     breaker.isolate();
-    expect([breaker.state, breaker.snapshot().forced]).toEqual(['isolated', undefined]);
+    expect([breaker.state, breaker.snapshot().forced?.reason]).toEqual(['isolated', 'isolate()']);
   });
 
   it('a probe admitted before the force cannot move the forced breaker when it settles', async () => {
@@ -146,7 +198,7 @@ describe('Breaker.force() and release()', () => {
     const breaker = breakerOn(clock);
     expect(() => breaker.force('half-open' as never, { reason: 'x' })).toThrow(
       new TypeError(
-        `Circuit breaker "payments": force() takes 'open', 'closed' or 'disabled', got "half-open". Pass one of them, e.g. force('open', { reason: 'maintenance' }).`,
+        `Circuit breaker "payments": force() takes 'open', 'metrics-only' or 'disabled' (or 'closed', an alias of 'metrics-only'), got "half-open". Pass one of them, e.g. force('open', { reason: 'maintenance' }).`,
       ),
     );
     expect(() => breaker.force('open', undefined as never)).toThrow(
@@ -215,7 +267,7 @@ describe('Breaker.force() and release()', () => {
     expect(reasons).toEqual(['closed->isolated:forced']);
   });
 
-  it('children a family creates while it is forced closed or disabled, or creates again after eviction, are forced alike', async () => {
+  it('children a family creates while it is forced metrics-only or disabled, or creates again after eviction, are forced alike', async () => {
     const family = new Breaker(
       'hosts',
       { timeoutMs: false, consecutiveFailures: 1, perKey: { maxKeys: 1 } },
@@ -225,9 +277,9 @@ describe('Breaker.force() and release()', () => {
     family.force('closed', { reason: 'keep flowing' });
     const b = family.forKey('b');
     await b.execute(fail).catch(() => undefined);
-    expect([b.state, b.snapshot().forced?.reason]).toEqual(['disabled', 'keep flowing']);
+    expect([b.state, b.snapshot().forced?.reason]).toEqual(['metrics-only', 'keep flowing']);
     const a = family.forKey('a');
-    expect([a === family.forKey('a'), a.snapshot().forced?.state]).toEqual([true, 'closed']);
+    expect([a === family.forKey('a'), a.snapshot().forced?.state]).toEqual([true, 'metrics-only']);
     family.release();
     expect([a.state, a.snapshot().forced]).toEqual(['closed', undefined]);
   });

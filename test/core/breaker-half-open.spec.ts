@@ -49,6 +49,7 @@ describe('Breaker half-open probing', () => {
       succeeded: 1,
       failed: 0,
       released: 0,
+      abandoned: 0,
     });
   });
 

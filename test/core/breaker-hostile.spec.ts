@@ -71,6 +71,7 @@ describe('hostile input', () => {
         succeeded: 0,
         failed: 1,
         released: 0,
+        abandoned: 0,
       });
       await flush();
       expect(unhandled).toEqual([]);

@@ -143,6 +143,55 @@ describe('Breaker.reconfigure()', () => {
     expect(() => breaker.acquire()).toThrow(expect.objectContaining({ reason: 'half-open-busy' }));
   });
 
+  describe('a call in flight is judged by the options it started under', () => {
+    // Before: errors are ignored, nothing is slow. After: errors are failures, 10 ms is slow.
+    const before = {
+      timeoutMs: false as const,
+      classify: () => 'ignored' as const,
+      classifyResult: () => 'success' as const,
+      slowCallDurationMs: 60_000,
+    };
+    const after = {
+      timeoutMs: false as const,
+      classify: () => 'failure' as const,
+      classifyResult: () => 'failure' as const,
+      slowCallDurationMs: 10,
+    };
+    const run = async (options: { timeoutMs: false | number }, signal?: AbortSignal) => {
+      const clock = new ManualClock();
+      const breaker = new Breaker('payments', { ...before, ...options }, { clock });
+      const rejected = deferred<string>();
+      const resolved = deferred<string>();
+      const failing = breaker.execute(() => rejected.promise, { signal }).catch(() => undefined);
+      const succeeding = breaker.execute(() => resolved.promise, { signal });
+      const permit = breaker.acquire();
+      breaker.reconfigure({ ...after, ...options });
+      clock.advance(100);
+      rejected.reject(new Error('down'));
+      resolved.resolve('ok');
+      await Promise.all([failing, succeeding]);
+      const counted = [permit.succeed('ok')];
+      // A call admitted after the change is judged by the new options.
+      await breaker.execute(() => 'new').catch(() => undefined);
+      const { totals } = breaker.snapshot();
+      return [counted, totals.ignored, totals.successes, totals.failures.total, totals.slowCalls];
+    };
+
+    it('on the plain path (no deadline, no signal)', async () => {
+      expect(await run({ timeoutMs: false })).toEqual([['success'], 1, 2, 1, 0]);
+    });
+
+    it('with a deadline and a caller signal (a tracked call)', async () => {
+      expect(await run({ timeoutMs: 5_000 }, new AbortController().signal)).toEqual([
+        ['success'],
+        1,
+        2,
+        1,
+        0,
+      ]);
+    });
+  });
+
   it('loses no call when reconfigured in the middle of 1,000 concurrent calls', async () => {
     const breaker = new Breaker('payments', { timeoutMs: 5_000 });
     const gates = Array.from({ length: 1_000 }, () => deferred<string>());

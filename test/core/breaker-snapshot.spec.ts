@@ -164,12 +164,19 @@ describe('Breaker events and snapshot', () => {
         overloads: 1,
         timeouts: 0,
         slowCalls: 0,
-        probes: { admitted: 0, succeeded: 0, failed: 0, released: 0 },
+        probes: { admitted: 0, succeeded: 0, failed: 0, released: 0, abandoned: 0 },
         fallbacks: 0,
         retries: { attempted: 0, denied: 0 },
         recoveryProbes: { succeeded: 0, failed: 0 },
       },
-      timeInStateMs: { closed: 15, open: 0, 'half-open': 0, isolated: 0, disabled: 0 },
+      timeInStateMs: {
+        closed: 15,
+        open: 0,
+        'half-open': 0,
+        isolated: 0,
+        disabled: 0,
+        'metrics-only': 0,
+      },
       lastFailure: { category: 'overload', name: 'Error', message: 'HTTP 429', status: 429 },
       thresholds: {
         failureRateThreshold: 0.5,
@@ -213,6 +220,7 @@ describe('Breaker events and snapshot', () => {
       'half-open': 20,
       isolated: 0,
       disabled: 0,
+      'metrics-only': 0,
     });
     expect(snap.generation).toBe(2);
   });

@@ -209,13 +209,13 @@ describe('Breaker tripping (closed → open)', () => {
     expect(breaker.snapshot().totals).toMatchObject({ successes: 10, failures: { total: 0 } });
   });
 
-  it('never trips while disabled, and keeps recording', async () => {
+  it('never trips while metrics-only, and keeps recording', async () => {
     const events: string[] = [];
-    const breaker = new Breaker('disabled', { consecutiveFailures: 1 });
+    const breaker = new Breaker('metrics-only', { consecutiveFailures: 1 });
     breaker.on('failure', () => events.push('failure'));
-    breaker.disable();
+    breaker.force('metrics-only', { reason: 'watch it' });
     for (let i = 0; i < 5; i++) expect(await run(breaker, fail())).toBe('failed');
-    expect(breaker.state).toBe('disabled');
+    expect(breaker.state).toBe('metrics-only');
     expect(events).toHaveLength(5);
     expect(breaker.snapshot().window).toMatchObject({ calls: 5, failures: 5 });
   });

@@ -110,8 +110,9 @@ class ModelBreaker {
     }
   }
 
+  /** `isolate()` is `force('open')`: every call of it is a transition, even from isolated. */
   isolate(now: number): void {
-    if (this.state !== 'isolated') this.to('isolated', now);
+    this.to('isolated', now);
   }
 
   private probeFailed(now: number): void {

@@ -268,8 +268,9 @@ describe.each(PLATFORMS)('the dashboard on %s', (platform) => {
       status: 204,
       message: undefined,
     });
+    // The page's "Force closed" is force('closed'), the alias of metrics-only.
     expect(registry.get('payments').snapshot().forced).toMatchObject({
-      state: 'closed',
+      state: 'metrics-only',
       reason: 'forced from the dashboard',
     });
     expect(await post('payments/reset', good)).toEqual({ status: 204, message: undefined });

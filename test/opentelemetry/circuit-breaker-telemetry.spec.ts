@@ -83,7 +83,7 @@ const swallow = () => undefined;
 const timedOut = () => Object.assign(new Error('connect ETIMEDOUT'), { code: 'ETIMEDOUT' });
 const payments = { 'circuit_breaker.name': 'payments' };
 const stateOf = (name: Record<string, string>, current: string) =>
-  ['closed', 'open', 'half-open', 'isolated', 'disabled'].map((state) => ({
+  ['closed', 'open', 'half-open', 'isolated', 'disabled', 'metrics-only'].map((state) => ({
     attributes: { ...name, 'circuit_breaker.state': state },
     value: state === current ? 1 : 0,
   }));
@@ -276,11 +276,11 @@ describe('CircuitBreakerTelemetryModule', () => {
         'Calls answered by a fallback instead of their outcome (already counted in circuit_breaker.calls as rejected, failure, timeout or overload), by circuit_breaker.fallback.source: method, function, observable (the circuitBreaker() operator), lastGood.',
       'circuit_breaker.transitions': 'State changes of the circuit breaker.',
       'circuit_breaker.probes':
-        'Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
+        'Half-open probe calls by result: admitted, then succeeded, failed, released (outcome ignored, permit returned) or abandoned (still in flight when their round ended).',
       'circuit_breaker.call.duration':
         'Duration of the calls the circuit breaker let through, whatever their outcome (success, failure, timeout, overload) except ignored.',
       'circuit_breaker.state':
-        'Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes.',
+        'Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes; metrics-only and disabled ones admit every call.',
       'circuit_breaker.window.failure_rate':
         'Failures (timeouts included) among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate a failureRateThreshold opens on.',
       'circuit_breaker.window.calls':
@@ -298,7 +298,7 @@ describe('CircuitBreakerTelemetryModule', () => {
     expect(points(await collect(reader), 'circuit_breaker.forced')).toEqual([]);
     registry.get('payments').force('closed', { reason: 'flaky but needed' });
     expect(points(await collect(reader), 'circuit_breaker.forced')).toEqual([
-      { attributes: { ...payments, 'circuit_breaker.forced.state': 'closed' }, value: 1 },
+      { attributes: { ...payments, 'circuit_breaker.forced.state': 'metrics-only' }, value: 1 },
     ]);
   });
 

@@ -107,6 +107,7 @@ describe('CircuitBreakerMetricsModule', () => {
       'circuit_breaker_state{name="payments",state="half-open"} 0',
       'circuit_breaker_state{name="payments",state="isolated"} 0',
       'circuit_breaker_state{name="payments",state="disabled"} 0',
+      'circuit_breaker_state{name="payments",state="metrics-only"} 0',
     ]);
     expect(series(scrape, 'circuit_breaker_window_calls')).toEqual([
       'circuit_breaker_window_calls{name="payments"} 0',
@@ -145,6 +146,7 @@ describe('CircuitBreakerMetricsModule', () => {
       'circuit_breaker_state{name="payments",state="half-open"} 0',
       'circuit_breaker_state{name="payments",state="isolated"} 0',
       'circuit_breaker_state{name="payments",state="disabled"} 0',
+      'circuit_breaker_state{name="payments",state="metrics-only"} 0',
     ]);
     // The expired probe emits both `timeout` and `failure`: it is one call, counted once as a timeout.
     expect(series(scrape, 'circuit_breaker_calls_total')).toEqual([
@@ -223,8 +225,8 @@ describe('CircuitBreakerMetricsModule', () => {
       '# TYPE shop_circuit_breaker_call_duration_seconds histogram',
     ]);
     expect(scrape.split('\n').filter((line) => line.startsWith('# HELP'))).toEqual([
-      '# HELP shop_circuit_breaker_state Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes.',
-      '# HELP shop_circuit_breaker_forced Set to 1 while force() holds the circuit breaker, with the forced state (open, closed, disabled); absent otherwise. The reason is in the snapshot, the health details and the logs.',
+      '# HELP shop_circuit_breaker_state Whether the circuit breaker is in this state (1) or not (0); open and isolated breakers reject every call, half-open ones all but their probes; metrics-only and disabled ones admit every call.',
+      '# HELP shop_circuit_breaker_forced Set to 1 while force() holds the circuit breaker, with the forced mode (open, metrics-only, disabled); absent otherwise. The reason is in the snapshot, the health details and the logs.',
       '# HELP shop_circuit_breaker_shared Set to 1 while the circuit breaker shares its state with the other replicas through the store, 0 while the store is unreachable and it decides alone; absent for breakers that do not share.',
       '# HELP shop_circuit_breaker_window_failure_rate Failures (timeouts included) among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate a failureRateThreshold opens on.',
       '# HELP shop_circuit_breaker_window_calls Calls counted in the circuit breaker window (successes and failures, not overloads or ignored calls); no rate is judged below its minimum throughput.',
@@ -235,7 +237,7 @@ describe('CircuitBreakerMetricsModule', () => {
       '# HELP shop_circuit_breaker_calls_total Calls through the circuit breaker, each counted once, by outcome: success, failure, timeout, overload, ignored, rejected (not attempted; reason says why). Fallbacks served are counted in circuit_breaker_fallbacks_total.',
       '# HELP shop_circuit_breaker_fallbacks_total Calls answered by a fallback instead of their outcome (already counted in circuit_breaker_calls_total as rejected, failure, timeout or overload), by source: method, function, observable (the circuitBreaker() operator), lastGood.',
       '# HELP shop_circuit_breaker_transitions_total State changes of the circuit breaker.',
-      '# HELP shop_circuit_breaker_probes_total Half-open probe calls by result: admitted, then succeeded, failed, or released (outcome ignored, permit returned).',
+      '# HELP shop_circuit_breaker_probes_total Half-open probe calls by result: admitted, then succeeded, failed, released (outcome ignored, permit returned) or abandoned (still in flight when their round ended).',
       '# HELP shop_circuit_breaker_retries_total Retries of a retry policy through the circuit breaker (withRetry() or the decorator retry option), by result: scheduled, or budget-exhausted (the retry budget refused it and the caller got the failure).',
       '# HELP shop_circuit_breaker_recovery_probes_total Active recovery probes (the probe option: a health check while the circuit breaker is open) by result: succeeded (the breaker moved on) or failed.',
       '# HELP shop_circuit_breaker_call_duration_seconds Duration of the calls the circuit breaker let through, in seconds, whatever their outcome (success, failure, timeout, overload) except ignored.',
@@ -408,6 +410,7 @@ describe('CircuitBreakerMetricsModule', () => {
       'circuit_breaker_state{name="upstreams",state="half-open"} 0',
       'circuit_breaker_state{name="upstreams",state="isolated"} 0',
       'circuit_breaker_state{name="upstreams",state="disabled"} 0',
+      'circuit_breaker_state{name="upstreams",state="metrics-only"} 0',
     ]);
     expect(series(scrape, 'circuit_breaker_calls_total')).toEqual([
       'circuit_breaker_calls_total{name="upstreams",outcome="success",reason=""} 1',

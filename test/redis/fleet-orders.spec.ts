@@ -142,8 +142,9 @@ describe.skipIf(!available)('fleet-wide orders through a real Redis', () => {
     ];
     b.breaker.force('disabled', { reason: 'b drains' });
     await a.store.fleet.force(a.breaker, 'closed', ORDER);
-    await eventually('every replica forced closed', () =>
-      [a, b, c].every((r) => forcedOf(r)?.state === 'closed') ? true : undefined,
+    // 'closed' is the alias of 'metrics-only': every replica reports the one name.
+    await eventually('every replica forced metrics-only', () =>
+      [a, b, c].every((r) => forcedOf(r)?.state === 'metrics-only') ? true : undefined,
     );
     // c forces itself open on its own after the fleet's force: the fleet's release must not end that.
     c.breaker.force('open', { reason: 'c is being drained' });

@@ -101,8 +101,8 @@ describe('RedisBreakerCoordinator: own transitions become writes, adopted ones n
     expect(reasons).toEqual([
       'closed->open (shared-open)',
       'open->closed (shared-close)',
-      'closed->isolated (isolate)',
-      'isolated->disabled (disable)',
+      'closed->isolated (forced)',
+      'isolated->disabled (forced)',
     ]);
     expect(link.writes).toEqual([]);
   });

@@ -109,7 +109,7 @@ describe('CircuitBreakerHealthIndicator', () => {
               to: 'open',
               reason: 'consecutive-failures',
               at: since,
-              window: { calls: 1, failures: 1, slowCalls: 0, failureRate: 1 },
+              consecutiveFailures: 1,
             },
             lastFailure: { category: 'other', name: 'Error', message: 'down' },
           },
@@ -140,19 +140,22 @@ describe('CircuitBreakerHealthIndicator', () => {
   it('openStatus: degraded keeps HTTP 200 with the state visible, for dependencies every replica shares', async () => {
     options = { openStatus: 'degraded' };
     const { server, registry } = await start();
-    registry.get('search').isolate();
+    // Open, not forced: isolate() is force('open'), which counts as forced (forcedOpenStatus).
+    const search = registry.get('search');
+    search.adoptOpen(search.clock.now() + 60_000);
     const response = await request(server).get('/health/ready').expect(200);
     expect(response.body.details.circuit_breakers).toMatchObject({
       status: 'degraded',
       open: 1,
-      breakers: { search: { state: 'isolated' } },
+      breakers: { search: { state: 'open' } },
     });
   });
 
   it('details: false hides names and failure rates', async () => {
     options = { details: false };
     const { server, registry } = await start();
-    registry.get('search').isolate();
+    const search = registry.get('search');
+    search.adoptOpen(search.clock.now() + 60_000);
     const response = await request(server).get('/health/ready').expect(503);
     expect(response.body.details).toEqual({
       circuit_breakers: { status: 'down', total: 3, open: 1, halfOpen: 0 },

@@ -201,8 +201,20 @@ describe('CircuitBreakerTestingModule', () => {
       'the breaker is still isolated after 10 ms of real time. Its transitions so far: closed → isolated (forced). Move the manual clock',
     );
     await expect(breakers.waitFor('payments', 'ajar' as never)).rejects.toThrow(
-      'CircuitBreakerTester.waitFor("payments"): "ajar" is not a state of a breaker. Wait for one of: closed, open, half-open, isolated, disabled.',
+      'CircuitBreakerTester.waitFor("payments"): "ajar" is not a state of a breaker. Wait for one of: closed, open, half-open, isolated, disabled, metrics-only.',
     );
+  });
+
+  it('force() refuses a misspelt option, naming the closest, and forces nothing', async () => {
+    const { breakers } = await start();
+    expect(() =>
+      breakers.force('payments', 'open', { reason: 'x', until: START + 1_000 } as never),
+    ).toThrow(
+      new TypeError(
+        'CircuitBreakerTester.force("payments"): no option "until". Did you mean "untilMs"? Its options are reason, untilMs and key; nothing was forced.',
+      ),
+    );
+    expect(breakers.state('payments')).toBe('closed');
   });
 
   it('force() holds a state with a reason, restore() releases it and removes every fault', async () => {

@@ -172,9 +172,15 @@ export function dashboardClient(showFleet: typeof dashboardFleetLine): void {
     return (
       (last === child ? `${child.key}: ` : '') +
       `${last.from} → ${last.to} (${last.reason})` +
-      (last.window === undefined
-        ? ''
-        : `: ${last.window.failures} of ${last.window.calls} calls failed (${percent(last.window.failureRate)})`) +
+      (last.consecutiveFailures !== undefined
+        ? `: ${last.consecutiveFailures} failure${last.consecutiveFailures === 1 ? '' : 's'} in a row`
+        : last.children !== undefined
+          ? `: ${last.children.failing} of ${last.children.known} targets open or half-open`
+          : last.window === undefined
+            ? ''
+            : last.reason === 'slow-call-rate'
+              ? `: ${last.window.slowCalls} of ${last.window.calls} calls slow`
+              : `: ${last.window.failures} of ${last.window.calls} calls failed (${percent(last.window.failureRate)})`) +
       ` at ${clockTime(last.at)}`
     );
   }

@@ -1,7 +1,7 @@
 /** The page's style sheet: system fonts, no image, light and dark schemes. @internal */
 export const DASHBOARD_STYLES = `
 :root { color-scheme: light dark; --bg: #f5f6f8; --card: #fff; --ink: #1d2330; --muted: #5d6677; --line: #dde1e8;
-  --closed: #2e7d32; --open: #c62828; --half-open: #e68a00; --isolated: #7b1fa2; --disabled: #607d8b; }
+  --closed: #2e7d32; --open: #c62828; --half-open: #e68a00; --isolated: #7b1fa2; --disabled: #607d8b; --metrics-only: #00838f; }
 @media (prefers-color-scheme: dark) { :root { --bg: #12151b; --card: #1b2029; --ink: #e6e9ef; --muted: #9aa3b2; --line: #2c3340; } }
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; background: var(--bg); color: var(--ink); }
@@ -22,6 +22,7 @@ header.top h1 { font-size: 18px; margin: 0 auto 0 0; }
 .tile[data-state="half-open"] { --state: var(--half-open); }
 .tile[data-state="isolated"] { --state: var(--isolated); }
 .tile[data-state="disabled"] { --state: var(--disabled); }
+.tile[data-state="metrics-only"] { --state: var(--metrics-only); }
 .tile > header { display: flex; justify-content: space-between; align-items: baseline; gap: 8px; }
 .tile h2 { font-size: 15px; margin: 0; overflow-wrap: anywhere; }
 .badge { color: #fff; background: var(--state, var(--closed)); border-radius: 999px; padding: 1px 10px; font-size: 12px; font-weight: 600; white-space: nowrap; }
