@@ -6,6 +6,7 @@ import type {
   StateChangeEvent,
 } from '../core/index.js';
 import { BREAKER_DEFAULTS } from '../core/index.js';
+import { timerDelay } from '../core/timer-delay.js';
 import {
   GENERATION_MAX_LEAD_MS,
   GENERATION_TRUSTED_LEAD_MS,
@@ -341,7 +342,7 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     clearTimeout(this.wakeTimer);
     this.wakeDue = at;
     // One timer for the whole store, never keeping the process alive.
-    this.wakeTimer = setTimeout(() => this.wake(), at - Date.now());
+    this.wakeTimer = setTimeout(() => this.wake(), timerDelay(at - Date.now()));
     this.wakeTimer.unref();
   }
 

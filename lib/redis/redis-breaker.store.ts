@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { Cluster, Redis } from 'ioredis';
 import { hostname } from 'node:os';
 import type { Breaker, BreakerCoordinator, BreakerStore } from '../core/index.js';
+import { timerDelay } from '../core/timer-delay.js';
 import type {
   RedisBreakerStoreLogger,
   RedisBreakerStoreOptions,
@@ -286,7 +287,7 @@ export class RedisBreakerStore implements BreakerStore {
   private start(): void {
     if (!this.connection.start()) return;
     const tick = () => void Promise.all([this.reads.reconcile(true), this.replicas.report()]);
-    this.reconcileTimer = setInterval(tick, this.reconcileIntervalMs);
+    this.reconcileTimer = setInterval(tick, timerDelay(this.reconcileIntervalMs));
     this.reconcileTimer.unref();
   }
 

@@ -1,0 +1,126 @@
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Breaker, type BreakerOptions } from '../../lib/core/index.js';
+import { RedisBreakerStore } from '../../lib/redis/index.js';
+import { RedisServer, redisServerAvailable } from './helpers/redis-server.js';
+import { eventually, nextTransition } from './helpers/wait.js';
+
+// Records in Redis that no replica wrote (a hand edit, a restore, another program under the same prefix): none
+// may reach a caller, each must be contained, and the fleet must heal once the record is gone. Several stores in
+// one process stand for replicas.
+
+const available = redisServerAvailable();
+const OPTIONS: BreakerOptions = {
+  consecutiveFailures: 1,
+  openDurationMs: 300,
+  halfOpen: { maxWaitMs: 400 },
+};
+const fail = (b: Breaker) =>
+  b.execute(() => Promise.reject(new Error('down'))).catch((e: unknown) => e);
+const succeed = (b: Breaker) => b.execute(() => Promise.resolve('ok')).catch((e: unknown) => e);
+
+let server: RedisServer;
+let admin: Redis;
+let prefixSeq = 0;
+const opened: { store: RedisBreakerStore; redis: Redis }[] = [];
+
+interface Replica {
+  store: RedisBreakerStore;
+  breaker: Breaker;
+  warnings: string[];
+}
+
+async function replica(
+  instanceId: string,
+  prefix: string,
+  storeOptions: { reconcileIntervalMs?: number } = {},
+): Promise<Replica> {
+  const redis = new Redis(server.port, '127.0.0.1', {
+    retryStrategy: () => 50,
+    maxRetriesPerRequest: 1,
+  });
+  redis.on('error', () => undefined);
+  const warnings: string[] = [];
+  const store = new RedisBreakerStore({
+    redis,
+    keyPrefix: prefix,
+    instanceId,
+    logger: { warn: (m) => warnings.push(m), log: () => undefined },
+    ...storeOptions,
+  });
+  opened.push({ store, redis });
+  const breaker = new Breaker('payments', OPTIONS, { coordinator: store.coordinator });
+  await store.hydrate([breaker]);
+  return { store, breaker, warnings };
+}
+
+/** Opens the fleet's breaker by a quorum of two reports, and waits until every replica has adopted it. */
+async function openFleet(prefix: string, replicas: Replica[]): Promise<void> {
+  const adopted = replicas
+    .slice(2)
+    .map((r) => nextTransition(r.breaker, (change) => change.to === 'open'));
+  await fail(replicas[0]!.breaker);
+  await fail(replicas[1]!.breaker);
+  await Promise.all(adopted);
+  await eventually('the fleet open', async () =>
+    (await admin.hget(`${prefix}{payments}:state`, 'state')) === 'open' ? true : undefined,
+  );
+}
+
+/** Waits past the fleet's open period: each replica asks for the permit, loses it to the ghost, and rejects calls. */
+async function refusedByGhost(replicas: Replica[]): Promise<void> {
+  const until = Math.max(...replicas.map((r) => r.breaker.snapshot().openUntil ?? 0));
+  await eventually('the open period over', () => (Date.now() > until + 50 ? true : undefined));
+  for (const r of replicas) await succeed(r.breaker);
+  await eventually('every replica told it lost the permit', async () => {
+    const outcomes = await Promise.all(replicas.map((r) => succeed(r.breaker)));
+    return outcomes.every((o) => o instanceof Error && (o as { reason?: string }).reason === 'open')
+      ? true
+      : undefined;
+  });
+  expect(replicas.map((r) => r.breaker.state)).toEqual(replicas.map(() => 'open'));
+}
+
+describe.skipIf(!available)('records no replica wrote, on a real Redis', () => {
+  let prefix: string;
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    admin = new Redis(server.port, '127.0.0.1');
+  });
+
+  afterAll(async () => {
+    await admin?.quit();
+    await server?.kill();
+  });
+
+  beforeEach(() => {
+    prefix = `j${++prefixSeq}:`;
+  });
+
+  afterEach(async () => {
+    for (const { store, redis } of opened.splice(0)) {
+      await store.close();
+      redis.disconnect();
+    }
+  });
+
+  it('a probe permit expiring past 2^31 - 1 ms arms no timer that fires at once: no TimeoutOverflowWarning', async () => {
+    const overflows: string[] = [];
+    const onWarning = (warning: Error) => {
+      if (warning.name === 'TimeoutOverflowWarning') overflows.push(warning.message);
+    };
+    process.on('warning', onWarning);
+    try {
+      const fleet = [await replica('a', prefix), await replica('b', prefix)];
+      await openFleet(prefix, fleet);
+      await admin.set(`${prefix}{payments}:probe`, 'ghost', 'PX', 3_000_000_000);
+      await refusedByGhost(fleet);
+      // A wake timer armed with 3e9 ms fires after 1 ms, finds the permit still lost, and arms again: once per millisecond.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(overflows).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+});
