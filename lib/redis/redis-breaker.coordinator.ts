@@ -2,7 +2,6 @@ import type {
   Breaker,
   BreakerCoordination,
   BreakerCoordinator,
-  ResolvedBreakerOptions,
   StateChangeEvent,
 } from '../core/index.js';
 import { BREAKER_DEFAULTS } from '../core/index.js';
@@ -11,9 +10,9 @@ import {
   GENERATION_MAX_LEAD_MS,
   GENERATION_TRUSTED_LEAD_MS,
   PERMIT_CLAIM_MS,
-  PERMIT_MARGIN_MS,
   PERMIT_RETRY_MIN_MS,
 } from './redis-breaker.constants.js';
+import { longestOpenMs, permitMarginMs, permitTtlMs } from './redis-breaker.durations.js';
 import { breakerKeys, type BreakerKeys } from './redis-breaker.keys.js';
 import type { FleetState } from './redis-breaker.signal.js';
 
@@ -361,39 +360,4 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
       }
     }
   }
-}
-
-/**
- * How long a won permit lasts: the whole half-open period, that is every probe
- * of the budget run in turn, each within its deadline. It expires in Redis
- * after that, so a holder that dies mid-probe blocks the fleet no longer.
- *
- * @internal
- */
-export function permitTtlMs(config: ResolvedBreakerOptions): number {
-  return Math.ceil(
-    config.probeMaxWaitMs * Math.ceil(config.maxProbes / config.maxConcurrentProbes),
-  );
-}
-
-/**
- * How much earlier than Redis a won permit ends locally: `PERMIT_MARGIN_MS`,
- * at most a quarter of the permit.
- *
- * @internal
- */
-export function permitMarginMs(ttlMs: number): number {
-  return Math.min(PERMIT_MARGIN_MS, Math.floor(ttlMs / 4));
-}
-
-/**
- * The longest open period this breaker could have chosen itself: an adopted
- * open-until further away than this comes from a replica whose clock is off,
- * and is cut to it.
- *
- * @internal
- */
-export function longestOpenMs(config: ResolvedBreakerOptions): number {
-  const base = config.backoffMultiplier === 1 ? config.openDurationMs : config.backoffMaxMs;
-  return Math.max(base * (1 + config.jitter), config.maxRetryAfterMs);
 }

@@ -14,10 +14,10 @@ import {
   KEY_TTL_MS,
 } from '../../lib/redis/redis-breaker.constants.js';
 import {
-  longestOpenMs,
   RedisBreakerCoordinator,
   type FleetLink,
 } from '../../lib/redis/redis-breaker.coordinator.js';
+import { longestOpenMs } from '../../lib/redis/redis-breaker.durations.js';
 import { breakerKeys, channelOf, type BreakerKeys } from '../../lib/redis/redis-breaker.keys.js';
 import { REDIS_BREAKER_SCRIPTS as SCRIPTS } from '../../lib/redis/redis-breaker.scripts.js';
 import {

@@ -2,13 +2,15 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Breaker, type BreakerOptions } from '../../lib/core/index.js';
 import {
   RedisBreakerCoordinator,
-  longestOpenMs,
-  permitMarginMs,
-  permitTtlMs,
   type FleetLink,
   type SharedBreaker,
   type WriteOp,
 } from '../../lib/redis/redis-breaker.coordinator.js';
+import {
+  longestOpenMs,
+  permitMarginMs,
+  permitTtlMs,
+} from '../../lib/redis/redis-breaker.durations.js';
 import type { FleetState } from '../../lib/redis/redis-breaker.signal.js';
 import { deferred } from '../helpers/deferred.js';
 import { ManualClock } from '../helpers/manual-clock.js';
