@@ -10,9 +10,13 @@ import {
   GENERATION_MAX_LEAD_MS,
   GENERATION_TRUSTED_LEAD_MS,
   PERMIT_CLAIM_MS,
-  PERMIT_RETRY_MIN_MS,
 } from './redis-breaker.constants.js';
-import { longestOpenMs, permitMarginMs, permitTtlMs } from './redis-breaker.durations.js';
+import {
+  longestOpenMs,
+  permitMarginMs,
+  permitTtlMs,
+  permitWaitMs,
+} from './redis-breaker.durations.js';
 import { breakerKeys, type BreakerKeys } from './redis-breaker.keys.js';
 import type { FleetState } from './redis-breaker.signal.js';
 
@@ -232,8 +236,8 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     // Redis started the expiry when it ran the request, after it was sent and before this answer arrived: counting from
     // the answer would outlive the permit by the round trip. A won permit ends a margin earlier still, so that the
     // renewal sent on half-opening reaches Redis while the claim holds.
-    // Lost with no time left (or a nonsense answer) would make the wake timer ask again in the same millisecond, forever.
-    const ttl = won ? Math.max(0, ttlMs) : Math.max(PERMIT_RETRY_MIN_MS, ttlMs);
+    // Lost: the wait is bounded both ways (see permitWaitMs), whatever Redis said is left on the holder's permit.
+    const ttl = won ? Math.max(0, ttlMs) : permitWaitMs(record.breaker.config, ttlMs);
     record.permitUntil = record.permitAskedAt + ttl - (won ? permitMarginMs(ttl) : 0);
     if (!won) this.scheduleWake(record);
   }
@@ -244,14 +248,15 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
    * reached Redis, and another replica holds the permit (`ttlMs` left on it)
    * and may be probing. This replica then stops probing, and waits for that
    * verdict as any other replica does: it is open again (its probes in flight
-   * no longer count) until the other permit lapses.
+   * no longer count) until the other permit lapses, or for its own
+   * `halfOpen.maxWaitMs` at most, and then asks again.
    */
   onRenewed(record: SharedBreaker, episode: number, renewed: boolean, ttlMs: number): void {
     if (renewed || record.episode !== episode || record.permit !== WON || this.closed) return;
     record.permit = NONE;
     const breaker = record.breaker;
     if (breaker.lastDecidedState !== 'half-open') return;
-    breaker.adoptOpen(breaker.clock.now() + Math.max(1, ttlMs));
+    breaker.adoptOpen(breaker.clock.now() + permitWaitMs(breaker.config, ttlMs));
   }
 
   /**

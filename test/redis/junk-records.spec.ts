@@ -105,6 +105,31 @@ describe.skipIf(!available)('records no replica wrote, on a real Redis', () => {
     }
   });
 
+  it('a probe permit with an hour to run holds no replica longer than halfOpen.maxWaitMs: deleted, the fleet probes and closes', async () => {
+    const fleet = [
+      await replica('a', prefix),
+      await replica('b', prefix),
+      await replica('c', prefix),
+    ];
+    await openFleet(prefix, fleet);
+    await admin.set(`${prefix}{payments}:probe`, 'ghost', 'PX', 3_600_000);
+    // Every replica asks for the permit at the end of the open period, and loses it to the ghost.
+    await refusedByGhost(fleet);
+    await admin.del(`${prefix}{payments}:probe`);
+    const deletedAt = Date.now();
+    // Within halfOpen.maxWaitMs (400 ms) each replica asks again, one wins, probes, and its verdict closes the fleet.
+    await eventually(
+      'a probe admitted after the ghost permit was deleted',
+      async () => ((await succeed(fleet[0]!.breaker)) === 'ok' ? true : undefined),
+      2_000,
+    );
+    await eventually('every replica closed', () =>
+      fleet.every((r) => r.breaker.state === 'closed') ? true : undefined,
+    );
+    expect(Date.now() - deletedAt).toBeLessThan(2_000);
+    expect(fleet.flatMap((r) => r.warnings)).toEqual([]);
+  });
+
   it('a probe permit expiring past 2^31 - 1 ms arms no timer that fires at once: no TimeoutOverflowWarning', async () => {
     const overflows: string[] = [];
     const onWarning = (warning: Error) => {
