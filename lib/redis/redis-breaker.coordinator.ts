@@ -66,6 +66,10 @@ export class SharedBreaker {
   episode = 0;
   /** The latest own transition: replayed when sharing resumes after an outage. */
   lastOwn: WriteOp | undefined;
+  /** `Date.now()` when the fleet's state applied last came from a signal; 0 once a read of the state hash backs it. */
+  heardAt = 0;
+  /** The breaker's open period is the fleet's, adopted (reason `shared-open`), not one of its own evidence. */
+  adopted = false;
 
   constructor(
     readonly breaker: Breaker,
@@ -160,7 +164,10 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     if (record === undefined) return;
     this.link.transitioned(record, change);
     const { from, to, reason } = change;
-    if (to === 'open') record.openUntil = change.openUntil ?? 0;
+    if (to === 'open') {
+      record.openUntil = change.openUntil ?? 0;
+      record.adopted = reason === 'shared-open';
+    }
     // Half-opening is what a won permit is for; any other move ends the permit episode.
     if (to !== 'half-open') record.permit = NONE;
     let op: WriteOp | undefined;
@@ -222,6 +229,25 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     const records = this.byName.get(fleet.name);
     if (records === undefined || this.closed) return;
     for (const record of records) this.applyTo(record, fleet, fromHash);
+  }
+
+  /**
+   * A read sent at `sentAt` (`Date.now()`) found no state hash for `record`. A fleet state heard on the channel before that read
+   * went out was never Redis' (every script writes the hash before it
+   * publishes): a forged signal, or one whose hash Redis lost since. It is
+   * undone: an open the breaker only adopted from it ends (`shared-close`),
+   * an open of its own evidence stays, and the next state of any generation
+   * is applied.
+   */
+  noneHeld(record: SharedBreaker, sentAt: number): void {
+    if (this.closed || record.heardAt === 0 || record.heardAt >= sentAt) return;
+    record.heardAt = 0;
+    record.generation = 0;
+    if (!record.fleetOpen) return;
+    record.fleetOpen = false;
+    record.permit = NONE;
+    const breaker = record.breaker;
+    if (record.adopted && breaker.lastDecidedState === 'open') breaker.adoptClosed();
   }
 
   /** The answer to a permit request: `won`, or lost with `ttlMs` left on the holder's permit; `undefined` when the request failed. */
@@ -305,6 +331,7 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
       return;
     record.generation = fleet.generation;
     record.fleetOpen = fleet.state === 'open';
+    record.heardAt = fromHash ? 0 : Date.now();
     record.permit = NONE;
     if (fleet.state === 'open') {
       const until = Math.min(fleet.openUntil, now + longestOpenMs(breaker.config));

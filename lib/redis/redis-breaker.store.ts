@@ -177,6 +177,8 @@ export class RedisBreakerStore implements BreakerStore {
           sentAt,
         );
         if (fleet !== undefined) this.coordination.apply(fleet, true);
+        // No hash at all (junk fields in one are the scripts' to repair: the fleet's state is still there).
+        else if (Object.keys(hashes.state).length === 0) this.coordination.noneHeld(record, sentAt);
         this.orders.fromHashes(
           record,
           decodeForceHash(record.name, hashes.force),

@@ -279,6 +279,62 @@ describe('corrupt state: signals (in process)', () => {
       { seed: 4_002, numRuns: 3_000 },
     );
   });
+
+  it('undoes whatever was only heard on the channel once a read finds no state hash, keeping an open of its own (2,000 runs)', async () => {
+    const link: FleetLink = {
+      isShared: () => true,
+      storeErrors: () => 0,
+      write: () => undefined,
+      requestPermit: () => undefined,
+      renewPermit: () => undefined,
+      transitioned: () => undefined,
+    };
+    const options: BreakerOptions = { consecutiveFailures: 1, openDurationMs: 1_000 };
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(channelMessage, { maxLength: 15 }),
+        fc.boolean(),
+        async (messages, own) => {
+          const clock = new ManualClock(T0);
+          const coordinator = new RedisBreakerCoordinator('p:', link);
+          const breaker = new Breaker('payments', options, { clock, coordinator });
+          const record = coordinator.register(breaker)!;
+          if (own)
+            await breaker.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
+          for (const message of messages) {
+            const fleet = decodeSignal(message);
+            if (fleet !== undefined) coordinator.apply(fleet);
+          }
+          // (A forged close that looked real may have closed an open of its own already, as a real one would.)
+          const ownOpen = own && breaker.lastDecidedState === 'open';
+          // A read that went out after every message and found no state hash: none of them was Redis'.
+          coordinator.noneHeld(record, Date.now() + 1);
+          expect(breaker.lastDecidedState).toBe(ownOpen ? 'open' : 'closed');
+          expect([record.generation, record.fleetOpen]).toEqual([0, false]);
+          // The fleet's next real state is applied, whatever generation the forged ones had.
+          const now = clock.now();
+          coordinator.apply(
+            {
+              name: 'payments',
+              state: 'open',
+              openUntil: now + 500,
+              generation: now,
+              origin: 'b',
+              at: now,
+            },
+            true,
+          );
+          expect([breaker.lastDecidedState, record.generation, record.fleetOpen]).toEqual([
+            'open',
+            now,
+            true,
+          ]);
+          coordinator.close();
+        },
+      ),
+      { seed: 4_007, numRuns: 2_000 },
+    );
+  });
 });
 
 describe('corrupt state: fleet orders (in process)', () => {

@@ -148,4 +148,70 @@ describe.skipIf(!available)('records no replica wrote, on a real Redis', () => {
       process.off('warning', onWarning);
     }
   });
+
+  it('a forged open signal for a breaker with no state hash is undone on every replica within one reconcile interval', async () => {
+    const fleet = [
+      await replica('a', prefix, { reconcileIntervalMs: 200 }),
+      await replica('b', prefix, { reconcileIntervalMs: 200 }),
+      await replica('c', prefix, { reconcileIntervalMs: 200 }),
+    ];
+    // A generation of now, and one ten minutes ahead (past the minute a replica trusts): both are undone.
+    for (const lead of [0, 600_000]) {
+      const now = Date.now();
+      const adopted = fleet.map((r) =>
+        nextTransition(r.breaker, (change) => change.reason === 'shared-open'),
+      );
+      const forged = {
+        v: 1,
+        b: 'payments',
+        s: 'open',
+        u: now + 600_000,
+        g: now + lead,
+        o: 'forger',
+        a: now,
+      };
+      await admin.publish(`${prefix}signals`, JSON.stringify(forged));
+      await Promise.all(adopted);
+      expect(await admin.exists(`${prefix}{payments}:state`)).toBe(0);
+      const heardAt = Date.now();
+      // Without the fix every replica stayed open for maxRetryAfterMs (300 s), the longest open period it accepts.
+      await Promise.all(
+        fleet.map((r) =>
+          nextTransition(r.breaker, (change) => change.reason === 'shared-close', 1_000),
+        ),
+      );
+      expect(Date.now() - heardAt).toBeLessThan(1_000);
+      expect(fleet.map((r) => r.breaker.state)).toEqual(['closed', 'closed', 'closed']);
+    }
+    // The forged generation holds nothing back: a real quorum opens the fleet, and the third replica adopts it.
+    const adopted = nextTransition(fleet[2]!.breaker, (change) => change.reason === 'shared-open');
+    await fail(fleet[0]!.breaker);
+    await fail(fleet[1]!.breaker);
+    await adopted;
+    expect(fleet.flatMap((r) => r.warnings)).toEqual([]);
+  });
+
+  it("an open of a replica's own evidence stays when a forged signal it also heard is undone", async () => {
+    const [a, b] = [
+      await replica('a', prefix, { reconcileIntervalMs: 200 }),
+      await replica('b', prefix, { reconcileIntervalMs: 200 }),
+    ];
+    await fail(a.breaker);
+    const adopted = nextTransition(b.breaker, (change) => change.reason === 'shared-open');
+    const now = Date.now();
+    const forged = {
+      v: 1,
+      b: 'payments',
+      s: 'open',
+      u: now + 600_000,
+      g: now,
+      o: 'forger',
+      a: now,
+    };
+    await admin.publish(`${prefix}signals`, JSON.stringify(forged));
+    await adopted;
+    await nextTransition(b.breaker, (change) => change.reason === 'shared-close', 1_000);
+    // a opened by itself: its own open period is not the forger's to end.
+    expect(a.breaker.snapshot()).toMatchObject({ state: 'open' });
+  });
 });
