@@ -214,4 +214,58 @@ describe.skipIf(!available)('records no replica wrote, on a real Redis', () => {
     // a opened by itself: its own open period is not the forger's to end.
     expect(a.breaker.snapshot()).toMatchObject({ state: 'open' });
   });
+
+  it('the replica registry: a key of the wrong type is repaired, and fleetView() never rejects with WRONGTYPE', async () => {
+    const fleet = [
+      await replica('a', prefix, { reconcileIntervalMs: 100 }),
+      await replica('b', prefix, { reconcileIntervalMs: 100 }),
+    ];
+    const seen = `${prefix}{~replicas}:seen`;
+    const reports = `${prefix}{~replicas}:reports`;
+    const listed = async () => {
+      const view = await fleet[0]!.store.fleetView();
+      return view.replicas.map((r) => [r.instanceId, r.breakers]);
+    };
+    await eventually('both replicas listed', async () =>
+      (await listed()).length === 2 ? true : undefined,
+    );
+    for (const [key, junk] of [
+      [seen, () => admin.set(seen, 'junk')],
+      [reports, () => admin.set(reports, 'junk')],
+      [seen, () => admin.rpush(seen, 'junk')],
+      [reports, () => admin.sadd(reports, 'junk')],
+    ] as const) {
+      await admin.del(key);
+      await junk();
+      // Without the repair: "WRONGTYPE Operation against a key holding the wrong kind of value", until deleted by hand.
+      await expect(fleet[0]!.store.fleetView()).resolves.toMatchObject({ breakers: {} });
+      // Within one report of each (every reconcile interval), both are listed again with what they report.
+      await eventually(`both replicas listed again after junk in ${key}`, async () =>
+        JSON.stringify(await listed()) === '[["a",1],["b",1]]' ? true : undefined,
+      );
+      expect(await listed()).toEqual([
+        ['a', 1],
+        ['b', 1],
+      ]);
+      expect([await admin.type(seen), await admin.type(reports)]).toEqual(['zset', 'hash']);
+    }
+  });
+
+  it('the replica registry: a listing scored +inf (or past any TTL) is dropped, and its breakers never count as open', async () => {
+    const a = await replica('a', prefix, { reconcileIntervalMs: 100 });
+    const seen = `${prefix}{~replicas}:seen`;
+    const reports = `${prefix}{~replicas}:reports`;
+    await eventually('a listed', async () =>
+      (await a.store.fleetView()).replicas.length === 1 ? true : undefined,
+    );
+    const report = `${Date.now()} ${JSON.stringify({ s: true, b: 1, n: { payments: 'open' } })}`;
+    await admin.zadd(seen, '+inf', 'ghost', Date.now() + 1e12, 'far');
+    await admin.hset(reports, 'ghost', report, 'far', report);
+    const view = await a.store.fleetView();
+    expect(view.replicas.map((r) => r.instanceId)).toEqual(['a']);
+    expect(view.breakers).toEqual({});
+    expect(await admin.zscore(seen, 'ghost')).toBeNull();
+    expect(await admin.zscore(seen, 'far')).toBeNull();
+    expect(await admin.hexists(reports, 'ghost')).toBe(0);
+  });
 });
