@@ -268,4 +268,93 @@ describe.skipIf(!available)('records no replica wrote, on a real Redis', () => {
     expect(await admin.zscore(seen, 'far')).toBeNull();
     expect(await admin.hexists(reports, 'ghost')).toBe(0);
   });
+
+  /** As the module does: a patch over the breaker's own options, patches merged into the fleet's. */
+  const merging = (r: Replica) =>
+    r.store.fleet.useReconfigurer({
+      apply: (breaker, patch) => breaker.reconfigure({ ...OPTIONS, ...patch }),
+      merge: (previous, patch) => ({ ...previous, ...patch }),
+    });
+
+  it('a fleet reconfiguration every replica refuses is never merged into a later one, nor written back once deleted', async () => {
+    const fleet = [
+      await replica('a', prefix),
+      await replica('b', prefix),
+      await replica('c', prefix),
+    ];
+    fleet.forEach(merging);
+    const key = `${prefix}{payments}:config`;
+    const now = Date.now();
+    await admin.hset(
+      key,
+      'patch',
+      '{"openDurationMs":-5}',
+      'generation',
+      now,
+      'origin',
+      'ghost',
+      'at',
+      now,
+    );
+    await Promise.all(fleet.map((r) => r.store.reconcile()));
+    expect(fleet.map((r) => r.warnings.length)).toEqual([1, 1, 1]);
+    expect(fleet.map((r) => r.breaker.config.openDurationMs)).toEqual([300, 300, 300]);
+    // Deleted: no replica writes it back (without the fix, every replica that had read it did).
+    await admin.del(key);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await Promise.all(fleet.map((r) => r.store.reconcile()));
+    await Promise.all(fleet.map((r) => r.store.reconcile()));
+    expect(await admin.exists(key)).toBe(0);
+    await admin.hset(
+      key,
+      'patch',
+      '{"openDurationMs":-5}',
+      'generation',
+      now,
+      'origin',
+      'ghost',
+      'at',
+      now,
+    );
+    await Promise.all(fleet.map((r) => r.store.reconcile()));
+
+    // Without the fix the refused patch was merged in ({"openDurationMs":-5,"timeoutMs":2000}): b and c refused it too.
+    const result = await fleet[0]!.store.fleet.reconfigure(fleet[0]!.breaker, { timeoutMs: 2_000 });
+    expect(JSON.parse((await admin.hget(key, 'patch'))!)).toEqual({ timeoutMs: 2_000 });
+    expect(result.fleet.generation).toBeGreaterThan(now);
+    await eventually('every replica reconfigured', () =>
+      fleet.every((r) => r.breaker.config.timeoutMs === 2_000) ? true : undefined,
+    );
+    expect(fleet.map((r) => r.warnings.length)).toEqual([1, 1, 1]);
+
+    // A refused record Redis loses is not written back by the replicas that refused it.
+    await admin.hset(key, 'patch', '{"openDurationMs":-5}', 'generation', Date.now() + 1_000);
+    await Promise.all(fleet.map((r) => r.store.reconcile()));
+    expect(fleet.map((r) => r.warnings.length)).toEqual([2, 2, 2]);
+    await admin.del(key);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await Promise.all(fleet.map((r) => r.store.reconcile()));
+    await Promise.all(fleet.map((r) => r.store.reconcile()));
+    const patch = await admin.hget(key, 'patch');
+    // What they apply, the fleet's patch before the junk, is what they write again.
+    expect(patch === null ? null : JSON.parse(patch)).toEqual({ timeoutMs: 2_000 });
+  });
+
+  it('a fleet reconfiguration whose merged patch is invalid rejects for its caller, naming the breaker and the option, and writes nothing', async () => {
+    const fleet = [await replica('a', prefix), await replica('b', prefix)];
+    fleet.forEach(merging);
+    await fleet[0]!.store.fleet.reconfigure(fleet[0]!.breaker, { minimumThroughput: 20 });
+    await eventually('b reconfigured', () =>
+      fleet[1]!.breaker.config.minimumThroughput === 20 ? true : undefined,
+    );
+    const stored = await admin.hgetall(`${prefix}{payments}:config`);
+    // Valid alone, not with the fleet's patch: a count window of 10 is below its minimumThroughput of 20.
+    const order = fleet[0]!.store.fleet.reconfigure(fleet[0]!.breaker, {
+      window: { type: 'count', size: 10 },
+    });
+    await expect(order).rejects.toThrow(/^Circuit breaker "payments".*minimumThroughput/s);
+    expect(await admin.hgetall(`${prefix}{payments}:config`)).toEqual(stored);
+    expect(fleet.map((r) => r.breaker.config.minimumThroughput)).toEqual([20, 20]);
+    expect(fleet.flatMap((r) => r.warnings)).toEqual([]);
+  });
 });
