@@ -232,12 +232,12 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
   }
 
   /**
-   * A read sent at `sentAt` (`Date.now()`) found no state hash for `record`. A fleet state heard on the channel before that read
-   * went out was never Redis' (every script writes the hash before it
-   * publishes): a forged signal, or one whose hash Redis lost since. It is
-   * undone: an open the breaker only adopted from it ends (`shared-close`),
-   * an open of its own evidence stays, and the next state of any generation
-   * is applied.
+   * A read sent at `sentAt` (`Date.now()`) found no state hash for `record`.
+   * A fleet state heard on the channel before that read went out, and never
+   * read back since, was never Redis' (every script writes the hash before
+   * it publishes): a forged signal. It is undone: an open the breaker only
+   * adopted from it ends (`shared-close`), an open of its own evidence stays,
+   * and the next state of any generation is applied.
    */
   noneHeld(record: SharedBreaker, sentAt: number): void {
     if (this.closed || record.heardAt === 0 || record.heardAt >= sentAt) return;
@@ -324,6 +324,8 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     // A generation applied earlier that is far ahead of this clock and newer than what Redis holds came from a forged
     // signal, or from junk repaired since: what Redis holds wins, or this replica would ignore the fleet until then.
     const distrusted = fromHash && record.generation > now + GENERATION_TRUSTED_LEAD_MS;
+    // What was heard is what Redis holds: backed, never undone by a later read that finds the hash gone (see noneHeld).
+    if (fromHash && fleet.generation === record.generation) record.heardAt = 0;
     if (
       fleet.generation <= record.generation &&
       !(distrusted && fleet.generation < record.generation)

@@ -453,6 +453,29 @@ describe('RedisBreakerCoordinator: the fleet probe permit', () => {
   });
 });
 
+describe('RedisBreakerCoordinator: a state only heard, and a read that finds no state hash', () => {
+  it('undoes an open heard and never read back, and keeps one that a read of its hash backed', () => {
+    // Date.now() stands still: reads are dated by it.
+    vi.useFakeTimers({ now: 10_000 });
+    const { clock, coordinator, breaker, record, reasons } = setup();
+    const now = clock.now();
+    coordinator.apply(fleet('open', now, now + 5_000, now));
+    expect(breaker.state).toBe('open');
+    // A read that went out before the signal was heard says nothing about it.
+    coordinator.noneHeld(record, Date.now() - 1);
+    expect(breaker.state).toBe('open');
+    coordinator.noneHeld(record, Date.now() + 1);
+    expect([breaker.state, record.generation, record.fleetOpen]).toEqual(['closed', 0, false]);
+    expect(reasons).toEqual(['closed->open (shared-open)', 'open->closed (shared-close)']);
+    // Heard, then read back from its hash: Redis' state, which a hash lost later does not undo.
+    coordinator.apply(fleet('open', now + 1, now + 5_000, now));
+    coordinator.apply(fleet('open', now + 1, now + 5_000, now), true);
+    coordinator.noneHeld(record, Date.now() + 1);
+    expect([breaker.state, record.generation, record.fleetOpen]).toEqual(['open', now + 1, true]);
+    coordinator.close();
+  });
+});
+
 describe('RedisBreakerCoordinator: replay after an outage', () => {
   it("replays each breaker's latest own transition while it still holds", async () => {
     const { clock, breaker, coordinator, record } = setup();
