@@ -130,6 +130,31 @@ describe.skipIf(!available)('records no replica wrote, on a real Redis', () => {
     expect(fleet.flatMap((r) => r.warnings)).toEqual([]);
   });
 
+  it('a probe permit with an hour to run that nobody deletes is cut to one half-open period: the fleet probes and closes', async () => {
+    const fleet = [
+      await replica('a', prefix),
+      await replica('b', prefix),
+      await replica('c', prefix),
+    ];
+    await openFleet(prefix, fleet);
+    const key = `${prefix}{payments}:probe`;
+    await admin.set(key, 'ghost', 'PX', 3_600_000);
+    await refusedByGhost(fleet);
+    // The first replica refused cut it to its whole half-open period (halfOpen.maxWaitMs 400 x 1 round).
+    expect(await admin.pttl(key)).toBeLessThanOrEqual(400);
+    const cutAt = Date.now();
+    await eventually(
+      'a probe admitted once the ghost permit lapsed',
+      async () => ((await succeed(fleet[0]!.breaker)) === 'ok' ? true : undefined),
+      2_000,
+    );
+    await eventually('every replica closed', () =>
+      fleet.every((r) => r.breaker.state === 'closed') ? true : undefined,
+    );
+    expect(Date.now() - cutAt).toBeLessThan(2_000);
+    expect(fleet.flatMap((r) => r.warnings)).toEqual([]);
+  });
+
   it('a probe permit expiring past 2^31 - 1 ms arms no timer that fires at once: no TimeoutOverflowWarning', async () => {
     const overflows: string[] = [];
     const onWarning = (warning: Error) => {
