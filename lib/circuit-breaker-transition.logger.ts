@@ -7,6 +7,7 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import type { StateChangeEvent } from './core/index.js';
+import { timerDelay } from './core/timer-delay.js';
 import { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
 import { CircuitBreakerEvents } from './circuit-breaker.events.js';
 import { circuitBreakerMessages as messages } from './circuit-breaker.messages.js';
@@ -96,8 +97,9 @@ export class CircuitBreakerTransitionLogger implements OnModuleInit, OnApplicati
       this.flushSummary();
     };
     const clock = this.options.clock;
-    if (typeof clock?.setTimer === 'function') return clock.setTimer(flush, delayMs);
-    const timer = setTimeout(flush, delayMs);
+    const delay = timerDelay(delayMs);
+    if (typeof clock?.setTimer === 'function') return clock.setTimer(flush, delay);
+    const timer = setTimeout(flush, delay);
     timer.unref?.();
     return () => clearTimeout(timer);
   }

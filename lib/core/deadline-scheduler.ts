@@ -1,3 +1,5 @@
+import { timerDelay } from './timer-delay.js';
+
 /**
  * A call with a deadline, as the scheduler keeps it: linked into the queue of
  * its timeout so that settling it unlinks it in O(1).
@@ -109,11 +111,11 @@ export class DeadlineScheduler {
     const source = this.source;
     if (source !== undefined) {
       this.cancelTimer?.();
-      this.cancelTimer = source.setTimer(this.fire, Math.max(0, dueAt - now));
+      this.cancelTimer = source.setTimer(this.fire, timerDelay(dueAt - now));
       return;
     }
     if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = setTimeout(this.fire, Math.max(0, dueAt - now));
+    this.timer = setTimeout(this.fire, timerDelay(dueAt - now));
     // A deadline must never be the reason a process stays alive.
     this.timer.unref?.();
   }

@@ -1,5 +1,6 @@
 import { BREAKER_DEFAULTS, type WindowOptions } from './breaker-options.js';
 import type { OptionChecker } from './option-checker.js';
+import { MAX_TIMER_MS as TIMER_LIMIT } from './timer-delay.js';
 
 /*
  * Readers of single option values: each checks one value against what it
@@ -9,7 +10,7 @@ import type { OptionChecker } from './option-checker.js';
 
 // setTimeout fires at once for anything longer, which would turn a deadline into none.
 /** @internal */
-export const MAX_TIMER_MS = 2_147_483_647;
+export const MAX_TIMER_MS = TIMER_LIMIT;
 
 /** @internal The option, or its default when not given: `undefined` only, so that a `null` reaches its check and is refused. */
 export function or<T>(value: T | undefined, fallback: T): T {

@@ -1,4 +1,5 @@
 import { monotonicOf, systemClock, type Clock } from './clock.js';
+import { timerDelay } from './timer-delay.js';
 
 /** Where a scheduler gets its one timer: `setTimeout` by default; a test hands in its own. @publicApi */
 export interface SchedulerTimers {
@@ -179,7 +180,7 @@ export class ProbeScheduler {
     if (this.timer !== undefined && this.timerAt === next.at) return;
     this.disarm();
     this.timerAt = next.at;
-    this.timer = this.timers.setTimeout(this.fire, Math.max(0, next.at - this.monotonic()));
+    this.timer = this.timers.setTimeout(this.fire, timerDelay(next.at - this.monotonic()));
   }
 
   private disarm(): void {

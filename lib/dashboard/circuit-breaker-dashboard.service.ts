@@ -7,6 +7,7 @@ import {
 } from '@nestjs/common';
 import { Observable, Subject, interval, map, merge, share, takeUntil } from 'rxjs';
 import { CircuitBreakerModuleMissingError } from '../circuit-breaker-module-missing.error.js';
+import { timerDelay } from '../core/timer-delay.js';
 import { CircuitBreakerEvents } from '../circuit-breaker.events.js';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
 import type { CircuitBreakerEvent } from '../interfaces/circuit-breaker-event.interface.js';
@@ -73,7 +74,7 @@ export class CircuitBreakerDashboardService implements OnModuleDestroy {
     this.now = clock === undefined ? Date.now : () => clock.now();
     const store = registry.orchestrator.store;
     this.fleetPoller = hasFleetView(store) ? new DashboardFleetPoller(store, this.now) : undefined;
-    const ticks = interval(options.intervalMs).pipe(
+    const ticks = interval(timerDelay(options.intervalMs)).pipe(
       map((): MessageEvent => ({ type: 'snapshot', data: JSON.stringify(this.state()) })),
     );
     // share(): one timer, one listener and one serialisation for every page, torn down with the last one.

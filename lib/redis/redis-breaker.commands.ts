@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { changeKeys, hasHashTag, MARK_SCRIPT, type ChangeKeys } from './redis-breaker.changes.js';
 import { KEY_TTL_MS, REDIS_BREAKER_STORE_DEFAULTS } from './redis-breaker.constants.js';
+import { permitTtlMs } from './redis-breaker.durations.js';
 import { channelOf, replicasSeenKey } from './redis-breaker.keys.js';
 import type { SharedBreaker, WriteOp } from './redis-breaker.coordinator.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
@@ -159,7 +160,11 @@ export function writeCall(
 
 /** Asks for the fleet's probe permit of `record` for `ttlMs`; the script answers `[won (1/0), ms left]`. @internal */
 export function permitCall(writer: Writer, record: SharedBreaker, ttlMs: number): ScriptCall {
-  return [SCRIPTS.permit, [record.keys.probe], [writer.instanceId, ttlMs]];
+  return [
+    SCRIPTS.permit,
+    [record.keys.probe],
+    [writer.instanceId, ttlMs, permitTtlMs(record.breaker.config)],
+  ];
 }
 
 /** Extends the permit `writer` holds to `ttlMs`; the script answers `[renewed (1/0), ms left on the holder's permit]`. @internal */

@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
+import { timerDelay } from '../core/timer-delay.js';
 import type { RedisBreakerStoreLogger } from './redis-breaker-store-options.interface.js';
 import { withDeadline } from './redis-breaker.deadline.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
@@ -274,7 +275,7 @@ export class RedisBreakerConnection {
         this.errorCount++;
         this.down(error);
         await new Promise<void>((resolve) =>
-          setTimeout(resolve, Math.min(this.options.operationTimeoutMs, 1_000)).unref(),
+          setTimeout(resolve, timerDelay(Math.min(this.options.operationTimeoutMs, 1_000))).unref(),
         );
       }
     }

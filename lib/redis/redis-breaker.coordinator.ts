@@ -2,17 +2,21 @@ import type {
   Breaker,
   BreakerCoordination,
   BreakerCoordinator,
-  ResolvedBreakerOptions,
   StateChangeEvent,
 } from '../core/index.js';
 import { BREAKER_DEFAULTS } from '../core/index.js';
+import { timerDelay } from '../core/timer-delay.js';
 import {
   GENERATION_MAX_LEAD_MS,
   GENERATION_TRUSTED_LEAD_MS,
   PERMIT_CLAIM_MS,
-  PERMIT_MARGIN_MS,
-  PERMIT_RETRY_MIN_MS,
 } from './redis-breaker.constants.js';
+import {
+  longestOpenMs,
+  permitMarginMs,
+  permitTtlMs,
+  permitWaitMs,
+} from './redis-breaker.durations.js';
 import { breakerKeys, type BreakerKeys } from './redis-breaker.keys.js';
 import type { FleetState } from './redis-breaker.signal.js';
 
@@ -63,6 +67,10 @@ export class SharedBreaker {
   episode = 0;
   /** The latest own transition: replayed when sharing resumes after an outage. */
   lastOwn: WriteOp | undefined;
+  /** `Date.now()` when the fleet's state applied last came from a signal; 0 once a read of the state hash backs it. */
+  heardAt = 0;
+  /** The breaker's open period is the fleet's, adopted (reason `shared-open`), not one of its own evidence. */
+  adopted = false;
 
   constructor(
     readonly breaker: Breaker,
@@ -157,7 +165,10 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     if (record === undefined) return;
     this.link.transitioned(record, change);
     const { from, to, reason } = change;
-    if (to === 'open') record.openUntil = change.openUntil ?? 0;
+    if (to === 'open') {
+      record.openUntil = change.openUntil ?? 0;
+      record.adopted = reason === 'shared-open';
+    }
     // Half-opening is what a won permit is for; any other move ends the permit episode.
     if (to !== 'half-open') record.permit = NONE;
     let op: WriteOp | undefined;
@@ -221,6 +232,25 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     for (const record of records) this.applyTo(record, fleet, fromHash);
   }
 
+  /**
+   * A read sent at `sentAt` (`Date.now()`) found no state hash for `record`.
+   * A fleet state heard on the channel before that read went out, and never
+   * read back since, was never Redis' (every script writes the hash before
+   * it publishes): a forged signal. It is undone: an open the breaker only
+   * adopted from it ends (`shared-close`), an open of its own evidence stays,
+   * and the next state of any generation is applied.
+   */
+  noneHeld(record: SharedBreaker, sentAt: number): void {
+    if (this.closed || record.heardAt === 0 || record.heardAt >= sentAt) return;
+    record.heardAt = 0;
+    record.generation = 0;
+    if (!record.fleetOpen) return;
+    record.fleetOpen = false;
+    record.permit = NONE;
+    const breaker = record.breaker;
+    if (record.adopted && breaker.lastDecidedState === 'open') breaker.adoptClosed();
+  }
+
   /** The answer to a permit request: `won`, or lost with `ttlMs` left on the holder's permit; `undefined` when the request failed. */
   onPermit(record: SharedBreaker, won: boolean | undefined, ttlMs: number): void {
     // The fleet moved on while the request was out (a verdict, an adoption): the answer is stale.
@@ -233,8 +263,8 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     // Redis started the expiry when it ran the request, after it was sent and before this answer arrived: counting from
     // the answer would outlive the permit by the round trip. A won permit ends a margin earlier still, so that the
     // renewal sent on half-opening reaches Redis while the claim holds.
-    // Lost with no time left (or a nonsense answer) would make the wake timer ask again in the same millisecond, forever.
-    const ttl = won ? Math.max(0, ttlMs) : Math.max(PERMIT_RETRY_MIN_MS, ttlMs);
+    // Lost: the wait is bounded both ways (see permitWaitMs), whatever Redis said is left on the holder's permit.
+    const ttl = won ? Math.max(0, ttlMs) : permitWaitMs(record.breaker.config, ttlMs);
     record.permitUntil = record.permitAskedAt + ttl - (won ? permitMarginMs(ttl) : 0);
     if (!won) this.scheduleWake(record);
   }
@@ -245,14 +275,15 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
    * reached Redis, and another replica holds the permit (`ttlMs` left on it)
    * and may be probing. This replica then stops probing, and waits for that
    * verdict as any other replica does: it is open again (its probes in flight
-   * no longer count) until the other permit lapses.
+   * no longer count) until the other permit lapses, or for its own
+   * `halfOpen.maxWaitMs` at most, and then asks again.
    */
   onRenewed(record: SharedBreaker, episode: number, renewed: boolean, ttlMs: number): void {
     if (renewed || record.episode !== episode || record.permit !== WON || this.closed) return;
     record.permit = NONE;
     const breaker = record.breaker;
     if (breaker.lastDecidedState !== 'half-open') return;
-    breaker.adoptOpen(breaker.clock.now() + Math.max(1, ttlMs));
+    breaker.adoptOpen(breaker.clock.now() + permitWaitMs(breaker.config, ttlMs));
   }
 
   /**
@@ -294,6 +325,8 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     // A generation applied earlier that is far ahead of this clock and newer than what Redis holds came from a forged
     // signal, or from junk repaired since: what Redis holds wins, or this replica would ignore the fleet until then.
     const distrusted = fromHash && record.generation > now + GENERATION_TRUSTED_LEAD_MS;
+    // What was heard is what Redis holds: backed, never undone by a later read that finds the hash gone (see noneHeld).
+    if (fromHash && fleet.generation === record.generation) record.heardAt = 0;
     if (
       fleet.generation <= record.generation &&
       !(distrusted && fleet.generation < record.generation)
@@ -301,6 +334,7 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
       return;
     record.generation = fleet.generation;
     record.fleetOpen = fleet.state === 'open';
+    record.heardAt = fromHash ? 0 : Date.now();
     record.permit = NONE;
     if (fleet.state === 'open') {
       const until = Math.min(fleet.openUntil, now + longestOpenMs(breaker.config));
@@ -342,7 +376,7 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     clearTimeout(this.wakeTimer);
     this.wakeDue = at;
     // One timer for the whole store, never keeping the process alive.
-    this.wakeTimer = setTimeout(() => this.wake(), at - Date.now());
+    this.wakeTimer = setTimeout(() => this.wake(), timerDelay(at - Date.now()));
     this.wakeTimer.unref();
   }
 
@@ -361,39 +395,4 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
       }
     }
   }
-}
-
-/**
- * How long a won permit lasts: the whole half-open period, that is every probe
- * of the budget run in turn, each within its deadline. It expires in Redis
- * after that, so a holder that dies mid-probe blocks the fleet no longer.
- *
- * @internal
- */
-export function permitTtlMs(config: ResolvedBreakerOptions): number {
-  return Math.ceil(
-    config.probeMaxWaitMs * Math.ceil(config.maxProbes / config.maxConcurrentProbes),
-  );
-}
-
-/**
- * How much earlier than Redis a won permit ends locally: `PERMIT_MARGIN_MS`,
- * at most a quarter of the permit.
- *
- * @internal
- */
-export function permitMarginMs(ttlMs: number): number {
-  return Math.min(PERMIT_MARGIN_MS, Math.floor(ttlMs / 4));
-}
-
-/**
- * The longest open period this breaker could have chosen itself: an adopted
- * open-until further away than this comes from a replica whose clock is off,
- * and is cut to it.
- *
- * @internal
- */
-export function longestOpenMs(config: ResolvedBreakerOptions): number {
-  const base = config.backoffMultiplier === 1 ? config.openDurationMs : config.backoffMaxMs;
-  return Math.max(base * (1 + config.jitter), config.maxRetryAfterMs);
 }

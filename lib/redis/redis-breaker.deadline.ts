@@ -1,3 +1,5 @@
+import { timerDelay } from '../core/timer-delay.js';
+
 /** A promise and the function that resolves it. @internal */
 export function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
@@ -9,7 +11,7 @@ export function deferred(): { promise: Promise<void>; resolve: () => void } {
 export function withDeadline<T>(promise: Promise<T>, ms: number, what: () => string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(what())), ms);
+    timer = setTimeout(() => reject(new Error(what())), timerDelay(ms));
     timer.unref();
   });
   return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));

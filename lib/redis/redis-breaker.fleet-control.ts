@@ -1,5 +1,11 @@
 import type { Cluster, Redis } from 'ioredis';
-import type { Breaker, BreakerOptions, ForceableState, ForceOptions } from '../core/index.js';
+import type {
+  Breaker,
+  BreakerOptions,
+  ForceableState,
+  ForceOptions,
+  ReconfiguredEvent,
+} from '../core/index.js';
 import type {
   FleetControl,
   FleetReconfigured,
@@ -105,11 +111,14 @@ export class RedisFleetControl implements FleetControl {
     const { orders } = this.link;
     const reconfigurer = orders.reconfigurer;
     const data = plainPatch(record.name, patch);
-    // Here first, checked as start-up checks it: refused, nothing is written.
-    const local = reconfigurer.apply(breaker, data);
+    let local: ReconfiguredEvent | undefined;
     for (let attempt = 0; attempt < FLEET_CONFIG_ATTEMPTS; attempt++) {
       const previous = orders.patchOf(record);
       const merged = reconfigurer.merge(previous ?? {}, data);
+      // Here first, the fleet's whole patch as every replica will apply it, checked as start-up checks it: refused (a
+      // BreakerConfigError naming the breaker and the option), nothing is written, and the caller is told.
+      const applied = reconfigurer.apply(breaker, merged);
+      local ??= applied;
       // Known before the write, so that its own signal is recognised as applied.
       orders.setPatch(record, merged);
       orders.begin(record);
@@ -128,8 +137,6 @@ export class RedisFleetControl implements FleetControl {
       }
       if (reply[0] === 1) {
         orders.configDone(record, Number(reply[1]));
-        // Another replica's reconfiguration was obeyed in between: this one goes over it here too.
-        if (attempt > 0) reconfigurer.apply(breaker, merged);
         return {
           ...local,
           fleet: {

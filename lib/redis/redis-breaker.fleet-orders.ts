@@ -368,10 +368,13 @@ export class FleetOrders {
     // The replica that wrote it applied it already.
     if (orders.patch !== undefined && JSON.stringify(orders.patch) === JSON.stringify(config.patch))
       return;
+    const previous = orders.patch;
     orders.patch = config.patch;
     try {
       this.reconfigurer.apply(record.breaker, config.patch);
     } catch (error) {
+      // Its fleet patch stays the one it applies: a refused record is never merged into its next order, nor written again.
+      orders.patch = previous;
       // This replica keeps its options; the others go on with theirs. Said here, and next to the record for whoever looks.
       const message = messages.fleetConfigRefused(
         record.name,

@@ -2,7 +2,11 @@ import type { Cluster, Redis } from 'ioredis';
 import type { BreakerState } from '../core/index.js';
 import type { RedisBreakerStoreOptions } from './redis-breaker-store-options.interface.js';
 import { evalCall, type ScriptCall } from './redis-breaker.commands.js';
-import { KEY_TTL_MS, REDIS_BREAKER_STORE_DEFAULTS } from './redis-breaker.constants.js';
+import {
+  KEY_TTL_MS,
+  MAX_TIMER_MS,
+  REDIS_BREAKER_STORE_DEFAULTS,
+} from './redis-breaker.constants.js';
 import type { SharedBreaker } from './redis-breaker.coordinator.js';
 import { withDeadline } from './redis-breaker.deadline.js';
 import { breakerKeys, replicasSeenKey } from './redis-breaker.keys.js';
@@ -69,21 +73,36 @@ export function registryKeys(prefix: string): { seen: string; reports: string } 
   return { seen: replicasSeenKey(prefix), reports: `${prefix}{~replicas}:reports` };
 }
 
+// A key of another type where the registry keeps one of its two (a hand fix, another program under the prefix) is no
+// registry: the scripts delete it and go on, found by the error of a command they send anyway (pcall), so a healthy
+// registry costs no command more. Defines `failed(reply)`.
+const REPAIR = `
+local function failed(reply) return type(reply) == 'table' and reply.err ~= nil end
+`;
+
 // One round trip per interval, whatever the number of breakers: drops the replicas whose listing expired, records this
 // one until now + its own TTL (replicas may reconcile at different intervals), as "<now> <report>" on Redis' clock. The
 // two keys themselves live a day after the last report (KEY_TTL_MS), as a breaker's keys do. Answers how many replicas
 // are listed, this one included: what the quorum 'auto' counts.
 const REPORT_SCRIPT = `
+${REPAIR}
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ttl = tonumber(ARGV[1])
-local stale = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
+local stale = redis.pcall('ZRANGEBYSCORE', KEYS[1], '-inf', now)
+if failed(stale) then
+  redis.call('DEL', KEYS[1])
+  stale = {}
+end
 for _, id in ipairs(stale) do
   redis.call('ZREM', KEYS[1], id)
-  redis.call('HDEL', KEYS[2], id)
+  redis.pcall('HDEL', KEYS[2], id)
 end
 redis.call('ZADD', KEYS[1], now + ttl, ARGV[2])
-redis.call('HSET', KEYS[2], ARGV[2], now .. ' ' .. ARGV[3])
+if failed(redis.pcall('HSET', KEYS[2], ARGV[2], now .. ' ' .. ARGV[3])) then
+  redis.call('DEL', KEYS[2])
+  redis.call('HSET', KEYS[2], ARGV[2], now .. ' ' .. ARGV[3])
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
 return redis.call('ZCARD', KEYS[1])
@@ -95,15 +114,32 @@ redis.call('ZREM', KEYS[1], ARGV[1])
 return redis.call('HDEL', KEYS[2], ARGV[1])
 `;
 
-// The replicas whose listing has not expired, with their reports, and Redis' time.
+// The replicas whose listing has not expired, with their reports, and Redis' time. A listing that expires later than
+// any replica's TTL could make it (ARGV[1] from now: a score of +inf, a hand edit) is no replica's: it is dropped, or it
+// would be listed for good, its breakers counted as open.
 const LIST_SCRIPT = `
+${REPAIR}
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local seen = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')
+local latest = now + tonumber(ARGV[1])
+local seen = redis.pcall('ZRANGEBYSCORE', KEYS[1], '(' .. now, latest)
+if failed(seen) then
+  redis.call('DEL', KEYS[1])
+  seen = {}
+end
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. latest, '+inf')) do
+  redis.call('ZREM', KEYS[1], id)
+  redis.pcall('HDEL', KEYS[2], id)
+end
 local out = { tostring(now) }
 for _, id in ipairs(seen) do
+  local line = redis.pcall('HGET', KEYS[2], id)
+  if failed(line) then
+    redis.call('DEL', KEYS[2])
+    line = false
+  end
   out[#out + 1] = id
-  out[#out + 1] = redis.call('HGET', KEYS[2], id) or ''
+  out[#out + 1] = line or ''
 end
 return out
 `;
@@ -202,7 +238,11 @@ export class ReplicaRegistry {
 
   /** The replicas listed now and the breakers any of them sees not closed; rejects when Redis does not answer within the operation deadline. */
   async read(): Promise<FleetView> {
-    const reply = await this.send<string[]>([LIST_SCRIPT, [this.keys.seen, this.keys.reports], []]);
+    const reply = await this.send<string[]>([
+      LIST_SCRIPT,
+      [this.keys.seen, this.keys.reports],
+      [REPLICA_TTL_INTERVALS * MAX_TIMER_MS],
+    ]);
     const at = Number(reply[0]);
     const replicas: FleetReplica[] = [];
     for (let i = 1; i + 1 < reply.length; i += 2) {

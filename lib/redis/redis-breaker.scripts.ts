@@ -136,10 +136,13 @@ return redis.call('ZREM', KEYS[1], ARGV[1])
    * replica already does: renewed). A permit without expiry (PTTL -1: set by
    * hand, or restored without its TTL) is stale, whoever it names: every
    * permit this store writes expires, and one that never does would block the
-   * fleet's probe for good. It is taken over. Returns {1, ttl} when won, {0,
-   * remaining ms of the holder's permit} when lost.
+   * fleet's probe for good. It is taken over. One with more time left than
+   * the asker ever holds the permit (ARGV[3], its whole half-open period: set
+   * by hand with an hour to run, restored) is cut to that, so that it lapses
+   * within one half-open period. Returns {1, ttl} when won, {0, remaining ms
+   * of the holder's permit} when lost.
    *
-   * KEYS: probe permit. ARGV: instance, TTL in ms.
+   * KEYS: probe permit. ARGV: instance, TTL in ms, the longest permit the asker writes (ms).
    */
   permit: `
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1, tonumber(ARGV[2])} end
@@ -147,6 +150,11 @@ local left = redis.call('PTTL', KEYS[1])
 if left == -1 or redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   return {1, tonumber(ARGV[2])}
+end
+local longest = tonumber(ARGV[3])
+if longest and left > longest then
+  redis.call('PEXPIRE', KEYS[1], longest)
+  left = longest
 end
 return {0, left}
 `,

@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { Cluster, Redis } from 'ioredis';
 import { hostname } from 'node:os';
 import type { Breaker, BreakerCoordinator, BreakerStore } from '../core/index.js';
+import { timerDelay } from '../core/timer-delay.js';
 import type {
   RedisBreakerStoreLogger,
   RedisBreakerStoreOptions,
@@ -181,6 +182,8 @@ export class RedisBreakerStore implements BreakerStore {
           sentAt,
         );
         if (fleet !== undefined) this.coordination.apply(fleet, true);
+        // No hash at all (junk fields in one are the scripts' to repair: the fleet's state is still there).
+        else if (Object.keys(hashes.state).length === 0) this.coordination.noneHeld(record, sentAt);
         this.orders.fromHashes(
           record,
           decodeForceHash(record.name, hashes.force),
@@ -307,7 +310,7 @@ export class RedisBreakerStore implements BreakerStore {
           .report()
           .then(() => this.quorums.counted(this.coordination.all(), this.replicas.listed)),
       ]);
-    this.reconcileTimer = setInterval(tick, this.reconcileIntervalMs);
+    this.reconcileTimer = setInterval(tick, timerDelay(this.reconcileIntervalMs));
     this.reconcileTimer.unref();
   }
 

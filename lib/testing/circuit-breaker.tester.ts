@@ -8,6 +8,7 @@ import {
   type InjectedFault,
   type TransitionReason,
 } from '../core/index.js';
+import { timerDelay } from '../core/timer-delay.js';
 import { CircuitBreakerEvents } from '../circuit-breaker.events.js';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
 import {
@@ -139,7 +140,7 @@ export class CircuitBreakerTester implements OnApplicationShutdown {
       const guard = setTimeout(() => {
         stop();
         reject(new Error(this.timedOut(breaker, state, timeoutMs)));
-      }, timeoutMs);
+      }, timerDelay(timeoutMs));
     });
   }
 

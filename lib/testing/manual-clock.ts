@@ -1,4 +1,5 @@
 import type { Clock } from '../core/index.js';
+import { timerDelay } from '../core/timer-delay.js';
 import { testingMessages } from './circuit-breaker-testing.messages.js';
 
 interface Timer {
@@ -125,7 +126,7 @@ export class ManualClock implements Clock {
       const guard = setTimeout(() => {
         this.timerWaiters.delete(wake);
         reject(new Error(testingMessages.noTimer(timeoutMs)));
-      }, timeoutMs);
+      }, timerDelay(timeoutMs));
       this.timerWaiters.add(wake);
     });
   }

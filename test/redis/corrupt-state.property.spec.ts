@@ -12,12 +12,14 @@ import {
   GENERATION_MAX_LEAD_MS,
   GENERATION_TRUSTED_LEAD_MS,
   KEY_TTL_MS,
+  MAX_TIMER_MS,
 } from '../../lib/redis/redis-breaker.constants.js';
 import {
-  longestOpenMs,
   RedisBreakerCoordinator,
   type FleetLink,
 } from '../../lib/redis/redis-breaker.coordinator.js';
+import { longestOpenMs } from '../../lib/redis/redis-breaker.durations.js';
+import { registryKeys, REPLICA_TTL_INTERVALS } from '../../lib/redis/redis-breaker.fleet-view.js';
 import { breakerKeys, channelOf, type BreakerKeys } from '../../lib/redis/redis-breaker.keys.js';
 import { REDIS_BREAKER_SCRIPTS as SCRIPTS } from '../../lib/redis/redis-breaker.scripts.js';
 import {
@@ -280,6 +282,62 @@ describe('corrupt state: signals (in process)', () => {
       { seed: 4_002, numRuns: 3_000 },
     );
   });
+
+  it('undoes whatever was only heard on the channel once a read finds no state hash, keeping an open of its own (2,000 runs)', async () => {
+    const link: FleetLink = {
+      isShared: () => true,
+      storeErrors: () => 0,
+      write: () => undefined,
+      requestPermit: () => undefined,
+      renewPermit: () => undefined,
+      transitioned: () => undefined,
+    };
+    const options: BreakerOptions = { consecutiveFailures: 1, openDurationMs: 1_000 };
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(channelMessage, { maxLength: 15 }),
+        fc.boolean(),
+        async (messages, own) => {
+          const clock = new ManualClock(T0);
+          const coordinator = new RedisBreakerCoordinator('p:', link);
+          const breaker = new Breaker('payments', options, { clock, coordinator });
+          const record = coordinator.register(breaker)!;
+          if (own)
+            await breaker.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
+          for (const message of messages) {
+            const fleet = decodeSignal(message);
+            if (fleet !== undefined) coordinator.apply(fleet);
+          }
+          // (A forged close that looked real may have closed an open of its own already, as a real one would.)
+          const ownOpen = own && breaker.lastDecidedState === 'open';
+          // A read that went out after every message and found no state hash: none of them was Redis'.
+          coordinator.noneHeld(record, Date.now() + 1);
+          expect(breaker.lastDecidedState).toBe(ownOpen ? 'open' : 'closed');
+          expect([record.generation, record.fleetOpen]).toEqual([0, false]);
+          // The fleet's next real state is applied, whatever generation the forged ones had.
+          const now = clock.now();
+          coordinator.apply(
+            {
+              name: 'payments',
+              state: 'open',
+              openUntil: now + 500,
+              generation: now,
+              origin: 'b',
+              at: now,
+            },
+            true,
+          );
+          expect([breaker.lastDecidedState, record.generation, record.fleetOpen]).toEqual([
+            'open',
+            now,
+            true,
+          ]);
+          coordinator.close();
+        },
+      ),
+      { seed: 4_008, numRuns: 2_000 },
+    );
+  });
 });
 
 describe('corrupt state: fleet orders (in process)', () => {
@@ -307,6 +365,78 @@ describe('corrupt state: fleet orders (in process)', () => {
         }
       }),
       { seed: 4_005, numRuns: 5_000 },
+    );
+  });
+
+  it('never merges or writes back a reconfiguration it refused, whatever the order of valid and refused records (2,000 runs)', () => {
+    // Patches as Redis may hold them: most valid, some that no replica can apply.
+    const patch = fc.oneof(
+      fc.record({ timeoutMs: fc.integer({ min: 1, max: 60_000 }) }),
+      fc.record({ openDurationMs: fc.integer({ min: 1, max: 60_000 }) }),
+      fc.record({ openDurationMs: fc.integer({ min: -1_000, max: 0 }) }),
+      fc.record({ failureRateThreshold: fc.constantFrom(-1, 2, 0.5) }),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(patch, fc.boolean()), { minLength: 1, maxLength: 8 }),
+        (steps) => {
+          const clock = new ManualClock(T0);
+          const link: FleetLink = {
+            isShared: () => true,
+            storeErrors: () => 0,
+            write: () => undefined,
+            requestPermit: () => undefined,
+            renewPermit: () => undefined,
+            transitioned: () => undefined,
+          };
+          const restored: RestoredOrder[] = [];
+          const orders = new FleetOrders({
+            logger: undefined,
+            refuse: () => undefined,
+            restore: (_record, order) => restored.push(order),
+          });
+          // As the module does: patches over the breaker's own options, merged into the fleet's.
+          orders.reconfigurer = {
+            apply: (breaker, p) => breaker.reconfigure({ timeoutMs: 5_000, ...p }),
+            merge: (previous, p) => ({ ...previous, ...p }),
+          };
+          const coordinator = new RedisBreakerCoordinator('p:', link);
+          const breaker = new Breaker('payments', { timeoutMs: 5_000 }, { clock, coordinator });
+          const record = coordinator.register(breaker)!;
+          const applies = (p: BreakerOptions) => {
+            try {
+              new Breaker('check', { timeoutMs: 5_000, ...p });
+              return true;
+            } catch {
+              return false;
+            }
+          };
+          let applied: BreakerOptions | undefined;
+          steps.forEach(([p, viaRead], i) => {
+            const config = {
+              kind: 'config' as const,
+              name: 'payments',
+              patch: p,
+              generation: T0 + i + 1,
+              origin: 'x',
+              at: T0,
+            };
+            if (viaRead) orders.fromHashes(record, undefined, config, Date.now() + 1);
+            else orders.apply(record, config);
+            if (applies(p)) applied = p;
+            // The fleet's patch this replica merges its next order over is always one it applies.
+            expect(orders.patchOf(record)).toEqual(applied);
+          });
+          // Redis loses the record: what is written back is the patch this replica applies, never a refused one.
+          orders.fromHashes(record, undefined, null, Date.now() + 2);
+          for (const order of restored) {
+            expect(order).toEqual({ kind: 'config', patch: applied });
+            expect(applies((order as { patch: BreakerOptions }).patch)).toBe(true);
+          }
+          coordinator.close();
+        },
+      ),
+      { seed: 4_010, numRuns: 2_000 },
     );
   });
 
@@ -842,6 +972,122 @@ describe.skipIf(!available)('corrupt state: against a real Redis', () => {
         `corrupt state: ${FLEET_RUNS} fleet runs, median ${durations[FLEET_RUNS >> 1]} ms, max ${durations.at(-1)} ms per run; ${corruptLines} corrupt-key lines`,
       );
     }, 60_000);
+  });
+
+  it('the replica registry: fleetView() never rejects on junk, lists no member past any TTL, and both replicas are listed after one report (40 runs)', async () => {
+    type RegistryJunk =
+      | { kind: 'type'; key: 'seen' | 'reports'; type: 'string' | 'list' | 'set' | 'hash' | 'zset' }
+      | { kind: 'member'; id: string; score: string; line: string };
+    const registryJunk: fc.Arbitrary<RegistryJunk> = fc.oneof(
+      fc.record({
+        kind: fc.constant('type' as const),
+        key: fc.constantFrom('seen' as const, 'reports' as const),
+        type: fc.constantFrom(
+          'string' as const,
+          'list' as const,
+          'set' as const,
+          'hash' as const,
+          'zset' as const,
+        ),
+      }),
+      fc.record({
+        kind: fc.constant('member' as const),
+        id: fc.constantFrom('ghost', 'a', 'b', ''),
+        score: fc.oneof(
+          fc.constantFrom('+inf', '-inf', '0', '1e300', '9007199254740993'),
+          fc.integer({ min: -1e6, max: 1e13 }).map((n) => String(Date.now() + n)),
+        ),
+        line: fc.oneof(
+          fc.constantFrom(
+            '',
+            ' ',
+            'junk',
+            `0 {"s":true,"b":1,"n":{"payments":"open"}}`,
+            '1 null',
+            '1 []',
+          ),
+          fc.string({ maxLength: 8 }),
+        ),
+      }),
+    );
+    const latestLead = REPLICA_TTL_INTERVALS * MAX_TIMER_MS;
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(registryJunk, { maxLength: 6 }), async (junk) => {
+        const prefix = `registry${++run}:`;
+        const keys = registryKeys(prefix);
+        const stores = ['a', 'b'].map(
+          (id) =>
+            new RedisBreakerStore({
+              redis: new Redis(server.port, '127.0.0.1'),
+              keyPrefix: prefix,
+              instanceId: id,
+              reconcileIntervalMs: 600_000,
+              operationTimeoutMs: 20_000,
+              closeClient: true,
+              logger: false,
+            }),
+        );
+        const report = (store: RedisBreakerStore) =>
+          (store as unknown as { replicas: { report(): Promise<void> } }).replicas.report();
+        try {
+          await Promise.all(
+            stores.map((store) =>
+              store.hydrate([new Breaker('payments', {}, { coordinator: store.coordinator })]),
+            ),
+          );
+          await Promise.all(stores.map(report));
+          for (const j of junk) {
+            if (j.kind === 'member') {
+              await admin.zadd(keys.seen, j.score, j.id).catch(() => undefined);
+              await admin.hset(keys.reports, j.id, j.line).catch(() => undefined);
+              continue;
+            }
+            const key = keys[j.key];
+            await admin.del(key);
+            if (j.type === 'string') await admin.set(key, 'junk');
+            else if (j.type === 'list') await admin.rpush(key, 'junk');
+            else if (j.type === 'set') await admin.sadd(key, 'junk');
+            else if (j.type === 'hash') await admin.hset(key, 'junk', '1');
+            else await admin.zadd(key, 1, 'junk');
+          }
+          const scores = new Map<string, number>();
+          const members = await admin
+            .zrange(keys.seen, '0', '-1', 'WITHSCORES')
+            .catch((): string[] => []);
+          for (let i = 0; i + 1 < members.length; i += 2)
+            scores.set(members[i]!, Number(members[i + 1]));
+          // Junk is never an error for whoever reads the view.
+          const view = await stores[0]!.fleetView();
+          for (const replica of view.replicas) {
+            const score = scores.get(replica.instanceId);
+            expect(score !== undefined && score > view.at && score <= view.at + latestLead).toBe(
+              true,
+            );
+            expect(Number.isFinite(replica.ageMs) && replica.ageMs >= 0).toBe(true);
+          }
+          // One report of each: both listed with what they report, and the registry's keys of their types again.
+          await Promise.all(stores.map(report));
+          const after = await stores[0]!.fleetView();
+          expect(
+            after.replicas
+              .filter((r) => r.instanceId === 'a' || r.instanceId === 'b')
+              .map((r) => [r.instanceId, r.breakers, r.shared, r.notClosed]),
+          ).toEqual([
+            ['a', 1, true, {}],
+            ['b', 1, true, {}],
+          ]);
+          expect([await admin.type(keys.seen), await admin.type(keys.reports)]).toEqual([
+            'zset',
+            'hash',
+          ]);
+          expect(stores.every((store) => store.shared)).toBe(true);
+        } finally {
+          for (const store of stores) await store.close();
+        }
+      }),
+      { seed: 4_009, numRuns: 40 },
+    );
   });
 
   describe('fleet orders over corrupt force and config records', () => {

@@ -12,6 +12,7 @@ import {
 } from '../../lib/redis/redis-breaker.commands.js';
 import { KEY_TTL_MS } from '../../lib/redis/redis-breaker.constants.js';
 import { SharedBreaker } from '../../lib/redis/redis-breaker.coordinator.js';
+import { permitTtlMs } from '../../lib/redis/redis-breaker.durations.js';
 import { REDIS_BREAKER_SCRIPTS as SCRIPTS } from '../../lib/redis/redis-breaker.scripts.js';
 
 // The wire contract of the scripts: which KEYS and ARGV each call carries, in
@@ -103,10 +104,11 @@ describe('script calls', () => {
   });
 
   it('encodes a permit request and a renewal on the probe key alone', () => {
+    // With the longest permit this replica writes: one with more time left is cut to it.
     expect(permitCall(writer, record, 1_000)).toEqual([
       SCRIPTS.permit,
       [KEYS[2]],
-      ['pod-a', 1_000],
+      ['pod-a', 1_000, permitTtlMs(record.breaker.config)],
     ]);
     expect(renewCall(writer, record, 2_500)).toEqual([SCRIPTS.renew, [KEYS[2]], ['pod-a', 2_500]]);
   });
@@ -135,7 +137,7 @@ describe('evalEach', () => {
     expect(await evalEach(redis, calls)).toEqual([undefined, boom]);
     expect(sent).toEqual([
       [SCRIPTS.withdraw, 2, KEYS[1], KEYS[2], 'pod-a'],
-      [SCRIPTS.permit, 1, KEYS[2], 'pod-a', 1_000],
+      [SCRIPTS.permit, 1, KEYS[2], 'pod-a', 1_000, permitTtlMs(record.breaker.config)],
     ]);
   });
 

@@ -2,13 +2,15 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Breaker, type BreakerOptions } from '../../lib/core/index.js';
 import {
   RedisBreakerCoordinator,
-  longestOpenMs,
-  permitMarginMs,
-  permitTtlMs,
   type FleetLink,
   type SharedBreaker,
   type WriteOp,
 } from '../../lib/redis/redis-breaker.coordinator.js';
+import {
+  longestOpenMs,
+  permitMarginMs,
+  permitTtlMs,
+} from '../../lib/redis/redis-breaker.durations.js';
 import type { FleetState } from '../../lib/redis/redis-breaker.signal.js';
 import { deferred } from '../helpers/deferred.js';
 import { ManualClock } from '../helpers/manual-clock.js';
@@ -392,6 +394,45 @@ describe('RedisBreakerCoordinator: the fleet probe permit', () => {
     coordinator.close();
   });
 
+  it("waits on another replica's permit at most halfOpen.maxWaitMs, however long Redis says it has left, then asks again", () => {
+    vi.useFakeTimers({ now: 10_000 });
+    const { clock, link, coordinator, record } = setup();
+    coordinator.apply(fleet('open', 1, 11_000));
+    clock.advance(1_000);
+    vi.advanceTimersByTime(1_000);
+    expect(link.permits).toHaveLength(1);
+    // A permit set by hand with an hour (or 2^32 ms) to run: waited on for maxWaitMs (300), not for its whole TTL.
+    coordinator.onPermit(record, false, 3_600_000);
+    clock.advance(299);
+    vi.advanceTimersByTime(299);
+    expect(coordinator.mayProbe(record.breaker)).toBe(false);
+    expect(link.permits).toHaveLength(1);
+    clock.advance(1);
+    vi.advanceTimersByTime(1);
+    expect(link.permits).toHaveLength(2);
+    coordinator.onPermit(record, false, 2 ** 32);
+    clock.advance(300);
+    vi.advanceTimersByTime(300);
+    expect(link.permits).toHaveLength(3);
+    coordinator.close();
+  });
+
+  it('a renewal lost to a permit with an hour left reopens the breaker for halfOpen.maxWaitMs, not the hour', async () => {
+    const { clock, breaker, coordinator, record } = setup({
+      ...OPTIONS,
+      halfOpen: { maxWaitMs: 5_000, maxProbes: 2 },
+    });
+    await fail(breaker);
+    coordinator.apply(fleet('open', 1, 11_000));
+    clock.advance(1_000);
+    expect(coordinator.mayProbe(breaker)).toBe(false);
+    coordinator.onPermit(record, true, 1_000);
+    void breaker.execute(() => new Promise<string>(() => undefined)).catch(() => undefined);
+    expect(breaker.state).toBe('half-open');
+    coordinator.onRenewed(record, record.episode, false, 3_600_000);
+    expect(breaker.snapshot()).toMatchObject({ state: 'open', openUntil: 16_000 });
+  });
+
   it('asks for the permit when the open period ends, before any call, with one timer for the store', async () => {
     vi.useFakeTimers({ now: 10_000 });
     const { clock, link, coordinator, record } = setup();
@@ -409,6 +450,29 @@ describe('RedisBreakerCoordinator: the fleet probe permit', () => {
     expect(link.permits).toHaveLength(2);
     coordinator.close();
     expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe('RedisBreakerCoordinator: a state only heard, and a read that finds no state hash', () => {
+  it('undoes an open heard and never read back, and keeps one that a read of its hash backed', () => {
+    // Date.now() stands still: reads are dated by it.
+    vi.useFakeTimers({ now: 10_000 });
+    const { clock, coordinator, breaker, record, reasons } = setup();
+    const now = clock.now();
+    coordinator.apply(fleet('open', now, now + 5_000, now));
+    expect(breaker.state).toBe('open');
+    // A read that went out before the signal was heard says nothing about it.
+    coordinator.noneHeld(record, Date.now() - 1);
+    expect(breaker.state).toBe('open');
+    coordinator.noneHeld(record, Date.now() + 1);
+    expect([breaker.state, record.generation, record.fleetOpen]).toEqual(['closed', 0, false]);
+    expect(reasons).toEqual(['closed->open (shared-open)', 'open->closed (shared-close)']);
+    // Heard, then read back from its hash: Redis' state, which a hash lost later does not undo.
+    coordinator.apply(fleet('open', now + 1, now + 5_000, now));
+    coordinator.apply(fleet('open', now + 1, now + 5_000, now), true);
+    coordinator.noneHeld(record, Date.now() + 1);
+    expect([breaker.state, record.generation, record.fleetOpen]).toEqual(['open', now + 1, true]);
+    coordinator.close();
   });
 });
 

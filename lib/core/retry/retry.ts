@@ -6,6 +6,7 @@ import { isBreakerRejection } from '../breaker.errors.js';
 import { breakerMessages } from '../breaker.messages.js';
 import { retryAfterOf } from '../classify.js';
 import { breakerOptionChecker } from '../resolve-options.js';
+import { timerDelay } from '../timer-delay.js';
 import type { ProtectedCall } from '../tracked-call.js';
 import { budgetOf, type RetryBudget } from './retry-budget.js';
 import {
@@ -220,7 +221,7 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
       resolve();
-    }, ms);
+    }, timerDelay(ms));
     timer.unref?.();
     signal?.addEventListener('abort', onAbort, { once: true });
   });
