@@ -113,8 +113,9 @@ export abstract class BreakerPeek extends BreakerHooks {
 
   /**
    * On a per-key family: `forKey(key).peek()` without creating the child (so
-   * without evicting another). A key the family does not hold would get a new
-   * closed child behind the family's gate, and is answered so.
+   * without evicting another). A key the full family would send to its
+   * overflow child is answered by that child; another key the family does not
+   * hold would get a new closed child behind the family's gate, and is answered so.
    */
   peekKey(key: string): AdmissionPeek {
     const family = this.keyed as BreakerFamily<BreakerPeek & FamilyMember> | undefined;
