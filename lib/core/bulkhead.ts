@@ -9,6 +9,10 @@ export type BulkheadLimits = NonNullable<ResolvedRecoveryOptions['bulkhead']>;
 export const GRANTED = 0;
 /** @internal */
 export const TIMED_OUT = 1;
+/** Sent away without a slot: its breaker opened, and would refuse it at its turn. @internal */
+export const DISMISSED = 2;
+/** @internal */
+export type WaitEnd = typeof GRANTED | typeof TIMED_OUT | typeof DISMISSED;
 
 /**
  * A call waiting for a slot, in the bulkhead's queue (oldest first) and, for
@@ -25,7 +29,7 @@ class Waiter implements Deadline {
 
   constructor(
     private readonly bulkhead: Bulkhead,
-    readonly settle: (how: typeof GRANTED | typeof TIMED_OUT) => void,
+    readonly settle: (how: WaitEnd) => void,
   ) {}
 
   expire(): void {
@@ -71,9 +75,10 @@ export class Bulkhead {
 
   /**
    * Waits for a slot: `GRANTED` holds one; `TIMED_OUT` after `queueTimeoutMs`;
-   * the caller's abort rejects with its reason. Only when `canQueue`.
+   * `DISMISSED` holds none (`dismissAll()`); the caller's abort rejects with
+   * its reason. Only when `canQueue`.
    */
-  wait(signal: AbortSignal | undefined): Promise<typeof GRANTED | typeof TIMED_OUT> {
+  wait(signal: AbortSignal | undefined): Promise<WaitEnd> {
     return new Promise((resolve, reject) => {
       const onAbort = (): void => {
         this.drop(waiter);
@@ -115,6 +120,17 @@ export class Bulkhead {
       this.drop(waiter);
       deadlines.remove(waiter);
       waiter.settle(GRANTED);
+    }
+  }
+
+  /** Sends every waiter away without a slot (`DISMISSED`), oldest first. */
+  dismissAll(): void {
+    let waiter = this.head;
+    while (waiter !== undefined) {
+      this.drop(waiter);
+      deadlines.remove(waiter);
+      waiter.settle(DISMISSED);
+      waiter = this.head;
     }
   }
 
