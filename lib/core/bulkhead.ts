@@ -1,5 +1,5 @@
 import type { BulkheadSnapshot } from './breaker-snapshot.js';
-import { deadlines, type Deadline, type DeadlineQueue } from './deadline-scheduler.js';
+import type { Deadline, DeadlineQueue, DeadlineScheduler } from './deadline-scheduler.js';
 import type { ResolvedRecoveryOptions } from './recovery-options.interface.js';
 
 /** @internal The limits a bulkhead is judged by (a breaker's resolved `bulkhead`). */
@@ -16,7 +16,8 @@ export type WaitEnd = typeof GRANTED | typeof TIMED_OUT | typeof DISMISSED;
 
 /**
  * A call waiting for a slot, in the bulkhead's queue (oldest first) and, for
- * its wait's end, in the process's deadline scheduler: no timer of its own.
+ * its wait's end, in its breaker's deadline scheduler (the process's, or its
+ * clock's timers): no timer of its own.
  */
 class Waiter implements Deadline {
   dueAt = 0;
@@ -59,6 +60,8 @@ export class Bulkhead {
    */
   constructor(
     private limits: BulkheadLimits,
+    /** Where queue timeouts wait: the breaker's per-call deadline scheduler, so they follow its clock's timers. */
+    private readonly deadlines: DeadlineScheduler,
     private readonly watch?: (busy: boolean) => void,
   ) {}
 
@@ -82,7 +85,7 @@ export class Bulkhead {
     return new Promise((resolve, reject) => {
       const onAbort = (): void => {
         this.drop(waiter);
-        deadlines.remove(waiter);
+        this.deadlines.remove(waiter);
         reject(signal!.reason);
       };
       const waiter = new Waiter(this, (how) => {
@@ -95,7 +98,7 @@ export class Bulkhead {
       else this.tail.after = waiter;
       this.tail = waiter;
       if (this.queued++ === 0 && this.active === 0) this.watch?.(true);
-      deadlines.add(waiter, this.limits.queueTimeoutMs);
+      this.deadlines.add(waiter, this.limits.queueTimeoutMs);
     });
   }
 
@@ -107,7 +110,7 @@ export class Bulkhead {
       return;
     }
     this.drop(waiter);
-    deadlines.remove(waiter);
+    this.deadlines.remove(waiter);
     waiter.settle(GRANTED);
   };
 
@@ -118,7 +121,7 @@ export class Bulkhead {
       this.active++;
       const waiter = this.head;
       this.drop(waiter);
-      deadlines.remove(waiter);
+      this.deadlines.remove(waiter);
       waiter.settle(GRANTED);
     }
   }
@@ -128,7 +131,7 @@ export class Bulkhead {
     let waiter = this.head;
     while (waiter !== undefined) {
       this.drop(waiter);
-      deadlines.remove(waiter);
+      this.deadlines.remove(waiter);
       waiter.settle(DISMISSED);
       waiter = this.head;
     }

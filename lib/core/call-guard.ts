@@ -9,6 +9,7 @@ import {
   type StateCode,
   type TransitionReason,
 } from './breaker-state.js';
+import type { DeadlineScheduler } from './deadline-scheduler.js';
 import type { ProbeScheduler } from './probe-scheduler.js';
 import { RecoveryProbe, type ProbeHost } from './recovery-probe.js';
 import type { CircuitOpenError } from './breaker.errors.js';
@@ -31,6 +32,8 @@ export interface GuardHost extends ProbeHost {
   readonly lastDecidedState: BreakerState;
   /** Set for a child of a per-key family, which must hear when its bulkhead holds calls. */
   readonly parent: unknown;
+  /** Where its per-call deadlines wait (the clock's timers when it has them): its queue timeouts wait there too. */
+  readonly deadlines: DeadlineScheduler;
   probeScheduler(): ProbeScheduler;
   /** A family's child: its bulkheads started holding calls, or hold none any more. */
   bulkheadBusy(busy: boolean): void;
@@ -117,7 +120,8 @@ export class CallGuard {
   }
 
   private newBulkhead(limits: BulkheadLimits): Bulkhead {
-    return new Bulkhead(limits, this.host.parent === undefined ? undefined : this.occupancy);
+    const watch = this.host.parent === undefined ? undefined : this.occupancy;
+    return new Bulkhead(limits, this.host.deadlines, watch);
   }
 
   private readonly occupancy = (busy: boolean): void => {

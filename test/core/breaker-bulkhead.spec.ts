@@ -8,6 +8,7 @@ import {
 } from '../../lib/core/index.js';
 import { deferred } from '../helpers/deferred.js';
 import { ManualClock } from '../helpers/manual-clock.js';
+import { ManualClock as TestingClock } from '../../lib/testing/manual-clock.js';
 
 /** Lets queued continuations (a slot handed over, a finally) run. */
 const ticks = async (n = 6) => {
@@ -133,6 +134,34 @@ describe('Breaker bulkhead', () => {
       failures: { total: 0 },
       rejected: { 'bulkhead-full': 1 },
     });
+  });
+
+  it("a queue timeout runs on the clock's timers, as deadlines do: the testing kit's ManualClock ends it", async () => {
+    vi.useRealTimers();
+    const clock = new TestingClock();
+    const breaker = new Breaker(
+      'ledger',
+      { timeoutMs: false, bulkhead: { maxConcurrent: 1, maxQueue: 1, queueTimeoutMs: 100 } },
+      { clock },
+    );
+    const gate = deferred<string>();
+    const holder = breaker.execute(() => gate.promise);
+    let outcome: unknown = 'pending';
+    const started = vi.fn(() => 'never');
+    void breaker.execute(started).then(
+      (value) => (outcome = value),
+      (error: unknown) => (outcome = error),
+    );
+    expect(clock.pendingTimers).toBe(1);
+    await clock.advanceAsync(99);
+    expect(outcome).toBe('pending');
+    await clock.advanceAsync(1);
+    expect(outcome).toMatchObject({ reason: 'bulkhead-full', breakerName: 'ledger' });
+    expect(started).not.toHaveBeenCalled();
+    expect(breaker.snapshot().bulkhead).toMatchObject({ active: 1, queued: 0 });
+    expect(clock.pendingTimers).toBe(0);
+    gate.resolve('done');
+    await expect(holder).resolves.toBe('done');
   });
 
   it("ends a wait when the caller aborts, with the caller's reason, counting nothing", async () => {
