@@ -46,7 +46,6 @@ const RUNS = Number(process.env.COMBO_RUNS ?? 1_000);
 const KNOWN_DEFECTS = new Set<number | string>([
   11,
   NEW_ROUND_ENDS_IN_FLIGHT,
-  NEW_RETRY_FALLBACK_UNCOUNTED,
   NEW_OVERFLOW_KEY_MOVES,
 ]);
 
