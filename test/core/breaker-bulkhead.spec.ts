@@ -297,6 +297,27 @@ describe('Breaker bulkhead', () => {
     vi.advanceTimersByTime(100);
   });
 
+  it('a waiter sent away by a force that is released in the same turn waits on for its slot', async () => {
+    // The testing kit's clock: the queue timeout waits on it, not on the process's timers.
+    const breaker = new Breaker(
+      'ledger',
+      { timeoutMs: false, bulkhead: { maxConcurrent: 1, maxQueue: 1, queueTimeoutMs: 100 } },
+      { clock: new TestingClock() },
+    );
+    const gate = deferred<string>();
+    const holder = breaker.execute(() => gate.promise);
+    const queued = breaker.execute(() => 'second');
+    breaker.force('open', { reason: 'mistake' });
+    breaker.release();
+    await ticks();
+    expect(breaker.snapshot().bulkhead).toMatchObject({ active: 1, queued: 1 });
+    gate.resolve('first');
+    await expect(holder).resolves.toBe('first');
+    await expect(queued).resolves.toBe('second');
+    expect(breaker.snapshot().bulkhead).toMatchObject({ active: 0, queued: 0 });
+    expect(breaker.snapshot().totals.rejected.total).toBe(0);
+  });
+
   it('a call that reaches its deadline gives its slot back at once, to the oldest waiter', async () => {
     const breaker = new Breaker('deadline', {
       timeoutMs: 200,
