@@ -1,5 +1,7 @@
 import { isObservable } from 'rxjs';
+import { runWithCallSignal } from './call-signal.js';
 import type { CallOutcome, CallPermit } from './core/index.js';
+import { FaultedCall } from './core/faulted-call.js';
 import { isThenable } from './fallback/fallback-runner.js';
 
 /**
@@ -25,4 +27,27 @@ export function countsAsFailed(outcome: CallPermit['outcome']): boolean {
 /** How a settled permit's call counts: a deadline the breaker enforced is a failure. @internal */
 export function countedAs(outcome: CallPermit['outcome']): CallOutcome {
   return outcome === 'timeout' ? 'failure' : (outcome ?? 'ignored');
+}
+
+/**
+ * Calls `method` under `permit`: with the call's signal when the permit has a
+ * deadline (`eagerSignal`: the method reads it, so it is made at once), and
+ * through the permit's injected fault when it has one (`mayWait`: a latency
+ * may be waited out, only by a Promise method). Throws what the call throws.
+ *
+ * @internal
+ */
+export function callUnder(
+  permit: CallPermit,
+  method: (...args: any[]) => unknown,
+  thisArg: unknown,
+  args: unknown[],
+  eagerSignal: boolean,
+  mayWait: boolean,
+): unknown {
+  const call = (): unknown =>
+    permit.timeoutMs === undefined
+      ? method.apply(thisArg, args)
+      : runWithCallSignal(permit, () => method.apply(thisArg, args), eagerSignal);
+  return permit instanceof FaultedCall ? permit.perform(call, undefined, !mayWait) : call();
 }

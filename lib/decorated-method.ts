@@ -8,12 +8,7 @@ import {
 } from './core/index.js';
 import { retryCall } from './core/retry/retry.js';
 import type { ResolvedRetryOptions } from './core/retry/retry-options.js';
-import {
-  callWithSignal,
-  callWithSignalWhenAsked,
-  readsCallSignal,
-  runWithCallSignal,
-} from './call-signal.js';
+import { callWithSignal, callWithSignalWhenAsked, readsCallSignal } from './call-signal.js';
 import { REGISTRY_PROPERTY } from './circuit-breaker.constants.js';
 import { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missing.error.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
@@ -22,7 +17,7 @@ import { keyFor } from './circuit-key.js';
 import type { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 import { FaultedCall } from './core/faulted-call.js';
 import { FallbackRunner, raise } from './fallback/fallback-runner.js';
-import { countedAs, countsAsFailed, shapeOf } from './decorated-method-result.js';
+import { callUnder, countedAs, countsAsFailed, shapeOf } from './decorated-method-result.js';
 import type { CircuitBreakerFallback } from './interfaces/circuit-breaker-method-options.interface.js';
 
 /** What a method returns, learned from `design:returntype` or from its first result. */
@@ -247,18 +242,9 @@ export class DecoratedMethod {
     let result: unknown;
     const faulted = permit instanceof FaultedCall ? permit : undefined;
     try {
-      // Only a call with a deadline has a signal worth passing on: the plain path stays cheap.
-      const call = (): unknown =>
-        permit.timeoutMs === undefined
-          ? original.apply(instance, args)
-          : runWithCallSignal(
-              permit,
-              () => original.apply(instance, args),
-              this.withSignal === callWithSignal,
-            );
-      // An injected fault stands in for the method; only a Promise method can wait out a latency.
-      result =
-        faulted === undefined ? call() : faulted.perform(call, undefined, this.kind !== 'promise');
+      // Only a call with a deadline has a signal worth passing on; only a Promise method can wait out a latency.
+      const eager = this.withSignal === callWithSignal;
+      result = callUnder(permit, original, instance, args, eager, this.kind === 'promise');
     } catch (error) {
       // An injected failure throws at once whatever the method returns: a Promise method still rejects.
       const kind = faulted === undefined ? (this.kind ??= 'sync') : (this.kind ?? 'sync');
@@ -302,7 +288,12 @@ export class DecoratedMethod {
     return result;
   }
 
-  /** A Promise method with a retry policy: each attempt is one call of the breaker; the fallback answers the last. */
+  /**
+   * A Promise method with a retry policy: each attempt is one call of the
+   * breaker; the fallback answers the last as the breaker counted it (through
+   * its permit), as without retry: a failure let through uncounted
+   * (`force('disabled')`) gets none.
+   */
   private invokeRetried(
     registry: CircuitBreakerRegistry,
     breaker: Breaker,
@@ -310,35 +301,53 @@ export class DecoratedMethod {
     original: (...args: any[]) => unknown,
     args: any[],
   ): Promise<unknown> {
-    const attempt = () =>
-      breaker.executeMethod(
-        original as (...a: unknown[]) => Promise<unknown>,
-        instance,
-        args,
-        this.withSignal,
-      );
-    const retried = retryCall(breaker, attempt, this.retry!, undefined);
-    if (this.fallbacks === undefined) return retried;
-    return retried.then(
+    if (this.fallbacks === undefined) {
+      const attempt = () =>
+        breaker.executeMethod(
+          original as (...a: unknown[]) => Promise<unknown>,
+          instance,
+          args,
+          this.withSignal,
+        );
+      return retryCall(breaker, attempt, this.retry!, undefined);
+    }
+    // How the breaker counted the last attempt; undefined while it was not admitted (refused).
+    let counted: CallPermit['outcome'];
+    const eager = this.withSignal === callWithSignal;
+    const attempt = (): Promise<unknown> => {
+      counted = undefined;
+      const run = (permit: CallPermit): Promise<unknown> => {
+        const settled = <T>(value: T): T => ((counted = permit.outcome), value);
+        let result: unknown;
+        try {
+          result = callUnder(permit, original, instance, args, eager, true);
+        } catch (error) {
+          counted = permit.fail(error);
+          return Promise.reject(error);
+        }
+        return permit.track(result).then(settled, (error: unknown) => {
+          throw settled(error);
+        });
+      };
+      let admitted: CallPermit | Promise<CallPermit>;
+      try {
+        admitted = breaker.acquireWaiting();
+      } catch (rejection) {
+        return Promise.reject(rejection);
+      }
+      return admitted instanceof Promise ? admitted.then(run) : run(admitted);
+    };
+    return retryCall(breaker, attempt, this.retry!, undefined).then(
       (value) => {
-        const outcome = breaker.classifyResult(value);
-        if (outcome === 'success') this.remember(registry, breaker, args, value);
-        else if (countsAsFailed(outcome))
+        if (counted === 'success') this.remember(registry, breaker, args, value);
+        else if (countsAsFailed(counted))
           return this.recover(registry, breaker, instance, value, args, 'promise', () => value);
         return value;
       },
       (error: unknown) =>
-        isBreakerRejection(error)
+        counted === undefined && isBreakerRejection(error)
           ? this.recover(registry, breaker, instance, error, args, 'promise')
-          : this.onError(
-              registry,
-              breaker,
-              breaker.classifyError(error),
-              instance,
-              error,
-              args,
-              'promise',
-            ),
+          : this.onError(registry, breaker, countedAs(counted), instance, error, args, 'promise'),
     );
   }
 

@@ -5,6 +5,7 @@ import {
   KEYS,
   NEW_PEEK_OVERFLOW,
   NEW_QUEUED_REFUSAL,
+  NEW_OVERFLOW_KEY_MOVES,
   NEW_RETRY_FALLBACK_UNCOUNTED,
   NEW_ROUND_ENDS_IN_FLIGHT,
   START,
@@ -45,9 +46,7 @@ const RUNS = Number(process.env.COMBO_RUNS ?? 1_000);
 const KNOWN_DEFECTS = new Set<number | string>([
   11,
   NEW_ROUND_ENDS_IN_FLIGHT,
-  NEW_PEEK_OVERFLOW,
-  NEW_QUEUED_REFUSAL,
-  NEW_RETRY_FALLBACK_UNCOUNTED,
+  NEW_OVERFLOW_KEY_MOVES,
 ]);
 
 function withoutKnownDefects(c: Combination): Combination {
@@ -80,7 +79,8 @@ function withoutKnownDefects(c: Combination): Combination {
  *   enough succeed, a recovery probe closes it) with probes in flight;
  * - N2: a call on a key the full family sends to its overflow child;
  * - N3: a call refused for the breaker's state while its bulkhead has no free slot;
- * - N5: a decorated method with retry and fallback whose call fails under `force('disabled')`.
+ * - N5: a decorated method with retry and fallback whose call fails under `force('disabled')`;
+ * - N6: a call on a key whose calls on the overflow child are not over, when it would get a child of its own.
  */
 const RUN_TRIGGERED = [
   11,
@@ -89,6 +89,7 @@ const RUN_TRIGGERED = [
   NEW_PEEK_OVERFLOW,
   NEW_QUEUED_REFUSAL,
   NEW_RETRY_FALLBACK_UNCOUNTED,
+  NEW_OVERFLOW_KEY_MOVES,
 ];
 
 const combinationArb: fc.Arbitrary<Combination> = fc

@@ -145,14 +145,18 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
   }
 
   /**
-   * The child held for `key`, if any, touching nothing: no child is created,
-   * none evicted, the order of use unchanged. What a check that is not a call
-   * (`peekKey()`, a guard) may look at.
+   * The child a call on `key` would reach, if it exists, touching nothing: no
+   * child is created, none evicted, the order of use unchanged. The child held
+   * for `key`; else the overflow child when the family is full and could evict
+   * none (as `child()` would decide); else none (a new closed child would
+   * come). What a check that is not a call (`peekKey()`, a guard) may look at.
    */
   find(key: string): Child | undefined {
     if (typeof key !== 'string') throw new TypeError(breakerMessages.badKey(this.owner.name, key));
     if (key.length > this.maxKeyLength || key.charCodeAt(0) === MARK_CODE) key = this.bound(key);
-    return this.children.get(key);
+    const held = this.children.get(key);
+    if (held !== undefined || this.overflow === undefined) return held;
+    return this.canAdmitNew() ? undefined : this.overflow;
   }
 
   /**
@@ -275,7 +279,7 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
    * says so without a search.
    */
   private evictOne(): boolean {
-    if (this.failingHeld() + this.busyQuiet >= this.children.size) return false;
+    if (!this.canAdmitNew()) return false;
     let left = this.children.size;
     for (const [key, child] of this.children) {
       if (left-- === 0) break;
@@ -287,6 +291,16 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
       this.children.set(key, child);
     }
     return false;
+  }
+
+  /**
+   * Whether a new key would get a child of its own: a slot is free, or a held
+   * child is evictable (quiet, no call in its bulkhead). Held children are
+   * failing, quiet and busy, or evictable, so the counts say it without a search.
+   */
+  private canAdmitNew(): boolean {
+    const size = this.children.size;
+    return size < this.maxKeys || this.failingHeld() + this.busyQuiet < size;
   }
 
   /**

@@ -13,6 +13,7 @@ import {
   type RejectionReason,
   type StateCode,
 } from './breaker-state.js';
+import type { CircuitOpenError } from './breaker.errors.js';
 import { baseOpenDuration } from './open-duration.js';
 
 /**
@@ -122,8 +123,9 @@ export abstract class BreakerPeek extends BreakerHooks {
 
   /**
    * On a per-key family: `forKey(key).peek()` without creating the child (so
-   * without evicting another). A key the family does not hold would get a new
-   * closed child behind the family's gate, and is answered so.
+   * without evicting another). A key the full family would send to its
+   * overflow child is answered by that child; another key the family does not
+   * hold would get a new closed child behind the family's gate, and is answered so.
    */
   peekKey(key: string): AdmissionPeek {
     const family = this.keyed as BreakerFamily<BreakerPeek & FamilyMember> | undefined;
@@ -137,6 +139,20 @@ export abstract class BreakerPeek extends BreakerHooks {
       : gate.permitted
         ? CLOSED_ADMITS
         : gate;
+  }
+
+  /**
+   * @internal Before a call waits for a bulkhead slot (none is free): the
+   * rejection the state gives it now, counted and announced by the breaker
+   * that refuses (this one, or its family), as its admission would; none when
+   * it may be admitted. What `peek()` answers refused, a call is refused.
+   */
+  stateRefusal(): CircuitOpenError | undefined {
+    const answer = this.peek();
+    if (answer.permitted || answer.reason === 'bulkhead-full') return undefined;
+    const parent = this.parent as BreakerPeek | undefined;
+    const by = parent !== undefined && answer.breakerName === parent.name ? parent : this;
+    return by.reject(answer.reason, answer.retryAfterMs);
   }
 
   /** Whether a call made now would be admitted: `peek().permitted`, with the same guarantees. */

@@ -1,5 +1,5 @@
 import type { BulkheadSnapshot } from './breaker-snapshot.js';
-import { deadlines, type Deadline, type DeadlineQueue } from './deadline-scheduler.js';
+import type { Deadline, DeadlineQueue, DeadlineScheduler } from './deadline-scheduler.js';
 import type { ResolvedRecoveryOptions } from './recovery-options.interface.js';
 
 /** @internal The limits a bulkhead is judged by (a breaker's resolved `bulkhead`). */
@@ -9,10 +9,15 @@ export type BulkheadLimits = NonNullable<ResolvedRecoveryOptions['bulkhead']>;
 export const GRANTED = 0;
 /** @internal */
 export const TIMED_OUT = 1;
+/** Sent away without a slot: its breaker opened, and would refuse it at its turn. @internal */
+export const DISMISSED = 2;
+/** @internal */
+export type WaitEnd = typeof GRANTED | typeof TIMED_OUT | typeof DISMISSED;
 
 /**
  * A call waiting for a slot, in the bulkhead's queue (oldest first) and, for
- * its wait's end, in the process's deadline scheduler: no timer of its own.
+ * its wait's end, in its breaker's deadline scheduler (the process's, or its
+ * clock's timers): no timer of its own.
  */
 class Waiter implements Deadline {
   dueAt = 0;
@@ -25,7 +30,7 @@ class Waiter implements Deadline {
 
   constructor(
     private readonly bulkhead: Bulkhead,
-    readonly settle: (how: typeof GRANTED | typeof TIMED_OUT) => void,
+    readonly settle: (how: WaitEnd) => void,
   ) {}
 
   expire(): void {
@@ -55,6 +60,8 @@ export class Bulkhead {
    */
   constructor(
     private limits: BulkheadLimits,
+    /** Where queue timeouts wait: the breaker's per-call deadline scheduler, so they follow its clock's timers. */
+    private readonly deadlines: DeadlineScheduler,
     private readonly watch?: (busy: boolean) => void,
   ) {}
 
@@ -71,13 +78,14 @@ export class Bulkhead {
 
   /**
    * Waits for a slot: `GRANTED` holds one; `TIMED_OUT` after `queueTimeoutMs`;
-   * the caller's abort rejects with its reason. Only when `canQueue`.
+   * `DISMISSED` holds none (`dismissAll()`); the caller's abort rejects with
+   * its reason. Only when `canQueue`.
    */
-  wait(signal: AbortSignal | undefined): Promise<typeof GRANTED | typeof TIMED_OUT> {
+  wait(signal: AbortSignal | undefined): Promise<WaitEnd> {
     return new Promise((resolve, reject) => {
       const onAbort = (): void => {
         this.drop(waiter);
-        deadlines.remove(waiter);
+        this.deadlines.remove(waiter);
         reject(signal!.reason);
       };
       const waiter = new Waiter(this, (how) => {
@@ -90,7 +98,7 @@ export class Bulkhead {
       else this.tail.after = waiter;
       this.tail = waiter;
       if (this.queued++ === 0 && this.active === 0) this.watch?.(true);
-      deadlines.add(waiter, this.limits.queueTimeoutMs);
+      this.deadlines.add(waiter, this.limits.queueTimeoutMs);
     });
   }
 
@@ -102,7 +110,7 @@ export class Bulkhead {
       return;
     }
     this.drop(waiter);
-    deadlines.remove(waiter);
+    this.deadlines.remove(waiter);
     waiter.settle(GRANTED);
   };
 
@@ -113,8 +121,19 @@ export class Bulkhead {
       this.active++;
       const waiter = this.head;
       this.drop(waiter);
-      deadlines.remove(waiter);
+      this.deadlines.remove(waiter);
       waiter.settle(GRANTED);
+    }
+  }
+
+  /** Sends every waiter away without a slot (`DISMISSED`), oldest first. */
+  dismissAll(): void {
+    let waiter = this.head;
+    while (waiter !== undefined) {
+      this.drop(waiter);
+      this.deadlines.remove(waiter);
+      waiter.settle(DISMISSED);
+      waiter = this.head;
     }
   }
 

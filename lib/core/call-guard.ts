@@ -2,16 +2,18 @@ import type { BreakerSnapshot } from './breaker-snapshot.js';
 import {
   CLOSED,
   HALF_OPEN,
+  ISOLATED,
   OPEN,
   type BreakerState,
   type RejectionReason,
   type StateCode,
   type TransitionReason,
 } from './breaker-state.js';
+import type { DeadlineScheduler } from './deadline-scheduler.js';
 import type { ProbeScheduler } from './probe-scheduler.js';
 import { RecoveryProbe, type ProbeHost } from './recovery-probe.js';
 import type { CircuitOpenError } from './breaker.errors.js';
-import { Bulkhead, GRANTED, type BulkheadLimits } from './bulkhead.js';
+import { Bulkhead, DISMISSED, GRANTED, type BulkheadLimits } from './bulkhead.js';
 import { RampUp } from './ramp-up.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
 import type { CallPermit, ProtectedCall, WithSignal } from './tracked-call.js';
@@ -30,6 +32,8 @@ export interface GuardHost extends ProbeHost {
   readonly lastDecidedState: BreakerState;
   /** Set for a child of a per-key family, which must hear when its bulkhead holds calls. */
   readonly parent: unknown;
+  /** Where its per-call deadlines wait (the clock's timers when it has them): its queue timeouts wait there too. */
+  readonly deadlines: DeadlineScheduler;
   probeScheduler(): ProbeScheduler;
   /** A family's child: its bulkheads started holding calls, or hold none any more. */
   bulkheadBusy(busy: boolean): void;
@@ -41,6 +45,8 @@ export interface GuardedBreaker {
   /** Forced `disabled`: every call goes through uncounted, past the bulkhead too. */
   readonly lettingAllThrough: boolean;
   refuse(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError;
+  /** The rejection its state (or its family's) gives a call now, counted and announced; none when it may be admitted. */
+  stateRefusal(): CircuitOpenError | undefined;
   pass<T>(fn: ProtectedCall<T>, signal: AbortSignal | undefined): Promise<T>;
   passHolding<T>(
     fn: ProtectedCall<T>,
@@ -114,7 +120,8 @@ export class CallGuard {
   }
 
   private newBulkhead(limits: BulkheadLimits): Bulkhead {
-    return new Bulkhead(limits, this.host.parent === undefined ? undefined : this.occupancy);
+    const watch = this.host.parent === undefined ? undefined : this.occupancy;
+    return new Bulkhead(limits, this.host.deadlines, watch);
   }
 
   private readonly occupancy = (busy: boolean): void => {
@@ -146,6 +153,9 @@ export class CallGuard {
 
   /** After every transition of the breaker: a recovery that closes it starts the ramp; anything else ends it. */
   transitioned(to: StateCode, reason: TransitionReason, now: number, reopens: number): void {
+    // Opened or forced open: the calls waiting for a slot would be refused at their turn, so they are refused now.
+    if ((to === OPEN || to === ISOLATED) && this.bulkhead !== undefined && this.bulkhead.queued > 0)
+      this.bulkhead.dismissAll();
     this.ramp =
       to === CLOSED && this.rampOptions !== undefined && RECOVERED.includes(reason)
         ? new RampUp(this.rampOptions, now, reopens)
@@ -233,7 +243,7 @@ export class CallGuard {
     if (bulkhead === undefined) return b.passAcquire<T>();
     if (bulkhead.tryEnter()) return holdingPermit<T>(b, bulkhead);
     if (b.lettingAllThrough) return b.passAcquire<T>();
-    if (!canWait) throw b.refuse('bulkhead-full', undefined);
+    if (!canWait) throw b.stateRefusal() ?? b.refuse('bulkhead-full', undefined);
     return this.queue(b, bulkhead, undefined, () => holdingPermit<T>(b, bulkhead));
   }
 
@@ -256,7 +266,11 @@ export class CallGuard {
     };
   }
 
-  /** Waits in the queue, then runs `call` holding the slot handed over; `bulkhead-full` when full or too long. */
+  /**
+   * Waits in the queue, then runs `call` holding the slot handed over;
+   * `bulkhead-full` when full or too long. The state decides first: a call it
+   * refuses never waits, and the waiters are refused when the breaker opens.
+   */
   private queue<T>(
     b: GuardedBreaker,
     bulkhead: Bulkhead,
@@ -264,7 +278,15 @@ export class CallGuard {
     call: () => T | Promise<T>,
   ): Promise<T> {
     if (!bulkhead.canQueue) return deferredRejection(b.refuse('bulkhead-full', undefined));
+    const refusal = b.stateRefusal();
+    if (refusal !== undefined) return deferredRejection(refusal);
     return bulkhead.wait(signal).then((how) => {
+      if (how === DISMISSED) {
+        const now = b.stateRefusal();
+        if (now !== undefined) throw now;
+        // Let in again before this turn came: it takes a free slot, or its place in the queue anew.
+        return bulkhead.tryEnter() ? call() : this.queue(b, bulkhead, signal, call);
+      }
       if (how !== GRANTED) throw b.refuse('bulkhead-full', undefined);
       // Aborted after the slot was handed over but before this turn: as an abort in the queue, nothing is counted.
       if (signal?.aborted) {

@@ -23,7 +23,8 @@ export interface Clock {
    * Runs `callback` once `delayMs` have passed on this clock's monotonic
    * reading, and returns the function that cancels it. Optional: a clock that
    * has it also drives its breakers' per-call deadlines (`timeoutMs`,
-   * `halfOpen.probeTimeoutMs`) and injected latency, so that a test moves
+   * `halfOpen.probeTimeoutMs`), bulkhead queue timeouts
+   * (`bulkhead.queueTimeoutMs`) and injected latency, so that a test moves
    * them with the rest of time (the manual clock of
    * `nestjs-circuit-breaker/testing` has it). Without it, those wait on the
    * process's timers, in real time, whatever the clock reads.

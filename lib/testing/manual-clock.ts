@@ -14,7 +14,8 @@ const DEFAULT_START = 1_767_225_600_000;
 /**
  * A clock that moves only when the test says so, for every time source of the
  * breakers: wall time (`now()`), the monotonic reading durations run on, and
- * the timers of per-call deadlines and injected latency (`setTimer()`). A test
+ * the timers of per-call deadlines, bulkhead queue timeouts and injected
+ * latency (`setTimer()`). A test
  * opens a breaker, waits out its open duration and watches a probe time out
  * in microseconds, without a sleep.
  *

@@ -8,6 +8,7 @@ import {
 } from '../../lib/core/index.js';
 import { deferred } from '../helpers/deferred.js';
 import { ManualClock } from '../helpers/manual-clock.js';
+import { ManualClock as TestingClock } from '../../lib/testing/manual-clock.js';
 
 /** Lets queued continuations (a slot handed over, a finally) run. */
 const ticks = async (n = 6) => {
@@ -135,6 +136,34 @@ describe('Breaker bulkhead', () => {
     });
   });
 
+  it("a queue timeout runs on the clock's timers, as deadlines do: the testing kit's ManualClock ends it", async () => {
+    vi.useRealTimers();
+    const clock = new TestingClock();
+    const breaker = new Breaker(
+      'ledger',
+      { timeoutMs: false, bulkhead: { maxConcurrent: 1, maxQueue: 1, queueTimeoutMs: 100 } },
+      { clock },
+    );
+    const gate = deferred<string>();
+    const holder = breaker.execute(() => gate.promise);
+    let outcome: unknown = 'pending';
+    const started = vi.fn(() => 'never');
+    void breaker.execute(started).then(
+      (value) => (outcome = value),
+      (error: unknown) => (outcome = error),
+    );
+    expect(clock.pendingTimers).toBe(1);
+    await clock.advanceAsync(99);
+    expect(outcome).toBe('pending');
+    await clock.advanceAsync(1);
+    expect(outcome).toMatchObject({ reason: 'bulkhead-full', breakerName: 'ledger' });
+    expect(started).not.toHaveBeenCalled();
+    expect(breaker.snapshot().bulkhead).toMatchObject({ active: 1, queued: 0 });
+    expect(clock.pendingTimers).toBe(0);
+    gate.resolve('done');
+    await expect(holder).resolves.toBe('done');
+  });
+
   it("ends a wait when the caller aborts, with the caller's reason, counting nothing", async () => {
     const breaker = new Breaker('abort', {
       timeoutMs: false,
@@ -201,6 +230,92 @@ describe('Breaker bulkhead', () => {
     await expect(first).rejects.toThrow('boom');
     await expect(queued).rejects.toMatchObject({ reason: 'open' });
     expect(breaker.snapshot().bulkhead).toMatchObject({ active: 0, queued: 0 });
+  });
+
+  it('a call the state refuses never waits in the queue: forced open, it is refused at once as isolated', async () => {
+    const clock = new ManualClock();
+    const breaker = new Breaker(
+      'ledger',
+      { timeoutMs: false, bulkhead: { maxConcurrent: 1, maxQueue: 1, queueTimeoutMs: 100 } },
+      { clock },
+    );
+    const gate = deferred<string>();
+    const holder = breaker.execute(() => gate.promise);
+    breaker.force('open', { reason: 'maintenance' });
+    expect(breaker.peek()).toMatchObject({ permitted: false, reason: 'isolated' });
+    const fn = vi.fn(() => 'never');
+    const outcome = breaker.execute(fn).catch((error: unknown) => error);
+    expect(breaker.snapshot().bulkhead).toMatchObject({ active: 1, queued: 0 });
+    await ticks();
+    expect(await outcome).toMatchObject({ reason: 'isolated', breakerName: 'ledger' });
+    expect(() => breaker.acquire()).toThrow(expect.objectContaining({ reason: 'isolated' }));
+    expect(fn).not.toHaveBeenCalled();
+    expect(breaker.snapshot().totals.rejected).toMatchObject({ isolated: 2, 'bulkhead-full': 0 });
+    gate.resolve('done');
+    await expect(holder).resolves.toBe('done');
+  });
+
+  it('calls waiting for a slot are refused at once when the breaker opens or is forced open', async () => {
+    const clock = new ManualClock();
+    const breaker = new Breaker(
+      'ledger',
+      {
+        consecutiveFailures: 1,
+        timeoutMs: false,
+        bulkhead: { maxConcurrent: 2, maxQueue: 2, queueTimeoutMs: 100 },
+      },
+      { clock },
+    );
+    const failing = deferred<string>();
+    const holding = deferred<string>();
+    const first = breaker.execute(() => failing.promise);
+    const second = breaker.execute(() => holding.promise);
+    const fn = vi.fn(() => 'never');
+    const waiters = [breaker.execute(fn), breaker.execute(fn)].map((p) =>
+      p.catch((error: unknown) => error),
+    );
+    expect(breaker.snapshot().bulkhead).toMatchObject({ active: 2, queued: 2 });
+    failing.reject(new Error('down'));
+    await expect(first).rejects.toThrow('down');
+    // The first freed slot would go to a waiter: the breaker opened first, so neither waits on.
+    expect(await Promise.all(waiters)).toMatchObject([{ reason: 'open' }, { reason: 'open' }]);
+    expect(breaker.snapshot().bulkhead).toMatchObject({ active: 1, queued: 0 });
+
+    breaker.reset();
+    const third = breaker.execute(() => holding.promise);
+    const queued = breaker.execute(fn).catch((error: unknown) => error);
+    expect(breaker.snapshot().bulkhead).toMatchObject({ active: 2, queued: 1 });
+    breaker.force('open', { reason: 'maintenance' });
+    expect(breaker.snapshot().bulkhead).toMatchObject({ active: 2, queued: 0 });
+    expect(await queued).toMatchObject({ reason: 'isolated' });
+    expect(fn).not.toHaveBeenCalled();
+    holding.resolve('done');
+    await expect(second).resolves.toBe('done');
+    await expect(third).resolves.toBe('done');
+    expect(breaker.snapshot().bulkhead).toMatchObject({ active: 0, queued: 0 });
+    // The queue timeouts were due on the process's timers: let their timer run out here, not in the next test.
+    vi.advanceTimersByTime(100);
+  });
+
+  it('a waiter sent away by a force that is released in the same turn waits on for its slot', async () => {
+    // The testing kit's clock: the queue timeout waits on it, not on the process's timers.
+    const breaker = new Breaker(
+      'ledger',
+      { timeoutMs: false, bulkhead: { maxConcurrent: 1, maxQueue: 1, queueTimeoutMs: 100 } },
+      { clock: new TestingClock() },
+    );
+    const gate = deferred<string>();
+    const holder = breaker.execute(() => gate.promise);
+    const queued = breaker.execute(() => 'second');
+    breaker.force('open', { reason: 'mistake' });
+    breaker.release();
+    await ticks();
+    expect(breaker.snapshot().bulkhead).toMatchObject({ active: 1, queued: 1 });
+    gate.resolve('first');
+    await expect(holder).resolves.toBe('first');
+    await expect(queued).resolves.toBe('second');
+    expect(breaker.snapshot().bulkhead).toMatchObject({ active: 0, queued: 0 });
+    expect(breaker.snapshot().totals.rejected.total).toBe(0);
   });
 
   it('a call that reaches its deadline gives its slot back at once, to the oldest waiter', async () => {

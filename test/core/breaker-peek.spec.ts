@@ -245,3 +245,34 @@ describe('Breaker.peek() and isCallPermitted()', () => {
     expect(family.snapshot().halfOpen).toMatchObject({ probesAdmitted: 0, probesInFlight: 0 });
   });
 });
+
+describe('Breaker.peekKey()', () => {
+  it('answers for the overflow child a key of the full family would reach, as forKey(key).peek() does', () => {
+    const { breaker: family } = breakerOn({ perKey: { maxKeys: 1 } });
+    family.forKey('a').acquire().fail(new Error('down'));
+    // "a" is open and holds the only slot: "b" shares the overflow child, which one failure opens.
+    family.forKey('b').acquire().fail(new Error('down'));
+    const refused = {
+      permitted: false,
+      state: 'open',
+      reason: 'open',
+      retryAfterMs: 1_000,
+      breakerName: 'payments[…overflow]',
+    };
+    expect(family.forKey('b').peek()).toEqual(refused);
+    expect(family.peekKey('b')).toEqual(refused);
+    expect(family.peekKey('c')).toEqual(refused);
+    expect(family.snapshot().family).toMatchObject({ keys: 2, overflowed: 2 });
+  });
+
+  it('answers for a new child while a held child could still be evicted', () => {
+    const { breaker: family } = breakerOn({ perKey: { maxKeys: 1 } });
+    family.forKey('a').acquire().fail(new Error('down'));
+    family.forKey('b').acquire().fail(new Error('down'));
+    family.forKey('a').reset();
+    // "a" is closed again: a call on "c" would evict it and get a closed child of its own.
+    expect(family.peekKey('c')).toEqual({ permitted: true, state: 'closed', probe: false });
+    expect(family.forKey('c').peek()).toEqual({ permitted: true, state: 'closed', probe: false });
+    expect(family.peekKey('b')).toMatchObject({ permitted: true, state: 'closed' });
+  });
+});

@@ -35,6 +35,12 @@ class Stock {
     return `${sku}: cached after ${(error as Error).message}`;
   }
 
+  @CircuitBreaker({ name: 'stock.once', fallback: 'cached' })
+  async onceLevel(_sku: string): Promise<string> {
+    this.calls++;
+    throw down();
+  }
+
   @CircuitBreaker({ name: 'stock.invalid', retry: NOW, consecutiveFailures: 1 })
   async badRequest(): Promise<string> {
     this.calls++;
@@ -71,6 +77,28 @@ describe('@CircuitBreaker({ retry })', () => {
     stock.calls = 0;
     await expect(stock.badRequest()).rejects.toThrow('bad sku');
     expect(stock.calls).toBe(1);
+  });
+
+  it('serves the fallback for the calls the breaker counted failed or refused, retry or not: none under force(disabled)', async () => {
+    const app = await startApp([CircuitBreakerModule.forRoot()], { providers: [Stock] });
+    const stock = app.get(Stock);
+    const registry = app.get(CircuitBreakerRegistry);
+    for (const name of ['stock.cached', 'stock.once'])
+      registry.get(name).force('disabled', { reason: 'load test' });
+    // Nothing is counted: the failure is the caller's, with retry as without.
+    await expect(stock.onceLevel('sku-3')).rejects.toThrow('upstream down');
+    await expect(stock.cachedLevel('sku-3')).rejects.toThrow('upstream down');
+    expect(stock.calls).toBe(4);
+    expect(registry.get('stock.cached').snapshot().totals).toMatchObject({
+      admitted: 0,
+      failures: { total: 0 },
+    });
+    // Forced open, both are refused: the fallback answers.
+    for (const name of ['stock.cached', 'stock.once'])
+      registry.get(name).force('open', { reason: 'maintenance' });
+    expect(await stock.cachedLevel('sku-4')).toMatch(/^sku-4: cached after /);
+    expect(await stock.onceLevel('sku-4')).toMatch(/^sku-4: cached after /);
+    expect(stock.calls).toBe(4);
   });
 
   it('refuses retry on a method that cannot return a Promise, and checks the policy where the class is declared', () => {

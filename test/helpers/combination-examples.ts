@@ -201,6 +201,25 @@ export const FOUND: FoundExample[] = [
     ],
   },
   {
+    item: 'N6',
+    found: 'seed 20261203',
+    invariant: 'the bulkhead cap is never exceeded',
+    example: [
+      {
+        ...BASE,
+        bulkhead: { maxConcurrent: 1, maxQueue: 0, queueTimeoutMs: 20 },
+        perKey: { maxKeys: 1, idleMs: undefined },
+      },
+      [
+        call(0),
+        call(2),
+        { do: 'settle', pick: 0, outcome: 's' },
+        call(2),
+        { do: 'settle', pick: 0, outcome: 's' },
+      ],
+    ],
+  },
+  {
     item: 'N5',
     found: 'seed 9',
     invariant: 'a fallback answers exactly the calls counted failed or refused',
