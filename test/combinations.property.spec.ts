@@ -43,11 +43,7 @@ const RUNS = Number(process.env.COMBO_RUNS ?? 1_000);
  * delete an entry once its fix is merged, and the suite checks those draws
  * again (a test below fails while a listed defect no longer reproduces).
  */
-const KNOWN_DEFECTS = new Set<number | string>([
-  11,
-  NEW_ROUND_ENDS_IN_FLIGHT,
-  NEW_OVERFLOW_KEY_MOVES,
-]);
+const KNOWN_DEFECTS = new Set<number | string>([NEW_OVERFLOW_KEY_MOVES]);
 
 function withoutKnownDefects(c: Combination): Combination {
   let out = c;

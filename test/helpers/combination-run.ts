@@ -811,7 +811,9 @@ function checkEnd(
         'the bulkhead cap is never exceeded',
         `${s.name}: a slot stays taken after every call settled: ${JSON.stringify(s.bulkhead)}`,
       );
-    const settledProbes = t.probes.succeeded + t.probes.failed + t.probes.released;
+    // Every call has settled here, so no probe is in flight: each admitted one ended one way.
+    const settledProbes =
+      t.probes.succeeded + t.probes.failed + t.probes.released + t.probes.abandoned;
     if (t.probes.admitted !== settledProbes)
       fail('totals add up', `${s.name}: probes ${JSON.stringify(t.probes)}`);
     const ended = t.successes + t.failures.total + t.ignored + t.overloads;
