@@ -54,6 +54,31 @@ export function runWithCallSignal<T>(call: SignalSource, fn: () => T, acrossAwai
   }
 }
 
+/**
+ * @internal `source.subscribe(observer)` with `call` current, without a closure
+ * per subscription: subscribing is synchronous, and what the source starts
+ * later reads the signal through AsyncLocalStorage once something has asked.
+ */
+export function subscribeWithCallSignal<S>(
+  call: SignalSource,
+  source: { subscribe(observer: never): S },
+  observer: unknown,
+): S {
+  const previous = current;
+  current = call;
+  try {
+    return asked
+      ? storage.run(call, subscribeTo<S>, source, observer)
+      : subscribeTo(source, observer);
+  } finally {
+    current = previous;
+  }
+}
+
+function subscribeTo<S>(source: { subscribe(observer: never): S }, observer: unknown): S {
+  return source.subscribe(observer as never);
+}
+
 /** @internal `runWithCallSignal()` for `method.apply(thisArg, args)`, without a closure per call. */
 export function applyWithCallSignal<T>(
   call: SignalSource,
