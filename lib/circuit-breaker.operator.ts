@@ -102,13 +102,17 @@ export function circuitBreaker<T, R = never>(
           // from() here, so that a fallback returning undefined is the TypeError it is, not "nothing to serve".
           return from(fallback(error));
         };
-  return breakerOperator(breaker, key, recover);
+  return breakerOperator(breaker, key, recover, OPERATOR_SITE);
 }
+
+/** Where the operator's `key` option is given, for its faults' messages. */
+const OPERATOR_SITE = 'circuitBreaker()';
 
 /**
  * The operator itself, for `circuitBreaker()` and for decorated Observable
  * methods, whose fallbacks may have nothing to serve (a `lastGood` miss) and
- * count themselves under their own source.
+ * count themselves under their own source. `keySite` names where `key` was
+ * given, in the messages of its faults.
  *
  * @internal
  */
@@ -116,10 +120,12 @@ export function breakerOperator<T, R>(
   breaker: Breaker,
   key: (() => string | undefined) | undefined,
   recover: BreakerRecovery<R> | undefined,
+  keySite = '',
 ): OperatorFunction<T, T | R> {
   return (source) =>
     new Observable<T | R>((subscriber) => {
-      const target = key === undefined ? breaker : breaker.forKey(keyFor(breaker, key, undefined));
+      const target =
+        key === undefined ? breaker : breaker.forKey(keyFor(breaker, keySite, key, undefined));
       let permit: CallPermit;
       try {
         permit = target.acquire();
