@@ -24,7 +24,9 @@ let current: SignalSource | undefined;
  * ```
  *
  * Under the `circuitBreaker()` operator it is the call's signal while the
- * source is subscribed: `defer(() => fetch(url, { signal: getCallSignal() }))`.
+ * source is subscribed, when the breaker has a deadline:
+ * `defer(() => fetch(url, { signal: getCallSignal() }))`. The deadline aborts
+ * it, and so does unsubscribing before the call settles.
  *
  * `undefined` outside such a call. Until something in the process has called
  * it once, a call is made current only for its method's synchronous part, unless
