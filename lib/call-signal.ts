@@ -24,7 +24,9 @@ let current: SignalSource | undefined;
  * ```
  *
  * Under the `circuitBreaker()` operator it is the call's signal while the
- * source is subscribed: `defer(() => fetch(url, { signal: getCallSignal() }))`.
+ * source is subscribed, when the breaker has a deadline:
+ * `defer(() => fetch(url, { signal: getCallSignal() }))`. The deadline aborts
+ * it, and so does unsubscribing before the call settles.
  *
  * `undefined` outside such a call. Until something in the process has called
  * it once, a call is made current only for its method's synchronous part, unless
@@ -52,6 +54,31 @@ export function runWithCallSignal<T>(call: SignalSource, fn: () => T, acrossAwai
   } finally {
     current = previous;
   }
+}
+
+/**
+ * @internal `source.subscribe(observer)` with `call` current, without a closure
+ * per subscription: subscribing is synchronous, and what the source starts
+ * later reads the signal through AsyncLocalStorage once something has asked.
+ */
+export function subscribeWithCallSignal<S>(
+  call: SignalSource,
+  source: { subscribe(observer: never): S },
+  observer: unknown,
+): S {
+  const previous = current;
+  current = call;
+  try {
+    return asked
+      ? storage.run(call, subscribeTo<S>, source, observer)
+      : subscribeTo(source, observer);
+  } finally {
+    current = previous;
+  }
+}
+
+function subscribeTo<S>(source: { subscribe(observer: never): S }, observer: unknown): S {
+  return source.subscribe(observer as never);
 }
 
 /** @internal `runWithCallSignal()` for `method.apply(thisArg, args)`, without a closure per call. */

@@ -97,7 +97,7 @@ export class CircuitBreakerGuard implements CanActivate {
       const answer =
         requirement.key === undefined
           ? breaker.peek()
-          : breaker.peekKey(keyFor(breaker, requirement.key, context));
+          : breaker.peekKey(keyFor(breaker, requirement.site, requirement.key, context));
       if (!answer.permitted) return deferredRejection(this.refusal(context, answer));
     }
     return true;

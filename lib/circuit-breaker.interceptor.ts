@@ -66,7 +66,12 @@ export class CircuitBreakerInterceptor implements NestInterceptor {
     return next
       .handle()
       .pipe(
-        breakerOperator(breaker, keyOf === undefined ? undefined : () => keyOf(context), recover),
+        breakerOperator(
+          breaker,
+          keyOf === undefined ? undefined : () => keyOf(context),
+          recover,
+          use.site,
+        ),
       );
   }
 }

@@ -62,10 +62,10 @@ export const circuitBreakerMessages = {
     `@CircuitBreaker() on ${qualifiedName}: option "fallback" names the method "${fallback}", which does not exist on the class. Declare it, or pass a function.`,
   interceptionTwice: (site: string, name: string, earlier: string) =>
     `${site} is given twice ("${name}" over "${earlier}"): a handling is one call of one breaker. Keep one, or call the other breaker inside the handler.`,
-  keyFunctionThrew: (name: string, fault: unknown) =>
-    `Circuit breaker "${name}": its key function threw ${describeFault(fault)}; the call went on under the default key "default". Make the key function return the target's key, or undefined when there is none. Later faults of this key function are not reported again.`,
-  keyNotAString: (name: string, key: unknown) =>
-    `Circuit breaker "${name}": its key function returned ${describeValue(key)}, not a string; the call went on under the default key "default". Return the target's key as a string, or undefined when there is none. Later faults of this key function are not reported again.`,
+  keyFunctionThrew: (name: string, site: string, fault: unknown, defaultKey: string) =>
+    `Circuit breaker "${name}" in ${site}: option "key" threw ${describeFault(fault)}; the call went on under the default key "${defaultKey}". Make the key function return the target's key, or undefined when there is none. Later faults of this site's key function are not reported again.`,
+  keyNotAString: (name: string, site: string, key: unknown, defaultKey: string) =>
+    `Circuit breaker "${name}" in ${site}: option "key" returned ${describeValue(key)}, not a string; the call went on under the default key "${defaultKey}". Return the target's key as a string, or undefined when there is none. Later faults of this site's key function are not reported again.`,
   keyMismatch: (name: string, site: string, perKey: boolean) =>
     perKey
       ? `Circuit breaker "${name}" is per-key (perKey), but ${site} gives no key. Add key: (...args) => target, so that each call goes to its target's breaker.`

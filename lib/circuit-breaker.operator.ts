@@ -8,7 +8,7 @@ import {
   type Subscription,
 } from 'rxjs';
 import { Breaker, type CallPermit } from './core/index.js';
-import { runWithCallSignal } from './call-signal.js';
+import { subscribeWithCallSignal } from './call-signal.js';
 import { FaultedCall } from './core/faulted-call.js';
 import type { TrackedCall } from './core/tracked-call.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
@@ -64,7 +64,9 @@ export type BreakerRecovery<R> = (
  * Cold sources (`HttpService.get()`, `fromFetch(url)`, `defer(() =>
  * fetch(url, { signal: getCallSignal() }))`) make one request per
  * subscription, as intended; while the source is subscribed,
- * `getCallSignal()` is the call's signal, which the deadline aborts. Never
+ * `getCallSignal()` is the call's signal, which the deadline and
+ * unsubscribing (`switchMap`, `takeUntil`) abort; `undefined` when the call
+ * has no deadline, as in a decorated method. Never
  * `from(fetch(url))`: that request is sent before the breaker decides. A hot source is not started by the
  * subscription, so the breaker only times how long the subscriber waited for
  * its first value: share the call, not the breaker.
@@ -100,13 +102,17 @@ export function circuitBreaker<T, R = never>(
           // from() here, so that a fallback returning undefined is the TypeError it is, not "nothing to serve".
           return from(fallback(error));
         };
-  return breakerOperator(breaker, key, recover);
+  return breakerOperator(breaker, key, recover, OPERATOR_SITE);
 }
+
+/** Where the operator's `key` option is given, for its faults' messages. */
+const OPERATOR_SITE = 'circuitBreaker()';
 
 /**
  * The operator itself, for `circuitBreaker()` and for decorated Observable
  * methods, whose fallbacks may have nothing to serve (a `lastGood` miss) and
- * count themselves under their own source.
+ * count themselves under their own source. `keySite` names where `key` was
+ * given, in the messages of its faults.
  *
  * @internal
  */
@@ -114,10 +120,12 @@ export function breakerOperator<T, R>(
   breaker: Breaker,
   key: (() => string | undefined) | undefined,
   recover: BreakerRecovery<R> | undefined,
+  keySite = '',
 ): OperatorFunction<T, T | R> {
   return (source) =>
     new Observable<T | R>((subscriber) => {
-      const target = key === undefined ? breaker : breaker.forKey(keyFor(breaker, key, undefined));
+      const target =
+        key === undefined ? breaker : breaker.forKey(keyFor(breaker, keySite, key, undefined));
       let permit: CallPermit;
       try {
         permit = target.acquire();
@@ -141,10 +149,6 @@ export function breakerOperator<T, R>(
       let replaced = false;
       let inner: Subscription | undefined;
       let rescue: Subscription | undefined;
-      // Settling the permit takes its deadline off the process's one deadline timer.
-      const decide = (): void => {
-        decided = true;
-      };
       /** Hands the subscriber to the fallback for what the call produced; `otherwise` when it has nothing to serve. */
       const failOver = (produced: unknown, otherwise: () => void): void => {
         if (recover === undefined) {
@@ -175,7 +179,7 @@ export function breakerOperator<T, R>(
         next: (value) => {
           if (replaced) return;
           if (!decided) {
-            decide();
+            decided = true;
             const outcome = permit.succeed(value);
             // A resolved answer the breaker counts as failed (a 503 response) is what a fallback is for, as a rejection is.
             if (outcome === 'failure' || outcome === 'overload') {
@@ -191,7 +195,7 @@ export function breakerOperator<T, R>(
             subscriber.error(error);
             return;
           }
-          decide();
+          decided = true;
           const outcome = permit.fail(error);
           if (outcome === 'failure' || outcome === 'overload')
             failOver(error, () => subscriber.error(error));
@@ -200,15 +204,19 @@ export function breakerOperator<T, R>(
         complete: () => {
           if (replaced) return;
           if (!decided) {
-            decide();
+            decided = true;
             permit.succeed(undefined);
           }
           subscriber.complete();
         },
       };
       // The call's signal for what the source starts as it is subscribed, e.g.
-      // `defer(() => fetch(url, { signal: getCallSignal() }))`: the deadline aborts that request.
-      inner = runWithCallSignal(permit, () => upstream.subscribe(observer), false);
+      // `defer(() => fetch(url, { signal: getCallSignal() }))`: the deadline, or unsubscribing, aborts that request.
+      // Only a call with a deadline has one, as for a decorated method: the plain path stays cheap.
+      inner =
+        permit.timeoutMs === undefined
+          ? upstream.subscribe(observer)
+          : subscribeWithCallSignal(permit, upstream, observer);
       // The fallback took over while the source was still emitting synchronously, before `inner` existed.
       if (replaced) inner.unsubscribe();
 
@@ -218,7 +226,7 @@ export function breakerOperator<T, R>(
           'abort',
           () => {
             if (decided) return;
-            decide();
+            decided = true;
             inner?.unsubscribe();
             const reason: unknown = permit.signal.reason;
             failOver(reason, () => subscriber.error(reason));
@@ -238,7 +246,8 @@ export function breakerOperator<T, R>(
 
       return () => {
         if (!decided) {
-          decide();
+          decided = true;
+          // Aborts the call's signal too (when one was made): the request the source started is not wanted.
           permit.release();
         }
         inner?.unsubscribe();
@@ -260,8 +269,11 @@ function faultedSource<T>(permit: FaultedCall<unknown>, source: Observable<T>): 
     try {
       started = permit.perform(
         () => {
-          if (!gone.signal.aborted)
-            inner = runWithCallSignal(permit, () => source.subscribe(subscriber), false);
+          if (gone.signal.aborted) return;
+          inner =
+            permit.timeoutMs === undefined
+              ? source.subscribe(subscriber)
+              : subscribeWithCallSignal(permit, source, subscriber);
         },
         AbortSignal.any([permit.signal, gone.signal]),
       );

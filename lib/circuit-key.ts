@@ -1,40 +1,82 @@
-import { BreakerHookError, type Breaker } from './core/index.js';
+import { BreakerHookError, OVERFLOW_KEY, type Breaker } from './core/index.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 
 /**
  * The key of a call whose key function found no target: it returned
  * `undefined`, `null` or `''` (a request without the tenant header), threw,
  * or returned something that is not a string. Those calls share the child of
- * this key, as any key's calls share theirs.
+ * this key, as any key's calls share theirs. It begins with the mark of the
+ * keys a family makes up (as `OVERFLOW_KEY` does), so a tenant named
+ * `default` keeps its own child: a family stores a key that begins with the
+ * mark in its bounded form, so this child's `key` reads `…default…<hash>`.
  *
  * @publicApi
  */
-export const DEFAULT_CIRCUIT_KEY = 'default';
+export const DEFAULT_CIRCUIT_KEY = `${OVERFLOW_KEY.charAt(0)}default`;
 
 /**
  * The key `keyOf(argument)` gives for `breaker`, or `DEFAULT_CIRCUIT_KEY`. A
  * key function that throws or returns a non-string is the application's bug,
- * not the request's: it is reported once per breaker (as a listener's fault
- * is), and the call goes on under the default key instead of failing.
+ * not the request's: it is reported once per site (`site`: where the key
+ * option was given; two sites sharing a breaker are two bugs), as a
+ * listener's fault is, and the call goes on under the default key instead of
+ * failing. A finite number is a key as its string (a numeric tenant id).
  *
  * @internal
  */
-export function keyFor<A>(breaker: Breaker, keyOf: (argument: A) => unknown, argument: A): string {
+export function keyFor<A>(
+  breaker: Breaker,
+  site: string,
+  keyOf: (argument: A) => unknown,
+  argument: A,
+): string {
   let key: unknown;
   try {
     key = keyOf(argument);
   } catch (fault) {
-    breaker.reportFault(
-      'key',
-      new BreakerHookError(circuitBreakerMessages.keyFunctionThrew(breaker.name, fault), fault),
-    );
-    return DEFAULT_CIRCUIT_KEY;
+    return keyThrew(breaker, site, fault);
   }
-  if (typeof key === 'string' && key !== '') return key;
-  if (key === undefined || key === null || key === '') return DEFAULT_CIRCUIT_KEY;
+  return typeof key === 'string' && key !== '' ? key : checkedKey(breaker, site, key);
+}
+
+/** `keyFor()` for a method's key option, `keyOf.apply(thisArg, args)`, without a closure per call. @internal */
+export function methodKeyFor(
+  breaker: Breaker,
+  site: string,
+  keyOf: (...args: any[]) => unknown,
+  thisArg: unknown,
+  args: unknown[],
+): string {
+  let key: unknown;
+  try {
+    key = Reflect.apply(keyOf, thisArg, args);
+  } catch (fault) {
+    return keyThrew(breaker, site, fault);
+  }
+  return typeof key === 'string' && key !== '' ? key : checkedKey(breaker, site, key);
+}
+
+function keyThrew(breaker: Breaker, site: string, fault: unknown): string {
   breaker.reportFault(
-    'key',
-    new BreakerHookError(circuitBreakerMessages.keyNotAString(breaker.name, key), undefined),
+    `key@${site}`,
+    new BreakerHookError(
+      circuitBreakerMessages.keyFunctionThrew(breaker.name, site, fault, DEFAULT_CIRCUIT_KEY),
+      fault,
+    ),
+  );
+  return DEFAULT_CIRCUIT_KEY;
+}
+
+/** What is not a non-empty string: nothing (the default key), a number's string, or a fault of the site. */
+function checkedKey(breaker: Breaker, site: string, key: unknown): string {
+  if (key === undefined || key === null || key === '') return DEFAULT_CIRCUIT_KEY;
+  if (typeof key === 'number' && Number.isFinite(key)) return String(key);
+  breaker.reportFault(
+    `key@${site}`,
+    new BreakerHookError(
+      circuitBreakerMessages.keyNotAString(breaker.name, site, key, DEFAULT_CIRCUIT_KEY),
+      undefined,
+    ),
   );
   return DEFAULT_CIRCUIT_KEY;
 }

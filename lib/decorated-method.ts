@@ -13,7 +13,7 @@ import { REGISTRY_PROPERTY } from './circuit-breaker.constants.js';
 import { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missing.error.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import { breakerOperator } from './circuit-breaker.operator.js';
-import { keyFor } from './circuit-key.js';
+import { methodKeyFor } from './circuit-key.js';
 import type { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 import { FaultedCall } from './core/faulted-call.js';
 import { FallbackRunner, raise } from './fallback/fallback-runner.js';
@@ -160,9 +160,8 @@ export class DecoratedMethod {
       return Promise.reject(this.missingRegistry());
     let breaker = this.breakerOf(instance);
     const registry = this.lastRegistry!;
-    const keyOf = this.key;
-    if (keyOf !== undefined)
-      breaker = breaker.forKey(keyFor(breaker, (a: any[]) => keyOf.apply(instance, a), args));
+    if (this.key !== undefined)
+      breaker = breaker.forKey(methodKeyFor(breaker, this.site, this.key, instance, args));
 
     if (this.kind === 'observable') {
       let source = original.apply(instance, args) as Observable<unknown>;

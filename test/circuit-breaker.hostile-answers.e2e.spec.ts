@@ -235,7 +235,7 @@ describe.each(HTTP_PLATFORMS)('Hostile values at the HTTP edge on %s', (platform
     });
   });
 
-  it('a key function that throws is reported once per breaker, and its requests are served under the default key', async () => {
+  it('a key function that throws is reported once per site, and its requests are served under the default key', async () => {
     const { registry, get, errors } = await started();
     for (let i = 0; i < 3; i++) {
       expect(await get('/tenant-throwing-key')).toEqual({
@@ -247,7 +247,8 @@ describe.each(HTTP_PLATFORMS)('Hostile values at the HTTP edge on %s', (platform
     }
     expect(registry.get('tenants').forKey(DEFAULT_CIRCUIT_KEY).snapshot().totals.admitted).toBe(3);
     expect(errors.mock.calls.map(([message]) => message)).toEqual([
-      'Circuit breaker "tenants": its key function threw TypeError: no tenant resolver; the call went on under the default key "default". Make the key function return the target\'s key, or undefined when there is none. Later faults of this key function are not reported again.',
+      `Circuit breaker "tenants" in @UseCircuitBreaker() on HostileController.tenantThrowingKey: option "key" threw TypeError: no tenant resolver; the call went on under the default key "${DEFAULT_CIRCUIT_KEY}". Make the key function return the target's key, or undefined when there is none. Later faults of this site's key function are not reported again.`,
+      `Circuit breaker "tenants" in @RequireCircuit() on HostileController.tenantGuardedThrowingKey: option "key" threw TypeError: no tenant resolver; the call went on under the default key "${DEFAULT_CIRCUIT_KEY}". Make the key function return the target's key, or undefined when there is none. Later faults of this site's key function are not reported again.`,
     ]);
   });
 });

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { defer, firstValueFrom, from } from 'rxjs';
+import { defer, firstValueFrom, from, NEVER, Subject, switchMap, takeUntil } from 'rxjs';
 import { fromFetch } from 'rxjs/fetch';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -82,6 +82,63 @@ describe('circuitBreaker() and the request it protects, over real HTTP', () => {
     await upstream.closed[0];
     expect(breaker.state).toBe('open');
     expect(getCallSignal()).toBeUndefined();
+  });
+
+  it('unsubscribing before the call settles aborts its signal (an AbortError) and closes the connection', async () => {
+    const { upstream, breaker } = await setup();
+    let signal: AbortSignal | undefined;
+    const stop = new Subject<void>();
+    const results: unknown[] = [];
+    defer(() => {
+      signal = getCallSignal();
+      return fetch(upstream.url, { signal });
+    })
+      .pipe(circuitBreaker(breaker), takeUntil(stop))
+      .subscribe({ next: (value) => results.push(value), error: (e) => results.push(e) });
+    await upstream.arrival(1);
+    expect(signal!.aborted).toBe(false);
+
+    stop.next();
+    expect(signal!.aborted).toBe(true);
+    expect(signal!.reason).toMatchObject({ name: 'AbortError' });
+    await upstream.closed[0];
+    expect(results).toEqual([]);
+    // Unsubscribing says nothing about the dependency.
+    expect(breaker.snapshot().totals).toMatchObject({ failures: { total: 0 }, ignored: 1 });
+    expect(breaker.state).toBe('closed');
+  });
+
+  it('switchMap() to a new request aborts the previous one; a call without a deadline has no signal', async () => {
+    const { upstream, breaker } = await setup();
+    const signals: (AbortSignal | undefined)[] = [];
+    const ids = new Subject<number>();
+    const subscription = ids
+      .pipe(
+        switchMap(() =>
+          defer(() => {
+            signals.push(getCallSignal());
+            return NEVER;
+          }).pipe(circuitBreaker(breaker)),
+        ),
+      )
+      .subscribe();
+    ids.next(1);
+    ids.next(2);
+    expect(signals.map((signal) => signal?.aborted)).toEqual([true, false]);
+    subscription.unsubscribe();
+    expect(signals[1]!.aborted).toBe(true);
+
+    const unbounded = new Breaker('unbounded', { timeoutMs: false });
+    let seen: AbortSignal | undefined = new AbortController().signal;
+    defer(() => {
+      seen = getCallSignal();
+      return NEVER;
+    })
+      .pipe(circuitBreaker(unbounded))
+      .subscribe()
+      .unsubscribe();
+    expect(seen).toBeUndefined();
+    expect(upstream.received).toHaveLength(0);
   });
 
   it('an open breaker never starts a deferred request (or a fromFetch one), while from(fetch()) has already sent its own', async () => {

@@ -15,12 +15,10 @@ export const envMessages = {
     `Environment variable ${variable}=${JSON.stringify(text)} is not ${alsoNumber ? 'a number or false' : 'true or false'}. Write ${alsoNumber ? `a number of milliseconds, or ${variable}=false` : `${variable}=true or ${variable}=false`}.`,
   notAWindowType: (variable: string, text: string) =>
     `Environment variable ${variable}=${JSON.stringify(text)} is not a window type. Write ${variable}=count or ${variable}=time.`,
-  unknownVariable: (variable: string, prefix: string, suggestion: string | undefined) =>
+  unknownVariable: (variable: string, prefix: string, suggestion: string) =>
     `Environment variable ${variable} starts with ${prefix} but names no breaker option this application reads.` +
-    (suggestion === undefined ? '' : ` Did you mean ${suggestion}?`) +
+    ` Did you mean ${suggestion}?` +
     ` Name a breaker given in "breakers" (or DEFAULTS) and an option, e.g. ${prefix}PAYMENTS_TIMEOUT_MS.`,
-  undeclaredBreaker: (variable: string, segment: string, path: string) =>
-    `Environment variable ${variable} sets option "${path}" of a breaker ${segment}, which is not in "breakers". Add the breaker's name to "breakers", or remove the variable.`,
   contradicting: (off: string, other: string) =>
     `Environment variables ${off}=false and ${other} contradict each other: one turns the option off, the other configures it. Remove one of them.`,
   sameSegment: (first: string, second: string, segment: string) =>

@@ -81,8 +81,11 @@ const SUFFIXES = new Map(OPTIONS.map(([path, kind]) => [segmentOf(path), { path,
  * `CB_CATALOG_SEARCH_HALF_OPEN_MAX_PROBES=3`, `CB_DEFAULTS_OPEN_DURATION_MS=30000`
  * (a breaker's name and an option's path in upper snake case). Every value is
  * checked here, and an error names the variable: a typo in a deployment fails
- * start-up instead of being ignored. A variable with the prefix that looks
- * like none of these (another program's `CB_API_KEY`) is ignored.
+ * start-up instead of being ignored. A variable with the prefix that names no
+ * option is an error only when it clearly targets this package (a breaker
+ * given or DEFAULTS, then a typo of an option; or a typo of a breaker given,
+ * then an option): another program's `CB_API_KEY`, `CB_PAYMENTS_URL` or
+ * `CB_HTTP_TIMEOUT_MS` is ignored.
  *
  * @publicApi
  */
@@ -202,9 +205,10 @@ function match(
 }
 
 /**
- * A variable with the prefix that names no option: an error if it looks meant
- * for one, with the closest variable this application reads; ignored if not
- * (another program's `CB_API_KEY`).
+ * A variable with the prefix that names no option: an error only when it
+ * clearly targets this package, naming the variable it most likely meant;
+ * ignored otherwise (another program's `CB_API_KEY`, `CB_PAYMENTS_URL`,
+ * `CB_HTTP_TIMEOUT_MS`).
  */
 function refuseUnknown(
   variable: string,
@@ -212,66 +216,65 @@ function refuseUnknown(
   rest: string,
   owners: Map<string, string>,
 ): void {
-  const undeclared = undeclaredBreaker(rest);
-  if (undeclared !== undefined) {
-    // An option's exact name: the breaker segment is mistyped, or the breaker is missing from "breakers".
-    const near = closestName(undeclared.segment, owners.keys());
-    throw new BreakerConfigError(
-      near === undefined
-        ? envMessages.undeclaredBreaker(variable, undeclared.segment, undeclared.path)
-        : envMessages.unknownVariable(variable, prefix, `${prefix}${near}_${undeclared.suffix}`),
-      '',
-      variable,
-    );
-  }
-  const suggestion = suggest(variable, prefix, owners);
-  if (suggestion === undefined && !looksLikeOption(rest, owners)) return;
+  const meant = meantVariable(rest, owners);
+  if (meant === undefined) return;
   throw new BreakerConfigError(
-    envMessages.unknownVariable(variable, prefix, suggestion),
+    envMessages.unknownVariable(variable, prefix, `${prefix}${meant}`),
     '',
     variable,
   );
 }
 
-/** An option's exact name after a breaker segment that is not given: `SHIPPING_TIMEOUT_MS`. */
-function undeclaredBreaker(
-  rest: string,
-): { segment: string; suffix: string; path: string } | undefined {
+/**
+ * What a variable that names no option meant, when it clearly targets this
+ * package: a breaker given (or DEFAULTS) followed by a typo of an option's
+ * name (`PAYMENTS_HALF_OPEN_MAX_PROBS`), or a typo of a breaker given followed
+ * by an option's exact name (`PAYMENT_TIMEOUT_MS`). A segment that is no
+ * breaker (`HTTP_TIMEOUT_MS`) or a word that is no option (`PAYMENTS_URL`)
+ * targets something else.
+ */
+function meantVariable(rest: string, owners: Map<string, string>): string | undefined {
+  let best: string | undefined;
+  let bestLength = -1;
+  for (const segment of owners.keys()) {
+    if (!rest.startsWith(`${segment}_`) || segment.length <= bestLength) continue;
+    const option = nearOption(rest.slice(segment.length + 1));
+    if (option === undefined) continue;
+    best = `${segment}_${option}`;
+    bestLength = segment.length;
+  }
+  if (best !== undefined) return best;
   for (let at = rest.indexOf('_'); at !== -1; at = rest.indexOf('_', at + 1)) {
     const suffix = rest.slice(at + 1);
-    const option = SUFFIXES.get(suffix);
-    if (option !== undefined) return { segment: rest.slice(0, at), suffix, path: option.path };
+    if (!SUFFIXES.has(suffix)) continue;
+    const near = closestName(rest.slice(0, at), owners.keys());
+    if (near !== undefined) return `${near}_${suffix}`;
   }
   return undefined;
 }
 
-/**
- * Whether a variable that names no option still looks meant for one: it
- * addresses a breaker given (or DEFAULTS), or it ends with a typo of an
- * option's name of two words or more (`_OPEN_DURATON_MS`). A one-word typo
- * is not looked for: `_STATE` is one edit from `_SHARE`.
- */
-function looksLikeOption(rest: string, owners: Map<string, string>): boolean {
-  for (const segment of owners.keys()) if (rest.startsWith(`${segment}_`)) return true;
-  // Every tail that starts a word: the whole rest, then after each underscore.
-  for (let at = 0; ;) {
-    const tail = rest.slice(at);
-    if (tail.includes('_') && closestName(tail, SUFFIXES.keys()) !== undefined) return true;
-    const next = rest.indexOf('_', at);
-    if (next === -1) return false;
-    at = next + 1;
-  }
+// An option of one word (`JITTER`, `SHARE`) is near only one edit away: `_STATE` is two from `_SHARE`.
+const MULTI_WORD = [...SUFFIXES.keys()].filter((suffix) => suffix.includes('_'));
+const ONE_WORD = [...SUFFIXES.keys()].filter((suffix) => !suffix.includes('_'));
+
+/** The option a word names with a typo: within `closestName()`'s reach of a multi-word one, one edit of a one-word one. */
+function nearOption(tail: string): string | undefined {
+  const multi = closestName(tail, MULTI_WORD);
+  if (multi !== undefined) return multi;
+  return ONE_WORD.find((word) => oneEditApart(tail, word));
 }
 
-function suggest(
-  variable: string,
-  prefix: string,
-  owners: Map<string, string>,
-): string | undefined {
-  const known: string[] = [];
-  for (const segment of owners.keys())
-    for (const suffix of SUFFIXES.keys()) known.push(`${prefix}${segment}_${suffix}`);
-  return closestName(variable, known);
+/** One insertion, deletion, substitution or swap of neighbours. */
+function oneEditApart(a: string, b: string): boolean {
+  if (Math.abs(a.length - b.length) > 1 || a === b) return false;
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  if (a.length === b.length)
+    return (
+      a.slice(i + 1) === b.slice(i + 1) ||
+      (a[i] === b[i + 1] && a[i + 1] === b[i] && a.slice(i + 2) === b.slice(i + 2))
+    );
+  return a.length > b.length ? a.slice(i + 1) === b.slice(i) : a.slice(i) === b.slice(i + 1);
 }
 
 function parse(variable: string, text: string, kind: Kind): unknown {

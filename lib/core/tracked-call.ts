@@ -35,7 +35,7 @@ export interface CallPermit<T = unknown> {
   readonly outcome: CallOutcome | 'timeout' | undefined;
   /** The deadline that applies to this call: `timeoutMs`, or `halfOpen.probeTimeoutMs` for a probe. */
   readonly timeoutMs: number | undefined;
-  /** The call's own signal, aborted on its deadline or when its probe expires; hand it to the work you start. */
+  /** The call's own signal, aborted on its deadline, when its probe expires, or by `release()` before it settled; hand it to the work you start. */
   readonly signal: AbortSignal;
   /** The call resolved with `value` (classified with `classifyResult`). */
   succeed(value?: unknown): CallOutcome;
@@ -43,7 +43,7 @@ export interface CallPermit<T = unknown> {
   fail(error: unknown): CallOutcome;
   /** The call ran out of time: counted as a failure. */
   timeOut(error: CallTimeoutError): void;
-  /** The call's outcome is unknown or irrelevant (the caller went away): `ignored`. */
+  /** The call's outcome is unknown or irrelevant (the caller went away): `ignored`, and its signal aborts (an `AbortError`). */
   release(): void;
   /**
    * Settles the permit from the call's result: a value at once, a promise when it
@@ -275,6 +275,8 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     if (this.settled) return;
     this.finish();
     this.outcome = 'ignored';
+    // The caller went away (an unsubscribed Observable): what the call started with its signal is not wanted any more.
+    this.controller?.abort();
     this.breaker.settle(this.token, 'ignored', undefined, this.startedAt, undefined);
     this.parentCall?.release();
   }

@@ -22,7 +22,7 @@ export interface UseCircuitBreakerOptions {
    * request's target, read from the `ExecutionContext` (a header, a route
    * parameter, the host), so each tenant or host has its own child breaker.
    * A request without one (`undefined`, `null`, `''`) goes to the child of
-   * `DEFAULT_CIRCUIT_KEY`; a key function that throws is reported once and
+   * `DEFAULT_CIRCUIT_KEY`; a key function that throws is reported once (per site) and
    * its requests go there too.
    */
   key?: (context: ExecutionContext) => string | undefined;

@@ -1,4 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { closestName } from '../../lib/closest-name.js';
 import { circuitBreakerOptionsFromEnv } from '../../lib/config/circuit-breaker-env.js';
 import {
   BreakerConfigError,
@@ -155,35 +157,70 @@ describe('circuitBreakerOptionsFromEnv()', () => {
       CB_APP_STATE: 'ready',
       CB_CACHE_TTL_MS: '5000',
       CB_TIMEOUT: '30',
+      // A breaker given, then a word that is no option: the application's own URL, not a typo of SHARE.
+      CB_PAYMENTS_URL: 'https://pay.example',
+      CB_PAYMENTS_BASE_ADDRESS: 'https://pay.example',
+      // An option's name after a segment that is no breaker of this application: another client's deadline.
+      CB_HTTP_TIMEOUT_MS: '5000',
+      CB_SHIPPING_OPEN_DURATION_MS: '1000',
+      CB_SHIPPING_OPEN_DURATON_MS: '1000',
     };
     expect(fromEnv({ ...unrelated, CB_PAYMENTS_TIMEOUT_MS: '2000' })).toEqual({
       breakers: { payments: { timeoutMs: 2000 } },
     });
   });
 
-  it('refuses an unknown CB_ variable that looks meant for a breaker: its breaker, its option, or a typo of one', () => {
+  it('refuses an unknown CB_ variable that clearly targets a breaker: a breaker given then a typo of an option, or a typo of a breaker then an option', () => {
     const messageOf = (variable: string) =>
       errorOf(() => fromEnv({ [variable]: '1000' })).message.split(' Name a breaker')[0];
-    // It addresses a breaker given, with an option that is none.
-    expect(messageOf('CB_PAYMENTS_BASE_ADDRESS')).toMatch(
-      /^Environment variable CB_PAYMENTS_BASE_ADDRESS starts with CB_ but names no breaker option this application reads\./,
-    );
-    // An option's exact name, for a breaker missing from "breakers"; or a breaker's typo, with the right name.
+    // A typo of a breaker given, then an option's exact name.
     expect(messageOf('CB_PAYMENT_JITTER')).toBe(
       'Environment variable CB_PAYMENT_JITTER starts with CB_ but names no breaker option this application reads. Did you mean CB_PAYMENTS_JITTER?',
     );
-    expect(messageOf('CB_SHIPPING_OPEN_DURATION_MS')).toBe(
-      'Environment variable CB_SHIPPING_OPEN_DURATION_MS sets option "openDurationMs" of a breaker SHIPPING, which is not in "breakers". Add the breaker\'s name to "breakers", or remove the variable.',
-    );
-    // A typo of an option of two words or more, whatever the breaker segment (here the closest is the defaults').
-    expect(messageOf('CB_SHIPPING_OPEN_DURATON_MS')).toBe(
-      'Environment variable CB_SHIPPING_OPEN_DURATON_MS starts with CB_ but names no breaker option this application reads. Did you mean CB_DEFAULTS_OPEN_DURATION_MS?',
-    );
+    // A breaker given (or DEFAULTS), then a typo of an option: of several words, or one edit of a one-word option.
     expect(messageOf('CB_CATALOG_SEARCH_HALF_OPEN_MAX_PROBS')).toBe(
       'Environment variable CB_CATALOG_SEARCH_HALF_OPEN_MAX_PROBS starts with CB_ but names no breaker option this application reads. Did you mean CB_CATALOG_SEARCH_HALF_OPEN_MAX_PROBES?',
     );
     expect(messageOf('CB_DEFAULTS_JITTR')).toBe(
       'Environment variable CB_DEFAULTS_JITTR starts with CB_ but names no breaker option this application reads. Did you mean CB_DEFAULTS_JITTER?',
+    );
+    expect(messageOf('CB_PAYMENTS_OPEN_DURATON_MS')).toBe(
+      'Environment variable CB_PAYMENTS_OPEN_DURATON_MS starts with CB_ but names no breaker option this application reads. Did you mean CB_PAYMENTS_OPEN_DURATION_MS?',
+    );
+  });
+
+  it('ignores what does not clearly target a breaker, and never suggests across a whole word', () => {
+    const env = {
+      // Two edits from SHARE (a one-word option), one word: not a typo of it.
+      CB_PAYMENTS_STATE: 'ready',
+      CB_PAYMENTS_URL: 'https://pay.example',
+      // A generic suffix after a segment that is no breaker, nor a typo of one.
+      CB_HTTP_TIMEOUT_MS: '5000',
+      CB_REDIS_WINDOW_SIZE: '10',
+    };
+    expect(fromEnv(env)).toEqual({});
+  });
+
+  it('ignores any option name after a segment that is neither a breaker given nor a typo of one (fast-check, fixed seed)', () => {
+    const options = [
+      'TIMEOUT_MS',
+      'WINDOW_SIZE',
+      'JITTER',
+      'SHARE',
+      'OPEN_DURATION_MS',
+      'HALF_OPEN_MAX_PROBES',
+    ];
+    const known = ['PAYMENTS', 'CATALOG_SEARCH', 'DEFAULTS'];
+    fc.assert(
+      fc.property(
+        fc.stringMatching(/^[A-Z]{2,10}$/),
+        fc.constantFrom(...options),
+        (segment, option) => {
+          fc.pre(!known.includes(segment) && closestName(segment, known) === undefined);
+          expect(fromEnv({ [`CB_${segment}_${option}`]: '1000' })).toEqual({});
+        },
+      ),
+      { seed: 25_08, numRuns: 300 },
     );
   });
 

@@ -187,6 +187,54 @@ describe('withRetry()', () => {
     expect(retries).toEqual([]);
   });
 
+  /** Call B is in flight while call A gets a 429 pausing the breaker for `seconds`; then B fails with a 500. */
+  async function failDuringAnothersPause(maxRetryAfterMs: number, seconds: string) {
+    const { breaker, retries } = breakerWithEvents();
+    const policy = withRetry(breaker, {
+      attempts: 2,
+      maxRetryAfterMs,
+      backoff: { initialMs: 10, jitter: 0 },
+      budget: false,
+    });
+    const serverError = httpError(500);
+    let failB!: (error: unknown) => void;
+    let made = 0;
+    const callB = policy.execute(() =>
+      made++ === 0
+        ? new Promise<string>((_, reject) => (failB = reject))
+        : Promise.resolve('served'),
+    );
+    const outcomeB = callB.then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
+    await breaker
+      .execute(() => Promise.reject(httpError(429, { 'retry-after': seconds })))
+      .catch(() => undefined);
+    failB(serverError);
+    await vi.advanceTimersByTimeAsync(0);
+    return { retries, outcomeB, serverError, made: () => made };
+  }
+
+  it("stops retrying when another call's pause of the breaker is longer than maxRetryAfterMs", async () => {
+    const { retries, outcomeB, serverError, made } = await failDuringAnothersPause(300, '2');
+    expect(await outcomeB).toEqual({ error: serverError });
+    expect(made()).toBe(1);
+    expect(retries).toEqual([]);
+  });
+
+  it("waits out another call's shorter pause, and the retry event says so", async () => {
+    const { retries, outcomeB, serverError, made } = await failDuringAnothersPause(5_000, '2');
+    expect(retries).toEqual([
+      { attempt: 2, delayMs: 2_000, error: serverError, result: 'scheduled' },
+    ]);
+    await elapse(1_999);
+    expect(made()).toBe(1);
+    await elapse(1);
+    expect(await outcomeB).toEqual({ value: 'served' });
+    expect(made()).toBe(2);
+  });
+
   it('retries only what the classification calls a failure or an overload', async () => {
     const { breaker, retries } = breakerWithEvents({
       classify: (error: unknown) =>

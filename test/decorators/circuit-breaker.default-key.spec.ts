@@ -28,6 +28,16 @@ class Inventory {
   async stockAnywhere(): Promise<string> {
     return 'stock';
   }
+
+  @CircuitBreaker({
+    name: 'warehouses',
+    key: (): string => {
+      throw new RangeError('no region resolver');
+    },
+  })
+  async stockInRegion(): Promise<string> {
+    return 'regional stock';
+  }
 }
 
 describe('the default key of @CircuitBreaker() and circuitBreaker()', () => {
@@ -55,27 +65,45 @@ describe('the default key of @CircuitBreaker() and circuitBreaker()', () => {
     expect(errors).not.toHaveBeenCalled();
   });
 
-  it('a key function that throws is reported once, and its calls run under the default key', async () => {
+  it('a key function that throws is reported once per site, and its calls run under the default key', async () => {
     const { inventory, family, errors } = await started();
     expect(await inventory.stockAnywhere()).toBe('stock');
     expect(await inventory.stockAnywhere()).toBe('stock');
-    expect(family.forKey(DEFAULT_CIRCUIT_KEY).snapshot().totals.successes).toBe(2);
+    // Another site of the same per-key breaker, with a bug of its own: reported too.
+    expect(await inventory.stockInRegion()).toBe('regional stock');
+    expect(await inventory.stockInRegion()).toBe('regional stock');
+    expect(family.forKey(DEFAULT_CIRCUIT_KEY).snapshot().totals.successes).toBe(4);
     expect(errors.mock.calls.map(([message]) => message)).toEqual([
-      'Circuit breaker "warehouses": its key function threw Error: no warehouse resolver; the call went on under the default key "default". Make the key function return the target\'s key, or undefined when there is none. Later faults of this key function are not reported again.',
+      `Circuit breaker "warehouses" in @CircuitBreaker() on Inventory.stockAnywhere: option "key" threw Error: no warehouse resolver; the call went on under the default key "${DEFAULT_CIRCUIT_KEY}". Make the key function return the target's key, or undefined when there is none. Later faults of this site's key function are not reported again.`,
+      `Circuit breaker "warehouses" in @CircuitBreaker() on Inventory.stockInRegion: option "key" threw RangeError: no region resolver; the call went on under the default key "${DEFAULT_CIRCUIT_KEY}". Make the key function return the target's key, or undefined when there is none. Later faults of this site's key function are not reported again.`,
     ]);
   });
 
-  it('the operator: undefined is the default key; a number is reported once and goes there too', async () => {
+  it('a tenant named "default" is a key like any other, apart from the default key', async () => {
+    const { inventory, family } = await started();
+    expect(DEFAULT_CIRCUIT_KEY).not.toBe('default');
+    expect(await inventory.stock('default')).toBe('stock of default');
+    expect(await inventory.stock()).toBe('stock of the default warehouse');
+    expect(await inventory.stock()).toBe('stock of the default warehouse');
+    expect(family.forKey('default').snapshot().totals.successes).toBe(1);
+    expect(family.forKey(DEFAULT_CIRCUIT_KEY).snapshot().totals.successes).toBe(2);
+    expect(family.forKey('default')).not.toBe(family.forKey(DEFAULT_CIRCUIT_KEY));
+  });
+
+  it('the operator: undefined is the default key, a finite number its string; anything else is reported once', async () => {
     const { family, errors } = await started();
     expect(
       await firstValueFrom(of('a').pipe(circuitBreaker(family, { key: () => undefined }))),
     ).toBe('a');
     const numeric = circuitBreaker(family, { key: () => 7 as unknown as string });
     expect(await firstValueFrom(of('b').pipe(numeric))).toBe('b');
-    expect(await firstValueFrom(of('c').pipe(numeric))).toBe('c');
+    expect(family.forKey('7').snapshot().totals.successes).toBe(1);
+    const notANumber = circuitBreaker(family, { key: () => Number.NaN as unknown as string });
+    expect(await firstValueFrom(of('c').pipe(notANumber))).toBe('c');
+    expect(await firstValueFrom(of('d').pipe(notANumber))).toBe('d');
     expect(family.forKey(DEFAULT_CIRCUIT_KEY).snapshot().totals.successes).toBe(3);
     expect(errors.mock.calls.map(([message]) => message)).toEqual([
-      'Circuit breaker "warehouses": its key function returned 7, not a string; the call went on under the default key "default". Return the target\'s key as a string, or undefined when there is none. Later faults of this key function are not reported again.',
+      `Circuit breaker "warehouses" in circuitBreaker(): option "key" returned NaN, not a string; the call went on under the default key "${DEFAULT_CIRCUIT_KEY}". Return the target's key as a string, or undefined when there is none. Later faults of this site's key function are not reported again.`,
     ]);
   });
 });

@@ -108,7 +108,7 @@ async function retryAfter<T>(
 ): Promise<T> {
   let last = first;
   for (let made = 1; ; made++) {
-    const delayMs = delayBefore(breaker, policy, made, last.value);
+    const delayMs = withPause(breaker, policy, delayBefore(breaker, policy, made, last.value));
     const granted =
       delayMs !== undefined &&
       (budget === undefined ||
@@ -124,9 +124,8 @@ async function retryAfter<T>(
       if (last.threw) throw last.value;
       return last.value as T;
     }
-    const pausedFor = pauseLeft(breaker.peek());
     await sleep(delayMs!, signal);
-    await waitOutPause(breaker, pausedFor, signal);
+    await waitOutSlack(breaker, signal);
     try {
       const value = await attempt();
       if (made + 1 >= policy.attempts || !retryableValue(breaker, value)) return value;
@@ -178,30 +177,42 @@ function delayBefore(
   return Math.round(base * (1 - policy.jitter * breaker.draw()));
 }
 
-// How many times a retry waits again for the breaker's pause to end, and how early a timer may fire against its clock.
-const MAX_PAUSE_WAITS = 8;
-const TIMER_SLACK_MS = 1;
+// How many times a retry waits again for a pause's last milliseconds, and how early a timer may fire against the clock.
+const MAX_SLACK_WAITS = 8;
+const TIMER_SLACK_MS = 4;
 
 /**
- * Waits until the breaker's own `Retry-After` pause is over, so that the
- * retry reaches the dependency instead of being refused locally. The process's
- * timers start from a cached, whole-millisecond loop time, while the pause
- * runs on the breaker's monotonic reading: a timer of the hint's length can
- * fire up to a millisecond before the pause ends. `before` is what was left
- * of the pause when the last wait began. Bounded: a pause that did not shrink
- * over a wait (a test's clock that is not moved) is waited again only within
- * a timer's slack, and at most a few times, so that no caller waits for ever
- * on a clock that stands still.
+ * The wait before a retry, once the breaker's own `Retry-After` pause is
+ * counted: a pause (maybe begun by another call's 429) longer than the
+ * policy's `maxRetryAfterMs` stops retrying, as a hint of the failure's own
+ * would; a shorter one longer than the backoff becomes the wait, so that the
+ * `retry` event says how long the retry really waits.
  */
-async function waitOutPause(
+function withPause(
   breaker: RetryTarget,
-  before: number,
-  signal: AbortSignal | undefined,
-): Promise<void> {
-  for (let waits = 0; waits < MAX_PAUSE_WAITS; waits++) {
+  policy: ResolvedRetryOptions,
+  delayMs: number | undefined,
+): number | undefined {
+  if (delayMs === undefined) return undefined;
+  const pause = pauseLeft(breaker.peek());
+  // The slack: the failure's own hint and the pause it began are read on two clocks.
+  if (pause > policy.maxRetryAfterMs + TIMER_SLACK_MS) return undefined;
+  return pause > delayMs + TIMER_SLACK_MS ? Math.ceil(pause) : delayMs;
+}
+
+/**
+ * After the wait, absorbs only a timer's slack: the process's timers start
+ * from a cached, whole-millisecond loop time, while the pause runs on the
+ * breaker's monotonic reading, so a timer of the pause's length can fire a
+ * little before the pause ends. A longer remainder (a pause begun during the
+ * wait, or a clock that does not move) is not waited: the attempt then gets
+ * the breaker's answer. Bounded, so that no caller waits for ever on a clock
+ * that stands still.
+ */
+async function waitOutSlack(breaker: RetryTarget, signal: AbortSignal | undefined): Promise<void> {
+  for (let waits = 0; waits < MAX_SLACK_WAITS; waits++) {
     const left = pauseLeft(breaker.peek());
-    if (left <= 0 || (left >= before && left > TIMER_SLACK_MS)) return;
-    before = left;
+    if (left <= 0 || left > TIMER_SLACK_MS) return;
     await sleep(left, signal);
   }
 }
