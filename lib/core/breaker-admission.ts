@@ -255,6 +255,15 @@ export abstract class BreakerAdmission extends BreakerCalls {
     (this.parent as BreakerAdmission).keyed?.childBusy(this, busy);
   }
 
+  /**
+   * @internal How many times `reconfigure()` put options in force (local, fleet
+   * or reload): counted as it happens, so a change undone before anyone
+   * looks still shows. A family's children run on its options and count none.
+   */
+  get reconfigurations(): number {
+    return this.counters.reconfigurations;
+  }
+
   /** @internal A family's child: its bulkhead, if calls hold or wait for a slot of it (asked as it is evicted). */
   busyBulkhead(): Bulkhead | undefined {
     const bulkhead = guards.get(this)?.bulkhead;
