@@ -47,6 +47,7 @@ export interface FamilyMember {
 export interface HeldSlots {
   readonly active: number;
   readonly queued: number;
+  readonly canQueue: boolean;
 }
 
 /** What a family needs of a child to keep its key's bulkhead across eviction. @internal */
@@ -176,6 +177,16 @@ export class BreakerFamily<Child extends FamilyChild> implements FamilyTransitio
     if (typeof key !== 'string') throw new TypeError(breakerMessages.badKey(this.owner.name, key));
     if (key.length > this.maxKeyLength || key.charCodeAt(0) === MARK_CODE) key = this.bound(key);
     return this.children.get(key);
+  }
+
+  /**
+   * The bulkhead kept for `key` since its child was evicted with calls in it,
+   * which the key's next child takes over (`find()`'s rules, touching nothing).
+   */
+  kept(key: string): HeldSlots | undefined {
+    if (this.retained === undefined) return undefined;
+    if (key.length > this.maxKeyLength || key.charCodeAt(0) === MARK_CODE) key = this.bound(key);
+    return this.retained.get(key);
   }
 
   /**

@@ -102,9 +102,13 @@ describe('per-key family with a bulkhead: eviction and calls in flight', () => {
     expect(f.breaker.forKey('d').key).toBe('d');
     expect(f.running.get('d')).toBe(1);
     expect(f.breaker.snapshot().family).toMatchObject({ keys: 2, evicted: 2, overflowed: 0 });
+    // peekKey() answers as a call would: 'a' is no longer held, but its next child is full.
+    expect(f.breaker.peekKey('a')).toMatchObject({ permitted: false, reason: 'bulkhead-full' });
+    expect(f.breaker.peekKey('e').permitted).toBe(true);
     for (const gate of f.gates) gate.open();
     expect(await Promise.all([...slow, d])).toEqual(['ran', 'ran', 'ran', 'ran']);
     expect(retained(f.breaker)).toBe(0);
+    expect(f.breaker.peekKey('a').permitted).toBe(true);
   });
 
   it("a waiting call moves with its bulkhead: the key's next child finds the slot and the queue taken", async () => {
