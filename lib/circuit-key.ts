@@ -1,18 +1,15 @@
-import { BreakerHookError, OVERFLOW_KEY, type Breaker } from './core/index.js';
+import { BreakerHookError, type Breaker } from './core/index.js';
+import { DEFAULT_CIRCUIT_KEY } from './core/breaker-family.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 
 /**
  * The key of a call whose key function found no target: it returned
  * `undefined`, `null` or `''` (a request without the tenant header), threw,
  * or returned something that is not a string. Those calls share the child of
- * this key, as any key's calls share theirs. It begins with the mark of the
- * keys a family makes up (as `OVERFLOW_KEY` does), so a tenant named
- * `default` keeps its own child: a family stores a key that begins with the
- * mark in its bounded form, so this child's `key` reads `…default…<hash>`.
- *
- * @publicApi
+ * this key, as any key's calls share theirs; a tenant named `default` keeps
+ * its own child.
  */
-export const DEFAULT_CIRCUIT_KEY = `${OVERFLOW_KEY.charAt(0)}default`;
+export { DEFAULT_CIRCUIT_KEY };
 
 /**
  * The key `keyOf(argument)` gives for `breaker`, or `DEFAULT_CIRCUIT_KEY`. A

@@ -18,6 +18,7 @@ import {
   type TransitionReason,
 } from './breaker-state.js';
 import type { CircuitOpenError } from './breaker.errors.js';
+import type { Bulkhead } from './bulkhead.js';
 import { guardFor, type CallGuard } from './call-guard.js';
 import { retryAfterOf } from './classify.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
@@ -255,6 +256,35 @@ export abstract class BreakerAdmission extends BreakerCalls {
   /** @internal A family's child: its bulkhead started holding calls, or holds none any more. */
   bulkheadBusy(busy: boolean): void {
     (this.parent as BreakerAdmission).keyed?.childBusy(this, busy);
+  }
+
+  /**
+   * @internal How many times `reconfigure()` put options in force (local, fleet
+   * or reload): counted as it happens, so a change undone before anyone
+   * looks still shows. A family's children run on its options and count none.
+   */
+  get reconfigurations(): number {
+    return this.counters.reconfigurations;
+  }
+
+  /** @internal A family's child: its bulkhead, if calls hold or wait for a slot of it (asked as it is evicted). */
+  busyBulkhead(): Bulkhead | undefined {
+    const bulkhead = guards.get(this)?.bulkhead;
+    return bulkhead !== undefined && bulkhead.active + bulkhead.queued > 0 ? bulkhead : undefined;
+  }
+
+  /**
+   * @internal A new child of a family takes over the bulkhead its key's evicted
+   * child left with calls in it, under the family's limits now: the key's cap
+   * holds across eviction. Without a bulkhead of its own (reconfigured away)
+   * it has no cap to keep.
+   */
+  adoptBulkhead(bulkhead: Bulkhead): void {
+    const guard = guards.get(this);
+    const limits = this.config.bulkhead;
+    if (guard?.bulkhead === undefined || limits === undefined) return;
+    bulkhead.setLimits(limits);
+    guard.bulkhead = bulkhead;
   }
 
   /** @internal Whether a family still holds `child` (an evicted child is probed no more). */

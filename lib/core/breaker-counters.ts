@@ -49,6 +49,8 @@ class RareCounters {
   msIsolated = 0;
   msDisabled = 0;
   msMetricsOnly = 0;
+  /** `reconfigure()` calls that put options in force. */
+  reconfigurations = 0;
 }
 
 const NONE = Object.freeze(new RareCounters());
@@ -65,6 +67,11 @@ export class BreakerCounters {
   admitted = 0;
   successes = 0;
   private more: RareCounters | undefined = undefined;
+
+  /** How many times `reconfigure()` put options in force. */
+  get reconfigurations(): number {
+    return this.more?.reconfigurations ?? 0;
+  }
 
   /** The rare counters, for writing. */
   get rare(): RareCounters {

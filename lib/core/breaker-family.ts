@@ -21,6 +21,16 @@ const HASH_LENGTH = 32;
  */
 export const OVERFLOW_KEY = `${MARK}overflow`;
 
+/**
+ * The key of a call whose key function found no target (see the Nest layer's
+ * key functions). It begins with the mark, so no tenant's key is ever stored
+ * as this one (a tenant named `default` keeps its own child), and it is the
+ * one marked key a family stores as it is, so its child reads `…default`.
+ *
+ * @publicApi
+ */
+export const DEFAULT_CIRCUIT_KEY = `${MARK}default`;
+
 /** The per-key part of a family's snapshot. @publicApi */
 export interface FamilySnapshot {
   /** Children currently held. */
@@ -30,7 +40,7 @@ export interface FamilySnapshot {
   unhealthyKeys: number;
   /** Children evicted since creation. */
   evicted: number;
-  /** Calls for new keys that had to share the overflow child because every held child was failing or had calls in its bulkhead. */
+  /** Calls for new keys that had to share the overflow child because every held child was failing. */
   overflowed: number;
 }
 
@@ -43,10 +53,25 @@ export interface FamilyMember {
   readonly lastDecidedState: BreakerState;
 }
 
+/** What a family reads of a child's bulkhead (the family never uses one). @internal */
+export interface HeldSlots {
+  readonly active: number;
+  readonly queued: number;
+  readonly canQueue: boolean;
+}
+
+/** What a family needs of a child to keep its key's bulkhead across eviction. @internal */
+export interface FamilyChild extends FamilyMember {
+  /** Its bulkhead, if calls hold or wait for a slot of it. */
+  busyBulkhead(): HeldSlots | undefined;
+  /** Takes over the bulkhead of its key's evicted child, whose calls still hold or wait for slots. */
+  adoptBulkhead(bulkhead: HeldSlots): void;
+}
+
 /** What a breaker's transitions tell the family it belongs to. @internal */
 export interface FamilyTransitions {
   childTransitioned(child: FamilyMember, from: BreakerState, to: BreakerState, now: number): void;
-  /** Its bulkhead started holding calls, or holds none any more. */
+  /** Its bulkhead (or one it dropped, or gave up on eviction) started holding calls, or holds none any more. */
   childBusy(child: FamilyMember, busy: boolean): void;
 }
 
@@ -68,15 +93,16 @@ export interface FamilyOwner {
 /**
  * The children of a per-key breaker: one per target, created on first use,
  * bounded by `maxKeys` (idle closed children evicted first, least recently
- * used; open and half-open children never, nor a child with calls holding
- * or waiting for a slot of its bulkhead), so keys from untrusted input
+ * used; open and half-open children never), so keys from untrusted input
  * cannot grow memory without bound, and keys longer than `maxKeyLength`
  * stored in a bounded form. When no held child can go, new keys share one
- * overflow child.
+ * overflow child. A child evicted with calls holding or waiting for a slot of
+ * its bulkhead leaves that bulkhead to its key's next child, so the key's cap
+ * holds across eviction.
  *
  * @internal
  */
-export class BreakerFamily<Child extends FamilyMember> implements FamilyTransitions {
+export class BreakerFamily<Child extends FamilyChild> implements FamilyTransitions {
   private readonly children = new Map<string, Child>();
   private overflow: Child | undefined;
   private childListeners: ((child: Child) => void)[] | undefined;
@@ -90,10 +116,12 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
   private failing = 0;
   private evicted = 0;
   private overflowed = 0;
-  /** Held children whose bulkhead holds or queues calls (made at the first): never evicted. */
-  private busy: Set<Child> | undefined = undefined;
-  /** Those of them closed or disabled: with `failing`, what spares the search when no child can go. */
-  private busyQuiet = 0;
+  /**
+   * The bulkheads of evicted children whose calls still hold or wait for
+   * slots, by key (made at the first): the key's next child takes its over.
+   * Each goes when it holds no call, so they are bounded by the calls in flight.
+   */
+  private retained: Map<string, HeldSlots> | undefined = undefined;
   private readonly maxKeys: number;
   private readonly idleMs: number | undefined;
   private readonly maxKeyLength: number;
@@ -137,7 +165,13 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
     }
     // Held for as long as the child: a copy of its own, never a slice of something larger.
     key = flatCopy(key);
-    const child = this.born(this.create(key));
+    const child = this.create(key);
+    const kept = this.retained?.get(key);
+    if (kept !== undefined) {
+      this.retained!.delete(key);
+      child.adoptBulkhead(kept);
+    }
+    this.born(child);
     // A time is a boxed number: store it only when idle eviction needs it.
     if (this.idleMs !== undefined) child.lastUsedAt = now;
     children.set(key, child);
@@ -160,6 +194,16 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
   }
 
   /**
+   * The bulkhead kept for `key` since its child was evicted with calls in it,
+   * which the key's next child takes over (`find()`'s rules, touching nothing).
+   */
+  kept(key: string): HeldSlots | undefined {
+    if (this.retained === undefined) return undefined;
+    if (key.length > this.maxKeyLength || key.charCodeAt(0) === MARK_CODE) key = this.bound(key);
+    return this.retained.get(key);
+  }
+
+  /**
    * The stored form of a key that is too long or begins with the mark: the
    * mark, as much of its start as fits, the mark, and a hash of all of it.
    * At most `maxKeyLength` long, and never equal to a key stored as is (those
@@ -169,6 +213,7 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
     if (typeof key !== 'string') {
       throw new TypeError(breakerMessages.badKey(this.owner.name, key));
     }
+    if (key === DEFAULT_CIRCUIT_KEY) return key;
     // UTF-16 code units, not UTF-8: lone surrogates would all encode to one replacement character and collide.
     const hash = sha256Utf16(key).slice(0, HASH_LENGTH);
     const room = this.maxKeyLength - HASH_LENGTH - 2;
@@ -224,8 +269,6 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
    */
   childTransitioned(child: Child, from: BreakerState, to: BreakerState, now: number): void {
     if (!this.holds(child)) return;
-    if (isQuiet(from) !== isQuiet(to) && this.busy?.has(child) === true)
-      this.busyQuiet += isQuiet(to) ? 1 : -1;
     if (isUnhealthy(from) !== isUnhealthy(to)) this.unhealthy += isUnhealthy(to) ? 1 : -1;
     const was = isFailing(from);
     const is = isFailing(to);
@@ -238,14 +281,17 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
       this.owner.openForChildren(now, { failing: this.failing, known });
   }
 
-  /** A held child's bulkhead started holding calls, or holds none any more. */
+  /**
+   * A child's bulkhead started holding calls, or holds none any more. Only
+   * the end matters: a bulkhead kept for its key since an eviction may go.
+   * (It still tells the child that made it, whichever child holds it now;
+   * the key is the same.)
+   */
   childBusy(child: Child, busy: boolean): void {
-    if (busy) {
-      // The overflow child is never evicted; an evicted child is no longer the family's.
-      if (this.children.get(child.key!) !== child) return;
-      (this.busy ??= new Set()).add(child);
-    } else if (this.busy?.delete(child) !== true) return;
-    if (isQuiet(child.lastDecidedState)) this.busyQuiet += busy ? 1 : -1;
+    const retained = this.retained;
+    if (busy || retained === undefined) return;
+    const kept = retained.get(child.key!);
+    if (kept !== undefined && kept.active + kept.queued === 0) retained.delete(child.key!);
   }
 
   snapshot(): FamilySnapshot {
@@ -295,12 +341,12 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
 
   /**
    * Whether a new key would get a child of its own: a slot is free, or a held
-   * child is evictable (quiet, no call in its bulkhead). Held children are
-   * failing, quiet and busy, or evictable, so the counts say it without a search.
+   * child is evictable (quiet: a busy one leaves its bulkhead to its key).
+   * Held children are failing or evictable, so the count says it without a search.
    */
   private canAdmitNew(): boolean {
     const size = this.children.size;
-    return size < this.maxKeys || this.failingHeld() + this.busyQuiet < size;
+    return size < this.maxKeys || this.failingHeld() < size;
   }
 
   /**
@@ -317,17 +363,20 @@ export class BreakerFamily<Child extends FamilyMember> implements FamilyTransiti
       : this.unhealthy;
   }
 
-  /**
-   * Quiet, with no call holding or waiting for a slot of its bulkhead: a child
-   * evicted with calls in flight would leave its key a fresh child with every
-   * slot free, beside the calls still running (its cap exceeded).
-   */
+  /** Closed, metrics-only or disabled: open, half-open and isolated children are never evicted. */
   private isEvictable(child: Child): boolean {
-    return isQuiet(child.lastDecidedState) && this.busy?.has(child) !== true;
+    return isQuiet(child.lastDecidedState);
   }
 
+  /**
+   * A child evicted with calls in its bulkhead leaves the bulkhead for its
+   * key's next child: a fresh one would have every slot free beside the calls
+   * still running (the key's cap exceeded).
+   */
   private remove(key: string, child: Child): void {
     this.children.delete(key);
+    const bulkhead = child.busyBulkhead();
+    if (bulkhead !== undefined) (this.retained ??= new Map()).set(key, bulkhead);
     this.evicted++;
     if (this.evictListeners !== undefined)
       for (const listener of this.evictListeners) listener(child);

@@ -132,6 +132,12 @@ export abstract class BreakerPeek extends BreakerHooks {
     if (family === undefined) throw new TypeError(breakerMessages.notPerKey(this.name));
     const child = family.find(key);
     if (child !== undefined) return child.peek();
+    // Its next child takes over the bulkhead its evicted child left with calls in it.
+    const kept = family.kept(key);
+    const limits = this.config.bulkhead;
+    if (kept !== undefined && limits !== undefined && kept.active >= limits.maxConcurrent)
+      if (!kept.canQueue && !this.lettingAllThrough)
+        return this.rejection(CLOSED, 'bulkhead-full', undefined);
     if (this.current === CLOSED && this.overload === undefined) return CLOSED_ADMITS;
     const gate = this.peekOwn(this.monotonic(), true);
     return gate.permitted && gate.probe

@@ -233,6 +233,7 @@ export class Breaker extends BreakerPeek {
     const previous = this.config;
     const current = reconfigured(this.name, previous, options);
     const reset = this.applyConfig(current);
+    this.counters.rare.reconfigurations++;
     this.timed = this.needsTiming();
     if (this.keyed !== undefined)
       for (const child of this.keyed.all()) {

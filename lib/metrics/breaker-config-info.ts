@@ -27,9 +27,10 @@ export type ConfigLabel = (typeof CONFIG_LABELS)[number];
 /** What the metric integrations report of a breaker's options. @internal */
 export interface MeasuredConfig {
   /**
-   * 1 for the options first seen, then one more each time the effective
-   * options are seen changed (a reconfiguration, local or from the fleet): a
-   * series whose value moves exactly when the options do.
+   * 1 for the options first in force, then one more for each `reconfigure()`
+   * that put options in force (local, from the fleet, a reload): the engine
+   * counts them as they happen, so a change undone between two scrapes
+   * (A, B, then A again) still moves the series.
    */
   readonly generation: number;
   /** The thresholds that matter, as label values (`''` when unset). */
@@ -38,38 +39,30 @@ export interface MeasuredConfig {
 
 interface Seen {
   config: ResolvedBreakerOptions;
-  fingerprint: string;
+  reconfigurations: number;
   measured: MeasuredConfig;
 }
 
 // Per breaker, shared by both integrations, so that Prometheus and OpenTelemetry report the same generation.
 const seen = new WeakMap<Breaker, Seen>();
-// A function option (a classifier, a probe) has no text to compare: its identity stands for it.
-const functionIds = new WeakMap<object, number>();
-let nextFunctionId = 1;
 
 /**
  * The config generation and thresholds of a breaker, as of now. Reading it
- * costs a comparison of references while the options are the ones last seen;
- * a reconfiguration replaces `breaker.config`, and only then are the options
- * compared as data (a reconfiguration to the same options is no new generation).
+ * costs two comparisons while nothing was reconfigured since it was last read.
  *
  * @internal
  */
 export function measureConfig(breaker: Breaker): MeasuredConfig {
   const config = breaker.config;
+  const reconfigurations = breaker.reconfigurations;
   const last = seen.get(breaker);
-  if (last !== undefined && last.config === config) return last.measured;
-  const fingerprint = fingerprintOf(config);
-  if (last !== undefined && last.fingerprint === fingerprint) {
-    last.config = config;
+  if (last !== undefined && last.reconfigurations === reconfigurations && last.config === config)
     return last.measured;
-  }
   const measured: MeasuredConfig = Object.freeze({
-    generation: last === undefined ? 1 : last.measured.generation + 1,
+    generation: reconfigurations + 1,
     labels: Object.freeze(labelsOf(config)),
   });
-  seen.set(breaker, { config, fingerprint, measured });
+  seen.set(breaker, { config, reconfigurations, measured });
   return measured;
 }
 
@@ -96,22 +89,4 @@ function labelsOf(c: ResolvedBreakerOptions): Record<ConfigLabel, string> {
 
 function text(value: number | undefined): string {
   return value === undefined ? '' : String(value);
-}
-
-/** The options as data: plain values by their JSON, functions by their identity. */
-function fingerprintOf(config: ResolvedBreakerOptions): string {
-  try {
-    return JSON.stringify(config, (_, value: unknown) =>
-      typeof value === 'function' ? `function#${identityOf(value)}` : value,
-    );
-  } catch {
-    // Options that cannot be written out (a BigInt, a cycle): each new options object counts as a change.
-    return `unreadable#${identityOf(config)}`;
-  }
-}
-
-function identityOf(value: object): number {
-  let id = functionIds.get(value);
-  if (id === undefined) functionIds.set(value, (id = nextFunctionId++));
-  return id;
 }

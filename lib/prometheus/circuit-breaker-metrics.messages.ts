@@ -54,7 +54,7 @@ export const circuitBreakerMetricsMessages = {
       'For a per-key circuit breaker family: how many of the children it holds (one per target) are in each state, without a label per key. ' +
       'A tenant outage shows here while the family itself stays closed.',
     configGeneration:
-      'The generation of the circuit breaker options in force: 1 for the options first seen, one more each time its effective options change (reconfigure(), a fleet reconfiguration, a reload).',
+      'The generation of the circuit breaker options in force: 1 for the options first in force, one more for each reconfiguration (reconfigure(), a fleet reconfiguration, a reload), counted as it happens.',
     configInfo:
       'Always 1; its labels are the thresholds in force (window, failure_rate_threshold, minimum_throughput, consecutive_failures, slow_call_duration_ms, slow_call_rate_threshold, timeout_ms, open_duration_ms; empty when unset). ' +
       'One series per circuit breaker, replaced when a reconfiguration changes them.',

@@ -88,6 +88,10 @@ describe('the default key of @CircuitBreaker() and circuitBreaker()', () => {
     expect(family.forKey('default').snapshot().totals.successes).toBe(1);
     expect(family.forKey(DEFAULT_CIRCUIT_KEY).snapshot().totals.successes).toBe(2);
     expect(family.forKey('default')).not.toBe(family.forKey(DEFAULT_CIRCUIT_KEY));
+    // Stored as it is, unlike other keys that begin with the mark: metrics and the dashboard read `…default`.
+    expect(DEFAULT_CIRCUIT_KEY).toBe('\u2026default');
+    expect(family.forKey(DEFAULT_CIRCUIT_KEY).key).toBe(DEFAULT_CIRCUIT_KEY);
+    expect(family.forKey('\u2026defaults').key).not.toBe('\u2026defaults');
   });
 
   it('the operator: undefined is the default key, a finite number its string; anything else is reported once', async () => {

@@ -286,7 +286,7 @@ describe('CircuitBreakerTelemetryModule', () => {
       'circuit_breaker.window.calls':
         'Calls counted in the circuit breaker window (successes and failures, not overloads or ignored calls); no rate is judged below its minimum throughput.',
       'circuit_breaker.config.generation':
-        'The generation of the circuit breaker options in force: 1 for the options first seen, one more each time its effective options change.',
+        'The generation of the circuit breaker options in force: 1 for the options first in force, one more for each reconfiguration, counted as it happens.',
       'circuit_breaker.config.info':
         'Always 1; its circuit_breaker.config.* attributes are the thresholds in force (window, failure_rate_threshold, minimum_throughput, consecutive_failures, slow_call_duration_ms, slow_call_rate_threshold, timeout_ms, open_duration_ms; absent when unset).',
     });

@@ -100,7 +100,7 @@ describe.skipIf(!hasPromtool)('the alert rules and the dashboard, checked by pro
   it('promtool check rules passes on the alert rules', () => {
     const result = run('check', 'rules', RULES);
     expect(result.stderr).toBe('');
-    expect(result.stdout).toContain('SUCCESS: 8 rules found');
+    expect(result.stdout).toContain('SUCCESS: 10 rules found');
     expect(result.status).toBe(0);
   });
 

@@ -232,7 +232,7 @@ describe('CircuitBreakerMetricsModule', () => {
       '# HELP shop_circuit_breaker_window_calls Calls counted in the circuit breaker window (successes and failures, not overloads or ignored calls); no rate is judged below its minimum throughput.',
       '# HELP shop_circuit_breaker_bulkhead_calls Calls holding a slot of the circuit breaker bulkhead (state="active") and waiting for one (state="queued"); only breakers with a bulkhead have series.',
       '# HELP shop_circuit_breaker_keys For a per-key circuit breaker family: how many of the children it holds (one per target) are in each state, without a label per key. A tenant outage shows here while the family itself stays closed.',
-      '# HELP shop_circuit_breaker_config_generation The generation of the circuit breaker options in force: 1 for the options first seen, one more each time its effective options change (reconfigure(), a fleet reconfiguration, a reload).',
+      '# HELP shop_circuit_breaker_config_generation The generation of the circuit breaker options in force: 1 for the options first in force, one more for each reconfiguration (reconfigure(), a fleet reconfiguration, a reload), counted as it happens.',
       '# HELP shop_circuit_breaker_config_info Always 1; its labels are the thresholds in force (window, failure_rate_threshold, minimum_throughput, consecutive_failures, slow_call_duration_ms, slow_call_rate_threshold, timeout_ms, open_duration_ms; empty when unset). One series per circuit breaker, replaced when a reconfiguration changes them.',
       '# HELP shop_circuit_breaker_calls_total Calls through the circuit breaker, each counted once, by outcome: success, failure, timeout, overload, ignored, rejected (not attempted; reason says why). Fallbacks served are counted in circuit_breaker_fallbacks_total.',
       '# HELP shop_circuit_breaker_fallbacks_total Calls answered by a fallback instead of their outcome (already counted in circuit_breaker_calls_total as rejected, failure, timeout or overload), by source: method, function, observable (the circuitBreaker() operator), lastGood.',
@@ -563,11 +563,7 @@ describe('CircuitBreakerMetricsModule', () => {
     );
     expect(series(scrape, 'circuit_breaker_config_info')).toHaveLength(2);
 
-    // The same options again are no new generation; an option that is not a threshold is one.
-    registry.reconfigure('payments', { failureRateThreshold: 0.25, openDurationMs: 5_000 });
-    expect(
-      series(await metrics.metrics(), 'circuit_breaker_config_generation{name="payments"}'),
-    ).toEqual(['circuit_breaker_config_generation{name="payments"} 2']);
+    // An option that is not a threshold is a reconfiguration too.
     registry.reconfigure('payments', {
       failureRateThreshold: 0.25,
       openDurationMs: 5_000,
@@ -576,6 +572,22 @@ describe('CircuitBreakerMetricsModule', () => {
     expect(
       series(await metrics.metrics(), 'circuit_breaker_config_generation{name="payments"}'),
     ).toEqual(['circuit_breaker_config_generation{name="payments"} 3']);
+    // Changed and changed back between two scrapes (A, B, A): both reconfigurations show,
+    // although the options in force at each scrape are the same.
+    registry.reconfigure('payments', { failureRateThreshold: 0.9 });
+    registry.reconfigure('payments', {
+      failureRateThreshold: 0.25,
+      openDurationMs: 5_000,
+      backoff: { multiplier: 3 },
+    });
+    scrape = await metrics.metrics();
+    expect(series(scrape, 'circuit_breaker_config_generation')).toEqual([
+      'circuit_breaker_config_generation{name="payments"} 5',
+      'circuit_breaker_config_generation{name="tenants"} 1',
+    ]);
+    expect(series(scrape, 'circuit_breaker_config_info')[0]).toContain(
+      'failure_rate_threshold="0.25"',
+    );
   });
 
   describe('keyLabel: true and evicted children', () => {
