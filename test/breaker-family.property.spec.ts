@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { OVERFLOW_KEY, type Breaker } from '../lib/core/index.js';
+import { BREAKER_STATES, OVERFLOW_KEY, type Breaker } from '../lib/core/index.js';
 import { CircuitBreakerRegistry } from '../lib/index.js';
 import { CircuitBreakerMetricsService } from '../lib/prometheus/index.js';
 import { ManualClock } from './helpers/manual-clock.js';
@@ -177,7 +177,7 @@ async function run(
     const states = new Map<string, number>();
     for (const child of children) states.set(child.state, (states.get(child.state) ?? 0) + 1);
     for (const [state, count] of byState) expect(count, where).toBe(states.get(state) ?? 0);
-    expect(unkeyed, where).toBe(5 + 1 + 1);
+    expect(unkeyed, where).toBe(BREAKER_STATES.length + 1 + 1);
     const heldKeys = new Set(children.map((child) => child.key!));
     expect(
       [...keyed].filter((key) => !heldKeys.has(key)),

@@ -81,11 +81,17 @@ function sumChild(aggregate: DashboardAggregate, snapshot: BreakerSnapshot): voi
   aggregate.windowFailures += snapshot.window.failures;
   aggregate.windowSlowCalls += snapshot.window.slowCalls;
   const last = snapshot.lastTransition;
-  // An open child's window starts empty: what it opened on is what the tile shows then.
-  if (snapshot.state === 'open' && snapshot.window.calls === 0 && last?.window !== undefined) {
+  // An open child's window starts empty: what it opened on is what the tile shows then
+  // (a streak of n failures opened it on n failed calls).
+  const evidence =
+    last?.window ??
+    (last?.consecutiveFailures === undefined
+      ? undefined
+      : { calls: last.consecutiveFailures, failures: last.consecutiveFailures });
+  if (snapshot.state === 'open' && snapshot.window.calls === 0 && evidence !== undefined) {
     const openedOn = (aggregate.openedOn ??= { calls: 0, failures: 0 });
-    openedOn.calls += last.window.calls;
-    openedOn.failures += last.window.failures;
+    openedOn.calls += evidence.calls;
+    openedOn.failures += evidence.failures;
   }
   // On a tie, the later of the children as the family lists them.
   if (last !== undefined && (aggregate.lastTransition?.at ?? -Infinity) <= last.at)

@@ -68,7 +68,7 @@ describe("a per-key family's tile", () => {
           to: 'open',
           reason: 'consecutive-failures',
           at: t0 + 1_000,
-          window: { calls: 2, failures: 2, slowCalls: 0, failureRate: 1 },
+          consecutiveFailures: 2,
         },
       });
       const opened = (at: number) => ({
@@ -76,7 +76,7 @@ describe("a per-key family's tile", () => {
         to: 'open',
         reason: 'consecutive-failures',
         at,
-        window: { calls: 2, failures: 2, slowCalls: 0, failureRate: 1 },
+        consecutiveFailures: 2,
       });
       expect(view.topChildren).toEqual([
         {

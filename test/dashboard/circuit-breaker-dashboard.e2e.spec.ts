@@ -162,7 +162,7 @@ describe.each(PLATFORMS)('the dashboard on %s', (platform) => {
           to: 'open',
           reason: 'consecutive-failures',
           at: clock.now(),
-          window: { calls: 1, failures: 1, slowCalls: 0, failureRate: 1 },
+          consecutiveFailures: 1,
         },
       },
       {

@@ -581,7 +581,7 @@ describe('CircuitBreakerTelemetryModule', () => {
     let collected = await collect(reader);
     const tenants = { 'circuit_breaker.name': 'tenants' };
     expect(points(collected, 'circuit_breaker.keys')).toEqual(
-      ['closed', 'open', 'half-open', 'isolated', 'disabled'].map((state) => ({
+      ['closed', 'open', 'half-open', 'isolated', 'disabled', 'metrics-only'].map((state) => ({
         attributes: { ...tenants, 'circuit_breaker.state': state },
         value: state === 'closed' || state === 'open' ? 1 : 0,
       })),

@@ -500,6 +500,7 @@ describe('CircuitBreakerMetricsModule', () => {
       'circuit_breaker_keys{name="tenants",state="half-open"} 0',
       'circuit_breaker_keys{name="tenants",state="isolated"} 0',
       'circuit_breaker_keys{name="tenants",state="disabled"} 0',
+      'circuit_breaker_keys{name="tenants",state="metrics-only"} 0',
     ]);
     // Nobody calls, yet the scrape sees the open duration of the tenant has ended.
     clock.advance(10_000);

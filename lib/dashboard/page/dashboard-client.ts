@@ -164,6 +164,16 @@ export function dashboardClient(showFleet: typeof dashboardFleetLine): void {
   }
 
   /** The last transition: a family's newest one among its own and its children's. */
+  /** What an opening was decided on: its window, or a streak of n failures as n failed calls. */
+  function openedOnOf(
+    last: DashboardBreaker['snapshot']['lastTransition'],
+  ): { calls: number; failures: number } | undefined {
+    if (last === undefined) return undefined;
+    if (last.window !== undefined) return last.window;
+    const streak = last.consecutiveFailures;
+    return streak === undefined ? undefined : { calls: streak, failures: streak };
+  }
+
   function transitionText(view: DashboardBreaker): string {
     const own = view.snapshot.lastTransition;
     const child = view.aggregate?.lastTransition;
@@ -210,7 +220,7 @@ export function dashboardClient(showFleet: typeof dashboardFleetLine): void {
       shown.state !== 'open' || calls !== 0
         ? undefined
         : sum === undefined
-          ? snapshot.lastTransition?.window
+          ? openedOnOf(snapshot.lastTransition)
           : sum.openedOn;
     tile.failureRate =
       opening !== undefined
