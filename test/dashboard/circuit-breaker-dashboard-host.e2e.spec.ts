@@ -60,7 +60,7 @@ const refused = (host: string, port: number) =>
   `for another name (a reverse proxy, a port mapping), add that name to the dashboard's allowedHosts option.`;
 
 const CROSS_SITE =
-  'Control requests must come from the dashboard page itself (same origin); behind a reverse proxy that rewrites Host, add the name the browser uses to allowedHosts.';
+  'The circuit breaker dashboard answers its own page (same origin) and a link to the page, nothing another site sends; behind a reverse proxy that rewrites Host, add the name the browser uses to allowedHosts.';
 
 describe.each(HTTP_PLATFORMS)('the dashboard on %s checks Host and Origin', (platform) => {
   const start = platformApps(platform);
