@@ -139,4 +139,32 @@ describe("a per-key family's tile", () => {
       await app.close();
     }
   });
+
+  it('lists the child its badge names, even when it arrives after topChildren others, then by the rate they opened on', async () => {
+    const { app, tenants } = await start(2);
+    try {
+      await app.listen(0, '127.0.0.1');
+      // b opens on 2 failures of 3 calls, a and c on 2 of 2; d stays closed; z is forced open, last.
+      await tenants.forKey('b').execute(() => Promise.resolve(1));
+      for (const key of ['b', 'b', 'a', 'a', 'c', 'c'])
+        await tenants
+          .forKey(key)
+          .execute(fail)
+          .catch(() => undefined);
+      for (let i = 0; i < 3; i++) await tenants.forKey('d').execute(() => Promise.resolve(1));
+      tenants.forKey('z').force('open', { reason: 'maintenance' });
+      const answer = await fetch(
+        `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/circuit-breakers/state`,
+      );
+      const view = ((await answer.json()) as ReturnType<CircuitBreakerDashboardService['state']>)
+        .breakers[0]!;
+      expect([view.aggregate!.worstState, view.aggregate!.worstCount]).toEqual(['isolated', 1]);
+      expect(view.topChildren!.map(({ key, state }) => `${key}:${state}`)).toEqual([
+        'z:isolated',
+        'a:open',
+      ]);
+    } finally {
+      await app.close();
+    }
+  });
 });
