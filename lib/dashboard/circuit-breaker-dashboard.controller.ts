@@ -39,6 +39,7 @@ import {
 import type {
   StreamConnection,
   StreamResponse,
+  StreamSession,
   StreamSocket,
 } from './dashboard-stream-connections.js';
 
@@ -56,19 +57,22 @@ interface ControlRequest {
   headers: Record<string, string | string[] | undefined>;
 }
 
-/** A stream's request and reply, on Express (the Node objects) and on Fastify (`raw`). */
+/** A stream's request and reply, on Express (the Node objects) and on Fastify (`raw`, with `stream` over HTTP/2). */
 interface StreamRequest {
   socket?: StreamSocket;
-  raw?: { socket?: StreamSocket };
+  raw?: { socket?: StreamSocket; stream?: { session?: StreamSession } };
 }
 type StreamReply = StreamResponse & { raw?: StreamResponse };
 
-/** The connection a stream is sent on, when the platform shows it. */
+/** The connection a stream is sent on, when the platform shows it: over HTTP/2, its session. */
 function connectionOf(request: StreamRequest, reply: StreamReply): StreamConnection | undefined {
   const socket = request.raw?.socket ?? request.socket;
   const response = reply.raw ?? reply;
   if (typeof socket?.end !== 'function' || typeof response.once !== 'function') return undefined;
-  return { socket, response };
+  const session = request.raw?.stream?.session;
+  return typeof session?.close === 'function'
+    ? { socket, response, session }
+    : { socket, response };
 }
 
 /**
