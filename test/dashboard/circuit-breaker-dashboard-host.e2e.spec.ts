@@ -134,6 +134,27 @@ describe.each(HTTP_PLATFORMS)('the dashboard on %s checks Host and Origin', (pla
     expect(payments.snapshot().forced?.state).toBe('open');
   });
 
+  it('sends nosniff and Cross-Origin-Resource-Policy on its refusals', async () => {
+    const { port } = await dashboard({});
+    const answers = [
+      await send(port, 'GET', '/circuit-breakers/state', { host: '<b>x</b>' }),
+      await send(port, 'GET', '/circuit-breakers/state', {
+        host: `127.0.0.1:${port}`,
+        origin: 'https://evil.example',
+      }),
+    ];
+    expect(
+      answers.map(({ status, headers }) => [
+        status,
+        headers['x-content-type-options'],
+        headers['cross-origin-resource-policy'],
+      ]),
+    ).toEqual([
+      [403, 'nosniff', 'same-origin'],
+      [403, 'nosniff', 'same-origin'],
+    ]);
+  });
+
   it('sends X-Content-Type-Options: nosniff with the state and the stream', async () => {
     const { port } = await dashboard({});
     for (const path of ['/state', '/stream']) {
