@@ -1,10 +1,13 @@
 import { Test } from '@nestjs/testing';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CircuitBreakerModule, CircuitBreakerRegistry } from '../../lib/index.js';
 import {
   CircuitBreakerDashboardModule,
   CircuitBreakerDashboardService,
 } from '../../lib/dashboard/index.js';
+import { Breaker } from '../../lib/core/index.js';
+import { breakerView } from '../../lib/dashboard/dashboard-views.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
 const fail = () => Promise.reject(new Error('tenant down'));
@@ -166,5 +169,51 @@ describe("a per-key family's tile", () => {
     } finally {
       await app.close();
     }
+  });
+
+  it("lists the worst states first, the badge's own first of all, whatever the order children come in (seed 2603)", async () => {
+    const SEVERITY: Record<string, number> = {
+      closed: 0,
+      disabled: 1,
+      'half-open': 2,
+      open: 3,
+      isolated: 4,
+    };
+    const run = (outcomes: readonly ('ok' | 'fail')[]) => async (child: Breaker) => {
+      for (const outcome of outcomes)
+        await child
+          .execute(() => (outcome === 'ok' ? Promise.resolve(1) : fail()))
+          .catch(() => undefined);
+    };
+    const actions = {
+      open: run(['fail', 'fail']),
+      openAfterSuccess: run(['ok', 'fail', 'fail']),
+      healthy: run(['ok']),
+      failing: run(['ok', 'fail']),
+      forced: async (child: Breaker) => child.force('open', { reason: 'maintenance' }),
+      disabled: async (child: Breaker) => child.force('disabled', { reason: 'maintenance' }),
+    };
+    const action = fc.constantFrom(...(Object.keys(actions) as (keyof typeof actions)[]));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(action, { minLength: 1, maxLength: 8 }),
+        fc.integer({ min: 1, max: 4 }),
+        async (children, topChildren) => {
+          const family = new Breaker(
+            'tenants',
+            { perKey: { maxKeys: 20 }, consecutiveFailures: 2, openDurationMs: 30_000 },
+            { clock: new ManualClock() },
+          );
+          for (const [at, name] of children.entries()) await actions[name](family.forKey(`k${at}`));
+          const view = breakerView(family, topChildren);
+          const listed = view.topChildren!.map((child) => SEVERITY[child.state]!);
+          const all = [...family.children()].map((child) => SEVERITY[child.snapshot().state]!);
+          expect(view.topChildren![0]!.state).toBe(view.aggregate!.worstState);
+          // The worst states of all, in order: what is left out is no worse than what is listed.
+          expect(listed).toEqual(all.sort((a, b) => b - a).slice(0, topChildren));
+        },
+      ),
+      { seed: 2603, numRuns: 100 },
+    );
   });
 });
