@@ -106,8 +106,9 @@ function closingSocket({ socket, response }: StreamConnection): Closing {
 
 /**
  * HTTP/2: the session is told to close (GOAWAY), which lets its streams end.
- * Once closed, Node ends its socket gracefully, which never completes for a
- * page that does not read: the TCP connection is reset after the grace. The
+ * Destroyed once told to close, Node only half-closes its socket and waits
+ * for the page to close its side, which a page that does not read never
+ * does: the TCP connection is reset after the grace. The
  * reset is taken now, while the session still has its socket; over TLS,
  * where Node cannot reset, the session alone is destroyed.
  */
