@@ -53,7 +53,7 @@ export interface CircuitBreakerDashboardOptions {
    * again). Default 1,048,576.
    */
   maxPendingDataLength?: number;
-  /** Children of a per-key family shown on its tile, those failing most first. Default 5. */
+  /** Children of a per-key family shown on its tile, worst state first (as its badge), then the rate they opened on or fail at. Default 5. */
   topChildren?: number;
   /**
    * Host names the dashboard also answers to, besides `localhost`,

@@ -32,11 +32,14 @@ import {
 import type { ResolvedDashboardOptions } from './dashboard-options.js';
 import type { DashboardState } from './dashboard-view.interface.js';
 import { dashboardPageHeaders, type DashboardPage } from './page/dashboard-page.js';
-import { CircuitBreakerDashboardHostGuard } from './circuit-breaker-dashboard-host.guard.js';
-import { originAllowed, type AllowedHost } from './dashboard-hosts.js';
+import {
+  CircuitBreakerDashboardHostGuard,
+  DashboardPageRoute,
+} from './circuit-breaker-dashboard-host.guard.js';
 import type {
   StreamConnection,
   StreamResponse,
+  StreamSession,
   StreamSocket,
 } from './dashboard-stream-connections.js';
 
@@ -54,19 +57,22 @@ interface ControlRequest {
   headers: Record<string, string | string[] | undefined>;
 }
 
-/** A stream's request and reply, on Express (the Node objects) and on Fastify (`raw`). */
+/** A stream's request and reply, on Express (the Node objects) and on Fastify (`raw`, with `stream` over HTTP/2). */
 interface StreamRequest {
   socket?: StreamSocket;
-  raw?: { socket?: StreamSocket };
+  raw?: { socket?: StreamSocket; stream?: { session?: StreamSession } };
 }
 type StreamReply = StreamResponse & { raw?: StreamResponse };
 
-/** The connection a stream is sent on, when the platform shows it. */
+/** The connection a stream is sent on, when the platform shows it: over HTTP/2, its session. */
 function connectionOf(request: StreamRequest, reply: StreamReply): StreamConnection | undefined {
   const socket = request.raw?.socket ?? request.socket;
   const response = reply.raw ?? reply;
   if (typeof socket?.end !== 'function' || typeof response.once !== 'function') return undefined;
-  return { socket, response };
+  const session = request.raw?.stream?.session;
+  return typeof session?.close === 'function'
+    ? { socket, response, session }
+    : { socket, response };
 }
 
 /**
@@ -77,7 +83,7 @@ function connectionOf(request: StreamRequest, reply: StreamReply): StreamConnect
  * @internal
  */
 export function dashboardControllers(routes: DashboardRoutes): Type[] {
-  // The Host check first: a request for another name is refused before any guard of the user's runs.
+  // The Host check first: a request for another name is refused before the `guard` option's guard runs.
   const guarded =
     routes.guard === undefined
       ? UseGuards(CircuitBreakerDashboardHostGuard)
@@ -97,6 +103,7 @@ export function dashboardControllers(routes: DashboardRoutes): Type[] {
     ) {}
 
     @Get()
+    @DashboardPageRoute()
     @pageHeaders
     page(): string {
       return this.dashboardPage.html;
@@ -133,7 +140,6 @@ export function dashboardControllers(routes: DashboardRoutes): Type[] {
       @Inject(CircuitBreakerDashboardService)
       private readonly dashboard: CircuitBreakerDashboardService,
       @Inject(CIRCUIT_BREAKER_DASHBOARD_PAGE) page: DashboardPage,
-      @Inject(CIRCUIT_BREAKER_DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions,
     ) {
       this.token = Buffer.from(page.token);
     }
@@ -143,7 +149,7 @@ export function dashboardControllers(routes: DashboardRoutes): Type[] {
     @Post('force')
     @HttpCode(204)
     force(@Req() request: ControlRequest, @Body() body: unknown): void {
-      checkOrigin(request, this.token, this.options.allowedHosts);
+      checkControl(request, this.token);
       const name = breakerOf(body);
       const state = field(body, 'state');
       const reason = field(body, 'reason');
@@ -161,7 +167,7 @@ export function dashboardControllers(routes: DashboardRoutes): Type[] {
     @Post('reset')
     @HttpCode(204)
     reset(@Req() request: ControlRequest, @Body() body: unknown): void {
-      checkOrigin(request, this.token, this.options.allowedHosts);
+      checkControl(request, this.token);
       const name = breakerOf(body);
       if (!this.dashboard.reset(name)) throw new NotFoundException(messages.unknownBreaker(name));
     }
@@ -185,26 +191,19 @@ function breakerOf(body: unknown): string {
 }
 
 /**
- * Refuses what a page of another origin could send: a browser states where a
- * request comes from (`Sec-Fetch-Site`, `Origin`), a form cannot send JSON nor
- * set a header, and no other origin can read the page to learn its token. The
- * `Origin` is the page's when it is the origin of the request's `Host`, or
- * one of `allowedHosts` (a proxy that rewrites `Host`).
+ * Refuses what a page of another origin could send, beyond the Host guard's
+ * checks of `Origin` and `Sec-Fetch-Site`: a control request must say it
+ * comes from the page (`Sec-Fetch-Site: same-origin`, when the browser sends
+ * it), carry the page's token, which no other origin can read, and be JSON,
+ * which a form cannot send.
  */
-function checkOrigin(
-  request: ControlRequest,
-  token: Buffer,
-  allowedHosts: readonly AllowedHost[],
-): void {
+function checkControl(request: ControlRequest, token: Buffer): void {
   const header = (name: string) => {
     const value = request.headers[name];
     return Array.isArray(value) ? value[0] : value;
   };
   const site = header('sec-fetch-site');
   if (site !== undefined && site !== 'same-origin')
-    throw new ForbiddenException(messages.crossSite);
-  const origin = header('origin');
-  if (origin !== undefined && !originAllowed(origin, header('host'), allowedHosts))
     throw new ForbiddenException(messages.crossSite);
   const given = Buffer.from(header(CIRCUIT_BREAKER_DASHBOARD_TOKEN_HEADER) ?? '');
   if (given.length !== token.length || !timingSafeEqual(given, token))

@@ -52,7 +52,8 @@ export const circuitBreakerDashboardMessages = {
     `The circuit breaker dashboard already serves ${max} streams (maxStreams); close a page or raise maxStreams.`,
   shuttingDown: 'The application is shutting down.',
   crossSite:
-    'Control requests must come from the dashboard page itself (same origin); behind a reverse proxy that rewrites Host, add the name the browser uses to allowedHosts.',
+    'The circuit breaker dashboard answers its own page (same origin) and a link to the page, nothing another site sends; behind a reverse proxy that rewrites Host, add the name the browser uses to allowedHosts.',
+  duplicateHost: 'A request must carry one Host header (RFC 9112).',
   badToken: `Control requests must carry the page's token in the x-circuit-breaker-dashboard header: reload the page.`,
   notJson: 'Control requests must send a JSON body (content-type: application/json).',
   badBreaker: (value: unknown) =>

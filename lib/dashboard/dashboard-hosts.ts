@@ -70,8 +70,8 @@ export function hostAllowed(
 }
 
 /**
- * Whether a control request's `Origin` is the page's: the origin of the host
- * the request names (`Host`), or one of `allowedHosts`, for a proxy that
+ * Whether a request's `Origin` is the page's: the origin of the host the
+ * request names (`requestHost()`), or one of `allowedHosts`, for a proxy that
  * rewrites `Host` while the browser keeps its own origin.
  *
  * @internal
@@ -92,6 +92,35 @@ export function originAllowed(
   const port = url.port === '' ? undefined : Number(url.port);
   const from = { name: url.hostname, port };
   return allowed.some((entry) => allowedBy(entry, from, url.protocol === 'https:' ? 443 : 80));
+}
+
+/** A request's headers, as Node gives them on HTTP/1.1 and HTTP/2. @internal */
+export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
+/**
+ * The host a request is for, as both checks read it: the authority of an
+ * absolute-form target (`GET http://name/path`, which RFC 9112 says wins
+ * over `Host`), else HTTP/2's `:authority`, else `Host`. An absolute target
+ * that is not http(s) names no host (`undefined`).
+ *
+ * @internal
+ */
+export function requestHost(headers: RequestHeaders, target?: string): string | undefined {
+  if (target !== undefined && !target.startsWith('/') && target !== '*')
+    return /^https?:\/\/([^/?#]*)/i.exec(target)?.[1];
+  return first(headers[':authority']) ?? first(headers.host);
+}
+
+/** How many `Host` headers a request carried (Node keeps only the first in `headers`). @internal */
+export function hostHeaderCount(rawHeaders: readonly string[] | undefined): number {
+  let count = 0;
+  for (let at = 0; at < (rawHeaders?.length ?? 0); at += 2)
+    if (rawHeaders![at]!.toLowerCase() === 'host') count++;
+  return count;
+}
+
+function first(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 /** The local address as a `Host` names it: IPv6 in brackets, an IPv4-mapped one as IPv4. @internal */

@@ -1,15 +1,32 @@
-/** What the dashboard closes of a stream's connection: its socket, once its response has ended. @internal */
+/**
+ * What the dashboard closes of a stream's connection: its socket once its
+ * response has ended (HTTP/1.1), or its HTTP/2 session. @internal
+ */
 export interface StreamConnection {
   readonly socket: StreamSocket;
   readonly response: StreamResponse;
+  /** Over HTTP/2: the session the stream is one of, which holds the connection. */
+  readonly session?: StreamSession;
+}
+
+/** What is destroyed after the grace period, and waited for: a socket or an HTTP/2 session. @internal */
+export interface Closable {
+  readonly destroyed: boolean;
+  destroy(): void;
+  once(event: 'close', listener: () => void): unknown;
 }
 
 /** @internal */
-export interface StreamSocket {
-  readonly destroyed: boolean;
+export interface StreamSocket extends Closable {
   end(): void;
-  destroy(): void;
-  once(event: 'close', listener: () => void): unknown;
+}
+
+/** @internal */
+export interface StreamSession extends Closable {
+  /** Sends GOAWAY: no new stream, and the session closes once its streams have ended. */
+  close(): void;
+  /** Node's proxy of its socket, which passes on what it does not forbid (`resetAndDestroy()`, over TCP). */
+  readonly socket?: { resetAndDestroy?(): unknown };
 }
 
 /** @internal */
@@ -24,6 +41,8 @@ export interface StreamResponse {
  * and a page that stopped reading never receives the end, so the HTTP server's
  * `close()` would wait for the client. Each connection is ended once its last
  * event is written, and destroyed if it is still open after the grace period.
+ * Over HTTP/2 the connection is the stream's session: it is told to close
+ * (GOAWAY) at once, which lets its streams end, and destroyed after the grace.
  *
  * @internal
  */
@@ -41,23 +60,74 @@ export class DashboardStreamConnections {
    * still open after `graceMs`; resolves once every one is closed.
    */
   close(graceMs: number): Promise<void> {
-    const pending = [...this.open].filter(({ socket }) => !socket.destroyed);
+    // One entry per connection: several streams of a page may share an HTTP/2 session.
+    const pending = new Map<Closable, Closing>();
+    for (const connection of this.open) {
+      const { socket, session } = connection;
+      if (session === undefined) pending.set(socket, closingSocket(connection));
+      else if (!pending.has(session)) pending.set(session, closingSession(session));
+    }
     this.open.clear();
-    if (pending.length === 0) return Promise.resolve();
+    for (const closable of pending.keys()) if (closable.destroyed) pending.delete(closable);
+    if (pending.size === 0) return Promise.resolve();
     return new Promise((resolve) => {
-      let left = pending.length;
+      let left = pending.size;
       const timer = setTimeout(() => {
-        for (const { socket } of pending) socket.destroy();
+        for (const { destroy } of pending.values()) destroy();
       }, graceMs);
-      for (const { socket, response } of pending) {
-        socket.once('close', () => {
+      for (const [closable, { end }] of pending) {
+        closable.once('close', () => {
           if (--left > 0) return;
           clearTimeout(timer);
           resolve();
         });
-        if (response.writableFinished) socket.end();
-        else response.once('finish', () => socket.end());
+        end();
       }
     });
   }
+}
+
+/** How a connection is closed: gently at once, then for good after the grace period. */
+interface Closing {
+  end(): void;
+  destroy(): void;
+}
+
+/** HTTP/1.1: the socket is ended once the response's end is written. */
+function closingSocket({ socket, response }: StreamConnection): Closing {
+  return {
+    end: () => {
+      if (response.writableFinished) socket.end();
+      else response.once('finish', () => socket.end());
+    },
+    destroy: () => socket.destroy(),
+  };
+}
+
+/**
+ * HTTP/2: the session is told to close (GOAWAY), which lets its streams end.
+ * Destroyed once told to close, Node only half-closes its socket and waits
+ * for the page to close its side, which a page that does not read never
+ * does: the TCP connection is reset after the grace. The
+ * reset is taken now, while the session still has its socket; over TLS,
+ * where Node cannot reset, the session alone is destroyed.
+ */
+function closingSession(session: StreamSession): Closing {
+  let reset: (() => unknown) | undefined;
+  try {
+    reset = session.socket?.resetAndDestroy;
+  } catch {
+    // The session has no socket any more.
+  }
+  return {
+    end: () => session.close(),
+    destroy: () => {
+      try {
+        reset?.();
+      } catch {
+        // Not a TCP socket (TLS).
+      }
+      session.destroy();
+    },
+  };
 }

@@ -22,7 +22,7 @@ export interface DashboardState {
 /** One tile. @publicApi */
 export interface DashboardBreaker {
   snapshot: BreakerSnapshot;
-  /** For a per-key family: the children that fail most (open ones first, then by failure rate). */
+  /** For a per-key family: the children that fail most (worst state first, as `aggregate.worstState` ranks them, then the rate an open one opened on, then failure rate). */
   topChildren?: DashboardChild[];
   /**
    * For a per-key family: its children's calls summed with its own (the

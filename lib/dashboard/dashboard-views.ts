@@ -7,8 +7,6 @@ import type {
   DashboardFleet,
 } from './dashboard-view.interface.js';
 
-const UNHEALTHY: ReadonlySet<string> = new Set(['open', 'half-open', 'isolated']);
-
 /** How bad a state looks on a tile, as the Grafana dashboard ranks replicas: isolated > open > half-open > disabled, metrics-only > closed. */
 const SEVERITY: Readonly<Record<string, number>> = {
   closed: 0,
@@ -48,8 +46,8 @@ export function breakerViews(
 }
 
 /**
- * The `limit` children that fail most: unhealthy ones first, then by failure
- * rate and failures, summing every child into `aggregate` on the way. A
+ * The `limit` children that fail most: by state as the badge ranks them
+ * (`worse()`), then by the rate they opened on, failure rate and failures, summing every child into `aggregate` on the way. A
  * bounded insertion into a short list, so a family of `maxKeys` children
  * costs one snapshot each and no sort of them all.
  */
@@ -122,12 +120,25 @@ function childView(snapshot: BreakerSnapshot): DashboardChild {
   };
 }
 
+/**
+ * Whether `a` ranks before `b` in the list, as the tile's badge ranks states:
+ * the worse state first (so the child the badge names is listed), then, for
+ * an open child whose window starts empty, the rate it opened on, then the
+ * window's failure rate and failures.
+ */
 function worse(a: DashboardChild, b: DashboardChild): boolean {
-  const ua = UNHEALTHY.has(a.state);
-  const ub = UNHEALTHY.has(b.state);
-  if (ua !== ub) return ua;
+  const order = severity(a.state) - severity(b.state);
+  if (order !== 0) return order > 0;
+  const opened = openedOnRate(a) - openedOnRate(b);
+  if (opened !== 0) return opened > 0;
   if (a.failureRate !== b.failureRate) return a.failureRate > b.failureRate;
   return a.failures > b.failures;
+}
+
+/** The failure rate an open child opened on, while its own window is empty; 0 otherwise. */
+function openedOnRate(child: DashboardChild): number {
+  if (child.state !== 'open' || child.calls > 0) return 0;
+  return child.lastTransition?.window?.failureRate ?? 0;
 }
 
 /** What the store says of itself, read without trusting its shape (any `BreakerStore` may be given). */

@@ -405,6 +405,21 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
       expect(await hostileTile.locator('[data-field="failure"]').textContent()).toBe(
         `last failure: Error ${HOSTILE}`,
       );
+      // A per-key key is text too: in the family's badge, its transition line and its child list.
+      await tenants
+        .forKey(HOSTILE)
+        .execute(() => Promise.reject(new Error(HOSTILE)))
+        .catch(() => undefined);
+      await expect
+        .poll(() => text(page, `${tile('tenants')} [data-field="state"]`), { timeout: 2_000 })
+        .toBe('open (3 of 3 keys)');
+      expect(await text(page, `${tile('tenants')} [data-field="transition"]`)).toMatch(
+        /^<img src=x onerror="window\.pwned=1">: closed → open \(consecutive-failures\)/,
+      );
+      const keys = await page
+        .locator(`${tile('tenants')} [data-field="children"] li`)
+        .allTextContents();
+      expect(keys.filter((child) => child.startsWith(`${HOSTILE}: open since `))).toHaveLength(1);
       expect(await page.locator('img').count()).toBe(0);
       expect(
         await page.evaluate(() => (window as unknown as { pwned?: number }).pwned),

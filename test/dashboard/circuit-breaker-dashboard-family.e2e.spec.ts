@@ -1,10 +1,13 @@
 import { Test } from '@nestjs/testing';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CircuitBreakerModule, CircuitBreakerRegistry } from '../../lib/index.js';
 import {
   CircuitBreakerDashboardModule,
   CircuitBreakerDashboardService,
 } from '../../lib/dashboard/index.js';
+import { Breaker } from '../../lib/core/index.js';
+import { breakerView } from '../../lib/dashboard/dashboard-views.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
 const fail = () => Promise.reject(new Error('tenant down'));
@@ -138,5 +141,79 @@ describe("a per-key family's tile", () => {
     } finally {
       await app.close();
     }
+  });
+
+  it('lists the child its badge names, even when it arrives after topChildren others, then by the rate they opened on', async () => {
+    const { app, tenants } = await start(2);
+    try {
+      await app.listen(0, '127.0.0.1');
+      // b opens on 2 failures of 3 calls, a and c on 2 of 2; d stays closed; z is forced open, last.
+      await tenants.forKey('b').execute(() => Promise.resolve(1));
+      for (const key of ['b', 'b', 'a', 'a', 'c', 'c'])
+        await tenants
+          .forKey(key)
+          .execute(fail)
+          .catch(() => undefined);
+      for (let i = 0; i < 3; i++) await tenants.forKey('d').execute(() => Promise.resolve(1));
+      tenants.forKey('z').force('open', { reason: 'maintenance' });
+      const answer = await fetch(
+        `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/circuit-breakers/state`,
+      );
+      const view = ((await answer.json()) as ReturnType<CircuitBreakerDashboardService['state']>)
+        .breakers[0]!;
+      expect([view.aggregate!.worstState, view.aggregate!.worstCount]).toEqual(['isolated', 1]);
+      expect(view.topChildren!.map(({ key, state }) => `${key}:${state}`)).toEqual([
+        'z:isolated',
+        'a:open',
+      ]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("lists the worst states first, the badge's own first of all, whatever the order children come in (seed 2603)", async () => {
+    const SEVERITY: Record<string, number> = {
+      closed: 0,
+      disabled: 1,
+      'half-open': 2,
+      open: 3,
+      isolated: 4,
+    };
+    const run = (outcomes: readonly ('ok' | 'fail')[]) => async (child: Breaker) => {
+      for (const outcome of outcomes)
+        await child
+          .execute(() => (outcome === 'ok' ? Promise.resolve(1) : fail()))
+          .catch(() => undefined);
+    };
+    const actions = {
+      open: run(['fail', 'fail']),
+      openAfterSuccess: run(['ok', 'fail', 'fail']),
+      healthy: run(['ok']),
+      failing: run(['ok', 'fail']),
+      forced: async (child: Breaker) => child.force('open', { reason: 'maintenance' }),
+      disabled: async (child: Breaker) => child.force('disabled', { reason: 'maintenance' }),
+    };
+    const action = fc.constantFrom(...(Object.keys(actions) as (keyof typeof actions)[]));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(action, { minLength: 1, maxLength: 8 }),
+        fc.integer({ min: 1, max: 4 }),
+        async (children, topChildren) => {
+          const family = new Breaker(
+            'tenants',
+            { perKey: { maxKeys: 20 }, consecutiveFailures: 2, openDurationMs: 30_000 },
+            { clock: new ManualClock() },
+          );
+          for (const [at, name] of children.entries()) await actions[name](family.forKey(`k${at}`));
+          const view = breakerView(family, topChildren);
+          const listed = view.topChildren!.map((child) => SEVERITY[child.state]!);
+          const all = [...family.children()].map((child) => SEVERITY[child.snapshot().state]!);
+          expect(view.topChildren![0]!.state).toBe(view.aggregate!.worstState);
+          // The worst states of all, in order: what is left out is no worse than what is listed.
+          expect(listed).toEqual(all.sort((a, b) => b - a).slice(0, topChildren));
+        },
+      ),
+      { seed: 2603, numRuns: 100 },
+    );
   });
 });

@@ -60,7 +60,7 @@ const refused = (host: string, port: number) =>
   `for another name (a reverse proxy, a port mapping), add that name to the dashboard's allowedHosts option.`;
 
 const CROSS_SITE =
-  'Control requests must come from the dashboard page itself (same origin); behind a reverse proxy that rewrites Host, add the name the browser uses to allowedHosts.';
+  'The circuit breaker dashboard answers its own page (same origin) and a link to the page, nothing another site sends; behind a reverse proxy that rewrites Host, add the name the browser uses to allowedHosts.';
 
 describe.each(HTTP_PLATFORMS)('the dashboard on %s checks Host and Origin', (platform) => {
   const start = platformApps(platform);
@@ -132,6 +132,27 @@ describe.each(HTTP_PLATFORMS)('the dashboard on %s checks Host and Origin', (pla
         .status,
     ).toBe(204);
     expect(payments.snapshot().forced?.state).toBe('open');
+  });
+
+  it('sends nosniff and Cross-Origin-Resource-Policy on its refusals', async () => {
+    const { port } = await dashboard({});
+    const answers = [
+      await send(port, 'GET', '/circuit-breakers/state', { host: '<b>x</b>' }),
+      await send(port, 'GET', '/circuit-breakers/state', {
+        host: `127.0.0.1:${port}`,
+        origin: 'https://evil.example',
+      }),
+    ];
+    expect(
+      answers.map(({ status, headers }) => [
+        status,
+        headers['x-content-type-options'],
+        headers['cross-origin-resource-policy'],
+      ]),
+    ).toEqual([
+      [403, 'nosniff', 'same-origin'],
+      [403, 'nosniff', 'same-origin'],
+    ]);
   });
 
   it('sends X-Content-Type-Options: nosniff with the state and the stream', async () => {

@@ -2,6 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { request } from 'node:http';
+import { connect as connectH2 } from 'node:http2';
 import type { Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -27,8 +28,20 @@ afterEach(async () => {
 
 /** How long a test lets `app.close()` run before calling it stuck: a watchdog, not a measure. */
 const WATCHDOG_MS = 3_000;
+/** The dashboard's grace for a page that does not read (`SHUTDOWN_GRACE_MS`). */
+const GRACE_MS = 500;
+/**
+ * What `app.close()` may take beyond the dashboard's own wait: Nest's hooks,
+ * the server's close, a loaded machine's scheduling. Measured at 5 to 30 ms
+ * for a page that reads, and 5 to 55 ms past the grace for one that does
+ * not, on a 2-core machine at a load average of 9 to 12; these bounds leave
+ * several times that and still tell a bounded close from one that waits for
+ * a client (Express's 5 s keep-alive, or a page that never reads).
+ */
+const READING_MS = 200;
+const SLACK_MS = 300;
 
-async function start(platform: HttpPlatform, breakers: number) {
+async function start(platform: HttpPlatform, breakers: number, http2 = false) {
   const moduleRef = await Test.createTestingModule({
     imports: [
       CircuitBreakerModule.forRoot({
@@ -45,7 +58,9 @@ async function start(platform: HttpPlatform, breakers: number) {
   }).compile();
   const app =
     platform === 'fastify'
-      ? moduleRef.createNestApplication(new FastifyAdapter(), { logger: false })
+      ? moduleRef.createNestApplication(new FastifyAdapter(http2 ? { http2: true } : {}), {
+          logger: false,
+        })
       : moduleRef.createNestApplication({ logger: false });
   open.push(app);
   await app.listen(0, '127.0.0.1');
@@ -56,16 +71,20 @@ async function start(platform: HttpPlatform, breakers: number) {
   return { app, port, sockets, service: app.get(CircuitBreakerDashboardService) };
 }
 
-/** Closes the application, racing the watchdog: `'closed'` or `'still closing'`. */
-async function close(app: INestApplication): Promise<'closed' | 'still closing'> {
+/** Closes the application, racing the watchdog: `'closed'` or `'still closing'`, and how long it took. */
+async function close(
+  app: INestApplication,
+): Promise<{ result: 'closed' | 'still closing'; ms: number }> {
   open.splice(open.indexOf(app), 1);
   let timer: NodeJS.Timeout | undefined;
   const watchdog = new Promise<'still closing'>((resolve) => {
     timer = setTimeout(() => resolve('still closing'), WATCHDOG_MS);
   });
+  const started = performance.now();
   const result = await Promise.race([app.close().then(() => 'closed' as const), watchdog]);
+  const ms = performance.now() - started;
   clearTimeout(timer);
-  return result;
+  return { result, ms };
 }
 
 async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
@@ -109,7 +128,10 @@ describe.each(HTTP_PLATFORMS)('app.close() with dashboard pages open, on %s', (p
       },
     );
     await until(() => service.openStreams === 1);
-    expect(await close(app)).toBe('closed');
+    const closed = await close(app);
+    expect(closed.result).toBe('closed');
+    // No grace to wait: the end is written and read at once.
+    expect(closed.ms).toBeLessThan(READING_MS);
     expect(await page.ended).toBe(true);
     await page.closed;
     expect(service.openStreams).toBe(0);
@@ -128,11 +150,43 @@ describe.each(HTTP_PLATFORMS)('app.close() with dashboard pages open, on %s', (p
     await until(() => service.openStreams === 1);
     // Backed up: events wait in the server's socket for a client that does not read.
     await until(() => sockets.some((socket) => socket.writableLength > 0), 15_000);
-    expect(await close(app)).toBe('closed');
+    const closed = await close(app);
+    expect(closed.result).toBe('closed');
+    // A timer never fires early (1 ms for the clocks' rounding); the rest is the slack.
+    expect(closed.ms).toBeGreaterThanOrEqual(GRACE_MS - 1);
+    expect(closed.ms).toBeLessThan(GRACE_MS + SLACK_MS);
     expect(service.openStreams).toBe(0);
     expect(sockets.filter((socket) => !socket.destroyed)).toEqual([]);
     // The client learns it: its connection closes, although it never read.
     stuck.resume();
     await gone;
+  }, 30_000);
+});
+
+describe('app.close() with dashboard pages open over HTTP/2 (Fastify, h2c)', () => {
+  it('closes their session: at once for a page that reads, within the grace for one that stopped', async () => {
+    for (const reads of [true, false]) {
+      const { app, port, service } = await start('fastify', 1, true);
+      const session = connectH2(`http://127.0.0.1:${port}`);
+      session.on('error', () => undefined);
+      const sessionClosed = new Promise<void>((resolve) => session.once('close', () => resolve()));
+      const stream = session.request({ ':path': '/circuit-breakers/stream' });
+      stream.on('error', () => undefined);
+      if (reads) stream.resume();
+      else stream.pause();
+      await until(() => service.openStreams === 1);
+      // The page that stopped reading keeps its stream, and so its session, open: nothing it
+      // does closes the connection. Let a few events (every 100 ms) wait for it.
+      if (!reads) await new Promise((resolve) => setTimeout(resolve, 300));
+      const closed = await close(app);
+      session.destroy();
+      expect([reads, closed.result]).toEqual([reads, 'closed']);
+      expect(closed.ms).toBeLessThan(reads ? READING_MS : GRACE_MS + SLACK_MS);
+      // Node half-closes a destroyed session's socket and waits for the page: the grace ran out,
+      // then the connection was reset.
+      if (!reads) expect(closed.ms).toBeGreaterThanOrEqual(GRACE_MS - 1);
+      expect(service.openStreams).toBe(0);
+      await sessionClosed;
+    }
   }, 30_000);
 });

@@ -225,7 +225,7 @@ describe.each(PLATFORMS)('the dashboard on %s', (platform) => {
       ),
     ).toMatchObject({ status: 403 });
     const crossSite =
-      'Control requests must come from the dashboard page itself (same origin); behind a reverse proxy that rewrites Host, add the name the browser uses to allowedHosts.';
+      'The circuit breaker dashboard answers its own page (same origin) and a link to the page, nothing another site sends; behind a reverse proxy that rewrites Host, add the name the browser uses to allowedHosts.';
     expect(
       await post('payments/force', { ...good, origin: 'https://evil.example' }, { state: 'open' }),
     ).toEqual({ status: 403, message: crossSite });
