@@ -12,6 +12,7 @@ const PURE_OUTSIDE_CORE = [
   'test/call-signal.spec.ts',
   'test/last-good-cache.spec.ts',
   'test/testing/manual-clock.spec.ts',
+  'test/protection/protection.spec.ts',
 ];
 
 export default defineConfig({
