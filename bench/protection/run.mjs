@@ -1,9 +1,10 @@
 // npm run bench:protection [-- --quick] [--seed N]: every scenario through
 // every implementation in virtual time; writes bench/PROTECTION-RESULTS.md.
 
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as core from '../../dist/core/index.js';
+import { chart } from './chart.mjs';
 import { oursImplementations } from './ours.mjs';
 import { peers } from './peers.mjs';
 import { simulate } from './simulate.mjs';
@@ -53,12 +54,13 @@ const plan = [
     rows: [...common, ours.oursRampUp],
   },
   {
-    title: '6. Retry storm: capacity at 30% for 10 s, callers retry 3 times at once',
+    title: '6. Retry storm: capacity at 70% of the load for 10 s, callers retry 3 times at once',
     runs: [scenarios.retryStorm()],
     rows: [...common, ours.oursRetry],
   },
   {
-    title: '7. Overload: capacity at 30%, the excess answered 429 + Retry-After 2 s, 60 s',
+    title:
+      '7. Overload: capacity at 50% of the load, the excess answered 429 + Retry-After 2 s, 60 s',
     runs: [scenarios.overloaded()],
     rows: common,
   },
@@ -89,21 +91,38 @@ const started = Date.now();
 const out = [
   '# Protection under failure (`npm run bench:protection`)',
   '',
-  `Virtual time, seed ${seed}${quick ? ', quick run (fewer outage lengths)' : ''}, Node ${process.version}; opossum 9.0.0 and cockatiel 3.2.1 (the versions that run on Node 20). 100 calls/s (Poisson), a 1 s client timeout, a dependency of 10 slots at ~50 ms; the incident starts at 30 s. How to read it: [docs/protection.md](../docs/protection.md).`,
+  `Virtual time, seed ${seed}${quick ? ', quick run (fewer outage lengths)' : ''}, Node ${process.version}; opossum 9.0.0 and cockatiel 3.2.1 (the versions that run on Node 20). 100 calls/s (Poisson), a 1 s client timeout, a dependency of 20 slots at ~50 ms (about 350 calls/s); the incident starts at 30 s. How to read it: [docs/protection.md](../docs/protection.md).`,
   '',
   'Columns: wasted calls (reached the dependency and did not succeed), peak in-flight calls at the dependency, caller seconds spent waiting on calls that failed, time to detect (s, incident start to the first fast rejection), time to recover (s, dependency healthy to one second of arrivals at >= 95% of the success ratio before), goodput (successful calls/s from the incident to the end; before it in brackets), caller latency p50 / p99 (ms, from the incident), load amplification (calls the dependency received / caller requests). Several runs (scenario 1): the mean, and the worst time to recover.',
 ];
 const header =
   '| implementation | wasted | peak in-flight | waiting (s) | detect (s) | recover (s) | goodput/s (before) | p50 / p99 ms | amplification |\n| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |';
+const chartsDir = new URL('./charts/', import.meta.url);
+mkdirSync(chartsDir, { recursive: true });
 for (const section of plan) {
-  out.push('', `## ${section.title}`, '', header);
+  const file = `scenario-${section.title.split('.')[0]}.svg`;
+  out.push(
+    '',
+    `## ${section.title}`,
+    '',
+    `![${section.title}](protection/charts/${file})`,
+    '',
+    header,
+  );
+  const drawn = [];
   for (const implementation of section.rows) {
     const results = [];
-    for (const scenario of section.runs)
+    for (const scenario of section.runs) {
       results.push(await simulate(scenario, implementation, { seed }));
+    }
     out.push(row(implementation.label, results));
+    drawn.push({ label: implementation.label, series: results[0].series });
     process.stdout.write('.');
   }
+  writeFileSync(
+    new URL(file, chartsDir),
+    chart(`${section.title} (${section.runs[0].name})`, drawn),
+  );
 }
 out.push('', `Ran in ${((Date.now() - started) / 1000).toFixed(0)} s of wall time.`, '');
 const file = fileURLToPath(new URL('../PROTECTION-RESULTS.md', import.meta.url));
