@@ -80,12 +80,14 @@ const fixed = (value, digits = 0) =>
 function row(label, results) {
   const detects = results.map((r) => r.detectMs).filter((v) => v !== undefined);
   const recovers = results.map((r) => r.recoverMs);
-  const never = recovers.some((v) => v === undefined);
-  const recoverText = never
-    ? 'not within the run'
-    : results.length > 1
-      ? `${fixed(mean(recovers) / 1000, 1)} (worst ${fixed(Math.max(...recovers) / 1000, 1)})`
-      : fixed(recovers[0] / 1000, 1);
+  const reached = recovers.filter((v) => v !== undefined);
+  const never = recovers.length - reached.length;
+  const recoverText =
+    reached.length === 0
+      ? 'not within the run'
+      : results.length === 1
+        ? fixed(reached[0] / 1000, 1)
+        : `${fixed(mean(reached) / 1000, 1)} (worst ${never > 0 ? `not within the run in ${never} of ${results.length}` : fixed(Math.max(...reached) / 1000, 1)})`;
   return `| ${label} | ${fixed(mean(results.map((r) => r.wasted)))} | ${fixed(Math.max(...results.map((r) => r.peakInFlight)))} | ${fixed(mean(results.map((r) => r.waitingS)))} | ${detects.length === 0 ? '–' : fixed(mean(detects) / 1000, 2)} | ${recoverText} | ${fixed(mean(results.map((r) => r.goodput)), 1)} (${fixed(mean(results.map((r) => r.baselineGoodput)), 1)}) | ${fixed(mean(results.map((r) => r.p50Ms)))} / ${fixed(mean(results.map((r) => r.p99Ms)))} | ${fixed(mean(results.map((r) => r.amplification)), 2)} |`;
 }
 

@@ -38,7 +38,7 @@ export function hardOutage(lengthMs, afterMs = 60_000) {
   return incident(`hard outage ${lengthMs / 1000} s`, { mode: 'down' }, lengthMs, afterMs);
 }
 
-export function hung(clientTimeout, lengthMs = 60_000, afterMs = 30_000) {
+export function hung(clientTimeout, lengthMs = 60_000, afterMs = 60_000) {
   return incident(
     `hung ${lengthMs / 1000} s (${clientTimeout})`,
     { mode: 'hung' },
