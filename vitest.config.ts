@@ -13,6 +13,7 @@ const PURE_OUTSIDE_CORE = [
   'test/last-good-cache.spec.ts',
   'test/testing/manual-clock.spec.ts',
   'test/retry-after-header.spec.ts',
+  'test/protection/protection.spec.ts',
 ];
 
 export default defineConfig({

@@ -1,0 +1,6 @@
+import type { Implementation } from './simulate.mjs';
+
+export function oursImplementations(core: {
+  Breaker: unknown;
+  withRetry: unknown;
+}): Record<'ours' | 'oursRampUp' | 'oursProbe' | 'oursRetry', Implementation>;

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { oursImplementations } from '../../bench/protection/ours.mjs';
+import * as scenarios from '../../bench/protection/scenarios.mjs';
+import { simulate, type Figures, type Scenario } from '../../bench/protection/simulate.mjs';
+import * as core from '../../lib/core/index.js';
+
+// The protection benchmark's scenarios (bench/protection/), shortened and
+// seeded, through this package's engine: what it protects is held to bounds,
+// so that a change that lets more calls reach a dead dependency, detects or
+// recovers later fails here. Each bound sits just above today's figure (in
+// the comment); the side-by-side run with the peers is `npm run bench:protection`.
+// Virtual time: a few seconds of CPU for minutes of traffic at 100 calls/s.
+
+const ours = oursImplementations(core);
+const noBreaker = {
+  name: 'none',
+  label: 'no breaker',
+  make: () => ({ call: (fn: (signal?: AbortSignal) => Promise<unknown>) => fn(undefined) }),
+};
+
+const run = (scenario: Scenario, implementation = ours.ours): Promise<Figures> =>
+  simulate(scenario, implementation, { seed: 1 });
+
+describe('protection: this package against a failing dependency (virtual time, seed 1)', () => {
+  it('1. a hard outage of 45 s and of 65 s (two phases of the open period): detected within 0.5 s, recovered within one open period', async () => {
+    for (const lengthMs of [45_000, 65_000]) {
+      const figures = await run(scenarios.hardOutage(lengthMs, 35_000));
+      expect(figures.detectMs).toBeLessThanOrEqual(500); // 424 ms
+      expect(figures.wasted).toBeLessThanOrEqual(60); // 51
+      expect(figures.peakInFlight).toBeLessThanOrEqual(25); // 15
+      // 15.5 s and 25.5 s: the open period ends 30 s after the trip, then every 30 s.
+      expect(figures.recoverMs).toBeLessThanOrEqual(31_000);
+    }
+  });
+
+  it('2a. a hung dependency, the client timeout aborting the call: detected within 1.5 s', async () => {
+    const figures = await run(scenarios.hung('abort', 30_000, 15_000));
+    expect(figures.detectMs).toBeLessThanOrEqual(1_500); // 1.41 s
+    expect(figures.wasted).toBeLessThanOrEqual(165); // 150
+    expect(figures.waitingS).toBeLessThanOrEqual(165); // 150 s of callers' time
+    expect(figures.recoverMs).toBeLessThanOrEqual(31_000); // 1.5 s
+  });
+
+  it('2b. a hung dependency the caller only stops waiting on: the 10 s default deadline bounds what piles up', async () => {
+    const figures = await run(scenarios.hung('race', 30_000, 15_000));
+    expect(figures.detectMs).toBeLessThanOrEqual(10_500); // 10.41 s: the deadline
+    expect(figures.peakInFlight).toBeLessThanOrEqual(1_100); // 1,022
+  });
+
+  it('3. a brownout of 30% failures never trips it: goodput and waste equal no breaker', async () => {
+    const scenario = scenarios.brownout(60_000, 10_000);
+    const [figures, bare] = [await run(scenario), await run(scenario, noBreaker)];
+    expect(figures.detectMs).toBeUndefined();
+    expect(figures.goodput).toBe(bare.goodput); // 75.1 calls/s
+    expect(figures.wasted).toBe(bare.wasted);
+  });
+
+  it('4. a dependency ten times slower (its queue collapses): detected within 2 s', async () => {
+    const figures = await run(scenarios.slow(30_000, 15_000));
+    expect(figures.detectMs).toBeLessThanOrEqual(2_000); // 1.73 s
+    expect(figures.wasted).toBeLessThanOrEqual(155); // 138
+  });
+
+  it('5. back at 10% capacity: the slow start keeps it from being flooded again', async () => {
+    const scenario = scenarios.reducedCapacity(30_000, 45_000);
+    const plain = await run(scenario);
+    const ramped = await run(scenario, ours.oursRampUp);
+    expect(plain.recoverMs).toBeLessThanOrEqual(5_000); // 2 s
+    expect(ramped.peakInFlight).toBeLessThanOrEqual(30); // 22, where the defaults reach 114
+    expect(ramped.wasted).toBeLessThanOrEqual(105); // 94
+  });
+
+  it('6. a retry storm: with withRetry and its budget the dependency gets out of it', async () => {
+    const figures = await run(scenarios.retryStorm(30_000), ours.oursRetry);
+    expect(figures.amplification).toBeLessThanOrEqual(0.7); // 0.58; naive retries without a breaker 2.65
+    expect(figures.recoverMs).toBeLessThanOrEqual(25_000); // 22.75 s; without a breaker, never
+  });
+
+  it('7. 429 + Retry-After: honoured at once, about fifteen calls wasted', async () => {
+    const figures = await run(scenarios.overloaded(30_000, 15_000));
+    expect(figures.detectMs).toBeLessThanOrEqual(300); // 253 ms
+    expect(figures.wasted).toBeLessThanOrEqual(20); // 15
+    expect(figures.recoverMs).toBeLessThanOrEqual(2_000); // 1.5 s
+  });
+});
