@@ -5,7 +5,6 @@ import {
   KEYS,
   NEW_PEEK_OVERFLOW,
   NEW_QUEUED_REFUSAL,
-  NEW_OVERFLOW_KEY_MOVES,
   NEW_RETRY_FALLBACK_UNCOUNTED,
   NEW_ROUND_ENDS_IN_FLIGHT,
   START,
@@ -43,7 +42,7 @@ const RUNS = Number(process.env.COMBO_RUNS ?? 1_000);
  * delete an entry once its fix is merged, and the suite checks those draws
  * again (a test below fails while a listed defect no longer reproduces).
  */
-const KNOWN_DEFECTS = new Set<number | string>([NEW_OVERFLOW_KEY_MOVES]);
+const KNOWN_DEFECTS = new Set<number | string>([]);
 
 function withoutKnownDefects(c: Combination): Combination {
   let out = c;
@@ -75,8 +74,7 @@ function withoutKnownDefects(c: Combination): Combination {
  *   enough succeed, a recovery probe closes it) with probes in flight;
  * - N2: a call on a key the full family sends to its overflow child;
  * - N3: a call refused for the breaker's state while its bulkhead has no free slot;
- * - N5: a decorated method with retry and fallback whose call fails under `force('disabled')`;
- * - N6: a call on a key whose calls on the overflow child are not over, when it would get a child of its own.
+ * - N5: a decorated method with retry and fallback whose call fails under `force('disabled')`.
  */
 const RUN_TRIGGERED = [
   11,
@@ -85,7 +83,6 @@ const RUN_TRIGGERED = [
   NEW_PEEK_OVERFLOW,
   NEW_QUEUED_REFUSAL,
   NEW_RETRY_FALLBACK_UNCOUNTED,
-  NEW_OVERFLOW_KEY_MOVES,
 ];
 
 const combinationArb: fc.Arbitrary<Combination> = fc

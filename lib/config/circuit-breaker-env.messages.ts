@@ -11,6 +11,8 @@ export const envMessages = {
   breakerSubject: (breaker: string) => `Circuit breaker "${breaker}" (from the environment)`,
   notANumber: (variable: string, text: string) =>
     `Environment variable ${variable}=${JSON.stringify(text)} is not a number. Write digits, e.g. ${variable}=2000.`,
+  notANumberOrAuto: (variable: string, text: string) =>
+    `Environment variable ${variable}=${JSON.stringify(text)} is not a number or auto. Write digits, e.g. ${variable}=2, or ${variable}=auto.`,
   notABoolean: (variable: string, text: string, alsoNumber: boolean) =>
     `Environment variable ${variable}=${JSON.stringify(text)} is not ${alsoNumber ? 'a number or false' : 'true or false'}. Write ${alsoNumber ? `a number of milliseconds, or ${variable}=false` : `${variable}=true or ${variable}=false`}.`,
   notAWindowType: (variable: string, text: string) =>

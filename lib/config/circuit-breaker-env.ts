@@ -21,7 +21,7 @@ export interface CircuitBreakerEnvConfig {
   breakers?: Record<string, BreakerOptions>;
 }
 
-type Kind = 'number' | 'number-or-false' | 'boolean' | 'false' | 'window-type';
+type Kind = 'number' | 'number-or-false' | 'number-or-auto' | 'boolean' | 'false' | 'window-type';
 
 /** Every option a variable can set: the scalar ones (a classifier cannot come from a string). */
 const OPTIONS: readonly (readonly [path: string, kind: Kind])[] = [
@@ -53,7 +53,7 @@ const OPTIONS: readonly (readonly [path: string, kind: Kind])[] = [
   ['aggregate.openWhenOpenRatio', 'number'],
   ['aggregate.minKeys', 'number'],
   ['share', 'boolean'],
-  ['share.quorum', 'number'],
+  ['share.quorum', 'number-or-auto'],
   ['bulkhead.maxConcurrent', 'number'],
   ['bulkhead.maxQueue', 'number'],
   ['bulkhead.queueTimeoutMs', 'number'],
@@ -289,11 +289,14 @@ function parse(variable: string, text: string, kind: Kind): unknown {
     throw new BreakerConfigError(envMessages.notABoolean(variable, text, false), '', variable);
   }
   if (kind === 'number-or-false' && lower === 'false') return false;
+  if (kind === 'number-or-auto' && lower === 'auto') return 'auto';
   if (!NUMBER.test(text)) {
     throw new BreakerConfigError(
       kind === 'number-or-false'
         ? envMessages.notABoolean(variable, text, true)
-        : envMessages.notANumber(variable, text),
+        : kind === 'number-or-auto'
+          ? envMessages.notANumberOrAuto(variable, text)
+          : envMessages.notANumber(variable, text),
       '',
       variable,
     );

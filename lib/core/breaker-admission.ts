@@ -1,4 +1,5 @@
 import { probeSchedulerOf } from './breaker-environment.js';
+import { OVERFLOW_KEY, type FamilyTransitions } from './breaker-family.js';
 import type { ChildrenEvidence } from './breaker-evidence.js';
 import type { RecoveryProbeEvent, RetryEvent } from './breaker-events.js';
 import type { ProbeScheduler } from './probe-scheduler.js';
@@ -265,6 +266,11 @@ export abstract class BreakerAdmission extends BreakerCalls {
    */
   get reconfigurations(): number {
     return this.counters.reconfigurations;
+  }
+
+  /** @internal A family's overflow child: its family, which counts each key's calls on it. */
+  get overflowCalls(): FamilyTransitions | undefined {
+    return this.key === OVERFLOW_KEY ? (this.parent as BreakerAdmission).keyed : undefined;
   }
 
   /** @internal A family's child: its bulkhead, if calls hold or wait for a slot of it (asked as it is evicted). */

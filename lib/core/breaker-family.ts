@@ -73,6 +73,15 @@ export interface FamilyTransitions {
   childTransitioned(child: FamilyMember, from: BreakerState, to: BreakerState, now: number): void;
   /** Its bulkhead (or one it dropped, or gave up on eviction) started holding calls, or holds none any more. */
   childBusy(child: FamilyMember, busy: boolean): void;
+  /**
+   * The overflow child's guard: a call takes or waits for a slot. It is the
+   * call of the key whose lookup last returned the overflow child (each
+   * front end looks up and calls in one go), which is returned; none when
+   * no lookup is left to claim (a caller that kept the child).
+   */
+  claimOverflowCall(): string | undefined;
+  /** A call `claimOverflowCall()` gave to `key` settled, or never got a slot. */
+  overflowCallEnded(key: string): void;
 }
 
 /**
@@ -98,7 +107,8 @@ export interface FamilyOwner {
  * stored in a bounded form. When no held child can go, new keys share one
  * overflow child. A child evicted with calls holding or waiting for a slot of
  * its bulkhead leaves that bulkhead to its key's next child, so the key's cap
- * holds across eviction.
+ * holds across eviction; and a key with calls on the overflow child keeps
+ * going there until they are over, so its cap holds as it moves off.
  *
  * @internal
  */
@@ -122,6 +132,14 @@ export class BreakerFamily<Child extends FamilyChild> implements FamilyTransitio
    * Each goes when it holds no call, so they are bounded by the calls in flight.
    */
   private retained: Map<string, HeldSlots> | undefined = undefined;
+  /**
+   * With a bulkhead: how many calls each key has holding or waiting for a
+   * slot of the overflow child (made at the first). A key goes while it has
+   * none, so they are bounded by the calls in flight there.
+   */
+  private onOverflow: Map<string, number> | undefined = undefined;
+  /** The key of the last lookup that returned the overflow child, until its call claims it. */
+  private overflowKey: string | undefined = undefined;
   private readonly maxKeys: number;
   private readonly idleMs: number | undefined;
   private readonly maxKeyLength: number;
@@ -159,8 +177,10 @@ export class BreakerFamily<Child extends FamilyChild> implements FamilyTransitio
     }
     const now = this.owner.monotonic();
     if (this.idleMs !== undefined) this.evictIdle(now);
-    if (children.size >= this.maxKeys && !this.evictOne()) {
+    // A child of its own now would have every slot free beside the key's calls still on the overflow child.
+    if (this.onOverflow?.has(key) === true || (children.size >= this.maxKeys && !this.evictOne())) {
       this.overflowed++;
+      this.overflowKey = key;
       return (this.overflow ??= this.born(this.create(OVERFLOW_KEY)));
     }
     // Held for as long as the child: a copy of its own, never a slice of something larger.
@@ -181,8 +201,8 @@ export class BreakerFamily<Child extends FamilyChild> implements FamilyTransitio
   /**
    * The child a call on `key` would reach, if it exists, touching nothing: no
    * child is created, none evicted, the order of use unchanged. The child held
-   * for `key`; else the overflow child when the family is full and could evict
-   * none (as `child()` would decide); else none (a new closed child would
+   * for `key`; else the overflow child when the key has calls there, or the
+   * family is full and could evict none (as `child()` would decide); else none (a new closed child would
    * come). What a check that is not a call (`peekKey()`, a guard) may look at.
    */
   find(key: string): Child | undefined {
@@ -190,16 +210,19 @@ export class BreakerFamily<Child extends FamilyChild> implements FamilyTransitio
     if (key.length > this.maxKeyLength || key.charCodeAt(0) === MARK_CODE) key = this.bound(key);
     const held = this.children.get(key);
     if (held !== undefined || this.overflow === undefined) return held;
-    return this.canAdmitNew() ? undefined : this.overflow;
+    return this.onOverflow?.has(key) !== true && this.canAdmitNew() ? undefined : this.overflow;
   }
 
   /**
    * The bulkhead kept for `key` since its child was evicted with calls in it,
-   * which the key's next child takes over (`find()`'s rules, touching nothing).
+   * which the key's next child takes over (`find()`'s rules, touching nothing);
+   * none when a call on `key` would go to the overflow child instead.
    */
   kept(key: string): HeldSlots | undefined {
     if (this.retained === undefined) return undefined;
     if (key.length > this.maxKeyLength || key.charCodeAt(0) === MARK_CODE) key = this.bound(key);
+    // A key sent to the overflow child (made by its call, when there is none yet) meets that child's bulkhead.
+    if (this.onOverflow?.has(key) === true || !this.canAdmitNew()) return undefined;
     return this.retained.get(key);
   }
 
@@ -292,6 +315,22 @@ export class BreakerFamily<Child extends FamilyChild> implements FamilyTransitio
     if (busy || retained === undefined) return;
     const kept = retained.get(child.key!);
     if (kept !== undefined && kept.active + kept.queued === 0) retained.delete(child.key!);
+  }
+
+  claimOverflowCall(): string | undefined {
+    const key = this.overflowKey;
+    if (key === undefined) return undefined;
+    this.overflowKey = undefined;
+    const calls = (this.onOverflow ??= new Map());
+    calls.set(key, (calls.get(key) ?? 0) + 1);
+    return key;
+  }
+
+  overflowCallEnded(key: string): void {
+    const calls = this.onOverflow!;
+    const left = calls.get(key)! - 1;
+    if (left === 0) calls.delete(key);
+    else calls.set(key, left);
   }
 
   snapshot(): FamilySnapshot {

@@ -37,6 +37,14 @@ export interface GuardHost extends ProbeHost {
   probeScheduler(): ProbeScheduler;
   /** A family's child: its bulkheads started holding calls, or hold none any more. */
   bulkheadBusy(busy: boolean): void;
+  /** A family's overflow child: its family, which counts each key's calls on it. */
+  readonly overflowCalls: OverflowCalls | undefined;
+}
+
+/** What the overflow child's guard tells its family of each call (see `FamilyTransitions`). @internal */
+export interface OverflowCalls {
+  claimOverflowCall(): string | undefined;
+  overflowCallEnded(key: string): void;
 }
 
 /** What a guard sees of its breaker: how to refuse, and the ways in past the guard. @internal */
@@ -106,6 +114,8 @@ export class CallGuard {
   private probeOptions: ResolvedBreakerOptions['probe'];
   /** A family's child: how many of its bulkheads hold calls (a dropped one may still, beside a new one). */
   private occupied = 0;
+  /** The overflow child's: its family counts each key's calls here, so that a key moves off only when they are over. */
+  private readonly overflowCalls: OverflowCalls | undefined;
 
   constructor(
     config: ResolvedBreakerOptions,
@@ -117,6 +127,7 @@ export class CallGuard {
     if (config.probe !== undefined && host.lastDecidedState === 'open')
       this.startProbe(host.monotonic());
     this.bulkhead = config.bulkhead === undefined ? undefined : this.newBulkhead(config.bulkhead);
+    this.overflowCalls = host.overflowCalls;
   }
 
   private newBulkhead(limits: BulkheadLimits): Bulkhead {
@@ -203,6 +214,16 @@ export class CallGuard {
   }
 
   execute<T>(b: GuardedBreaker, fn: ProtectedCall<T>, signal: AbortSignal | undefined): Promise<T> {
+    const key = this.claim();
+    if (key === undefined) return this.run(b, fn, signal);
+    return this.ended(key, this.run(b, fn, signal));
+  }
+
+  private run<T>(
+    b: GuardedBreaker,
+    fn: ProtectedCall<T>,
+    signal: AbortSignal | undefined,
+  ): Promise<T> {
     const refusal = this.rampRefusal(b);
     if (refusal !== undefined) return deferredRejection(refusal);
     const bulkhead = this.bulkhead;
@@ -213,6 +234,18 @@ export class CallGuard {
   }
 
   executeMethod<T>(
+    b: GuardedBreaker,
+    method: (...args: any[]) => T | PromiseLike<T>,
+    thisArg: unknown,
+    args: unknown[],
+    withSignal: WithSignal<T>,
+  ): Promise<T> {
+    const key = this.claim();
+    const call = this.runMethod(b, method, thisArg, args, withSignal);
+    return key === undefined ? call : this.ended(key, call);
+  }
+
+  private runMethod<T>(
     b: GuardedBreaker,
     method: (...args: any[]) => T | PromiseLike<T>,
     thisArg: unknown,
@@ -237,6 +270,27 @@ export class CallGuard {
   acquire<T>(b: GuardedBreaker): CallPermit<T>;
   acquire<T>(b: GuardedBreaker, canWait: true): CallPermit<T> | Promise<CallPermit<T>>;
   acquire<T>(b: GuardedBreaker, canWait = false): CallPermit<T> | Promise<CallPermit<T>> {
+    const key = this.claim();
+    if (key === undefined) return this.take(b, canWait);
+    const end = () => this.overflowCalls!.overflowCallEnded(key);
+    let permit: CallPermit<T> | Promise<CallPermit<T>>;
+    try {
+      permit = this.take<T>(b, canWait);
+    } catch (refusal) {
+      end();
+      throw refusal;
+    }
+    if (!(permit instanceof Promise)) return endsWith(permit, end);
+    return permit.then(
+      (granted) => endsWith(granted, end),
+      (refusal: unknown) => {
+        end();
+        throw refusal;
+      },
+    );
+  }
+
+  private take<T>(b: GuardedBreaker, canWait: boolean): CallPermit<T> | Promise<CallPermit<T>> {
     const refusal = this.rampRefusal(b);
     if (refusal !== undefined) throw refusal;
     const bulkhead = this.bulkhead;
@@ -245,6 +299,20 @@ export class CallGuard {
     if (b.lettingAllThrough) return b.passAcquire<T>();
     if (!canWait) throw b.stateRefusal() ?? b.refuse('bulkhead-full', undefined);
     return this.queue(b, bulkhead, undefined, () => holdingPermit<T>(b, bulkhead));
+  }
+
+  /** The overflow child's, with a bulkhead: the key of the call coming in, now counted. */
+  private claim(): string | undefined {
+    return this.overflowCalls === undefined || this.bulkhead === undefined
+      ? undefined
+      : this.overflowCalls.claimOverflowCall();
+  }
+
+  /** `call`, whose key's count on the overflow child ends when it settles. */
+  private ended<T>(key: string, call: Promise<T>): Promise<T> {
+    const end = () => this.overflowCalls!.overflowCallEnded(key);
+    call.then(end, end);
+    return call;
   }
 
   /** Whether the guard has nothing left to do (its options were reconfigured away). */
@@ -296,6 +364,19 @@ export class CallGuard {
       return call();
     });
   }
+}
+
+/** `permit`, which calls `end` as it settles (at once when it holds no slot). */
+function endsWith<T>(permit: CallPermit<T>, end: () => void): CallPermit<T> {
+  const tracked = permit as CallPermit<T> & { onSettled?: () => void };
+  const leave = tracked.onSettled;
+  if (leave === undefined) end();
+  else
+    tracked.onSettled = () => {
+      end();
+      leave();
+    };
+  return permit;
 }
 
 /** The permit of a call that took a slot: it gives the slot back when it settles, or at once when admission fails. */

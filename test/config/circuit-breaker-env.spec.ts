@@ -92,6 +92,20 @@ describe('circuitBreakerOptionsFromEnv()', () => {
     });
   });
 
+  it("takes SHARE_QUORUM=auto (the quorum's default), and names the variable for anything else", () => {
+    expect(fromEnv({ CB_PAYMENTS_SHARE_QUORUM: 'auto' })).toEqual({
+      breakers: { payments: { share: { quorum: 'auto' } } },
+    });
+    expect(fromEnv({ CB_PAYMENTS_SHARE_QUORUM: 'AUTO' })).toEqual({
+      breakers: { payments: { share: { quorum: 'auto' } } },
+    });
+    const error = errorOf(() => fromEnv({ CB_PAYMENTS_SHARE_QUORUM: 'most' }));
+    expect(error.message).toBe(
+      'Environment variable CB_PAYMENTS_SHARE_QUORUM="most" is not a number or auto. Write digits, e.g. CB_PAYMENTS_SHARE_QUORUM=2, or CB_PAYMENTS_SHARE_QUORUM=auto.',
+    );
+    expect(error.option).toBe('CB_PAYMENTS_SHARE_QUORUM');
+  });
+
   it('names the variable when a value is not a number', () => {
     const error = errorOf(() => fromEnv({ CB_PAYMENTS_TIMEOUT_MS: '2s' }));
     expect(error.message).toBe(

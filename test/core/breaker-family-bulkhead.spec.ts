@@ -111,6 +111,55 @@ describe('per-key family with a bulkhead: eviction and calls in flight', () => {
     expect(f.breaker.peekKey('a').permitted).toBe(true);
   });
 
+  it('a key with calls on the overflow child keeps going there until they are over (N6)', async () => {
+    const f = family(1, 1);
+    // The family is full of a child that cannot go: 'c' shares the overflow child.
+    f.breaker.forKey('a').isolate();
+    const first = f.call('c');
+    await ticks();
+    expect(f.running.get('c')).toBe(1);
+    // 'a' can go now, but 'c' would get a child with its slot free beside its call still running.
+    f.breaker.forKey('a').release();
+    expect(f.breaker.peekKey('c')).toMatchObject({ permitted: false, reason: 'bulkhead-full' });
+    expect(await f.call('c')).toBe('bulkhead-full');
+    expect(() => f.breaker.forKey('c').acquire()).toThrow(
+      expect.objectContaining({ reason: 'bulkhead-full' }),
+    );
+    expect([...f.breaker.children()].map((child) => child.key)).toEqual(['a', OVERFLOW_KEY]);
+    // Another key, with no call there, gets a child of its own.
+    const other = f.call('d');
+    await ticks();
+    expect(f.breaker.forKey('d').key).toBe('d');
+    f.gates[0]!.open();
+    expect(await first).toBe('ran');
+    // Its call over, 'c' moves off: a child of its own, every slot free.
+    const next = f.call('c');
+    await ticks();
+    expect(f.breaker.forKey('c').key).toBe('c');
+    for (const gate of f.gates.slice(1)) gate.open();
+    expect(await Promise.all([other, next])).toEqual(['ran', 'ran']);
+    expect(f.mostAtOnce()).toBe(1);
+    expect(f.breaker.snapshot().family).toMatchObject({ keys: 2, overflowed: 3 });
+    const counted = (f.breaker['keyed'] as unknown as { onOverflow?: Map<string, number> })
+      .onOverflow;
+    expect(counted?.size).toBe(0);
+  });
+
+  it('peekKey() on a key with a kept bulkhead answers for the overflow child its call would reach', async () => {
+    const f = family(1, 1);
+    const first = f.call('b');
+    await ticks();
+    // 'a' evicts 'b' (busy: its bulkhead is kept for it), then cannot go.
+    f.breaker.forKey('a').isolate();
+    // A call on 'b' now goes to the overflow child (made by it), not to a child with the kept bulkhead.
+    expect(f.breaker.peekKey('b')).toMatchObject({ permitted: true, state: 'closed' });
+    const second = f.call('b');
+    await ticks();
+    expect([...f.breaker.children()].map((child) => child.key)).toEqual(['a', OVERFLOW_KEY]);
+    for (const gate of f.gates) gate.open();
+    expect(await Promise.all([first, second])).toEqual(['ran', 'ran']);
+  });
+
   it("a waiting call moves with its bulkhead: the key's next child finds the slot and the queue taken", async () => {
     const f = family(1, 1, 1);
     const first = f.call('a');

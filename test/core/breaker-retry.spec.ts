@@ -260,6 +260,39 @@ describe('withRetry()', () => {
     expect(retries).toEqual([]);
   });
 
+  it('judges an attempt by the options it was admitted under, whatever reconfigure() puts in force meanwhile', async () => {
+    const { breaker, retries } = breakerWithEvents();
+    const policy = withRetry(breaker, { attempts: 2, backoff: NO_JITTER, budget: false });
+    const failure = new Error('upstream down');
+    const attempts: ((error: unknown) => void)[] = [];
+    const fn = vi.fn(() => new Promise<string>((_, reject) => attempts.push(reject)));
+    const call = policy.execute(fn);
+    // Admitted while an Error is a failure; reconfigured to ignore it before the attempt fails.
+    breaker.reconfigure({ timeoutMs: false, classify: () => 'ignored' });
+    attempts[0]!(failure);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(breaker.snapshot().totals.failures.total).toBe(1);
+    expect(retries.map((event) => [event.attempt, event.delayMs, event.result])).toEqual([
+      [2, 100, 'scheduled'],
+    ]);
+    await elapse(100);
+    expect(fn).toHaveBeenCalledTimes(2);
+    // The retry was admitted under the new options: its failure is ignored, and not retried.
+    attempts[1]!(failure);
+    await expect(call).rejects.toBe(failure);
+    expect(breaker.snapshot().totals.failures.total).toBe(1);
+    // A value too: admitted while a 502 counts as failed, settled under options that call it a success.
+    const values: ((value: unknown) => void)[] = [];
+    const valued = policy.execute(() => new Promise((resolve) => values.push(resolve)));
+    breaker.reconfigure({ timeoutMs: false, classifyResult: () => 'success' });
+    values[0]!({ status: 502, headers: {} });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(retries).toHaveLength(2);
+    await elapse(100);
+    values[1]!('fine');
+    expect(await valued).toBe('fine');
+  });
+
   it('retries a resolved value the breaker counts as failed, and returns the last one when attempts run out', async () => {
     const { breaker } = breakerWithEvents();
     const policy = withRetry(breaker, { attempts: 2, backoff: NO_JITTER, budget: false });

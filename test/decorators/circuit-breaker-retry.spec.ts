@@ -48,6 +48,21 @@ class Stock {
   }
 }
 
+/** Each call waits for the test to fail it: an attempt stays in flight while the test reconfigures. */
+@Injectable()
+class Gated {
+  readonly pending: ((error: unknown) => void)[] = [];
+
+  @CircuitBreaker({ name: 'gated', timeoutMs: false, retry: NOW, fallback: 'cached' })
+  async level(_sku: string): Promise<string> {
+    return new Promise((_, reject) => this.pending.push(reject));
+  }
+
+  cached(error: unknown, sku: string): string {
+    return `${sku}: cached after ${(error as Error).message}`;
+  }
+}
+
 describe('@CircuitBreaker({ retry })', () => {
   it('retries a Promise method through its breaker, each attempt one call, and counts the retries', async () => {
     const app = await startApp([CircuitBreakerModule.forRoot()], { providers: [Stock] });
@@ -99,6 +114,35 @@ describe('@CircuitBreaker({ retry })', () => {
     expect(await stock.cachedLevel('sku-4')).toMatch(/^sku-4: cached after /);
     expect(await stock.onceLevel('sku-4')).toMatch(/^sku-4: cached after /);
     expect(stock.calls).toBe(4);
+  });
+
+  it('retries an attempt, and serves the fallback, as the options it was admitted under say', async () => {
+    const app = await startApp([CircuitBreakerModule.forRoot()], { providers: [Gated] });
+    const gated = app.get(Gated);
+    const breaker = app.get(CircuitBreakerRegistry).get('gated');
+    // The backoff is 0 ms: a retry waits for one turn of the timers.
+    const flush = async () => {
+      for (let i = 0; i < 3; i++) await new Promise((resolve) => setTimeout(resolve, 2));
+    };
+    const call = gated.level('sku-5');
+    await flush();
+    // Admitted while a 503 is a failure; it fails after the classifier was changed to ignore it.
+    breaker.reconfigure({ timeoutMs: false, classify: () => 'ignored' });
+    gated.pending[0]!(down());
+    await flush();
+    // Retried, as a failure is; the retry, admitted under the new options, fails ignored: no fallback.
+    expect(gated.pending).toHaveLength(2);
+    gated.pending[1]!(down());
+    await expect(call).rejects.toThrow('upstream down');
+    expect(breaker.snapshot().totals).toMatchObject({ admitted: 2, failures: { total: 1 } });
+    // The other way round: admitted while ignored, failing once failures count again, no retry and no fallback.
+    const next = gated.level('sku-6');
+    await flush();
+    breaker.reconfigure({ timeoutMs: false });
+    gated.pending[2]!(down());
+    await expect(next).rejects.toThrow('upstream down');
+    expect(gated.pending).toHaveLength(3);
+    expect(breaker.snapshot().totals).toMatchObject({ admitted: 3, failures: { total: 1 } });
   });
 
   it('refuses retry on a method that cannot return a Promise, and checks the policy where the class is declared', () => {

@@ -119,12 +119,6 @@ export const NEW_QUEUED_REFUSAL = 'N3';
  * `retry` does not (item 5 decides what each manual mode counts).
  */
 export const NEW_RETRY_FALLBACK_UNCOUNTED = 'N5';
-/**
- * Not in issue 25 (item 8's class): a key whose calls still hold or wait for
- * a slot of the overflow child gets a child of its own (a held child became
- * evictable), with every slot free: its calls exceed the bulkhead's cap.
- */
-export const NEW_OVERFLOW_KEY_MOVES = 'N6';
 const ROUND_ENDS = new Set<TransitionReason>([
   'probe-failed',
   'probe-expired',
@@ -420,13 +414,6 @@ export async function runCombination(
     // N2: a key the full family sends to its overflow child, whose state peekKey() does not read.
     if (c.perKey !== undefined && !hasRoomFor(root, key, c.perKey.maxKeys))
       met.add(NEW_PEEK_OVERFLOW);
-    // N6: the key's calls on the overflow child are not over, and it would now get a child of its own.
-    if (
-      c.perKey !== undefined &&
-      c.bulkhead !== undefined &&
-      movesOffOverflow(root, key, c, callers)
-    )
-      met.add(NEW_OVERFLOW_KEY_MOVES);
     // N3: a refusing breaker whose bulkhead has no free slot queues the call before refusing it.
     if (!peek.permitted && peek.reason !== 'bulkhead-full' && bulkheadFull(root, key, c))
       met.add(NEW_QUEUED_REFUSAL);
@@ -630,24 +617,6 @@ function hasRoomFor(root: Breaker, key: string, maxKeys: number): boolean {
   return held.some((child) => child.key === key || child.key === OVERFLOW_KEY) === false
     ? held.length < maxKeys || held.some((child) => child.state === 'closed')
     : held.some((child) => child.key === key);
-}
-
-/** Whether `key` has callers not settled on the overflow child, and a call on it now would get a child of its own. */
-function movesOffOverflow(root: Breaker, key: string, c: Combination, callers: Caller[]): boolean {
-  const onOverflow = callers.some(
-    (caller) => caller.key === key && caller.settled === 0 && caller.target?.key === OVERFLOW_KEY,
-  );
-  if (!onOverflow) return false;
-  const held = [...root.children()].filter((child) => child.key !== OVERFLOW_KEY);
-  if (held.some((child) => child.key === key)) return true;
-  return (
-    held.length < c.perKey!.maxKeys ||
-    held.some((child) => {
-      const bulkhead = child.snapshot().bulkhead;
-      const idle = bulkhead === undefined || bulkhead.active + bulkhead.queued === 0;
-      return idle && (child.state === 'closed' || child.state === 'disabled');
-    })
-  );
 }
 
 /** How many calls wait in the queue of the breaker a call on `key` goes to. */

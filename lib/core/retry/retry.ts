@@ -5,7 +5,7 @@ import type { CallOutcome } from '../breaker-state.js';
 import { isBreakerRejection } from '../breaker.errors.js';
 import { breakerMessages } from '../breaker.messages.js';
 import { retryAfterOf } from '../classify.js';
-import { breakerOptionChecker } from '../resolve-options.js';
+import { breakerOptionChecker, type ResolvedBreakerOptions } from '../resolve-options.js';
 import { timerDelay } from '../timer-delay.js';
 import type { ProtectedCall } from '../tracked-call.js';
 import { budgetOf, type RetryBudget } from './retry-budget.js';
@@ -17,11 +17,11 @@ import {
 
 /** What a retry policy needs of its breaker (every `Breaker` is one). @internal */
 export interface RetryTarget {
-  readonly config: { readonly classifyResult: unknown };
+  readonly config: ResolvedBreakerOptions;
   readonly clock: { now(): number };
   monotonic(): number;
-  classifyError(error: unknown): CallOutcome;
-  classifyResult(value: unknown): CallOutcome;
+  classifyError(error: unknown, config?: ResolvedBreakerOptions): CallOutcome;
+  classifyResult(value: unknown, config?: ResolvedBreakerOptions): CallOutcome;
   peek(): AdmissionPeek;
   /** @internal */
   recordRetry(event: RetryEvent): void;
@@ -68,7 +68,9 @@ export function withRetry(breaker: Breaker, options: RetryOptions): RetryingBrea
 /**
  * Makes `attempt()` until it succeeds, fails for good, or the policy says
  * stop: then the caller gets the last attempt's own outcome (its error, or
- * the value it resolved with). @internal
+ * the value it resolved with). Each attempt is judged by the options in force
+ * as it began (when it is admitted, unless it waits for a bulkhead slot), as
+ * the breaker counts it, whatever `reconfigure()` puts in force meanwhile. @internal
  */
 export function retryCall<T>(
   breaker: RetryTarget,
@@ -78,14 +80,15 @@ export function retryCall<T>(
   budget = policy.budget === undefined ? undefined : budgetOf(breaker, breaker.monotonic()),
 ): Promise<T> {
   budget?.deposit(breaker.monotonic());
+  const config = breaker.config;
   // The first attempt without an async function of its own: most calls succeed, and pay for one promise only.
   return attempt().then(
     (value) =>
-      policy.attempts > 1 && retryableValue(breaker, value)
+      policy.attempts > 1 && retryableValue(breaker, config, value)
         ? retryAfter(breaker, attempt, policy, signal, budget, { value, threw: false })
         : value,
     (error: unknown) => {
-      if (!mayRetry(breaker, policy, 1, signal, error)) throw error;
+      if (!mayRetry(breaker, config, policy, 1, signal, error)) throw error;
       return retryAfter(breaker, attempt, policy, signal, budget, { value: error, threw: true });
     },
   );
@@ -126,12 +129,14 @@ async function retryAfter<T>(
     }
     await sleep(delayMs!, signal);
     await waitOutSlack(breaker, signal);
+    // Judged by the options in force as it began, whatever reconfigure() puts in force meanwhile.
+    const config = breaker.config;
     try {
       const value = await attempt();
-      if (made + 1 >= policy.attempts || !retryableValue(breaker, value)) return value;
+      if (made + 1 >= policy.attempts || !retryableValue(breaker, config, value)) return value;
       last = { value, threw: false };
     } catch (error) {
-      if (!mayRetry(breaker, policy, made + 1, signal, error)) throw error;
+      if (!mayRetry(breaker, config, policy, made + 1, signal, error)) throw error;
       last = { value: error, threw: true };
     }
   }
@@ -140,6 +145,7 @@ async function retryAfter<T>(
 /** Whether an attempt's error may be retried: attempts left, not a rejection by the breaker, not the caller's abort, a failure. */
 function mayRetry(
   breaker: RetryTarget,
+  config: ResolvedBreakerOptions,
   policy: ResolvedRetryOptions,
   made: number,
   signal: AbortSignal | undefined,
@@ -149,7 +155,7 @@ function mayRetry(
     made < policy.attempts &&
     !isBreakerRejection(error) &&
     signal?.aborted !== true &&
-    retryable(breaker.classifyError(error))
+    retryable(breaker.classifyError(error, config))
   );
 }
 
@@ -158,10 +164,14 @@ function retryable(outcome: CallOutcome): boolean {
 }
 
 /** A resolved value the breaker counts as failed (a 503 `Response`); only objects can be one by default. */
-function retryableValue(breaker: RetryTarget, value: unknown): boolean {
-  if (breaker.config.classifyResult === undefined && (typeof value !== 'object' || value === null))
+function retryableValue(
+  breaker: RetryTarget,
+  config: ResolvedBreakerOptions,
+  value: unknown,
+): boolean {
+  if (config.classifyResult === undefined && (typeof value !== 'object' || value === null))
     return false;
-  return retryable(breaker.classifyResult(value));
+  return retryable(breaker.classifyResult(value, config));
 }
 
 /** The dependency's `Retry-After` when it gave one (`undefined` past `maxRetryAfterMs`: stop), else the backoff. */
