@@ -3,10 +3,6 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   INVARIANTS,
   KEYS,
-  NEW_PEEK_OVERFLOW,
-  NEW_QUEUED_REFUSAL,
-  NEW_RETRY_FALLBACK_UNCOUNTED,
-  NEW_ROUND_ENDS_IN_FLIGHT,
   START,
   runCombination,
   useAdvance,
@@ -33,57 +29,6 @@ import { FOUND } from './helpers/combination-examples.js';
  */
 const SEED = Number(process.env.COMBO_SEED ?? 20_261_203);
 const RUNS = Number(process.env.COMBO_RUNS ?? 1_000);
-
-/**
- * Defects not fixed yet on this branch: issue 25's item numbers, and `N<n>`
- * for those this suite found that the issue does not list (each described
- * where it is declared, in test/helpers/combination-run.ts). Each one excludes
- * just the draws that trigger it (`withoutKnownDefects`, `RUN_TRIGGERED`);
- * delete an entry once its fix is merged, and the suite checks those draws
- * again (a test below fails while a listed defect no longer reproduces).
- */
-const KNOWN_DEFECTS = new Set<number | string>([]);
-
-function withoutKnownDefects(c: Combination): Combination {
-  let out = c;
-  // Item 1: a decorated method with a fallback skips its bulkhead's queue (answers `bulkhead-full` at once).
-  if (
-    KNOWN_DEFECTS.has(1) &&
-    out.fallback &&
-    out.bulkhead !== undefined &&
-    out.bulkhead.maxQueue > 0
-  )
-    out = { ...out, bulkhead: { ...out.bulkhead, maxQueue: 0 } };
-  // Item 8: a per-key child with calls in flight is evicted, and its key's next child has an empty bulkhead.
-  if (KNOWN_DEFECTS.has(8) && out.perKey !== undefined && out.bulkhead !== undefined)
-    out = { ...out, perKey: { maxKeys: KEYS.length, idleMs: undefined } };
-  // Item 9: a random source (the breaker's, an injected fault's) that throws or draws outside [0, 1) escapes after admission.
-  if (KNOWN_DEFECTS.has(9) && out.random === 'hostile') out = { ...out, random: 'fair' };
-  return out;
-}
-
-/**
- * Most defects depend on what happens during the run, so the run tells which
- * triggers it met (`met`, set in test/helpers/combination-run.ts), and a run
- * that met a known one is discarded:
- * - 11: a forced state, reset or reconfiguration while a half-open round has
- *   probes in flight (its probe totals stop adding up);
- * - 13: a caller's abort a few microtasks after a slot was freed, while it
- *   waits in the queue (the abort is lost and its call runs);
- * - N1: a half-open round that ends on its own (a probe fails or expires,
- *   enough succeed, a recovery probe closes it) with probes in flight;
- * - N2: a call on a key the full family sends to its overflow child;
- * - N3: a call refused for the breaker's state while its bulkhead has no free slot;
- * - N5: a decorated method with retry and fallback whose call fails under `force('disabled')`.
- */
-const RUN_TRIGGERED = [
-  11,
-  13,
-  NEW_ROUND_ENDS_IN_FLIGHT,
-  NEW_PEEK_OVERFLOW,
-  NEW_QUEUED_REFUSAL,
-  NEW_RETRY_FALLBACK_UNCOUNTED,
-];
 
 const combinationArb: fc.Arbitrary<Combination> = fc
   .record({
@@ -241,15 +186,11 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
 const examples = FOUND.map((found) => found.example);
 const arbitraries = [combinationArb, fc.array(stepArb, { minLength: 1, maxLength: 40 })] as const;
 
-/** One run: the violations of each invariant, or `undefined` when the run met a known defect's trigger. */
-async function runOnce(
-  c: Combination,
-  steps: Step[],
-): Promise<Map<Invariant, string[]> | undefined> {
+/** One run: the violations of each invariant. */
+async function runOnce(c: Combination, steps: Step[]): Promise<Map<Invariant, string[]>> {
   vi.clearAllTimers();
   vi.setSystemTime(START);
-  const { violations, met } = await runCombination(withoutKnownDefects(c), steps);
-  if (RUN_TRIGGERED.some((item) => KNOWN_DEFECTS.has(item) && met.has(item))) return undefined;
+  const { violations } = await runCombination(c, steps);
   const byInvariant = new Map<Invariant, string[]>();
   for (const { invariant, detail } of violations)
     byInvariant.set(invariant, [...(byInvariant.get(invariant) ?? []), detail]);
@@ -261,7 +202,6 @@ describe(`Feature combinations (seed ${SEED}, ${RUNS} runs)`, () => {
   // The run (its index: fast-check's replay path) where each invariant failed first.
   const firstFailure = new Map<Invariant, number>();
   let checked = 0;
-  let discarded = 0;
 
   beforeEach(() => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
@@ -278,44 +218,35 @@ describe(`Feature combinations (seed ${SEED}, ${RUNS} runs)`, () => {
       fc.asyncProperty(...arbitraries, async (c, steps) => {
         const index = run++;
         const found = await runOnce(c, steps);
-        if (found === undefined) discarded++;
-        fc.pre(found !== undefined);
         checked++;
         for (const invariant of found.keys())
           if (!firstFailure.has(invariant)) firstFailure.set(invariant, index);
       }),
       { seed: SEED, numRuns: RUNS, examples },
     );
-    // The known defects' exclusions discard few runs (fast-check draws others in their place).
-    expect(discarded).toBeLessThan(RUNS * 0.1);
+    // Every draw ran to its end (the examples earlier searches found count among them).
+    expect(checked).toBe(RUNS);
   });
 
-  it('every known defect still reproduces (delete its KNOWN_DEFECTS entry once it is fixed)', async () => {
-    for (const found of FOUND.filter(({ item }) => KNOWN_DEFECTS.has(item))) {
-      vi.clearAllTimers();
-      vi.setSystemTime(START);
-      const { violations } = await runCombination(...found.example);
-      expect(
-        violations.some(({ invariant }) => invariant === found.invariant),
-        `item ${found.item} (found by ${found.found}) no longer breaks "${found.invariant}"`,
-      ).toBe(true);
+  it('every example an earlier search found now holds every invariant', async () => {
+    for (const found of FOUND) {
+      const broken = [...(await runOnce(...found.example)).entries()];
+      expect(broken, `item ${found.item} (found by ${found.found})`).toEqual([]);
     }
   });
 
   for (const invariant of INVARIANTS) {
     it(invariant, { timeout: 120_000 }, async () => {
       const index = firstFailure.get(invariant);
+      // Checked in every run of the pass above; only a failure there is shrunk here.
       if (index === undefined) {
-        expect(firstFailure.has(invariant), `${invariant}: no violation in ${checked} runs`).toBe(
-          false,
-        );
+        expect(checked, `${invariant}: the pass above ran`).toBe(RUNS);
         return;
       }
       // Shrinks the first run that broke it, and prints the smallest counterexample found.
       await fc.assert(
         fc.asyncProperty(...arbitraries, async (c, steps) => {
           const found = await runOnce(c, steps);
-          fc.pre(found !== undefined);
           expect(found.get(invariant) ?? []).toEqual([]);
         }),
         { seed: SEED, path: String(index), examples },

@@ -4,7 +4,7 @@ import type { Combination, Step } from './combination-run.js';
  * What the combination suite found while it was written, shrunk: each run
  * first in every pass (fast-check's `examples`), so a fix is checked on its
  * own reproduction whatever the seed draws. `item` is issue 25's item, or
- * `N<n>` for a defect the issue does not list (see the spec's KNOWN_DEFECTS).
+ * `N<n>` for a defect the issue does not list (each fixed with a regression test of its own).
  * `found` is the seed of the search that found it, with the suite as it was then.
  */
 export interface FoundExample {

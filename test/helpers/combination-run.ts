@@ -3,7 +3,6 @@ import {
   CallTimeoutError,
   defaultClassifyError,
   InjectedFaultError,
-  OVERFLOW_KEY,
   isBreakerRejection,
   withRetry,
   type BreakerOptions,
@@ -11,7 +10,6 @@ import {
   type Clock,
   type InjectedFault,
   type RejectionReason,
-  type TransitionReason,
 } from '../../lib/core/index.js';
 import { getCallSignal } from '../../lib/call-signal.js';
 import { REGISTRY_PROPERTY } from '../../lib/circuit-breaker.constants.js';
@@ -97,34 +95,7 @@ export interface Violation {
   detail: string;
 }
 
-/** Which known defects (issue 25's item numbers) are still switched off, and whether this run met one. */
-export interface KnownDefects {
-  has(item: number): boolean;
-}
-
 export const KEYS = ['a', 'b', 'c', 'd', 'e'];
-/**
- * Not in issue 25 (item 11's class): a half-open round that ends on its own
- * (a probe fails or expires, enough succeed, or a recovery probe closes it)
- * while other probes are in flight never counts those probes as settled.
- */
-export const NEW_ROUND_ENDS_IN_FLIGHT = 'N1';
-/** Not in issue 25: `peekKey(key)` answers for a new closed child when the full family would send `key` to its overflow child. */
-export const NEW_PEEK_OVERFLOW = 'N2';
-/** Not in issue 25: an open, isolated or half-open-busy breaker whose bulkhead is full queues a call, then refuses it. */
-export const NEW_QUEUED_REFUSAL = 'N3';
-/**
- * Not in issue 25: under `force('disabled')` (nothing counted), a decorated
- * method with `retry` serves its fallback for a failed call, one without
- * `retry` does not (item 5 decides what each manual mode counts).
- */
-export const NEW_RETRY_FALLBACK_UNCOUNTED = 'N5';
-const ROUND_ENDS = new Set<TransitionReason>([
-  'probe-failed',
-  'probe-expired',
-  'probes-succeeded',
-  'recovery-probe',
-]);
 const FALLBACK = 'served by the fallback';
 const IGNORED = 'ignored';
 
@@ -167,8 +138,6 @@ interface Retained {
   deposits: number[];
   retries: number[];
   budgetStart: number | undefined;
-  /** Probes of the current half-open round not settled yet, as its probe events tell. */
-  probesInFlight: number;
 }
 
 /** 2026-01-01T00:00:00Z, where every run's clock starts. */
@@ -257,10 +226,8 @@ export async function runCombination(
   c: Combination,
   steps: Step[],
   log?: (line: string) => void,
-): Promise<{ violations: Violation[]; met: Set<number | string> }> {
+): Promise<{ violations: Violation[] }> {
   const violations: Violation[] = [];
-  // Issue 25's items whose trigger this run met (the spec discards the run while an item is a known defect).
-  const met = new Set<number | string>();
   const fail = (invariant: Invariant, detail: string) => violations.push({ invariant, detail });
   let probeRuns = 0;
   const probeFn = () => {
@@ -285,18 +252,8 @@ export async function runCombination(
       deposits: [],
       retries: [],
       budgetStart: undefined,
-      probesInFlight: 0,
     };
     breaker.on('failure', () => r.failures++);
-    // A round that ends on its own while probes are in flight leaves them out of the probe totals (the spec's N1).
-    breaker.on('probe', (e) => {
-      r.probesInFlight = Math.max(0, r.probesInFlight + (e.result === 'admitted' ? 1 : -1));
-    });
-    breaker.on('stateChange', (e) => {
-      if (e.from === 'half-open' && r.probesInFlight > 0 && ROUND_ENDS.has(e.reason))
-        met.add(NEW_ROUND_ENDS_IN_FLIGHT);
-      if (e.from === 'half-open' || e.to === 'half-open') r.probesInFlight = 0;
-    });
     breaker.on('rejected', () => r.rejections++);
     if (log !== undefined)
       for (const event of [
@@ -356,9 +313,6 @@ export async function runCombination(
         if (this.ended === undefined) {
           this.ended = outcome;
           this.endedAt = order();
-          // N5: the decorator's retry path judges the last failure itself, though the breaker counted nothing.
-          if (this.exempt && outcome === 'f' && c.front === 'decorator' && c.retry && c.fallback)
-            met.add(NEW_RETRY_FALLBACK_UNCOUNTED);
         }
         if (outcome === 's') resolve('ok');
         else reject((this.error = new Error(outcome === 'i' ? IGNORED : 'dependency failed')));
@@ -411,12 +365,6 @@ export async function runCombination(
         'the reported state matches the admission the next call gets',
         `peek() said ${peek.state}, state said ${stateBefore}`,
       );
-    // N2: a key the full family sends to its overflow child, whose state peekKey() does not read.
-    if (c.perKey !== undefined && !hasRoomFor(root, key, c.perKey.maxKeys))
-      met.add(NEW_PEEK_OVERFLOW);
-    // N3: a refusing breaker whose bulkhead has no free slot queues the call before refusing it.
-    if (!peek.permitted && peek.reason !== 'bulkhead-full' && bulkheadFull(root, key, c))
-      met.add(NEW_QUEUED_REFUSAL);
     const caller: Caller = {
       id: callers.length,
       key,
@@ -537,13 +485,6 @@ export async function runCombination(
           const queued = waiting().filter((k) => k.invocations.length === 0);
           const w = queued.length > 0 ? queued : waiting();
           const aborted = w[step.target % Math.max(1, w.length)];
-          if (
-            aborted !== undefined &&
-            aborted.invocations.length === 0 &&
-            (c.bulkhead?.maxQueue ?? 0) > 0 &&
-            step.depth > 0
-          )
-            met.add(13);
           abortCaller(aborted);
         }
         await settleMicrotasks();
@@ -553,7 +494,6 @@ export async function runCombination(
         await advanceClock(step.ms);
         break;
       case 'control':
-        if (probesInFlight(retained)) met.add(11);
         control(root, step.what);
         await settleMicrotasks();
         break;
@@ -570,7 +510,6 @@ export async function runCombination(
         await settleMicrotasks();
         break;
       case 'reconfigure':
-        if (probesInFlight(retained)) met.add(11);
         root.reconfigure(optionsOf(c, step.variant, probeFn));
         await settleMicrotasks();
         break;
@@ -602,7 +541,7 @@ export async function runCombination(
   const injected = faults.reduce((sum, fault) => sum + fault.injected, 0);
   checkEnd(c, retained, callers, invocations, injected, fail);
   root.dispose();
-  return { violations, met };
+  return { violations };
 }
 
 /** Moves the fake clock: the spec hands in `vi.advanceTimersByTimeAsync`. */
@@ -611,32 +550,11 @@ export function useAdvance(advance: (ms: number) => Promise<void>): void {
   advanceClock = advance;
 }
 
-/** Whether the family holds `key`, or has room for it (else it may go to the overflow child). */
-function hasRoomFor(root: Breaker, key: string, maxKeys: number): boolean {
-  const held = [...root.children()];
-  return held.some((child) => child.key === key || child.key === OVERFLOW_KEY) === false
-    ? held.length < maxKeys || held.some((child) => child.state === 'closed')
-    : held.some((child) => child.key === key);
-}
-
 /** How many calls wait in the queue of the breaker a call on `key` goes to. */
 function queuedOn(root: Breaker, key: string, c: Combination): number {
   if (c.bulkhead === undefined) return 0;
   const target = c.perKey === undefined ? root : [...root.children()].find((k) => k.key === key);
   return target?.snapshot().bulkhead?.queued ?? 0;
-}
-
-/** Whether the breaker a call on `key` goes to has no free bulkhead slot. */
-function bulkheadFull(root: Breaker, key: string, c: Combination): boolean {
-  if (c.bulkhead === undefined) return false;
-  const target = c.perKey === undefined ? root : [...root.children()].find((k) => k.key === key);
-  const bulkhead = target?.snapshot().bulkhead;
-  return bulkhead !== undefined && bulkhead.active >= bulkhead.maxConcurrent;
-}
-
-/** Whether a half-open round has probes in flight (what item 11's interruptions need). */
-function probesInFlight(retained: Retained[]): boolean {
-  return retained.some(({ breaker }) => (breaker.snapshot().halfOpen?.probesInFlight ?? 0) > 0);
 }
 
 function describe(event: object): string {

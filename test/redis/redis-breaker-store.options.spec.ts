@@ -39,7 +39,7 @@ describe('new RedisBreakerStore(options)', () => {
     [
       'a misspelt option',
       { redis, keyprefix: 'x' },
-      'RedisBreakerStore: unknown option "keyprefix". Known options: redis, subscriber, keyPrefix, instanceId, reconcileIntervalMs, operationTimeoutMs, hydrateTimeoutMs, maxQueue, logger, closeClient, pubsub.',
+      'RedisBreakerStore: unknown option "keyprefix". Known options: redis, subscriber, keyPrefix, instanceId, reconcileIntervalMs, operationTimeoutMs, hydrateTimeoutMs, maxQueue, logger, closeClient, pubsub. Did you mean "keyPrefix"?',
     ],
     [
       'redis as its own subscriber',

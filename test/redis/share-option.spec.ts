@@ -50,7 +50,7 @@ describe('breaker option "share"', () => {
     [
       { quorom: 2 },
       'share.quorom',
-      'Circuit breaker "payments": unknown option "share.quorom". Known options: share.quorum.',
+      'Circuit breaker "payments": unknown option "share.quorom". Known options: share.quorum. Did you mean "share.quorum"?',
     ],
   ])('rejects %j, naming the breaker and the option', (share, option, message) => {
     const build = () => new Breaker('payments', { share } as BreakerOptions);
