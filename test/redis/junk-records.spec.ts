@@ -14,6 +14,9 @@ const OPTIONS: BreakerOptions = {
   consecutiveFailures: 1,
   openDurationMs: 300,
   halfOpen: { maxWaitMs: 400 },
+  // These scenarios open the fleet by two reports, or not at all: the default 'auto' would let one
+  // replica's own opening open a fleet of two, as soon as both had reported.
+  share: { quorum: 2 },
 };
 const fail = (b: Breaker) =>
   b.execute(() => Promise.reject(new Error('down'))).catch((e: unknown) => e);
