@@ -138,7 +138,9 @@ function worse(a: DashboardChild, b: DashboardChild): boolean {
 /** The failure rate an open child opened on, while its own window is empty; 0 otherwise. */
 function openedOnRate(child: DashboardChild): number {
   if (child.state !== 'open' || child.calls > 0) return 0;
-  return child.lastTransition?.window?.failureRate ?? 0;
+  const last = child.lastTransition;
+  // A streak of failures opened it on nothing but failures.
+  return last?.window?.failureRate ?? (last?.consecutiveFailures === undefined ? 0 : 1);
 }
 
 /** What the store says of itself, read without trusting its shape (any `BreakerStore` may be given). */

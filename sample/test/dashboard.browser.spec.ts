@@ -383,7 +383,7 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
       expect(await text(page, `${tile('tenants')} [data-field="failureRate"]`)).toBe('100% of 2');
       expect(await text(page, `${tile('tenants')} [data-field="transition"]`)).toMatch(
         // Both may open within one millisecond: the newest is either.
-        /^t[12]: closed → open \(consecutive-failures\): 1 of 1 calls failed \(100%\) at /,
+        /^t[12]: closed → open \(consecutive-failures\): 1 failure in a row at /,
       );
       const children = await page
         .locator(`${tile('tenants')} [data-field="children"] li`)

@@ -166,7 +166,7 @@ export function dashboardClient(showFleet: typeof dashboardFleetLine): void {
   /** The last transition: a family's newest one among its own and its children's. */
   /** What an opening was decided on: its window, or a streak of n failures as n failed calls. */
   function openedOnOf(
-    last: DashboardBreaker['snapshot']['lastTransition'],
+    last: DashboardBreaker['snapshot']['lastTransition'] | DashboardChild['lastTransition'],
   ): { calls: number; failures: number } | undefined {
     if (last === undefined) return undefined;
     if (last.window !== undefined) return last.window;
@@ -273,10 +273,16 @@ export function dashboardClient(showFleet: typeof dashboardFleetLine): void {
             : ', probe due'
           : `, paused by Retry-After: ${duration(left)}`;
     const opened =
-      child.state === 'open' && child.calls === 0 ? child.lastTransition?.window : undefined;
+      child.state === 'open' && child.calls === 0 ? openedOnOf(child.lastTransition) : undefined;
+    const rate =
+      opened === undefined
+        ? child.failureRate
+        : opened.calls === 0
+          ? 0
+          : opened.failures / opened.calls;
     return (
       `${child.key}: ${child.state} since ${clockTime(child.since)} (${duration(tile.at - child.since + elapsed)})` +
-      `${probe}, ${percent(opened?.failureRate ?? child.failureRate)} of ${opened?.calls ?? child.calls}, ${child.rejected} rejected`
+      `${probe}, ${percent(rate)} of ${opened?.calls ?? child.calls}, ${child.rejected} rejected`
     );
   }
 
