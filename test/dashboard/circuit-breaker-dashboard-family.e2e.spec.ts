@@ -143,11 +143,11 @@ describe("a per-key family's tile", () => {
     }
   });
 
-  it('lists the child its badge names, even when it arrives after topChildren others, then by the rate they opened on', async () => {
+  it('lists the child its badge names, even when it arrives after topChildren others', async () => {
     const { app, tenants } = await start(2);
     try {
       await app.listen(0, '127.0.0.1');
-      // b opens on 2 failures of 3 calls, a and c on 2 of 2; d stays closed; z is forced open, last.
+      // b, a and c open on a streak of 2 failures (b after a success); d stays closed; z is forced open, last.
       await tenants.forKey('b').execute(() => Promise.resolve(1));
       for (const key of ['b', 'b', 'a', 'a', 'c', 'c'])
         await tenants
@@ -162,10 +162,10 @@ describe("a per-key family's tile", () => {
       const view = ((await answer.json()) as ReturnType<CircuitBreakerDashboardService['state']>)
         .breakers[0]!;
       expect([view.aggregate!.worstState, view.aggregate!.worstCount]).toEqual(['isolated', 1]);
-      expect(view.topChildren!.map(({ key, state }) => `${key}:${state}`)).toEqual([
-        'z:isolated',
-        'a:open',
-      ]);
+      // Then an open child: a streak of 2 is an opening on 2 failed calls for each of them.
+      const [first, second] = view.topChildren!.map(({ key, state }) => `${key}:${state}`);
+      expect(first).toBe('z:isolated');
+      expect(['a:open', 'b:open', 'c:open']).toContain(second);
     } finally {
       await app.close();
     }
