@@ -10,6 +10,7 @@ import { outcome } from './redis-breaker.commands.js';
 import type { RedisBreakerConnection } from './redis-breaker.connection.js';
 import type { SharedBreaker } from './redis-breaker.coordinator.js';
 import type { CorruptKeys } from './redis-breaker.corrupt-keys.js';
+import type { SlotOutages } from './redis-breaker.slots.js';
 import { deferred, withDeadline } from './redis-breaker.deadline.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
 
@@ -38,6 +39,8 @@ export interface ReadsLink {
   readonly redis: Redis | Cluster;
   readonly connection: RedisBreakerConnection;
   readonly corrupt: CorruptKeys;
+  /** A Cluster: the breakers whose slot is down (what a read marks, and brings back). */
+  readonly slots: SlotOutages;
   readonly operationTimeoutMs: number;
   /** The prefix's change log: what tells a quiet reconcile there is nothing to read. */
   readonly changes: ChangeKeys;
@@ -173,20 +176,29 @@ export class SharedStateReads {
     timeoutMs: number,
     timedOut: () => string,
   ): Promise<void> {
-    const { redis, connection, corrupt } = this.link;
+    const { redis, connection, corrupt, slots } = this.link;
     const sentAt = Date.now();
+    // A Cluster: a deadline per key, so that the keys of a dead node's slots time out alone.
+    const each = <T>(reply: Promise<T>) =>
+      redis.isCluster === true ? withDeadline(reply, timeoutMs, timedOut) : reply;
     const replies = await withDeadline(
       this.track(
-        records.flatMap((record) => READ.map((key) => outcome(redis.hgetall(record.keys[key])))),
+        records.flatMap((record) =>
+          READ.map((key) => outcome(each(redis.hgetall(record.keys[key])))),
+        ),
       ),
       timeoutMs,
       timedOut,
     );
-    // One error per breaker, the first of its keys: any of them makes it a breaker with corrupt keys.
+    // One error per breaker, the first of its keys: any of them makes it a breaker with corrupt keys (or, on a
+    // Cluster, whose slot is down).
     const of = (i: number) => replies.slice(i * READ.length, (i + 1) * READ.length);
     corrupt.sort(
       records,
-      records.map((_, i) => of(i).find((reply) => reply.error !== undefined)?.error),
+      slots.sift(
+        records,
+        records.map((_, i) => of(i).find((reply) => reply.error !== undefined)?.error),
+      ),
     );
     connection.succeeded();
     records.forEach((record, i) => {
@@ -282,9 +294,9 @@ export class SharedStateReads {
     if (!connection.running || !connection.connected) return;
     this.rounds++;
     try {
-      if (connection.failing && this.link.redis.isCluster === true) {
-        // A Cluster answers a PING while a node is down: only a read of every breaker (stopping at the first batch
-        // that fails, the change log's head first) says that every node the store needs answers again.
+      if (connection.verifying) {
+        // A Cluster answers a PING while a node is down: only a read of every breaker (each batch marking the
+        // breakers whose slot is down, the change log's head first) says that every node the store needs answers.
         all = true;
       } else if (connection.failing) {
         // Redis has not answered lately: one PING asks whether it does now, rather than a read per breaker.
