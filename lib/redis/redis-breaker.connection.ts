@@ -73,7 +73,10 @@ export interface ConnectionOptions {
  *   outage → shared (a `ready` event also clears the last failed operation);
  * - an `error` event, a `close` event, a failed subscription or `failed()`:
  *   → outage (→ recovering for an `error` on connections that stay ready);
- * - `succeeded()`: outage (with both connections ready) or recovering → shared;
+ * - `slotFailed()` (a Cluster, one breaker's slot down): → recovering, the
+ *   outage reported, the other breakers sharing on;
+ * - `succeeded()`: outage (with both connections ready) or recovering → shared
+ *   (on a Cluster, only `verified()` with no breaker's slot down);
  * - `close()`: any → closed.
  *
  * Ending an outage logs how long it lasted, and the `recovered()` hook lets the
