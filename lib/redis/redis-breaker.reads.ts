@@ -55,6 +55,9 @@ export interface ReadsLink {
 }
 
 /** Where this replica stands in the change log: every change up to `version` of `epoch` is read. */
+/** On a Cluster, the change log's slot did not answer (see `SlotOutages.logFailed`). */
+const LOG_DOWN = Symbol('log down');
+
 interface Cursor {
   readonly epoch: string | undefined;
   readonly version: number;
@@ -246,21 +249,46 @@ export class SharedStateReads {
   }
 
   /** Reads every breaker, and follows the log from where its head stood before the read (`known`: the head, already read). */
-  private async readAll(known?: { head: ChangeHead | undefined }): Promise<void> {
+  private async readAll(known?: { head: ChangeHead | undefined | typeof LOG_DOWN }): Promise<void> {
     this.cursor = undefined;
-    const head = await this.startedHead(known === undefined ? await this.head() : known.head);
+    const head = await this.logHead(known);
     this.heardSince.clear();
     await this.read(this.link.all());
-    this.cursor = head && { epoch: head.epoch, version: head.version };
-    // Every breaker answered: on a Cluster, what ends an outage (one node's answer does not).
+    // The log's slot down (a Cluster): the next reconcile reads everything again.
+    if (head !== LOG_DOWN) this.cursor = head && { epoch: head.epoch, version: head.version };
+    // Every breaker answered (or, on a Cluster, is marked down): what ends an outage (one node's answer does not).
     this.link.connection.verified();
+  }
+
+  /** The head a read of everything follows from; on a Cluster, `LOG_DOWN` when only the change log's slot fails. */
+  private async logHead(known?: {
+    head: ChangeHead | undefined | typeof LOG_DOWN;
+  }): Promise<ChangeHead | undefined | typeof LOG_DOWN> {
+    if (known?.head === LOG_DOWN) return LOG_DOWN;
+    try {
+      const head = await this.startedHead(known === undefined ? await this.head() : known.head);
+      this.link.slots.logAnswered();
+      return head;
+    } catch (error) {
+      if (this.link.redis.isCluster !== true) throw error;
+      this.link.slots.logFailed(error);
+      return LOG_DOWN;
+    }
   }
 
   /** Reads the breakers changed since the cursor (or everything, when the log cannot tell). */
   private async readChanged(): Promise<void> {
     const cursor = this.cursor;
     if (cursor === undefined) return this.readAll();
-    const head = await this.head();
+    let head: ChangeHead | undefined;
+    try {
+      head = await this.head();
+    } catch (error) {
+      // A Cluster: the log's slot alone may be down, and the breakers' own slots answer.
+      if (this.link.redis.isCluster !== true) throw error;
+      this.link.slots.logFailed(error);
+      return this.readAll({ head: LOG_DOWN });
+    }
     if (
       head === undefined ||
       // Another count than the one this replica follows: Redis lost it (a restart without persistence, FLUSHALL), or it was junk.

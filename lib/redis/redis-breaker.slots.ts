@@ -22,12 +22,14 @@ export interface SlotOutagesLink {
  */
 export class SlotOutages {
   private readonly down = new Set<SharedBreaker>();
+  /** The change log's slot (`{~changes}`) did not answer: no breaker is local for it, but the outage goes on. */
+  private logDown = false;
 
   constructor(private readonly link: SlotOutagesLink) {}
 
-  /** Breakers whose slot is down now. */
+  /** Breakers whose slot is down now, and the change log's if it is. */
   get size(): number {
-    return this.down.size;
+    return this.down.size + (this.logDown ? 1 : 0);
   }
 
   has(record: SharedBreaker): boolean {
@@ -69,7 +71,18 @@ export class SlotOutages {
     if (this.down.delete(record)) this.link.up(record);
   }
 
+  /** On a Cluster, a read of the change log failed: the outage goes on until it answers, the breakers share on. */
+  logFailed(error: unknown): void {
+    this.logDown = true;
+    this.link.failed(error);
+  }
+
+  logAnswered(): void {
+    this.logDown = false;
+  }
+
   clear(): void {
     this.down.clear();
+    this.logDown = false;
   }
 }

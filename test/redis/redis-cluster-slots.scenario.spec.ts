@@ -7,7 +7,8 @@ import { RedisCluster, redisClusterAvailable } from './helpers/redis-cluster.js'
 import { eventually } from './helpers/wait.js';
 
 // A Redis Cluster with `cluster-require-full-coverage no`: one master killed, the others serve their slots. Only the
-// breakers whose slot is on the dead master decide locally; the others share throughout.
+// breakers whose slot is on the dead master decide locally; the others share throughout, also when the dead master
+// holds the change log (`{~changes}`), which each store then reads past until it is back.
 
 const available = redisClusterAvailable();
 const OPTIONS: BreakerOptions = { consecutiveFailures: 1, openDurationMs: 600 };
@@ -25,20 +26,32 @@ describe.skipIf(!available)('RedisBreakerStore on a Cluster under partial covera
     await cluster?.close();
   });
 
-  it('keeps sharing the breakers of the live masters while one is down, and brings the others back when it answers', async () => {
-    const prefix = 'p:';
+  it(
+    'keeps sharing the breakers of the live masters while one is down, and brings the others back when it answers',
+    () => killOne('p:', 'neither'),
+    60_000,
+  );
+
+  it(
+    'keeps sharing them while the dead master holds the change log, which the breakers do not need',
+    () => killOne('q:', 'log'),
+    60_000,
+  );
+});
+
+/** Kills a master holding `neither` the change log nor the registry, or the one holding the change log (`log`). */
+async function killOne(prefix: string, holding: 'neither' | 'log'): Promise<void> {
+  {
     const admin = cluster.node(cluster.nodes[0]!.port);
     const portOf = async (key: string) =>
       cluster.owner(Number(await admin.cluster('KEYSLOT', key))).port;
     const owner = new Map<string, number>();
     for (const name of BREAKERS) owner.set(name, await portOf(`${prefix}{${name}}:state`));
-    // The change log and the registry of replicas stay up: the victim is a master holding neither.
-    const kept = [
-      await portOf(`${prefix}{~changes}:log`),
-      await portOf(`${prefix}{~replicas}:seen`),
-    ];
+    const log = await portOf(`${prefix}{~changes}:log`);
+    const kept = [log, await portOf(`${prefix}{~replicas}:seen`)];
     admin.disconnect();
-    const victim = cluster.nodes.map((n) => n.port).find((port) => !kept.includes(port))!;
+    const victim =
+      holding === 'log' ? log : cluster.nodes.map((n) => n.port).find((p) => !kept.includes(p))!;
     const dead = BREAKERS.filter((name) => owner.get(name) === victim);
     const live = BREAKERS.filter((name) => owner.get(name) !== victim);
     expect([dead.length > 0, live.length > 0]).toEqual([true, true]);
@@ -127,5 +140,5 @@ describe.skipIf(!available)('RedisBreakerStore on a Cluster under partial covera
         redis.disconnect();
       }
     }
-  }, 60_000);
-});
+  }
+}
