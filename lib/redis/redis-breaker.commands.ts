@@ -5,6 +5,7 @@ import { permitTtlMs } from './redis-breaker.durations.js';
 import { channelOf, replicasSeenKey } from './redis-breaker.keys.js';
 import type { SharedBreaker, WriteOp } from './redis-breaker.coordinator.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
+import { withDeadline } from './redis-breaker.deadline.js';
 import { isSharded, shardChannelOf, shardedScript } from './redis-breaker.pubsub.js';
 import type { RedisBreakerStoreOptions } from './redis-breaker-store-options.interface.js';
 import { isAuto, quorumOf } from './redis-breaker.quorum.js';
@@ -185,9 +186,20 @@ export function evalCall<T>(redis: Redis | Cluster, [script, keys, args]: Script
  *
  * @internal
  */
-export function evalEach(redis: Redis | Cluster, calls: readonly ScriptCall[]): Promise<unknown[]> {
+export function evalEach(
+  redis: Redis | Cluster,
+  calls: readonly ScriptCall[],
+  deadline?: { ms: number; timedOut: () => string },
+): Promise<unknown[]> {
   if (redis.isCluster)
-    return Promise.all(calls.map((call) => outcome(evalCall(redis, call)).then((o) => o.error)));
+    return Promise.all(
+      calls.map((call) => {
+        const reply = evalCall(redis, call);
+        return outcome(
+          deadline === undefined ? reply : withDeadline(reply, deadline.ms, deadline.timedOut),
+        ).then((o) => o.error);
+      }),
+    );
   const pipeline = redis.pipeline();
   for (const [script, keys, args] of calls) pipeline.eval(script, keys.length, ...keys, ...args);
   return pipeline.exec().then((replies) => calls.map((_, i) => replies?.[i]?.[0] ?? undefined));

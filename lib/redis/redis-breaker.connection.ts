@@ -48,6 +48,8 @@ export interface ConnectionOptions {
    * elsewhere, which made every store flap between shared and local.
    */
   readonly cluster?: boolean;
+  /** A Cluster: how many breakers have their slot down (see `SlotOutages`); an outage ends only once none has. */
+  readonly slotsDown?: () => number;
   /** Measures how long an outage lasted. Default `Date.now()`. */
   readonly now?: () => number;
   /** A message on the channel. */
@@ -71,7 +73,10 @@ export interface ConnectionOptions {
  *   outage → shared (a `ready` event also clears the last failed operation);
  * - an `error` event, a `close` event, a failed subscription or `failed()`:
  *   → outage (→ recovering for an `error` on connections that stay ready);
- * - `succeeded()`: outage (with both connections ready) or recovering → shared;
+ * - `slotFailed()` (a Cluster, one breaker's slot down): → recovering, the
+ *   outage reported, the other breakers sharing on;
+ * - `succeeded()`: outage (with both connections ready) or recovering → shared
+ *   (on a Cluster, only `verified()` with no breaker's slot down);
  * - `close()`: any → closed.
  *
  * Ending an outage logs how long it lasted, and the `recovered()` hook lets the
@@ -149,7 +154,7 @@ export class RedisBreakerConnection {
     const subscriber = (this.subscriber ??= (this.redis as Redis).duplicate());
     // A fresh connection is a fresh start: the failure of an operation on the old one no longer counts.
     const ready = () => {
-      if (!this.awaitsVerification) this.lastFailed = false;
+      if (!this.verifying) this.lastFailed = false;
       this.notifyReady();
       this.recovered();
     };
@@ -205,9 +210,16 @@ export class RedisBreakerConnection {
     this.down(error);
   }
 
+  /** On a Cluster, an operation on one breaker's keys failed: its slot is down (`SlotOutages`), the others share on; reported once per outage. */
+  slotFailed(error: unknown): void {
+    if (this.phase !== 'running') return;
+    this.errorCount++;
+    this.down(error);
+  }
+
   /** An operation succeeded: if that ends an outage, the store hears of it (on a Cluster, only `verified()` ends one). */
   succeeded(): void {
-    if (this.awaitsVerification) return;
+    if (this.verifying) return;
     this.lastFailed = false;
     this.recovered();
   }
@@ -219,7 +231,7 @@ export class RedisBreakerConnection {
   }
 
   /** A Cluster in an outage: one node's answer says nothing of the others, so sharing waits for `verified()`. */
-  private get awaitsVerification(): boolean {
+  get verifying(): boolean {
     return this.options.cluster === true && this.downSince !== undefined;
   }
 
@@ -291,8 +303,6 @@ export class RedisBreakerConnection {
   private down(error: unknown): void {
     if (this.phase !== 'running' || this.downSince !== undefined) return;
     this.downSince = this.now();
-    // A Cluster: some node is down, and until every breaker can be read again none is counted on (see `verified()`).
-    if (this.options.cluster === true) this.lastFailed = true;
     this.options.logger?.warn(
       messages.unreachable(error instanceof Error ? error.message : String(error)),
     );
@@ -300,7 +310,8 @@ export class RedisBreakerConnection {
 
   /** Called whenever something worked: if that ends an outage, say so, and let the store tell the fleet what it missed. */
   private recovered(): void {
-    if (this.downSince === undefined || !this.shared) return;
+    if (this.downSince === undefined || !this.shared || (this.options.slotsDown?.() ?? 0) > 0)
+      return;
     const down = this.now() - this.downSince;
     this.downSince = undefined;
     this.options.logger?.log(messages.resumed(down));

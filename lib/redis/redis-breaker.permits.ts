@@ -3,6 +3,7 @@ import { evalCall, permitCall, renewCall, type Writer } from './redis-breaker.co
 import type { RedisBreakerConnection } from './redis-breaker.connection.js';
 import type { RedisBreakerCoordinator, SharedBreaker } from './redis-breaker.coordinator.js';
 import { isKeyError, type CorruptKeys } from './redis-breaker.corrupt-keys.js';
+import type { SlotOutages } from './redis-breaker.slots.js';
 import { withDeadline } from './redis-breaker.deadline.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
 
@@ -13,6 +14,7 @@ export interface PermitLink {
   readonly operationTimeoutMs: number;
   readonly connection: RedisBreakerConnection;
   readonly corrupt: CorruptKeys;
+  readonly slots: SlotOutages;
   isShared(): boolean;
   /** Told how each request and renewal went (made after the permits, so asked for when needed). */
   coordination(): RedisBreakerCoordinator;
@@ -42,6 +44,7 @@ export class ProbePermits {
       ([renewed, ms]) => {
         this.link.connection.succeeded();
         this.link.corrupt.healthy(record);
+        this.link.slots.answered(record);
         // Not renewed: the claim lapsed and another replica took the permit; this one stops probing.
         this.link.coordination().onRenewed(record, episode, renewed === 1, ms);
       },
@@ -60,6 +63,7 @@ export class ProbePermits {
       ([won, ms]) => {
         this.link.connection.succeeded();
         this.link.corrupt.healthy(record);
+        this.link.slots.answered(record);
         this.link.coordination().onPermit(record, won === 1, ms);
       },
       (error: unknown) => {
@@ -69,9 +73,10 @@ export class ProbePermits {
     );
   }
 
-  /** An operation on the keys of `record` failed: a key error isolates that breaker, anything else is an outage. */
+  /** An operation on the keys of `record` failed: a key error isolates that breaker, anything else is an outage (on a Cluster, of its slot). */
   private failedOn(record: SharedBreaker, error: unknown): void {
     if (isKeyError(error)) this.link.corrupt.report(record, error);
+    else if (this.link.redis.isCluster === true) this.link.slots.failed(record, error);
     else this.link.connection.failed(error);
   }
 }

@@ -10,6 +10,7 @@ import { outcome } from './redis-breaker.commands.js';
 import type { RedisBreakerConnection } from './redis-breaker.connection.js';
 import type { SharedBreaker } from './redis-breaker.coordinator.js';
 import type { CorruptKeys } from './redis-breaker.corrupt-keys.js';
+import type { SlotOutages } from './redis-breaker.slots.js';
 import { deferred, withDeadline } from './redis-breaker.deadline.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
 
@@ -38,6 +39,8 @@ export interface ReadsLink {
   readonly redis: Redis | Cluster;
   readonly connection: RedisBreakerConnection;
   readonly corrupt: CorruptKeys;
+  /** A Cluster: the breakers whose slot is down (what a read marks, and brings back). */
+  readonly slots: SlotOutages;
   readonly operationTimeoutMs: number;
   /** The prefix's change log: what tells a quiet reconcile there is nothing to read. */
   readonly changes: ChangeKeys;
@@ -52,6 +55,9 @@ export interface ReadsLink {
 }
 
 /** Where this replica stands in the change log: every change up to `version` of `epoch` is read. */
+/** On a Cluster, the change log's slot did not answer (see `SlotOutages.logFailed`). */
+const LOG_DOWN = Symbol('log down');
+
 interface Cursor {
   readonly epoch: string | undefined;
   readonly version: number;
@@ -173,20 +179,29 @@ export class SharedStateReads {
     timeoutMs: number,
     timedOut: () => string,
   ): Promise<void> {
-    const { redis, connection, corrupt } = this.link;
+    const { redis, connection, corrupt, slots } = this.link;
     const sentAt = Date.now();
+    // A Cluster: a deadline per key, so that the keys of a dead node's slots time out alone.
+    const each = <T>(reply: Promise<T>) =>
+      redis.isCluster === true ? withDeadline(reply, timeoutMs, timedOut) : reply;
     const replies = await withDeadline(
       this.track(
-        records.flatMap((record) => READ.map((key) => outcome(redis.hgetall(record.keys[key])))),
+        records.flatMap((record) =>
+          READ.map((key) => outcome(each(redis.hgetall(record.keys[key])))),
+        ),
       ),
       timeoutMs,
       timedOut,
     );
-    // One error per breaker, the first of its keys: any of them makes it a breaker with corrupt keys.
+    // One error per breaker, the first of its keys: any of them makes it a breaker with corrupt keys (or, on a
+    // Cluster, whose slot is down).
     const of = (i: number) => replies.slice(i * READ.length, (i + 1) * READ.length);
     corrupt.sort(
       records,
-      records.map((_, i) => of(i).find((reply) => reply.error !== undefined)?.error),
+      slots.sift(
+        records,
+        records.map((_, i) => of(i).find((reply) => reply.error !== undefined)?.error),
+      ),
     );
     connection.succeeded();
     records.forEach((record, i) => {
@@ -234,21 +249,46 @@ export class SharedStateReads {
   }
 
   /** Reads every breaker, and follows the log from where its head stood before the read (`known`: the head, already read). */
-  private async readAll(known?: { head: ChangeHead | undefined }): Promise<void> {
+  private async readAll(known?: { head: ChangeHead | undefined | typeof LOG_DOWN }): Promise<void> {
     this.cursor = undefined;
-    const head = await this.startedHead(known === undefined ? await this.head() : known.head);
+    const head = await this.logHead(known);
     this.heardSince.clear();
     await this.read(this.link.all());
-    this.cursor = head && { epoch: head.epoch, version: head.version };
-    // Every breaker answered: on a Cluster, what ends an outage (one node's answer does not).
+    // The log's slot down (a Cluster): the next reconcile reads everything again.
+    if (head !== LOG_DOWN) this.cursor = head && { epoch: head.epoch, version: head.version };
+    // Every breaker answered (or, on a Cluster, is marked down): what ends an outage (one node's answer does not).
     this.link.connection.verified();
+  }
+
+  /** The head a read of everything follows from; on a Cluster, `LOG_DOWN` when only the change log's slot fails. */
+  private async logHead(known?: {
+    head: ChangeHead | undefined | typeof LOG_DOWN;
+  }): Promise<ChangeHead | undefined | typeof LOG_DOWN> {
+    if (known?.head === LOG_DOWN) return LOG_DOWN;
+    try {
+      const head = await this.startedHead(known === undefined ? await this.head() : known.head);
+      this.link.slots.logAnswered();
+      return head;
+    } catch (error) {
+      if (this.link.redis.isCluster !== true) throw error;
+      this.link.slots.logFailed(error);
+      return LOG_DOWN;
+    }
   }
 
   /** Reads the breakers changed since the cursor (or everything, when the log cannot tell). */
   private async readChanged(): Promise<void> {
     const cursor = this.cursor;
     if (cursor === undefined) return this.readAll();
-    const head = await this.head();
+    let head: ChangeHead | undefined;
+    try {
+      head = await this.head();
+    } catch (error) {
+      // A Cluster: the log's slot alone may be down, and the breakers' own slots answer.
+      if (this.link.redis.isCluster !== true) throw error;
+      this.link.slots.logFailed(error);
+      return this.readAll({ head: LOG_DOWN });
+    }
     if (
       head === undefined ||
       // Another count than the one this replica follows: Redis lost it (a restart without persistence, FLUSHALL), or it was junk.
@@ -282,9 +322,9 @@ export class SharedStateReads {
     if (!connection.running || !connection.connected) return;
     this.rounds++;
     try {
-      if (connection.failing && this.link.redis.isCluster === true) {
-        // A Cluster answers a PING while a node is down: only a read of every breaker (stopping at the first batch
-        // that fails, the change log's head first) says that every node the store needs answers again.
+      if (connection.verifying) {
+        // A Cluster answers a PING while a node is down: only a read of every breaker (each batch marking the
+        // breakers whose slot is down, the change log's head first) says that every node the store needs answers.
         all = true;
       } else if (connection.failing) {
         // Redis has not answered lately: one PING asks whether it does now, rather than a read per breaker.

@@ -26,6 +26,7 @@ import {
   type WriteOp,
 } from './redis-breaker.coordinator.js';
 import { CorruptKeys } from './redis-breaker.corrupt-keys.js';
+import { SlotOutages } from './redis-breaker.slots.js';
 import { ProbePermits } from './redis-breaker.permits.js';
 import { SharedStateReads } from './redis-breaker.reads.js';
 import { withDeadline } from './redis-breaker.deadline.js';
@@ -90,6 +91,8 @@ export class RedisBreakerStore implements BreakerStore {
   private readonly queue: WriteQueue<SharedBreaker, WriteOp>;
   /** Breakers whose keys Redis rejects (a key of the wrong type): isolated and repaired one by one, never an outage. */
   private readonly corrupt: CorruptKeys;
+  /** A Cluster: the breakers whose slot is down, which decide locally while the others share. */
+  private readonly slots: SlotOutages;
   /** Reconcile, and the reads of hydration and repairs. */
   private readonly reads: SharedStateReads;
   private readonly replicas: ReplicaRegistry;
@@ -119,11 +122,17 @@ export class RedisBreakerStore implements BreakerStore {
       channel: this.writer.channel,
       sharded: this.writer.sharded,
       cluster: this.redis.isCluster === true,
+      slotsDown: () => this.slots.size,
       operationTimeoutMs: this.operationTimeoutMs,
       closeClient: options.closeClient === true,
       logger,
       message: (message) => this.heard(message),
       recovered: () => this.recovered(),
+    });
+    this.slots = new SlotOutages({
+      cluster: this.redis.isCluster === true,
+      failed: (error) => this.connection.slotFailed(error),
+      up: (record) => this.slotUp(record),
     });
     this.corrupt = new CorruptKeys({
       redis: this.redis,
@@ -147,11 +156,15 @@ export class RedisBreakerStore implements BreakerStore {
       operationTimeoutMs: this.operationTimeoutMs,
       connection: this.connection,
       corrupt: this.corrupt,
-      isShared: () => this.shared,
+      slots: this.slots,
+      isShared: () => this.connection.shared,
       coordination: () => this.coordination,
     });
     const link: FleetLink = {
-      isShared: (record) => this.shared && (record === undefined || !this.corrupt.isolated(record)),
+      isShared: (record) =>
+        record === undefined
+          ? this.shared
+          : this.connection.shared && !this.corrupt.isolated(record) && !this.slots.has(record),
       storeErrors: (record) =>
         this.connection.errors +
         (record === undefined ? this.corrupt.total : this.corrupt.errorsOf(record)),
@@ -167,6 +180,7 @@ export class RedisBreakerStore implements BreakerStore {
       redis: this.redis,
       connection: this.connection,
       corrupt: this.corrupt,
+      slots: this.slots,
       operationTimeoutMs: this.operationTimeoutMs,
       changes: this.writer.changes,
       instanceId: this.instanceId,
@@ -221,9 +235,9 @@ export class RedisBreakerStore implements BreakerStore {
     this.reads.heard((fleet ?? order)!.name);
   }
 
-  /** Whether breakers share their state now: both connections are ready and the last operation succeeded. */
+  /** Whether breakers share their state now: both connections are ready, the last operation succeeded, and (on a Cluster) no breaker's slot is down. */
   get shared(): boolean {
-    return this.connection.shared;
+    return this.connection.shared && this.slots.size === 0;
   }
 
   /** Store operations that failed or timed out, connection errors, and key errors of any breaker, since the store started. */
@@ -287,7 +301,7 @@ export class RedisBreakerStore implements BreakerStore {
 
   async close(): Promise<void> {
     if (this.connection.state === 'closed') return;
-    if (this.connection.running && this.shared && this.queue.size > 0) {
+    if (this.connection.running && this.connection.shared && this.queue.size > 0) {
       // What this replica did last still matters to the others: give it one deadline to get out.
       await this.send(this.queue.drain()).catch(() => undefined);
     }
@@ -296,6 +310,7 @@ export class RedisBreakerStore implements BreakerStore {
     this.coordination.close();
     this.queue.clear();
     this.corrupt.clear();
+    this.slots.clear();
     // Releases a hydrate() still waiting for Redis (the application is stopping), then quits what the store made.
     await this.connection.close();
   }
@@ -345,7 +360,7 @@ export class RedisBreakerStore implements BreakerStore {
 
   private async flush(): Promise<void> {
     // One batch at a time, and only while Redis answers: the rest waits in the bounded queue.
-    if (this.flushing || this.queue.size === 0 || !this.shared) return;
+    if (this.flushing || this.queue.size === 0 || !this.connection.shared) return;
     this.flushing = true;
     try {
       await this.send(this.queue.drain());
@@ -359,18 +374,19 @@ export class RedisBreakerStore implements BreakerStore {
     }
   }
 
-  private async send(batch: [SharedBreaker, WriteOp][]): Promise<void> {
+  private async send(all: [SharedBreaker, WriteOp][]): Promise<void> {
+    // A breaker whose slot is down writes its latest transition again once it is back (slotUp).
+    const batch = all.filter(([record]) => !this.slots.has(record));
+    const timedOut = () => messages.timedOut('write', this.operationTimeoutMs);
     const errors = evalEach(
       this.redis,
       batch.map(([record, op]) => writeCall(this.writer, record, op, this.replicas.listed)),
+      // A Cluster: a deadline per breaker, so that a dead node's slots time out alone.
+      this.redis.isCluster === true ? { ms: this.operationTimeoutMs, timedOut } : undefined,
     );
-    const outcomes = await withDeadline(errors, this.operationTimeoutMs, () =>
-      messages.timedOut('write', this.operationTimeoutMs),
-    );
-    this.corrupt.sort(
-      batch.map(([record]) => record),
-      outcomes,
-    );
+    const outcomes = await withDeadline(errors, this.operationTimeoutMs, timedOut);
+    const records = batch.map(([record]) => record);
+    this.corrupt.sort(records, this.slots.sift(records, outcomes));
     // A Cluster: the change log lives in another slot than the breakers, so the writes are marked apart.
     markApart(
       this.redis,
@@ -380,6 +396,13 @@ export class RedisBreakerStore implements BreakerStore {
         .filter(([, op], i) => op.kind !== 'withdraw' && outcomes[i] === undefined)
         .map(([r]) => r.name),
     );
+  }
+
+  /** A Cluster: the slot of `record` answers again; it tells the fleet its latest transition again (the outage ends at the next read of every breaker). */
+  private slotUp(record: SharedBreaker): void {
+    if (!this.connection.running) return;
+    const op = this.coordination.replayOf(record);
+    if (op !== undefined) this.write(record, op);
   }
 
   /** The keys of `record` were repaired: it tells the fleet its latest transition again, and reads the fleet's state back. */

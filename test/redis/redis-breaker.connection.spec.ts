@@ -177,12 +177,22 @@ describe('RedisBreakerConnection: starting', () => {
 });
 
 describe('RedisBreakerConnection: outages', () => {
-  it('on a Cluster, ends an outage only when every breaker was read again, never on one answer elsewhere', async () => {
-    const t = setup({ cluster: true });
+  it('on a Cluster, ends an outage only when every breaker was read again and none has its slot down, never on one answer elsewhere', async () => {
+    let slotsDown = 0;
+    const t = setup({ cluster: true, slotsDown: () => slotsDown });
     await t.shared();
-    // A node is down: the others still answer a PING, a command of another slot, and reconnect.
+    // A node is down: the others still answer a PING, a command of another slot, and reconnect. The breakers of the
+    // other slots share on (each goes local when a command on its own keys fails: SlotOutages).
     t.redis.emit('error', new Error('connect ECONNREFUSED 127.0.0.1:7003'));
-    expect([t.connection.state, t.connection.shared]).toEqual(['outage', false]);
+    expect([t.connection.state, t.connection.shared, t.connection.verifying]).toEqual([
+      'recovering',
+      true,
+      true,
+    ]);
+    t.connection.succeeded();
+    t.connection.slotFailed(new Error('connect ECONNREFUSED 127.0.0.1:7003'));
+    slotsDown = 2;
+    expect([t.connection.state, t.connection.shared, t.logs]).toEqual(['recovering', true, []]);
     t.connection.succeeded();
     t.redis.ready();
     t.connection.failed(new Error('CLUSTERDOWN The cluster is down'));
@@ -194,6 +204,15 @@ describe('RedisBreakerConnection: outages', () => {
       0,
     ]);
     t.advance(3_000);
+    // Every breaker read, two of them still failing: the others share, and the outage goes on.
+    t.connection.verified();
+    expect([t.connection.state, t.connection.shared, t.logs, t.recoveries()]).toEqual([
+      'recovering',
+      true,
+      [],
+      0,
+    ]);
+    slotsDown = 0;
     t.connection.verified();
     expect([t.connection.state, t.warnings.length, t.logs, t.recoveries()]).toEqual([
       'shared',

@@ -48,9 +48,11 @@ export class RedisCluster {
   private constructor(
     readonly nodes: ClusterNode[],
     private readonly dir: string,
+    private readonly fullCoverage: boolean,
   ) {}
 
-  static async start(masters = 3): Promise<RedisCluster> {
+  /** `fullCoverage: false`: `cluster-require-full-coverage no`, the live masters serve their slots while one is down. */
+  static async start(masters = 3, { fullCoverage = true } = {}): Promise<RedisCluster> {
     const dir = mkdtempSync(join(tmpdir(), 'cb-cluster-'));
     const ports: number[] = [];
     // The cluster bus listens on port + 10,000: both must be free.
@@ -62,6 +64,7 @@ export class RedisCluster {
     const cluster = new RedisCluster(
       ports.map((port) => ({ port, slots: [] })),
       dir,
+      fullCoverage,
     );
     try {
       for (const port of ports) await cluster.launch(port);
@@ -198,6 +201,8 @@ export class RedisCluster {
         // A killed node is found failed within about a second, not the default 15 s.
         '--cluster-node-timeout',
         '1000',
+        '--cluster-require-full-coverage',
+        this.fullCoverage ? 'yes' : 'no',
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );

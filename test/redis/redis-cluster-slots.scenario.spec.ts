@@ -1,0 +1,144 @@
+import type { Cluster } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Breaker, type BreakerOptions } from '../../lib/core/index.js';
+import { RedisBreakerStore } from '../../lib/redis/index.js';
+import { keepingAllButQuorum } from './helpers/log-lines.js';
+import { RedisCluster, redisClusterAvailable } from './helpers/redis-cluster.js';
+import { eventually } from './helpers/wait.js';
+
+// A Redis Cluster with `cluster-require-full-coverage no`: one master killed, the others serve their slots. Only the
+// breakers whose slot is on the dead master decide locally; the others share throughout, also when the dead master
+// holds the change log (`{~changes}`), which each store then reads past until it is back.
+
+const available = redisClusterAvailable();
+const OPTIONS: BreakerOptions = { consecutiveFailures: 1, openDurationMs: 600 };
+const BREAKERS = Array.from({ length: 12 }, (_, i) => `svc-${i}`);
+const fail = (b: Breaker) =>
+  b.execute(() => Promise.reject(new Error('down'))).catch((e: unknown) => e);
+
+let cluster: RedisCluster;
+
+describe.skipIf(!available)('RedisBreakerStore on a Cluster under partial coverage', () => {
+  beforeAll(async () => {
+    cluster = await RedisCluster.start(3, { fullCoverage: false });
+  }, 40_000);
+  afterAll(async () => {
+    await cluster?.close();
+  });
+
+  it(
+    'keeps sharing the breakers of the live masters while one is down, and brings the others back when it answers',
+    () => killOne('p:', 'neither'),
+    60_000,
+  );
+
+  it(
+    'keeps sharing them while the dead master holds the change log, which the breakers do not need',
+    () => killOne('q:', 'log'),
+    60_000,
+  );
+});
+
+/** Kills a master holding `neither` the change log nor the registry, or the one holding the change log (`log`). */
+async function killOne(prefix: string, holding: 'neither' | 'log'): Promise<void> {
+  {
+    const admin = cluster.node(cluster.nodes[0]!.port);
+    const portOf = async (key: string) =>
+      cluster.owner(Number(await admin.cluster('KEYSLOT', key))).port;
+    const owner = new Map<string, number>();
+    for (const name of BREAKERS) owner.set(name, await portOf(`${prefix}{${name}}:state`));
+    const log = await portOf(`${prefix}{~changes}:log`);
+    const kept = [log, await portOf(`${prefix}{~replicas}:seen`)];
+    admin.disconnect();
+    const victim =
+      holding === 'log' ? log : cluster.nodes.map((n) => n.port).find((p) => !kept.includes(p))!;
+    const dead = BREAKERS.filter((name) => owner.get(name) === victim);
+    const live = BREAKERS.filter((name) => owner.get(name) !== victim);
+    expect([dead.length > 0, live.length > 0]).toEqual([true, true]);
+
+    const opened: { store: RedisBreakerStore; redis: Cluster }[] = [];
+    const stores = ['a', 'b'].map((instanceId) => {
+      const redis = cluster.client();
+      const lines: string[] = [];
+      const store = new RedisBreakerStore({
+        redis,
+        keyPrefix: prefix,
+        instanceId,
+        reconcileIntervalMs: 300,
+        operationTimeoutMs: 300,
+        logger: { warn: (m) => lines.push(`warn: ${m}`), log: keepingAllButQuorum(lines) },
+      });
+      opened.push({ store, redis });
+      const breakers = new Map(
+        BREAKERS.map((n) => [n, new Breaker(n, OPTIONS, { coordinator: store.coordinator })]),
+      );
+      return { store, breakers, lines };
+    });
+    try {
+      for (const s of stores) await s.store.hydrate([...s.breakers.values()]);
+      const sharedOf = (s: (typeof stores)[number], name: string) =>
+        s.breakers.get(name)!.snapshot().coordination?.shared;
+      expect(stores.map((s) => BREAKERS.map((n) => sharedOf(s, n)))).toEqual(
+        stores.map(() => BREAKERS.map(() => true)),
+      );
+
+      // Every 20 ms from the kill until the node is back: `shared` of each breaker of each store, as it changes.
+      const series = new Map<string, boolean[]>();
+      const sample = () => {
+        for (const [i, s] of stores.entries())
+          for (const name of BREAKERS) {
+            const seen = series.get(`${i}:${name}`) ?? [];
+            const now = sharedOf(s, name) === true;
+            if (seen.at(-1) !== now) seen.push(now);
+            series.set(`${i}:${name}`, seen);
+          }
+      };
+      sample();
+      const sampling = setInterval(sample, 20);
+      await cluster.kill(victim);
+      // A failure on every breaker: the writes of the dead master's slots fail, the others' succeed.
+      for (const s of stores) for (const b of s.breakers.values()) await fail(b);
+      await eventually(
+        'the dead master’s breakers local in both stores',
+        () => (stores.every((s) => dead.every((n) => sharedOf(s, n) === false)) ? true : undefined),
+        10_000,
+      );
+      // A few reconcile intervals with the node down, failures going on.
+      for (let round = 0; round < 6; round++) {
+        for (const s of stores) for (const n of BREAKERS) await fail(s.breakers.get(n)!);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      expect(stores.map((s) => s.store.shared)).toEqual([false, false]);
+      sample();
+      clearInterval(sampling);
+      // Until the restart: the live masters' breakers shared in every sample, the dead one's went local and stayed so.
+      for (const i of [0, 1]) {
+        for (const name of live)
+          expect({ name, s: series.get(`${i}:${name}`) }).toEqual({ name, s: [true] });
+        for (const name of dead)
+          expect({ name, s: series.get(`${i}:${name}`) }).toEqual({ name, s: [true, false] });
+      }
+
+      await cluster.restart(victim);
+      await eventually(
+        'every breaker sharing again',
+        () =>
+          stores.every((s) => s.store.shared && BREAKERS.every((n) => sharedOf(s, n) === true))
+            ? true
+            : undefined,
+        20_000,
+      );
+      // One warning per store for the outage, and one line when it ended.
+      for (const s of stores)
+        expect(s.lines.map((line) => line.replace(/\(.*\)|\d+ ms/g, '…'))).toEqual([
+          'warn: Redis is unreachable …: every circuit breaker now decides on its own, and sharing resumes by itself when Redis is back.',
+          'Redis is reachable again after …: circuit breakers share their state again.',
+        ]);
+    } finally {
+      for (const { store, redis } of opened) {
+        await store.close();
+        redis.disconnect();
+      }
+    }
+  }
+}
