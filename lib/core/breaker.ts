@@ -254,6 +254,18 @@ export class Breaker extends BreakerPeek {
     this.guard?.dispose();
   }
 
+  /**
+   * Takes back what `adoptOpen()` extended an open breaker's period by (a
+   * coordinator found the signal that extended it forged): it ends at
+   * `openUntil` (wall time) again. Never lengthens it; any other state stays.
+   *
+   * @internal
+   */
+  restoreOpenUntil(openUntil: number): void {
+    const until = openUntil - this.wallOffset;
+    if (this.current === OPEN && until < this.openUntilAt) this.openUntilAt = until;
+  }
+
   snapshot(): BreakerSnapshot {
     const now = this.monotonic();
     this.refresh(now, false);

@@ -71,6 +71,8 @@ export class SharedBreaker {
   heardAt = 0;
   /** The breaker's open period is the fleet's, adopted (reason `shared-open`), not one of its own evidence. */
   adopted = false;
+  /** The open-until (its clock) before a signal not yet read back extended it: what it returns to if the signal is forged. */
+  extendedFrom: number | undefined;
 
   constructor(
     readonly breaker: Breaker,
@@ -165,6 +167,7 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     if (record === undefined) return;
     this.link.transitioned(record, change);
     const { from, to, reason } = change;
+    record.extendedFrom = undefined;
     if (to === 'open') {
       record.openUntil = change.openUntil ?? 0;
       record.adopted = reason === 'shared-open';
@@ -237,13 +240,20 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
    * A fleet state heard on the channel before that read went out, and never
    * read back since, was never Redis' (every script writes the hash before
    * it publishes): a forged signal. It is undone: an open the breaker only
-   * adopted from it ends (`shared-close`), an open of its own evidence stays,
-   * and the next state of any generation is applied.
+   * adopted from it ends (`shared-close`), an open of its own evidence stays
+   * but ends when its own period does again, and the next state of any
+   * generation is applied.
    */
   noneHeld(record: SharedBreaker, sentAt: number): void {
     if (this.closed || record.heardAt === 0 || record.heardAt >= sentAt) return;
     record.heardAt = 0;
     record.generation = 0;
+    const own = record.extendedFrom;
+    record.extendedFrom = undefined;
+    if (own !== undefined && !record.adopted && record.breaker.lastDecidedState === 'open') {
+      record.breaker.restoreOpenUntil(own);
+      record.openUntil = own;
+    }
     if (!record.fleetOpen) return;
     record.fleetOpen = false;
     record.permit = NONE;
@@ -325,8 +335,7 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     // A generation applied earlier that is far ahead of this clock and newer than what Redis holds came from a forged
     // signal, or from junk repaired since: what Redis holds wins, or this replica would ignore the fleet until then.
     const distrusted = fromHash && record.generation > now + GENERATION_TRUSTED_LEAD_MS;
-    // What was heard is what Redis holds: backed, never undone by a later read that finds the hash gone (see noneHeld).
-    if (fromHash && fleet.generation === record.generation) record.heardAt = 0;
+    if (fromHash && fleet.generation === record.generation) this.backed(record);
     if (
       fleet.generation <= record.generation &&
       !(distrusted && fleet.generation < record.generation)
@@ -334,14 +343,19 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
       return;
     record.generation = fleet.generation;
     record.fleetOpen = fleet.state === 'open';
-    record.heardAt = fromHash ? 0 : Date.now();
+    if (fromHash) this.backed(record);
+    else record.heardAt = Date.now();
     record.permit = NONE;
     if (fleet.state === 'open') {
       const until = Math.min(fleet.openUntil, now + longestOpenMs(breaker.config));
       if (until <= now) return;
       // Opens a closed or half-open breaker (reason shared-open), or extends an open one to the fleet's time.
       breaker.adoptOpen(until);
-      if (breaker.lastDecidedState === 'open' && until > record.openUntil) record.openUntil = until;
+      if (breaker.lastDecidedState === 'open' && until > record.openUntil) {
+        // Only heard: what it extended is kept until a read backs it (see noneHeld).
+        if (!fromHash) record.extendedFrom ??= record.openUntil;
+        record.openUntil = until;
+      }
       this.scheduleWake(record);
       return;
     }
@@ -349,6 +363,12 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     // A close verdict ends the outage it was about, not one this replica found after it.
     if ((state === 'open' || state === 'half-open') && record.ownOpenAt <= fleet.at)
       breaker.adoptClosed(fleet.at);
+  }
+
+  /** What was applied is what Redis holds: never undone by a later read that finds the hash gone. */
+  private backed(record: SharedBreaker): void {
+    record.heardAt = 0;
+    record.extendedFrom = undefined;
   }
 
   private request(record: SharedBreaker): void {

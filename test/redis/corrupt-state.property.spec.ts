@@ -304,6 +304,7 @@ describe('corrupt state: signals (in process)', () => {
           const record = coordinator.register(breaker)!;
           if (own)
             await breaker.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
+          const ownUntil = breaker.snapshot().openUntil;
           for (const message of messages) {
             const fleet = decodeSignal(message);
             if (fleet !== undefined) coordinator.apply(fleet);
@@ -314,6 +315,8 @@ describe('corrupt state: signals (in process)', () => {
           coordinator.noneHeld(record, Date.now() + 1);
           expect(breaker.lastDecidedState).toBe(ownOpen ? 'open' : 'closed');
           expect([record.generation, record.fleetOpen]).toEqual([0, false]);
+          // Its own open period again, not a forged longer one (the clock has not moved).
+          if (ownOpen) expect(breaker.snapshot().openUntil).toBe(ownUntil);
           // The fleet's next real state is applied, whatever generation the forged ones had.
           const now = clock.now();
           coordinator.apply(

@@ -225,6 +225,7 @@ describe.skipIf(!available)('records no replica wrote, on a real Redis', () => {
       await replica('b', prefix, { reconcileIntervalMs: 200 }),
     ];
     await fail(a.breaker);
+    const own = a.breaker.snapshot().openUntil!;
     const adopted = nextTransition(b.breaker, (change) => change.reason === 'shared-open');
     const now = Date.now();
     const forged = {
@@ -238,9 +239,17 @@ describe.skipIf(!available)('records no replica wrote, on a real Redis', () => {
     };
     await admin.publish(`${prefix}signals`, JSON.stringify(forged));
     await adopted;
+    // a heard it too: its open period was extended to the forged one (cut to maxRetryAfterMs, 300 s).
+    await eventually('a extended to the forged open-until', () =>
+      a.breaker.snapshot().openUntil! > now + 299_000 ? true : undefined,
+    );
     await nextTransition(b.breaker, (change) => change.reason === 'shared-close', 1_000);
-    // a opened by itself: its own open period is not the forger's to end.
-    expect(a.breaker.snapshot()).toMatchObject({ state: 'open' });
+    // a opened by itself: its own open period is not the forger's to end, nor the forger's to lengthen.
+    // Without the fix it kept the forged open-until, 300 s ahead.
+    const snapshot = a.breaker.snapshot();
+    expect(snapshot).toMatchObject({ state: 'open', openUntil: own });
+    // Its own 300 ms, or once they are over, the 400 ms of halfOpen.maxWaitMs until the fleet's probe is decided.
+    expect(snapshot.retryAfterMs).toBeLessThanOrEqual(400);
   });
 
   it('the replica registry: a key of the wrong type is repaired, and fleetView() never rejects with WRONGTYPE', async () => {
