@@ -69,8 +69,8 @@ export interface CorruptKeysLink {
   readonly operationTimeoutMs: number;
   /** The breaker may share again: write its latest own transition again and read its state back. */
   release(record: SharedBreaker): void;
-  /** The repair itself hit an outage. */
-  failed(error: unknown): void;
+  /** The repair itself hit an outage (on a Cluster, of the breaker's slot). */
+  failed(record: SharedBreaker, error: unknown): void;
 }
 
 /**
@@ -164,7 +164,7 @@ export class CorruptKeys {
         messages.timedOut('repair', this.link.operationTimeoutMs),
       );
     } catch (repairError) {
-      this.link.failed(repairError);
+      this.link.failed(record, repairError);
       return;
     } finally {
       episode.repairing = false;

@@ -32,6 +32,7 @@ import { decodeConfigHash, type FleetForceState } from './redis-breaker.fleet-re
 import { FLEET_SCRIPTS } from './redis-breaker.fleet-scripts.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
 import { decimalOf } from './redis-breaker.numbers.js';
+import type { SlotOutages } from './redis-breaker.slots.js';
 
 /** What the fleet's orders need from the store. @internal */
 export interface FleetControlLink {
@@ -40,6 +41,7 @@ export interface FleetControlLink {
   readonly operationTimeoutMs: number;
   readonly connection: RedisBreakerConnection;
   readonly corrupt: CorruptKeys;
+  readonly slots: SlotOutages;
   readonly orders: FleetOrders;
   /** The store's record of `breaker`, if the store shares it. */
   recordOf(breaker: Breaker): SharedBreaker | undefined;
@@ -199,7 +201,7 @@ export class RedisFleetControl implements FleetControl {
     what: string,
     call: ScriptCall,
   ): Promise<T> {
-    const { connection, corrupt, operationTimeoutMs } = this.link;
+    const { connection, corrupt, slots, operationTimeoutMs } = this.link;
     const refuse = (why: string, cause?: unknown): never => {
       throw new FleetOrderError(messages.fleetNotTold(record.name, what, why), record.name, order, {
         cause,
@@ -224,12 +226,14 @@ export class RedisFleetControl implements FleetControl {
       );
       connection.succeeded();
       corrupt.healthy(record);
+      slots.answered(record);
       // A Cluster: the log lives in another slot, so the order is marked apart.
       markApart(this.link.redis, this.link.writer, record.breaker.clock.now(), [record.name]);
       return reply;
     } catch (error) {
+      // A Cluster: the slot of this breaker's keys, not the store (see SlotOutages).
       if (isKeyError(error)) corrupt.report(record, error);
-      else connection.failed(error);
+      else slots.keysFailed(record, error);
       return refuse(error instanceof Error ? error.message : String(error), error);
     }
   }

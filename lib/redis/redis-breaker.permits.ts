@@ -76,7 +76,6 @@ export class ProbePermits {
   /** An operation on the keys of `record` failed: a key error isolates that breaker, anything else is an outage (on a Cluster, of its slot). */
   private failedOn(record: SharedBreaker, error: unknown): void {
     if (isKeyError(error)) this.link.corrupt.report(record, error);
-    else if (this.link.redis.isCluster === true) this.link.slots.failed(record, error);
-    else this.link.connection.failed(error);
+    else this.link.slots.keysFailed(record, error);
   }
 }

@@ -9,6 +9,8 @@ export interface SlotOutagesLink {
   failed(error: unknown): void;
   /** A breaker's slot answers again: it writes its latest transition again. */
   up(record: SharedBreaker): void;
+  /** On a single server: an operation failed, an outage of the whole store. */
+  outage(error: unknown): void;
 }
 
 /**
@@ -64,6 +66,16 @@ export class SlotOutages {
   failed(record: SharedBreaker, error: unknown): void {
     this.down.add(record);
     this.link.failed(error);
+  }
+
+  /**
+   * An operation on `record`'s keys alone (a fleet order, a key repair, a
+   * read of it) failed with anything but a key error: on a Cluster its slot
+   * is down, the other breakers share on; on a single server, the store is.
+   */
+  keysFailed(record: SharedBreaker, error: unknown): void {
+    if (this.link.cluster) this.failed(record, error);
+    else this.link.outage(error);
   }
 
   /** An operation on `record`'s keys succeeded: if its slot was down, it shares again. */

@@ -133,6 +133,7 @@ export class RedisBreakerStore implements BreakerStore {
       cluster: this.redis.isCluster === true,
       failed: (error) => this.connection.slotFailed(error),
       up: (record) => this.slotUp(record),
+      outage: (error) => this.connection.failed(error),
     });
     this.corrupt = new CorruptKeys({
       redis: this.redis,
@@ -140,7 +141,7 @@ export class RedisBreakerStore implements BreakerStore {
       keyPrefix: this.keyPrefix,
       operationTimeoutMs: this.operationTimeoutMs,
       release: (record) => this.release(record),
-      failed: (error) => this.connection.failed(error),
+      failed: (record, error) => this.slots.keysFailed(record, error),
     });
     this.orders = new FleetOrders({
       logger,
@@ -214,6 +215,7 @@ export class RedisBreakerStore implements BreakerStore {
       operationTimeoutMs: this.operationTimeoutMs,
       connection: this.connection,
       corrupt: this.corrupt,
+      slots: this.slots,
       orders: this.orders,
       recordOf: (breaker) =>
         breaker.snapshot().coordination === undefined
@@ -410,6 +412,6 @@ export class RedisBreakerStore implements BreakerStore {
     if (!this.connection.running) return;
     const op = this.coordination.replayOf(record);
     if (op !== undefined) this.write(record, op);
-    this.reads.read([record]).catch((error: unknown) => this.connection.failed(error));
+    this.reads.read([record]).catch((error: unknown) => this.slots.keysFailed(record, error));
   }
 }

@@ -6,6 +6,7 @@ import type { SharedBreaker } from '../../lib/redis/redis-breaker.coordinator.js
 import { CorruptKeys, isKeyError } from '../../lib/redis/redis-breaker.corrupt-keys.js';
 import { breakerKeys } from '../../lib/redis/redis-breaker.keys.js';
 import { redisBreakerMessages } from '../../lib/redis/redis-breaker.messages.js';
+import { SlotOutages } from '../../lib/redis/redis-breaker.slots.js';
 import { RedisServer, redisServerAvailable } from './helpers/redis-server.js';
 import { eventually, nextTransition } from './helpers/wait.js';
 import { keepingAllButQuorum } from './helpers/log-lines.js';
@@ -256,6 +257,37 @@ describe('CorruptKeys without Redis', () => {
     await flush();
     expect(warnings).toHaveLength(2);
     expect([corrupt.errorsOf(record), corrupt.total]).toEqual([5, 5]);
+  });
+
+  it("a repair that fails on a Cluster takes its breaker's slot down, never the store (wired as the store wires it)", async () => {
+    const down = new Error('CLUSTERDOWN Hash slot not served');
+    const redis = { eval: () => Promise.reject(down) } as unknown as Redis;
+    const outages: string[] = [];
+    const slots = new SlotOutages({
+      cluster: true,
+      failed: (e) => outages.push(`slot: ${(e as Error).message}`),
+      up: () => undefined,
+      outage: (e) => outages.push(`store: ${(e as Error).message}`),
+    });
+    const corrupt = new CorruptKeys({
+      redis,
+      logger: undefined,
+      keyPrefix: 'p:',
+      operationTimeoutMs: 1_000,
+      release: () => undefined,
+      failed: (record, error) => slots.keysFailed(record, error),
+    });
+    const record = { name: 'payments', keys: breakerKeys('p:', 'payments') } as SharedBreaker;
+    corrupt.report(
+      record,
+      replyError('WRONGTYPE Operation against a key holding the wrong kind of value'),
+    );
+    await flush();
+    // Before, the repair's failure was an outage of the store: every breaker local until a read of all succeeded.
+    expect([slots.names(), outages]).toEqual([
+      ['payments'],
+      ['slot: CLUSTERDOWN Hash slot not served'],
+    ]);
   });
 });
 

@@ -11,6 +11,7 @@ function setup(cluster: boolean) {
     cluster,
     failed: (error) => failures.push((error as Error).message),
     up: (r) => ups.push(r.name),
+    outage: (error) => failures.push(`store: ${(error as Error).message}`),
   });
   return { slots, failures, ups };
 }
@@ -57,5 +58,14 @@ describe('SlotOutages', () => {
     const t = setup(false);
     expect(t.slots.sift([a, b], [down, keyError])).toEqual([down, keyError]);
     expect([t.slots.size, t.failures, t.ups]).toEqual([0, [], []]);
+  });
+
+  it("a failed operation on one breaker's keys (a fleet order, a key repair): its slot on a Cluster, the store on a single server", () => {
+    const cluster = setup(true);
+    cluster.slots.keysFailed(a, down);
+    expect([cluster.slots.names(), cluster.failures]).toEqual([['a'], [down.message]]);
+    const single = setup(false);
+    single.slots.keysFailed(a, down);
+    expect([single.slots.size, single.failures]).toEqual([0, [`store: ${down.message}`]]);
   });
 });

@@ -1,14 +1,15 @@
 import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Breaker, type BreakerOptions } from '../../lib/core/index.js';
-import { RedisBreakerStore } from '../../lib/redis/index.js';
+import { FleetOrderError, RedisBreakerStore } from '../../lib/redis/index.js';
 import { keepingAllButQuorum } from './helpers/log-lines.js';
 import { RedisCluster, redisClusterAvailable } from './helpers/redis-cluster.js';
 import { eventually } from './helpers/wait.js';
 
 // A Redis Cluster with `cluster-require-full-coverage no`: one master killed, the others serve their slots. Only the
 // breakers whose slot is on the dead master decide locally; the others share throughout, also when the dead master
-// holds the change log (`{~changes}`), which each store then reads past until it is back.
+// holds the change log (`{~changes}`), which each store then reads past until it is back, and when a fleet order on a
+// dead master's breaker fails.
 
 const available = redisClusterAvailable();
 const OPTIONS: BreakerOptions = { consecutiveFailures: 1, openDurationMs: 600 };
@@ -103,6 +104,14 @@ async function killOne(prefix: string, holding: 'neither' | 'log'): Promise<void
         () => (stores.every((s) => dead.every((n) => sharedOf(s, n) === false)) ? true : undefined),
         10_000,
       );
+      if (holding === 'neither') {
+        // A fleet order on a dead master's breaker fails: its slot is down, not the store. Before, every breaker of
+        // the store went local until a read of every breaker succeeded, so until the node was back.
+        const [s] = stores;
+        const order = s!.store.fleet.force(s!.breakers.get(dead[0]!)!, 'open', { reason: 'drill' });
+        await expect(order).rejects.toBeInstanceOf(FleetOrderError);
+        expect(live.map((n) => sharedOf(s!, n))).toEqual(live.map(() => true));
+      }
       // A few reconcile intervals with the node down, failures going on.
       for (let round = 0; round < 6; round++) {
         for (const s of stores) for (const n of BREAKERS) await fail(s.breakers.get(n)!);
