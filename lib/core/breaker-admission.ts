@@ -254,9 +254,9 @@ export abstract class BreakerAdmission extends BreakerCalls {
     return probeSchedulerOf(this.env);
   }
 
-  /** @internal A family's child: its bulkhead started holding calls, or holds none any more. */
-  bulkheadBusy(busy: boolean): void {
-    (this.parent as BreakerAdmission).keyed?.childBusy(this, busy);
+  /** @internal A family's child: one of its bulkheads holds and awaits no call any more. */
+  bulkheadIdle(): void {
+    (this.parent as BreakerAdmission).keyed?.childIdle(this);
   }
 
   /**

@@ -71,8 +71,8 @@ export interface FamilyChild extends FamilyMember {
 /** What a breaker's transitions tell the family it belongs to. @internal */
 export interface FamilyTransitions {
   childTransitioned(child: FamilyMember, from: BreakerState, to: BreakerState, now: number): void;
-  /** Its bulkhead (or one it dropped, or gave up on eviction) started holding calls, or holds none any more. */
-  childBusy(child: FamilyMember, busy: boolean): void;
+  /** Its bulkhead (or one it dropped, or gave up on eviction) holds and awaits no call any more. */
+  childIdle(child: FamilyMember): void;
   /**
    * The overflow child's guard: a call takes or waits for a slot. It is the
    * call of the key whose lookup last returned the overflow child (each
@@ -305,14 +305,13 @@ export class BreakerFamily<Child extends FamilyChild> implements FamilyTransitio
   }
 
   /**
-   * A child's bulkhead started holding calls, or holds none any more. Only
-   * the end matters: a bulkhead kept for its key since an eviction may go.
-   * (It still tells the child that made it, whichever child holds it now;
-   * the key is the same.)
+   * A child's bulkhead holds and awaits no call any more: a bulkhead kept for
+   * its key since an eviction may go. (It still tells the child that made
+   * it, whichever child holds it now; the key is the same.)
    */
-  childBusy(child: Child, busy: boolean): void {
+  childIdle(child: Child): void {
     const retained = this.retained;
-    if (busy || retained === undefined) return;
+    if (retained === undefined) return;
     const kept = retained.get(child.key!);
     if (kept !== undefined && kept.active + kept.queued === 0) retained.delete(child.key!);
   }

@@ -54,21 +54,21 @@ export class Bulkhead {
   private tail: Waiter | undefined = undefined;
 
   /**
-   * `watch` (a family's child only) hears when the bulkhead starts holding or
-   * waiting calls and when it holds none again: a child with calls in flight
-   * is not evicted, so its key's next calls still find its slots taken.
+   * `idle` (a family's child only) hears when the bulkhead holds and awaits no
+   * call any more: a bulkhead its family kept for a key after evicting its
+   * child may then be dropped.
    */
   constructor(
     private limits: BulkheadLimits,
     /** Where queue timeouts wait: the breaker's per-call deadline scheduler, so they follow its clock's timers. */
     private readonly deadlines: DeadlineScheduler,
-    private readonly watch?: (busy: boolean) => void,
+    private readonly idle?: () => void,
   ) {}
 
   /** Takes a slot if one is free. */
   tryEnter(): boolean {
     if (this.active >= this.limits.maxConcurrent) return false;
-    if (this.active++ === 0 && this.queued === 0) this.watch?.(true);
+    this.active++;
     return true;
   }
 
@@ -97,7 +97,7 @@ export class Bulkhead {
       if (this.tail === undefined) this.head = waiter;
       else this.tail.after = waiter;
       this.tail = waiter;
-      if (this.queued++ === 0 && this.active === 0) this.watch?.(true);
+      this.queued++;
       this.deadlines.add(waiter, this.limits.queueTimeoutMs);
     });
   }
@@ -106,7 +106,7 @@ export class Bulkhead {
   readonly leave = (): void => {
     const waiter = this.head;
     if (waiter === undefined || this.active > this.limits.maxConcurrent) {
-      if (--this.active === 0 && this.queued === 0) this.watch?.(false);
+      if (--this.active === 0 && this.queued === 0) this.idle?.();
       return;
     }
     this.drop(waiter);
@@ -147,7 +147,7 @@ export class Bulkhead {
     if (after === undefined) this.tail = before;
     else after.before = before;
     waiter.before = waiter.after = undefined;
-    if (--this.queued === 0 && this.active === 0) this.watch?.(false);
+    if (--this.queued === 0 && this.active === 0) this.idle?.();
   }
 
   snapshot(): BulkheadSnapshot {

@@ -30,13 +30,13 @@ const RECOVERED: readonly TransitionReason[] = [
 /** What a guard's recovery probe sees of its breaker. @internal */
 export interface GuardHost extends ProbeHost {
   readonly lastDecidedState: BreakerState;
-  /** Set for a child of a per-key family, which must hear when its bulkhead holds calls. */
+  /** Set for a child of a per-key family, which must hear when a bulkhead of its child goes idle. */
   readonly parent: unknown;
   /** Where its per-call deadlines wait (the clock's timers when it has them): its queue timeouts wait there too. */
   readonly deadlines: DeadlineScheduler;
   probeScheduler(): ProbeScheduler;
-  /** A family's child: its bulkheads started holding calls, or hold none any more. */
-  bulkheadBusy(busy: boolean): void;
+  /** A family's child: one of its bulkheads holds and awaits no call any more. */
+  bulkheadIdle(): void;
   /** A family's overflow child: its family, which counts each key's calls on it. */
   readonly overflowCalls: OverflowCalls | undefined;
 }
@@ -112,8 +112,6 @@ export class CallGuard {
   /** Made the first time the breaker opens with a `probe`. */
   private probe: RecoveryProbe | undefined = undefined;
   private probeOptions: ResolvedBreakerOptions['probe'];
-  /** A family's child: how many of its bulkheads hold calls (a dropped one may still, beside a new one). */
-  private occupied = 0;
   /** The overflow child's: its family counts each key's calls here, so that a key moves off only when they are over. */
   private readonly overflowCalls: OverflowCalls | undefined;
 
@@ -131,14 +129,11 @@ export class CallGuard {
   }
 
   private newBulkhead(limits: BulkheadLimits): Bulkhead {
-    const watch = this.host.parent === undefined ? undefined : this.occupancy;
-    return new Bulkhead(limits, this.host.deadlines, watch);
+    const idle = this.host.parent === undefined ? undefined : this.bulkheadIdle;
+    return new Bulkhead(limits, this.host.deadlines, idle);
   }
 
-  private readonly occupancy = (busy: boolean): void => {
-    this.occupied += busy ? 1 : -1;
-    if (this.occupied === (busy ? 1 : 0)) this.host.bulkheadBusy(busy);
-  };
+  private readonly bulkheadIdle = (): void => this.host.bulkheadIdle();
 
   /** New options: the bulkhead keeps its calls and takes the new limits; dropped, it lets its waiters in. */
   reconfigure(config: ResolvedBreakerOptions): void {
