@@ -134,8 +134,13 @@ export function tidyReport(text, entry) {
     .replace(/\n{3,}/g, '\n\n');
 }
 
-/** The changed lines between two texts: the common head and tail trimmed, with a line of context. */
-export function briefDiff(before, after, maxLines = 60) {
+/**
+ * The changed lines between two texts, as hunks with a line of context each side
+ * (`@@ line N @@`, then `  ` kept, `- ` removed, `+ ` added), at most `maxLines` lines.
+ * The common head and tail are trimmed first; the middle is compared line by line
+ * (longest common subsequence) while it is small, else shown as one block.
+ */
+export function briefDiff(before, after, maxLines = 80) {
   const a = before.split('\n');
   const b = after.split('\n');
   let head = 0;
@@ -148,15 +153,82 @@ export function briefDiff(before, after, maxLines = 60) {
   ) {
     tail++;
   }
-  const lines = [`@@ line ${head + 1} @@`];
-  if (head > 0) lines.push(`  ${a[head - 1]}`);
-  for (const line of a.slice(head, a.length - tail)) lines.push(`- ${line}`);
-  for (const line of b.slice(head, b.length - tail)) lines.push(`+ ${line}`);
-  if (tail > 0) lines.push(`  ${a[a.length - tail]}`);
+  const ops = lineOps(a.slice(head, a.length - tail), b.slice(head, b.length - tail));
+  const lines = [];
+  let line = head; // index in `a` of the next kept or removed line
+  let open = false;
+  for (let index = 0; index < ops.length; index++) {
+    const [op, text] = ops[index];
+    if (op === ' ') {
+      const next = ops[index + 1];
+      if (open && (next === undefined || next[0] === ' ')) {
+        lines.push(`  ${text}`);
+        open = false;
+      } else if (!open && next !== undefined && next[0] !== ' ') {
+        lines.push(`@@ line ${line + 1} @@`, `  ${text}`);
+        open = true;
+      } else if (open) {
+        lines.push(`  ${text}`);
+      }
+      line++;
+      continue;
+    }
+    if (!open) {
+      lines.push(`@@ line ${line + 1} @@`);
+      if (line > 0) lines.push(`  ${a[line - 1]}`);
+      open = true;
+    }
+    lines.push(`${op} ${text}`);
+    if (op === '-') line++;
+  }
+  if (open && tail > 0) lines.push(`  ${a[a.length - tail]}`);
   if (lines.length > maxLines) {
     return [...lines.slice(0, maxLines), `  ... ${lines.length - maxLines} more lines`].join('\n');
   }
   return lines.join('\n');
+}
+
+/** `[op, line]` pairs turning `a` into `b` (op: ' ' kept, '-' removed, '+' added). */
+function lineOps(a, b) {
+  if (a.length * b.length > 4_000_000) {
+    return [...a.map((text) => ['-', text]), ...b.map((text) => ['+', text])];
+  }
+  // lengths[i][j]: the longest common subsequence of a[i..] and b[j..].
+  const lengths = Array.from({ length: a.length + 1 }, () => new Uint32Array(b.length + 1));
+  for (let i = a.length - 1; i >= 0; i--) {
+    for (let j = b.length - 1; j >= 0; j--) {
+      lengths[i][j] =
+        a[i] === b[j] ? lengths[i + 1][j + 1] + 1 : Math.max(lengths[i + 1][j], lengths[i][j + 1]);
+    }
+  }
+  const ops = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    if (i < a.length && j < b.length && a[i] === b[j]) {
+      ops.push([' ', a[i++]]);
+      j++;
+    } else if (j < b.length && (i === a.length || lengths[i][j + 1] >= lengths[i + 1][j])) {
+      ops.push(['+', b[j++]]);
+    } else {
+      ops.push(['-', a[i++]]);
+    }
+  }
+  // Within a run of changes, removals before additions, as diff prints them.
+  for (let start = 0; start < ops.length; start++) {
+    if (ops[start][0] === ' ') continue;
+    let stop = start;
+    while (stop < ops.length && ops[stop][0] !== ' ') stop++;
+    const run = ops.slice(start, stop);
+    ops.splice(
+      start,
+      run.length,
+      ...run.filter(([op]) => op === '-'),
+      ...run.filter(([op]) => op === '+'),
+    );
+    start = stop;
+  }
+  return ops;
 }
 
 /**
@@ -273,6 +345,10 @@ function main() {
     at >= 0 ? args[at + 1] : join(dirname(fileURLToPath(import.meta.url)), '..'),
   );
   const started = Date.now();
+  if (!existsSync(join(projectFolder, 'package.json'))) {
+    console.error(`api-report: no package.json in ${projectFolder}`);
+    process.exit(1);
+  }
   if (staleBuild(projectFolder)) {
     console.error(
       'api-report: lib/ is newer than dist/: run npm run build first (npm run api:update does)',

@@ -117,7 +117,10 @@ describe('tools/api-report.mjs', () => {
 
   it('fails on a new exported name, a new entry point without a report, and a report without an entry point', () => {
     expect(run('--update').status).toBe(0);
-    write('dist/index.d.ts', `${ROOT_DTS}export type GateState = 'open' | 'shut';\n`);
+    write(
+      'dist/index.d.ts',
+      `${ROOT_DTS.replace('open(): void;', 'open(force: boolean): void;')}export type GateState = 'open' | 'shut';\n`,
+    );
     const pkg = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8'));
     pkg.exports['./more'] = { types: './dist/more/index.d.ts' };
     delete pkg.exports['./extra'];
@@ -126,7 +129,20 @@ describe('tools/api-report.mjs', () => {
 
     const check = run();
     expect(check.status).toBe(1);
-    expect(check.stderr).toContain("+ export type GateState = 'open' | 'shut';");
+    // Two changes far apart: two hunks, each with its context, not one block between them.
+    expect(check.stderr).toContain(
+      [
+        '@@ line 9 @@',
+        '      constructor(name: string, options?: GateOptions);',
+        '-     open(): void;',
+        '+     open(force: boolean): void;',
+        '  }',
+        '@@ line 16 @@',
+        '  }',
+        '+ ',
+        "+ export type GateState = 'open' | 'shut';",
+      ].join('\n'),
+    );
     expect(check.stderr).toContain(
       './more: no report api/more.api.md: run npm run api:update and commit it',
     );
