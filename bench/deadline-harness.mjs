@@ -19,10 +19,8 @@
 // `new Breaker(name)` (the default deadline) in the same rounds, and the driver
 // adds the ratio of this build's deadline path to the baseline's.
 //
-// Each batch loop is compiled from a source text of its own (the implementation's
-// id in a comment): `new Function` with an identical source hits V8's eval cache,
-// which hands back the same feedback cell, so loops of the same text share their
-// inline caches and their optimized code.
+// Each batch loop is compiled by a `new Function` of its own, so that no
+// implementation runs in a call site made polymorphic by the others.
 
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
