@@ -37,6 +37,31 @@ function timingTable(scenario) {
   };
 }
 
+/** A scenario's rows with their steady-state figures (no forced GC before each round) beside them. */
+function steadyTable(scenario) {
+  return {
+    headers: [
+      'implementation',
+      'ns/call (median)',
+      'ratio to minimal (median)',
+      'ratio p25–p75',
+      'steady state: ns/call',
+      'ratio',
+      'p25–p75',
+    ],
+    align: ['l', 'r', 'r', 'r', 'r', 'r', 'r'],
+    rows: scenario.rows.map((r) => [
+      r.label,
+      ns(r.nsPerCall),
+      ratio(r.ratioToMinimal),
+      spread(r.ratioToMinimal),
+      ns(r.steady.nsPerCall),
+      ratio(r.steady.ratioToMinimal),
+      spread(r.steady.ratioToMinimal),
+    ]),
+  };
+}
+
 function nestTable(part, baselineLabel) {
   return {
     headers: [
@@ -229,8 +254,10 @@ function sections(results) {
     });
   if (deadline)
     out.push({
-      title: `1b. Closed path with a deadline: ${deadline.description} (${batchNote(deadline)}, in a child process)`,
-      table: timingTable(deadline),
+      title: `1b. Closed path with a deadline: ${deadline.description} (${batchNote(deadline)}, in a child process${deadline.steadyRounds === undefined ? '' : `; steady state: ${deadline.steadyRounds} rounds without the forced GC`})`,
+      table: deadline.rows.every((r) => r.steady !== undefined)
+        ? steadyTable(deadline)
+        : timingTable(deadline),
       problems: deadline.problems,
     });
   for (const [n, run] of [injection?.plain, injection?.deadline].entries()) {

@@ -37,7 +37,7 @@ const CONFIG = {
     warmupRounds: 3,
     rounds: { closed: 250, open: 300, mixed: 250, decorator: 250, operator: 100 },
     // Scenario 7 times its rows a second time without the forced GC before each round; those rounds vary far less.
-    steadyRounds: { decorator: 100, operator: 100 },
+    steadyRounds: { decorator: 100, operator: 100, deadline: 100 },
     opossumGrowthRounds: 30,
     footprintCount: 100_000,
     redis: { batchSize: 20_000, rounds: 100, warmupRounds: 3, seed: 66, transitions: 200 },
@@ -46,7 +46,7 @@ const CONFIG = {
     batchSize: { closed: 20_000, open: 2_000, mixed: 10_000, decorator: 20_000, operator: 5_000 },
     warmupRounds: 2,
     rounds: { closed: 30, open: 30, mixed: 20, decorator: 30, operator: 30 },
-    steadyRounds: { decorator: 30, operator: 30 },
+    steadyRounds: { decorator: 30, operator: 30, deadline: 30 },
     opossumGrowthRounds: 6,
     footprintCount: 20_000,
     redis: { batchSize: 20_000, rounds: 20, warmupRounds: 2, seed: 66, transitions: 50 },
@@ -63,6 +63,7 @@ const NOTES = [
   "Nest layer: no Nest application is started. The decorator is applied to the class by hand as TypeScript applies a legacy decorator (with the `design:returntype` metadata that `emitDecoratorMetadata` emits for an async method), and a `CircuitBreakerRegistry` is set on the instance's registry property, which is all that Nest's injection does; the direct row calls `execute` on the same breaker (default options) with the same work. The operator rows subscribe to `of(1)` through `firstValueFrom` and so include its promise and subscriber in both rows. The scenario runs in a child process of its own, so that its calls do not shape the optimized code of the other scenarios (nor theirs its), and every row is timed twice: like the other scenarios, with a forced full GC before each round (the target is judged on these), and in the steady state without.",
   'Shared state on Redis (issue 6, bench/scenarios/shared-redis.mjs): runs only where a `redis-server` binary is on PATH; it starts its own on a free loopback port, in this process, after every other scenario.',
   'Half-open: cockatiel lets one test call through and makes the others wait for it instead of rejecting them, so they all reach the dependency once it has closed. `minimal` has no budget.',
+  'Closed path with a deadline (1b): the steady-state columns time the same rows again without the forced GC before each round. The forced GC finds no deadline call alive between rounds, collects the hidden classes of the call objects (V8 holds map transitions weakly) and deoptimizes the code compiled against them, so each round re-optimizes the deadline path; `minimal` and the plain path use only built-in maps and do not pay it. A service under traffic has calls in flight at every (rare) full GC: the steady state is the per-call cost (`node bench/deadline-harness.mjs` shows both, and a third mode with one call kept in flight).',
   "Hygiene: opossum arms a ref'd timer per call when it has a timeout (its default is 10 s), so a call left hanging keeps the process alive until that timer fires; the case above uses 60 s like ours and is killed.",
 ];
 
@@ -136,7 +137,9 @@ async function main() {
     results.closed = await phase('closed', () => closedPath(timing('closed', 11)));
   // In a child process: deadline calls through execute() would otherwise reshape the plain path's optimized code.
   if (want('deadline'))
-    results.deadline = await phase('deadline', () => deadlinePathIsolated(timing('closed', 12)));
+    results.deadline = await phase('deadline', () =>
+      deadlinePathIsolated({ ...timing('closed', 12), steadyRounds: cfg.steadyRounds.deadline }),
+    );
   // In a child process: the fault injected (and removed) before its run must not shape scenario 1's code.
   if (want('injection'))
     results.injection = await phase('injection', () =>

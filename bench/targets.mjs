@@ -41,6 +41,27 @@ export function evaluateTargets(results) {
       });
     }
   }
+  {
+    // Issue 26: the default deadline against the same path without one, from the steady state of 1b
+    // (see its note) over scenario 1 (separate processes, each against its own `minimal`).
+    const withDeadline = row(deadline, 'oursDefaults')?.steady;
+    const without = row(closed, 'ours');
+    const label =
+      'closed path with the default 10 s deadline at most 2x the same path without (issue 26; 1b steady state over 1)';
+    if (withDeadline === undefined || without === undefined)
+      targets.push({ id: 'deadline-26', label, status: 'not run' });
+    else {
+      const value = withDeadline.ratioToMinimal.median / without.ratioToMinimal.median;
+      targets.push({
+        id: 'deadline-26',
+        label,
+        limit: 2,
+        value,
+        shown: `${value.toFixed(2)}x (1b steady ${withDeadline.ratioToMinimal.median.toFixed(2)}x / 1 ${without.ratioToMinimal.median.toFixed(2)}x)`,
+        status: pass(value <= 2),
+      });
+    }
+  }
   ratioTarget('open', 'rejection at most 0.4x minimal', open, 'ours', 0.4);
   ratioTarget('mixed', 'mixed traffic at most 1.4x minimal', mixed, 'ours', 1.4);
   // Issue 18: closer to the floor.

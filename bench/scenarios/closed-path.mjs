@@ -22,11 +22,15 @@ export function closedPath(timing) {
   );
 }
 
-/** Every call of `ids` resolves, interleaved side by side: scenario 1, and 1b in its own process. */
+/**
+ * Every call of `ids` resolves, interleaved side by side: scenario 1, and 1b in
+ * its own process. With `steadyRounds`, the same rows are timed again without
+ * the forced GC before each round, and each row gets a `steady` figure.
+ */
 export async function resolvingCalls(
   ids,
   { title, description },
-  { batchSize, rounds, warmupRounds, seed },
+  { batchSize, rounds, warmupRounds, seed, steadyRounds },
 ) {
   const ok = () => Promise.resolve(1);
   const entries = ids.map((id) => {
@@ -35,6 +39,16 @@ export async function resolvingCalls(
     return { id, label: impl.label, impl, target, ...compileBatch('value', impl.call, target, ok) };
   });
   const result = await runInterleaved(entries, { batchSize, rounds, warmupRounds, seed });
+  const steady =
+    steadyRounds === undefined
+      ? undefined
+      : await runInterleaved(entries, {
+          batchSize,
+          rounds: steadyRounds,
+          warmupRounds,
+          seed: seed + 1,
+          gcBetweenRounds: false,
+        });
   const problems = entries
     .filter((e) => !isClosed(e.target))
     .map((e) => `${e.label} is not closed after the ${title.toLowerCase()} run`);
@@ -44,7 +58,18 @@ export async function resolvingCalls(
     description,
     batchSize,
     rounds,
-    rows: ratioRows(entries, result),
+    ...(steady === undefined ? {} : { steadyRounds }),
+    rows: ratioRows(entries, result).map((row) =>
+      steady === undefined
+        ? row
+        : {
+            ...row,
+            steady: {
+              nsPerCall: steady.nsPerCall[row.id],
+              ratioToMinimal: steady.ratio(row.id, 'minimal'),
+            },
+          },
+    ),
     problems,
   };
 }

@@ -15,10 +15,17 @@ export interface Deadline {
   expire(): void;
 }
 
-/** The calls of one timeout value, oldest first: with one timeout, the first due is always the first added. @internal */
+/**
+ * The calls of one timeout value, oldest first: with one timeout, the first due
+ * is always the first added. The calls from `unstamped` on (the newest) have no
+ * due time yet (see `DeadlineScheduler`).
+ *
+ * @internal
+ */
 export class DeadlineQueue {
   head: Deadline | undefined = undefined;
   tail: Deadline | undefined = undefined;
+  unstamped: Deadline | undefined = undefined;
 
   constructor(readonly timeoutMs: number) {}
 }
@@ -42,20 +49,39 @@ export interface TimerSource {
  * `performance.now()`, the monotonic reading timers run on (and the one fake
  * timers move).
  *
+ * A call does not read the clock either: reading it costs more than the rest
+ * of the scheduler's work for a call (it is a system call on many virtual
+ * machines). It is queued without a due time, and a zero-delay timer, armed by
+ * the first such call and shared by all that come before it fires, reads the
+ * clock once and gives each call still waiting its due time from that reading.
+ * A call that settles first (most do) never gets one. A due time is thus never
+ * earlier than the call's start plus its timeout, and later by what a timer
+ * adds anyway (a millisecond, more on a busy event loop). Calls added while
+ * the scheduler expires others read the clock at once.
+ *
  * With a `source` (a clock that has timers, such as a test's manual clock),
- * the same queues run on that clock instead: its breakers' deadlines move
- * when the test moves time. Such a timer costs nothing to cancel, so it is
- * cancelled as soon as nothing waits, and a test that asks whether anything
- * waits on its clock gets a true answer.
+ * the same queues run on that clock instead, and each call reads it as it is
+ * added: its breakers' deadlines move exactly when the test moves time. Such
+ * a timer costs nothing to cancel, so it is cancelled as soon as nothing
+ * waits, and a test that asks whether anything waits on its clock gets a true
+ * answer.
  *
  * @internal
  */
 export class DeadlineScheduler {
   private readonly queues = new Map<number, DeadlineQueue>();
+  /** The queue of the last call added: most calls of a process share one timeout. */
+  private last: DeadlineQueue | undefined = undefined;
   private waiting = 0;
   private timer: ReturnType<typeof setTimeout> | undefined = undefined;
   private cancelTimer: (() => void) | undefined = undefined;
   private timerAt = Number.POSITIVE_INFINITY;
+  /** The zero-delay timer that gives the calls added since it was armed their due time. */
+  private stampTimer: ReturnType<typeof setTimeout> | undefined = undefined;
+  /** The `setTimeout` that armed it: one armed before fake timers were installed (or after they were removed) never fires. */
+  private stampArmedWith: typeof setTimeout | undefined = undefined;
+  /** While `fire` expires calls: a call added meanwhile reads the clock at once. */
+  private expiring = false;
 
   constructor(private readonly source?: TimerSource) {}
 
@@ -65,14 +91,8 @@ export class DeadlineScheduler {
 
   /** Calls `deadline.expire()` in `timeoutMs`, unless `remove(deadline)` comes first. */
   add(deadline: Deadline, timeoutMs: number): void {
-    const now = this.now();
-    const dueAt = now + timeoutMs;
-    let queue = this.queues.get(timeoutMs);
-    if (queue === undefined) {
-      queue = new DeadlineQueue(timeoutMs);
-      this.queues.set(timeoutMs, queue);
-    }
-    deadline.dueAt = dueAt;
+    let queue = this.last;
+    if (queue === undefined || queue.timeoutMs !== timeoutMs) queue = this.queueOf(timeoutMs);
     deadline.queue = queue;
     deadline.next = undefined;
     deadline.prev = queue.tail;
@@ -80,13 +100,21 @@ export class DeadlineScheduler {
     else queue.tail.next = deadline;
     queue.tail = deadline;
     this.waiting++;
-    // An overdue timer is re-armed too: one armed under another time base (fake timers in tests) would never fire.
-    if (dueAt < this.timerAt || this.timerAt < now) this.arm(dueAt, now);
+    if (this.source !== undefined || this.expiring) {
+      const now = this.now();
+      const dueAt = (deadline.dueAt = now + timeoutMs);
+      // An overdue timer is re-armed too: one armed under another time base (fake timers in tests) would never fire.
+      if (dueAt < this.timerAt || this.timerAt < now) this.arm(dueAt, now);
+      return;
+    }
+    if (queue.unstamped === undefined) queue.unstamped = deadline;
+    if (this.stampTimer === undefined || this.stampArmedWith !== setTimeout) this.armStamp();
   }
 
   remove(deadline: Deadline): void {
     const queue = deadline.queue;
     if (queue === undefined) return;
+    if (queue.unstamped === deadline) queue.unstamped = deadline.next;
     this.unlink(queue, deadline);
     if (this.waiting === 0 && this.cancelTimer !== undefined) this.disarm();
   }
@@ -94,6 +122,15 @@ export class DeadlineScheduler {
   /** How many calls wait for their deadline (for tests and diagnostics). */
   get size(): number {
     return this.waiting;
+  }
+
+  private queueOf(timeoutMs: number): DeadlineQueue {
+    let queue = this.queues.get(timeoutMs);
+    if (queue === undefined) {
+      queue = new DeadlineQueue(timeoutMs);
+      this.queues.set(timeoutMs, queue);
+    }
+    return (this.last = queue);
   }
 
   private unlink(queue: DeadlineQueue, deadline: Deadline): void {
@@ -126,11 +163,46 @@ export class DeadlineScheduler {
     this.timerAt = Number.POSITIVE_INFINITY;
   }
 
+  private armStamp(): void {
+    // One armed under other timers is left to fire (or not) on its own: stamping twice is harmless.
+    this.stampArmedWith = setTimeout;
+    this.stampTimer = setTimeout(this.stampAll, 0);
+    this.stampTimer.unref?.();
+  }
+
+  /** The stamp timer: every call that waits gets its due time, and the timer is armed for the earliest. */
+  private readonly stampAll = (): void => {
+    this.stampTimer = undefined;
+    const now = this.now();
+    const earliest = this.stamp(now);
+    if (earliest === Number.POSITIVE_INFINITY) return;
+    // An overdue timer is re-armed too: one armed under another time base (fake timers in tests) would never fire.
+    if (earliest < this.timerAt || this.timerAt < now) this.arm(earliest, now);
+  };
+
+  /** Gives the calls without a due time theirs, from `now`; returns the earliest due time of all. */
+  private stamp(now: number): number {
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const queue of this.queues.values()) {
+      let deadline = queue.unstamped;
+      if (deadline !== undefined) {
+        queue.unstamped = undefined;
+        const dueAt = now + queue.timeoutMs;
+        for (; deadline !== undefined; deadline = deadline.next) deadline.dueAt = dueAt;
+      }
+      const head = queue.head;
+      if (head !== undefined && head.dueAt < earliest) earliest = head.dueAt;
+    }
+    return earliest;
+  }
+
   private readonly fire = (): void => {
     this.timer = undefined;
     this.cancelTimer = undefined;
     this.timerAt = Number.POSITIVE_INFINITY;
     const now = this.now();
+    // A call without a due time must not be read as due: the stamp timer may come after this one.
+    this.stamp(now);
     const due: Deadline[] = [];
     let next = Number.POSITIVE_INFINITY;
     for (const queue of this.queues.values()) {
@@ -144,7 +216,12 @@ export class DeadlineScheduler {
     }
     if (next !== Number.POSITIVE_INFINITY) this.arm(next, now);
     // Expired after the bookkeeping: an expiry may settle other calls, or start new ones.
-    for (const deadline of due) deadline.expire();
+    this.expiring = true;
+    try {
+      for (const deadline of due) deadline.expire();
+    } finally {
+      this.expiring = false;
+    }
   };
 }
 

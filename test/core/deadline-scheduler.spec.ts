@@ -1,5 +1,10 @@
+import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DeadlineScheduler, type Deadline } from '../../lib/core/deadline-scheduler.js';
+import {
+  DeadlineScheduler,
+  type Deadline,
+  type TimerSource,
+} from '../../lib/core/deadline-scheduler.js';
 
 function deadline(name: string, expired: string[]): Deadline {
   return {
@@ -26,6 +31,9 @@ describe('DeadlineScheduler', () => {
     vi.advanceTimersByTime(10);
     scheduler.add(deadline('b@60', expired), 50);
     scheduler.add(deadline('c@110', expired), 100);
+    // The deadline timer, and the stamp timer that gives the two new calls their due time.
+    expect(vi.getTimerCount()).toBe(2);
+    vi.advanceTimersByTime(0);
     expect(vi.getTimerCount()).toBe(1);
     vi.advanceTimersByTime(49);
     expect(expired).toEqual([]);
@@ -85,16 +93,21 @@ describe('DeadlineScheduler', () => {
     expect(expired).toEqual(['first', 'second']);
   });
 
-  it('one timer serves calls made one after another', () => {
+  it('calls that settle before their stamp never arm the deadline timer, nor read the clock', () => {
     const scheduler = new DeadlineScheduler();
     const expired: string[] = [];
+    const now = vi.spyOn(performance, 'now');
     for (let i = 0; i < 1_000; i++) {
       const d = deadline(`call-${i}`, expired);
       scheduler.add(d, 10_000);
       scheduler.remove(d);
-      vi.advanceTimersByTime(1);
+      // One stamp timer for every call made before it fires.
+      expect(vi.getTimerCount()).toBe(1);
+      if (i % 100 === 99) vi.advanceTimersByTime(1);
     }
-    expect(vi.getTimerCount()).toBe(1);
+    // Ten stamps, each reading the clock once; no deadline timer.
+    expect(now).toHaveBeenCalledTimes(10);
+    expect(vi.getTimerCount()).toBe(0);
     vi.advanceTimersByTime(10_000);
     expect(expired).toEqual([]);
     expect(vi.getTimerCount()).toBe(0);
@@ -104,6 +117,7 @@ describe('DeadlineScheduler', () => {
     const scheduler = new DeadlineScheduler();
     const expired: string[] = [];
     scheduler.add(deadline('before', expired), 50);
+    vi.advanceTimersByTime(0);
     // Fake timers replaced: the timer armed before never fires in this time base.
     vi.useRealTimers();
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'], now: 0 });
@@ -111,5 +125,252 @@ describe('DeadlineScheduler', () => {
     scheduler.add(deadline('after', expired), 20);
     vi.advanceTimersByTime(20);
     expect(expired).toEqual(['before', 'after']);
+  });
+
+  it('a call whose stamp timer was armed under other timers still gets its due time', () => {
+    const scheduler = new DeadlineScheduler();
+    const expired: string[] = [];
+    scheduler.add(deadline('before', expired), 50);
+    // Replaced before the stamp timer fired: it never will in this time base.
+    vi.useRealTimers();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'], now: 0 });
+    scheduler.add(deadline('after', expired), 20);
+    vi.advanceTimersByTime(20);
+    expect(expired).toEqual(['after']);
+    vi.advanceTimersByTime(30);
+    expect(expired).toEqual(['after', 'before']);
+    expect(scheduler.size).toBe(0);
+  });
+
+  it('a due time comes from the stamp: never before the start plus the timeout, later by what the stamp timer waited', () => {
+    const scheduler = new DeadlineScheduler();
+    const expired: string[] = [];
+    const at: number[] = [];
+    const late: Deadline = {
+      ...deadline('late', expired),
+      expire: () => at.push(performance.now()),
+    };
+    // Added in another timer's callback: a zero-delay timer armed there fires a millisecond later (as in Node).
+    setTimeout(() => scheduler.add(late, 100), 10);
+    vi.advanceTimersByTime(10);
+    expect(scheduler.size).toBe(1);
+    vi.advanceTimersByTime(100);
+    expect(at).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(at).toEqual([111]);
+  });
+});
+
+/** A clock with timers of its own, fired in order of due time as the test moves it (a manual clock, as a TimerSource). */
+class TimerClock implements TimerSource {
+  time = 0;
+  private timers: { at: number; seq: number; callback: () => void; live: boolean }[] = [];
+  private seq = 0;
+
+  monotonic(): number {
+    return this.time;
+  }
+
+  setTimer(callback: () => void, delayMs: number): () => void {
+    const timer = { at: this.time + delayMs, seq: this.seq++, callback, live: true };
+    this.timers.push(timer);
+    return () => {
+      timer.live = false;
+    };
+  }
+
+  get pending(): number {
+    return this.timers.filter((t) => t.live).length;
+  }
+
+  advance(ms: number): void {
+    const end = this.time + ms;
+    for (;;) {
+      const due = this.timers.reduce<(typeof this.timers)[number] | undefined>(
+        (first, t) =>
+          t.live && t.at <= end && (first === undefined || t.at < first.at) ? t : first,
+        undefined,
+      );
+      if (due === undefined) break;
+      due.live = false;
+      this.time = Math.max(this.time, due.at);
+      due.callback();
+    }
+    this.timers = this.timers.filter((t) => t.live);
+    this.time = end;
+  }
+}
+
+describe('DeadlineScheduler on a clock with timers', () => {
+  it('expires in order of due time, each at exactly its start plus its timeout, and cancels its timer when nothing waits', () => {
+    const clock = new TimerClock();
+    const scheduler = new DeadlineScheduler(clock);
+    const log: string[] = [];
+    const add = (name: string, timeoutMs: number): Deadline => {
+      const d: Deadline = {
+        ...deadline(name, []),
+        expire: () => log.push(`${name}@${clock.time}`),
+      };
+      scheduler.add(d, timeoutMs);
+      return d;
+    };
+    add('a', 30);
+    add('b', 10);
+    clock.advance(5);
+    add('c', 30);
+    const d = add('d', 20);
+    add('e', 10);
+    expect(clock.pending).toBe(1);
+    clock.advance(4);
+    expect(log).toEqual([]);
+    scheduler.remove(d);
+    clock.advance(40);
+    expect(log).toEqual(['b@10', 'e@15', 'a@30', 'c@35']);
+    expect(scheduler.size).toBe(0);
+    expect(clock.pending).toBe(0);
+  });
+
+  it('a call added while others expire is timed from that moment', () => {
+    const clock = new TimerClock();
+    const scheduler = new DeadlineScheduler(clock);
+    const log: string[] = [];
+    const chained: Deadline = {
+      ...deadline('first', []),
+      expire: () => {
+        log.push(`first@${clock.time}`);
+        scheduler.add(
+          { ...deadline('second', []), expire: () => log.push(`second@${clock.time}`) },
+          7,
+        );
+      },
+    };
+    scheduler.add(chained, 3);
+    clock.advance(100);
+    expect(log).toEqual(['first@3', 'second@10']);
+  });
+});
+
+type Step =
+  | { kind: 'add'; timeoutMs: number; chainMs: number | undefined }
+  | { kind: 'remove'; pick: number }
+  | { kind: 'advance'; ms: number };
+
+const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  fc.record({
+    kind: fc.constant('add' as const),
+    timeoutMs: fc.constantFrom(5, 10, 25),
+    chainMs: fc.option(fc.constantFrom(3, 10), { nil: undefined }),
+  }),
+  fc.record({ kind: fc.constant('remove' as const), pick: fc.nat() }),
+  fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 30 }) }),
+);
+
+interface Tracked {
+  id: number;
+  timeoutMs: number;
+  addedAt: number;
+  removedAt: number | undefined;
+  expiredAt: number[];
+}
+
+/**
+ * Runs `steps` on `scheduler` and checks it against the plain meaning of a
+ * deadline: each call not removed in time expires exactly once, at exactly its
+ * start plus its timeout (a call added by an expiry too), calls of one timeout
+ * in the order they came, and a removed call never.
+ */
+function runModel(
+  steps: Step[],
+  scheduler: DeadlineScheduler,
+  now: () => number,
+  advance: (ms: number) => void,
+): void {
+  const all: Tracked[] = [];
+  const order = new Map<number, number[]>();
+  const live = new Map<number, Deadline>();
+  const start = (timeoutMs: number, chainMs: number | undefined): Tracked => {
+    const t: Tracked = {
+      id: all.length,
+      timeoutMs,
+      addedAt: now(),
+      removedAt: undefined,
+      expiredAt: [],
+    };
+    all.push(t);
+    const d: Deadline = {
+      ...deadline(String(t.id), []),
+      expire: () => {
+        t.expiredAt.push(now());
+        order.set(timeoutMs, [...(order.get(timeoutMs) ?? []), t.id]);
+        if (chainMs !== undefined) start(chainMs, undefined);
+      },
+    };
+    live.set(t.id, d);
+    scheduler.add(d, timeoutMs);
+    return t;
+  };
+  for (const step of steps) {
+    if (step.kind === 'add') start(step.timeoutMs, step.chainMs);
+    else if (step.kind === 'advance') advance(step.ms);
+    else {
+      const waiting = all.filter((t) => t.removedAt === undefined && t.expiredAt.length === 0);
+      if (waiting.length === 0) continue;
+      const t = waiting[step.pick % waiting.length];
+      t.removedAt = now();
+      scheduler.remove(live.get(t.id)!);
+    }
+  }
+  advance(100);
+  expect(scheduler.size).toBe(0);
+  for (const t of all) {
+    if (t.removedAt !== undefined) expect(t.expiredAt).toEqual([]);
+    else expect(t.expiredAt).toEqual([t.addedAt + t.timeoutMs]);
+  }
+  // One timeout, first come first expired.
+  for (const ids of order.values())
+    expect(ids.filter((id, i) => i > 0 && id < ids[i - 1]!)).toEqual([]);
+}
+
+describe('DeadlineScheduler (property)', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('on the process timers: every call expires once at its start plus its timeout, unless removed first', () => {
+    fc.assert(
+      fc.property(fc.array(stepArb, { maxLength: 60 }), (steps) => {
+        vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'], now: 0 });
+        try {
+          runModel(
+            steps,
+            new DeadlineScheduler(),
+            () => performance.now(),
+            (ms) => vi.advanceTimersByTime(ms),
+          );
+          // Nothing waits: at most the idle deadline timer is left, and it goes when it fires.
+          vi.advanceTimersByTime(100);
+          expect(vi.getTimerCount()).toBe(0);
+        } finally {
+          vi.useRealTimers();
+        }
+      }),
+      { seed: 26_0026, numRuns: 300 },
+    );
+  });
+
+  it('on a clock with timers: the same, and no timer left once nothing waits', () => {
+    fc.assert(
+      fc.property(fc.array(stepArb, { maxLength: 60 }), (steps) => {
+        const clock = new TimerClock();
+        runModel(
+          steps,
+          new DeadlineScheduler(clock),
+          () => clock.time,
+          (ms) => clock.advance(ms),
+        );
+        expect(clock.pending).toBe(0);
+      }),
+      { seed: 26_0027, numRuns: 300 },
+    );
   });
 });
