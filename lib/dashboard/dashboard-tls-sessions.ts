@@ -6,9 +6,11 @@ import { Server as TlsServer, type TLSSocket } from 'node:tls';
  * that stopped reading. Node gives a session's socket only as a proxy that
  * refuses `destroy()` (`ERR_HTTP2_NO_SOCKET_MANIPULATION`), its
  * `resetAndDestroy()` works on TCP sockets only (`ERR_INVALID_HANDLE_TYPE`),
- * and `session.destroy()` only ends the socket: the end waits behind the data
- * the page does not read, so the socket, and the server's `close()`, stay open
- * until the page leaves or TCP gives up. The server's own events give the
+ * and `session.destroy()` only ends the socket (`finishSessionClose()` in
+ * Node's `lib/internal/http2/core.js`, although its docs say "immediately
+ * terminates"): the end waits behind the data the page does not read, so the
+ * socket, and the server's `close()`, stay open until the page leaves or TCP
+ * gives up. The server's own events give the
  * socket: `secureConnection`, within which Node creates the session and emits
  * `session`. The sessions are weakly held: nothing is kept for a connection
  * once it is gone.

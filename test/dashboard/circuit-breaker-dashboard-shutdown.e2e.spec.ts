@@ -1,15 +1,11 @@
 import type { INestApplication } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect as connectH2 } from 'node:http2';
 import type { Server } from 'node:http';
 import { connect, createServer, type Server as TcpServer, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CircuitBreakerModule } from '../../lib/index.js';
 import {
   CircuitBreakerDashboardModule,
@@ -17,6 +13,7 @@ import {
 } from '../../lib/dashboard/index.js';
 import { HTTP_PLATFORMS, type HttpPlatform } from '../helpers/http-platforms.js';
 import { ManualClock } from '../helpers/manual-clock.js';
+import { selfSignedCertificate } from '../helpers/self-signed.js';
 
 /**
  * `app.close()` with dashboard pages open, over real sockets: a page that
@@ -204,37 +201,11 @@ describe('app.close() with dashboard pages open over HTTP/2 (Fastify, h2c)', () 
 });
 
 describe('app.close() with dashboard pages open over HTTP/2 with TLS (Fastify http2 + https)', () => {
-  // A self-signed certificate made for this run (node:crypto makes keys, not certificates).
+  // A self-signed certificate made for this run.
   let tls: { key: string; cert: string };
-  let dir: string;
   beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), 'dashboard-tls-'));
-    const key = join(dir, 'key.pem');
-    const cert = join(dir, 'cert.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-      ],
-      { stdio: 'ignore' },
-    );
-    tls = { key: readFileSync(key, 'utf8'), cert: readFileSync(cert, 'utf8') };
+    tls = selfSignedCertificate();
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   /**
    * A TCP relay in front of the application, as the network between it and a
