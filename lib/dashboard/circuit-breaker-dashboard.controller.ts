@@ -83,14 +83,7 @@ function connectionOf(request: StreamRequest, reply: StreamReply): StreamConnect
  * @internal
  */
 export function dashboardControllers(routes: DashboardRoutes): Type[] {
-  // The Host check first: a request for another name is refused before the `guard` option's guard runs.
-  const guarded =
-    routes.guard === undefined
-      ? UseGuards(CircuitBreakerDashboardHostGuard)
-      : UseGuards(CircuitBreakerDashboardHostGuard, routes.guard);
-  const pageHeaders = applyDecorators(
-    ...Object.entries(dashboardPageHeaders()).map(([name, value]) => Header(name, value)),
-  );
+  const { guarded, pageHeaders } = routeDecorators(routes);
 
   @Controller(routes.path)
   @guarded
@@ -173,6 +166,19 @@ export function dashboardControllers(routes: DashboardRoutes): Type[] {
     }
   }
   return [CircuitBreakerDashboardController, CircuitBreakerDashboardControlController];
+}
+
+/** The guards of every route, and the page's headers. */
+function routeDecorators(routes: DashboardRoutes) {
+  // The Host check first: a request for another name is refused before the `guard` option's guard runs.
+  const guarded =
+    routes.guard === undefined
+      ? UseGuards(CircuitBreakerDashboardHostGuard)
+      : UseGuards(CircuitBreakerDashboardHostGuard, routes.guard);
+  const pageHeaders = applyDecorators(
+    ...Object.entries(dashboardPageHeaders()).map(([name, value]) => Header(name, value)),
+  );
+  return { guarded, pageHeaders };
 }
 
 /** A field of a JSON body, whatever the body is. */

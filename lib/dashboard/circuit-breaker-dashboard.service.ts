@@ -4,7 +4,9 @@ import {
   Optional,
   type MessageEvent,
   type OnModuleDestroy,
+  type OnModuleInit,
 } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import { Observable, Subject, interval, map, merge, share, takeUntil } from 'rxjs';
 import { CircuitBreakerModuleMissingError } from '../circuit-breaker-module-missing.error.js';
 import { timerDelay } from '../core/timer-delay.js';
@@ -30,6 +32,7 @@ import {
   DashboardStreamConnections,
   type StreamConnection,
 } from './dashboard-stream-connections.js';
+import { DashboardTlsSessions } from './dashboard-tls-sessions.js';
 
 /** Why a stream could not be opened: the controller answers it with the matching HTTP status. @internal */
 export type StreamRefusal = 'too-many' | 'closing';
@@ -47,7 +50,7 @@ export type StreamRefusal = 'too-many' | 'closing';
  * @publicApi
  */
 @Injectable()
-export class CircuitBreakerDashboardService implements OnModuleDestroy {
+export class CircuitBreakerDashboardService implements OnModuleInit, OnModuleDestroy {
   private readonly registry: CircuitBreakerRegistry;
   private readonly events: CircuitBreakerEvents;
   private readonly now: () => number;
@@ -55,7 +58,12 @@ export class CircuitBreakerDashboardService implements OnModuleDestroy {
   private readonly updates: Observable<MessageEvent>;
   /** With a store that lists the replicas: its reads, at most every few seconds. */
   private readonly fleetPoller: DashboardFleetPoller | undefined;
-  private readonly connections = new DashboardStreamConnections();
+  /** Over HTTP/2 with TLS: each session's socket, from the HTTP server's events. */
+  private readonly tlsSessions = new DashboardTlsSessions();
+  private readonly connections = new DashboardStreamConnections((session) =>
+    this.tlsSessions.socketOf(session),
+  );
+  private unwatchServer: () => void = () => undefined;
   private closed = false;
   private streams = 0;
 
@@ -65,6 +73,7 @@ export class CircuitBreakerDashboardService implements OnModuleDestroy {
     @Optional() @Inject(CircuitBreakerRegistry) registry: CircuitBreakerRegistry | undefined,
     @Inject(CIRCUIT_BREAKER_DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions,
     @Optional() @Inject(CircuitBreakerEvents) events?: CircuitBreakerEvents,
+    @Optional() @Inject(HttpAdapterHost) private readonly adapterHost?: HttpAdapterHost,
   ) {
     if (registry === undefined)
       throw new CircuitBreakerModuleMissingError(messages.moduleMissing(), messages.module);
@@ -79,6 +88,11 @@ export class CircuitBreakerDashboardService implements OnModuleDestroy {
     );
     // share(): one timer, one listener and one serialisation for every page, torn down with the last one.
     this.updates = merge(ticks, this.transitions()).pipe(share());
+  }
+
+  /** Watches the HTTP server's connections (before it listens), to close a TLS page's on shutdown. */
+  onModuleInit(): void {
+    this.unwatchServer = this.tlsSessions.watch(this.adapterHost?.httpAdapter?.getHttpServer());
   }
 
   /** Every breaker now: what the stream pushes and `<path>/state` answers. */
@@ -142,6 +156,7 @@ export class CircuitBreakerDashboardService implements OnModuleDestroy {
    */
   onModuleDestroy(): Promise<void> {
     this.closed = true;
+    this.unwatchServer();
     // Taken before the streams end: ending one forgets its connection.
     const connectionsClosed = this.connections.close(SHUTDOWN_GRACE_MS);
     this.closing.next();

@@ -49,6 +49,12 @@ export interface StreamResponse {
 export class DashboardStreamConnections {
   private readonly open = new Set<StreamConnection>();
 
+  /** `tlsSocketOf`: the TLS socket of an HTTP/2 session, which Node's session does not destroy. */
+  constructor(
+    private readonly tlsSocketOf: (session: StreamSession) => Closable | undefined = () =>
+      undefined,
+  ) {}
+
   /** Tracks a stream's connection; the function returned forgets it (the stream ended). */
   add(connection: StreamConnection): () => void {
     this.open.add(connection);
@@ -65,7 +71,8 @@ export class DashboardStreamConnections {
     for (const connection of this.open) {
       const { socket, session } = connection;
       if (session === undefined) pending.set(socket, closingSocket(connection));
-      else if (!pending.has(session)) pending.set(session, closingSession(session));
+      else if (!pending.has(session))
+        pending.set(session, closingSession(session, this.tlsSocketOf(session)));
     }
     this.open.clear();
     for (const closable of pending.keys()) if (closable.destroyed) pending.delete(closable);
@@ -108,11 +115,12 @@ function closingSocket({ socket, response }: StreamConnection): Closing {
  * HTTP/2: the session is told to close (GOAWAY), which lets its streams end.
  * Destroyed once told to close, Node only half-closes its socket and waits
  * for the page to close its side, which a page that does not read never
- * does: the TCP connection is reset after the grace. The
- * reset is taken now, while the session still has its socket; over TLS,
- * where Node cannot reset, the session alone is destroyed.
+ * does: after the grace, the connection goes too. Over TCP it is reset
+ * (taken now, while the session still has its socket); over TLS, where
+ * Node's proxy of the socket refuses both `destroy()` and a reset, the TLS
+ * socket the server gave (`tlsSocket`) is destroyed.
  */
-function closingSession(session: StreamSession): Closing {
+function closingSession(session: StreamSession, tlsSocket?: Closable): Closing {
   let reset: (() => unknown) | undefined;
   try {
     reset = session.socket?.resetAndDestroy;
@@ -123,11 +131,12 @@ function closingSession(session: StreamSession): Closing {
     end: () => session.close(),
     destroy: () => {
       try {
-        reset?.();
+        if (tlsSocket === undefined) reset?.();
       } catch {
-        // Not a TCP socket (TLS).
+        // Not a TCP socket (TLS, from a server the dashboard does not watch).
       }
       session.destroy();
+      tlsSocket?.destroy();
     },
   };
 }

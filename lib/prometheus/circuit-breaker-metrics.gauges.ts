@@ -36,6 +36,14 @@ function* liveSnapshots(
   }
 }
 
+/** A gauge: its name, help and labels, and what it writes on each scrape once its series are reset. */
+interface GaugeDefinition {
+  readonly name: string;
+  readonly help: string;
+  readonly labelNames: string[];
+  readonly write: (gauge: Gauge) => void;
+}
+
 /**
  * The gauges, read from breaker snapshots on each scrape: every series is
  * written again then, so the series of a breaker whose application has
@@ -50,174 +58,146 @@ export function registerGauges(
   live: Set<CircuitBreakerRegistry>,
   keyLabel: boolean,
 ): void {
-  metric(
-    'gauge',
-    NAMES.state,
-    [...id, 'state'],
-    (name, labelNames) =>
-      new Gauge({
-        name,
-        help: HELP.state,
-        labelNames,
-        registers,
-        collect() {
-          // Series of breakers whose application has closed since the last scrape must go.
-          this.reset();
-          for (const [labels, snapshot] of liveSnapshots(live, keyLabel)) {
-            for (const state of BREAKER_STATES)
-              this.set({ ...labels, state }, snapshot.state === state ? 1 : 0);
-          }
-        },
-      }),
-  );
-  metric(
-    'gauge',
-    NAMES.forced,
-    [...id, 'state'],
-    (name, labelNames) =>
-      new Gauge({
-        name,
-        help: HELP.forced,
-        labelNames,
-        registers,
-        collect() {
-          // A series only while forced: most breakers never are, and an alert on == 1 needs no zeros.
-          this.reset();
-          for (const [labels, snapshot] of liveSnapshots(live, keyLabel)) {
-            if (snapshot.forced !== undefined)
-              this.set({ ...labels, state: snapshot.forced.state }, 1);
-          }
-        },
-      }),
-  );
-  metric(
-    'gauge',
-    NAMES.shared,
-    id,
-    (name, labelNames) =>
-      new Gauge({
-        name,
-        help: HELP.shared,
-        labelNames,
-        registers,
-        collect() {
-          // A series only for breakers that share: an alert on == 0 then means a store that stopped answering.
-          this.reset();
-          for (const [labels, snapshot] of liveSnapshots(live, keyLabel)) {
-            if (snapshot.coordination !== undefined)
-              this.set(labels, snapshot.coordination.shared ? 1 : 0);
-          }
-        },
-      }),
-  );
-  metric(
-    'gauge',
-    NAMES.windowFailureRate,
-    id,
-    (name, labelNames) =>
-      new Gauge({
-        name,
-        help: HELP.windowFailureRate,
-        labelNames,
-        registers,
-        collect() {
-          this.reset();
-          for (const [labels, snapshot] of liveSnapshots(live, keyLabel))
-            this.set(labels, snapshot.window.failureRate);
-        },
-      }),
-  );
-  metric(
-    'gauge',
-    NAMES.windowCalls,
-    id,
-    (name, labelNames) =>
-      new Gauge({
-        name,
-        help: HELP.windowCalls,
-        labelNames,
-        registers,
-        collect() {
-          this.reset();
-          for (const [labels, snapshot] of liveSnapshots(live, keyLabel))
-            this.set(labels, snapshot.window.calls);
-        },
-      }),
-  );
-  metric(
-    'gauge',
-    NAMES.bulkheadCalls,
-    [...id, 'state'],
-    (name, labelNames) =>
-      new Gauge({
-        name,
-        help: HELP.bulkheadCalls,
-        labelNames,
-        registers,
-        collect() {
-          this.reset();
-          for (const [labels, { bulkhead }] of liveSnapshots(live, keyLabel)) {
-            if (bulkhead === undefined) continue;
-            this.set({ ...labels, state: 'active' }, bulkhead.active);
-            this.set({ ...labels, state: 'queued' }, bulkhead.queued);
-          }
-        },
-      }),
-  );
-  // Per family and per breaker, never per key: bounded by the number of breakers, whatever keyLabel says.
-  metric(
-    'gauge',
-    NAMES.keys,
-    ['name', 'state'],
-    (fullName, labelNames) =>
-      new Gauge({
-        name: fullName,
-        help: HELP.keys,
-        labelNames,
-        registers,
-        collect() {
-          this.reset();
-          for (const breakers of live)
-            for (const { name, states } of familyStatesOf(breakers))
-              for (const state of BREAKER_STATES) this.set({ name, state }, states[state]);
-        },
-      }),
-  );
-  metric(
-    'gauge',
-    NAMES.configGeneration,
-    ['name'],
-    (fullName, labelNames) =>
-      new Gauge({
-        name: fullName,
-        help: HELP.configGeneration,
-        labelNames,
-        registers,
-        collect() {
-          this.reset();
-          for (const breakers of live)
-            for (const { name, config } of configsOf(breakers))
-              this.set({ name }, config.generation);
-        },
-      }),
-  );
-  metric(
-    'gauge',
-    NAMES.configInfo,
-    ['name', ...CONFIG_LABELS],
-    (fullName, labelNames) =>
-      new Gauge({
-        name: fullName,
-        help: HELP.configInfo,
-        labelNames,
-        registers,
-        collect() {
-          // Reset on each scrape: the series of options no longer in force goes.
-          this.reset();
-          for (const breakers of live)
-            for (const { name, config } of configsOf(breakers))
-              this.set({ name, ...config.labels }, 1);
-        },
-      }),
-  );
+  const definitions = [
+    ...stateGauges(id, () => liveSnapshots(live, keyLabel)),
+    ...windowGauges(id, () => liveSnapshots(live, keyLabel)),
+    ...familyGauges(live),
+  ];
+  for (const { name: metricName, help, labelNames: labels, write } of definitions) {
+    metric(
+      'gauge',
+      metricName,
+      labels,
+      (name, labelNames) =>
+        new Gauge({
+          name,
+          help,
+          labelNames,
+          registers,
+          collect() {
+            // Series of breakers whose application has closed since the last scrape must go.
+            this.reset();
+            write(this);
+          },
+        }),
+    );
+  }
+}
+
+type Snapshots = () => Iterable<[Labels, BreakerSnapshot]>;
+
+/** What state each breaker is in, whether it is forced, whether it shares its state. */
+function stateGauges(id: string[], snapshots: Snapshots): GaugeDefinition[] {
+  return [
+    {
+      name: NAMES.state,
+      help: HELP.state,
+      labelNames: [...id, 'state'],
+      write: (gauge) => {
+        for (const [labels, snapshot] of snapshots()) {
+          for (const state of BREAKER_STATES)
+            gauge.set({ ...labels, state }, snapshot.state === state ? 1 : 0);
+        }
+      },
+    },
+    {
+      name: NAMES.forced,
+      help: HELP.forced,
+      labelNames: [...id, 'state'],
+      // A series only while forced: most breakers never are, and an alert on == 1 needs no zeros.
+      write: (gauge) => {
+        for (const [labels, snapshot] of snapshots()) {
+          if (snapshot.forced !== undefined)
+            gauge.set({ ...labels, state: snapshot.forced.state }, 1);
+        }
+      },
+    },
+    {
+      name: NAMES.shared,
+      help: HELP.shared,
+      labelNames: id,
+      // A series only for breakers that share: an alert on == 0 then means a store that stopped answering.
+      write: (gauge) => {
+        for (const [labels, snapshot] of snapshots()) {
+          if (snapshot.coordination !== undefined)
+            gauge.set(labels, snapshot.coordination.shared ? 1 : 0);
+        }
+      },
+    },
+  ];
+}
+
+/** Each breaker's window, and its bulkhead's calls. */
+function windowGauges(id: string[], snapshots: Snapshots): GaugeDefinition[] {
+  return [
+    {
+      name: NAMES.windowFailureRate,
+      help: HELP.windowFailureRate,
+      labelNames: id,
+      write: (gauge) => {
+        for (const [labels, snapshot] of snapshots())
+          gauge.set(labels, snapshot.window.failureRate);
+      },
+    },
+    {
+      name: NAMES.windowCalls,
+      help: HELP.windowCalls,
+      labelNames: id,
+      write: (gauge) => {
+        for (const [labels, snapshot] of snapshots()) gauge.set(labels, snapshot.window.calls);
+      },
+    },
+    {
+      name: NAMES.bulkheadCalls,
+      help: HELP.bulkheadCalls,
+      labelNames: [...id, 'state'],
+      write: (gauge) => {
+        for (const [labels, { bulkhead }] of snapshots()) {
+          if (bulkhead === undefined) continue;
+          gauge.set({ ...labels, state: 'active' }, bulkhead.active);
+          gauge.set({ ...labels, state: 'queued' }, bulkhead.queued);
+        }
+      },
+    },
+  ];
+}
+
+/**
+ * Per family and per breaker, never per key: bounded by the number of
+ * breakers, whatever `keyLabel` says. The info series is reset on each
+ * scrape, so the series of options no longer in force goes.
+ */
+function familyGauges(live: Set<CircuitBreakerRegistry>): GaugeDefinition[] {
+  return [
+    {
+      name: NAMES.keys,
+      help: HELP.keys,
+      labelNames: ['name', 'state'],
+      write: (gauge) => {
+        for (const breakers of live)
+          for (const { name, states } of familyStatesOf(breakers))
+            for (const state of BREAKER_STATES) gauge.set({ name, state }, states[state]);
+      },
+    },
+    {
+      name: NAMES.configGeneration,
+      help: HELP.configGeneration,
+      labelNames: ['name'],
+      write: (gauge) => {
+        for (const breakers of live)
+          for (const { name, config } of configsOf(breakers))
+            gauge.set({ name }, config.generation);
+      },
+    },
+    {
+      name: NAMES.configInfo,
+      help: HELP.configInfo,
+      labelNames: ['name', ...CONFIG_LABELS],
+      write: (gauge) => {
+        for (const breakers of live)
+          for (const { name, config } of configsOf(breakers))
+            gauge.set({ name, ...config.labels }, 1);
+      },
+    },
+  ];
 }

@@ -17,7 +17,12 @@ import {
   CIRCUIT_BREAKER_METRIC_NAMES as NAMES,
   CIRCUIT_BREAKER_METRICS_OPTIONS,
 } from './circuit-breaker-metrics.constants.js';
-import { registerGauges, type Labels, type MetricType } from './circuit-breaker-metrics.gauges.js';
+import {
+  registerGauges,
+  type Labels,
+  type MetricFactory,
+  type MetricType,
+} from './circuit-breaker-metrics.gauges.js';
 import { circuitBreakerMetricsMessages } from './circuit-breaker-metrics.messages.js';
 
 const MODULE = circuitBreakerMetricsMessages.module;
@@ -163,7 +168,44 @@ function registerMetrics(
 ): EventMetrics {
   const id = keyLabel ? ['name', 'key'] : ['name'];
   const registers = [registry];
-  const metric = <T>(
+  const metric = metricFactory(registry, prefix);
+  registerGauges(metric, registers, id, live, keyLabel);
+  const counter = (metricName: string, help: string, labels: string[]) =>
+    metric(
+      'counter',
+      metricName,
+      labels,
+      (name, labelNames) => new Counter({ name, help, labelNames, registers }),
+    );
+  return {
+    calls: counter(NAMES.calls, HELP.calls, [...id, 'outcome', 'reason']),
+    fallbacks: counter(NAMES.fallbacks, HELP.fallbacks, [...id, 'source']),
+    transitions: counter(NAMES.transitions, HELP.transitions, [...id, 'from', 'to']),
+    probes: counter(NAMES.probes, HELP.probes, [...id, 'result']),
+    retries: counter(NAMES.retries, HELP.retries, [...id, 'result']),
+    recoveryProbes: counter(NAMES.recoveryProbes, HELP.recoveryProbes, [...id, 'result']),
+    callDuration: metric(
+      'histogram',
+      NAMES.callDuration,
+      id,
+      (name, labelNames) =>
+        new Histogram({
+          name,
+          help: HELP.callDuration,
+          labelNames,
+          buckets: [...CALL_DURATION_BUCKETS],
+          registers,
+        }),
+    ),
+  };
+}
+
+/**
+ * Registers a metric under `prefix` in `registry`, or answers the one a
+ * previous application registered there, if it has the same type and labels.
+ */
+function metricFactory(registry: MetricRegistry, prefix: string): MetricFactory {
+  return <T>(
     type: MetricType,
     name: string,
     labelNames: string[],
@@ -183,77 +225,6 @@ function registerMetrics(
       );
     }
     return existing as T;
-  };
-
-  registerGauges(metric, registers, id, live, keyLabel);
-  return {
-    calls: metric(
-      'counter',
-      NAMES.calls,
-      [...id, 'outcome', 'reason'],
-      (name, labelNames) =>
-        new Counter({
-          name,
-          help: HELP.calls,
-          labelNames,
-          registers,
-        }),
-    ),
-    fallbacks: metric(
-      'counter',
-      NAMES.fallbacks,
-      [...id, 'source'],
-      (name, labelNames) =>
-        new Counter({
-          name,
-          help: HELP.fallbacks,
-          labelNames,
-          registers,
-        }),
-    ),
-    transitions: metric(
-      'counter',
-      NAMES.transitions,
-      [...id, 'from', 'to'],
-      (name, labelNames) => new Counter({ name, help: HELP.transitions, labelNames, registers }),
-    ),
-    probes: metric(
-      'counter',
-      NAMES.probes,
-      [...id, 'result'],
-      (name, labelNames) =>
-        new Counter({
-          name,
-          help: HELP.probes,
-          labelNames,
-          registers,
-        }),
-    ),
-    retries: metric(
-      'counter',
-      NAMES.retries,
-      [...id, 'result'],
-      (name, labelNames) => new Counter({ name, help: HELP.retries, labelNames, registers }),
-    ),
-    recoveryProbes: metric(
-      'counter',
-      NAMES.recoveryProbes,
-      [...id, 'result'],
-      (name, labelNames) => new Counter({ name, help: HELP.recoveryProbes, labelNames, registers }),
-    ),
-    callDuration: metric(
-      'histogram',
-      NAMES.callDuration,
-      id,
-      (name, labelNames) =>
-        new Histogram({
-          name,
-          help: HELP.callDuration,
-          labelNames,
-          buckets: [...CALL_DURATION_BUCKETS],
-          registers,
-        }),
-    ),
   };
 }
 

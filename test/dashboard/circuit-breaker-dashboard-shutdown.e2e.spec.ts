@@ -4,8 +4,8 @@ import { Test } from '@nestjs/testing';
 import { request } from 'node:http';
 import { connect as connectH2 } from 'node:http2';
 import type { Server } from 'node:http';
-import { connect, type Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { connect, createServer, type Server as TcpServer, type Socket } from 'node:net';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CircuitBreakerModule } from '../../lib/index.js';
 import {
   CircuitBreakerDashboardModule,
@@ -13,6 +13,7 @@ import {
 } from '../../lib/dashboard/index.js';
 import { HTTP_PLATFORMS, type HttpPlatform } from '../helpers/http-platforms.js';
 import { ManualClock } from '../helpers/manual-clock.js';
+import { selfSignedCertificate } from '../helpers/self-signed.js';
 
 /**
  * `app.close()` with dashboard pages open, over real sockets: a page that
@@ -41,7 +42,10 @@ const GRACE_MS = 500;
 const READING_MS = 200;
 const SLACK_MS = 300;
 
-async function start(platform: HttpPlatform, breakers: number, http2 = false) {
+/** Fastify over HTTP/2: cleartext (h2c), or with TLS given this key and certificate. */
+type Http2Option = false | true | { key: string; cert: string };
+
+async function start(platform: HttpPlatform, breakers: number, http2: Http2Option = false) {
   const moduleRef = await Test.createTestingModule({
     imports: [
       CircuitBreakerModule.forRoot({
@@ -58,7 +62,7 @@ async function start(platform: HttpPlatform, breakers: number, http2 = false) {
   }).compile();
   const app =
     platform === 'fastify'
-      ? moduleRef.createNestApplication(new FastifyAdapter(http2 ? { http2: true } : {}), {
+      ? moduleRef.createNestApplication(fastifyAdapter(http2), {
           logger: false,
         })
       : moduleRef.createNestApplication({ logger: false });
@@ -69,6 +73,11 @@ async function start(platform: HttpPlatform, breakers: number, http2 = false) {
   server.on('connection', (socket: Socket) => sockets.push(socket));
   const port = Number(new URL(await app.getUrl()).port);
   return { app, port, sockets, service: app.get(CircuitBreakerDashboardService) };
+}
+
+function fastifyAdapter(http2: Http2Option): FastifyAdapter {
+  if (http2 === false) return new FastifyAdapter();
+  return new FastifyAdapter(http2 === true ? { http2: true } : { http2: true, https: http2 });
 }
 
 /** Closes the application, racing the watchdog: `'closed'` or `'still closing'`, and how long it took. */
@@ -187,6 +196,89 @@ describe('app.close() with dashboard pages open over HTTP/2 (Fastify, h2c)', () 
       if (!reads) expect(closed.ms).toBeGreaterThanOrEqual(GRACE_MS - 1);
       expect(service.openStreams).toBe(0);
       await sessionClosed;
+    }
+  }, 30_000);
+});
+
+describe('app.close() with dashboard pages open over HTTP/2 with TLS (Fastify http2 + https)', () => {
+  // A self-signed certificate made for this run.
+  let tls: { key: string; cert: string };
+  beforeAll(() => {
+    tls = selfSignedCertificate();
+  });
+
+  /**
+   * A TCP relay in front of the application, as the network between it and a
+   * page: `stall()` stops reading what the application sends, as a frozen
+   * page or a stalled network does. A Node client cannot stop reading on its
+   * own: its HTTP/2 session reads its socket natively, whatever it pauses.
+   */
+  async function relayTo(port: number): Promise<{ port: number; stall(): void; close(): void }> {
+    const pairs: Socket[] = [];
+    const relay: TcpServer = createServer((page) => {
+      const app = connect(port, '127.0.0.1');
+      pairs.push(page, app);
+      for (const socket of [page, app]) socket.on('error', () => undefined);
+      page.pipe(app);
+      app.pipe(page);
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    return {
+      port: (relay.address() as { port: number }).port,
+      stall: () => {
+        const app = pairs[1]!;
+        app.unpipe();
+        app.pause();
+      },
+      close: () => {
+        for (const socket of pairs) socket.destroy();
+        relay.close();
+      },
+    };
+  }
+
+  it('closes their connection: at once for a page that reads, within the grace for one that stopped', async () => {
+    for (const reads of [true, false]) {
+      const { app, port, sockets, service } = await start('fastify', 400, tls);
+      const relay = await relayTo(port);
+      // As a browser: flow-control windows of megabytes (Chrome: 6 MB a stream, 15 MB a connection).
+      const session = connectH2(`https://127.0.0.1:${relay.port}`, {
+        rejectUnauthorized: false,
+        settings: { initialWindowSize: 6 * 1024 * 1024 },
+      });
+      session.on('error', () => undefined);
+      session.on('connect', () => session.setLocalWindowSize(15 * 1024 * 1024));
+      const stream = session.request({
+        ':path': '/circuit-breakers/stream',
+        ':authority': `127.0.0.1:${port}`,
+      });
+      stream.on('error', () => undefined);
+      stream.resume();
+      // true once the stream's end arrived; false if its connection was cut first.
+      const ended = new Promise<boolean>((done) => {
+        stream.once('end', () => done(true));
+        stream.once('close', () => done(false));
+        session.once('close', () => done(false));
+      });
+      await until(() => service.openStreams === 1);
+      // Events (every 100 ms, 400 breakers) pile up between the application and a page that stopped.
+      if (!reads) {
+        relay.stall();
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      const closed = await close(app);
+      const pageEnded = reads ? await ended : false;
+      session.destroy();
+      relay.close();
+      expect([reads, closed.result]).toEqual([reads, 'closed']);
+      // A page that reads takes its end without the grace (TLS and the relay's hops: 54 to 208 ms
+      // measured at a load average of 19 to 21); one that stopped gets the grace, then is cut.
+      expect(closed.ms).toBeLessThan(reads ? GRACE_MS : GRACE_MS + SLACK_MS);
+      if (!reads) expect(closed.ms).toBeGreaterThanOrEqual(GRACE_MS - 1);
+      // The page that reads received its end; no connection of the server is left.
+      expect(pageEnded).toBe(reads);
+      expect(sockets.filter((socket) => !socket.destroyed)).toEqual([]);
+      expect(service.openStreams).toBe(0);
     }
   }, 30_000);
 });

@@ -1,6 +1,19 @@
 import { createHash } from 'node:crypto';
 import { CIRCUIT_BREAKER_DASHBOARD_TOKEN_HEADER } from '../circuit-breaker-dashboard.constants.js';
-import { dashboardClient } from './dashboard-client.js';
+import { dashboardClient, type DashboardClientParts } from './dashboard-client.js';
+import {
+  dashboardClocks,
+  dashboardControls,
+  dashboardDetails,
+  dashboardRates,
+  dashboardShow,
+  dashboardTiles,
+} from './dashboard-client-tiles.js';
+import {
+  dashboardChildText,
+  dashboardStateTexts,
+  dashboardUnits,
+} from './dashboard-client-texts.js';
 import { dashboardFleetLine } from './dashboard-fleet-line.js';
 import { DASHBOARD_STYLES } from './dashboard-page.styles.js';
 
@@ -10,7 +23,23 @@ export interface DashboardPage {
   readonly token: string;
 }
 
-const SCRIPT = `(${dashboardClient.toString()})(${dashboardFleetLine.toString()});`;
+/** The script's parts, each sent as its own source text: none uses anything from outside its body. */
+const CLIENT_PARTS: DashboardClientParts = {
+  units: dashboardUnits,
+  stateTexts: dashboardStateTexts,
+  childText: dashboardChildText,
+  tiles: dashboardTiles,
+  controls: dashboardControls,
+  show: dashboardShow,
+  details: dashboardDetails,
+  rates: dashboardRates,
+  clocks: dashboardClocks,
+  fleetLine: dashboardFleetLine,
+};
+
+const SCRIPT = `(${dashboardClient.toString()})({${Object.entries(CLIENT_PARTS)
+  .map(([name, part]) => `${name}: ${part.toString()}`)
+  .join(',\n')}});`;
 
 const TILE = `<template id="cb-tile"><article class="tile">
 <header><h2 data-field="name"></h2><span class="badge" data-field="state"></span></header>
