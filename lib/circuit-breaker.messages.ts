@@ -50,6 +50,9 @@ export const circuitBreakerMessages = {
   noRegistry: (name: string, qualifiedName: string) =>
     `Circuit breaker "${name}" on ${qualifiedName}: no CircuitBreakerRegistry was injected into this instance. ` +
     'Import CircuitBreakerModule.forRoot() (or forRootAsync()) in the root module, and let Nest create the instance: one created with `new` gets no registry.',
+  registryAlone: () =>
+    'This CircuitBreakerRegistry has no orchestrator: it was created with `new`, outside a Nest module. ' +
+    'Get the registry from CircuitBreakerModule.forRoot() (or CircuitBreakerTestingModule.forRoot() in tests).',
   moduleMissing: (className: string, methods: readonly string[]) =>
     `${className} has @CircuitBreaker() methods (${methods.join(', ')}), but no CircuitBreakerRegistry was injected into it: CircuitBreakerModule is not imported where ${className} is provided, ` +
     "and every call would fail. Import CircuitBreakerModule.forRoot() (or forRootAsync()) once, in the root module; it is global by default (with isGlobal: false, import it in this class's module too).",

@@ -1,12 +1,4 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  Optional,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-  type OnModuleInit,
-} from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
 import type { Observable } from 'rxjs';
 import type {
   Breaker,
@@ -27,12 +19,27 @@ import type {
 } from './interfaces/fleet-control.interface.js';
 import type { CircuitBreakerConfigTree, CircuitBreakerReload } from './circuit-breaker.reload.js';
 import { CircuitBreakerEvents } from './circuit-breaker.events.js';
-import { CircuitBreakerExplorer } from './circuit-breaker.explorer.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
-import { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
-import { CircuitBreakerOrchestrator } from './circuit-breaker.orchestrator.js';
 import type { CircuitBreakerEvent } from './interfaces/circuit-breaker-event.interface.js';
 import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
+
+/**
+ * What the registry asks of the orchestrator that builds its breakers
+ * (`CircuitBreakerOrchestrator`, which attaches itself): the operations that
+ * define or redefine a breaker, which the lookup only forwards.
+ *
+ * @internal
+ */
+export interface RegistryOrchestrator {
+  readonly strict: boolean;
+  readonly fleet: FleetControl | undefined;
+  readonly clock: CircuitBreakerModuleOptions['clock'];
+  readonly store: CircuitBreakerModuleOptions['store'];
+  resolve(name: string, options: BreakerOptions | undefined, site: string): Breaker;
+  use(name: string, site: string): Breaker;
+  reconfigure(name: string, patch: BreakerOptions): ReconfiguredEvent;
+  reload(tree: unknown): CircuitBreakerReload;
+}
 
 const GET_OR_CREATE = 'CircuitBreakerRegistry.getOrCreate()';
 const gameDayLogger = new Logger('CircuitBreaker');
@@ -42,16 +49,15 @@ const gameDayLogger = new Logger('CircuitBreaker');
  * (never process-wide state): two applications or testing modules in one
  * process never share a breaker.
  *
- * The registry is the lookup; building the breakers, checking their
- * definitions and running their life is `CircuitBreakerOrchestrator`'s, and
- * their events are `CircuitBreakerEvents`'.
+ * The registry is the lookup, as `SchedulerRegistry` is for @nestjs/schedule:
+ * building the breakers, checking their definitions and running their life
+ * (the lifecycle hooks) is `CircuitBreakerOrchestrator`'s, which injects the
+ * registry and fills it; their events are `CircuitBreakerEvents`'.
  *
  * @publicApi
  */
 @Injectable()
-export class CircuitBreakerRegistry
-  implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown
-{
+export class CircuitBreakerRegistry {
   /**
    * Every event of every breaker, tagged with the breaker's name: the
    * application's `CircuitBreakerEvents.events$`. Breakers are only listened to
@@ -59,22 +65,42 @@ export class CircuitBreakerRegistry
    */
   readonly events$: Observable<CircuitBreakerEvent>;
 
-  /** @internal What builds this application's breakers, checks their definitions and runs their life. */
-  readonly orchestrator: CircuitBreakerOrchestrator;
   /** @internal The application's events (injectable as `CircuitBreakerEvents`), for services built by hand with a registry. */
   readonly events: CircuitBreakerEvents;
 
   private readonly breakers = new Map<string, Breaker>();
+  private attached: RegistryOrchestrator | undefined;
 
   /** @internal Nest builds the registry: its parameters are not public. */
-  constructor(
-    @Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) options: CircuitBreakerModuleOptions,
-    @Optional() explorer?: CircuitBreakerExplorer,
-    @Optional() events: CircuitBreakerEvents = new CircuitBreakerEvents(),
-  ) {
+  constructor(@Optional() events: CircuitBreakerEvents = new CircuitBreakerEvents()) {
     this.events = events;
     this.events$ = events.events$;
-    this.orchestrator = new CircuitBreakerOrchestrator(options, explorer, this.breakers, events);
+  }
+
+  /** @internal What builds this application's breakers; it attaches itself when Nest builds it. */
+  get orchestrator(): RegistryOrchestrator {
+    if (this.attached === undefined) throw new Error(circuitBreakerMessages.registryAlone());
+    return this.attached;
+  }
+
+  /** @internal Called once, by the orchestrator Nest builds for this registry. */
+  attach(orchestrator: RegistryOrchestrator): void {
+    this.attached = orchestrator;
+  }
+
+  /** @internal The orchestrator's: a breaker it has just built. */
+  add(name: string, breaker: Breaker): void {
+    this.breakers.set(name, breaker);
+  }
+
+  /** @internal The breaker named `name`, or `undefined`. */
+  find(name: string): Breaker | undefined {
+    return this.breakers.get(name);
+  }
+
+  /** @internal Every breaker, in creation order. */
+  all(): IterableIterator<Breaker> {
+    return this.breakers.values();
   }
 
   /** Whether the module was configured to accept only breakers it defines. */
@@ -255,19 +281,5 @@ export class CircuitBreakerRegistry
   /** A snapshot of every breaker, in creation order. */
   snapshot(): BreakerSnapshot[] {
     return [...this.breakers.values()].map((breaker) => breaker.snapshot());
-  }
-
-  /** Checks every `@CircuitBreaker()` use by name, once every provider has been built. */
-  onModuleInit(): void {
-    this.orchestrator.checkMethods();
-  }
-
-  /** Reads the shared state of every shared breaker before the application serves (never fails the start-up). */
-  async onApplicationBootstrap(): Promise<void> {
-    await this.orchestrator.hydrate();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.orchestrator.shutdown();
   }
 }
