@@ -138,7 +138,7 @@ export class CircuitBreakerOrchestrator
     };
     this.fleet = fleetOf(this.options.store);
     registry.attach(this);
-    // The fleet's reconfigurations are applied here as registry.reconfigure() applies a patch: over the definition, checked.
+    // The fleet's reconfigurations are applied here as control(name).reconfigure() applies a patch: over the definition, checked.
     this.fleet?.useReconfigurer({
       apply: (breaker, patch) => this.reconfigure(breaker.name, patch),
       merge: mergeOptions,
@@ -309,7 +309,7 @@ export class CircuitBreakerOrchestrator
   }
 
   /**
-   * `registry.reconfigure()`: `patch` over the breaker's own options, over the
+   * `registry.control(name).reconfigure()`: `patch` over the breaker's own options, over the
    * module's defaults, checked as start-up checks a definition, then put in
    * force by the breaker (which refuses the whole of it or applies it whole).
    */
@@ -410,6 +410,6 @@ function isCentral(site: string | undefined): boolean {
 }
 
 /** The site named in the messages of a run-time reconfiguration. */
-const RECONFIGURE = 'CircuitBreakerRegistry.reconfigure()';
+const RECONFIGURE = 'CircuitBreakerRegistry.control().reconfigure()';
 
 const useLogger = new Logger('CircuitBreakerModule');

@@ -5,18 +5,15 @@ import type {
   BreakerOptions,
   BreakerSnapshot,
   FaultInjectionOptions,
-  ForceableState,
-  ForceOptions,
   InjectedFault,
   ReconfiguredEvent,
 } from './core/index.js';
-import { isFleetScope } from './circuit-breaker.fleet.js';
+import { controlOf } from './circuit-breaker.control.js';
 import type {
-  FleetControl,
-  FleetReconfigured,
-  FleetScope,
-  FleetWrite,
-} from './interfaces/fleet-control.interface.js';
+  CircuitBreakerControl,
+  CircuitBreakerFleetControl,
+} from './interfaces/circuit-breaker-control.interface.js';
+import type { FleetControl, FleetScope } from './interfaces/fleet-control.interface.js';
 import type { CircuitBreakerConfigTree, CircuitBreakerReload } from './circuit-breaker.reload.js';
 import { CircuitBreakerEvents } from './circuit-breaker.events.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
@@ -129,105 +126,42 @@ export class CircuitBreakerRegistry {
   }
 
   /**
-   * Puts new options in force for `name` while the application runs: `patch`
-   * over the options the breaker was defined with (over the module's
-   * defaults), checked exactly as start-up checks them, applied at once or
-   * not at all. The breaker keeps its state, counters and listeners, and its
+   * Manual control of the breaker named `name`, every method a promise:
+   * `force(mode, options)`, `release()` and `reconfigure(patch)`. Every
+   * mistake (an unknown name, an invalid option, a bad scope) is a rejection,
+   * never a throw.
+   *
+   * Without a scope: this replica only. `reconfigure(patch)` puts `patch` in
+   * force over the options the breaker was defined with (over the module's
+   * defaults), checked exactly as start-up checks them, applied at once or not
+   * at all. The breaker keeps its state, counters and listeners, and its
    * window when the window keeps its shape; the result (and the
    * `reconfigured` event, which the logs show) says what had to start
    * afresh. A per-key family applies it to every child. `perKey` and `share`
    * cannot change.
    *
    * With `{ fleet: true }` (and a store that carries orders, such as
-   * `RedisBreakerStore`): applied here first, as above (refused, nothing is
-   * sent), then on every replica, each checking it as its own start-up would,
-   * and on every replica that starts later. `patch` must be plain data. The
-   * promise rejects with a `FleetOrderError` when Redis cannot take it (this
-   * replica keeps the new options). A replica that cannot apply it keeps its
-   * options and says why in its log.
+   * `RedisBreakerStore`): each order is obeyed here at once (checked as the
+   * local one is: refused, nothing is sent), then stored and signalled, so
+   * that every replica obeys (and one that starts later too): a force until
+   * `release()` or `untilMs` (a wall-clock time: it ends everywhere then,
+   * each replica by itself); a reconfiguration, which must be plain data,
+   * checked by each replica as its own start-up would (one that cannot apply
+   * it keeps its options and says why in its log). The promise resolves once
+   * the store took the order, and rejects with a `FleetOrderError` naming the
+   * breaker when it cannot (this replica still obeys; the others were not told).
    */
-  reconfigure(name: string, patch: BreakerOptions): ReconfiguredEvent;
-  reconfigure(name: string, patch: BreakerOptions, scope: FleetScope): Promise<FleetReconfigured>;
-  reconfigure(
+  control(name: string): CircuitBreakerControl;
+  control(name: string, scope: FleetScope): CircuitBreakerFleetControl;
+  control(
     name: string,
-    patch: BreakerOptions,
     scope?: { fleet: boolean },
-  ): ReconfiguredEvent | Promise<FleetReconfigured>;
-  reconfigure(
+  ): CircuitBreakerControl | CircuitBreakerFleetControl;
+  control(
     name: string,
-    patch: BreakerOptions,
     scope?: { fleet: boolean },
-  ): ReconfiguredEvent | Promise<FleetReconfigured> {
-    if (isFleetScope(name, 'reconfigure', scope))
-      return this.fleetOrder(name, 'reconfigure', (fleet, breaker) =>
-        fleet.reconfigure(breaker, patch),
-      );
-    this.get(name);
-    return this.orchestrator.reconfigure(name, patch);
-  }
-
-  /**
-   * `breaker.force(state, options)` on the breaker named `name`: this replica
-   * only. With `{ fleet: true }`: forced here at once (checked as `force()`
-   * checks it), then stored in Redis and signalled, so that every replica
-   * obeys (and one that starts later starts forced), until `release(name,
-   * { fleet: true })` or `untilMs` (a wall-clock time: it ends everywhere
-   * then, each replica by itself). The promise resolves once Redis took the
-   * order, and rejects with a `FleetOrderError` naming the breaker when it
-   * cannot (Redis down: this replica still obeys; the others were not told).
-   */
-  force(name: string, state: ForceableState, options: ForceOptions): void;
-  force(
-    name: string,
-    state: ForceableState,
-    options: ForceOptions,
-    scope: FleetScope,
-  ): Promise<FleetWrite>;
-  force(
-    name: string,
-    state: ForceableState,
-    options: ForceOptions,
-    scope?: { fleet: boolean },
-  ): void | Promise<FleetWrite>;
-  force(
-    name: string,
-    state: ForceableState,
-    options: ForceOptions,
-    scope?: { fleet: boolean },
-  ): void | Promise<FleetWrite> {
-    if (isFleetScope(name, 'force', scope))
-      return this.fleetOrder(name, 'force', (fleet, breaker) =>
-        fleet.force(breaker, state, options),
-      );
-    this.get(name).force(state, options);
-  }
-
-  /**
-   * `breaker.release()` on the breaker named `name`: this replica only. With
-   * `{ fleet: true }`: released here, and on every replica that holds the
-   * fleet's force (a replica's own `force()` stays); settles as
-   * `force(..., { fleet: true })` does.
-   */
-  release(name: string): void;
-  release(name: string, scope: FleetScope): Promise<FleetWrite>;
-  release(name: string, scope?: { fleet: boolean }): void | Promise<FleetWrite>;
-  release(name: string, scope?: { fleet: boolean }): void | Promise<FleetWrite> {
-    if (isFleetScope(name, 'release', scope))
-      return this.fleetOrder(name, 'release', (fleet, breaker) => fleet.release(breaker));
-    this.get(name).release();
-  }
-
-  /** A fleet-wide order: every mistake, a missing store included, is a rejection of the promise, never a throw. */
-  private async fleetOrder<T>(
-    name: string,
-    method: string,
-    order: (fleet: FleetControl, breaker: Breaker) => Promise<T>,
-  ): Promise<T> {
-    const breaker = this.get(name);
-    const fleet = this.orchestrator.fleet;
-    if (fleet === undefined)
-      throw new TypeError(circuitBreakerMessages.fleetNeedsStore(name, method));
-    return order(fleet, breaker);
+  ): CircuitBreakerControl | CircuitBreakerFleetControl {
+    return controlOf(this, name, scope);
   }
 
   /**
