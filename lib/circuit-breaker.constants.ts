@@ -33,3 +33,13 @@ export const REQUIRED_CIRCUITS_METADATA = 'circuit-breaker:required';
 
 /** Metadata key of the breaker `@UseCircuitBreaker()` runs a handler (or every handler of a class) through. @internal */
 export const CIRCUIT_INTERCEPTOR_METADATA = 'circuit-breaker:interceptor';
+
+/**
+ * DI token of the registry before its orchestrator is built: what the
+ * orchestrator injects. The application injects `CircuitBreakerRegistry`,
+ * provided through the orchestrator, so that whoever receives the registry
+ * finds the module's breakers in it, whatever the order Nest builds providers in.
+ *
+ * @internal
+ */
+export const CIRCUIT_BREAKER_LOOKUP = Symbol.for('nestjs-circuit-breaker.registry-lookup');

@@ -53,7 +53,13 @@ import type { CircuitBreakerHttpOptions } from './interfaces/circuit-breaker-htt
  * ```
  *
  * The module provides it (with its `httpFilter` options) whether or not
- * `httpFilter` is on: `app.get(CircuitBreakerExceptionFilter)` or inject it.
+ * `httpFilter` is on: `app.get(CircuitBreakerExceptionFilter)` or inject it;
+ * `@UseFilters(CircuitBreakerExceptionFilter)` binds that one to a gateway,
+ * a resolver or a microservice controller. Built by hand,
+ * `new CircuitBreakerExceptionFilter(app.get(HttpAdapterHost), { details? })`;
+ * with no adapter host (`new CircuitBreakerExceptionFilter()`, in an
+ * application that serves no HTTP) it answers every transport but HTTP, and
+ * leaves a breaker error of an HTTP request to Nest's own handling.
  *
  * @publicApi
  */
@@ -64,7 +70,7 @@ export class CircuitBreakerExceptionFilter implements ExceptionFilter<unknown> {
   private readonly options: CircuitBreakerHttpOptions;
 
   constructor(
-    private readonly adapterHost: HttpAdapterHost,
+    @Optional() private readonly adapterHost?: HttpAdapterHost,
     @Optional() @Inject(CIRCUIT_BREAKER_HTTP_OPTIONS) options?: CircuitBreakerHttpOptions,
   ) {
     // Built by hand (`new`), the options have not been through the module's start-up check.
@@ -80,8 +86,10 @@ export class CircuitBreakerExceptionFilter implements ExceptionFilter<unknown> {
       if (answer === undefined) throw exception;
       return answer(breakerErrorPayload(exception, this.options)!, host);
     }
+    const adapter = this.adapterHost?.httpAdapter;
+    // Built by hand without the HTTP adapter: nothing here can write the response.
+    if (adapter === undefined) throw exception;
     const answer = this.answerFor(exception);
-    const adapter = this.adapterHost.httpAdapter;
     const response = host.switchToHttp().getResponse<unknown>();
     for (const [name, value] of Object.entries(answer.headers))
       adapter.setHeader(response, name, value);

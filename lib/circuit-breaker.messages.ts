@@ -50,6 +50,9 @@ export const circuitBreakerMessages = {
   noRegistry: (name: string, qualifiedName: string) =>
     `Circuit breaker "${name}" on ${qualifiedName}: no CircuitBreakerRegistry was injected into this instance. ` +
     'Import CircuitBreakerModule.forRoot() (or forRootAsync()) in the root module, and let Nest create the instance: one created with `new` gets no registry.',
+  registryAlone: () =>
+    'This CircuitBreakerRegistry has no orchestrator: it was created with `new`, outside a Nest module. ' +
+    'Get the registry from CircuitBreakerModule.forRoot() (or CircuitBreakerTestingModule.forRoot() in tests).',
   moduleMissing: (className: string, methods: readonly string[]) =>
     `${className} has @CircuitBreaker() methods (${methods.join(', ')}), but no CircuitBreakerRegistry was injected into it: CircuitBreakerModule is not imported where ${className} is provided, ` +
     "and every call would fail. Import CircuitBreakerModule.forRoot() (or forRootAsync()) once, in the root module; it is global by default (with isGlobal: false, import it in this class's module too).",
@@ -154,10 +157,10 @@ export const circuitBreakerMessages = {
   released: (who: string) =>
     `Circuit breaker ${who} released from its forced state: closed, deciding for itself again.`,
   fleetNeedsStore: (name: string, method: string) =>
-    `CircuitBreakerRegistry.${method}("${name}", ..., { fleet: true }) needs a store that carries orders to every replica, and the module has none that does. ` +
-    "Give CircuitBreakerModule.forRoot() a store (new RedisBreakerStore({ redis }) from 'nestjs-circuit-breaker/redis'), or call it without { fleet: true } to act on this replica only.",
+    `CircuitBreakerRegistry.control("${name}", { fleet: true }).${method}() needs a store that carries orders to every replica, and the module has none that does. ` +
+    `Give CircuitBreakerModule.forRoot() a store (new RedisBreakerStore({ redis }) from 'nestjs-circuit-breaker/redis'), or use control("${name}") without { fleet: true } to act on this replica only.`,
   badFleetScope: (name: string, method: string, scope: unknown) =>
-    `CircuitBreakerRegistry.${method}("${name}"): the last argument must be { fleet: true } (every replica) or left out (this replica), got ${describeValue(scope)}.`,
+    `CircuitBreakerRegistry.${method}("${name}", scope): the scope must be { fleet: true } (every replica) or left out (this replica), got ${describeValue(scope)}.`,
   reloadRefused: (errors: readonly string[]) =>
     `CircuitBreakerRegistry.reload() refused the whole tree; nothing changed. ${errors.length === 1 ? 'One error' : `${errors.length} errors`}:\n` +
     errors.map((error) => `- ${error}`).join('\n') +

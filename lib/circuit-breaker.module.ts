@@ -4,7 +4,11 @@ import type { BreakerOptions } from './core/index.js';
 import { CircuitBreakerEventPublisher } from './circuit-breaker-event.publisher.js';
 import { CircuitBreakerTransitionLogger } from './circuit-breaker-transition.logger.js';
 import { resolveHttpOptions } from './circuit-breaker-http.mapping.js';
-import { CIRCUIT_BREAKER_HTTP_OPTIONS, CIRCUIT_BREAKER_ROOT } from './circuit-breaker.constants.js';
+import {
+  CIRCUIT_BREAKER_HTTP_OPTIONS,
+  CIRCUIT_BREAKER_LOOKUP,
+  CIRCUIT_BREAKER_ROOT,
+} from './circuit-breaker.constants.js';
 import { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
 import { CircuitBreakerExplorer, type RootTag } from './circuit-breaker.explorer.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
@@ -222,8 +226,10 @@ function withNamedProviders(definition: DynamicModule, defined: readonly string[
 
 /**
  * The registry, its orchestrator, the events and the explorer belong to the root
- * registration only, never to forFeature(). The orchestrator is the registry's
- * own (built with it, so that `new CircuitBreakerRegistry(options)` works alone too).
+ * registration only, never to forFeature(). The orchestrator injects the registry
+ * (under an internal token) and fills it; `CircuitBreakerRegistry` itself is
+ * provided through the orchestrator, so that a provider that injects the
+ * registry is built after the module's breakers are defined.
  */
 function withCoreProviders(
   definition: DynamicModule,
@@ -249,11 +255,12 @@ function withCoreProviders(
       { provide: CIRCUIT_BREAKER_ROOT, useValue: tag },
       CircuitBreakerExplorer,
       CircuitBreakerEvents,
-      CircuitBreakerRegistry,
+      { provide: CIRCUIT_BREAKER_LOOKUP, useClass: CircuitBreakerRegistry },
+      CircuitBreakerOrchestrator,
       {
-        provide: CircuitBreakerOrchestrator,
-        useFactory: (registry: CircuitBreakerRegistry) => registry.orchestrator,
-        inject: [CircuitBreakerRegistry],
+        provide: CircuitBreakerRegistry,
+        useFactory: (registry: CircuitBreakerRegistry) => registry,
+        inject: [CIRCUIT_BREAKER_LOOKUP, CircuitBreakerOrchestrator],
       },
       CircuitBreakerTransitionLogger,
       CircuitBreakerEventPublisher,

@@ -5,7 +5,9 @@ import {
   type ObservableInput,
   type Observer,
   type OperatorFunction,
+  type Subscriber,
   type Subscription,
+  type TeardownLogic,
 } from 'rxjs';
 import { Breaker, type CallPermit } from './core/index.js';
 import { subscribeWithCallSignal } from './call-signal.js';
@@ -130,130 +132,163 @@ export function breakerOperator<T, R>(
       try {
         permit = target.acquire();
       } catch (rejection) {
-        let replacement: ObservableInput<R> | undefined;
-        try {
-          replacement = recover?.(rejection, target);
-        } catch (fallbackError) {
-          subscriber.error(fallbackError);
-          return;
-        }
-        if (replacement === undefined) {
-          subscriber.error(rejection);
-          return;
-        }
-        return from(replacement).subscribe(subscriber);
+        return serveRejection(rejection, target, recover, subscriber);
       }
-
-      let decided = false;
-      // Set once a fallback has taken over: whatever the source still emits (synchronously, before it could be unsubscribed) is not the subscriber's.
-      let replaced = false;
-      let inner: Subscription | undefined;
-      let rescue: Subscription | undefined;
-      /** Hands the subscriber to the fallback for what the call produced; `otherwise` when it has nothing to serve. */
-      const failOver = (produced: unknown, otherwise: () => void): void => {
-        if (recover === undefined) {
-          otherwise();
-          return;
-        }
-        let replacement: Observable<T | R>;
-        try {
-          const input = recover(produced, target);
-          if (input === undefined) {
-            otherwise();
-            return;
-          }
-          replacement = from(input);
-        } catch (fallbackError) {
-          // Here we run inside the source's handlers, a timer or an abort listener, where a throw would
-          // become an uncaught exception and leave the subscriber waiting forever; catchError does the same.
-          replacement = throwError(() => fallbackError);
-        }
-        replaced = true;
-        inner?.unsubscribe();
-        rescue = replacement.subscribe(subscriber);
-      };
-
-      // An injected fault stands in for the source: nothing reaches the dependency but what the fault lets through.
-      const upstream = permit instanceof FaultedCall ? faultedSource(permit, source) : source;
-      const observer: Partial<Observer<T>> = {
-        next: (value) => {
-          if (replaced) return;
-          if (!decided) {
-            decided = true;
-            const outcome = permit.succeed(value);
-            // A resolved answer the breaker counts as failed (a 503 response) is what a fallback is for, as a rejection is.
-            if (outcome === 'failure' || outcome === 'overload') {
-              failOver(value, () => subscriber.next(value));
-              return;
-            }
-          }
-          subscriber.next(value);
-        },
-        error: (error: unknown) => {
-          if (replaced) return;
-          if (decided) {
-            subscriber.error(error);
-            return;
-          }
-          decided = true;
-          const outcome = permit.fail(error);
-          if (outcome === 'failure' || outcome === 'overload')
-            failOver(error, () => subscriber.error(error));
-          else subscriber.error(error);
-        },
-        complete: () => {
-          if (replaced) return;
-          if (!decided) {
-            decided = true;
-            permit.succeed(undefined);
-          }
-          subscriber.complete();
-        },
-      };
-      // The call's signal for what the source starts as it is subscribed, e.g.
-      // `defer(() => fetch(url, { signal: getCallSignal() }))`: the deadline, or unsubscribing, aborts that request.
-      // Only a call with a deadline has one, as for a decorated method: the plain path stays cheap.
-      inner =
-        permit.timeoutMs === undefined
-          ? upstream.subscribe(observer)
-          : subscribeWithCallSignal(permit, upstream, observer);
-      // The fallback took over while the source was still emitting synchronously, before `inner` existed.
-      if (replaced) inner.unsubscribe();
-
-      if (!decided && permit.probe) {
-        // A probe the breaker gives up on (halfOpen.maxWaitMs) is failed there; end it here too.
-        permit.signal.addEventListener(
-          'abort',
-          () => {
-            if (decided) return;
-            decided = true;
-            inner?.unsubscribe();
-            const reason: unknown = permit.signal.reason;
-            failOver(reason, () => subscriber.error(reason));
-          },
-          { once: true },
-        );
-      }
-      if (!decided && permit.timeoutMs !== undefined) {
-        // The breaker's own deadline (one timer for the process): it counts the timeout, we end the subscription.
-        (permit as TrackedCall<unknown>).watchDeadline((error) => {
-          if (decided) return;
-          decided = true;
-          inner?.unsubscribe();
-          failOver(error, () => subscriber.error(error));
-        });
-      }
-
-      return () => {
-        if (!decided) {
-          decided = true;
-          // Aborts the call's signal too (when one was made): the request the source started is not wanted.
-          permit.release();
-        }
-        inner?.unsubscribe();
-        rescue?.unsubscribe();
-      };
+      return new OperatorCall(permit, target, recover, subscriber).start(source);
     });
+}
+
+/** A call the breaker rejected: the fallback's answer, or the rejection. */
+function serveRejection<R>(
+  rejection: unknown,
+  target: Breaker,
+  recover: BreakerRecovery<R> | undefined,
+  subscriber: Subscriber<unknown>,
+): TeardownLogic {
+  let replacement: ObservableInput<R> | undefined;
+  try {
+    replacement = recover?.(rejection, target);
+  } catch (fallbackError) {
+    subscriber.error(fallbackError);
+    return;
+  }
+  if (replacement === undefined) {
+    subscriber.error(rejection);
+    return;
+  }
+  return from(replacement).subscribe(subscriber);
+}
+
+/**
+ * One subscription the breaker admitted: the first of its first value,
+ * completion, error, deadline, abandoned probe or unsubscribing decides the
+ * call; a failure the fallback can serve hands the subscriber over to it.
+ */
+class OperatorCall<T, R> {
+  private decided = false;
+  /** Set once a fallback has taken over: whatever the source still emits (synchronously, before it could be unsubscribed) is not the subscriber's. */
+  private replaced = false;
+  private inner: Subscription | undefined;
+  private rescue: Subscription | undefined;
+
+  constructor(
+    private readonly permit: CallPermit,
+    private readonly target: Breaker,
+    private readonly recover: BreakerRecovery<R> | undefined,
+    private readonly subscriber: Subscriber<T | R>,
+  ) {}
+
+  start(source: Observable<T>): TeardownLogic {
+    const permit = this.permit;
+    // An injected fault stands in for the source: nothing reaches the dependency but what the fault lets through.
+    const upstream = permit instanceof FaultedCall ? faultedSource(permit, source) : source;
+    const observer: Partial<Observer<T>> = {
+      next: (value) => this.next(value),
+      error: (error: unknown) => this.error(error),
+      complete: () => this.complete(),
+    };
+    // The call's signal for what the source starts as it is subscribed, e.g.
+    // `defer(() => fetch(url, { signal: getCallSignal() }))`: the deadline, or unsubscribing, aborts that request.
+    // Only a call with a deadline has one, as for a decorated method: the plain path stays cheap.
+    this.inner =
+      permit.timeoutMs === undefined
+        ? upstream.subscribe(observer)
+        : subscribeWithCallSignal(permit, upstream, observer);
+    // The fallback took over while the source was still emitting synchronously, before `inner` existed.
+    if (this.replaced) this.inner.unsubscribe();
+    if (!this.decided && permit.probe) this.endWhenProbeAbandoned();
+    if (!this.decided && permit.timeoutMs !== undefined) this.endAtDeadline();
+    return () => this.teardown();
+  }
+
+  private next(value: T): void {
+    if (this.replaced) return;
+    if (!this.decided) {
+      this.decided = true;
+      const outcome = this.permit.succeed(value);
+      // A resolved answer the breaker counts as failed (a 503 response) is what a fallback is for, as a rejection is.
+      if (outcome === 'failure' || outcome === 'overload') {
+        this.failOver(value, () => this.subscriber.next(value));
+        return;
+      }
+    }
+    this.subscriber.next(value);
+  }
+
+  private error(error: unknown): void {
+    if (this.replaced) return;
+    if (this.decided) {
+      this.subscriber.error(error);
+      return;
+    }
+    this.decided = true;
+    const outcome = this.permit.fail(error);
+    if (outcome === 'failure' || outcome === 'overload')
+      this.failOver(error, () => this.subscriber.error(error));
+    else this.subscriber.error(error);
+  }
+
+  private complete(): void {
+    if (this.replaced) return;
+    if (!this.decided) {
+      this.decided = true;
+      this.permit.succeed(undefined);
+    }
+    this.subscriber.complete();
+  }
+
+  /** A probe the breaker gives up on (halfOpen.maxWaitMs) is failed there; end it here too. */
+  private endWhenProbeAbandoned(): void {
+    const signal = this.permit.signal;
+    signal.addEventListener('abort', () => this.endWith(signal.reason as unknown), { once: true });
+  }
+
+  /** The breaker's own deadline (one timer for the process): it counts the timeout, we end the subscription. */
+  private endAtDeadline(): void {
+    (this.permit as TrackedCall<unknown>).watchDeadline((error) => this.endWith(error));
+  }
+
+  /** The breaker decided the call (a deadline, an abandoned probe): the source is no longer wanted. */
+  private endWith(reason: unknown): void {
+    if (this.decided) return;
+    this.decided = true;
+    this.inner?.unsubscribe();
+    this.failOver(reason, () => this.subscriber.error(reason));
+  }
+
+  /** Hands the subscriber to the fallback for what the call produced; `otherwise` when it has nothing to serve. */
+  private failOver(produced: unknown, otherwise: () => void): void {
+    if (this.recover === undefined) {
+      otherwise();
+      return;
+    }
+    let replacement: Observable<T | R>;
+    try {
+      const input = this.recover(produced, this.target);
+      if (input === undefined) {
+        otherwise();
+        return;
+      }
+      replacement = from(input);
+    } catch (fallbackError) {
+      // Here we run inside the source's handlers, a timer or an abort listener, where a throw would
+      // become an uncaught exception and leave the subscriber waiting forever; catchError does the same.
+      replacement = throwError(() => fallbackError);
+    }
+    this.replaced = true;
+    this.inner?.unsubscribe();
+    this.rescue = replacement.subscribe(this.subscriber);
+  }
+
+  private teardown(): void {
+    if (!this.decided) {
+      this.decided = true;
+      // Aborts the call's signal too (when one was made): the request the source started is not wanted.
+      this.permit.release();
+    }
+    this.inner?.unsubscribe();
+    this.rescue?.unsubscribe();
+  }
 }
 
 /**

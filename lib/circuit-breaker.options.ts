@@ -132,33 +132,12 @@ const LOG_LEVELS = ['verbose', 'debug', 'log', 'warn'] as const;
  */
 export function validateModuleOptions(given: unknown): CircuitBreakerModuleOptions {
   const check = new OptionChecker(MODULE);
-  const options = check.record('', given, MODULE_KEYS, 'an object', false) as Record<
-    (typeof MODULE_KEYS)[number],
-    unknown
-  >;
+  const options = check.record('', given, MODULE_KEYS, 'an object', false) as ModuleOptionsRecord;
   if (options.strict !== undefined) check.boolean('strict', options.strict);
   if (options.faultInjection !== undefined) check.boolean('faultInjection', options.faultInjection);
   if (options.clock !== undefined)
     check.service('clock', options.clock, ['now'], 'an object with a now() method');
-  const logging =
-    options.logging === undefined || options.logging === false
-      ? options.logging
-      : check.record(
-          'logging',
-          options.logging,
-          ['level', 'maxPerSecond'],
-          'false or { level?, maxPerSecond? }',
-        );
-  if (isObject(logging)) {
-    if (logging.level !== undefined) check.oneOf('logging.level', logging.level, LOG_LEVELS);
-    if (logging.maxPerSecond !== undefined)
-      check.number(
-        'logging.maxPerSecond',
-        logging.maxPerSecond,
-        { min: 1, integer: true },
-        'an integer >= 1',
-      );
-  }
+  checkLogging(check, options.logging);
   if (options.eventEmitter !== undefined) {
     check.service(
       'eventEmitter',
@@ -167,59 +146,96 @@ export function validateModuleOptions(given: unknown): CircuitBreakerModuleOptio
       'an object with an emit(event, payload) method, such as EventEmitter2',
     );
   }
-  const storeExpected =
-    'a BreakerStore such as new RedisBreakerStore({ redis }) from nestjs-circuit-breaker/redis';
-  const store =
-    options.store === undefined
-      ? undefined
-      : check.service<BreakerStore>('store', options.store, ['hydrate', 'close'], storeExpected);
-  if (store !== undefined)
-    check.service(
-      'store',
-      check.read(store, 'coordinator', 'store.coordinator'),
-      ['mayProbe'],
-      storeExpected,
-    );
-
-  // The defaults alone must make a valid breaker, so that a bad default fails at start-up, not at first use.
-  let defaults: BreakerOptions | undefined;
-  if (options.defaults !== undefined) {
-    const source = {
-      subject: MODULE,
-      pathOf: (option: string) => (option === 'options' ? 'defaults' : `defaults.${option}`),
-    };
-    defaults = copyBreakerOptions(breakerOptionChecker('(defaults)', source), options.defaults);
-    resolveBreakerOptions('(defaults)', defaults, source);
-    if (store === undefined && defaults.share !== undefined && defaults.share !== false) {
-      throw new BreakerConfigError(
-        circuitBreakerMessages.shareWithoutStore('(defaults)'),
-        '(defaults)',
-        'share',
-      );
-    }
-  }
-  let breakers: Record<string, BreakerOptions> | undefined;
-  if (options.breakers !== undefined) {
-    breakers = {};
-    for (const [name, breakerOptions] of check.entries(
-      'breakers',
-      options.breakers,
-      'a record of breaker name → options',
-    )) {
-      if (name === '') check.fail('breakers', circuitBreakerMessages.emptyBreakerName());
-      // The breaker's own options are kept (merged again with the defaults when it is built), checked over the defaults here.
-      const { own, merged } = checkBreakerDefinition(
-        name,
-        breakerOptions,
-        defaults,
-        FOR_ROOT,
-        `breakers${pathKey(name)}`,
-      );
-      if (store === undefined && merged.share !== undefined && merged.share !== false) {
-        throw new BreakerConfigError(circuitBreakerMessages.shareWithoutStore(name), name, 'share');
-      }
-      breakers[name] = own ?? {};
-    }
-  }
+  const store = checkStore(check, options.store);
+  const defaults = checkDefaults(options.defaults, store);
+  const breakers = checkBreakers(check, options.breakers, defaults, store);
   return { ...(options as CircuitBreakerModuleOptions), defaults, breakers };
+}
+
+/** forRoot()'s options, read once, before each is checked. */
+type ModuleOptionsRecord = Record<(typeof MODULE_KEYS)[number], unknown>;
+
+/** `logging`: `false` or `{ level?, maxPerSecond? }`. */
+function checkLogging(check: OptionChecker, given: unknown): void {
+  if (given === undefined || given === false) return;
+  const logging = check.record(
+    'logging',
+    given,
+    ['level', 'maxPerSecond'],
+    'false or { level?, maxPerSecond? }',
+  );
+  if (!isObject(logging)) return;
+  if (logging.level !== undefined) check.oneOf('logging.level', logging.level, LOG_LEVELS);
+  if (logging.maxPerSecond !== undefined)
+    check.number(
+      'logging.maxPerSecond',
+      logging.maxPerSecond,
+      { min: 1, integer: true },
+      'an integer >= 1',
+    );
+}
+
+/** `store`: a `BreakerStore`, with a coordinator that answers `mayProbe()`. */
+function checkStore(check: OptionChecker, given: unknown): BreakerStore | undefined {
+  if (given === undefined) return undefined;
+  const expected =
+    'a BreakerStore such as new RedisBreakerStore({ redis }) from nestjs-circuit-breaker/redis';
+  const store = check.service<BreakerStore>('store', given, ['hydrate', 'close'], expected);
+  check.service(
+    'store',
+    check.read(store, 'coordinator', 'store.coordinator'),
+    ['mayProbe'],
+    expected,
+  );
+  return store;
+}
+
+/** The defaults alone must make a valid breaker, so that a bad default fails at start-up, not at first use. */
+function checkDefaults(
+  given: unknown,
+  store: BreakerStore | undefined,
+): BreakerOptions | undefined {
+  if (given === undefined) return undefined;
+  const source = {
+    subject: MODULE,
+    pathOf: (option: string) => (option === 'options' ? 'defaults' : `defaults.${option}`),
+  };
+  const defaults = copyBreakerOptions(breakerOptionChecker('(defaults)', source), given);
+  resolveBreakerOptions('(defaults)', defaults, source);
+  if (store === undefined) refuseShareWithoutStore('(defaults)', defaults);
+  return defaults;
+}
+
+/** `breakers`: each breaker's own options, kept (merged again with the defaults when it is built), checked over the defaults here. */
+function checkBreakers(
+  check: OptionChecker,
+  given: unknown,
+  defaults: BreakerOptions | undefined,
+  store: BreakerStore | undefined,
+): Record<string, BreakerOptions> | undefined {
+  if (given === undefined) return undefined;
+  const breakers: Record<string, BreakerOptions> = {};
+  for (const [name, breakerOptions] of check.entries(
+    'breakers',
+    given,
+    'a record of breaker name → options',
+  )) {
+    if (name === '') check.fail('breakers', circuitBreakerMessages.emptyBreakerName());
+    const { own, merged } = checkBreakerDefinition(
+      name,
+      breakerOptions,
+      defaults,
+      FOR_ROOT,
+      `breakers${pathKey(name)}`,
+    );
+    if (store === undefined) refuseShareWithoutStore(name, merged);
+    breakers[name] = own ?? {};
+  }
+  return breakers;
+}
+
+/** `share` needs a store to share through. */
+function refuseShareWithoutStore(name: string, options: BreakerOptions): void {
+  if (options.share !== undefined && options.share !== false)
+    throw new BreakerConfigError(circuitBreakerMessages.shareWithoutStore(name), name, 'share');
 }

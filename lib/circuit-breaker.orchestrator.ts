@@ -1,4 +1,12 @@
-import { Logger } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  Optional,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
 import {
   Breaker,
   BreakerConfigError,
@@ -19,12 +27,12 @@ import {
   type CircuitBreakerConfigTree,
   type CircuitBreakerReload,
 } from './circuit-breaker.reload.js';
-import type { CircuitBreakerEvents } from './circuit-breaker.events.js';
+import { CircuitBreakerEvents } from './circuit-breaker.events.js';
 import { reportError } from './circuit-breaker-fault.reporter.js';
-import type {
+import {
   CircuitBreakerExplorer,
-  DiscoveredBreakers,
-  ExploredMethod,
+  type DiscoveredBreakers,
+  type ExploredMethod,
 } from './circuit-breaker.explorer.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import {
@@ -40,6 +48,9 @@ import { fleetOf } from './circuit-breaker.fleet.js';
 import type { FleetControl } from './interfaces/fleet-control.interface.js';
 import type { FeatureDefinition } from './feature-definition.js';
 import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
+import { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
+import { CIRCUIT_BREAKER_LOOKUP } from './circuit-breaker.constants.js';
+import { CircuitBreakerRegistry, type RegistryOrchestrator } from './circuit-breaker.registry.js';
 
 /**
  * Where a breaker's options were given: the site messages name
@@ -53,17 +64,29 @@ interface DefinitionSite {
 }
 
 /**
- * Builds the breakers of one application and runs their life: checks the
- * module's options, defines the breakers every site of the application
- * gives options for (forRoot, forFeature, decorators, `getOrCreate()`),
- * refuses a breaker defined at two sites, checks every use by name at
- * start-up, hydrates shared breakers before the application serves, and
- * disposes of them at shutdown. The breakers it builds go to the registry's
- * map and to the application's `CircuitBreakerEvents`.
+ * Builds the breakers of one application and runs their life, as
+ * `SchedulerOrchestrator` does for @nestjs/schedule: checks the module's
+ * options, defines the breakers every site of the application gives options
+ * for (forRoot, forFeature, decorators, `getOrCreate()`), refuses a breaker
+ * defined at two sites, checks every use by name at start-up (`onModuleInit`),
+ * hydrates shared breakers before the application serves
+ * (`onApplicationBootstrap`), and disposes of them at shutdown
+ * (`onApplicationShutdown`: after the server stopped taking requests, so that
+ * calls still in flight keep their breakers). The breakers it builds go to the
+ * registry it injects, a plain lookup, and to the application's
+ * `CircuitBreakerEvents`.
  *
  * @internal
  */
-export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
+@Injectable()
+export class CircuitBreakerOrchestrator
+  implements
+    DiscoveredBreakers,
+    RegistryOrchestrator,
+    OnModuleInit,
+    OnApplicationBootstrap,
+    OnApplicationShutdown
+{
   /** The store's orders to every replica, when it has them. */
   readonly fleet: FleetControl | undefined;
   /** The module's options as checked: a plain copy, so that what was validated is what is used. */
@@ -97,10 +120,10 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
   }
 
   constructor(
-    options: CircuitBreakerModuleOptions,
-    explorer: CircuitBreakerExplorer | undefined,
-    private readonly breakers: Map<string, Breaker>,
+    @Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) options: CircuitBreakerModuleOptions,
+    @Inject(CIRCUIT_BREAKER_LOOKUP) private readonly registry: CircuitBreakerRegistry,
     private readonly events: CircuitBreakerEvents,
+    @Optional() explorer?: CircuitBreakerExplorer,
   ) {
     // Before anything else: two roots would build two registries, and the last would silently win.
     const roots = explorer?.rootRegistrations() ?? [];
@@ -114,7 +137,8 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
       probeScheduler: new ProbeScheduler({ clock: this.options.clock }),
     };
     this.fleet = fleetOf(this.options.store);
-    // The fleet's reconfigurations are applied here as registry.reconfigure() applies a patch: over the definition, checked.
+    registry.attach(this);
+    // The fleet's reconfigurations are applied here as control(name).reconfigure() applies a patch: over the definition, checked.
     this.fleet?.useReconfigurer({
       apply: (breaker, patch) => this.reconfigure(breaker.name, patch),
       merge: mergeOptions,
@@ -157,7 +181,7 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
    * forFeature() definitions included, has been built: the name must exist under
    * `strict`, and a per-key breaker needs a `key` (and only it takes one).
    */
-  checkMethods(): void {
+  onModuleInit(): void {
     for (const method of this.methods) {
       // `@CircuitBreaker()` without a name has a breaker of its own by design; a name given is a reference.
       const breaker = method.named
@@ -180,15 +204,15 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
    * serves, so that a replica started during an outage starts open. Bounded by
    * the store's own deadline; never fails the start-up.
    */
-  async hydrate(): Promise<void> {
+  async onApplicationBootstrap(): Promise<void> {
     this.bootstrapped = true;
     if (this.options.store !== undefined && this.shared.length > 0)
       await this.options.store.hydrate(this.shared);
   }
 
-  async shutdown(): Promise<void> {
+  async onApplicationShutdown(): Promise<void> {
     this.events.detachAll();
-    for (const breaker of this.breakers.values()) breaker.dispose();
+    for (const breaker of this.registry.all()) breaker.dispose();
     this.localDeps.probeScheduler!.stop();
     this.events.complete();
     // Last, and without delaying the rest: the store may still have this replica's last transitions to write.
@@ -206,7 +230,7 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
     site: string,
     source: unknown = site,
   ): Breaker {
-    const existing = this.breakers.get(name);
+    const existing = this.registry.find(name);
     if (existing !== undefined) {
       if (options !== undefined) {
         const defined = this.definitionSites.get(name);
@@ -270,7 +294,7 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
    * breakers here would be wrong, and under `strict` an error.
    */
   provided(name: string): Breaker | undefined {
-    if (this.definitionSites.has(name)) return this.breakers.get(name);
+    if (this.definitionSites.has(name)) return this.registry.find(name);
     const site = this.injectionSites.get(name);
     return site === undefined ? undefined : this.use(name, site);
   }
@@ -280,17 +304,17 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
    * configuration like `forRoot({ breakers })`, so allowed under `strict`.
    */
   defineFeature(name: string, options: BreakerOptions, site: string, source: unknown): Breaker {
-    if (!this.breakers.has(name)) return this.define(name, options, site, source);
+    if (this.registry.find(name) === undefined) return this.define(name, options, site, source);
     return this.resolve(name, options, site, source);
   }
 
   /**
-   * `registry.reconfigure()`: `patch` over the breaker's own options, over the
+   * `registry.control(name).reconfigure()`: `patch` over the breaker's own options, over the
    * module's defaults, checked as start-up checks a definition, then put in
    * force by the breaker (which refuses the whole of it or applies it whole).
    */
   reconfigure(name: string, patch: BreakerOptions): ReconfiguredEvent {
-    const breaker = this.breakers.get(name)!;
+    const breaker = this.registry.find(name)!;
     const site = RECONFIGURE;
     const checked = copyBreakerOptions(
       breakerOptionChecker(name, { subject: circuitBreakerMessages.definitionSubject(name, site) }),
@@ -305,10 +329,10 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
 
   /** `registry.reload()`: checked whole (see `planReload`), then applied; nothing changes when it is refused. */
   reload(tree: unknown): CircuitBreakerReload {
-    const existing = [...this.breakers].map(([name, breaker]) => ({
-      name,
+    const existing = [...this.registry.all()].map((breaker) => ({
+      name: breaker.name,
       config: breaker.config,
-      own: this.ownOptions.get(name),
+      own: this.ownOptions.get(breaker.name),
     }));
     const { defaults, entries } = planReload(tree, existing, this.options.store);
     const inTree = new Set(Object.keys((tree as CircuitBreakerConfigTree).breakers ?? {}));
@@ -332,7 +356,7 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
         continue;
       }
       this.ownOptions.set(name, own);
-      const breaker = this.breakers.get(name)!;
+      const breaker = this.registry.find(name)!;
       if (sameOptions(current, resolveBreakerOptions(name, merged))) {
         result.unchanged.push(name);
       } else {
@@ -372,7 +396,7 @@ export class CircuitBreakerOrchestrator implements DiscoveredBreakers {
       // Created after start-up (getOrCreate at run time): it catches up with the fleet in the background.
       if (this.bootstrapped) void store.hydrate([breaker]);
     }
-    this.breakers.set(name, breaker);
+    this.registry.add(name, breaker);
     this.ownOptions.set(name, options);
     if (options !== undefined) this.definitionSites.set(name, { site, source });
     this.events.track(breaker);
@@ -386,6 +410,6 @@ function isCentral(site: string | undefined): boolean {
 }
 
 /** The site named in the messages of a run-time reconfiguration. */
-const RECONFIGURE = 'CircuitBreakerRegistry.reconfigure()';
+const RECONFIGURE = 'CircuitBreakerRegistry.control().reconfigure()';
 
 const useLogger = new Logger('CircuitBreakerModule');

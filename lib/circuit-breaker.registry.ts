@@ -1,38 +1,42 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  Optional,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-  type OnModuleInit,
-} from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
 import type { Observable } from 'rxjs';
 import type {
   Breaker,
   BreakerOptions,
   BreakerSnapshot,
   FaultInjectionOptions,
-  ForceableState,
-  ForceOptions,
   InjectedFault,
   ReconfiguredEvent,
 } from './core/index.js';
-import { isFleetScope } from './circuit-breaker.fleet.js';
+import { controlOf } from './circuit-breaker.control.js';
 import type {
-  FleetControl,
-  FleetReconfigured,
-  FleetScope,
-  FleetWrite,
-} from './interfaces/fleet-control.interface.js';
+  CircuitBreakerControl,
+  CircuitBreakerFleetControl,
+} from './interfaces/circuit-breaker-control.interface.js';
+import type { FleetControl, FleetScope } from './interfaces/fleet-control.interface.js';
 import type { CircuitBreakerConfigTree, CircuitBreakerReload } from './circuit-breaker.reload.js';
 import { CircuitBreakerEvents } from './circuit-breaker.events.js';
-import { CircuitBreakerExplorer } from './circuit-breaker.explorer.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
-import { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
-import { CircuitBreakerOrchestrator } from './circuit-breaker.orchestrator.js';
 import type { CircuitBreakerEvent } from './interfaces/circuit-breaker-event.interface.js';
 import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
+
+/**
+ * What the registry asks of the orchestrator that builds its breakers
+ * (`CircuitBreakerOrchestrator`, which attaches itself): the operations that
+ * define or redefine a breaker, which the lookup only forwards.
+ *
+ * @internal
+ */
+export interface RegistryOrchestrator {
+  readonly strict: boolean;
+  readonly fleet: FleetControl | undefined;
+  readonly clock: CircuitBreakerModuleOptions['clock'];
+  readonly store: CircuitBreakerModuleOptions['store'];
+  resolve(name: string, options: BreakerOptions | undefined, site: string): Breaker;
+  use(name: string, site: string): Breaker;
+  reconfigure(name: string, patch: BreakerOptions): ReconfiguredEvent;
+  reload(tree: unknown): CircuitBreakerReload;
+}
 
 const GET_OR_CREATE = 'CircuitBreakerRegistry.getOrCreate()';
 const gameDayLogger = new Logger('CircuitBreaker');
@@ -42,16 +46,15 @@ const gameDayLogger = new Logger('CircuitBreaker');
  * (never process-wide state): two applications or testing modules in one
  * process never share a breaker.
  *
- * The registry is the lookup; building the breakers, checking their
- * definitions and running their life is `CircuitBreakerOrchestrator`'s, and
- * their events are `CircuitBreakerEvents`'.
+ * The registry is the lookup, as `SchedulerRegistry` is for @nestjs/schedule:
+ * building the breakers, checking their definitions and running their life
+ * (the lifecycle hooks) is `CircuitBreakerOrchestrator`'s, which injects the
+ * registry and fills it; their events are `CircuitBreakerEvents`'.
  *
  * @publicApi
  */
 @Injectable()
-export class CircuitBreakerRegistry
-  implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown
-{
+export class CircuitBreakerRegistry {
   /**
    * Every event of every breaker, tagged with the breaker's name: the
    * application's `CircuitBreakerEvents.events$`. Breakers are only listened to
@@ -59,22 +62,42 @@ export class CircuitBreakerRegistry
    */
   readonly events$: Observable<CircuitBreakerEvent>;
 
-  /** @internal What builds this application's breakers, checks their definitions and runs their life. */
-  readonly orchestrator: CircuitBreakerOrchestrator;
   /** @internal The application's events (injectable as `CircuitBreakerEvents`), for services built by hand with a registry. */
   readonly events: CircuitBreakerEvents;
 
   private readonly breakers = new Map<string, Breaker>();
+  private attached: RegistryOrchestrator | undefined;
 
   /** @internal Nest builds the registry: its parameters are not public. */
-  constructor(
-    @Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) options: CircuitBreakerModuleOptions,
-    @Optional() explorer?: CircuitBreakerExplorer,
-    @Optional() events: CircuitBreakerEvents = new CircuitBreakerEvents(),
-  ) {
+  constructor(@Optional() events: CircuitBreakerEvents = new CircuitBreakerEvents()) {
     this.events = events;
     this.events$ = events.events$;
-    this.orchestrator = new CircuitBreakerOrchestrator(options, explorer, this.breakers, events);
+  }
+
+  /** @internal What builds this application's breakers; it attaches itself when Nest builds it. */
+  get orchestrator(): RegistryOrchestrator {
+    if (this.attached === undefined) throw new Error(circuitBreakerMessages.registryAlone());
+    return this.attached;
+  }
+
+  /** @internal Called once, by the orchestrator Nest builds for this registry. */
+  attach(orchestrator: RegistryOrchestrator): void {
+    this.attached = orchestrator;
+  }
+
+  /** @internal The orchestrator's: a breaker it has just built. */
+  add(name: string, breaker: Breaker): void {
+    this.breakers.set(name, breaker);
+  }
+
+  /** @internal The breaker named `name`, or `undefined`. */
+  find(name: string): Breaker | undefined {
+    return this.breakers.get(name);
+  }
+
+  /** @internal Every breaker, in creation order. */
+  all(): IterableIterator<Breaker> {
+    return this.breakers.values();
   }
 
   /** Whether the module was configured to accept only breakers it defines. */
@@ -103,105 +126,42 @@ export class CircuitBreakerRegistry
   }
 
   /**
-   * Puts new options in force for `name` while the application runs: `patch`
-   * over the options the breaker was defined with (over the module's
-   * defaults), checked exactly as start-up checks them, applied at once or
-   * not at all. The breaker keeps its state, counters and listeners, and its
+   * Manual control of the breaker named `name`, every method a promise:
+   * `force(mode, options)`, `release()` and `reconfigure(patch)`. Every
+   * mistake (an unknown name, an invalid option, a bad scope) is a rejection,
+   * never a throw.
+   *
+   * Without a scope: this replica only. `reconfigure(patch)` puts `patch` in
+   * force over the options the breaker was defined with (over the module's
+   * defaults), checked exactly as start-up checks them, applied at once or not
+   * at all. The breaker keeps its state, counters and listeners, and its
    * window when the window keeps its shape; the result (and the
    * `reconfigured` event, which the logs show) says what had to start
    * afresh. A per-key family applies it to every child. `perKey` and `share`
    * cannot change.
    *
    * With `{ fleet: true }` (and a store that carries orders, such as
-   * `RedisBreakerStore`): applied here first, as above (refused, nothing is
-   * sent), then on every replica, each checking it as its own start-up would,
-   * and on every replica that starts later. `patch` must be plain data. The
-   * promise rejects with a `FleetOrderError` when Redis cannot take it (this
-   * replica keeps the new options). A replica that cannot apply it keeps its
-   * options and says why in its log.
+   * `RedisBreakerStore`): each order is obeyed here at once (checked as the
+   * local one is: refused, nothing is sent), then stored and signalled, so
+   * that every replica obeys (and one that starts later too): a force until
+   * `release()` or `untilMs` (a wall-clock time: it ends everywhere then,
+   * each replica by itself); a reconfiguration, which must be plain data,
+   * checked by each replica as its own start-up would (one that cannot apply
+   * it keeps its options and says why in its log). The promise resolves once
+   * the store took the order, and rejects with a `FleetOrderError` naming the
+   * breaker when it cannot (this replica still obeys; the others were not told).
    */
-  reconfigure(name: string, patch: BreakerOptions): ReconfiguredEvent;
-  reconfigure(name: string, patch: BreakerOptions, scope: FleetScope): Promise<FleetReconfigured>;
-  reconfigure(
+  control(name: string): CircuitBreakerControl;
+  control(name: string, scope: FleetScope): CircuitBreakerFleetControl;
+  control(
     name: string,
-    patch: BreakerOptions,
     scope?: { fleet: boolean },
-  ): ReconfiguredEvent | Promise<FleetReconfigured>;
-  reconfigure(
+  ): CircuitBreakerControl | CircuitBreakerFleetControl;
+  control(
     name: string,
-    patch: BreakerOptions,
     scope?: { fleet: boolean },
-  ): ReconfiguredEvent | Promise<FleetReconfigured> {
-    if (isFleetScope(name, 'reconfigure', scope))
-      return this.fleetOrder(name, 'reconfigure', (fleet, breaker) =>
-        fleet.reconfigure(breaker, patch),
-      );
-    this.get(name);
-    return this.orchestrator.reconfigure(name, patch);
-  }
-
-  /**
-   * `breaker.force(state, options)` on the breaker named `name`: this replica
-   * only. With `{ fleet: true }`: forced here at once (checked as `force()`
-   * checks it), then stored in Redis and signalled, so that every replica
-   * obeys (and one that starts later starts forced), until `release(name,
-   * { fleet: true })` or `untilMs` (a wall-clock time: it ends everywhere
-   * then, each replica by itself). The promise resolves once Redis took the
-   * order, and rejects with a `FleetOrderError` naming the breaker when it
-   * cannot (Redis down: this replica still obeys; the others were not told).
-   */
-  force(name: string, state: ForceableState, options: ForceOptions): void;
-  force(
-    name: string,
-    state: ForceableState,
-    options: ForceOptions,
-    scope: FleetScope,
-  ): Promise<FleetWrite>;
-  force(
-    name: string,
-    state: ForceableState,
-    options: ForceOptions,
-    scope?: { fleet: boolean },
-  ): void | Promise<FleetWrite>;
-  force(
-    name: string,
-    state: ForceableState,
-    options: ForceOptions,
-    scope?: { fleet: boolean },
-  ): void | Promise<FleetWrite> {
-    if (isFleetScope(name, 'force', scope))
-      return this.fleetOrder(name, 'force', (fleet, breaker) =>
-        fleet.force(breaker, state, options),
-      );
-    this.get(name).force(state, options);
-  }
-
-  /**
-   * `breaker.release()` on the breaker named `name`: this replica only. With
-   * `{ fleet: true }`: released here, and on every replica that holds the
-   * fleet's force (a replica's own `force()` stays); settles as
-   * `force(..., { fleet: true })` does.
-   */
-  release(name: string): void;
-  release(name: string, scope: FleetScope): Promise<FleetWrite>;
-  release(name: string, scope?: { fleet: boolean }): void | Promise<FleetWrite>;
-  release(name: string, scope?: { fleet: boolean }): void | Promise<FleetWrite> {
-    if (isFleetScope(name, 'release', scope))
-      return this.fleetOrder(name, 'release', (fleet, breaker) => fleet.release(breaker));
-    this.get(name).release();
-  }
-
-  /** A fleet-wide order: every mistake, a missing store included, is a rejection of the promise, never a throw. */
-  private async fleetOrder<T>(
-    name: string,
-    method: string,
-    order: (fleet: FleetControl, breaker: Breaker) => Promise<T>,
-  ): Promise<T> {
-    const breaker = this.get(name);
-    const fleet = this.orchestrator.fleet;
-    if (fleet === undefined)
-      throw new TypeError(circuitBreakerMessages.fleetNeedsStore(name, method));
-    return order(fleet, breaker);
+  ): CircuitBreakerControl | CircuitBreakerFleetControl {
+    return controlOf(this, name, scope);
   }
 
   /**
@@ -255,19 +215,5 @@ export class CircuitBreakerRegistry
   /** A snapshot of every breaker, in creation order. */
   snapshot(): BreakerSnapshot[] {
     return [...this.breakers.values()].map((breaker) => breaker.snapshot());
-  }
-
-  /** Checks every `@CircuitBreaker()` use by name, once every provider has been built. */
-  onModuleInit(): void {
-    this.orchestrator.checkMethods();
-  }
-
-  /** Reads the shared state of every shared breaker before the application serves (never fails the start-up). */
-  async onApplicationBootstrap(): Promise<void> {
-    await this.orchestrator.hydrate();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.orchestrator.shutdown();
   }
 }

@@ -181,3 +181,7 @@ export type {
   FleetScope,
   FleetWrite,
 } from './interfaces/fleet-control.interface.js';
+export type {
+  CircuitBreakerControl,
+  CircuitBreakerFleetControl,
+} from './interfaces/circuit-breaker-control.interface.js';

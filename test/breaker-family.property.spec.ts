@@ -2,9 +2,9 @@ import fc from 'fast-check';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { BREAKER_STATES, OVERFLOW_KEY, type Breaker } from '../lib/core/index.js';
-import { CircuitBreakerRegistry } from '../lib/index.js';
 import { CircuitBreakerMetricsService } from '../lib/prometheus/index.js';
 import { ManualClock } from './helpers/manual-clock.js';
+import { standaloneRegistry } from './helpers/standalone-registry.js';
 
 /**
  * Random sequences of keys (plain, near the length bound, very long, unicode
@@ -77,7 +77,7 @@ async function run(
     maxKeyLength: config.maxKeyLength,
     ...(config.idleMs === undefined ? {} : { idleMs: config.idleMs }),
   };
-  const registry = new CircuitBreakerRegistry({
+  const { registry, orchestrator } = standaloneRegistry({
     clock,
     logging: false,
     breakers: { hosts: { perKey, consecutiveFailures: 1, openDurationMs: 1_000 } },
@@ -188,7 +188,7 @@ async function run(
     expect(series, where).toBeLessThanOrEqual((config.maxKeys + 1) * (5 + 2 + 11 + 25 + 4 + 17));
   }
   service.onModuleDestroy();
-  await registry.onApplicationShutdown();
+  await orchestrator.onApplicationShutdown();
 }
 
 describe('per-key family, property-based', () => {

@@ -277,7 +277,7 @@ describe('events for the rest of the application', () => {
   });
 });
 
-describe('CircuitBreakerRegistry.reconfigure()', () => {
+describe('CircuitBreakerRegistry.control().reconfigure()', () => {
   it('patches the options a breaker was defined with, over the defaults, keeps its state, and logs what changed', async () => {
     const { registry, lines } = await start({
       defaults: { openDurationMs: 20_000 },
@@ -285,7 +285,7 @@ describe('CircuitBreakerRegistry.reconfigure()', () => {
     });
     const payments = registry.get('payments');
     await failOnce(registry, 'payments');
-    const result = registry.reconfigure('payments', { consecutiveFailures: 2 });
+    const result = await registry.control('payments').reconfigure({ consecutiveFailures: 2 });
     expect([
       result.reset,
       payments.config.timeoutMs,
@@ -297,7 +297,7 @@ describe('CircuitBreakerRegistry.reconfigure()', () => {
     expect(lines()[0]).toBe(
       'log [CircuitBreaker] Circuit breaker "payments" reconfigured: consecutiveFailures 5 → 2; state and window kept.',
     );
-    registry.reconfigure('payments', { window: { type: 'count', size: 10 } });
+    await registry.control('payments').reconfigure({ window: { type: 'count', size: 10 } });
     expect(payments.config.consecutiveFailures).toBe(2);
     expect(lines()[2]).toBe(
       'log [CircuitBreaker] Circuit breaker "payments" reconfigured: window {"type":"count","size":100} → {"type":"count","size":10}, rateRule false → true, minimumThroughput 20 → 10; started afresh: window.',
@@ -306,13 +306,13 @@ describe('CircuitBreakerRegistry.reconfigure()', () => {
 
   it('refuses a patch start-up would refuse, naming the breaker, the site and the option, and changes nothing', async () => {
     const { registry } = await start({ breakers: { payments: { timeoutMs: 2_000 } } });
-    expect(() => registry.reconfigure('payments', { timeoutMs: -1 })).toThrow(
-      'Circuit breaker "payments" in CircuitBreakerRegistry.reconfigure(): option "timeoutMs" must be a positive number of milliseconds up to 2147483647, or false for no deadline, got -1.',
+    await expect(registry.control('payments').reconfigure({ timeoutMs: -1 })).rejects.toThrow(
+      'Circuit breaker "payments" in CircuitBreakerRegistry.control().reconfigure(): option "timeoutMs" must be a positive number of milliseconds up to 2147483647, or false for no deadline, got -1.',
     );
-    expect(() => registry.reconfigure('payments', { nope: 1 } as never)).toThrow(
+    await expect(registry.control('payments').reconfigure({ nope: 1 } as never)).rejects.toThrow(
       'unknown option "nope"',
     );
-    expect(() => registry.reconfigure('paymnets', {})).toThrow('paymnets');
+    await expect(registry.control('paymnets').reconfigure({})).rejects.toThrow('paymnets');
     expect(registry.get('payments').config.timeoutMs).toBe(2_000);
   });
 
@@ -325,7 +325,7 @@ describe('CircuitBreakerRegistry.reconfigure()', () => {
           `${event.breaker} ${event.payload.previous.jitter} → ${event.payload.current.jitter}`,
         );
     });
-    registry.reconfigure('payments', { jitter: 0.2 });
+    await registry.control('payments').reconfigure({ jitter: 0.2 });
     expect(seen).toEqual(['payments 0 → 0.2']);
   });
 });

@@ -113,3 +113,41 @@ describe('CircuitBreakerExceptionFilter.catch() outside HTTP, for filters that d
     expect(() => filter.catch(open, hostOf('kafka-like'))).toThrow(open);
   });
 });
+
+describe('CircuitBreakerExceptionFilter built by hand without an HTTP adapter', () => {
+  it('answers every transport but HTTP, and leaves an HTTP request to Nest', async () => {
+    const filter = new CircuitBreakerExceptionFilter(undefined, { details: true });
+    const rpc = filter.catch(open, hostOf('rpc'));
+    await expect(firstValueFrom(rpc as Observable<never>)).rejects.toEqual({
+      ...PAYLOAD,
+      message: 'Circuit breaker "payments" rejected the call: the circuit is open.',
+      breaker: 'payments',
+      reason: 'open',
+    });
+    expect(filter.catch(open, hostOf('graphql'))).toMatchObject({
+      message: 'Circuit breaker "payments" rejected the call: the circuit is open.',
+      extensions: { code: 'CIRCUIT_OPEN', retryAfterMs: 2_000, breaker: 'payments' },
+    });
+    expect(() => filter.catch(open, hostOf('http'))).toThrow(open);
+    expect(filter.catch(new Error('other'), hostOf('http'))).toBe(false);
+  });
+
+  it('is what the subpaths’ deprecated filters are, with their options', async () => {
+    const { CircuitBreakerRpcExceptionFilter } = await import('../lib/microservices/index.js');
+    const { CircuitBreakerWsExceptionFilter } = await import('../lib/websockets/index.js');
+    const { CircuitBreakerGraphQLExceptionFilter } = await import('../lib/graphql/index.js');
+    for (const Filter of [
+      CircuitBreakerRpcExceptionFilter,
+      CircuitBreakerWsExceptionFilter,
+      CircuitBreakerGraphQLExceptionFilter,
+    ]) {
+      const filter = new Filter({ details: true });
+      expect(filter).toBeInstanceOf(CircuitBreakerExceptionFilter);
+      const rpc = filter.catch(open, hostOf('rpc'));
+      await expect(firstValueFrom(rpc as Observable<never>)).rejects.toMatchObject({
+        code: 'CIRCUIT_OPEN',
+        breaker: 'payments',
+      });
+    }
+  });
+});

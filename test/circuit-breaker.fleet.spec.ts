@@ -8,29 +8,70 @@ import { nestApps } from './helpers/nest-app.js';
 
 const ORDER = { reason: 'maintenance' };
 
-describe('CircuitBreakerRegistry: { fleet: true } without a fleet store', () => {
+describe('CircuitBreakerRegistry.control(): { fleet: true } without a fleet store, and mistakes', () => {
   const start = nestApps();
 
   it('rejects force, release and reconfigure, naming the breaker and the fix, and changes nothing', async () => {
     const app = await start([CircuitBreakerModule.forRoot({ breakers: { payments: {} } })]);
     const registry = app.get(CircuitBreakerRegistry);
     const needs = (method: string) =>
-      `CircuitBreakerRegistry.${method}("payments", ..., { fleet: true }) needs a store that carries orders to every replica, and the module has none that does. ` +
-      "Give CircuitBreakerModule.forRoot() a store (new RedisBreakerStore({ redis }) from 'nestjs-circuit-breaker/redis'), or call it without { fleet: true } to act on this replica only.";
-    await expect(registry.force('payments', 'open', ORDER, { fleet: true })).rejects.toThrow(
-      needs('force'),
-    );
-    await expect(registry.release('payments', { fleet: true })).rejects.toThrow(needs('release'));
-    await expect(
-      registry.reconfigure('payments', { timeoutMs: 1_000 }, { fleet: true }),
-    ).rejects.toThrow(needs('reconfigure'));
+      `CircuitBreakerRegistry.control("payments", { fleet: true }).${method}() needs a store that carries orders to every replica, and the module has none that does. ` +
+      `Give CircuitBreakerModule.forRoot() a store (new RedisBreakerStore({ redis }) from 'nestjs-circuit-breaker/redis'), or use control("payments") without { fleet: true } to act on this replica only.`;
+    const fleet = registry.control('payments', { fleet: true });
+    await expect(fleet.force('open', ORDER)).rejects.toThrow(needs('force'));
+    await expect(fleet.release()).rejects.toThrow(needs('release'));
+    await expect(fleet.reconfigure({ timeoutMs: 1_000 })).rejects.toThrow(needs('reconfigure'));
     expect(registry.get('payments').snapshot().forced).toBeUndefined();
     expect(registry.get('payments').config.timeoutMs).toBe(10_000);
     // { fleet: false } is this replica, as leaving it out is.
-    registry.force('payments', 'open', ORDER, { fleet: false });
+    await registry.control('payments', { fleet: false }).force('open', ORDER);
     expect(registry.get('payments').state).toBe('isolated');
-    registry.release('payments');
+    await registry.control('payments').release();
     expect(registry.get('payments').state).toBe('closed');
+  });
+
+  it('makes every mistake of manual control a rejection, never a throw, here as on the fleet', async () => {
+    const app = await start([CircuitBreakerModule.forRoot({ breakers: { payments: {} } })]);
+    const registry = app.get(CircuitBreakerRegistry);
+    const settled = async (order: () => Promise<unknown>) => {
+      let promise: Promise<unknown> | undefined;
+      expect(() => (promise = order())).not.toThrow();
+      return promise!.then(
+        () => 'resolved',
+        (error: Error) => error.message,
+      );
+    };
+    expect(await settled(() => registry.control('paymnets').force('open', ORDER))).toMatch(
+      /^No circuit breaker named "paymnets"\. Known breakers: "payments"/,
+    );
+    expect(
+      await settled(() => registry.control('payments').force('closd' as never, ORDER)),
+    ).toMatch(/"closd"/);
+    expect(
+      await settled(() =>
+        registry.control('payments').force('open', { reason: 'x', until: 1 } as never),
+      ),
+    ).toMatch(/until/);
+    expect(
+      await settled(() => registry.control('payments').reconfigure({ timeoutMs: -1 })),
+    ).toMatch(
+      /^Circuit breaker "payments" in CircuitBreakerRegistry\.control\(\)\.reconfigure\(\): option "timeoutMs"/,
+    );
+    expect(
+      await settled(() =>
+        registry.control('payments', { fleet: 1 } as unknown as { fleet: true }).release(),
+      ),
+    ).toBe(
+      'CircuitBreakerRegistry.control("payments", scope): the scope must be { fleet: true } (every replica) or left out (this replica), got an object.',
+    );
+    expect(registry.get('payments').snapshot().forced).toBeUndefined();
+    expect(registry.get('payments').config.timeoutMs).toBe(10_000);
+    await expect(
+      registry.control('payments').reconfigure({ timeoutMs: 1_000 }),
+    ).resolves.toMatchObject({
+      previous: { timeoutMs: 10_000 },
+      current: { timeoutMs: 1_000 },
+    });
   });
 
   it('knows a fleet store by its shape only, and a store without every order is none', () => {

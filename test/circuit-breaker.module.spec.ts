@@ -19,7 +19,25 @@ class PaymentsClient {
   constructor(@InjectCircuitBreaker('payments') readonly breaker: Breaker) {}
 }
 
+/** Reads a breaker from the registry in its constructor: the registry it receives must hold the module's breakers. */
+@Injectable()
+class EagerReader {
+  readonly breaker: Breaker;
+  constructor(registry: CircuitBreakerRegistry) {
+    this.breaker = registry.get('payments');
+  }
+}
+
 describe('CircuitBreakerModule', () => {
+  it('hands the registry to a constructor with the breakers forRoot() defines already in it', async () => {
+    const app = await start(
+      [CircuitBreakerModule.forRoot({ breakers: { payments: { openDurationMs: 4_321 } } })],
+      [EagerReader],
+    );
+    expect(app.get(EagerReader).breaker).toBe(app.get(CircuitBreakerRegistry).get('payments'));
+    expect(app.get(EagerReader).breaker.config.openDurationMs).toBe(4_321);
+  });
+
   it('forRoot() with no argument gives an empty, global registry', async () => {
     const app = await start([CircuitBreakerModule.forRoot()]);
     const registry = app.get(CircuitBreakerRegistry);

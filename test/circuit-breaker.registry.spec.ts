@@ -4,10 +4,18 @@ import { CircuitBreakerRegistry, type CircuitBreakerEvent } from '../lib/index.j
 import { mergeOptions } from '../lib/circuit-breaker.options.js';
 import { CountingClock } from './helpers/counting-clock.js';
 import { ManualClock } from './helpers/manual-clock.js';
+import { standaloneRegistry } from './helpers/standalone-registry.js';
 
 describe('CircuitBreakerRegistry', () => {
+  it('refuses every use, naming the fix, when built with `new` outside a module', () => {
+    const registry = new CircuitBreakerRegistry();
+    expect(() => registry.getOrCreate('payments')).toThrow(
+      'This CircuitBreakerRegistry has no orchestrator: it was created with `new`, outside a Nest module. Get the registry from CircuitBreakerModule.forRoot() (or CircuitBreakerTestingModule.forRoot() in tests).',
+    );
+  });
+
   it('get() throws a clear error naming the known breakers', () => {
-    const registry = new CircuitBreakerRegistry({ breakers: { payments: {}, shipping: {} } });
+    const { registry } = standaloneRegistry({ breakers: { payments: {}, shipping: {} } });
     expect(() => registry.get('paymnets')).toThrow(
       'No circuit breaker named "paymnets". Known breakers: "payments", "shipping". Define it in CircuitBreakerModule.forRoot({ breakers }) or forFeature(), or use getOrCreate().',
     );
@@ -16,7 +24,7 @@ describe('CircuitBreakerRegistry', () => {
   });
 
   it('getOrCreate() builds unknown names from the defaults, once', () => {
-    const registry = new CircuitBreakerRegistry({ defaults: { openDurationMs: 7_000 } });
+    const { registry } = standaloneRegistry({ defaults: { openDurationMs: 7_000 } });
     const created = registry.getOrCreate('search');
     expect(created.config.openDurationMs).toBe(7_000);
     expect(registry.getOrCreate('search')).toBe(created);
@@ -24,7 +32,7 @@ describe('CircuitBreakerRegistry', () => {
   });
 
   it('getOrCreate() under strict refuses unknown names', () => {
-    const registry = new CircuitBreakerRegistry({ strict: true, breakers: { payments: {} } });
+    const { registry } = standaloneRegistry({ strict: true, breakers: { payments: {} } });
     expect(registry.getOrCreate('payments')).toBe(registry.get('payments'));
     expect(() => registry.getOrCreate('search')).toThrow(
       'Circuit breaker "search" used by CircuitBreakerRegistry.getOrCreate() is not defined, and CircuitBreakerModule is strict.',
@@ -32,14 +40,14 @@ describe('CircuitBreakerRegistry', () => {
   });
 
   it('getOrCreate() with options for a breaker configured elsewhere is a conflict', () => {
-    const registry = new CircuitBreakerRegistry({ breakers: { payments: {} } });
+    const { registry } = standaloneRegistry({ breakers: { payments: {} } });
     expect(() => registry.getOrCreate('payments', { timeoutMs: 10 })).toThrow(
       'Circuit breaker "payments" has options set in two places: CircuitBreakerModule.forRoot({ breakers }) and CircuitBreakerRegistry.getOrCreate().',
     );
   });
 
   it('snapshot() reports every breaker in creation order', () => {
-    const registry = new CircuitBreakerRegistry({ breakers: { a: {}, b: {} } });
+    const { registry } = standaloneRegistry({ breakers: { a: {}, b: {} } });
     registry.get('b').isolate();
     expect(registry.snapshot().map((s) => [s.name, s.state])).toEqual([
       ['a', 'closed'],
@@ -49,7 +57,7 @@ describe('CircuitBreakerRegistry', () => {
 
   it('events$ tags every event with its breaker, including breakers created later, and only listens while subscribed', async () => {
     const clock = new CountingClock();
-    const registry = new CircuitBreakerRegistry({ clock, defaults: { consecutiveFailures: 1 } });
+    const { registry } = standaloneRegistry({ clock, defaults: { consecutiveFailures: 1 } });
     const a = registry.getOrCreate('a');
     const seen = firstValueFrom(registry.events$.pipe(take(3), toArray()));
     const b = registry.getOrCreate('b');
@@ -74,10 +82,10 @@ describe('CircuitBreakerRegistry', () => {
   });
 
   it('completes events$ and disposes breakers on shutdown', async () => {
-    const registry = new CircuitBreakerRegistry({ breakers: { a: {} } });
+    const { registry, orchestrator } = standaloneRegistry({ breakers: { a: {} } });
     let completed = false;
     registry.events$.subscribe({ complete: () => (completed = true) });
-    registry.onApplicationShutdown();
+    await orchestrator.onApplicationShutdown();
     expect(completed).toBe(true);
   });
 
@@ -111,7 +119,7 @@ describe('CircuitBreakerRegistry', () => {
 
 describe('CircuitBreakerRegistry with per-key families', () => {
   it('events$ carries children events tagged with the family name and the key', async () => {
-    const registry = new CircuitBreakerRegistry({
+    const { registry } = standaloneRegistry({
       breakers: { upstreams: { perKey: { maxKeys: 10 } } },
     });
     const family = registry.get('upstreams');
@@ -132,7 +140,7 @@ describe('CircuitBreakerRegistry with per-key families', () => {
 describe('events of a per-key family', () => {
   it('a family probe is reported once, by the child that made it', async () => {
     const clock = new ManualClock();
-    const registry = new CircuitBreakerRegistry({
+    const { registry } = standaloneRegistry({
       clock,
       breakers: {
         inv: {

@@ -1,24 +1,24 @@
-import { Catch, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
-import type { GraphQLError } from 'graphql';
+import { Catch } from '@nestjs/common';
 import { CallTimeoutError, CircuitOpenError } from '../core/index.js';
-import { toGraphQLError } from './circuit-breaker-graphql.mapping.js';
+import { CircuitBreakerExceptionFilter } from '../circuit-breaker.exception-filter.js';
 
 /**
- * A resolver's exception filter (`@UseFilters()` on a resolver, or
- * `app.useGlobalFilters()`): a `CircuitOpenError` or `CallTimeoutError` fails
- * the field with its `GraphQLError` (see `toGraphQLError()`), and the other
- * fields of the query still resolve. (The module's filter,
- * `forRoot({ httpFilter: true })`, answers resolvers alike.)
+ * `CircuitBreakerExceptionFilter` built by hand for a resolver, under its 0.1
+ * name: a `CircuitOpenError` or `CallTimeoutError` fails the field with an
+ * error whose `extensions` carry `code` and `retryAfterMs`, and the other
+ * fields of the query still resolve. (`toGraphQLError()` gives a `GraphQLError`
+ * for a filter of your own.)
  *
+ * @deprecated The root entry's `CircuitBreakerExceptionFilter` answers every
+ * transport: `forRoot({ httpFilter: true })`,
+ * `@UseFilters(CircuitBreakerExceptionFilter)`, or
+ * `new CircuitBreakerExceptionFilter(undefined, { details })`. This alias goes
+ * before 1.0.
  * @publicApi
  */
 @Catch(CircuitOpenError, CallTimeoutError)
-export class CircuitBreakerGraphQLExceptionFilter implements ExceptionFilter<
-  CircuitOpenError | CallTimeoutError
-> {
-  constructor(private readonly options: { details?: boolean } = {}) {}
-
-  catch(exception: CircuitOpenError | CallTimeoutError, _host: ArgumentsHost): GraphQLError {
-    return toGraphQLError(exception, this.options)!;
+export class CircuitBreakerGraphQLExceptionFilter extends CircuitBreakerExceptionFilter {
+  constructor(options: { details?: boolean } = {}) {
+    super(undefined, options);
   }
 }

@@ -7,8 +7,8 @@ import type {
 } from '../core/index.js';
 
 /**
- * The last argument of `registry.force()`, `release()` and `reconfigure()`
- * that makes them reach every replica through the store, and return a promise.
+ * The scope of `registry.control(name, { fleet: true })`: its orders reach
+ * every replica through the store.
  *
  * @publicApi
  */
@@ -30,7 +30,7 @@ export interface FleetWrite {
   subscribers: number;
 }
 
-/** What `registry.reconfigure(name, patch, { fleet: true })` resolves with: what changed here, and the write. @publicApi */
+/** What `registry.control(name, { fleet: true }).reconfigure(patch)` resolves with: what changed here, and the write. @publicApi */
 export interface FleetReconfigured extends ReconfiguredEvent {
   fleet: FleetWrite;
 }

@@ -69,7 +69,7 @@ export class RedisBreakerStore implements BreakerStore {
 
   /**
    * Orders to every replica: `force()`, `release()` and `reconfigure()` made
-   * fleet-wide (the module's `registry.force(name, state, options, { fleet: true })`
+   * fleet-wide (the module's `registry.control(name, { fleet: true }).force(state, options)`
    * and its siblings use it). Each is obeyed here at once, stored and signalled;
    * every replica obeys it, and so does one that starts later.
    */

@@ -1,25 +1,24 @@
-import { Catch, type ArgumentsHost } from '@nestjs/common';
-import { BaseWsExceptionFilter } from '@nestjs/websockets';
-import { toWsException } from './circuit-breaker-ws.mapping.js';
+import { Catch } from '@nestjs/common';
+import { CallTimeoutError, CircuitOpenError } from '../core/index.js';
+import { CircuitBreakerExceptionFilter } from '../circuit-breaker.exception-filter.js';
 
 /**
- * A gateway's exception filter (`@UseFilters(new CircuitBreakerWsExceptionFilter())`,
- * or `app.useGlobalFilters()`): a `CircuitOpenError` or `CallTimeoutError`
- * becomes its `WsException`, so the client gets an `exception` message whose
- * data is `{ status: 'error', code: 'CIRCUIT_OPEN' | 'CALL_TIMEOUT', message,
- * retryAfterMs? }`; every other error is handled as `BaseWsExceptionFilter`
- * handles it. (The module's filter, `forRoot({ httpFilter: true })`, answers
- * gateways alike.)
+ * `CircuitBreakerExceptionFilter` built by hand for a gateway, under its 0.1
+ * name: a `CircuitOpenError` or `CallTimeoutError` becomes an `exception`
+ * message whose data is `{ status: 'error', code: 'CIRCUIT_OPEN' |
+ * 'CALL_TIMEOUT', message, retryAfterMs? }`, as for a `WsException`; Nest
+ * handles every other error as it does without a filter.
  *
+ * @deprecated The root entry's `CircuitBreakerExceptionFilter` answers every
+ * transport: `@UseFilters(CircuitBreakerExceptionFilter)` on the gateway
+ * (Nest applies no global filter to gateways), or
+ * `@UseFilters(new CircuitBreakerExceptionFilter(undefined, { details }))`.
+ * This alias goes before 1.0.
  * @publicApi
  */
-@Catch()
-export class CircuitBreakerWsExceptionFilter extends BaseWsExceptionFilter {
-  constructor(private readonly breakerOptions: { details?: boolean } = {}) {
-    super();
-  }
-
-  override catch(exception: unknown, host: ArgumentsHost): void {
-    super.catch(toWsException(exception, this.breakerOptions) ?? exception, host);
+@Catch(CircuitOpenError, CallTimeoutError)
+export class CircuitBreakerWsExceptionFilter extends CircuitBreakerExceptionFilter {
+  constructor(options: { details?: boolean } = {}) {
+    super(undefined, options);
   }
 }

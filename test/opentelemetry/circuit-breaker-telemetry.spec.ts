@@ -600,7 +600,7 @@ describe('CircuitBreakerTelemetryModule', () => {
       { attributes: info, value: 1 },
     ]);
 
-    registry.reconfigure('tenants', { consecutiveFailures: 2 });
+    await registry.control('tenants').reconfigure({ consecutiveFailures: 2 });
     collected = await collect(reader);
     expect(points(collected, 'circuit_breaker.config.generation')).toEqual([
       { attributes: tenants, value: 2 },

@@ -186,7 +186,7 @@ describe('every metric and label the dashboard and the rules use, in a real scra
       .forKey('acme')
       .execute(() => Promise.reject(new Error('down')))
       .catch(() => undefined);
-    breakers.reconfigure('payments', { openDurationMs: 2_000 });
+    await breakers.control('payments').reconfigure({ openDurationMs: 2_000 });
     const response = await fetch(`${await app.getUrl()}/metrics`.replace('[::1]', '127.0.0.1'));
     exposition = parseExposition(await response.text());
   });

@@ -552,7 +552,9 @@ describe('CircuitBreakerMetricsModule', () => {
       'circuit_breaker_config_info{name="tenants",window="count:100",failure_rate_threshold="",minimum_throughput="20",consecutive_failures="3",slow_call_duration_ms="",slow_call_rate_threshold="",timeout_ms="",open_duration_ms="30000"} 1',
     ]);
 
-    registry.reconfigure('payments', { failureRateThreshold: 0.25, openDurationMs: 5_000 });
+    await registry
+      .control('payments')
+      .reconfigure({ failureRateThreshold: 0.25, openDurationMs: 5_000 });
     scrape = await metrics.metrics();
     expect(series(scrape, 'circuit_breaker_config_generation')).toEqual([
       'circuit_breaker_config_generation{name="payments"} 2',
@@ -565,7 +567,7 @@ describe('CircuitBreakerMetricsModule', () => {
     expect(series(scrape, 'circuit_breaker_config_info')).toHaveLength(2);
 
     // An option that is not a threshold is a reconfiguration too.
-    registry.reconfigure('payments', {
+    await registry.control('payments').reconfigure({
       failureRateThreshold: 0.25,
       openDurationMs: 5_000,
       backoff: { multiplier: 3 },
@@ -575,8 +577,8 @@ describe('CircuitBreakerMetricsModule', () => {
     ).toEqual(['circuit_breaker_config_generation{name="payments"} 3']);
     // Changed and changed back between two scrapes (A, B, A): both reconfigurations show,
     // although the options in force at each scrape are the same.
-    registry.reconfigure('payments', { failureRateThreshold: 0.9 });
-    registry.reconfigure('payments', {
+    await registry.control('payments').reconfigure({ failureRateThreshold: 0.9 });
+    await registry.control('payments').reconfigure({
       failureRateThreshold: 0.25,
       openDurationMs: 5_000,
       backoff: { multiplier: 3 },

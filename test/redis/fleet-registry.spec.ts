@@ -59,27 +59,25 @@ describe.skipIf(!available)('CircuitBreakerRegistry: orders with { fleet: true }
 
   it('forces and releases every replica', async () => {
     const [a, b] = [await replica('a'), await replica('b')];
-    const write: FleetWrite = await a.force('payments', 'open', ORDER, { fleet: true });
+    const write: FleetWrite = await a.control('payments', { fleet: true }).force('open', ORDER);
     expect(write).toEqual({ breaker: 'payments', generation: expect.any(Number), subscribers: 2 });
     await eventually('b forced', () => (b.get('payments').snapshot().forced ? true : undefined));
     expect(b.get('payments').snapshot().forced).toMatchObject({ state: 'open', ...ORDER });
-    await a.release('payments', { fleet: true });
+    await a.control('payments', { fleet: true }).release();
     await eventually('b released', () =>
       b.get('payments').snapshot().forced === undefined ? true : undefined,
     );
-    // Without { fleet: true }: this replica only, synchronously, as breaker.force() is.
-    const local: void = a.force('payments', 'disabled', { reason: 'a only' });
+    // Without { fleet: true }: this replica only, and a promise all the same.
+    const local: void = await a.control('payments').force('disabled', { reason: 'a only' });
     expect(local).toBeUndefined();
     expect([a.get('payments').state, b.get('payments').state]).toEqual(['disabled', 'closed']);
   });
 
   it('reconfigures every replica with patches over its definition, and a replica started later with every patch', async () => {
     const [a, b] = [await replica('a'), await replica('b')];
-    const first: FleetReconfigured = await a.reconfigure(
-      'payments',
-      { timeoutMs: 2_000 },
-      { fleet: true },
-    );
+    const first: FleetReconfigured = await a
+      .control('payments', { fleet: true })
+      .reconfigure({ timeoutMs: 2_000 });
     expect(first).toMatchObject({
       previous: { timeoutMs: 5_000, consecutiveFailures: 3 },
       current: { timeoutMs: 2_000, consecutiveFailures: 3 },
@@ -89,7 +87,7 @@ describe.skipIf(!available)('CircuitBreakerRegistry: orders with { fleet: true }
       b.get('payments').config.timeoutMs === 2_000 ? true : undefined,
     );
     // The second patch, from the other replica, goes over the first: the fleet's record holds both.
-    await b.reconfigure('payments', { openDurationMs: 7_000 }, { fleet: true });
+    await b.control('payments', { fleet: true }).reconfigure({ openDurationMs: 7_000 });
     await eventually('a reconfigured again', () =>
       a.get('payments').config.openDurationMs === 7_000 ? true : undefined,
     );
@@ -108,23 +106,24 @@ describe.skipIf(!available)('CircuitBreakerRegistry: orders with { fleet: true }
   it('rejects, and changes nothing anywhere, what a replica would refuse at start-up', async () => {
     const [a, b] = [await replica('a'), await replica('b')];
     const refused = await a
-      .reconfigure('payments', { timeoutMs: -1 }, { fleet: true })
+      .control('payments', { fleet: true })
+      .reconfigure({ timeoutMs: -1 })
       .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(BreakerConfigError);
     expect(await admin.exists(`${prefix}{payments}:config`)).toBe(0);
     expect([a.get('payments').config.timeoutMs, b.get('payments').config.timeoutMs]).toEqual([
       5_000, 5_000,
     ]);
-    await expect(a.force('local', 'open', ORDER, { fleet: true })).rejects.toThrow(
+    await expect(a.control('local', { fleet: true }).force('open', ORDER)).rejects.toThrow(
       /^Circuit breaker "local" is not shared through this store \(share: false/,
     );
-    await expect(a.force('nope', 'open', ORDER, { fleet: true })).rejects.toThrow(
+    await expect(a.control('nope', { fleet: true }).force('open', ORDER)).rejects.toThrow(
       /^No circuit breaker named "nope"/,
     );
-    expect(() =>
-      a.force('payments', 'open', ORDER, { fleet: 'yes' } as unknown as { fleet: true }),
-    ).toThrow(
-      'CircuitBreakerRegistry.force("payments"): the last argument must be { fleet: true } (every replica) or left out (this replica), got an object.',
+    await expect(
+      a.control('payments', { fleet: 'yes' } as unknown as { fleet: true }).force('open', ORDER),
+    ).rejects.toThrow(
+      'CircuitBreakerRegistry.control("payments", scope): the scope must be { fleet: true } (every replica) or left out (this replica), got an object.',
     );
   });
 
@@ -136,7 +135,8 @@ describe.skipIf(!available)('CircuitBreakerRegistry: orders with { fleet: true }
         a.get('payments').snapshot().coordination?.shared === false ? true : undefined,
       );
       const error = await a
-        .force('payments', 'open', ORDER, { fleet: true })
+        .control('payments', { fleet: true })
+        .force('open', ORDER)
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(FleetOrderError);
       expect((error as Error).message).toMatch(

@@ -159,7 +159,7 @@ export class ReplicaProcess {
     return this.request('config', { breaker }) as Promise<ResolvedBreakerOptions>;
   }
 
-  /** `registry.force(breaker, state, options, { fleet: true })` in the replica. */
+  /** `registry.control(breaker, { fleet: true }).force(state, options)` in the replica. */
   force(
     breaker: string,
     state: ForceableState,
