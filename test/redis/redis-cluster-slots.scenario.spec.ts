@@ -1,5 +1,5 @@
 import type { Cluster } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Breaker, type BreakerOptions } from '../../lib/core/index.js';
 import { FleetOrderError, RedisBreakerStore } from '../../lib/redis/index.js';
 import { keepingAllButQuorum } from './helpers/log-lines.js';
@@ -111,6 +111,34 @@ async function killOne(prefix: string, holding: 'neither' | 'log'): Promise<void
         const order = s!.store.fleet.force(s!.breakers.get(dead[0]!)!, 'open', { reason: 'drill' });
         await expect(order).rejects.toBeInstanceOf(FleetOrderError);
         expect(live.map((n) => sharedOf(s!, n))).toEqual(live.map(() => true));
+        // Its slot is known down now: each order on it is refused at once, saying so, without a command sent to wait
+        // out operationTimeoutMs for.
+        const client = opened[0]!.redis;
+        const sent = vi.spyOn(client, 'eval');
+        const target = s!.breakers.get(dead[0]!)!;
+        const orders = await Promise.all(
+          [
+            s!.store.fleet.force(target, 'open', { reason: 'drill' }),
+            s!.store.fleet.release(target),
+            s!.store.fleet.reconfigure(target, { openDurationMs: 700 }),
+          ].map((p) =>
+            p.then(
+              () => 'resolved',
+              (error: unknown) => error,
+            ),
+          ),
+        );
+        expect(orders.map((error) => (error as FleetOrderError).message)).toEqual(
+          ['forced open', 'released', 'reconfigured'].map(
+            (what) =>
+              `Circuit breaker "${dead[0]}" is ${what} on this replica only: the other replicas were not told, because the Redis Cluster node that holds this breaker's keys does not answer (its slot is down; the store tries it again at every reconcile). ` +
+              'Give the order again once Redis is reachable (the store logs "Redis is reachable again"); replicas that miss an order are not told later.',
+          ),
+        );
+        expect(orders.every((error) => error instanceof FleetOrderError)).toBe(true);
+        expect(sent).not.toHaveBeenCalled();
+        sent.mockRestore();
+        await s!.store.fleet.release(target).catch(() => undefined);
       }
       // A few reconcile intervals with the node down, failures going on.
       for (let round = 0; round < 6; round++) {
