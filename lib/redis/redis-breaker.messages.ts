@@ -11,6 +11,7 @@ const OPERATIONS = {
   repair: 'repairing the keys of a breaker',
   order: 'a fleet-wide order',
   reconcile: 'reconcile',
+  subscribe: 'SSUBSCRIBE',
   unsubscribe: 'UNSUBSCRIBE',
   quit: 'QUIT',
   end: 'closing the connection',
