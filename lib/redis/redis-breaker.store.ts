@@ -28,7 +28,7 @@ import {
 import { CorruptKeys } from './redis-breaker.corrupt-keys.js';
 import { SlotOutages } from './redis-breaker.slots.js';
 import { ProbePermits } from './redis-breaker.permits.js';
-import { SharedStateReads } from './redis-breaker.reads.js';
+import { SharedStateReads, type SharedHashes } from './redis-breaker.reads.js';
 import { withDeadline } from './redis-breaker.deadline.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
 import { parseMessage, signalOf, decodeStateHash } from './redis-breaker.signal.js';
@@ -113,22 +113,10 @@ export class RedisBreakerStore implements BreakerStore {
     this.reconcileIntervalMs = options.reconcileIntervalMs ?? d.reconcileIntervalMs;
     this.operationTimeoutMs = options.operationTimeoutMs ?? d.operationTimeoutMs;
     this.hydrateTimeoutMs = options.hydrateTimeoutMs ?? d.hydrateTimeoutMs;
-    const logger: RedisBreakerStoreLogger | undefined =
-      options.logger === false ? undefined : (options.logger ?? new Logger(LOGGER_CONTEXT));
+    const logger = loggerOf(options);
     this.queue = new WriteQueue(options.maxQueue ?? d.maxQueue);
-    this.connection = new RedisBreakerConnection({
-      redis: this.redis,
-      subscriber: options.subscriber,
-      channel: this.writer.channel,
-      sharded: this.writer.sharded,
-      cluster: this.redis.isCluster === true,
-      slotsDown: () => this.slots.size,
-      operationTimeoutMs: this.operationTimeoutMs,
-      closeClient: options.closeClient === true,
-      logger,
-      message: (message) => this.heard(message),
-      recovered: () => this.recovered(),
-    });
+    // In this order: each collaborator is given those made before it (later ones only through closures).
+    this.connection = this.connectionOf(options, logger);
     this.slots = new SlotOutages({
       cluster: this.redis.isCluster === true,
       failed: (error) => this.connection.slotFailed(error),
@@ -151,6 +139,38 @@ export class RedisBreakerStore implements BreakerStore {
           () => undefined,
         ),
     });
+    this.coordination = new RedisBreakerCoordinator(this.keyPrefix, this.fleetLink());
+    this.coordinator = this.coordination;
+    this.reads = this.sharedStateReads();
+    this.replicas = new ReplicaRegistry(this, this.coordination, options, this.connection);
+    this.quorums = new QuorumLog(logger);
+    this.fleet = this.control = this.fleetControl();
+  }
+
+  // ---------------------------------------------------------------------------
+  // Construction: the collaborators, and what each needs of the store
+
+  private connectionOf(
+    options: RedisBreakerStoreOptions,
+    logger: RedisBreakerStoreLogger | undefined,
+  ): RedisBreakerConnection {
+    return new RedisBreakerConnection({
+      redis: this.redis,
+      subscriber: options.subscriber,
+      channel: this.writer.channel,
+      sharded: this.writer.sharded,
+      cluster: this.redis.isCluster === true,
+      slotsDown: () => this.slots.size,
+      operationTimeoutMs: this.operationTimeoutMs,
+      closeClient: options.closeClient === true,
+      logger,
+      message: (message) => this.heard(message),
+      recovered: () => this.recovered(),
+    });
+  }
+
+  /** What the coordinator asks of the store: whether a breaker shares now, its writes, its probe permits. */
+  private fleetLink(): FleetLink {
     const permits = new ProbePermits({
       redis: this.redis,
       writer: this.writer,
@@ -161,7 +181,7 @@ export class RedisBreakerStore implements BreakerStore {
       isShared: () => this.connection.shared,
       coordination: () => this.coordination,
     });
-    const link: FleetLink = {
+    return {
       isShared: (record) =>
         record === undefined
           ? this.shared
@@ -175,9 +195,10 @@ export class RedisBreakerStore implements BreakerStore {
       transitioned: (record, change) => this.orders.transitioned(record, change),
       registered: (record) => this.connection.follow(signalChannel(this.writer, record.name)),
     };
-    this.coordination = new RedisBreakerCoordinator(this.keyPrefix, link);
-    this.coordinator = this.coordination;
-    this.reads = new SharedStateReads({
+  }
+
+  private sharedStateReads(): SharedStateReads {
+    return new SharedStateReads({
       redis: this.redis,
       connection: this.connection,
       corrupt: this.corrupt,
@@ -187,29 +208,12 @@ export class RedisBreakerStore implements BreakerStore {
       instanceId: this.instanceId,
       all: () => this.coordination.all(),
       named: (name) => this.coordination.named(name),
-      applyHashes: (record, hashes, sentAt) => {
-        const fleet = decodeStateHash(record.name, hashes.state);
-        // The options first: the state and the force are then those of the breaker as reconfigured.
-        this.orders.fromHashes(
-          record,
-          undefined,
-          decodeConfigHash(record.name, hashes.config),
-          sentAt,
-        );
-        if (fleet !== undefined) this.coordination.apply(fleet, true);
-        // No hash at all (junk fields in one are the scripts' to repair: the fleet's state is still there).
-        else if (Object.keys(hashes.state).length === 0) this.coordination.noneHeld(record, sentAt);
-        this.orders.fromHashes(
-          record,
-          decodeForceHash(record.name, hashes.force),
-          undefined,
-          sentAt,
-        );
-      },
+      applyHashes: (record, hashes, sentAt) => this.applyHashes(record, hashes, sentAt),
     });
-    this.replicas = new ReplicaRegistry(this, this.coordination, options, this.connection);
-    this.quorums = new QuorumLog(logger);
-    this.fleet = this.control = new RedisFleetControl({
+  }
+
+  private fleetControl(): RedisFleetControl {
+    return new RedisFleetControl({
       redis: this.redis,
       writer: this.writer,
       operationTimeoutMs: this.operationTimeoutMs,
@@ -223,6 +227,17 @@ export class RedisBreakerStore implements BreakerStore {
           : this.coordination.register(breaker),
       start: () => this.start(),
     });
+  }
+
+  /** What a read found in Redis for `record`: its fleet options first, then its shared state, then its force. */
+  private applyHashes(record: SharedBreaker, hashes: SharedHashes, sentAt: number): void {
+    const fleet = decodeStateHash(record.name, hashes.state);
+    // The options first: the state and the force are then those of the breaker as reconfigured.
+    this.orders.fromHashes(record, undefined, decodeConfigHash(record.name, hashes.config), sentAt);
+    if (fleet !== undefined) this.coordination.apply(fleet, true);
+    // No hash at all (junk fields in one are the scripts' to repair: the fleet's state is still there).
+    else if (Object.keys(hashes.state).length === 0) this.coordination.noneHeld(record, sentAt);
+    this.orders.fromHashes(record, decodeForceHash(record.name, hashes.force), undefined, sentAt);
   }
 
   /** A message on the channel: a state signal, a fleet order, or junk (ignored). Either is read back at the next reconcile: what Redis holds undoes a forged one. */
@@ -414,4 +429,9 @@ export class RedisBreakerStore implements BreakerStore {
     if (op !== undefined) this.write(record, op);
     this.reads.read([record]).catch((error: unknown) => this.slots.keysFailed(record, error));
   }
+}
+
+/** The store's logger: the one given, none with `false`, else Nest's under the store's context. */
+function loggerOf(options: RedisBreakerStoreOptions): RedisBreakerStoreLogger | undefined {
+  return options.logger === false ? undefined : (options.logger ?? new Logger(LOGGER_CONTEXT));
 }
