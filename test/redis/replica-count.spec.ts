@@ -1,7 +1,7 @@
+import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
-  RELIST_GRACE_MS,
   REPLICA_TTL_INTERVALS,
   ReplicaRegistry,
 } from '../../lib/redis/redis-breaker.fleet-view.js';
@@ -17,7 +17,8 @@ import { eventually } from './helpers/wait.js';
 
 const available = redisServerAvailable();
 const INTERVAL_MS = 500;
-const KEPT_MS = REPLICA_TTL_INTERVALS * INTERVAL_MS + RELIST_GRACE_MS;
+// Three intervals of 500 ms, and RELIST_GRACE_MS (5 s).
+const KEPT_MS = 6_500;
 
 let server: RedisServer;
 let redis: Redis;
@@ -121,3 +122,73 @@ describe.skipIf(!available)(
     });
   },
 );
+
+/** One step of a replica's life as its registry sees it: a report Redis answers, one skipped or failed, time passing. */
+type Step =
+  | { kind: 'answered'; listed: number; added: boolean }
+  | { kind: 'skipped' }
+  | { kind: 'failed' }
+  | { kind: 'wait'; ms: number };
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  fc.record({
+    kind: fc.constant('answered' as const),
+    listed: fc.integer({ min: 1, max: 6 }),
+    added: fc.boolean(),
+  }),
+  fc.constant({ kind: 'skipped' as const }),
+  fc.constant({ kind: 'failed' as const }),
+  fc.record({ kind: fc.constant('wait' as const), ms: fc.integer({ min: 0, max: 4_000 }) }),
+);
+
+describe('ReplicaRegistry.listed over any sequence of reports, gaps and waits (no Redis: its answers are drawn)', () => {
+  it('never counts fewer than before a gap until the time is up, and the most of the last three counts otherwise', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 40 }), async (steps) => {
+        const clock = new ManualClock();
+        const store = { keyPrefix: 'p:', instanceId: 'a', shared: true };
+        let reply: Promise<unknown> = Promise.resolve([1, 1]);
+        const fake = { eval: () => reply } as unknown as Redis;
+        const registry = new ReplicaRegistry(
+          store,
+          { all: () => [] },
+          { redis: fake, reconcileIntervalMs: INTERVAL_MS, operationTimeoutMs: 1_000 },
+          { whenReady: () => new Promise<void>(() => undefined) },
+          () => clock.now(),
+        );
+        // The model: the counts answered, and each gap's floor with its end.
+        const counts: number[] = [];
+        const floors: { size: number; until: number }[] = [];
+        let gap = false;
+        for (const s of steps) {
+          if (s.kind === 'wait') clock.advance(s.ms);
+          else if (s.kind === 'skipped') {
+            store.shared = false;
+            await registry.report();
+            store.shared = true;
+            gap = true;
+          } else if (s.kind === 'failed') {
+            reply = Promise.reject(new Error('drawn failure'));
+            await registry.report();
+            gap = true;
+          } else {
+            const before = registry.listed;
+            reply = Promise.resolve([s.listed, s.added ? 1 : 0]);
+            await registry.report();
+            if ((gap || s.added) && before !== undefined)
+              floors.push({ size: before, until: clock.now() + KEPT_MS });
+            gap = false;
+            counts.push(s.listed);
+          }
+          const last = counts.slice(-REPLICA_TTL_INTERVALS);
+          const floor = Math.max(
+            0,
+            ...floors.filter((f) => clock.now() < f.until).map((f) => f.size),
+          );
+          expect(registry.listed).toBe(last.length === 0 ? undefined : Math.max(...last, floor));
+        }
+      }),
+      { seed: 25_001, numRuns: 300 },
+    );
+  });
+});
