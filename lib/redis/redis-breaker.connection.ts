@@ -70,7 +70,8 @@ export interface ConnectionOptions {
  * Moves:
  * - `start()`: idle → connecting;
  * - both clients `ready` and the channel subscribed: connecting → shared, and
- *   outage → shared (a `ready` event also clears the last failed operation);
+ *   outage → shared (a `ready` event also clears the last failed operation;
+ *   on a Cluster an outage waits for `verified()`);
  * - an `error` event, a `close` event, a failed subscription or `failed()`:
  *   → outage (→ recovering for an `error` on connections that stay ready);
  * - `slotFailed()` (a Cluster, one breaker's slot down): → recovering, the
@@ -100,6 +101,9 @@ export class RedisBreakerConnection {
   private downSince: number | undefined;
   /** Sharded: the channels followed (one per breaker), subscribed on `start()` and when followed after it. */
   private readonly shardChannels = new Set<string>();
+  /** Sharded on a Cluster: the channels whose `SSUBSCRIBE` failed (their slot is down), tried again until each lands. */
+  private readonly shardsToRetry = new Set<string>();
+  private retryingShards = false;
   /** `whenReady()` promises waiting for both connections to be ready and subscribed. */
   private readonly readyWaiters = new Set<() => void>();
 
@@ -187,8 +191,9 @@ export class RedisBreakerConnection {
   follow(channel: string): void {
     if (this.options.sharded !== true || this.shardChannels.has(channel)) return;
     this.shardChannels.add(channel);
-    if (this.phase === 'running' && this.subscriber !== undefined)
-      this.subscriber.ssubscribe(channel).catch((error: unknown) => this.failed(error));
+    if (this.phase !== 'running' || this.subscriber === undefined) return;
+    if (this.options.cluster === true) void this.subscribeShards(this.subscriber, [channel]);
+    else this.subscriber.ssubscribe(channel).catch((error: unknown) => this.failed(error));
   }
 
   /** Resolves once both connections are ready and the channel is subscribed, or the store closes; `cancel()` stops waiting. */
@@ -227,7 +232,7 @@ export class RedisBreakerConnection {
   /** A read of every breaker succeeded: every node the store needs answers, and an outage (a Cluster's too) ends. */
   verified(): void {
     this.lastFailed = false;
-    this.recovered();
+    this.recovered(true);
   }
 
   /** A Cluster in an outage: one node's answer says nothing of the others, so sharing waits for `verified()`. */
@@ -275,7 +280,9 @@ export class RedisBreakerConnection {
     for (;;) {
       try {
         // Sharded: one channel per command, since a Cluster takes the channels of one slot per SSUBSCRIBE.
-        if (this.options.sharded === true)
+        if (this.options.sharded === true && this.options.cluster === true)
+          await this.subscribeShards(subscriber, [...this.shardChannels]);
+        else if (this.options.sharded === true)
           await Promise.all([...this.shardChannels].map((c) => subscriber.ssubscribe(c)));
         else await subscriber.subscribe(this.options.channel);
         this.isSubscribed = true;
@@ -290,6 +297,52 @@ export class RedisBreakerConnection {
           setTimeout(resolve, timerDelay(Math.min(this.options.operationTimeoutMs, 1_000))).unref(),
         );
       }
+    }
+  }
+
+  /**
+   * Sharded on a Cluster: `SSUBSCRIBE` to each of `channels` on its slot's
+   * node. A channel that fails is its slot's outage, not the store's (see
+   * `SlotOutages`: the breaker's own commands fail too, and it decides
+   * locally): reported once per outage, and tried again about every second
+   * until it lands. Resolves once each channel has answered or had the
+   * operation deadline to: one of a node that is down may wait for it, and
+   * a master down at start-up must not keep `whenReady()`, and `hydrate()`
+   * with it, from the breakers of the others. A slow one is not an outage.
+   */
+  private async subscribeShards(subscriber: Client, channels: readonly string[]): Promise<void> {
+    const ms = this.options.operationTimeoutMs;
+    await Promise.all(
+      channels.map((channel) => {
+        const subscribed = subscriber.ssubscribe(channel).then(
+          () => undefined,
+          (error: unknown) => {
+            this.shardsToRetry.add(channel);
+            this.slotFailed(error);
+            void this.retryShards(subscriber);
+          },
+        );
+        return withDeadline(subscribed, ms, () => channel).catch(() => undefined);
+      }),
+    );
+  }
+
+  /** The failed channels again, one round at a time, until none is left or the store closes. */
+  private async retryShards(subscriber: Client): Promise<void> {
+    if (this.retryingShards) return;
+    this.retryingShards = true;
+    try {
+      while (this.phase === 'running' && this.shardsToRetry.size > 0) {
+        await new Promise<void>((resolve) =>
+          setTimeout(resolve, timerDelay(Math.min(this.options.operationTimeoutMs, 1_000))).unref(),
+        );
+        if (this.phase !== 'running') return;
+        const channels = [...this.shardsToRetry];
+        this.shardsToRetry.clear();
+        await this.subscribeShards(subscriber, channels);
+      }
+    } finally {
+      this.retryingShards = false;
     }
   }
 
@@ -308,10 +361,17 @@ export class RedisBreakerConnection {
     );
   }
 
-  /** Called whenever something worked: if that ends an outage, say so, and let the store tell the fleet what it missed. */
-  private recovered(): void {
+  /**
+   * Called whenever something worked: if that ends an outage, say so, and
+   * let the store tell the fleet what it missed. On a Cluster only a read of
+   * every breaker (`verified`) ends one: a reconnect (a `ready` event) says
+   * nothing of a node that is down, and ending on it made a store that
+   * started with a master down warn twice.
+   */
+  private recovered(verified = false): void {
     if (this.downSince === undefined || !this.shared || (this.options.slotsDown?.() ?? 0) > 0)
       return;
+    if (this.options.cluster === true && !verified) return;
     const down = this.now() - this.downSince;
     this.downSince = undefined;
     this.options.logger?.log(messages.resumed(down));

@@ -220,6 +220,9 @@ export class RedisFleetControl implements FleetControl {
         connection.state === 'connecting' ? messages.why.connecting : messages.why.unreachable,
       );
     if (corrupt.isolated(record)) refuse(messages.why.repairing);
+    // A Cluster: its slot is known down, and the order would only wait out the deadline. The reconcile reads it again
+    // at every interval while it is down, and brings it back as soon as it answers.
+    if (slots.has(record)) refuse(messages.why.slotDown);
     try {
       const reply = await withDeadline(evalCall<T>(this.link.redis, call), operationTimeoutMs, () =>
         messages.timedOut('order', operationTimeoutMs),

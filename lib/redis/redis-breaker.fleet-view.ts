@@ -22,6 +22,19 @@ import { decodeStateHash } from './redis-breaker.signal.js';
  */
 export const REPLICA_TTL_INTERVALS = 3;
 
+/**
+ * After a gap in this replica's reports (Redis unreachable or slow, a report
+ * that failed) or when its report finds it no longer listed (Redis came back
+ * empty, a flush, its listing expired), the fleet size counted before is kept this long on top of
+ * `REPLICA_TTL_INTERVALS` intervals: the other replicas' listings may have
+ * expired or been lost meanwhile, and each one needs to reconnect before it
+ * reports again. ioredis waits at most 2 s between reconnection attempts by
+ * default (a single Redis and a Cluster alike); this leaves 2.5 times that.
+ *
+ * @internal
+ */
+export const RELIST_GRACE_MS = 5_000;
+
 /** The most breakers one replica's report lists not closed: the report's size stays bounded. @internal */
 export const MAX_REPORTED_NOT_CLOSED = 1_000;
 
@@ -83,7 +96,8 @@ local function failed(reply) return type(reply) == 'table' and reply.err ~= nil 
 // One round trip per interval, whatever the number of breakers: drops the replicas whose listing expired, records this
 // one until now + its own TTL (replicas may reconcile at different intervals), as "<now> <report>" on Redis' clock. The
 // two keys themselves live a day after the last report (KEY_TTL_MS), as a breaker's keys do. Answers how many replicas
-// are listed, this one included: what the quorum 'auto' counts.
+// are listed, this one included: what the quorum 'auto' counts; and 1 when this replica was not listed (ZADD added it):
+// Redis lost the registry, or this replica's listing expired, so the others' may be gone too until they report again.
 const REPORT_SCRIPT = `
 ${REPAIR}
 local t = redis.call('TIME')
@@ -98,14 +112,14 @@ for _, id in ipairs(stale) do
   redis.call('ZREM', KEYS[1], id)
   redis.pcall('HDEL', KEYS[2], id)
 end
-redis.call('ZADD', KEYS[1], now + ttl, ARGV[2])
+local added = redis.call('ZADD', KEYS[1], now + ttl, ARGV[2])
 if failed(redis.pcall('HSET', KEYS[2], ARGV[2], now .. ' ' .. ARGV[3])) then
   redis.call('DEL', KEYS[2])
   redis.call('HSET', KEYS[2], ARGV[2], now .. ' ' .. ARGV[3])
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
-return redis.call('ZCARD', KEYS[1])
+return { redis.call('ZCARD', KEYS[1]), added }
 `;
 
 // A replica that closes leaves at once.
@@ -176,15 +190,26 @@ export class ReplicaRegistry {
   private reporting: Promise<void> | undefined;
   /**
    * How many replicas were listed, itself included: the most of its last
-   * `REPLICA_TTL_INTERVALS` reports, so that a registry Redis lost (a restart)
-   * does not lower the count before the other replicas have reported again,
-   * while a fleet that shrinks is counted smaller once its replicas age out.
-   * `undefined` before its first report.
+   * `REPLICA_TTL_INTERVALS` reports, while a fleet that shrinks is counted
+   * smaller once its replicas age out; and after a gap in its reports or a
+   * registry Redis lost, at least the count from before, until the others
+   * had the time to report again (`kept`). `undefined` before its first report.
    */
   get listed(): number | undefined {
-    return this.counts.length === 0 ? undefined : Math.max(...this.counts);
+    if (this.counts.length === 0) return undefined;
+    const counted = Math.max(...this.counts);
+    const kept = this.kept;
+    return kept !== undefined && this.now() < kept.until ? Math.max(counted, kept.size) : counted;
   }
   private readonly counts: number[] = [];
+  /**
+   * The fleet size counted before a gap (see `RELIST_GRACE_MS`), kept until
+   * `until` (this replica's clock): a replica back first after an outage
+   * lists alone for a while, and the others are not gone for that.
+   */
+  private kept: { size: number; until: number } | undefined;
+  /** A report was skipped (Redis unreachable) or failed since the last one that answered. */
+  private missed = false;
 
   constructor(
     private readonly store: ReplicaRegistryStore,
@@ -193,6 +218,8 @@ export class ReplicaRegistry {
     options: Pick<RedisBreakerStoreOptions, 'redis' | 'reconcileIntervalMs' | 'operationTimeoutMs'>,
     /** The store's connections: the replica reports itself as soon as they are ready, then at every reconcile. */
     connection: { whenReady(): Promise<void> },
+    /** What times how long a count from before a gap is kept. */
+    private readonly now: () => number = Date.now,
   ) {
     const d = REDIS_BREAKER_STORE_DEFAULTS;
     this.redis = options.redis;
@@ -205,25 +232,43 @@ export class ReplicaRegistry {
 
   /** Records this replica (one at a time: a report Redis has not answered yet is not doubled, but waited for). Never rejects. */
   report(): Promise<void> {
+    if (this.reporting !== undefined) return this.reporting;
     // Not while Redis is unreachable: the outage is the connection's to notice, and the replica ages out meanwhile.
-    if (this.reporting !== undefined || !this.store.shared)
-      return this.reporting ?? Promise.resolve();
-    this.reporting = this.send<number>([
+    if (!this.store.shared) {
+      this.missed = true;
+      return Promise.resolve();
+    }
+    this.reporting = this.send<[number, number]>([
       REPORT_SCRIPT,
       [this.keys.seen, this.keys.reports],
       [this.ttlMs, this.store.instanceId, JSON.stringify(this.ownReport()), KEY_TTL_MS],
     ]).then(
-      (listed) => {
-        this.counts.push(Number(listed));
-        if (this.counts.length > REPLICA_TTL_INTERVALS) this.counts.shift();
+      ([listed, added]) => {
+        this.counted(Number(listed), Number(added) === 1);
         this.reporting = undefined;
       },
       // The reconcile that runs beside it notices an outage; a missed report only ages this replica.
       () => {
+        this.missed = true;
         this.reporting = undefined;
       },
     );
     return this.reporting;
+  }
+
+  /**
+   * A report answered: `listed` replicas; `added` when this replica was not
+   * listed any more (Redis lost the registry, or its listing expired). After
+   * that, or after a gap in its reports, the others may not be listed again
+   * yet: the count from before is kept a while.
+   */
+  private counted(listed: number, added: boolean): void {
+    const before = this.listed;
+    if ((this.missed || added) && before !== undefined)
+      this.kept = { size: before, until: this.now() + this.ttlMs + RELIST_GRACE_MS };
+    this.missed = false;
+    this.counts.push(listed);
+    if (this.counts.length > REPLICA_TTL_INTERVALS) this.counts.shift();
   }
 
   /** Removes this replica from the list (the store closes). Never rejects. */

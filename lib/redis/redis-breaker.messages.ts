@@ -11,6 +11,7 @@ const OPERATIONS = {
   repair: 'repairing the keys of a breaker',
   order: 'a fleet-wide order',
   reconcile: 'reconcile',
+  subscribe: 'SSUBSCRIBE',
   unsubscribe: 'UNSUBSCRIBE',
   quit: 'QUIT',
   end: 'closing the connection',
@@ -76,6 +77,8 @@ export const redisBreakerMessages = {
     connecting: 'the store is still connecting to Redis',
     closed: 'the store is closed (the application is shutting down)',
     repairing: "the store is repairing this breaker's keys in Redis",
+    slotDown:
+      "the Redis Cluster node that holds this breaker's keys does not answer (its slot is down; the store tries it again at every reconcile)",
   },
   /** `what`: "forced open", "released", "reconfigured"... */
   fleetNotTold: (breaker: string, what: string, why: string) =>

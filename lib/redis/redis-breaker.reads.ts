@@ -146,13 +146,14 @@ export class SharedStateReads {
     timedOut?: () => string,
   ): Promise<void> {
     const started = Date.now();
-    const head = await this.startedHead(await this.head(timeoutMs, timedOut), timeoutMs, timedOut);
+    // On a Cluster, the change log's slot down makes no breaker local: each is read, and sorted by its own slot.
+    const head = await this.logHead(undefined, timeoutMs, timedOut);
     await this.read(
       records,
       timeoutMs === undefined ? undefined : Math.max(1, timeoutMs - (Date.now() - started)),
       timedOut,
     );
-    this.cursor ??= head && { epoch: head.epoch, version: head.version };
+    if (head !== LOG_DOWN) this.cursor ??= head && { epoch: head.epoch, version: head.version };
     this.link.connection.verified();
   }
 
@@ -261,12 +262,18 @@ export class SharedStateReads {
   }
 
   /** The head a read of everything follows from; on a Cluster, `LOG_DOWN` when only the change log's slot fails. */
-  private async logHead(known?: {
-    head: ChangeHead | undefined | typeof LOG_DOWN;
-  }): Promise<ChangeHead | undefined | typeof LOG_DOWN> {
+  private async logHead(
+    known?: { head: ChangeHead | undefined | typeof LOG_DOWN },
+    timeoutMs?: number,
+    timedOut?: () => string,
+  ): Promise<ChangeHead | undefined | typeof LOG_DOWN> {
     if (known?.head === LOG_DOWN) return LOG_DOWN;
     try {
-      const head = await this.startedHead(known === undefined ? await this.head() : known.head);
+      const head = await this.startedHead(
+        known === undefined ? await this.head(timeoutMs, timedOut) : known.head,
+        timeoutMs,
+        timedOut,
+      );
       this.link.slots.logAnswered();
       return head;
     } catch (error) {

@@ -8,27 +8,18 @@ import type {
   RedisBreakerStoreOptions,
 } from './redis-breaker-store-options.interface.js';
 import { validateOptions } from './redis-breaker-store.validation.js';
-import {
-  evalCall,
-  evalEach,
-  markApart,
-  signalChannel,
-  writeCall,
-  writerOf,
-  type Writer,
-} from './redis-breaker.commands.js';
+import { evalCall, signalChannel, writerOf, type Writer } from './redis-breaker.commands.js';
 import { RedisBreakerConnection } from './redis-breaker.connection.js';
 import { LOGGER_CONTEXT, REDIS_BREAKER_STORE_DEFAULTS } from './redis-breaker.constants.js';
 import {
   RedisBreakerCoordinator,
   type FleetLink,
   type SharedBreaker,
-  type WriteOp,
 } from './redis-breaker.coordinator.js';
 import { CorruptKeys } from './redis-breaker.corrupt-keys.js';
 import { SlotOutages } from './redis-breaker.slots.js';
 import { ProbePermits } from './redis-breaker.permits.js';
-import { SharedStateReads } from './redis-breaker.reads.js';
+import { SharedStateReads, type SharedHashes } from './redis-breaker.reads.js';
 import { withDeadline } from './redis-breaker.deadline.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
 import { parseMessage, signalOf, decodeStateHash } from './redis-breaker.signal.js';
@@ -36,7 +27,7 @@ import { refuseCall, RedisFleetControl } from './redis-breaker.fleet-control.js'
 import { FleetOrders } from './redis-breaker.fleet-orders.js';
 import { decodeConfigHash, decodeForceHash, orderOf } from './redis-breaker.fleet-records.js';
 import type { FleetControl } from '../interfaces/fleet-control.interface.js';
-import { WriteQueue } from './redis-breaker-write.queue.js';
+import { SharedWrites } from './redis-breaker.writes.js';
 import { ReplicaRegistry, type FleetView } from './redis-breaker.fleet-view.js';
 import { QuorumLog } from './redis-breaker.quorum.js';
 
@@ -88,7 +79,8 @@ export class RedisBreakerStore implements BreakerStore {
   private readonly reconcileIntervalMs: number;
   private readonly operationTimeoutMs: number;
   private readonly hydrateTimeoutMs: number;
-  private readonly queue: WriteQueue<SharedBreaker, WriteOp>;
+  /** This replica's transitions, on their way to Redis. */
+  private readonly writes: SharedWrites;
   /** Breakers whose keys Redis rejects (a key of the wrong type): isolated and repaired one by one, never an outage. */
   private readonly corrupt: CorruptKeys;
   /** A Cluster: the breakers whose slot is down, which decide locally while the others share. */
@@ -99,8 +91,6 @@ export class RedisBreakerStore implements BreakerStore {
   /** Says at start-up how many reports open each shared breaker, and when the quorum `'auto'` changes. */
   private readonly quorums: QuorumLog;
 
-  private flushing = false;
-  private flushScheduled = false;
   private reconcileTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(given: RedisBreakerStoreOptions) {
@@ -113,22 +103,9 @@ export class RedisBreakerStore implements BreakerStore {
     this.reconcileIntervalMs = options.reconcileIntervalMs ?? d.reconcileIntervalMs;
     this.operationTimeoutMs = options.operationTimeoutMs ?? d.operationTimeoutMs;
     this.hydrateTimeoutMs = options.hydrateTimeoutMs ?? d.hydrateTimeoutMs;
-    const logger: RedisBreakerStoreLogger | undefined =
-      options.logger === false ? undefined : (options.logger ?? new Logger(LOGGER_CONTEXT));
-    this.queue = new WriteQueue(options.maxQueue ?? d.maxQueue);
-    this.connection = new RedisBreakerConnection({
-      redis: this.redis,
-      subscriber: options.subscriber,
-      channel: this.writer.channel,
-      sharded: this.writer.sharded,
-      cluster: this.redis.isCluster === true,
-      slotsDown: () => this.slots.size,
-      operationTimeoutMs: this.operationTimeoutMs,
-      closeClient: options.closeClient === true,
-      logger,
-      message: (message) => this.heard(message),
-      recovered: () => this.recovered(),
-    });
+    const logger = loggerOf(options);
+    // In this order: each collaborator is given those made before it (later ones only through closures).
+    this.connection = this.connectionOf(options, logger);
     this.slots = new SlotOutages({
       cluster: this.redis.isCluster === true,
       failed: (error) => this.connection.slotFailed(error),
@@ -151,6 +128,49 @@ export class RedisBreakerStore implements BreakerStore {
           () => undefined,
         ),
     });
+    this.writes = new SharedWrites({
+      redis: this.redis,
+      writer: this.writer,
+      connection: this.connection,
+      corrupt: this.corrupt,
+      slots: this.slots,
+      operationTimeoutMs: this.operationTimeoutMs,
+      maxQueue: options.maxQueue ?? d.maxQueue,
+      listed: () => this.replicas.listed,
+      start: () => this.start(),
+    });
+    this.coordination = new RedisBreakerCoordinator(this.keyPrefix, this.fleetLink());
+    this.coordinator = this.coordination;
+    this.reads = this.sharedStateReads();
+    this.replicas = new ReplicaRegistry(this, this.coordination, options, this.connection);
+    this.quorums = new QuorumLog(logger);
+    this.fleet = this.control = this.fleetControl();
+  }
+
+  // ---------------------------------------------------------------------------
+  // Construction: the collaborators, and what each needs of the store
+
+  private connectionOf(
+    options: RedisBreakerStoreOptions,
+    logger: RedisBreakerStoreLogger | undefined,
+  ): RedisBreakerConnection {
+    return new RedisBreakerConnection({
+      redis: this.redis,
+      subscriber: options.subscriber,
+      channel: this.writer.channel,
+      sharded: this.writer.sharded,
+      cluster: this.redis.isCluster === true,
+      slotsDown: () => this.slots.size,
+      operationTimeoutMs: this.operationTimeoutMs,
+      closeClient: options.closeClient === true,
+      logger,
+      message: (message) => this.heard(message),
+      recovered: () => this.recovered(),
+    });
+  }
+
+  /** What the coordinator asks of the store: whether a breaker shares now, its writes, its probe permits. */
+  private fleetLink(): FleetLink {
     const permits = new ProbePermits({
       redis: this.redis,
       writer: this.writer,
@@ -161,7 +181,7 @@ export class RedisBreakerStore implements BreakerStore {
       isShared: () => this.connection.shared,
       coordination: () => this.coordination,
     });
-    const link: FleetLink = {
+    return {
       isShared: (record) =>
         record === undefined
           ? this.shared
@@ -169,15 +189,16 @@ export class RedisBreakerStore implements BreakerStore {
       storeErrors: (record) =>
         this.connection.errors +
         (record === undefined ? this.corrupt.total : this.corrupt.errorsOf(record)),
-      write: (record, op) => this.write(record, op),
+      write: (record, op) => this.writes.write(record, op),
       requestPermit: (record, ttlMs) => permits.request(record, ttlMs),
       renewPermit: (record, ttlMs) => permits.renew(record, ttlMs),
       transitioned: (record, change) => this.orders.transitioned(record, change),
       registered: (record) => this.connection.follow(signalChannel(this.writer, record.name)),
     };
-    this.coordination = new RedisBreakerCoordinator(this.keyPrefix, link);
-    this.coordinator = this.coordination;
-    this.reads = new SharedStateReads({
+  }
+
+  private sharedStateReads(): SharedStateReads {
+    return new SharedStateReads({
       redis: this.redis,
       connection: this.connection,
       corrupt: this.corrupt,
@@ -187,29 +208,12 @@ export class RedisBreakerStore implements BreakerStore {
       instanceId: this.instanceId,
       all: () => this.coordination.all(),
       named: (name) => this.coordination.named(name),
-      applyHashes: (record, hashes, sentAt) => {
-        const fleet = decodeStateHash(record.name, hashes.state);
-        // The options first: the state and the force are then those of the breaker as reconfigured.
-        this.orders.fromHashes(
-          record,
-          undefined,
-          decodeConfigHash(record.name, hashes.config),
-          sentAt,
-        );
-        if (fleet !== undefined) this.coordination.apply(fleet, true);
-        // No hash at all (junk fields in one are the scripts' to repair: the fleet's state is still there).
-        else if (Object.keys(hashes.state).length === 0) this.coordination.noneHeld(record, sentAt);
-        this.orders.fromHashes(
-          record,
-          decodeForceHash(record.name, hashes.force),
-          undefined,
-          sentAt,
-        );
-      },
+      applyHashes: (record, hashes, sentAt) => this.applyHashes(record, hashes, sentAt),
     });
-    this.replicas = new ReplicaRegistry(this, this.coordination, options, this.connection);
-    this.quorums = new QuorumLog(logger);
-    this.fleet = this.control = new RedisFleetControl({
+  }
+
+  private fleetControl(): RedisFleetControl {
+    return new RedisFleetControl({
       redis: this.redis,
       writer: this.writer,
       operationTimeoutMs: this.operationTimeoutMs,
@@ -223,6 +227,17 @@ export class RedisBreakerStore implements BreakerStore {
           : this.coordination.register(breaker),
       start: () => this.start(),
     });
+  }
+
+  /** What a read found in Redis for `record`: its fleet options first, then its shared state, then its force. */
+  private applyHashes(record: SharedBreaker, hashes: SharedHashes, sentAt: number): void {
+    const fleet = decodeStateHash(record.name, hashes.state);
+    // The options first: the state and the force are then those of the breaker as reconfigured.
+    this.orders.fromHashes(record, undefined, decodeConfigHash(record.name, hashes.config), sentAt);
+    if (fleet !== undefined) this.coordination.apply(fleet, true);
+    // No hash at all (junk fields in one are the scripts' to repair: the fleet's state is still there).
+    else if (Object.keys(hashes.state).length === 0) this.coordination.noneHeld(record, sentAt);
+    this.orders.fromHashes(record, decodeForceHash(record.name, hashes.force), undefined, sentAt);
   }
 
   /** A message on the channel: a state signal, a fleet order, or junk (ignored). Either is read back at the next reconcile: what Redis holds undoes a forged one. */
@@ -249,7 +264,7 @@ export class RedisBreakerStore implements BreakerStore {
 
   /** Writes dropped because the queue was full (each breaker's latest state is written again when sharing resumes). */
   get droppedWrites(): number {
-    return this.queue.dropped;
+    return this.writes.dropped;
   }
 
   async hydrate(breakers: readonly Breaker[]): Promise<void> {
@@ -303,14 +318,11 @@ export class RedisBreakerStore implements BreakerStore {
 
   async close(): Promise<void> {
     if (this.connection.state === 'closed') return;
-    if (this.connection.running && this.connection.shared && this.queue.size > 0) {
-      // What this replica did last still matters to the others: give it one deadline to get out.
-      await this.send(this.queue.drain()).catch(() => undefined);
-    }
+    await this.writes.last();
     clearInterval(this.reconcileTimer);
     await this.replicas.leave();
     this.coordination.close();
-    this.queue.clear();
+    this.writes.clear();
     this.corrupt.clear();
     this.slots.clear();
     // Releases a hydrate() still waiting for Redis (the application is stopping), then quits what the store made.
@@ -333,85 +345,28 @@ export class RedisBreakerStore implements BreakerStore {
 
   /** An outage ended: tell the fleet again what it missed, read back what this replica missed, and ask for the permits now due. */
   private recovered(): void {
-    for (const [record, op] of this.coordination.replay()) this.queue.push(record, op);
-    this.scheduleFlush();
+    this.writes.replay(this.coordination.replay());
     void this.reconcile();
     this.coordination.wake();
-  }
-
-  // ---------------------------------------------------------------------------
-  // Writes
-
-  private write(record: SharedBreaker, op: WriteOp): void {
-    if (this.connection.state === 'closed') return;
-    // A breaker shared without hydrate() (the engine used without the module): start on its first transition.
-    this.start();
-    this.queue.push(record, op);
-    this.scheduleFlush();
-  }
-
-  private scheduleFlush(): void {
-    if (this.flushScheduled || !this.connection.running) return;
-    this.flushScheduled = true;
-    // Once per tick: the transitions of one tick go out together.
-    setImmediate(() => {
-      this.flushScheduled = false;
-      void this.flush();
-    });
-  }
-
-  private async flush(): Promise<void> {
-    // One batch at a time, and only while Redis answers: the rest waits in the bounded queue.
-    if (this.flushing || this.queue.size === 0 || !this.connection.shared) return;
-    this.flushing = true;
-    try {
-      await this.send(this.queue.drain());
-      this.connection.succeeded();
-    } catch (error) {
-      // The batch is not retried as such: replay() resends every breaker's latest own transition when sharing resumes.
-      this.connection.failed(error);
-    } finally {
-      this.flushing = false;
-      if (this.queue.size > 0) this.scheduleFlush();
-    }
-  }
-
-  private async send(all: [SharedBreaker, WriteOp][]): Promise<void> {
-    // A breaker whose slot is down writes its latest transition again once it is back (slotUp).
-    const batch = all.filter(([record]) => !this.slots.has(record));
-    const timedOut = () => messages.timedOut('write', this.operationTimeoutMs);
-    const errors = evalEach(
-      this.redis,
-      batch.map(([record, op]) => writeCall(this.writer, record, op, this.replicas.listed)),
-      // A Cluster: a deadline per breaker, so that a dead node's slots time out alone.
-      this.redis.isCluster === true ? { ms: this.operationTimeoutMs, timedOut } : undefined,
-    );
-    const outcomes = await withDeadline(errors, this.operationTimeoutMs, timedOut);
-    const records = batch.map(([record]) => record);
-    this.corrupt.sort(records, this.slots.sift(records, outcomes));
-    // A Cluster: the change log lives in another slot than the breakers, so the writes are marked apart.
-    markApart(
-      this.redis,
-      this.writer,
-      Date.now(),
-      batch
-        .filter(([, op], i) => op.kind !== 'withdraw' && outcomes[i] === undefined)
-        .map(([r]) => r.name),
-    );
   }
 
   /** A Cluster: the slot of `record` answers again; it tells the fleet its latest transition again (the outage ends at the next read of every breaker). */
   private slotUp(record: SharedBreaker): void {
     if (!this.connection.running) return;
     const op = this.coordination.replayOf(record);
-    if (op !== undefined) this.write(record, op);
+    if (op !== undefined) this.writes.write(record, op);
   }
 
   /** The keys of `record` were repaired: it tells the fleet its latest transition again, and reads the fleet's state back. */
   private release(record: SharedBreaker): void {
     if (!this.connection.running) return;
     const op = this.coordination.replayOf(record);
-    if (op !== undefined) this.write(record, op);
+    if (op !== undefined) this.writes.write(record, op);
     this.reads.read([record]).catch((error: unknown) => this.slots.keysFailed(record, error));
   }
+}
+
+/** The store's logger: the one given, none with `false`, else Nest's under the store's context. */
+function loggerOf(options: RedisBreakerStoreOptions): RedisBreakerStoreLogger | undefined {
+  return options.logger === false ? undefined : (options.logger ?? new Logger(LOGGER_CONTEXT));
 }

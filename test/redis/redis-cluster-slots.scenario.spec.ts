@@ -1,5 +1,5 @@
 import type { Cluster } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Breaker, type BreakerOptions } from '../../lib/core/index.js';
 import { FleetOrderError, RedisBreakerStore } from '../../lib/redis/index.js';
 import { keepingAllButQuorum } from './helpers/log-lines.js';
@@ -38,7 +38,116 @@ describe.skipIf(!available)('RedisBreakerStore on a Cluster under partial covera
     () => killOne('q:', 'log'),
     60_000,
   );
+
+  it(
+    'hydrates the breakers of the live masters when a master is already down at start-up, and marks the others local',
+    () => startWithOneDown('h:', 'neither'),
+    60_000,
+  );
+
+  it(
+    'hydrates them too when the master already down holds the change log',
+    () => startWithOneDown('i:', 'log'),
+    60_000,
+  );
 });
+
+/** The master to kill: one holding `neither` the change log nor the registry of `prefix`, or the change log's (`log`). */
+async function victimFor(
+  prefix: string,
+  holding: 'neither' | 'log',
+): Promise<{ victim: number; dead: string[]; live: string[] }> {
+  const admin = cluster.node(cluster.nodes[0]!.port);
+  try {
+    const portOf = async (key: string) =>
+      cluster.owner(Number(await admin.cluster('KEYSLOT', key))).port;
+    const owner = new Map<string, number>();
+    for (const name of BREAKERS) owner.set(name, await portOf(`${prefix}{${name}}:state`));
+    const log = await portOf(`${prefix}{~changes}:log`);
+    const kept = [log, await portOf(`${prefix}{~replicas}:seen`)];
+    const victim =
+      holding === 'log' ? log : cluster.nodes.map((n) => n.port).find((p) => !kept.includes(p))!;
+    const dead = BREAKERS.filter((name) => owner.get(name) === victim);
+    const live = BREAKERS.filter((name) => owner.get(name) !== victim);
+    expect([dead.length > 0, live.length > 0]).toEqual([true, true]);
+    return { victim, dead, live };
+  } finally {
+    admin.disconnect();
+  }
+}
+
+/**
+ * Opens every breaker fleet-wide, kills a master, then starts a store: its
+ * hydration adopts the fleet's state of every breaker the live masters hold,
+ * and marks local (`shared: false`) those of the dead one, instead of giving
+ * up on all of them. Once the master is back, every breaker shares again.
+ */
+async function startWithOneDown(prefix: string, holding: 'neither' | 'log'): Promise<void> {
+  const { victim, dead, live } = await victimFor(prefix, holding);
+  const opened: { store: RedisBreakerStore; redis: Cluster }[] = [];
+  const started = (instanceId: string) => {
+    const redis = cluster.client();
+    const lines: string[] = [];
+    const store = new RedisBreakerStore({
+      redis,
+      keyPrefix: prefix,
+      instanceId,
+      reconcileIntervalMs: 300,
+      operationTimeoutMs: 500,
+      hydrateTimeoutMs: 5_000,
+      logger: { warn: (m) => lines.push(`warn: ${m}`), log: keepingAllButQuorum(lines) },
+    });
+    opened.push({ store, redis });
+    const breakers = new Map(
+      BREAKERS.map((n) => [
+        n,
+        new Breaker(n, { ...OPTIONS, openDurationMs: 600_000 }, { coordinator: store.coordinator }),
+      ]),
+    );
+    return { store, breakers, lines };
+  };
+  try {
+    // The fleet's state before the kill: every breaker open (one replica alone: the quorum 'auto' is 1).
+    const first = started('first');
+    await first.store.hydrate([...first.breakers.values()]);
+    for (const b of first.breakers.values()) await fail(b);
+    await eventually('every breaker open fleet-wide', async () => {
+      const view = await first.store.fleetView();
+      return BREAKERS.every((n) => view.breakers[n]?.shared.state === 'open') ? true : undefined;
+    });
+
+    await cluster.kill(victim);
+    const late = started('late');
+    await late.store.hydrate([...late.breakers.values()]);
+    const seen = (name: string) => {
+      const snapshot = late.breakers.get(name)!.snapshot();
+      return { name, state: snapshot.state, shared: snapshot.coordination?.shared };
+    };
+    expect(live.map(seen)).toEqual(live.map((name) => ({ name, state: 'open', shared: true })));
+    expect(dead.map(seen)).toEqual(dead.map((name) => ({ name, state: 'closed', shared: false })));
+    expect(late.store.shared).toBe(false);
+
+    await cluster.restart(victim);
+    await eventually(
+      'every breaker sharing again',
+      () =>
+        late.store.shared && BREAKERS.every((n) => seen(n).shared === true) ? true : undefined,
+      20_000,
+    );
+    // One warning for the outage, and one line when it ended (at the next read of every breaker).
+    await eventually('the end of the outage', () => (late.lines.length > 1 ? true : undefined));
+    expect(late.lines.map((line) => line.replace(/\(.*\)|\d+ ms/g, '…'))).toEqual([
+      'warn: Redis is unreachable …: every circuit breaker now decides on its own, and sharing resumes by itself when Redis is back.',
+      'Redis is reachable again after …: circuit breakers share their state again.',
+    ]);
+  } finally {
+    for (const { store, redis } of opened) {
+      await store.close();
+      redis.disconnect();
+    }
+    await cluster.restart(victim);
+  }
+}
 
 /** Kills a master holding `neither` the change log nor the registry, or the one holding the change log (`log`). */
 async function killOne(prefix: string, holding: 'neither' | 'log'): Promise<void> {
@@ -111,6 +220,34 @@ async function killOne(prefix: string, holding: 'neither' | 'log'): Promise<void
         const order = s!.store.fleet.force(s!.breakers.get(dead[0]!)!, 'open', { reason: 'drill' });
         await expect(order).rejects.toBeInstanceOf(FleetOrderError);
         expect(live.map((n) => sharedOf(s!, n))).toEqual(live.map(() => true));
+        // Its slot is known down now: each order on it is refused at once, saying so, without a command sent to wait
+        // out operationTimeoutMs for.
+        const client = opened[0]!.redis;
+        const sent = vi.spyOn(client, 'eval');
+        const target = s!.breakers.get(dead[0]!)!;
+        const orders = await Promise.all(
+          [
+            s!.store.fleet.force(target, 'open', { reason: 'drill' }),
+            s!.store.fleet.release(target),
+            s!.store.fleet.reconfigure(target, { openDurationMs: 700 }),
+          ].map((p) =>
+            p.then(
+              () => 'resolved',
+              (error: unknown) => error,
+            ),
+          ),
+        );
+        expect(orders.map((error) => (error as FleetOrderError).message)).toEqual(
+          ['forced open', 'released', 'reconfigured'].map(
+            (what) =>
+              `Circuit breaker "${dead[0]}" is ${what} on this replica only: the other replicas were not told, because the Redis Cluster node that holds this breaker's keys does not answer (its slot is down; the store tries it again at every reconcile). ` +
+              'Give the order again once Redis is reachable (the store logs "Redis is reachable again"); replicas that miss an order are not told later.',
+          ),
+        );
+        expect(orders.every((error) => error instanceof FleetOrderError)).toBe(true);
+        expect(sent).not.toHaveBeenCalled();
+        sent.mockRestore();
+        await s!.store.fleet.release(target).catch(() => undefined);
       }
       // A few reconcile intervals with the node down, failures going on.
       for (let round = 0; round < 6; round++) {
@@ -137,7 +274,10 @@ async function killOne(prefix: string, holding: 'neither' | 'log'): Promise<void
             : undefined,
         20_000,
       );
-      // One warning per store for the outage, and one line when it ended.
+      // One warning per store for the outage, and one line when it ended (at the next read of every breaker).
+      await eventually('the end of the outage in both stores', () =>
+        stores.every((s) => s.lines.length > 1) ? true : undefined,
+      );
       for (const s of stores)
         expect(s.lines.map((line) => line.replace(/\(.*\)|\d+ ms/g, '…'))).toEqual([
           'warn: Redis is unreachable …: every circuit breaker now decides on its own, and sharing resumes by itself when Redis is back.',
