@@ -37,7 +37,10 @@ export interface OptionRule<F, G> {
   readonly required?: boolean;
   /** A value taken as it is, without the check, and what it becomes (`timeoutMs: false`: no deadline). */
   readonly literal?: { readonly value: unknown; readonly becomes: unknown };
-  /** Whether the rule applies at all (`perKey.*` only with `perKey`); when not, its field stays `undefined`. */
+  /**
+   * Whether the rule applies at all (`window.size` only to a count window); when not, its field stays
+   * `undefined`. An option of an object not given needs none: it takes its default, and is not required.
+   */
   readonly when?: (given: G) => boolean;
 }
 
@@ -176,10 +179,15 @@ export function applyOptionRules<F, G extends object>(
   const values = table.blank.slice();
   const fields = new table.View(values) as unknown as F;
   const entries = table.entries;
+  // Entries of one object follow each other: the object is read once for them.
+  let section: string | undefined = '';
+  let owner: unknown;
+  let present = false;
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i]!;
     if (entry.shape !== undefined) {
       copyShape(check, entry.path, entry.shape, given as Record<string, unknown>);
+      section = '';
       continue;
     }
     if (entry.slot === -1) {
@@ -187,9 +195,11 @@ export function applyOptionRules<F, G extends object>(
       continue;
     }
     if (entry.when !== undefined && !entry.when(given)) continue;
-    const owner =
-      entry.section === undefined ? given : (given as Record<string, unknown>)[entry.section];
-    const present = typeof owner === 'object' && owner !== null;
+    if (entry.section !== section) {
+      section = entry.section;
+      owner = section === undefined ? given : (given as Record<string, unknown>)[section];
+      present = typeof owner === 'object' && owner !== null;
+    }
     const value = present ? (owner as Record<string, unknown>)[entry.key] : undefined;
     if (value !== undefined) {
       values[entry.slot] =

@@ -58,8 +58,6 @@ type Entry = TableEntry<BreakerFields, BreakerOptions>;
 
 const countWindow = (given: BreakerOptions) => given.window?.type !== 'time';
 const timeWindow = (given: BreakerOptions) => given.window?.type === 'time';
-const withPerKey = (given: BreakerOptions) => given.perKey !== undefined;
-const withAggregate = (given: BreakerOptions) => given.aggregate !== undefined;
 const AT_LEAST_ONE = integerFrom(1);
 const ANY_DURATION = durationFrom(0);
 const FACTOR = numberIn({ min: 1, max: Number.MAX_VALUE }, 'a finite number >= 1');
@@ -258,16 +256,14 @@ const FAMILY_RULES: readonly Entry[] = [
     field: 'perKeyMaxKeys',
     check: AT_LEAST_ONE,
     default: BREAKER_DEFAULTS.maxKeys,
-    when: withPerKey,
   },
-  { option: 'perKey.idleMs', field: 'perKeyIdleMs', check: POSITIVE_DURATION, when: withPerKey },
+  { option: 'perKey.idleMs', field: 'perKeyIdleMs', check: POSITIVE_DURATION },
   // Room for the bounded form of a long key: its two marks, its hash and some of its start.
   {
     option: 'perKey.maxKeyLength',
     field: 'perKeyMaxKeyLength',
     check: integerFrom(64),
     default: BREAKER_DEFAULTS.maxKeyLength,
-    when: withPerKey,
   },
   {
     option: 'aggregate',
@@ -279,14 +275,12 @@ const FAMILY_RULES: readonly Entry[] = [
     field: 'aggregateOpenWhenOpenRatio',
     check: RATIO,
     required: true,
-    when: withAggregate,
   },
   {
     option: 'aggregate.minKeys',
     field: 'aggregateMinKeys',
     check: AT_LEAST_ONE,
     default: BREAKER_DEFAULTS.aggregateMinKeys,
-    when: withAggregate,
   },
   // A number of replicas, or 'auto' (the store counts the replicas that report).
   {
@@ -295,7 +289,6 @@ const FAMILY_RULES: readonly Entry[] = [
     check: numberIn({ min: 1, integer: true }, "an integer >= 1 or 'auto'"),
     default: BREAKER_DEFAULTS.shareQuorum,
     literal: { value: 'auto', becomes: 'auto' },
-    when: (given) => typeof given.share === 'object',
   },
 ];
 

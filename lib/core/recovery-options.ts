@@ -64,9 +64,6 @@ export interface RecoveryFields {
   activeProbeOnSuccess: 'half-open' | 'closed';
 }
 
-const withBulkhead = (given: RecoveryGiven) => given.bulkhead !== undefined;
-const withRampUp = (given: RecoveryGiven) => given.rampUp !== undefined;
-const withProbe = (given: RecoveryGiven) => given.probe !== undefined;
 const TIMER = timerDuration(MAX_TIMER_MS);
 
 /**
@@ -80,21 +77,18 @@ export const RECOVERY_RULES: readonly TableEntry<RecoveryFields, RecoveryGiven>[
     field: 'bulkheadMaxConcurrent',
     check: integerFrom(1),
     required: true,
-    when: withBulkhead,
   },
   {
     option: 'bulkhead.maxQueue',
     field: 'bulkheadMaxQueue',
     check: integerFrom(0),
     default: 0,
-    when: withBulkhead,
   },
   {
     option: 'bulkhead.queueTimeoutMs',
     field: 'bulkheadQueueTimeoutMs',
     check: TIMER,
     derive: (fields) => fields.timeoutMs ?? DEFAULT_QUEUE_TIMEOUT_MS,
-    when: withBulkhead,
   },
   {
     option: 'bulkhead.queueTimeoutMs',
@@ -115,21 +109,18 @@ export const RECOVERY_RULES: readonly TableEntry<RecoveryFields, RecoveryGiven>[
     field: 'rampUpDurationMs',
     check: POSITIVE_DURATION,
     required: true,
-    when: withRampUp,
   },
   {
     option: 'rampUp.initialRatio',
     field: 'rampUpInitialRatio',
     check: RATIO,
     default: DEFAULT_INITIAL_RATIO,
-    when: withRampUp,
   },
   {
     option: 'probe.fn',
     field: 'activeProbeFn',
     check: aFunction('a function returning the health check (a Promise)'),
     required: true,
-    when: withProbe,
   },
   // A timer cannot wait longer; and at least a millisecond, or one probe would follow another without end.
   {
@@ -140,14 +131,12 @@ export const RECOVERY_RULES: readonly TableEntry<RecoveryFields, RecoveryGiven>[
       `a number of milliseconds in [1, ${MAX_TIMER_MS}]`,
     ),
     required: true,
-    when: withProbe,
   },
   {
     option: 'probe.timeoutMs',
     field: 'activeProbeTimeoutMs',
     check: TIMER,
     derive: (fields) => fields.activeProbeIntervalMs,
-    when: withProbe,
   },
   {
     option: 'probe.timeoutMs',
@@ -166,7 +155,6 @@ export const RECOVERY_RULES: readonly TableEntry<RecoveryFields, RecoveryGiven>[
     field: 'activeProbeOnSuccess',
     check: oneOf(['half-open', 'closed']),
     default: 'half-open',
-    when: withProbe,
   },
 ];
 

@@ -103,7 +103,6 @@ const DELAY = numberIn(
   { min: 0, max: MAX_TIMER_MS },
   `a number of milliseconds in [0, ${MAX_TIMER_MS}]`,
 );
-const withBudget = (given: RetryGiven) => given.budget !== false;
 
 /** Retry's options, in the order they are checked; every message names them as `retry.<option>`. */
 const RETRY_TABLE = optionTable<RetryFields, RetryGiven>('retry.', [
@@ -162,14 +161,12 @@ const RETRY_TABLE = optionTable<RetryFields, RetryGiven>('retry.', [
     field: 'budgetRatio',
     check: UNIT,
     default: RETRY_DEFAULTS.budgetRatio,
-    when: withBudget,
   },
   {
     option: 'budget.minPerSecond',
     field: 'budgetMinPerSecond',
     check: numberIn({ min: 0, max: 1_000_000 }, 'a number in [0, 1000000]'),
     default: RETRY_DEFAULTS.budgetMinPerSecond,
-    when: withBudget,
   },
   {
     option: 'maxRetryAfterMs',
