@@ -86,7 +86,7 @@ describe('shared configs', () => {
       expect.objectContaining({ name: 'BreakerConfigError', option: 'halfOpen.maxProbes' }),
     );
     const dated = { timeoutMs: 1_000, halfOpen: new Date(0) } as unknown as BreakerOptions;
-    new Breaker('plain', { timeoutMs: 1_000, halfOpen: {} });
+    expect(new Breaker('plain', { timeoutMs: 1_000, halfOpen: {} }).config.maxProbes).toBe(1);
     expect(() => new Breaker('dated', dated)).toThrow(
       expect.objectContaining({ name: 'BreakerConfigError', option: 'halfOpen' }),
     );
