@@ -30,7 +30,11 @@ async function casesOf(dist, label) {
   const { Breaker } = await import(url('core/index.js'));
   const { configFor } = await import(url('core/config-cache.js'));
   const { resolveBreakerOptions } = await import(url('core/resolve-options.js'));
-  const family = { breaker: new Breaker('family', { perKey: { maxKeys: 1e9 } }), next: 0 };
+  const family = {
+    breaker: new Breaker('family', { perKey: { maxKeys: 1e9 } }),
+    next: 0,
+    opened: 0,
+  };
   const renew = () => {
     // A family grown to millions of keys would measure its map, not creation.
     if (family.next > 100_000) {
@@ -44,6 +48,9 @@ async function casesOf(dist, label) {
       [`${label}: new Breaker(name)`]: () => new Breaker('svc'),
       [`${label}: new Breaker(name, same options)`]: () => new Breaker('svc', OPTIONS),
       [`${label}: new Breaker(name, new literal)`]: () => new Breaker('svc', fresh()),
+      // Each literal says something new: nothing to share, the options are resolved.
+      [`${label}: new Breaker(name, new content)`]: () =>
+        new Breaker('svc', { failureRateThreshold: 0.5, openDurationMs: ++family.opened }),
       [`${label}: family.forKey(new key)`]: () => family.breaker.forKey(`k${family.next++}`),
       [`${label}: resolveBreakerOptions(new literal)`]: () => resolveBreakerOptions('svc', fresh()),
       [`${label}: configFor(new literal)`]: () => configFor('svc', fresh()),
