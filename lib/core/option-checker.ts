@@ -80,15 +80,23 @@ export class OptionChecker {
     expected = 'an object',
     optional = true,
   ): Record<string, unknown> {
-    const at = (key: string) => (option === '' ? key : `${option}.${key}`);
     const self = option === '' ? 'options' : option;
     if (!this.isPlainObject(self, value)) this.invalid(self, value, expected, optional);
     const copy: Record<string, unknown> = {};
     for (const key of this.ownKeys(self, value)) {
-      if (typeof key === 'symbol' || !known.includes(key))
+      if (typeof key === 'symbol' || !known.includes(key)) {
+        const at = (name: string) => (option === '' ? name : `${option}.${name}`);
         this.unknown(at(typeof key === 'symbol' ? `[${key.toString()}]` : key), known.map(at));
-      const read = this.read(value, key as string, at(key as string));
-      if (read !== undefined) copy[key as string] = read;
+      }
+      let read: unknown;
+      try {
+        read = (value as Record<string, unknown>)[key];
+      } catch (error) {
+        // As read() reports it; the path is made only for an error.
+        const path = option === '' ? key : `${option}.${key}`;
+        throw this.error(optionMessages.unreadable(this.subject, this.pathOf(path), error), path);
+      }
+      if (read !== undefined) copy[key] = read;
     }
     return copy;
   }
@@ -207,9 +215,11 @@ export class OptionChecker {
   /** The enumerable own keys, symbols included (a symbol key names no option: it must not pass unnoticed). */
   private ownKeys(option: string, value: object): (string | symbol)[] {
     try {
-      return Reflect.ownKeys(value).filter((key) =>
-        Object.prototype.propertyIsEnumerable.call(value, key),
-      );
+      // Reflect.ownKeys()'s order (strings, then symbols), without its cost for the usual case: no symbol.
+      const keys: (string | symbol)[] = Object.keys(value);
+      for (const symbol of Object.getOwnPropertySymbols(value))
+        if (propertyIsEnumerable.call(value, symbol)) keys.push(symbol);
+      return keys;
     } catch (error) {
       throw this.error(optionMessages.unreadable(this.subject, this.pathOf(option), error), option);
     }
@@ -228,6 +238,8 @@ export class OptionChecker {
     }
   }
 }
+
+const { propertyIsEnumerable } = Object.prototype;
 
 /** `.name`, or `["a.b"]` for a key that would read as a path. @internal */
 export function pathKey(key: string): string {

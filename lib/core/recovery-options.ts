@@ -1,6 +1,16 @@
 import type { OptionChecker } from './option-checker.js';
 import { breakerOptionMessages } from './breaker-options.messages.js';
-import { integer, MAX_TIMER_MS, optionalDuration, or } from './option-values.js';
+import {
+  aFunction,
+  integerFrom,
+  MAX_TIMER_MS,
+  numberIn,
+  oneOf,
+  POSITIVE_DURATION,
+  RATIO,
+  timerDuration,
+} from './option-values.js';
+import { type TableEntry } from './option-rules.js';
 import type {
   RecoveryProbeOptions,
   ResolvedRecoveryOptions,
@@ -33,109 +43,150 @@ export function copyRecoveryOptions(check: OptionChecker, copy: Record<string, u
   }
 }
 
-/** @internal Checks the recovery options; `timeoutMs` is the breaker's deadline (`undefined` when off). */
-export function resolveRecoveryOptions(
-  check: OptionChecker,
-  options: { bulkhead?: unknown; rampUp?: unknown; probe?: unknown },
-  timeoutMs: number | undefined,
-): ResolvedRecoveryOptions {
-  const bulkhead = resolveBulkhead(
-    check,
-    options.bulkhead as Record<string, unknown> | undefined,
-    timeoutMs,
-  );
-  const rampUp = resolveRampUp(check, options.rampUp as Record<string, unknown> | undefined);
-  const probe = resolveProbe(check, options.probe as Record<string, unknown> | undefined);
-  const guarded = bulkhead !== undefined || rampUp !== undefined || probe !== undefined;
-  return { guarded, bulkhead, rampUp, probe };
+/** @internal The recovery options as given, after their shape checks. */
+export interface RecoveryGiven {
+  readonly bulkhead?: unknown;
+  readonly rampUp?: unknown;
+  readonly probe?: unknown;
 }
 
-function resolveBulkhead(
-  check: OptionChecker,
-  given: Record<string, unknown> | undefined,
-  timeoutMs: number | undefined,
-): ResolvedRecoveryOptions['bulkhead'] {
-  if (given === undefined) return undefined;
-  const maxConcurrent = check.number(
-    'bulkhead.maxConcurrent',
-    given.maxConcurrent,
-    { min: 1, integer: true },
-    'an integer >= 1',
-    false,
-  );
-  const maxQueue = integer(check, 'bulkhead.maxQueue', or(given.maxQueue, 0), 0);
-  const queueTimeoutMs =
-    optionalDuration(check, 'bulkhead.queueTimeoutMs', given.queueTimeoutMs, MAX_TIMER_MS) ??
-    timeoutMs ??
-    DEFAULT_QUEUE_TIMEOUT_MS;
-  if (timeoutMs !== undefined && queueTimeoutMs > timeoutMs)
-    check.fail(
-      'bulkhead.queueTimeoutMs',
+/** @internal The fields the recovery rules resolve, and the breaker's deadline they read. */
+export interface RecoveryFields {
+  timeoutMs: number | undefined;
+  bulkheadMaxConcurrent: number;
+  bulkheadMaxQueue: number;
+  bulkheadQueueTimeoutMs: number;
+  rampUpDurationMs: number;
+  rampUpInitialRatio: number;
+  activeProbeFn: RecoveryProbeOptions['fn'];
+  activeProbeIntervalMs: number;
+  activeProbeTimeoutMs: number;
+  activeProbeOnSuccess: 'half-open' | 'closed';
+}
+
+const TIMER = timerDuration(MAX_TIMER_MS);
+
+/**
+ * The recovery options' rules, after the breaker's (they read its `timeoutMs`).
+ *
+ * @internal
+ */
+export const RECOVERY_RULES: readonly TableEntry<RecoveryFields, RecoveryGiven>[] = [
+  {
+    option: 'bulkhead.maxConcurrent',
+    field: 'bulkheadMaxConcurrent',
+    check: integerFrom(1),
+    required: true,
+  },
+  {
+    option: 'bulkhead.maxQueue',
+    field: 'bulkheadMaxQueue',
+    check: integerFrom(0),
+    default: 0,
+  },
+  {
+    option: 'bulkhead.queueTimeoutMs',
+    field: 'bulkheadQueueTimeoutMs',
+    check: TIMER,
+    derive: (fields) => fields.timeoutMs ?? DEFAULT_QUEUE_TIMEOUT_MS,
+  },
+  {
+    option: 'bulkhead.queueTimeoutMs',
+    conflicts: (fields, given) =>
+      given.bulkhead !== undefined &&
+      fields.timeoutMs !== undefined &&
+      fields.bulkheadQueueTimeoutMs > fields.timeoutMs,
+    message: (check, fields) =>
       breakerOptionMessages.queueOverDeadline(
         check.pathOf('bulkhead.queueTimeoutMs'),
-        queueTimeoutMs,
+        fields.bulkheadQueueTimeoutMs,
         check.pathOf('timeoutMs'),
-        timeoutMs,
+        fields.timeoutMs!,
       ),
-    );
-  return Object.freeze({ maxConcurrent, maxQueue, queueTimeoutMs });
-}
-
-function resolveRampUp(
-  check: OptionChecker,
-  given: Record<string, unknown> | undefined,
-): ResolvedRecoveryOptions['rampUp'] {
-  if (given === undefined) return undefined;
-  const durationMs = check.number(
-    'rampUp.durationMs',
-    given.durationMs,
-    { min: 0, minExclusive: true },
-    'a positive, finite number of milliseconds',
-    false,
-  );
-  const initialRatio = check.number(
-    'rampUp.initialRatio',
-    or(given.initialRatio, DEFAULT_INITIAL_RATIO),
-    { min: 0, minExclusive: true, max: 1 },
-    'a number in (0, 1]',
-  );
-  return Object.freeze({ durationMs, initialRatio });
-}
-
-function resolveProbe(
-  check: OptionChecker,
-  given: Record<string, unknown> | undefined,
-): ResolvedRecoveryOptions['probe'] {
-  if (given === undefined) return undefined;
-  const fn = check.func<RecoveryProbeOptions['fn']>(
-    'probe.fn',
-    given.fn,
-    'a function returning the health check (a Promise)',
-    false,
-  );
+  },
+  {
+    option: 'rampUp.durationMs',
+    field: 'rampUpDurationMs',
+    check: POSITIVE_DURATION,
+    required: true,
+  },
+  {
+    option: 'rampUp.initialRatio',
+    field: 'rampUpInitialRatio',
+    check: RATIO,
+    default: DEFAULT_INITIAL_RATIO,
+  },
+  {
+    option: 'probe.fn',
+    field: 'activeProbeFn',
+    check: aFunction('a function returning the health check (a Promise)'),
+    required: true,
+  },
   // A timer cannot wait longer; and at least a millisecond, or one probe would follow another without end.
-  const intervalMs = check.number(
-    'probe.intervalMs',
-    given.intervalMs,
-    { min: 1, max: MAX_TIMER_MS },
-    `a number of milliseconds in [1, ${MAX_TIMER_MS}]`,
-    false,
-  );
-  const timeoutMs =
-    optionalDuration(check, 'probe.timeoutMs', given.timeoutMs, MAX_TIMER_MS) ?? intervalMs;
-  if (timeoutMs > intervalMs)
-    check.fail(
-      'probe.timeoutMs',
+  {
+    option: 'probe.intervalMs',
+    field: 'activeProbeIntervalMs',
+    check: numberIn(
+      { min: 1, max: MAX_TIMER_MS },
+      `a number of milliseconds in [1, ${MAX_TIMER_MS}]`,
+    ),
+    required: true,
+  },
+  {
+    option: 'probe.timeoutMs',
+    field: 'activeProbeTimeoutMs',
+    check: TIMER,
+    derive: (fields) => fields.activeProbeIntervalMs,
+  },
+  {
+    option: 'probe.timeoutMs',
+    conflicts: (fields, given) =>
+      given.probe !== undefined && fields.activeProbeTimeoutMs > fields.activeProbeIntervalMs,
+    message: (check, fields) =>
       breakerOptionMessages.probeTimeoutOverInterval(
         check.pathOf('probe.timeoutMs'),
-        timeoutMs,
+        fields.activeProbeTimeoutMs,
         check.pathOf('probe.intervalMs'),
-        intervalMs,
+        fields.activeProbeIntervalMs,
       ),
-    );
-  const onSuccess = check.oneOf('probe.onSuccess', or(given.onSuccess, 'half-open'), [
-    'half-open',
-    'closed',
-  ] as const);
-  return Object.freeze({ fn, intervalMs, timeoutMs, onSuccess });
+  },
+  {
+    option: 'probe.onSuccess',
+    field: 'activeProbeOnSuccess',
+    check: oneOf(['half-open', 'closed']),
+    default: 'half-open',
+  },
+];
+
+/** @internal The recovery options resolved, from their fields. */
+export function recoveryOptionsOf(
+  fields: RecoveryFields,
+  given: RecoveryGiven,
+): ResolvedRecoveryOptions {
+  const bulkhead =
+    given.bulkhead === undefined
+      ? undefined
+      : Object.freeze({
+          maxConcurrent: fields.bulkheadMaxConcurrent,
+          maxQueue: fields.bulkheadMaxQueue,
+          queueTimeoutMs: fields.bulkheadQueueTimeoutMs,
+        });
+  const rampUp =
+    given.rampUp === undefined
+      ? undefined
+      : Object.freeze({
+          durationMs: fields.rampUpDurationMs,
+          initialRatio: fields.rampUpInitialRatio,
+        });
+  const probe =
+    given.probe === undefined
+      ? undefined
+      : Object.freeze({
+          fn: fields.activeProbeFn,
+          intervalMs: fields.activeProbeIntervalMs,
+          timeoutMs: fields.activeProbeTimeoutMs,
+          onSuccess: fields.activeProbeOnSuccess,
+        });
+  const guarded = bulkhead !== undefined || rampUp !== undefined || probe !== undefined;
+  return { guarded, bulkhead, rampUp, probe };
 }

@@ -1,20 +1,10 @@
 import { BREAKER_DEFAULTS, type BreakerOptions, type WindowOptions } from './breaker-options.js';
 import { BreakerConfigError } from './breaker.errors.js';
-import type { ErrorClassifier, ResultClassifier } from './classify.js';
-import { breakerOptionMessages } from './breaker-options.messages.js';
 import { OptionChecker } from './option-checker.js';
-import {
-  duration,
-  integer,
-  MAX_TIMER_MS,
-  optionalDuration,
-  or,
-  quorumOf,
-  ratio,
-  resolveWindow,
-} from './option-values.js';
+import { applyOptionRules } from './option-rules.js';
+import { BREAKER_TABLE, type BreakerFields } from './options-table.js';
 import type { ResolvedBreakerOptions } from './resolved-breaker-options.interface.js';
-import { copyRecoveryOptions, RECOVERY_KEYS, resolveRecoveryOptions } from './recovery-options.js';
+import { copyRecoveryOptions, RECOVERY_KEYS, recoveryOptionsOf } from './recovery-options.js';
 
 export type { ResolvedBreakerOptions } from './resolved-breaker-options.interface.js';
 
@@ -72,6 +62,22 @@ export function breakerOptionChecker(
 }
 
 /**
+ * The objects of a breaker's options, in the order their shapes are checked:
+ * the option, its known keys, what it must be, and the values taken as they
+ * are (false turns overload handling off; a boolean share says whether to
+ * share, with the default quorum).
+ */
+const SECTIONS: readonly (readonly [keyof BreakerOptions, readonly string[], string, unknown[]])[] =
+  [
+    ['backoff', BACKOFF_KEYS, 'an object', []],
+    ['halfOpen', HALF_OPEN_KEYS, 'an object', []],
+    ['perKey', ['maxKeys', 'idleMs', 'maxKeyLength'], 'an object', []],
+    ['aggregate', ['openWhenOpenRatio', 'minKeys'], 'an object', []],
+    ['overload', ['k'], 'an object { k? } or false', [false]],
+    ['share', ['quorum'], 'true, false or { quorum }', [true, false]],
+  ];
+
+/**
  * A breaker's options as plain data, after the checks of their shape (plain
  * objects, known keys, readable values): what layers that merge options
  * (module defaults) work on. Keys given as `undefined` are left out, so that
@@ -82,18 +88,11 @@ export function breakerOptionChecker(
 export function copyBreakerOptions(check: OptionChecker, options: unknown): BreakerOptions {
   const copy = check.record('', options, TOP_LEVEL_KEYS);
   if (copy.window !== undefined) copy.window = copyWindow(check, copy.window);
-  for (const [key, known] of [
-    ['backoff', BACKOFF_KEYS],
-    ['halfOpen', HALF_OPEN_KEYS],
-    ['perKey', ['maxKeys', 'idleMs', 'maxKeyLength']],
-    ['aggregate', ['openWhenOpenRatio', 'minKeys']],
-  ] as const) {
-    if (copy[key] !== undefined) copy[key] = check.record(key, copy[key], known);
+  for (const [key, known, expected, asIs] of SECTIONS) {
+    const value = copy[key];
+    if (value !== undefined && !asIs.includes(value))
+      copy[key] = check.record(key, value, known, expected);
   }
-  if (copy.overload !== undefined && copy.overload !== false)
-    copy.overload = check.record('overload', copy.overload, ['k'], 'an object { k? } or false');
-  if (copy.share !== undefined && typeof copy.share !== 'boolean')
-    copy.share = check.record('share', copy.share, ['quorum'], 'true, false or { quorum }');
   copyRecoveryOptions(check, copy);
   return copy as BreakerOptions;
 }
@@ -129,264 +128,83 @@ export function resolveBreakerOptions(
   given: unknown = {},
   source?: BreakerOptionsSource,
 ): ResolvedBreakerOptions {
-  const check = breakerOptionChecker(name, source);
-  const options = copyBreakerOptions(check, given);
+  return resolveCopied(breakerOptionChecker(name, source), given).config;
+}
 
-  const window = resolveWindow(check, options.window);
+/**
+ * `resolveBreakerOptions()`, with the plain copy of the options it resolved
+ * (what a cache compares a later options object with). @internal
+ */
+export function resolveCopied(
+  check: OptionChecker,
+  given: unknown = {},
+): { copy: BreakerOptions; config: ResolvedBreakerOptions } {
+  const copy = copyBreakerOptions(check, given);
+  const fields = applyOptionRules(check, BREAKER_TABLE, copy);
+  return { copy, config: assemble(fields, copy) };
+}
+
+/** The resolved options, from the fields the table resolved. */
+function assemble(fields: BreakerFields, given: BreakerOptions): ResolvedBreakerOptions {
   const rateRuleExplicit =
-    options.window !== undefined ||
-    options.failureRateThreshold !== undefined ||
-    options.minimumThroughput !== undefined;
-  const consecutiveFailures =
-    options.consecutiveFailures === undefined
-      ? undefined
-      : integer(check, 'consecutiveFailures', options.consecutiveFailures, 1);
-  const failureRateThreshold = ratio(
-    check,
-    'failureRateThreshold',
-    or(options.failureRateThreshold, BREAKER_DEFAULTS.failureRateThreshold),
-  );
-  // The default never asks a small count window for more calls than it can hold.
-  const defaultThroughput =
-    window.type === 'count'
-      ? Math.min(BREAKER_DEFAULTS.minimumThroughput, window.size)
-      : BREAKER_DEFAULTS.minimumThroughput;
-  const minimumThroughput = integer(
-    check,
-    'minimumThroughput',
-    or(options.minimumThroughput, defaultThroughput),
-    1,
-  );
-  if (window.type === 'count' && minimumThroughput > window.size) {
-    check.fail(
-      'minimumThroughput',
-      breakerOptionMessages.throughputOverWindow(
-        check.pathOf('minimumThroughput'),
-        minimumThroughput,
-        check.pathOf('window.size'),
-        window.size,
-      ),
-    );
-  }
-
-  const slowCallDurationMs = optionalDuration(
-    check,
-    'slowCallDurationMs',
-    options.slowCallDurationMs,
-  );
-  let slowCallRateThreshold: number | undefined;
-  if (options.slowCallRateThreshold !== undefined) {
-    if (slowCallDurationMs === undefined) {
-      check.fail(
-        'slowCallRateThreshold',
-        breakerOptionMessages.slowRateWithoutDuration(
-          check.pathOf('slowCallRateThreshold'),
-          check.pathOf('slowCallDurationMs'),
-        ),
-      );
-    }
-    slowCallRateThreshold = ratio(check, 'slowCallRateThreshold', options.slowCallRateThreshold);
-  } else if (slowCallDurationMs !== undefined) {
-    slowCallRateThreshold = BREAKER_DEFAULTS.slowCallRateThreshold;
-  }
-
-  // The default deadline applies unless turned off with false: a hang must count as a failure.
-  const timeoutMs =
-    options.timeoutMs === false
-      ? undefined
-      : check.number(
-          'timeoutMs',
-          or(options.timeoutMs, BREAKER_DEFAULTS.timeoutMs),
-          { min: 0, minExclusive: true, max: MAX_TIMER_MS },
-          `a positive number of milliseconds up to ${MAX_TIMER_MS}, or false for no deadline`,
-        );
-  const openDurationMs = duration(
-    check,
-    'openDurationMs',
-    or(options.openDurationMs, BREAKER_DEFAULTS.openDurationMs),
-    0,
-  );
-
-  const backoff = or(options.backoff, {});
-  const backoffMultiplier = check.number(
-    'backoff.multiplier',
-    or(backoff.multiplier, 1),
-    { min: 1, max: Number.MAX_VALUE },
-    'a finite number >= 1',
-  );
-  const backoffMaxMs =
-    backoff.maxMs === undefined ? Infinity : duration(check, 'backoff.maxMs', backoff.maxMs, 0);
-  if (backoffMaxMs < openDurationMs) {
-    check.fail(
-      'backoff.maxMs',
-      breakerOptionMessages.backoffCapBelowOpen(
-        check.pathOf('backoff.maxMs'),
-        backoffMaxMs,
-        check.pathOf('openDurationMs'),
-        openDurationMs,
-      ),
-    );
-  }
-
-  const jitter = check.number(
-    'jitter',
-    or(options.jitter, BREAKER_DEFAULTS.jitter),
-    { min: 0, max: 1 },
-    'a number in [0, 1]',
-  );
-  const maxRetryAfterMs = duration(
-    check,
-    'maxRetryAfterMs',
-    or(options.maxRetryAfterMs, BREAKER_DEFAULTS.maxRetryAfterMs),
-    0,
-  );
-
-  const halfOpen = or(options.halfOpen, {});
-  const maxProbes = integer(
-    check,
-    'halfOpen.maxProbes',
-    or(halfOpen.maxProbes, BREAKER_DEFAULTS.maxProbes),
-    1,
-  );
-  const maxConcurrentProbes = integer(
-    check,
-    'halfOpen.maxConcurrent',
-    or(halfOpen.maxConcurrent, Math.min(BREAKER_DEFAULTS.maxConcurrentProbes, maxProbes)),
-    1,
-  );
-  if (maxConcurrentProbes > maxProbes) {
-    check.fail(
-      'halfOpen.maxConcurrent',
-      breakerOptionMessages.concurrentOverProbes(
-        check.pathOf('halfOpen.maxConcurrent'),
-        maxConcurrentProbes,
-        check.pathOf('halfOpen.maxProbes'),
-        maxProbes,
-      ),
-    );
-  }
-  const successesToClose = integer(
-    check,
-    'halfOpen.successesToClose',
-    or(halfOpen.successesToClose, maxProbes),
-    1,
-  );
-  if (successesToClose > maxProbes) {
-    check.fail(
-      'halfOpen.successesToClose',
-      breakerOptionMessages.successesOverProbes(
-        check.pathOf('halfOpen.successesToClose'),
-        successesToClose,
-        check.pathOf('halfOpen.maxProbes'),
-        maxProbes,
-      ),
-    );
-  }
-  const probeTimeoutMs =
-    optionalDuration(check, 'halfOpen.probeTimeoutMs', halfOpen.probeTimeoutMs, MAX_TIMER_MS) ??
-    timeoutMs;
-  // Derived from a sub-millisecond deadline, the default would be refused for an option nobody set.
-  const probeMaxWaitMs =
-    halfOpen.maxWaitMs === undefined
-      ? Math.max(1, probeTimeoutMs ?? BREAKER_DEFAULTS.probeMaxWaitMs)
-      : duration(check, 'halfOpen.maxWaitMs', halfOpen.maxWaitMs, 1);
-
-  let overloadK = 0;
-  if (options.overload !== false) {
-    const overload = or(options.overload, {});
-    overloadK = check.number(
-      'overload.k',
-      or(overload.k, BREAKER_DEFAULTS.overloadK),
-      { min: 1, max: Number.MAX_VALUE },
-      'a finite number >= 1 (or overload: false)',
-    );
-  }
-
-  const classify =
-    options.classify === undefined
-      ? undefined
-      : check.func<ErrorClassifier>('classify', options.classify);
-  const classifyResult =
-    options.classifyResult === undefined
-      ? undefined
-      : check.func<ResultClassifier>('classifyResult', options.classifyResult);
-
-  let perKey: ResolvedBreakerOptions['perKey'];
-  if (options.perKey !== undefined) {
-    perKey = Object.freeze({
-      maxKeys: integer(
-        check,
-        'perKey.maxKeys',
-        or(options.perKey.maxKeys, BREAKER_DEFAULTS.maxKeys),
-        1,
-      ),
-      idleMs: optionalDuration(check, 'perKey.idleMs', options.perKey.idleMs),
-      // Room for the bounded form of a long key: its two marks, its hash and some of its start.
-      maxKeyLength: integer(
-        check,
-        'perKey.maxKeyLength',
-        or(options.perKey.maxKeyLength, BREAKER_DEFAULTS.maxKeyLength),
-        64,
-      ),
-    });
-  }
-  let aggregate: ResolvedBreakerOptions['aggregate'];
-  if (options.aggregate !== undefined) {
-    if (perKey === undefined)
-      check.fail(
-        'aggregate',
-        breakerOptionMessages.aggregateWithoutPerKey(check.pathOf('aggregate')),
-      );
-    aggregate = Object.freeze({
-      openWhenOpenRatio: check.number(
-        'aggregate.openWhenOpenRatio',
-        options.aggregate.openWhenOpenRatio,
-        { min: 0, minExclusive: true, max: 1 },
-        'a number in (0, 1]',
-        false,
-      ),
-      minKeys: integer(
-        check,
-        'aggregate.minKeys',
-        or(options.aggregate.minKeys, BREAKER_DEFAULTS.aggregateMinKeys),
-        1,
-      ),
-    });
-  }
-
-  let share: ResolvedBreakerOptions['share'];
-  if (options.share === true) share = Object.freeze({ quorum: BREAKER_DEFAULTS.shareQuorum });
-  else if (options.share === false || options.share === undefined) share = options.share;
-  else
-    share = Object.freeze({
-      quorum: quorumOf(check, or(options.share.quorum, BREAKER_DEFAULTS.shareQuorum)),
-    });
-
+    given.window !== undefined ||
+    given.failureRateThreshold !== undefined ||
+    given.minimumThroughput !== undefined;
+  const recovery = recoveryOptionsOf(fields, given);
   return Object.freeze({
-    window,
-    rateRule: consecutiveFailures === undefined || rateRuleExplicit,
-    failureRateThreshold,
-    minimumThroughput,
-    consecutiveFailures,
-    slowCallDurationMs,
-    slowCallRateThreshold,
-    timeoutMs,
-    openDurationMs,
-    backoffMultiplier,
-    backoffMaxMs,
-    jitter,
-    maxRetryAfterMs,
-    maxProbes,
-    maxConcurrentProbes,
-    successesToClose,
-    probeTimeoutMs,
-    probeMaxWaitMs,
-    overloadK,
-    classify,
-    classifyResult,
-    perKey,
-    aggregate,
-    share,
-    ...resolveRecoveryOptions(check, options, timeoutMs),
+    window: Object.freeze(
+      fields.windowSize === undefined
+        ? { type: 'time', durationMs: fields.windowDurationMs, buckets: fields.windowBuckets }
+        : { type: 'count', size: fields.windowSize },
+    ) as ResolvedBreakerOptions['window'],
+    rateRule: fields.consecutiveFailures === undefined || rateRuleExplicit,
+    failureRateThreshold: fields.failureRateThreshold,
+    minimumThroughput: fields.minimumThroughput,
+    consecutiveFailures: fields.consecutiveFailures,
+    slowCallDurationMs: fields.slowCallDurationMs,
+    slowCallRateThreshold: fields.slowCallRateThreshold,
+    timeoutMs: fields.timeoutMs,
+    openDurationMs: fields.openDurationMs,
+    backoffMultiplier: fields.backoffMultiplier,
+    backoffMaxMs: fields.backoffMaxMs,
+    jitter: fields.jitter,
+    maxRetryAfterMs: fields.maxRetryAfterMs,
+    maxProbes: fields.maxProbes,
+    maxConcurrentProbes: fields.maxConcurrentProbes,
+    successesToClose: fields.successesToClose,
+    probeTimeoutMs: fields.probeTimeoutMs,
+    probeMaxWaitMs: fields.probeMaxWaitMs,
+    overloadK: fields.overloadK,
+    classify: fields.classify,
+    classifyResult: fields.classifyResult,
+    perKey:
+      given.perKey === undefined
+        ? undefined
+        : Object.freeze({
+            maxKeys: fields.perKeyMaxKeys,
+            idleMs: fields.perKeyIdleMs,
+            maxKeyLength: fields.perKeyMaxKeyLength,
+          }),
+    aggregate:
+      given.aggregate === undefined
+        ? undefined
+        : Object.freeze({
+            openWhenOpenRatio: fields.aggregateOpenWhenOpenRatio,
+            minKeys: fields.aggregateMinKeys,
+          }),
+    share: shareOf(given.share, fields.shareQuorum),
+    guarded: recovery.guarded,
+    bulkhead: recovery.bulkhead,
+    rampUp: recovery.rampUp,
+    probe: recovery.probe,
   });
+}
+
+function shareOf(
+  share: BreakerOptions['share'],
+  quorum: number | 'auto',
+): ResolvedBreakerOptions['share'] {
+  if (share === true) return Object.freeze({ quorum: BREAKER_DEFAULTS.shareQuorum });
+  if (share === false || share === undefined) return share;
+  return Object.freeze({ quorum });
 }

@@ -1,6 +1,7 @@
 import { breakerOptionMessages } from '../breaker-options.messages.js';
 import type { OptionChecker } from '../option-checker.js';
-import { MAX_TIMER_MS, or } from '../option-values.js';
+import { applyOptionRules, optionTable } from '../option-rules.js';
+import { MAX_TIMER_MS, numberIn, UNIT } from '../option-values.js';
 
 /**
  * How long to wait before each retry, when the dependency did not say: the
@@ -83,6 +84,98 @@ export const RETRY_DEFAULTS = Object.freeze({
 const MAX_ATTEMPTS = 10;
 const EXPECTED = '{ attempts, backoff?, budget?, maxRetryAfterMs? }';
 
+/** The fields the retry table resolves. */
+interface RetryFields {
+  attempts: number;
+  initialMs: number;
+  maxMs: number;
+  multiplier: number;
+  jitter: number;
+  budgetRatio: number;
+  budgetMinPerSecond: number;
+  maxRetryAfterMs: number;
+}
+interface RetryGiven {
+  readonly budget?: unknown;
+}
+
+const DELAY = numberIn(
+  { min: 0, max: MAX_TIMER_MS },
+  `a number of milliseconds in [0, ${MAX_TIMER_MS}]`,
+);
+
+/** Retry's options, in the order they are checked; every message names them as `retry.<option>`. */
+const RETRY_TABLE = optionTable<RetryFields, RetryGiven>('retry.', [
+  {
+    option: 'attempts',
+    field: 'attempts',
+    check: numberIn(
+      { min: 1, max: MAX_ATTEMPTS, integer: true },
+      `an integer in [1, ${MAX_ATTEMPTS}]`,
+    ),
+    required: true,
+  },
+  {
+    option: 'backoff',
+    known: ['initialMs', 'multiplier', 'maxMs', 'jitter'],
+    expected: 'an object { initialMs?, multiplier?, maxMs?, jitter? }',
+  },
+  {
+    option: 'backoff.initialMs',
+    field: 'initialMs',
+    check: DELAY,
+    default: RETRY_DEFAULTS.initialMs,
+  },
+  {
+    option: 'backoff.maxMs',
+    field: 'maxMs',
+    check: DELAY,
+    derive: (fields) => Math.max(RETRY_DEFAULTS.maxMs, fields.initialMs),
+  },
+  {
+    option: 'backoff.maxMs',
+    conflicts: (fields) => fields.maxMs < fields.initialMs,
+    message: (check, fields) =>
+      breakerOptionMessages.retryCapBelowFirst(
+        check.pathOf('retry.backoff.maxMs'),
+        fields.maxMs,
+        check.pathOf('retry.backoff.initialMs'),
+        fields.initialMs,
+      ),
+  },
+  {
+    option: 'backoff.multiplier',
+    field: 'multiplier',
+    check: numberIn({ min: 1, max: 1_000 }, 'a number in [1, 1000]'),
+    default: RETRY_DEFAULTS.multiplier,
+  },
+  { option: 'backoff.jitter', field: 'jitter', check: UNIT, default: RETRY_DEFAULTS.jitter },
+  {
+    option: 'budget',
+    known: ['ratio', 'minPerSecond'],
+    expected: 'an object { ratio?, minPerSecond? } or false',
+    asIs: [false],
+  },
+  {
+    option: 'budget.ratio',
+    field: 'budgetRatio',
+    check: UNIT,
+    default: RETRY_DEFAULTS.budgetRatio,
+  },
+  {
+    option: 'budget.minPerSecond',
+    field: 'budgetMinPerSecond',
+    check: numberIn({ min: 0, max: 1_000_000 }, 'a number in [0, 1000000]'),
+    default: RETRY_DEFAULTS.budgetMinPerSecond,
+  },
+  {
+    option: 'maxRetryAfterMs',
+    field: 'maxRetryAfterMs',
+    check: DELAY,
+    default: RETRY_DEFAULTS.maxRetryAfterMs,
+  },
+]);
+
 /**
  * Checks retry options; every error names the subject and the option as
  * `<prefix>retry.<option>`. @internal
@@ -95,92 +188,17 @@ export function resolveRetryOptions(check: OptionChecker, given: unknown): Resol
     `an object ${EXPECTED}`,
     false,
   );
-  const attempts = check.number(
-    'retry.attempts',
-    options.attempts,
-    { min: 1, max: MAX_ATTEMPTS, integer: true },
-    `an integer in [1, ${MAX_ATTEMPTS}]`,
-    false,
-  );
-  const backoff =
-    options.backoff === undefined
-      ? {}
-      : check.record(
-          'retry.backoff',
-          options.backoff,
-          ['initialMs', 'multiplier', 'maxMs', 'jitter'],
-          'an object { initialMs?, multiplier?, maxMs?, jitter? }',
-        );
-  const delay = (key: string, value: unknown, fallback: number) =>
-    check.number(
-      `retry.backoff.${key}`,
-      or(value, fallback),
-      { min: 0, max: MAX_TIMER_MS },
-      `a number of milliseconds in [0, ${MAX_TIMER_MS}]`,
-    );
-  const initialMs = delay('initialMs', backoff.initialMs, RETRY_DEFAULTS.initialMs);
-  const maxMs = delay('maxMs', backoff.maxMs, Math.max(RETRY_DEFAULTS.maxMs, initialMs));
-  if (maxMs < initialMs)
-    check.fail(
-      'retry.backoff.maxMs',
-      breakerOptionMessages.retryCapBelowFirst(
-        check.pathOf('retry.backoff.maxMs'),
-        maxMs,
-        check.pathOf('retry.backoff.initialMs'),
-        initialMs,
-      ),
-    );
-  const multiplier = check.number(
-    'retry.backoff.multiplier',
-    or(backoff.multiplier, RETRY_DEFAULTS.multiplier),
-    { min: 1, max: 1_000 },
-    'a number in [1, 1000]',
-  );
-  const jitter = check.number(
-    'retry.backoff.jitter',
-    or(backoff.jitter, RETRY_DEFAULTS.jitter),
-    { min: 0, max: 1 },
-    'a number in [0, 1]',
-  );
-  let budget: ResolvedRetryOptions['budget'];
-  if (options.budget !== false) {
-    const ratios =
-      options.budget === undefined
-        ? {}
-        : check.record(
-            'retry.budget',
-            options.budget,
-            ['ratio', 'minPerSecond'],
-            'an object { ratio?, minPerSecond? } or false',
-          );
-    budget = Object.freeze({
-      ratio: check.number(
-        'retry.budget.ratio',
-        or(ratios.ratio, RETRY_DEFAULTS.budgetRatio),
-        { min: 0, max: 1 },
-        'a number in [0, 1]',
-      ),
-      minPerSecond: check.number(
-        'retry.budget.minPerSecond',
-        or(ratios.minPerSecond, RETRY_DEFAULTS.budgetMinPerSecond),
-        { min: 0, max: 1_000_000 },
-        'a number in [0, 1000000]',
-      ),
-    });
-  }
-  const maxRetryAfterMs = check.number(
-    'retry.maxRetryAfterMs',
-    or(options.maxRetryAfterMs, RETRY_DEFAULTS.maxRetryAfterMs),
-    { min: 0, max: MAX_TIMER_MS },
-    `a number of milliseconds in [0, ${MAX_TIMER_MS}]`,
-  );
+  const fields = applyOptionRules(check, RETRY_TABLE, options);
   return Object.freeze({
-    attempts,
-    initialMs,
-    multiplier,
-    maxMs,
-    jitter,
-    budget,
-    maxRetryAfterMs,
+    attempts: fields.attempts,
+    initialMs: fields.initialMs,
+    multiplier: fields.multiplier,
+    maxMs: fields.maxMs,
+    jitter: fields.jitter,
+    budget:
+      options.budget === false
+        ? undefined
+        : Object.freeze({ ratio: fields.budgetRatio, minPerSecond: fields.budgetMinPerSecond }),
+    maxRetryAfterMs: fields.maxRetryAfterMs,
   });
 }
