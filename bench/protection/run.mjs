@@ -66,6 +66,24 @@ const plan = [
     runs: [scenarios.overloaded()],
     rows: common,
   },
+  {
+    title:
+      '8. One bad host of five (40% 5xx, +100 ms) for 2 min; a breaker per host, the balancer skips a host whose breaker rejects',
+    runs: [scenarios.badHost()],
+    rows: [
+      peers.none,
+      peers.opossum,
+      peers.cockatielConsecutive,
+      peers.cockatielSampling,
+      ours.oursPerKey,
+    ],
+  },
+  {
+    title:
+      '9. A fleet of 10 replicas (10 calls/s each), the hard outage of 1, outage length swept; a breaker per replica',
+    runs: sweep.map((ms) => scenarios.fleetOutage(ms)),
+    rows: [...common, ours.oursShared],
+  },
 ];
 
 const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length;
