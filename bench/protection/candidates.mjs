@@ -119,13 +119,7 @@ export const CANDIDATES = [
     consecutiveFailures: 10,
     failureRateThreshold: 0.5,
   }),
-  candidate('D', 'D: B + consecutiveFailures 15 beside the rate rule', {
-    openDurationMs: 10_000,
-    timeoutMs: 2_000,
-    consecutiveFailures: 15,
-    failureRateThreshold: 0.5,
-  }),
-  candidate('E', 'E: C + rampUp { durationMs: 5 s } (linear)', {
+  candidate('D', 'D: C + rampUp { durationMs: 5 s } (linear)', {
     openDurationMs: 10_000,
     timeoutMs: 2_000,
     consecutiveFailures: 10,
@@ -133,8 +127,8 @@ export const CANDIDATES = [
     rampUp: { durationMs: 5_000 },
   }),
   candidate(
-    'F',
-    'F: C + adaptive slow start (modelled)',
+    'E',
+    'E: C + adaptive slow start (modelled)',
     {
       openDurationMs: 10_000,
       timeoutMs: 2_000,
@@ -144,8 +138,8 @@ export const CANDIDATES = [
     { ramp: true },
   ),
   candidate(
-    'G',
-    'G: F with the adaptive deadline (modelled) for the 2 s one',
+    'F',
+    'F: E with the adaptive deadline (modelled) for the 2 s one',
     { openDurationMs: 10_000, consecutiveFailures: 10, failureRateThreshold: 0.5 },
     { ramp: true, deadline: true },
   ),
