@@ -32,9 +32,16 @@ function abortError(signal) {
  * A condition: `mode` is `healthy`, `down` (refused at once), `hung` (never
  * answers) or `shedding` (429 + Retry-After past `maxQueue`); `capacity` is
  * the share of the healthy throughput it can serve, `latency` multiplies the
- * service time, `failRate` is the share of served requests answered 5xx.
+ * service time and `addedMs` is added to it, `failRate` is the share of served
+ * requests answered 5xx.
  */
-export const HEALTHY = Object.freeze({ mode: 'healthy', capacity: 1, latency: 1, failRate: 0 });
+export const HEALTHY = Object.freeze({
+  mode: 'healthy',
+  capacity: 1,
+  latency: 1,
+  addedMs: 0,
+  failRate: 0,
+});
 
 export class Dependency {
   constructor(
@@ -67,7 +74,13 @@ export class Dependency {
   /** Whether a request arriving now could be served (the incident's phases are not). */
   get serving() {
     const c = this.condition;
-    return c.mode === 'healthy' && c.failRate === 0 && c.capacity >= 1 && c.latency === 1;
+    return (
+      c.mode === 'healthy' &&
+      c.failRate === 0 &&
+      c.capacity >= 1 &&
+      c.latency === 1 &&
+      c.addedMs === 0
+    );
   }
 
   /** A health endpoint: answers at once unless the dependency is down or hung. */
@@ -134,7 +147,7 @@ export class Dependency {
     const normal = Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * u2);
     const sample = this.serviceMs * Math.exp(0.5 * normal - 0.125);
     const load = 1 + (this.contention * this.busy) / c.slots;
-    const ms = sample * c.scale * c.latency * load;
+    const ms = sample * c.scale * c.latency * load + c.addedMs;
     const fails = c.failRate > 0 && this.random() < c.failRate;
     setTimeout(() => {
       this.busy--;

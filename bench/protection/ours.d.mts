@@ -3,4 +3,7 @@ import type { Implementation } from './simulate.mjs';
 export function oursImplementations(core: {
   Breaker: unknown;
   withRetry: unknown;
-}): Record<'ours' | 'oursRampUp' | 'oursProbe' | 'oursRetry', Implementation>;
+}): Record<
+  'ours' | 'oursRampUp' | 'oursProbe' | 'oursRetry' | 'oursPerKey' | 'oursShared',
+  Implementation
+>;

@@ -1,6 +1,8 @@
 // This package's rows, built from the engine it is given (`dist/core` for the
 // benchmark, `lib/core` for the tests), each breaker on the simulation's clock.
 
+import { FleetCoordinator } from './fleet.mjs';
+
 /** The rows of this package: its defaults, and its recovery options where a scenario names them. */
 export function oursImplementations(core) {
   const { Breaker, withRetry } = core;
@@ -37,5 +39,44 @@ export function oursImplementations(core) {
       name: 'oursRetry',
       retry: true,
     }),
+    // Scenario 8: one family, a child per host (perKey is what makes it a family; the rest is defaults).
+    oursPerKey: {
+      name: 'oursPerKey',
+      label: 'this package, defaults, perKey: {} (a child per host)',
+      make: () => {
+        throw new Error('oursPerKey is for scenarios with several hosts');
+      },
+      makeKeyed: ({ time, random }) => {
+        const family = new Breaker('dependency', { perKey: {} }, { clock: time.clock, random });
+        const children = new Map();
+        const child = (key) => {
+          let breaker = children.get(key);
+          if (breaker === undefined) children.set(key, (breaker = family.forKey(`host-${key}`)));
+          return breaker;
+        };
+        return { call: (fn, key) => child(key).execute(({ signal }) => fn(signal)) };
+      },
+    },
+    // Scenario 9: every replica's breaker shares through a coordinator modelled in virtual time (bench/protection/fleet.mjs).
+    oursShared: {
+      name: 'oursShared',
+      label: 'this package, defaults, shared state (quorum auto: 2 of 10)',
+      make: () => {
+        throw new Error('oursShared is for scenarios with several replicas');
+      },
+      makeKeyed: ({ time, randomFor }, keys) => {
+        const coordinator = new FleetCoordinator();
+        const replicas = Array.from({ length: keys }, (_, k) =>
+          coordinator.join(
+            new Breaker('dependency', undefined, {
+              clock: time.clock,
+              random: randomFor(k),
+              coordinator,
+            }),
+          ),
+        );
+        return { call: (fn, key) => replicas[key].execute(({ signal }) => fn(signal)) };
+      },
+    },
   };
 }

@@ -1,10 +1,13 @@
 // npm run bench:protection [-- --quick] [--seed N]: every scenario through
-// every implementation in virtual time; writes bench/PROTECTION-RESULTS.md.
+// every implementation in virtual time; writes bench/PROTECTION-RESULTS.md
+// (keeping its candidate-defaults section) and a line to the results history.
 
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as core from '../../dist/core/index.js';
+import { CANDIDATES_MARKER } from './candidates.mjs';
 import { chart } from './chart.mjs';
+import { appendProtectionRun } from './history.mjs';
 import { oursImplementations } from './ours.mjs';
 import { peers } from './peers.mjs';
 import { simulate } from './simulate.mjs';
@@ -66,6 +69,24 @@ const plan = [
     runs: [scenarios.overloaded()],
     rows: common,
   },
+  {
+    title:
+      '8. One bad host of five (40% 5xx, +100 ms) for 2 min; a breaker per host, the balancer skips a host whose breaker rejects',
+    runs: [scenarios.badHost()],
+    rows: [
+      peers.none,
+      peers.opossum,
+      peers.cockatielConsecutive,
+      peers.cockatielSampling,
+      ours.oursPerKey,
+    ],
+  },
+  {
+    title:
+      '9. A fleet of 10 replicas (10 calls/s each), the hard outage of 1, outage length swept; a breaker per replica',
+    runs: sweep.map((ms) => scenarios.fleetOutage(ms)),
+    rows: [...common, ours.oursShared],
+  },
 ];
 
 const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length;
@@ -101,6 +122,7 @@ const out = [
 ];
 const header =
   '| implementation | wasted | peak in-flight | waiting (s) | detect (s) | recover (s) | goodput/s (before) | p50 / p99 ms | amplification |\n| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |';
+const history = [];
 const chartsDir = new URL('./charts/', import.meta.url);
 mkdirSync(chartsDir, { recursive: true });
 for (const section of plan) {
@@ -117,7 +139,14 @@ for (const section of plan) {
   for (const implementation of section.rows) {
     const results = [];
     for (const scenario of section.runs) {
-      results.push(await simulate(scenario, implementation, { seed }));
+      const figures = await simulate(scenario, implementation, { seed });
+      results.push(figures);
+      history.push({
+        scenario: section.title.split('.')[0],
+        run: scenario.name,
+        implementation: implementation.name,
+        figures,
+      });
     }
     out.push(row(implementation.label, results));
     drawn.push({ label: implementation.label, series: results[0].series });
@@ -129,6 +158,12 @@ for (const section of plan) {
   );
 }
 out.push('', `Ran in ${((Date.now() - started) / 1000).toFixed(0)} s of wall time.`, '');
+appendProtectionRun('protection', { seed, quick, results: history });
 const file = fileURLToPath(new URL('../PROTECTION-RESULTS.md', import.meta.url));
-writeFileSync(file, out.join('\n'));
+// The candidate defaults (bench/protection/defaults.mjs) are a run of their own: kept.
+const previous = existsSync(file) ? readFileSync(file, 'utf8') : '';
+const kept = previous.includes(CANDIDATES_MARKER)
+  ? previous.slice(previous.indexOf(CANDIDATES_MARKER))
+  : '';
+writeFileSync(file, out.join('\n') + (kept === '' ? '' : `\n${kept}`));
 process.stdout.write(`\nwrote ${file}\n`);

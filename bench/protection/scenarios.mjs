@@ -90,6 +90,41 @@ export function overloaded(lengthMs = 60_000, afterMs = 30_000) {
   );
 }
 
+/**
+ * Scenario 8 (Buoyant's failure-accrual demo): five hosts of 4 slots each (the
+ * same capacity in all), one of them answering 40% of its calls 5xx with
+ * 100 ms added for `lengthMs`. A request goes to a host at random; a load
+ * balancer moves on to the next host when that host's breaker turns it away.
+ */
+export function badHost(lengthMs = 120_000, afterMs = 30_000) {
+  const end = base.incidentAtMs + lengthMs;
+  return {
+    ...base,
+    name: 'one bad host of five',
+    hosts: 5,
+    dependency: { ...base.dependency, slots: base.dependency.slots / 5 },
+    phases: [
+      { atMs: base.incidentAtMs, host: 0, condition: { failRate: 0.4, addedMs: 100 } },
+      { atMs: end, host: 0, condition: { mode: 'healthy' } },
+    ],
+    healthyAtMs: end,
+    durationMs: end + afterMs,
+  };
+}
+
+/**
+ * Scenario 9: the hard outage of scenario 1 seen from a fleet of `replicas`
+ * replicas, each with its own breaker and a tenth of the callers (a request
+ * lands on one replica at random), all calling the one dependency.
+ */
+export function fleetOutage(lengthMs = 60_000, afterMs = 60_000, replicas = 10) {
+  return {
+    ...hardOutage(lengthMs, afterMs),
+    name: `fleet of ${replicas}, hard outage ${lengthMs / 1000} s`,
+    replicas,
+  };
+}
+
 /** Outage lengths of scenario 1: 60 s and lengths spread over a 30 s open period. */
 export const OUTAGE_SWEEP_MS = [60_000, 67_500, 75_000, 82_500];
 export const OUTAGE_SWEEP_QUICK_MS = [60_000, 75_000];

@@ -4,6 +4,7 @@ export interface Condition {
   mode?: 'healthy' | 'down' | 'hung' | 'shedding';
   capacity?: number;
   latency?: number;
+  addedMs?: number;
   failRate?: number;
   maxQueue?: number;
   retryAfterMs?: number;
@@ -18,8 +19,12 @@ export interface Scenario {
   healthyAtMs: number;
   durationMs: number;
   retries?: number;
+  /** Several hosts, each behind its own key, with failover past a breaker's rejection. */
+  hosts?: number;
+  /** Several replicas calling the one dependency, each with its own instance. */
+  replicas?: number;
   dependency: { slots?: number; serviceMs?: number; contention?: number; maxQueue?: number };
-  phases: { atMs: number; condition: Condition }[];
+  phases: { atMs: number; host?: number; condition: Condition }[];
 }
 
 export interface Implementation {
@@ -27,6 +32,12 @@ export interface Implementation {
   label: string;
   make(context: unknown): {
     call(fn: (signal?: AbortSignal) => Promise<unknown>): Promise<unknown>;
+  };
+  makeKeyed?(
+    context: unknown,
+    keys: number,
+  ): {
+    call(fn: (signal?: AbortSignal) => Promise<unknown>, key: number): Promise<unknown>;
   };
 }
 

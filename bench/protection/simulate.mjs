@@ -39,10 +39,15 @@ function timeToRecover(arrivals, successes, fromMs, baseline, endMs) {
   return undefined;
 }
 
-/** Calls `dependency.request` through `implementation`, as a caller with a client timeout would. */
-function makeCaller(scenario, time, dependency, protectedCall, stats) {
+/**
+ * One attempt of a caller: `dependency.request` through `protectedCall`, with
+ * a client timeout. Answers `ok`, `failed` (it reached the dependency, or the
+ * implementation failed it slowly) or `rejected` (turned away without reaching
+ * the dependency: what a load balancer can route around).
+ */
+function makeCaller(scenario, time, stats) {
   const raceOnly = scenario.clientTimeout === 'race';
-  return async function attempt() {
+  return async function attempt(dependency, protectedCall) {
     const started = time.now;
     let reached = false;
     const controller = new AbortController();
@@ -84,14 +89,55 @@ function makeCaller(scenario, time, dependency, protectedCall, stats) {
     if (!reached && stats.firstRejectAt === undefined && time.now >= scenario.incidentAtMs) {
       stats.firstRejectAt = time.now;
     }
-    return ok;
+    return ok ? 'ok' : reached ? 'failed' : 'rejected';
   };
+}
+
+/**
+ * What a scenario's callers call: one dependency behind one instance; `hosts`
+ * dependencies, each behind its own key (a load balancer that picks a host at
+ * random and moves on to the next when a breaker turns the call away at once);
+ * or one dependency called from `replicas` replicas, each with its own instance
+ * (a caller's request lands on one replica at random).
+ */
+function topology(scenario, time, implementation, seed) {
+  const keys = scenario.hosts ?? scenario.replicas ?? 1;
+  const dependencies = Array.from(
+    { length: scenario.hosts ?? 1 },
+    (_, i) => new Dependency(time, seeded(seed + 1 + 1000 * i), scenario.dependency),
+  );
+  const context = (k) => ({
+    time,
+    dependency: dependencies[Math.min(k, dependencies.length - 1)],
+    dependencies,
+    random: seeded(seed + 2 + 1000 * k),
+    randomFor: (key) => seeded(seed + 2 + 1000 * key),
+    attempts: 1 + (scenario.retries ?? 0),
+  });
+  let instances;
+  if (keys > 1 && implementation.makeKeyed !== undefined) {
+    const keyed = implementation.makeKeyed(context(0), keys);
+    instances = Array.from({ length: keys }, (_, k) => ({
+      retries: keyed.retries,
+      call: (fn) => keyed.call(fn, k),
+      close: k === 0 ? keyed.close : undefined,
+    }));
+  } else {
+    instances = Array.from({ length: keys }, (_, k) => implementation.make(context(k)));
+  }
+  const routes = instances.map((instance, k) => ({
+    dependency: dependencies[scenario.hosts === undefined ? 0 : k],
+    call: (fn) => instance.call(fn),
+  }));
+  return { dependencies, instances, routes, pick: seeded(seed + 3) };
 }
 
 /**
  * Runs `scenario` through `implementation` and returns its figures.
  * `implementation.make({ time, dependency, random, attempts })` returns
- * `{ call(fn), close?() }`, where `fn(signal?)` makes one call to the dependency.
+ * `{ call(fn), close?() }`, where `fn(signal?)` makes one call to the dependency;
+ * for several hosts or replicas, `makeKeyed(context, keys)` (when present)
+ * returns one `{ call(fn, key) }` for all of them, else `make()` is called per key.
  */
 export async function simulate(scenario, implementation, { seed = 1 } = {}) {
   const time = new VirtualTime();
@@ -109,32 +155,37 @@ export async function simulate(scenario, implementation, { seed = 1 } = {}) {
     requests: 0,
   };
   time.install();
-  let instance;
+  let setup;
   try {
     const arrivalsRandom = seeded(seed);
-    const dependency = new Dependency(time, seeded(seed + 1), scenario.dependency);
-    const retries = scenario.retries ?? 0;
-    instance = implementation.make({
-      time,
-      dependency,
-      random: seeded(seed + 2),
-      attempts: 1 + retries,
-    });
-    const attempt = makeCaller(scenario, time, dependency, (fn) => instance.call(fn), stats);
+    setup = topology(scenario, time, implementation, seed);
+    const { dependencies, routes, pick } = setup;
+    const attempt = makeCaller(scenario, time, stats);
     // Naive retries: at once, on any failure, unless the implementation retries itself.
-    const tries = instance.retries ? 1 : 1 + retries;
+    const tries = setup.instances[0].retries ? 1 : 1 + (scenario.retries ?? 0);
+    const failover = scenario.hosts !== undefined;
     const request = async () => {
       const arrivedAt = time.now;
       const bucket = Math.floor(arrivedAt / BUCKET_MS);
       stats.requests++;
       stats.arrivals[bucket]++;
+      const first = routes.length === 1 ? 0 : Math.floor(pick() * routes.length);
       let ok = false;
-      for (let i = 0; i < tries && !ok; i++) ok = await attempt();
+      for (let i = 0; i < tries && !ok; i++) {
+        // A load balancer moves on to the next host while a breaker turns the call away.
+        for (let h = 0; h < (failover ? routes.length : 1); h++) {
+          const route = routes[(first + h) % routes.length];
+          const outcome = await attempt(route.dependency, route.call);
+          ok = outcome === 'ok';
+          if (outcome !== 'rejected') break;
+        }
+      }
       if (ok) stats.successes[bucket]++;
       if (arrivedAt >= scenario.incidentAtMs) stats.latencies.push(time.now - arrivedAt);
     };
     for (const phase of scenario.phases) {
-      setTimeout(() => dependency.setCondition(phase.condition), phase.atMs);
+      const target = dependencies[phase.host ?? 0];
+      setTimeout(() => target.setCondition(phase.condition), phase.atMs);
     }
     const arrive = () => {
       if (time.now >= scenario.durationMs) return;
@@ -145,14 +196,15 @@ export async function simulate(scenario, implementation, { seed = 1 } = {}) {
     // Past the last arrival, long enough for every call to settle or time out.
     await time.runUntil(scenario.durationMs + 30_000);
     if (time.errors.length > 0) throw time.errors[0];
-    return figures(scenario, stats, dependency);
+    const received = dependencies.reduce((total, d) => total + d.received, 0);
+    return figures(scenario, stats, received);
   } finally {
-    instance?.close?.();
+    for (const instance of setup?.instances ?? []) instance.close?.();
     time.uninstall();
   }
 }
 
-function figures(scenario, stats, dependency) {
+function figures(scenario, stats, received) {
   const warm = Math.floor(5_000 / BUCKET_MS);
   const incident = Math.floor(scenario.incidentAtMs / BUCKET_MS);
   const end = Math.floor(scenario.durationMs / BUCKET_MS);
@@ -181,7 +233,7 @@ function figures(scenario, stats, dependency) {
       (sumRange(stats.successes, warm, incident) * 1000) / ((incident - warm) * BUCKET_MS),
     p50Ms: quantile(latencies, 0.5),
     p99Ms: quantile(latencies, 0.99),
-    amplification: dependency.received / Math.max(1, stats.requests),
+    amplification: received / Math.max(1, stats.requests),
     requests: stats.requests,
     series: {
       bucketMs: BUCKET_MS,

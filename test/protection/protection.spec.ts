@@ -82,4 +82,39 @@ describe('protection: this package against a failing dependency (virtual time, s
     expect(figures.wasted).toBeLessThanOrEqual(20); // 15
     expect(figures.recoverMs).toBeLessThanOrEqual(2_000); // 1.5 s
   });
+
+  it('8. one bad host of five: the balancer routes past a host whose breaker rejects (simulator, exact)', async () => {
+    const scenario = scenarios.badHost(30_000, 10_000);
+    const bare = await run(scenario, noBreaker);
+    // A request lands on a host at random: about a fifth of them on the bad host, 40% of those fail.
+    expect([bare.requests, bare.wasted]).toEqual([7_108, 249]);
+    // A breaker that turns every call to host 0 away at once: every request is served by another host.
+    const skipsHost0 = {
+      ...noBreaker,
+      makeKeyed: () => ({
+        call: (fn: (signal?: AbortSignal) => Promise<unknown>, key: number) =>
+          key === 0 ? Promise.reject(new Error('rejected at once')) : fn(undefined),
+      }),
+    };
+    const routed = await run(scenario, skipsHost0);
+    expect(routed.wasted).toBe(0);
+    expect(routed.series.successes.reduce((a, b) => a + b, 0)).toBe(routed.requests);
+  });
+
+  it('8. one bad host of five at 40% failures: the 50% rate rule of a per-key child does not eject it in 30 s', async () => {
+    const figures = await run(scenarios.badHost(30_000, 10_000), ours.oursPerKey);
+    // 249, the same as no breaker; cockatiel's ConsecutiveBreaker(5) wastes 122 (it trips on streaks of 5).
+    expect(figures.wasted).toBeLessThanOrEqual(260);
+    expect(figures.goodput).toBeGreaterThanOrEqual(94.5); // 94.9 calls/s
+  });
+
+  it('9. a fleet of 10 replicas: shared state wastes fewer calls and recovers sooner than 10 local breakers', async () => {
+    const scenario = scenarios.fleetOutage(45_000, 30_000);
+    const [alone, shared] = [await run(scenario), await run(scenario, ours.oursShared)];
+    expect(shared.wasted).toBeLessThanOrEqual(440); // 425, where 10 local breakers waste 510
+    expect(shared.wasted).toBeLessThan(alone.wasted);
+    expect(shared.detectMs).toBeLessThanOrEqual(4_000); // 3.53 s: 10 calls/s per replica fill its window slowly
+    expect(shared.recoverMs).toBeLessThanOrEqual(20_000); // 19.25 s, 10 local breakers 21.25 s
+    expect(shared.recoverMs).toBeLessThan(alone.recoverMs!);
+  });
 });
