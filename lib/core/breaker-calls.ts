@@ -2,7 +2,6 @@ import { BreakerMachine } from './breaker-machine.js';
 import {
   CLOSED,
   HALF_OPEN,
-  ISOLATED,
   METRICS_ONLY,
   OPEN,
   stateName,
@@ -18,6 +17,7 @@ import { classifyWith } from './guarded-classifier.js';
 import { OverloadPressure } from './overload-pressure.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
 import { tripReason } from './trip-rules.js';
+import { LET_THROUGH, PROBE, REJECT, type AdmissionDecision } from './state/admission-decision.js';
 import type { CallContext, ProtectedCall } from './tracked-call.js';
 import {
   SLOT_FAILURE,
@@ -62,20 +62,46 @@ export abstract class BreakerCalls extends BreakerMachine {
 
   /** @internal A token (the generation; a negative probe id for probes), the rejection, or an admission with a fault. */
   protected admitOwn(): number | CircuitOpenError | FaultedAdmission {
-    const state = this.current;
-    if (state === CLOSED) {
+    if (this.current === CLOSED) {
       // Overload pressure or an injected fault: the plain path itself has nothing more to check.
-      if (this.overload !== undefined) return this.admitUnderOverload();
-      this.counters.admitted++;
-      return this.generation;
+      if (this.overload === undefined) {
+        this.counters.admitted++;
+        return this.generation;
+      }
+      const now = this.monotonic();
+      return this.applyOwn(this.decide(now), now);
     }
-    // Isolated, metrics-only or disabled: held by force().
-    if (state >= ISOLATED) return this.admitForced();
     const now = this.monotonic();
     this.refresh(now, true);
-    if (this.current === OPEN) return this.reject('open', this.openRetryAfter(now));
-    const probe = this.admitProbe(now);
-    return typeof probe === 'number' ? this.withFault(probe) : probe;
+    return this.applyOwn(this.decide(now), now);
+  }
+
+  /**
+   * Applies what the state decided (after the transitions due were made):
+   * counts the call, takes its probe permit, sheds it under overload, or
+   * rejects it.
+   */
+  private applyOwn(
+    decision: AdmissionDecision,
+    now: number,
+  ): number | CircuitOpenError | FaultedAdmission {
+    switch (decision.kind) {
+      case REJECT:
+        return this.reject(decision.reason, decision.retryAfterMs);
+      case LET_THROUGH:
+        return UNCOUNTED;
+      case PROBE: {
+        const probe = this.admitProbe(now);
+        return typeof probe === 'number' ? this.withFault(probe) : probe;
+      }
+      default:
+        if (this.current === CLOSED && this.overload !== undefined) {
+          const shed = this.shedUnderOverload(now);
+          if (shed !== undefined) return shed;
+        }
+        this.counters.admitted++;
+        return this.withFault(this.generation);
+    }
   }
 
   /** An admitted call's token, with the injected fault when this call gets it. */
@@ -88,36 +114,11 @@ export abstract class BreakerCalls extends BreakerMachine {
 
   /** @internal A family's own gate for a child's call: 0 to pass, a probe token, or the rejection. */
   admitAsFamily(): number | CircuitOpenError {
-    if (this.current === ISOLATED && this.evidence?.forced === undefined)
-      return this.reject('isolated', undefined);
     const now = this.monotonic();
     this.refresh(now, true);
-    if (this.current === ISOLATED) return this.reject('isolated', this.forcedRetryAfter(now));
-    if (this.current === OPEN) return this.reject('open', this.openRetryAfter(now));
-    if (this.current === HALF_OPEN) return this.admitProbe(now);
-    return 0;
-  }
-
-  /**
-   * A call while `force()` holds the breaker: a force that has ended releases
-   * it first; forced open rejects (until the force ends, when it ends),
-   * metrics-only admits and records, disabled admits and records nothing
-   * (`UNCOUNTED`).
-   */
-  private admitForced(): number | CircuitOpenError | FaultedAdmission {
-    const now = this.monotonic();
-    this.refresh(now, true);
-    const forced = this.evidence?.forced;
-    if (forced === undefined || this.current < ISOLATED) return this.admitOwn();
-    if (this.current === ISOLATED) return this.reject('isolated', this.forcedRetryAfter(now));
-    if (forced.state === 'disabled') return UNCOUNTED;
-    this.counters.admitted++;
-    return this.withFault(this.generation);
-  }
-
-  private forcedRetryAfter(now: number): number | undefined {
-    const until = this.evidence?.forced?.until;
-    return until === undefined ? undefined : until - now;
+    const decision = this.decide(now);
+    if (decision.kind === REJECT) return this.reject(decision.reason, decision.retryAfterMs);
+    return decision.kind === PROBE ? this.admitProbe(now) : 0;
   }
 
   /** @internal Until the open duration ends; past it (the fleet's probe is someone else's), until that probe must be decided. */
@@ -125,22 +126,27 @@ export abstract class BreakerCalls extends BreakerMachine {
     return now < this.openUntilAt ? this.openUntilAt - now : this.config.probeMaxWaitMs;
   }
 
-  /** The closed state while the dependency reports overload: honour its pause, then shed a share of calls. */
-  private admitUnderOverload(): number | CircuitOpenError | FaultedAdmission {
-    const now = this.monotonic();
+  /** The dependency reports overload and its pause is over: client-side throttling sheds a share of calls. */
+  private shedUnderOverload(now: number): CircuitOpenError | undefined {
     const pressure = this.overload!;
-    const pause = pressure.pauseLeft(now);
-    if (pause > 0) return this.reject('retry-after', pause);
+    // The pause is over (the decision said so): forget it.
+    pressure.pauseLeft(now);
     if (pressure.shed(this.config, now, this))
       return this.reject('throttled', THROTTLED_RETRY_AFTER_MS);
     // The pause is over and the overloads have left the window: calls take the plain path again.
     if (pressure.spent) this.overload = undefined;
-    this.counters.admitted++;
-    return this.withFault(this.generation);
+    return undefined;
   }
 
+  /**
+   * A probe permit, if the round has room. Still open when the decision was
+   * made (the open duration is over, but the fleet's probe is another
+   * replica's): rejected until that probe must be decided.
+   */
   private admitProbe(now: number): number | CircuitOpenError {
-    const round = this.round!;
+    const round = this.round;
+    if (this.current !== HALF_OPEN || round === undefined)
+      return this.reject('open', this.openRetryAfter(now));
     if (round.full) return this.reject('half-open-busy', round.retryAfter(now));
     const id = round.admit(now);
     this.counters.admitted++;

@@ -27,6 +27,8 @@ import type { OverloadPressure } from './overload-pressure.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
 import type { OutcomeWindow } from './window/outcome-window.interface.js';
 import { sameWindow, windowOf } from './window/window-of.js';
+import type { AdmissionDecision } from './state/admission-decision.js';
+import { behaviorOf } from './state/state-behaviors.js';
 
 /** @internal The start of a call admitted while nobody needed its duration. */
 export const NOT_TIMED = Number.NaN;
@@ -84,10 +86,10 @@ export abstract class BreakerMachine {
   protected wallOffset: number;
   /** @internal */
   protected generation = 0;
-  /** @internal */
-  protected openUntilAt = 0;
-  /** @internal */
-  protected reopens = 0;
+  /** @internal When the open period ends (monotonic). */
+  openUntilAt = 0;
+  /** @internal How many times it reopened in a row. */
+  reopens = 0;
   /** @internal */
   protected consecutiveFailures = 0;
   /** @internal Only once something went wrong: the last failure and transition, and the hook faults reported. */
@@ -95,7 +97,7 @@ export abstract class BreakerMachine {
   /** @internal Only while the dependency reports overload: its pause and the evidence client-side throttling sheds by. */
   protected overload: OverloadPressure | undefined = undefined;
   /** @internal Only while half-open: the probe budget in use. */
-  protected round: HalfOpenRound | undefined = undefined;
+  round: HalfOpenRound | undefined = undefined;
 
   /** @internal For a per-key family: its children, as far as transitions concern them. */
   protected readonly keyed: FamilyTransitions | undefined;
@@ -143,6 +145,24 @@ export abstract class BreakerMachine {
    */
   get lastDecidedState(): BreakerState {
     return stateName(this.current);
+  }
+
+  /** @internal While `force()` holds the breaker: the force. */
+  get forcing(): Forcing | undefined {
+    return this.evidence?.forced;
+  }
+
+  /** @internal When the dependency's `Retry-After` pause ends (monotonic); 0 for none. */
+  get pausedUntil(): number {
+    return this.overload?.pausedUntil ?? 0;
+  }
+
+  /**
+   * @internal What the state decides for a call arriving at `now`, changing
+   * nothing: a transition time has made due is reflected, not made.
+   */
+  decide(now: number): AdmissionDecision {
+    return behaviorOf(this.current).decide(this, now);
   }
 
   // ---------------------------------------------------------------------------

@@ -4,17 +4,14 @@ import { BreakerHooks } from './breaker-hooks.js';
 import {
   CLOSED,
   DISABLED,
-  HALF_OPEN,
-  ISOLATED,
   METRICS_ONLY,
-  OPEN,
   stateName,
   type BreakerState,
   type RejectionReason,
   type StateCode,
 } from './breaker-state.js';
 import type { CircuitOpenError } from './breaker.errors.js';
-import { baseOpenDuration } from './open-duration.js';
+import { REJECT } from './state/admission-decision.js';
 
 /**
  * What `breaker.peek()` answers: whether a call made now would be admitted,
@@ -68,6 +65,16 @@ const FAMILY_PROBE_ADMITTED: AdmissionPeek = Object.freeze({
   probe: true,
 });
 
+/** The answer of each admitting decision, by the state it admits in (a due round counts as half-open). */
+const PERMITS: readonly AdmissionPeek[] = [
+  CLOSED_ADMITS,
+  PROBE_ADMITTED,
+  PROBE_ADMITTED,
+  PROBE_ADMITTED,
+  DISABLED_ADMITS,
+  METRICS_ONLY_ADMITS,
+];
+
 /**
  * Admission without a call: `peek()` and `isCallPermitted()` read the state
  * and answer as the next admission would, taking no probe permit, counting
@@ -110,11 +117,11 @@ export abstract class BreakerPeek extends BreakerHooks {
     // A closed breaker without overload admits whatever the time: no clock to read.
     if (ungated && this.current === CLOSED && this.overload === undefined) return CLOSED_ADMITS;
     const now = this.monotonic();
-    if (this.keyed !== undefined) return this.peekOwn(now, true);
-    if (ungated) return this.peekOwn(now, false);
-    const gate = parent!.peekOwn(now, true);
+    if (this.keyed !== undefined) return this.peekOwn(now);
+    if (ungated) return this.peekOwn(now);
+    const gate = parent!.peekOwn(now);
     if (!gate.permitted) return gate;
-    const own = this.peekOwn(now, false);
+    const own = this.peekOwn(now);
     // A child forced disabled records nothing: its call gives the family's probe permit back.
     if (!own.permitted || !gate.probe || own.probe) return own;
     if (own === DISABLED_ADMITS && this.lettingAllThrough) return own;
@@ -139,7 +146,7 @@ export abstract class BreakerPeek extends BreakerHooks {
       if (!kept.canQueue && !this.lettingAllThrough)
         return this.rejection(CLOSED, 'bulkhead-full', undefined);
     if (this.current === CLOSED && this.overload === undefined) return CLOSED_ADMITS;
-    const gate = this.peekOwn(this.monotonic(), true);
+    const gate = this.peekOwn(this.monotonic());
     return gate.permitted && gate.probe
       ? FAMILY_PROBE_ADMITTED
       : gate.permitted
@@ -166,39 +173,12 @@ export abstract class BreakerPeek extends BreakerHooks {
     return this.peek().permitted;
   }
 
-  /** The breaker's own admission at `now`, or its family gate's (`asFamily`), as `admitOwn()` / `admitAsFamily()` would decide it. */
-  private peekOwn(now: number, asFamily: boolean): AdmissionPeek {
-    let state: StateCode = this.current;
-    if (state >= ISOLATED) {
-      const forced = this.evidence?.forced;
-      if (forced?.until !== undefined && now >= forced.until) state = CLOSED;
-      else if (state === DISABLED) return DISABLED_ADMITS;
-      else if (state === METRICS_ONLY) return METRICS_ONLY_ADMITS;
-      else
-        return this.rejection(
-          ISOLATED,
-          'isolated',
-          forced?.until === undefined ? undefined : forced.until - now,
-        );
-    }
-    if (state === CLOSED) {
-      const pausedUntil = asFamily ? 0 : (this.overload?.pausedUntil ?? 0);
-      if (now < pausedUntil) return this.rejection(CLOSED, 'retry-after', pausedUntil - now);
-      return CLOSED_ADMITS;
-    }
-    let openUntil = this.openUntilAt;
-    if (state === HALF_OPEN) {
-      const round = this.round!.peek(now);
-      if (!('reopensAt' in round)) {
-        if (round.full) return this.rejection(HALF_OPEN, 'half-open-busy', round.retryAfter);
-        return PROBE_ADMITTED;
-      }
-      // Jitter is drawn when the reopening is made: the estimate uses the duration before it.
-      openUntil = round.reopensAt + baseOpenDuration(this.config, this.reopens + 1);
-    }
-    if (now < openUntil) return this.rejection(OPEN, 'open', openUntil - now);
-    // The open duration is over: the next call starts a half-open round and is its first probe.
-    return PROBE_ADMITTED;
+  /** The breaker's own admission at `now` (or its family gate's), as the state decides it for `admitOwn()` / `admitAsFamily()`. */
+  private peekOwn(now: number): AdmissionPeek {
+    const decision = this.decide(now);
+    return decision.kind === REJECT
+      ? this.rejection(decision.state, decision.reason, decision.retryAfterMs)
+      : PERMITS[decision.state]!;
   }
 
   private rejection(
