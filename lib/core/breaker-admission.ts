@@ -58,6 +58,11 @@ export abstract class BreakerAdmission extends BreakerCalls {
     return this.config.guarded ? guards.get(this) : undefined;
   }
 
+  /** @internal The bulkhead in front of admission, if any (what `peek()` reads of it). */
+  get bulkheadSlots(): Bulkhead | undefined {
+    return this.guard?.bulkhead;
+  }
+
   /** @internal Made by the constructor: the guard its options ask for. */
   protected attachGuard(): void {
     const guard = guardFor(this.config, undefined, this);

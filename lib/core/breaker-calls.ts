@@ -155,8 +155,8 @@ export abstract class BreakerCalls extends BreakerMachine {
     return -id;
   }
 
-  /** @internal */
-  protected reject(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
+  /** @internal Rejects a call: counted and announced. */
+  reject(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
     const error = createRejection(
       this.name,
       stateName(this.current),

@@ -72,8 +72,8 @@ export abstract class BreakerMachine {
   /** @internal Whether calls must be timed: slow-call detection, a time window, or listeners that want durations. */
   protected timed = false;
 
-  /** @internal */
-  protected current: StateCode = CLOSED;
+  /** @internal The state as last decided. */
+  current: StateCode = CLOSED;
   /** @internal */
   protected sinceAt: number;
   /**
@@ -95,12 +95,12 @@ export abstract class BreakerMachine {
   /** @internal Only once something went wrong: the last failure and transition, and the hook faults reported. */
   protected evidence: BreakerEvidence | undefined = undefined;
   /** @internal Only while the dependency reports overload: its pause and the evidence client-side throttling sheds by. */
-  protected overload: OverloadPressure | undefined = undefined;
+  overload: OverloadPressure | undefined = undefined;
   /** @internal Only while half-open: the probe budget in use. */
   round: HalfOpenRound | undefined = undefined;
 
   /** @internal For a per-key family: its children, as far as transitions concern them. */
-  protected readonly keyed: FamilyTransitions | undefined;
+  readonly keyed: FamilyTransitions | undefined;
   /** @internal When the family last handed this child out. */
   lastUsedAt = 0;
 

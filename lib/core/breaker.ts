@@ -4,7 +4,8 @@ import { environmentOf, type BreakerDeps } from './breaker-environment.js';
 import type { FallbackEvent, ReconfiguredEvent } from './breaker-events.js';
 import { BreakerFamily } from './breaker-family.js';
 import type { BreakerMachine } from './breaker-machine.js';
-import { BreakerPeek } from './breaker-peek.js';
+import { BreakerHooks } from './breaker-hooks.js';
+import type { AdmissionPeek } from './breaker-peek.js';
 import type { BreakerOptions } from './breaker-options.js';
 import type { BreakerSnapshot } from './breaker-snapshot.js';
 import { HALF_OPEN, OPEN, stateName, type BreakerState } from './breaker-state.js';
@@ -13,6 +14,8 @@ import { configFor } from './config-cache.js';
 import { reconfigured } from './reconfiguration.js';
 import { baseOpenDuration } from './open-duration.js';
 import { isAbortSignal } from './abort-signal.js';
+import type { CircuitOpenError } from './breaker.errors.js';
+import { peekAdmission, peekKey, stateRefusal } from './state/admission-peek.js';
 import {
   forcedSnapshot,
   forcingOf,
@@ -37,11 +40,11 @@ export interface ExecuteOptions {
  *
  * @publicApi
  */
-export class Breaker extends BreakerPeek {
+export class Breaker extends BreakerHooks {
   /** For a child of a per-key family: the family. */
   declare readonly parent: Breaker | undefined;
   /** @internal */
-  declare protected readonly keyed: BreakerFamily<Breaker> | undefined;
+  declare readonly keyed: BreakerFamily<Breaker> | undefined;
 
   constructor(
     name: string,
@@ -169,6 +172,48 @@ export class Breaker extends BreakerPeek {
     if (this.keyed !== undefined)
       throw new TypeError(breakerMessages.familyMisuse(this.name, 'acquire'));
     return this.guard === undefined ? this.passAcquire<T>() : this.guard.acquire<T>(this, true);
+  }
+
+  /**
+   * Whether a call made now would be admitted, and if not why, without
+   * admitting one: no probe permit is taken, no call counted, no event emitted
+   * and no transition made (a due one is reflected, not made). A bulkhead
+   * with no free slot and a full queue rejects (`bulkhead-full`), as the call
+   * would be. Three answers are estimates, since only a real admission can
+   * decide them: client-side throttling and a slow start (`rampUp`) shed at
+   * random (peek answers permitted), and a breaker that shares its state
+   * asks the fleet for its probe permit only when a call comes (peek answers
+   * permitted once the open duration is over). On a per-key family, it
+   * answers for the family's own gate: ask `forKey(key).peek()` for one target.
+   */
+  peek(): AdmissionPeek {
+    return peekAdmission(this);
+  }
+
+  /**
+   * On a per-key family: `forKey(key).peek()` without creating the child (so
+   * without evicting another). A key the full family would send to its
+   * overflow child is answered by that child; another key the family does not
+   * hold would get a new closed child behind the family's gate, and is answered so.
+   */
+  peekKey(key: string): AdmissionPeek {
+    if (this.keyed === undefined) throw new TypeError(breakerMessages.notPerKey(this.name));
+    return peekKey(this, this.keyed, key);
+  }
+
+  /** Whether a call made now would be admitted: `peek().permitted`, with the same guarantees. */
+  isCallPermitted(): boolean {
+    return peekAdmission(this).permitted;
+  }
+
+  /**
+   * @internal Before a call waits for a bulkhead slot (none is free): the
+   * rejection the state gives it now, counted and announced by the breaker
+   * that refuses (this one, or its family), as its admission would; none when
+   * it may be admitted. What `peek()` answers refused, a call is refused.
+   */
+  stateRefusal(): CircuitOpenError | undefined {
+    return stateRefusal(this);
   }
 
   /** Counts a call that a fallback served; the decorator and the operator report theirs. */
