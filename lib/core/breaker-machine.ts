@@ -62,15 +62,15 @@ export abstract class BreakerMachine {
   readonly config: ResolvedBreakerOptions;
 
   /** @internal The clock, random source, coordinator and error reporter, shared with every breaker made from the same deps. */
-  protected readonly env: BreakerEnvironment;
+  readonly env: BreakerEnvironment;
   /** @internal */
   protected window: OutcomeWindow;
   /** @internal */
   protected readonly counters = new BreakerCounters();
   /** @internal */
-  protected hub: BreakerEventHub | undefined = undefined;
+  hub: BreakerEventHub | undefined = undefined;
   /** @internal Whether calls must be timed: slow-call detection, a time window, or listeners that want durations. */
-  protected timed = false;
+  timed = false;
 
   /** @internal The state as last decided. */
   current: StateCode = CLOSED;
@@ -168,8 +168,8 @@ export abstract class BreakerMachine {
   // ---------------------------------------------------------------------------
   // Evidence
 
-  /** @internal */
-  protected onListenerFault(event: BreakerEventName, fault: unknown): void {
+  /** @internal A listener threw: reported once per event. */
+  onListenerFault(event: BreakerEventName, fault: unknown): void {
     this.reportFault(
       `on('${event}')`,
       new BreakerHookError(breakerMessages.listenerThrew(this.name, event, fault), fault),

@@ -4,7 +4,7 @@ import { environmentOf, type BreakerDeps } from './breaker-environment.js';
 import type { FallbackEvent, ReconfiguredEvent } from './breaker-events.js';
 import { BreakerFamily } from './breaker-family.js';
 import type { BreakerMachine } from './breaker-machine.js';
-import { BreakerHooks } from './breaker-hooks.js';
+import { BreakerAdmission } from './breaker-admission.js';
 import type { AdmissionPeek } from './breaker-peek.js';
 import type { BreakerOptions } from './breaker-options.js';
 import type { BreakerSnapshot } from './breaker-snapshot.js';
@@ -14,6 +14,10 @@ import { configFor } from './config-cache.js';
 import { reconfigured } from './reconfiguration.js';
 import { baseOpenDuration } from './open-duration.js';
 import { isAbortSignal } from './abort-signal.js';
+import type { BreakerEventName, BreakerListener } from './breaker-events.js';
+import { listen, needsTiming } from './events/breaker-listeners.js';
+import type { FaultInjectionOptions, InjectedFault } from './fault-injection.js';
+import { holdFault, injectFault } from './faults/fault-holding.js';
 import type { CircuitOpenError } from './breaker.errors.js';
 import { peekAdmission, peekKey, stateRefusal } from './state/admission-peek.js';
 import {
@@ -40,7 +44,7 @@ export interface ExecuteOptions {
  *
  * @publicApi
  */
-export class Breaker extends BreakerHooks {
+export class Breaker extends BreakerAdmission {
   /** For a child of a per-key family: the family. */
   declare readonly parent: Breaker | undefined;
   /** @internal */
@@ -66,14 +70,14 @@ export class Breaker extends BreakerHooks {
                 new Breaker(`${name}[${key}]`, undefined, deps, { parent: owner as Breaker, key }),
             );
     super(lineage === undefined ? name : undefined, lineage, config, env, keyed);
-    this.timed = this.needsTiming();
+    this.timed = needsTiming(this);
     this.attachGuard();
     // A child born (or born again after eviction) while its family lets every call through is forced alike.
     // Forced open needs nothing of the child: the family's gate rejects every key.
     const forced = lineage?.parent.evidence?.forced;
     if (forced !== undefined && forced.state !== 'open') this.hold(forced, this.monotonic());
     const faults = lineage?.parent.overload?.faults;
-    if (faults !== undefined) this.holdFault(faults);
+    if (faults !== undefined) holdFault(this, faults);
   }
 
   /**
@@ -100,6 +104,24 @@ export class Breaker extends BreakerHooks {
   onEvict(listener: (child: Breaker) => void): () => void {
     if (this.keyed === undefined) return () => undefined;
     return this.keyed.onEvict(listener);
+  }
+
+  /** Subscribes to an event; returns the function that unsubscribes. */
+  on<E extends BreakerEventName>(event: E, listener: BreakerListener<E>): () => void {
+    return listen(this, event, listener);
+  }
+
+  /**
+   * Makes this breaker's calls see a fault instead of the dependency's answer
+   * (failures, latency, overload; every call or a share), until `remove()` on
+   * the result: for tests and game days, to watch fallbacks, 503s and
+   * readiness without breaking the dependency. Refused unless the breaker was
+   * built with `faultInjection: true`. It replaces the fault injected before,
+   * outlives `reset()` and transitions, and a family injects it into every
+   * child, present and future. Costs the closed path nothing while none is.
+   */
+  injectFault(fault: FaultInjectionOptions): InjectedFault {
+    return injectFault(this, fault);
   }
 
   /** The current state, after any transition that time alone has made due. */
@@ -279,11 +301,11 @@ export class Breaker extends BreakerHooks {
     const current = reconfigured(this.name, previous, options);
     const reset = this.applyConfig(current);
     this.counters.rare.reconfigurations++;
-    this.timed = this.needsTiming();
+    this.timed = needsTiming(this);
     if (this.keyed !== undefined)
       for (const child of this.keyed.all()) {
         child.applyConfig(current);
-        child.timed = child.needsTiming();
+        child.timed = needsTiming(child);
       }
     const event: ReconfiguredEvent = { previous, current, reset };
     this.hub?.emit('reconfigured', event);
@@ -295,7 +317,7 @@ export class Breaker extends BreakerHooks {
     if (this.keyed !== undefined) for (const child of this.keyed.all()) child.dispose();
     this.hub?.clear();
     this.hub = undefined;
-    this.timed = this.needsTiming();
+    this.timed = needsTiming(this);
     this.guard?.dispose();
   }
 
