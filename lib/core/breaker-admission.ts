@@ -3,8 +3,7 @@ import { OVERFLOW_KEY, type FamilyTransitions } from './breaker-family.js';
 import type { ChildrenEvidence } from './breaker-evidence.js';
 import type { RecoveryProbeEvent, RetryEvent } from './breaker-events.js';
 import type { ProbeScheduler } from './probe-scheduler.js';
-import { NOT_TIMED } from './breaker-machine.js';
-import { BreakerCalls, UNCOUNTED } from './breaker-calls.js';
+import { BreakerCalls } from './breaker-calls.js';
 import {
   CLOSED,
   DISABLED,
@@ -23,29 +22,18 @@ import type { Bulkhead } from './bulkhead.js';
 import { guardFor, type CallGuard } from './call-guard.js';
 import { retryAfterOf } from './classify.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
-import {
-  TrackedCall,
-  type CallContext,
-  type CallPermit,
-  type ProtectedCall,
-  type WithSignal,
-} from './tracked-call.js';
-import { isCall, UncountedCall } from './uncounted-call.js';
-import { FaultedAdmission } from './fault-injection.js';
-import { FaultedCall } from './faulted-call.js';
-import { deferredRejection } from './deferred-rejection.js';
 import { drawFrom, SAFE_DRAW } from './random-draw.js';
 
+const guards = new WeakMap<object, CallGuard>();
+
 /**
- * How a call gets in: past a family's gate, then the breaker's own admission,
- * into the call object it needs. `Breaker` checks its arguments, then comes here.
+ * What stands between the calls and the public face: the guard in front of
+ * admission (bulkhead, slow start, recovery probe) and what the guard, the
+ * recovery probe, a family and a retry policy ask of the breaker. The call
+ * routes themselves are `calls/call-routes.ts`.
  *
  * Not exported; kept in the declarations because `Breaker` extends it.
  */
-const guards = new WeakMap<object, CallGuard>();
-
-// Shared by every call that has neither a caller signal nor a deadline.
-const NO_SIGNAL: CallContext = Object.freeze({ signal: undefined });
 
 export abstract class BreakerAdmission extends BreakerCalls {
   /**
@@ -67,142 +55,6 @@ export abstract class BreakerAdmission extends BreakerCalls {
   protected attachGuard(): void {
     const guard = guardFor(this.config, undefined, this);
     if (guard !== undefined) guards.set(this, guard);
-  }
-
-  /** @internal The rest of `execute()`, past its checks and the guard. */
-  pass<T>(fn: ProtectedCall<T>, signal: AbortSignal | undefined): Promise<T> {
-    if (this.underFamilyGate()) {
-      const call = this.familyCall<T>(signal);
-      return isCall(call) ? call.run(fn, signal) : deferredRejection(call);
-    }
-    const token = this.admitOwn();
-    if (typeof token !== 'number')
-      return token instanceof FaultedAdmission
-        ? this.faulted<T>(token).run(fn, signal)
-        : deferredRejection(token);
-    const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
-    // No deadline (timeoutMs: false), no caller signal: no call object, no promise of our own.
-    if (token >= 0 && signal === undefined && this.config.timeoutMs === undefined)
-      return this.runPlain(fn, token, startedAt);
-    // Negative, so the plain path never needs to look for it.
-    if (token === UNCOUNTED) return new UncountedCall<T>(signal).run(fn);
-    return new TrackedCall<T>(this, token, startedAt).run(fn, signal);
-  }
-
-  /**
-   * @internal `pass()` holding a bulkhead slot: `leave` gives it back when
-   * the call settles, told by the call object itself (or, on the plain path,
-   * by the one async function), so that a slot costs no promise of its own.
-   */
-  passHolding<T>(
-    fn: ProtectedCall<T>,
-    signal: AbortSignal | undefined,
-    leave: () => void,
-  ): Promise<T> {
-    const call = this.holdingCall<T>(signal, leave);
-    if (typeof call === 'number') return this.runHolding(fn, call, leave);
-    return call instanceof Promise ? call : call.run(fn, signal);
-  }
-
-  /** @internal `passMethod()` holding a bulkhead slot. */
-  passMethodHolding<T>(
-    method: (...args: any[]) => T | PromiseLike<T>,
-    thisArg: unknown,
-    args: unknown[],
-    withSignal: WithSignal<T>,
-    leave: () => void,
-  ): Promise<T> {
-    const call = this.holdingCall<T>(undefined, leave);
-    if (typeof call === 'number')
-      return this.runHolding(() => method.apply(thisArg, args), call, leave);
-    return call instanceof Promise ? call : call.runMethod(withSignal, method, thisArg, args);
-  }
-
-  /**
-   * The admission of a call holding a slot: a plain-path token, a call object
-   * that gives the slot back when it settles, or the rejection (slot given back).
-   */
-  private holdingCall<T>(
-    signal: AbortSignal | undefined,
-    leave: () => void,
-  ): number | TrackedCall<T> | UncountedCall<T> | Promise<never> {
-    let call: TrackedCall<T> | UncountedCall<T> | CircuitOpenError;
-    if (this.underFamilyGate()) call = this.familyCall<T>(signal);
-    else {
-      const token = this.admitOwn();
-      if (token instanceof FaultedAdmission) call = this.faulted<T>(token);
-      else if (typeof token !== 'number') call = token;
-      else if (token >= 0 && signal === undefined && this.config.timeoutMs === undefined)
-        return token;
-      else if (token === UNCOUNTED) call = new UncountedCall<T>(signal);
-      else call = new TrackedCall<T>(this, token, this.timed ? this.monotonic() : NOT_TIMED);
-    }
-    if (!isCall(call)) {
-      leave();
-      return deferredRejection(call);
-    }
-    // A call let through uncounted (forced disabled) holds no slot: it is not the breaker's to cap.
-    if (call instanceof UncountedCall) leave();
-    else call.onSettled = leave;
-    return call;
-  }
-
-  /** `runPlain()` that gives the slot back before the call is counted. */
-  private async runHolding<T>(fn: ProtectedCall<T>, token: number, leave: () => void): Promise<T> {
-    const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
-    const config = this.config;
-    let value: T;
-    try {
-      value = await fn(NO_SIGNAL);
-    } catch (error) {
-      leave();
-      this.settle(token, this.classifyError(error, config), error, startedAt, undefined, config);
-      throw error;
-    }
-    leave();
-    this.settleValue(token, value, startedAt, config);
-    return value;
-  }
-
-  /** @internal The rest of `executeMethod()`, past the guard. */
-  passMethod<T>(
-    method: (...args: any[]) => T | PromiseLike<T>,
-    thisArg: unknown,
-    args: unknown[],
-    withSignal: WithSignal<T>,
-  ): Promise<T> {
-    if (this.underFamilyGate()) {
-      const call = this.familyCall<T>(undefined);
-      return isCall(call)
-        ? call.runMethod(withSignal, method, thisArg, args)
-        : deferredRejection(call);
-    }
-    const token = this.admitOwn();
-    if (typeof token !== 'number')
-      return token instanceof FaultedAdmission
-        ? this.faulted<T>(token).runMethod(withSignal, method, thisArg, args)
-        : deferredRejection(token);
-    const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
-    if (token >= 0 && this.config.timeoutMs === undefined)
-      return this.runMethod(method, thisArg, args, token, startedAt);
-    if (token === UNCOUNTED)
-      return new UncountedCall<T>(undefined).runMethod(withSignal, method, thisArg, args);
-    // The context, not its signal: reading the signal is what makes its AbortController.
-    return new TrackedCall<T>(this, token, startedAt).runMethod(withSignal, method, thisArg, args);
-  }
-
-  /** @internal The rest of `acquire()`, past the guard. */
-  passAcquire<T>(): CallPermit<T> {
-    if (this.underFamilyGate()) {
-      const call = this.familyCall<T>(undefined);
-      if (!isCall(call)) throw call;
-      return call;
-    }
-    const token = this.admitOwn();
-    if (token instanceof FaultedAdmission) return this.faulted<T>(token);
-    if (typeof token !== 'number') throw token;
-    if (token === UNCOUNTED) return new UncountedCall<T>(undefined);
-    return new TrackedCall<T>(this, token, this.timed ? this.monotonic() : NOT_TIMED);
   }
 
   /** @internal Forced `disabled`: every call is let through uncounted, past the bulkhead too. */
@@ -386,7 +238,7 @@ export abstract class BreakerAdmission extends BreakerCalls {
     return reset;
   }
   /** @internal Whether this is a child whose family is not closed: its calls pass the family's gate first. */
-  protected underFamilyGate(): boolean {
+  underFamilyGate(): boolean {
     const parent = this.parent as BreakerAdmission | undefined;
     return (
       parent !== undefined &&
@@ -394,39 +246,5 @@ export abstract class BreakerAdmission extends BreakerCalls {
       parent.current !== DISABLED &&
       parent.current !== METRICS_ONLY
     );
-  }
-
-  /**
-   * @internal A child's call while its family is not closed: the family rejects for every
-   * key while open, and while half-open admits its probes through whichever key
-   * is asked for. A family probe's call carries the family's permit with it
-   * (settled alike); a child's own rejection returns that permit.
-   */
-  protected familyCall<T>(
-    signal: AbortSignal | undefined,
-  ): TrackedCall<T> | UncountedCall<T> | CircuitOpenError {
-    const parent = this.parent as BreakerAdmission;
-    const gate = parent.admitAsFamily();
-    if (typeof gate !== 'number') return gate;
-    const admission = this.admitOwn();
-    const token = admission instanceof FaultedAdmission ? admission.token : admission;
-    // A family probe learns nothing from a call that is not recorded: its permit goes back too.
-    if (typeof token !== 'number' || token === UNCOUNTED) {
-      if (gate < 0) parent.settle(gate, 'ignored', undefined, NOT_TIMED, undefined);
-      return typeof token !== 'number' ? token : new UncountedCall<T>(signal);
-    }
-    const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
-    const call =
-      admission instanceof FaultedAdmission
-        ? new FaultedCall<T>(this, token, startedAt, admission.plan)
-        : new TrackedCall<T>(this, token, startedAt);
-    if (gate !== 0) call.parentCall = new TrackedCall<T>(parent, gate, startedAt);
-    return call;
-  }
-
-  /** A call admitted with an injected fault. */
-  private faulted<T>(admission: FaultedAdmission): FaultedCall<T> {
-    const startedAt = this.timed ? this.monotonic() : NOT_TIMED;
-    return new FaultedCall<T>(this, admission.token, startedAt, admission.plan);
   }
 }

@@ -61,7 +61,7 @@ export abstract class BreakerCalls extends BreakerMachine {
   // Admission
 
   /** @internal A token (the generation; a negative probe id for probes), the rejection, or an admission with a fault. */
-  protected admitOwn(): number | CircuitOpenError | FaultedAdmission {
+  admitOwn(): number | CircuitOpenError | FaultedAdmission {
     if (this.current === CLOSED) {
       // Overload pressure or an injected fault: the plain path itself has nothing more to check.
       if (this.overload === undefined) {
@@ -190,7 +190,7 @@ export abstract class BreakerCalls extends BreakerMachine {
   // Running a call on the plain path
 
   /** @internal The plain path: no deadline, no caller signal, no probe; no call object, no promise of our own. */
-  protected async runPlain<T>(fn: ProtectedCall<T>, token: number, startedAt: number): Promise<T> {
+  async runPlain<T>(fn: ProtectedCall<T>, token: number, startedAt: number): Promise<T> {
     // Judged by the options it started under, whatever reconfigure() puts in force meanwhile.
     const config = this.config;
     let value: T;
@@ -205,7 +205,7 @@ export abstract class BreakerCalls extends BreakerMachine {
   }
 
   /** @internal `runPlain()` for a decorated method, without a closure per call. */
-  protected async runMethod<T>(
+  async runMethod<T>(
     method: (...args: any[]) => T | PromiseLike<T>,
     thisArg: unknown,
     args: unknown[],

@@ -14,6 +14,7 @@ import { configFor } from './config-cache.js';
 import { reconfigured } from './reconfiguration.js';
 import { baseOpenDuration } from './open-duration.js';
 import { isAbortSignal } from './abort-signal.js';
+import { pass, passAcquire, passMethod } from './calls/call-routes.js';
 import type { BreakerEventName, BreakerListener } from './breaker-events.js';
 import { listen, needsTiming } from './events/breaker-listeners.js';
 import type { FaultInjectionOptions, InjectedFault } from './fault-injection.js';
@@ -150,7 +151,7 @@ export class Breaker extends BreakerAdmission {
         throw new TypeError(breakerMessages.invalidSignal(this.name, signal));
       if (signal.aborted) return Promise.reject(signal.reason);
     }
-    return this.guard === undefined ? this.pass(fn, signal) : this.guard.execute(this, fn, signal);
+    return this.guard === undefined ? pass(this, fn, signal) : this.guard.execute(this, fn, signal);
   }
 
   /**
@@ -168,7 +169,7 @@ export class Breaker extends BreakerAdmission {
     if (this.keyed !== undefined)
       throw new TypeError(breakerMessages.familyMisuse(this.name, 'execute'));
     return this.guard === undefined
-      ? this.passMethod(method, thisArg, args, withSignal)
+      ? passMethod(this, method, thisArg, args, withSignal)
       : this.guard.executeMethod(this, method, thisArg, args, withSignal);
   }
 
@@ -182,7 +183,7 @@ export class Breaker extends BreakerAdmission {
   acquire<T = unknown>(): CallPermit<T> {
     if (this.keyed !== undefined)
       throw new TypeError(breakerMessages.familyMisuse(this.name, 'acquire'));
-    return this.guard === undefined ? this.passAcquire<T>() : this.guard.acquire<T>(this);
+    return this.guard === undefined ? passAcquire<T>(this) : this.guard.acquire<T>(this);
   }
 
   /**
@@ -193,7 +194,7 @@ export class Breaker extends BreakerAdmission {
   acquireWaiting<T = unknown>(): CallPermit<T> | Promise<CallPermit<T>> {
     if (this.keyed !== undefined)
       throw new TypeError(breakerMessages.familyMisuse(this.name, 'acquire'));
-    return this.guard === undefined ? this.passAcquire<T>() : this.guard.acquire<T>(this, true);
+    return this.guard === undefined ? passAcquire<T>(this) : this.guard.acquire<T>(this, true);
   }
 
   /**
