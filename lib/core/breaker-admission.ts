@@ -1,6 +1,5 @@
 import { probeSchedulerOf } from './breaker-environment.js';
 import { OVERFLOW_KEY, type FamilyTransitions } from './breaker-family.js';
-import type { ChildrenEvidence } from './breaker-evidence.js';
 import type { RecoveryProbeEvent, RetryEvent } from './breaker-events.js';
 import type { ProbeScheduler } from './probe-scheduler.js';
 import { BreakerCalls } from './breaker-calls.js';
@@ -10,21 +9,13 @@ import {
   HALF_OPEN,
   METRICS_ONLY,
   OPEN,
-  type CallOutcome,
-  type FailureCategory,
-  type ReconfigurationReset,
   type RejectionReason,
-  type StateCode,
-  type TransitionReason,
 } from './breaker-state.js';
 import type { CircuitOpenError } from './breaker.errors.js';
 import type { Bulkhead } from './bulkhead.js';
-import { guardFor, type CallGuard } from './call-guard.js';
-import { retryAfterOf } from './classify.js';
-import type { ResolvedBreakerOptions } from './resolve-options.js';
+import type { CallGuard } from './call-guard.js';
+import { guardOf, heldGuard } from './calls/guard-slot.js';
 import { drawFrom, SAFE_DRAW } from './random-draw.js';
-
-const guards = new WeakMap<object, CallGuard>();
 
 /**
  * What stands between the calls and the public face: the guard in front of
@@ -43,18 +34,12 @@ export abstract class BreakerAdmission extends BreakerCalls {
    * them, and its calls read one flag of its shared config.
    */
   protected get guard(): CallGuard | undefined {
-    return this.config.guarded ? guards.get(this) : undefined;
+    return guardOf(this);
   }
 
   /** @internal The bulkhead in front of admission, if any (what `peek()` reads of it). */
   get bulkheadSlots(): Bulkhead | undefined {
     return this.guard?.bulkhead;
-  }
-
-  /** @internal Made by the constructor: the guard its options ask for. */
-  protected attachGuard(): void {
-    const guard = guardFor(this.config, undefined, this);
-    if (guard !== undefined) guards.set(this, guard);
   }
 
   /** @internal Forced `disabled`: every call is let through uncounted, past the bulkhead too. */
@@ -132,7 +117,7 @@ export abstract class BreakerAdmission extends BreakerCalls {
 
   /** @internal A family's child: its bulkhead, if calls hold or wait for a slot of it (asked as it is evicted). */
   busyBulkhead(): Bulkhead | undefined {
-    const bulkhead = guards.get(this)?.bulkhead;
+    const bulkhead = heldGuard(this)?.bulkhead;
     return bulkhead !== undefined && bulkhead.active + bulkhead.queued > 0 ? bulkhead : undefined;
   }
 
@@ -143,7 +128,7 @@ export abstract class BreakerAdmission extends BreakerCalls {
    * it has no cap to keep.
    */
   adoptBulkhead(bulkhead: Bulkhead): void {
-    const guard = guards.get(this);
+    const guard = heldGuard(this);
     const limits = this.config.bulkhead;
     if (guard?.bulkhead === undefined || limits === undefined) return;
     bulkhead.setLimits(limits);
@@ -168,75 +153,6 @@ export abstract class BreakerAdmission extends BreakerCalls {
     return SAFE_DRAW;
   }
 
-  /**
-   * @internal While ramping up, a failure that brings the failure rate to
-   * the threshold reopens at once, whatever the population: only a failure
-   * can raise the rate, so only a failure needs looking at.
-   */
-  override settle(
-    token: number,
-    outcome: CallOutcome,
-    subject: unknown,
-    startedAt: number,
-    category: FailureCategory | undefined,
-    config?: ResolvedBreakerOptions,
-  ): void {
-    super.settle(token, outcome, subject, startedAt, category, config);
-    const ramp = this.guard?.ramp;
-    if (ramp === undefined || outcome !== 'failure' || this.current !== CLOSED) return;
-    if (token !== this.generation) return;
-    const now = this.monotonic();
-    const reason = this.guard!.rampTrip(this.config, this.window, now);
-    if (reason !== undefined)
-      this.transition(OPEN, reason, now, retryAfterOf(subject, this.env.clock.now()));
-  }
-
-  /**
-   * Closes an open or half-open breaker because the fleet's probe succeeded
-   * elsewhere (reason `shared-close`), dated `closedAt` (wall time) when the
-   * store says when the fleet closed: a slow start then ramps from the fleet's
-   * close time, as on every replica. Never dated before the breaker's own
-   * opening, nor in the future.
-   */
-  override adoptClosed(closedAt?: number): void {
-    const state = this.current;
-    if (closedAt === undefined || (state !== OPEN && state !== HALF_OPEN)) {
-      super.adoptClosed();
-      return;
-    }
-    const now = this.monotonic();
-    const at = closedAt - (this.env.clock.now() - now);
-    this.transition(CLOSED, 'shared-close', Math.max(this.sinceAt, Math.min(now, at)), undefined);
-  }
-
-  /** @internal Tells the guard too: a recovery that closes the breaker starts its slow start. */
-  protected override transition(
-    to: StateCode,
-    reason: TransitionReason,
-    now: number,
-    retryAfterHint: number | undefined,
-    adoptedOpenUntil?: number,
-    datedAt?: number,
-    children?: ChildrenEvidence,
-  ): void {
-    const ramp = this.guard?.ramp;
-    // A recovery that did not hold, by whichever rule, is a failed probe as far as backoff goes: the open period grows.
-    if (ramp !== undefined && to === OPEN && this.current === CLOSED && !ramp.ended(now))
-      this.reopens = ramp.reopens + 1;
-    const reopens = this.reopens;
-    super.transition(to, reason, now, retryAfterHint, adoptedOpenUntil, datedAt, children);
-    this.guard?.transitioned(to, reason, now, reopens);
-  }
-
-  /** @internal */
-  protected override applyConfig(config: ResolvedBreakerOptions): ReconfigurationReset[] {
-    const reset = super.applyConfig(config);
-    const current = guards.get(this);
-    const guard = guardFor(config, current, this);
-    if (guard === undefined) guards.delete(this);
-    else if (guard !== current) guards.set(this, guard);
-    return reset;
-  }
   /** @internal Whether this is a child whose family is not closed: its calls pass the family's gate first. */
   underFamilyGate(): boolean {
     const parent = this.parent as BreakerAdmission | undefined;

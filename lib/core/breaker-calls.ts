@@ -29,9 +29,8 @@ import {
 // Shared by every call that has neither a caller signal nor a deadline.
 const NO_SIGNAL: CallContext = Object.freeze({ signal: undefined });
 
-/** @internal The token of a call the breaker lets through without recording it (`disabled`). */
-// Negative like a probe's token, so that the plain path (tokens >= 0) never has to test for it; no probe id is a fraction.
-export const UNCOUNTED = -0.5;
+import { guardOf } from './calls/guard-slot.js';
+import { UNCOUNTED } from './calls/call-tokens.js';
 
 // A throttled call may be admitted at any moment; this is a polite hint, not a schedule.
 const THROTTLED_RETRY_AFTER_MS = 1_000;
@@ -341,8 +340,23 @@ export abstract class BreakerCalls extends BreakerMachine {
         // Only a throttle counts accepted calls; a pause alone does not need the clock read.
         if (this.overload?.throttle !== undefined) this.overload.accepted(this.monotonic());
         this.evaluate(outcome === 'failure' ? subject : undefined);
+        if (outcome === 'failure' && this.config.guarded) this.rampTrip(token, subject);
       }
     }
+  }
+
+  /**
+   * While ramping up, a failure that brings the failure rate to the
+   * threshold reopens at once, whatever the population: only a failure can
+   * raise the rate, so only a failure needs looking at.
+   */
+  private rampTrip(token: number, subject: unknown): void {
+    const guard = guardOf(this);
+    if (guard?.ramp === undefined || this.current !== CLOSED || token !== this.generation) return;
+    const now = this.monotonic();
+    const reason = guard.rampTrip(this.config, this.window, now);
+    if (reason !== undefined)
+      this.transition(OPEN, reason, now, retryAfterOf(subject, this.env.clock.now()));
   }
 
   /**

@@ -1,7 +1,11 @@
 import { BreakerCounters } from './breaker-counters.js';
 import type { BreakerEnvironment } from './breaker-environment.js';
 import type { BreakerEventHub, BreakerEventName } from './breaker-events.js';
-import { BreakerEvidence, type ChildrenEvidence } from './breaker-evidence.js';
+import {
+  BreakerEvidence,
+  type ChildrenEvidence,
+  type TransitionProof,
+} from './breaker-evidence.js';
 import type { FamilyTransitions } from './breaker-family.js';
 import {
   CLOSED,
@@ -30,8 +34,7 @@ import { sameWindow, windowOf } from './window/window-of.js';
 import type { AdmissionDecision } from './state/admission-decision.js';
 import { behaviorOf } from './state/state-behaviors.js';
 
-/** @internal The start of a call admitted while nobody needed its duration. */
-export const NOT_TIMED = Number.NaN;
+import { guardOf } from './calls/guard-slot.js';
 
 /**
  * The state machine of a breaker: its state, what it admits, and how it moves
@@ -275,10 +278,21 @@ export abstract class BreakerMachine {
     this.transition(OPEN, 'shared-open', this.monotonic(), undefined, openUntil);
   }
 
-  /** Closes an open or half-open breaker because the fleet's probe succeeded elsewhere (reason `shared-close`). */
-  adoptClosed(): void {
+  /**
+   * Closes an open or half-open breaker because the fleet's probe succeeded
+   * elsewhere (reason `shared-close`), dated `closedAt` (wall time) when the
+   * store says when the fleet closed: a slow start then ramps from the fleet's
+   * close time, as on every replica. Never dated before the breaker's own
+   * opening, nor in the future.
+   */
+  adoptClosed(closedAt?: number): void {
     if (this.current !== OPEN && this.current !== HALF_OPEN) return;
-    this.transition(CLOSED, 'shared-close', this.monotonic(), undefined);
+    const now = this.monotonic();
+    const at =
+      closedAt === undefined
+        ? now
+        : Math.max(this.sinceAt, Math.min(now, closedAt - (this.env.clock.now() - now)));
+    this.transition(CLOSED, 'shared-close', at, undefined);
   }
 
   /**
@@ -364,6 +378,11 @@ export abstract class BreakerMachine {
     children?: ChildrenEvidence,
   ): void {
     const from = this.current;
+    const ramp = guardOf(this)?.ramp;
+    // A recovery that did not hold, by whichever rule, is a failed probe as far as backoff goes: the open period grows.
+    if (ramp !== undefined && to === OPEN && from === CLOSED && !ramp.ended(now))
+      this.reopens = ramp.reopens + 1;
+    const reopens = this.reopens;
     const proof = (this.evidence ??= new BreakerEvidence()).noteTransition(
       from,
       to,
@@ -402,16 +421,29 @@ export abstract class BreakerMachine {
       this.window.reset();
     }
     this.parent?.keyed!.childTransitioned(this, stateName(from), stateName(to), now);
-    if (this.hub === undefined && this.env.coordinator === undefined) return;
-    // Events carry wall times: people read them, and replicas share them.
+    if (this.hub !== undefined || this.env.coordinator !== undefined)
+      this.announce(from, to, reason, datedAt ?? now + toWall, toWall, proof);
+    // A recovery that closes the breaker starts its slow start; opening starts its recovery probe.
+    guardOf(this)?.transitioned(to, reason, now, reopens);
+  }
+
+  /** Tells the listeners and the coordinator of a transition, in wall times: people read them, and replicas share them. */
+  private announce(
+    from: StateCode,
+    to: StateCode,
+    reason: TransitionReason,
+    at: number,
+    toWall: number,
+    proof: TransitionProof,
+  ): void {
     const change = {
       from: stateName(from),
       to: stateName(to),
       reason,
-      at: datedAt ?? now + toWall,
+      at,
       ...(to === OPEN ? { openUntil: this.openUntilAt + toWall } : {}),
       ...proof,
-      ...(reason === 'forced' ? { forced: forcedEvent(this.evidence.forced!) } : {}),
+      ...(reason === 'forced' ? { forced: forcedEvent(this.evidence!.forced!) } : {}),
     };
     this.hub?.emit('stateChange', change);
     this.env.coordinator?.transitioned(this, change);

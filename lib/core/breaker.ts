@@ -15,6 +15,7 @@ import { reconfigured } from './reconfiguration.js';
 import { baseOpenDuration } from './open-duration.js';
 import { isAbortSignal } from './abort-signal.js';
 import { pass, passAcquire, passMethod } from './calls/call-routes.js';
+import { reguard } from './calls/guard-slot.js';
 import type { BreakerEventName, BreakerListener } from './breaker-events.js';
 import { listen, needsTiming } from './events/breaker-listeners.js';
 import type { FaultInjectionOptions, InjectedFault } from './fault-injection.js';
@@ -72,7 +73,7 @@ export class Breaker extends BreakerAdmission {
             );
     super(lineage === undefined ? name : undefined, lineage, config, env, keyed);
     this.timed = needsTiming(this);
-    this.attachGuard();
+    reguard(this, config);
     // A child born (or born again after eviction) while its family lets every call through is forced alike.
     // Forced open needs nothing of the child: the family's gate rejects every key.
     const forced = lineage?.parent.evidence?.forced;
@@ -301,11 +302,13 @@ export class Breaker extends BreakerAdmission {
     const previous = this.config;
     const current = reconfigured(this.name, previous, options);
     const reset = this.applyConfig(current);
+    reguard(this, current);
     this.counters.rare.reconfigurations++;
     this.timed = needsTiming(this);
     if (this.keyed !== undefined)
       for (const child of this.keyed.all()) {
         child.applyConfig(current);
+        reguard(child, current);
         child.timed = needsTiming(child);
       }
     const event: ReconfiguredEvent = { previous, current, reset };

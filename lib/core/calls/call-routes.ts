@@ -1,5 +1,4 @@
-import { NOT_TIMED } from '../breaker-machine.js';
-import { UNCOUNTED } from '../breaker-calls.js';
+import { NOT_TIMED, UNCOUNTED } from './call-tokens.js';
 import type { CallOutcome, FailureCategory } from '../breaker-state.js';
 import type { CircuitOpenError } from '../breaker.errors.js';
 import { deferredRejection } from '../deferred-rejection.js';
