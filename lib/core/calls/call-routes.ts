@@ -152,8 +152,8 @@ function holdingCall<T>(
   b: RoutedBreaker,
   signal: AbortSignal | undefined,
   leave: () => void,
-): number | TrackedCall<T> | UncountedCall<T> | Promise<never> {
-  let call: TrackedCall<T> | UncountedCall<T> | CircuitOpenError;
+): number | TrackedCall<T> | FaultedCall<T> | UncountedCall<T> | Promise<never> {
+  let call: TrackedCall<T> | FaultedCall<T> | UncountedCall<T> | CircuitOpenError;
   if (b.underFamilyGate()) call = familyCall<T>(b, signal);
   else {
     const token = b.admitOwn();
@@ -204,7 +204,7 @@ async function runHolding<T>(
 function familyCall<T>(
   b: RoutedBreaker,
   signal: AbortSignal | undefined,
-): TrackedCall<T> | UncountedCall<T> | CircuitOpenError {
+): TrackedCall<T> | FaultedCall<T> | UncountedCall<T> | CircuitOpenError {
   const parent = b.parent!;
   const gate = parent.admitAsFamily();
   if (typeof gate !== 'number') return gate;
