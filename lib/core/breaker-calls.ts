@@ -2,7 +2,6 @@ import { BreakerMachine } from './breaker-machine.js';
 import {
   CLOSED,
   HALF_OPEN,
-  METRICS_ONLY,
   OPEN,
   stateName,
   type CallOutcome,
@@ -10,27 +9,20 @@ import {
   type RejectionReason,
 } from './breaker-state.js';
 import { createRejection, type CallTimeoutError, type CircuitOpenError } from './breaker.errors.js';
-import { defaultClassifyResult, failureCategoryOf, retryAfterOf } from './classify.js';
+import { defaultClassifyResult, retryAfterOf } from './classify.js';
 import type { DeadlineScheduler } from './deadline-scheduler.js';
 import { FaultedAdmission } from './fault-injection.js';
 import { classifyWith } from './guarded-classifier.js';
-import { OverloadPressure } from './overload-pressure.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
 import { tripReason } from './trip-rules.js';
 import { LET_THROUGH, PROBE, REJECT, type AdmissionDecision } from './state/admission-decision.js';
 import type { CallContext, ProtectedCall } from './tracked-call.js';
-import {
-  SLOT_FAILURE,
-  SLOT_OVERLOAD,
-  SLOT_SLOW,
-  SLOT_SUCCESS,
-} from './window/outcome-window.interface.js';
+import { SLOT_SUCCESS } from './window/outcome-window.interface.js';
+import { settleCall } from './calls/settlement.js';
+import { UNCOUNTED } from './calls/call-tokens.js';
 
 // Shared by every call that has neither a caller signal nor a deadline.
 const NO_SIGNAL: CallContext = Object.freeze({ signal: undefined });
-
-import { guardOf } from './calls/guard-slot.js';
-import { UNCOUNTED } from './calls/call-tokens.js';
 
 // A throttled call may be admitted at any moment; this is a polite hint, not a schedule.
 const THROTTLED_RETRY_AFTER_MS = 1_000;
@@ -280,134 +272,18 @@ export abstract class BreakerCalls extends BreakerMachine {
     category: FailureCategory | undefined,
     config: ResolvedBreakerOptions = this.config,
   ): void {
-    const now = this.timed ? this.monotonic() : 0;
-    // A call admitted before anyone needed durations (a listener added since) reports 0.
-    const durationMs = this.timed && startedAt === startedAt ? now - startedAt : 0;
-    const probe = token < 0;
-    const slowMs = config.slowCallDurationMs;
-    const slow =
-      slowMs !== undefined &&
-      durationMs >= slowMs &&
-      (outcome === 'success' || outcome === 'failure');
-    const counters = this.counters;
-    const hub = this.hub;
-
-    let slot: number;
-    if (outcome === 'success') {
-      counters.successes++;
-      slot = SLOT_SUCCESS;
-      hub?.emit('success', { durationMs, probe });
-    } else if (outcome === 'failure') {
-      const cat = category ?? failureCategoryOf(subject);
-      counters.fail(cat);
-      this.noteFailure(subject, cat);
-      slot = SLOT_FAILURE;
-      hub?.emit('failure', { error: subject, category: cat, durationMs, probe });
-    } else if (outcome === 'overload') {
-      counters.rare.overloads++;
-      this.noteFailure(subject, 'overload');
-      slot = SLOT_OVERLOAD;
-      hub?.emit('failure', { error: subject, category: 'overload', durationMs, probe });
-    } else {
-      counters.rare.ignored++;
-      hub?.emit('ignored', { error: subject, durationMs, probe });
-      if (probe) this.releaseProbe(-token);
-      return;
-    }
-    if (slow) {
-      counters.rare.slowCalls++;
-      slot |= SLOT_SLOW;
-      hub?.emit('slowCall', {
-        durationMs,
-        thresholdMs: slowMs,
-        outcome: outcome as 'success' | 'failure',
-      });
-    }
-
-    if (probe) {
-      this.settleProbe(-token, outcome === 'success' && !slow, subject);
-      return;
-    }
-    if (token !== this.generation) return;
-    const state = this.current;
-    if (state !== CLOSED && state !== METRICS_ONLY) return;
-    this.window.record(slot, now);
-    if (outcome === 'failure') this.consecutiveFailures++;
-    else if (outcome === 'success') this.consecutiveFailures = 0;
-    if (state === CLOSED) {
-      if (outcome === 'overload') this.onOverload(subject);
-      else {
-        // Only a throttle counts accepted calls; a pause alone does not need the clock read.
-        if (this.overload?.throttle !== undefined) this.overload.accepted(this.monotonic());
-        this.evaluate(outcome === 'failure' ? subject : undefined);
-        if (outcome === 'failure' && this.config.guarded) this.rampTrip(token, subject);
-      }
-    }
+    settleCall(this, token, outcome, subject, startedAt, category, config);
   }
 
   /**
-   * While ramping up, a failure that brings the failure rate to the
-   * threshold reopens at once, whatever the population: only a failure can
-   * raise the rate, so only a failure needs looking at.
+   * @internal Trips the breaker if the failure streak, the failure rate or the
+   * slow-call rate says so. `failure` is the failure just recorded, if the
+   * call was one: only a failure's `Retry-After` may lengthen the open period.
    */
-  private rampTrip(token: number, subject: unknown): void {
-    const guard = guardOf(this);
-    if (guard?.ramp === undefined || this.current !== CLOSED || token !== this.generation) return;
-    const now = this.monotonic();
-    const reason = guard.rampTrip(this.config, this.window, now);
-    if (reason !== undefined)
-      this.transition(OPEN, reason, now, retryAfterOf(subject, this.env.clock.now()));
-  }
-
-  /**
-   * Trips the breaker if the failure streak, the failure rate or the slow-call
-   * rate says so. `failure` is the failure just recorded, if the call was one:
-   * only a failure's `Retry-After` may lengthen the open period.
-   */
-  private evaluate(failure: unknown): void {
+  evaluate(failure: unknown): void {
     const reason = tripReason(this.config, this.window, this.consecutiveFailures, this);
     if (reason !== undefined)
       this.transition(OPEN, reason, this.monotonic(), retryAfterOf(failure, this.env.clock.now()));
-  }
-
-  private onOverload(subject: unknown): void {
-    const now = this.monotonic();
-    const hint = retryAfterOf(subject, this.env.clock.now());
-    // Neither a pause to honour nor a throttle to feed: nothing to hold.
-    if ((hint === undefined || hint <= 0) && this.config.overloadK === 0) return;
-    (this.overload ??= new OverloadPressure()).record(this.config, now, hint, this.window.calls);
-  }
-
-  private settleProbe(id: number, succeeded: boolean, subject: unknown): void {
-    const round = this.round;
-    // Expired, or admitted by a half-open period that has already ended.
-    if (round === undefined || !round.remove(id)) return;
-    if (succeeded) {
-      const closes = round.succeed();
-      this.counters.rare.probesSucceeded++;
-      this.hub?.emit('probe', { result: 'succeeded' });
-      if (closes) this.transition(CLOSED, 'probes-succeeded', this.monotonic(), undefined);
-      return;
-    }
-    const hopeless = round.fail();
-    this.counters.rare.probesFailed++;
-    this.hub?.emit('probe', { result: 'failed' });
-    // Reopen as soon as closing has become impossible.
-    if (hopeless)
-      this.transition(
-        OPEN,
-        'probe-failed',
-        this.monotonic(),
-        retryAfterOf(subject, this.env.clock.now()),
-      );
-  }
-
-  private releaseProbe(id: number): void {
-    const round = this.round;
-    if (round === undefined || !round.remove(id)) return;
-    round.admitted--;
-    this.counters.rare.probesReleased++;
-    this.hub?.emit('probe', { result: 'released' });
   }
 
   /** @internal How `config` (the options a call started under) counts a call that threw `error`. */

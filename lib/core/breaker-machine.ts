@@ -67,9 +67,9 @@ export abstract class BreakerMachine {
   /** @internal The clock, random source, coordinator and error reporter, shared with every breaker made from the same deps. */
   readonly env: BreakerEnvironment;
   /** @internal */
-  protected window: OutcomeWindow;
+  window: OutcomeWindow;
   /** @internal */
-  protected readonly counters = new BreakerCounters();
+  readonly counters = new BreakerCounters();
   /** @internal */
   hub: BreakerEventHub | undefined = undefined;
   /** @internal Whether calls must be timed: slow-call detection, a time window, or listeners that want durations. */
@@ -88,13 +88,13 @@ export abstract class BreakerMachine {
    */
   protected wallOffset: number;
   /** @internal */
-  protected generation = 0;
+  generation = 0;
   /** @internal When the open period ends (monotonic). */
   openUntilAt = 0;
   /** @internal How many times it reopened in a row. */
   reopens = 0;
   /** @internal */
-  protected consecutiveFailures = 0;
+  consecutiveFailures = 0;
   /** @internal Only once something went wrong: the last failure and transition, and the hook faults reported. */
   protected evidence: BreakerEvidence | undefined = undefined;
   /** @internal Only while the dependency reports overload: its pause and the evidence client-side throttling sheds by. */
@@ -180,7 +180,7 @@ export abstract class BreakerMachine {
   }
 
   /** @internal */
-  protected noteFailure(failure: unknown, category: FailureCategory | 'overload'): void {
+  noteFailure(failure: unknown, category: FailureCategory | 'overload'): void {
     (this.evidence ??= new BreakerEvidence()).noteFailure(failure, category);
   }
 
@@ -367,7 +367,7 @@ export abstract class BreakerMachine {
   }
 
   /** @internal */
-  protected transition(
+  transition(
     to: StateCode,
     reason: TransitionReason,
     now: number,
