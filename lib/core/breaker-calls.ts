@@ -1,7 +1,17 @@
+import { probeSchedulerOf } from './breaker-environment.js';
+import { OVERFLOW_KEY, type FamilyTransitions } from './breaker-family.js';
+import type { RecoveryProbeEvent, RetryEvent } from './breaker-events.js';
+import type { ProbeScheduler } from './probe-scheduler.js';
+import type { Bulkhead } from './bulkhead.js';
+import type { CallGuard } from './call-guard.js';
+import { guardOf, heldGuard } from './calls/guard-slot.js';
+import { drawFrom, SAFE_DRAW } from './random-draw.js';
 import { BreakerMachine } from './breaker-machine.js';
 import {
   CLOSED,
+  DISABLED,
   HALF_OPEN,
+  METRICS_ONLY,
   OPEN,
   stateName,
   type CallOutcome,
@@ -15,30 +25,23 @@ import { FaultedAdmission } from './fault-injection.js';
 import { classifyWith } from './guarded-classifier.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
 import { tripReason } from './trip-rules.js';
-import { LET_THROUGH, PROBE, REJECT, type AdmissionDecision } from './state/admission-decision.js';
+import { applyDecision, applyFamilyDecision } from './state/admission.js';
 import type { CallContext, ProtectedCall } from './tracked-call.js';
 import { SLOT_SUCCESS } from './window/outcome-window.interface.js';
 import { settleCall } from './calls/settlement.js';
-import { UNCOUNTED } from './calls/call-tokens.js';
 
 // Shared by every call that has neither a caller signal nor a deadline.
 const NO_SIGNAL: CallContext = Object.freeze({ signal: undefined });
 
-// A throttled call may be admitted at any moment; this is a polite hint, not a schedule.
-const THROTTLED_RETRY_AFTER_MS = 1_000;
-
 /**
- * What a call does to its breaker: admission (a token, a probe permit, or the
- * rejection), then settlement.
- *
- * How a breaker counts what its calls did: classification (the application's
- * classifiers, guarded, then the defaults), the window and the streak, the
- * probes of a half-open round, and the overload pressure; then it asks the
- * trip rules whether to move. A settled call of an older generation is
- * counted in the totals but cannot move the breaker.
- *
- * The closed path's success is settled inline in `settleValue`: it is most
- * of what a healthy breaker ever does.
+ * What a call does to its breaker, and what its collaborators ask of it. The
+ * closed path stays inline here: admission of a closed breaker with nothing
+ * optional (`admitOwn`), the plain run (`runPlain`, `runMethod`) and a
+ * closed success (`settleValue`): most of what a healthy breaker ever does.
+ * Everything else is a collaborator's: the states' decisions and their
+ * application (`state/`), the routes a call takes and its settlement
+ * (`calls/`); the members below are what those collaborators, the guard,
+ * the recovery probe, a family and a retry policy reach the breaker through.
  *
  * Not exported; kept in the declarations because `Breaker` extends it.
  */
@@ -59,91 +62,18 @@ export abstract class BreakerCalls extends BreakerMachine {
         this.counters.admitted++;
         return this.generation;
       }
-      const now = this.monotonic();
-      return this.applyOwn(this.decide(now), now);
+      return applyDecision(this, this.monotonic());
     }
     const now = this.monotonic();
     this.refresh(now, true);
-    return this.applyOwn(this.decide(now), now);
-  }
-
-  /**
-   * Applies what the state decided (after the transitions due were made):
-   * counts the call, takes its probe permit, sheds it under overload, or
-   * rejects it.
-   */
-  private applyOwn(
-    decision: AdmissionDecision,
-    now: number,
-  ): number | CircuitOpenError | FaultedAdmission {
-    switch (decision.kind) {
-      case REJECT:
-        return this.reject(decision.reason, decision.retryAfterMs);
-      case LET_THROUGH:
-        return UNCOUNTED;
-      case PROBE: {
-        const probe = this.admitProbe(now);
-        return typeof probe === 'number' ? this.withFault(probe) : probe;
-      }
-      default:
-        if (this.current === CLOSED && this.overload !== undefined) {
-          const shed = this.shedUnderOverload(now);
-          if (shed !== undefined) return shed;
-        }
-        this.counters.admitted++;
-        return this.withFault(this.generation);
-    }
-  }
-
-  /** An admitted call's token, with the injected fault when this call gets it. */
-  private withFault(token: number): number | FaultedAdmission {
-    const faults = this.overload?.faults;
-    return faults !== undefined && faults.applies(this)
-      ? new FaultedAdmission(token, faults)
-      : token;
+    return applyDecision(this, now);
   }
 
   /** @internal A family's own gate for a child's call: 0 to pass, a probe token, or the rejection. */
   admitAsFamily(): number | CircuitOpenError {
     const now = this.monotonic();
     this.refresh(now, true);
-    const decision = this.decide(now);
-    if (decision.kind === REJECT) return this.reject(decision.reason, decision.retryAfterMs);
-    return decision.kind === PROBE ? this.admitProbe(now) : 0;
-  }
-
-  /** @internal Until the open duration ends; past it (the fleet's probe is someone else's), until that probe must be decided. */
-  protected openRetryAfter(now: number): number {
-    return now < this.openUntilAt ? this.openUntilAt - now : this.config.probeMaxWaitMs;
-  }
-
-  /** The dependency reports overload and its pause is over: client-side throttling sheds a share of calls. */
-  private shedUnderOverload(now: number): CircuitOpenError | undefined {
-    const pressure = this.overload!;
-    // The pause is over (the decision said so): forget it.
-    pressure.pauseLeft(now);
-    if (pressure.shed(this.config, now, this))
-      return this.reject('throttled', THROTTLED_RETRY_AFTER_MS);
-    // The pause is over and the overloads have left the window: calls take the plain path again.
-    if (pressure.spent) this.overload = undefined;
-    return undefined;
-  }
-
-  /**
-   * A probe permit, if the round has room. Still open when the decision was
-   * made (the open duration is over, but the fleet's probe is another
-   * replica's): rejected until that probe must be decided.
-   */
-  private admitProbe(now: number): number | CircuitOpenError {
-    const round = this.round;
-    if (this.current !== HALF_OPEN || round === undefined)
-      return this.reject('open', this.openRetryAfter(now));
-    if (round.full) return this.reject('half-open-busy', round.retryAfter(now));
-    const id = round.admit(now);
-    this.counters.admitted++;
-    this.counters.rare.probesAdmitted++;
-    this.hub?.emit('probe', { result: 'admitted' });
-    return -id;
+    return applyFamilyDecision(this, now);
   }
 
   /** @internal Rejects a call: counted and announced. */
@@ -294,5 +224,144 @@ export abstract class BreakerCalls extends BreakerMachine {
   /** @internal How `config` counts a call that resolved with `value`. */
   classifyResult(value: unknown, config: ResolvedBreakerOptions = this.config): CallOutcome {
     return classifyWith(this, 'classifyResult', value, config);
+  }
+
+  // ---------------------------------------------------------------------------
+  // What the guard, the recovery probe, a family and a retry policy ask of the breaker
+
+  /**
+   * @internal Only with the bulkhead, rampUp or probe option: what stands in
+   * front of admission. Kept beside the breaker, not in a field of its own: a
+   * breaker without these options (a breaker per target) holds nothing for
+   * them, and its calls read one flag of its shared config.
+   */
+  protected get guard(): CallGuard | undefined {
+    return guardOf(this);
+  }
+
+  /** @internal The bulkhead in front of admission, if any (what `peek()` reads of it). */
+  get bulkheadSlots(): Bulkhead | undefined {
+    return this.guard?.bulkhead;
+  }
+
+  /** @internal Forced `disabled`: every call is let through uncounted, past the bulkhead too. */
+  get lettingAllThrough(): boolean {
+    return this.evidence?.forced?.state === 'disabled';
+  }
+
+  /** @internal A rejection by the guard (`bulkhead-full`, `ramp-up`), counted and announced as the breaker's own. */
+  refuse(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
+    return this.reject(reason, retryAfterMs);
+  }
+
+  /** @internal A retry policy's attempt, scheduled or refused by the budget: counted and announced. */
+  recordRetry(event: RetryEvent): void {
+    if (event.result === 'scheduled') this.counters.rare.retries++;
+    else this.counters.rare.retriesDenied++;
+    this.hub?.emit('retry', event);
+  }
+
+  /** @internal For the recovery probe: whether the breaker, refreshed without taking the fleet's permit, still needs it. */
+  needsRecoveryProbe(now: number): boolean {
+    if (this.parent !== undefined && !(this.parent as BreakerCalls).holdsChild(this)) return false;
+    this.refresh(now, false);
+    return (
+      this.current === OPEN ||
+      (this.current === HALF_OPEN && this.config.probe?.onSuccess === 'closed')
+    );
+  }
+
+  /** @internal Shared: only the holder of the fleet's probe permit (asked for here, answered later) probes. */
+  mayProbeForFleet(): boolean {
+    const coordinator = this.env.coordinator;
+    return coordinator === undefined || coordinator.mayProbe(this);
+  }
+
+  /** @internal The recovery probe succeeded (reason `recovery-probe`). */
+  recoveredByProbe(to: 'half-open' | 'closed', now: number): void {
+    const state = this.current;
+    if (state !== OPEN && state !== HALF_OPEN) return;
+    if (to === 'closed') this.transition(CLOSED, 'recovery-probe', now, undefined);
+    else if (state === OPEN) this.transition(HALF_OPEN, 'recovery-probe', now, undefined);
+  }
+
+  /** @internal */
+  recordRecoveryProbe(event: RecoveryProbeEvent): void {
+    if (event.result === 'succeeded') this.counters.rare.recoveryProbesSucceeded++;
+    else this.counters.rare.recoveryProbesFailed++;
+    this.hub?.emit('recoveryProbe', event);
+  }
+
+  /** @internal The scheduler of this breaker's recovery probe: its registry's. */
+  probeScheduler(): ProbeScheduler {
+    return probeSchedulerOf(this.env);
+  }
+
+  /** @internal A family's child: one of its bulkheads holds and awaits no call any more. */
+  bulkheadIdle(): void {
+    (this.parent as BreakerCalls).keyed?.childIdle(this);
+  }
+
+  /**
+   * @internal How many times `reconfigure()` put options in force (local, fleet
+   * or reload): counted as it happens, so a change undone before anyone
+   * looks still shows. A family's children run on its options and count none.
+   */
+  get reconfigurations(): number {
+    return this.counters.reconfigurations;
+  }
+
+  /** @internal A family's overflow child: its family, which counts each key's calls on it. */
+  get overflowCalls(): FamilyTransitions | undefined {
+    return this.key === OVERFLOW_KEY ? (this.parent as BreakerCalls).keyed : undefined;
+  }
+
+  /** @internal A family's child: its bulkhead, if calls hold or wait for a slot of it (asked as it is evicted). */
+  busyBulkhead(): Bulkhead | undefined {
+    const bulkhead = heldGuard(this)?.bulkhead;
+    return bulkhead !== undefined && bulkhead.active + bulkhead.queued > 0 ? bulkhead : undefined;
+  }
+
+  /**
+   * @internal A new child of a family takes over the bulkhead its key's evicted
+   * child left with calls in it, under the family's limits now: the key's cap
+   * holds across eviction. Without a bulkhead of its own (reconfigured away)
+   * it has no cap to keep.
+   */
+  adoptBulkhead(bulkhead: Bulkhead): void {
+    const guard = heldGuard(this);
+    const limits = this.config.bulkhead;
+    if (guard?.bulkhead === undefined || limits === undefined) return;
+    bulkhead.setLimits(limits);
+    guard.bulkhead = bulkhead;
+  }
+
+  /** @internal Whether a family still holds `child` (an evicted child is probed no more). */
+  holdsChild(child: BreakerCalls): boolean {
+    const family = this.keyed as { holds(child: unknown): boolean } | undefined;
+    return family?.holds(child) ?? false;
+  }
+
+  /**
+   * @internal A number in [0, 1) from the breaker's random source (jitter,
+   * shedding, a retry's jitter). A draw that throws or falls outside [0, 1)
+   * counts as `SAFE_DRAW`, reported once (a family's children as the family).
+   */
+  draw(): number {
+    const drawn = drawFrom(this.env.random, this.name, 'deps.random');
+    if (typeof drawn === 'number') return drawn;
+    ((this.parent as BreakerCalls | undefined) ?? this).reportFault('deps.random', drawn);
+    return SAFE_DRAW;
+  }
+
+  /** @internal Whether this is a child whose family is not closed: its calls pass the family's gate first. */
+  underFamilyGate(): boolean {
+    const parent = this.parent as BreakerCalls | undefined;
+    return (
+      parent !== undefined &&
+      parent.current !== CLOSED &&
+      parent.current !== DISABLED &&
+      parent.current !== METRICS_ONLY
+    );
   }
 }

@@ -4,7 +4,7 @@ import { environmentOf, type BreakerDeps } from './breaker-environment.js';
 import type { FallbackEvent, ReconfiguredEvent } from './breaker-events.js';
 import { BreakerFamily } from './breaker-family.js';
 import type { BreakerMachine } from './breaker-machine.js';
-import { BreakerAdmission } from './breaker-admission.js';
+import { BreakerCalls } from './breaker-calls.js';
 import type { AdmissionPeek } from './breaker-peek.js';
 import type { BreakerOptions } from './breaker-options.js';
 import type { BreakerSnapshot } from './breaker-snapshot.js';
@@ -16,6 +16,7 @@ import { baseOpenDuration } from './open-duration.js';
 import { isAbortSignal } from './abort-signal.js';
 import { pass, passAcquire, passMethod } from './calls/call-routes.js';
 import { reguard } from './calls/guard-slot.js';
+import { openRetryAfter } from './state/admission.js';
 import type { BreakerEventName, BreakerListener } from './breaker-events.js';
 import { listen, needsTiming } from './events/breaker-listeners.js';
 import type { FaultInjectionOptions, InjectedFault } from './fault-injection.js';
@@ -46,7 +47,7 @@ export interface ExecuteOptions {
  *
  * @publicApi
  */
-export class Breaker extends BreakerAdmission {
+export class Breaker extends BreakerCalls {
   /** For a child of a per-key family: the family. */
   declare readonly parent: Breaker | undefined;
   /** @internal */
@@ -352,7 +353,7 @@ export class Breaker extends BreakerAdmission {
       since: this.sinceAt,
       openUntil: this.openUntilAt,
       pausedUntil: this.overload?.pausedUntil ?? 0,
-      openRetryAfter: state === OPEN ? this.openRetryAfter(now) : 0,
+      openRetryAfter: state === OPEN ? openRetryAfter(this, now) : 0,
       generation: this.generation,
       window: this.window,
       shed: this.overload?.shedInWindow(now) ?? 0,
