@@ -1,8 +1,16 @@
+import { probeSchedulerOf } from './breaker-environment.js';
+import { OVERFLOW_KEY, type FamilyTransitions } from './breaker-family.js';
+import type { RecoveryProbeEvent, RetryEvent } from './breaker-events.js';
+import type { ProbeScheduler } from './probe-scheduler.js';
+import type { Bulkhead } from './bulkhead.js';
+import type { CallGuard } from './call-guard.js';
+import { guardOf, heldGuard } from './calls/guard-slot.js';
+import { drawFrom, SAFE_DRAW } from './random-draw.js';
 import { BreakerMachine } from './breaker-machine.js';
 import {
   CLOSED,
+  DISABLED,
   HALF_OPEN,
-  ISOLATED,
   METRICS_ONLY,
   OPEN,
   stateName,
@@ -11,43 +19,29 @@ import {
   type RejectionReason,
 } from './breaker-state.js';
 import { createRejection, type CallTimeoutError, type CircuitOpenError } from './breaker.errors.js';
-import { defaultClassifyResult, failureCategoryOf, retryAfterOf } from './classify.js';
+import { defaultClassifyResult, retryAfterOf } from './classify.js';
 import type { DeadlineScheduler } from './deadline-scheduler.js';
 import { FaultedAdmission } from './fault-injection.js';
 import { classifyWith } from './guarded-classifier.js';
-import { OverloadPressure } from './overload-pressure.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
 import { tripReason } from './trip-rules.js';
+import { applyDecision, applyFamilyDecision } from './state/admission.js';
 import type { CallContext, ProtectedCall } from './tracked-call.js';
-import {
-  SLOT_FAILURE,
-  SLOT_OVERLOAD,
-  SLOT_SLOW,
-  SLOT_SUCCESS,
-} from './window/outcome-window.interface.js';
+import { SLOT_SUCCESS } from './window/outcome-window.interface.js';
+import { settleCall } from './calls/settlement.js';
 
 // Shared by every call that has neither a caller signal nor a deadline.
 const NO_SIGNAL: CallContext = Object.freeze({ signal: undefined });
 
-/** @internal The token of a call the breaker lets through without recording it (`disabled`). */
-// Negative like a probe's token, so that the plain path (tokens >= 0) never has to test for it; no probe id is a fraction.
-export const UNCOUNTED = -0.5;
-
-// A throttled call may be admitted at any moment; this is a polite hint, not a schedule.
-const THROTTLED_RETRY_AFTER_MS = 1_000;
-
 /**
- * What a call does to its breaker: admission (a token, a probe permit, or the
- * rejection), then settlement.
- *
- * How a breaker counts what its calls did: classification (the application's
- * classifiers, guarded, then the defaults), the window and the streak, the
- * probes of a half-open round, and the overload pressure; then it asks the
- * trip rules whether to move. A settled call of an older generation is
- * counted in the totals but cannot move the breaker.
- *
- * The closed path's success is settled inline in `settleValue`: it is most
- * of what a healthy breaker ever does.
+ * What a call does to its breaker, and what its collaborators ask of it. The
+ * closed path stays inline here: admission of a closed breaker with nothing
+ * optional (`admitOwn`), the plain run (`runPlain`, `runMethod`) and a
+ * closed success (`settleValue`): most of what a healthy breaker ever does.
+ * Everything else is a collaborator's: the states' decisions and their
+ * application (`state/`), the routes a call takes and its settlement
+ * (`calls/`); the members below are what those collaborators, the guard,
+ * the recovery probe, a family and a retry policy reach the breaker through.
  *
  * Not exported; kept in the declarations because `Breaker` extends it.
  */
@@ -61,96 +55,29 @@ export abstract class BreakerCalls extends BreakerMachine {
   // Admission
 
   /** @internal A token (the generation; a negative probe id for probes), the rejection, or an admission with a fault. */
-  protected admitOwn(): number | CircuitOpenError | FaultedAdmission {
-    const state = this.current;
-    if (state === CLOSED) {
+  admitOwn(): number | CircuitOpenError | FaultedAdmission {
+    if (this.current === CLOSED) {
       // Overload pressure or an injected fault: the plain path itself has nothing more to check.
-      if (this.overload !== undefined) return this.admitUnderOverload();
-      this.counters.admitted++;
-      return this.generation;
+      if (this.overload === undefined) {
+        this.counters.admitted++;
+        return this.generation;
+      }
+      return applyDecision(this, this.monotonic());
     }
-    // Isolated, metrics-only or disabled: held by force().
-    if (state >= ISOLATED) return this.admitForced();
     const now = this.monotonic();
     this.refresh(now, true);
-    if (this.current === OPEN) return this.reject('open', this.openRetryAfter(now));
-    const probe = this.admitProbe(now);
-    return typeof probe === 'number' ? this.withFault(probe) : probe;
-  }
-
-  /** An admitted call's token, with the injected fault when this call gets it. */
-  private withFault(token: number): number | FaultedAdmission {
-    const faults = this.overload?.faults;
-    return faults !== undefined && faults.applies(this)
-      ? new FaultedAdmission(token, faults)
-      : token;
+    return applyDecision(this, now);
   }
 
   /** @internal A family's own gate for a child's call: 0 to pass, a probe token, or the rejection. */
   admitAsFamily(): number | CircuitOpenError {
-    if (this.current === ISOLATED && this.evidence?.forced === undefined)
-      return this.reject('isolated', undefined);
     const now = this.monotonic();
     this.refresh(now, true);
-    if (this.current === ISOLATED) return this.reject('isolated', this.forcedRetryAfter(now));
-    if (this.current === OPEN) return this.reject('open', this.openRetryAfter(now));
-    if (this.current === HALF_OPEN) return this.admitProbe(now);
-    return 0;
+    return applyFamilyDecision(this, now);
   }
 
-  /**
-   * A call while `force()` holds the breaker: a force that has ended releases
-   * it first; forced open rejects (until the force ends, when it ends),
-   * metrics-only admits and records, disabled admits and records nothing
-   * (`UNCOUNTED`).
-   */
-  private admitForced(): number | CircuitOpenError | FaultedAdmission {
-    const now = this.monotonic();
-    this.refresh(now, true);
-    const forced = this.evidence?.forced;
-    if (forced === undefined || this.current < ISOLATED) return this.admitOwn();
-    if (this.current === ISOLATED) return this.reject('isolated', this.forcedRetryAfter(now));
-    if (forced.state === 'disabled') return UNCOUNTED;
-    this.counters.admitted++;
-    return this.withFault(this.generation);
-  }
-
-  private forcedRetryAfter(now: number): number | undefined {
-    const until = this.evidence?.forced?.until;
-    return until === undefined ? undefined : until - now;
-  }
-
-  /** @internal Until the open duration ends; past it (the fleet's probe is someone else's), until that probe must be decided. */
-  protected openRetryAfter(now: number): number {
-    return now < this.openUntilAt ? this.openUntilAt - now : this.config.probeMaxWaitMs;
-  }
-
-  /** The closed state while the dependency reports overload: honour its pause, then shed a share of calls. */
-  private admitUnderOverload(): number | CircuitOpenError | FaultedAdmission {
-    const now = this.monotonic();
-    const pressure = this.overload!;
-    const pause = pressure.pauseLeft(now);
-    if (pause > 0) return this.reject('retry-after', pause);
-    if (pressure.shed(this.config, now, this))
-      return this.reject('throttled', THROTTLED_RETRY_AFTER_MS);
-    // The pause is over and the overloads have left the window: calls take the plain path again.
-    if (pressure.spent) this.overload = undefined;
-    this.counters.admitted++;
-    return this.withFault(this.generation);
-  }
-
-  private admitProbe(now: number): number | CircuitOpenError {
-    const round = this.round!;
-    if (round.full) return this.reject('half-open-busy', round.retryAfter(now));
-    const id = round.admit(now);
-    this.counters.admitted++;
-    this.counters.rare.probesAdmitted++;
-    this.hub?.emit('probe', { result: 'admitted' });
-    return -id;
-  }
-
-  /** @internal */
-  protected reject(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
+  /** @internal Rejects a call: counted and announced. */
+  reject(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
     const error = createRejection(
       this.name,
       stateName(this.current),
@@ -184,7 +111,7 @@ export abstract class BreakerCalls extends BreakerMachine {
   // Running a call on the plain path
 
   /** @internal The plain path: no deadline, no caller signal, no probe; no call object, no promise of our own. */
-  protected async runPlain<T>(fn: ProtectedCall<T>, token: number, startedAt: number): Promise<T> {
+  async runPlain<T>(fn: ProtectedCall<T>, token: number, startedAt: number): Promise<T> {
     // Judged by the options it started under, whatever reconfigure() puts in force meanwhile.
     const config = this.config;
     let value: T;
@@ -199,7 +126,7 @@ export abstract class BreakerCalls extends BreakerMachine {
   }
 
   /** @internal `runPlain()` for a decorated method, without a closure per call. */
-  protected async runMethod<T>(
+  async runMethod<T>(
     method: (...args: any[]) => T | PromiseLike<T>,
     thisArg: unknown,
     args: unknown[],
@@ -275,119 +202,18 @@ export abstract class BreakerCalls extends BreakerMachine {
     category: FailureCategory | undefined,
     config: ResolvedBreakerOptions = this.config,
   ): void {
-    const now = this.timed ? this.monotonic() : 0;
-    // A call admitted before anyone needed durations (a listener added since) reports 0.
-    const durationMs = this.timed && startedAt === startedAt ? now - startedAt : 0;
-    const probe = token < 0;
-    const slowMs = config.slowCallDurationMs;
-    const slow =
-      slowMs !== undefined &&
-      durationMs >= slowMs &&
-      (outcome === 'success' || outcome === 'failure');
-    const counters = this.counters;
-    const hub = this.hub;
-
-    let slot: number;
-    if (outcome === 'success') {
-      counters.successes++;
-      slot = SLOT_SUCCESS;
-      hub?.emit('success', { durationMs, probe });
-    } else if (outcome === 'failure') {
-      const cat = category ?? failureCategoryOf(subject);
-      counters.fail(cat);
-      this.noteFailure(subject, cat);
-      slot = SLOT_FAILURE;
-      hub?.emit('failure', { error: subject, category: cat, durationMs, probe });
-    } else if (outcome === 'overload') {
-      counters.rare.overloads++;
-      this.noteFailure(subject, 'overload');
-      slot = SLOT_OVERLOAD;
-      hub?.emit('failure', { error: subject, category: 'overload', durationMs, probe });
-    } else {
-      counters.rare.ignored++;
-      hub?.emit('ignored', { error: subject, durationMs, probe });
-      if (probe) this.releaseProbe(-token);
-      return;
-    }
-    if (slow) {
-      counters.rare.slowCalls++;
-      slot |= SLOT_SLOW;
-      hub?.emit('slowCall', {
-        durationMs,
-        thresholdMs: slowMs,
-        outcome: outcome as 'success' | 'failure',
-      });
-    }
-
-    if (probe) {
-      this.settleProbe(-token, outcome === 'success' && !slow, subject);
-      return;
-    }
-    if (token !== this.generation) return;
-    const state = this.current;
-    if (state !== CLOSED && state !== METRICS_ONLY) return;
-    this.window.record(slot, now);
-    if (outcome === 'failure') this.consecutiveFailures++;
-    else if (outcome === 'success') this.consecutiveFailures = 0;
-    if (state === CLOSED) {
-      if (outcome === 'overload') this.onOverload(subject);
-      else {
-        // Only a throttle counts accepted calls; a pause alone does not need the clock read.
-        if (this.overload?.throttle !== undefined) this.overload.accepted(this.monotonic());
-        this.evaluate(outcome === 'failure' ? subject : undefined);
-      }
-    }
+    settleCall(this, token, outcome, subject, startedAt, category, config);
   }
 
   /**
-   * Trips the breaker if the failure streak, the failure rate or the slow-call
-   * rate says so. `failure` is the failure just recorded, if the call was one:
-   * only a failure's `Retry-After` may lengthen the open period.
+   * @internal Trips the breaker if the failure streak, the failure rate or the
+   * slow-call rate says so. `failure` is the failure just recorded, if the
+   * call was one: only a failure's `Retry-After` may lengthen the open period.
    */
-  private evaluate(failure: unknown): void {
+  evaluate(failure: unknown): void {
     const reason = tripReason(this.config, this.window, this.consecutiveFailures, this);
     if (reason !== undefined)
       this.transition(OPEN, reason, this.monotonic(), retryAfterOf(failure, this.env.clock.now()));
-  }
-
-  private onOverload(subject: unknown): void {
-    const now = this.monotonic();
-    const hint = retryAfterOf(subject, this.env.clock.now());
-    // Neither a pause to honour nor a throttle to feed: nothing to hold.
-    if ((hint === undefined || hint <= 0) && this.config.overloadK === 0) return;
-    (this.overload ??= new OverloadPressure()).record(this.config, now, hint, this.window.calls);
-  }
-
-  private settleProbe(id: number, succeeded: boolean, subject: unknown): void {
-    const round = this.round;
-    // Expired, or admitted by a half-open period that has already ended.
-    if (round === undefined || !round.remove(id)) return;
-    if (succeeded) {
-      const closes = round.succeed();
-      this.counters.rare.probesSucceeded++;
-      this.hub?.emit('probe', { result: 'succeeded' });
-      if (closes) this.transition(CLOSED, 'probes-succeeded', this.monotonic(), undefined);
-      return;
-    }
-    const hopeless = round.fail();
-    this.counters.rare.probesFailed++;
-    this.hub?.emit('probe', { result: 'failed' });
-    // Reopen as soon as closing has become impossible.
-    if (hopeless)
-      this.transition(
-        OPEN,
-        'probe-failed',
-        this.monotonic(),
-        retryAfterOf(subject, this.env.clock.now()),
-      );
-  }
-
-  private releaseProbe(id: number): void {
-    const round = this.round;
-    if (round === undefined || !round.remove(id)) return;
-    round.admitted--;
-    this.counters.rare.probesReleased++;
-    this.hub?.emit('probe', { result: 'released' });
   }
 
   /** @internal How `config` (the options a call started under) counts a call that threw `error`. */
@@ -398,5 +224,144 @@ export abstract class BreakerCalls extends BreakerMachine {
   /** @internal How `config` counts a call that resolved with `value`. */
   classifyResult(value: unknown, config: ResolvedBreakerOptions = this.config): CallOutcome {
     return classifyWith(this, 'classifyResult', value, config);
+  }
+
+  // ---------------------------------------------------------------------------
+  // What the guard, the recovery probe, a family and a retry policy ask of the breaker
+
+  /**
+   * @internal Only with the bulkhead, rampUp or probe option: what stands in
+   * front of admission. Kept beside the breaker, not in a field of its own: a
+   * breaker without these options (a breaker per target) holds nothing for
+   * them, and its calls read one flag of its shared config.
+   */
+  protected get guard(): CallGuard | undefined {
+    return guardOf(this);
+  }
+
+  /** @internal The bulkhead in front of admission, if any (what `peek()` reads of it). */
+  get bulkheadSlots(): Bulkhead | undefined {
+    return this.guard?.bulkhead;
+  }
+
+  /** @internal Forced `disabled`: every call is let through uncounted, past the bulkhead too. */
+  get lettingAllThrough(): boolean {
+    return this.evidence?.forced?.state === 'disabled';
+  }
+
+  /** @internal A rejection by the guard (`bulkhead-full`, `ramp-up`), counted and announced as the breaker's own. */
+  refuse(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
+    return this.reject(reason, retryAfterMs);
+  }
+
+  /** @internal A retry policy's attempt, scheduled or refused by the budget: counted and announced. */
+  recordRetry(event: RetryEvent): void {
+    if (event.result === 'scheduled') this.counters.rare.retries++;
+    else this.counters.rare.retriesDenied++;
+    this.hub?.emit('retry', event);
+  }
+
+  /** @internal For the recovery probe: whether the breaker, refreshed without taking the fleet's permit, still needs it. */
+  needsRecoveryProbe(now: number): boolean {
+    if (this.parent !== undefined && !(this.parent as BreakerCalls).holdsChild(this)) return false;
+    this.refresh(now, false);
+    return (
+      this.current === OPEN ||
+      (this.current === HALF_OPEN && this.config.probe?.onSuccess === 'closed')
+    );
+  }
+
+  /** @internal Shared: only the holder of the fleet's probe permit (asked for here, answered later) probes. */
+  mayProbeForFleet(): boolean {
+    const coordinator = this.env.coordinator;
+    return coordinator === undefined || coordinator.mayProbe(this);
+  }
+
+  /** @internal The recovery probe succeeded (reason `recovery-probe`). */
+  recoveredByProbe(to: 'half-open' | 'closed', now: number): void {
+    const state = this.current;
+    if (state !== OPEN && state !== HALF_OPEN) return;
+    if (to === 'closed') this.transition(CLOSED, 'recovery-probe', now, undefined);
+    else if (state === OPEN) this.transition(HALF_OPEN, 'recovery-probe', now, undefined);
+  }
+
+  /** @internal */
+  recordRecoveryProbe(event: RecoveryProbeEvent): void {
+    if (event.result === 'succeeded') this.counters.rare.recoveryProbesSucceeded++;
+    else this.counters.rare.recoveryProbesFailed++;
+    this.hub?.emit('recoveryProbe', event);
+  }
+
+  /** @internal The scheduler of this breaker's recovery probe: its registry's. */
+  probeScheduler(): ProbeScheduler {
+    return probeSchedulerOf(this.env);
+  }
+
+  /** @internal A family's child: one of its bulkheads holds and awaits no call any more. */
+  bulkheadIdle(): void {
+    (this.parent as BreakerCalls).keyed?.childIdle(this);
+  }
+
+  /**
+   * @internal How many times `reconfigure()` put options in force (local, fleet
+   * or reload): counted as it happens, so a change undone before anyone
+   * looks still shows. A family's children run on its options and count none.
+   */
+  get reconfigurations(): number {
+    return this.counters.reconfigurations;
+  }
+
+  /** @internal A family's overflow child: its family, which counts each key's calls on it. */
+  get overflowCalls(): FamilyTransitions | undefined {
+    return this.key === OVERFLOW_KEY ? (this.parent as BreakerCalls).keyed : undefined;
+  }
+
+  /** @internal A family's child: its bulkhead, if calls hold or wait for a slot of it (asked as it is evicted). */
+  busyBulkhead(): Bulkhead | undefined {
+    const bulkhead = heldGuard(this)?.bulkhead;
+    return bulkhead !== undefined && bulkhead.active + bulkhead.queued > 0 ? bulkhead : undefined;
+  }
+
+  /**
+   * @internal A new child of a family takes over the bulkhead its key's evicted
+   * child left with calls in it, under the family's limits now: the key's cap
+   * holds across eviction. Without a bulkhead of its own (reconfigured away)
+   * it has no cap to keep.
+   */
+  adoptBulkhead(bulkhead: Bulkhead): void {
+    const guard = heldGuard(this);
+    const limits = this.config.bulkhead;
+    if (guard?.bulkhead === undefined || limits === undefined) return;
+    bulkhead.setLimits(limits);
+    guard.bulkhead = bulkhead;
+  }
+
+  /** @internal Whether a family still holds `child` (an evicted child is probed no more). */
+  holdsChild(child: BreakerCalls): boolean {
+    const family = this.keyed as { holds(child: unknown): boolean } | undefined;
+    return family?.holds(child) ?? false;
+  }
+
+  /**
+   * @internal A number in [0, 1) from the breaker's random source (jitter,
+   * shedding, a retry's jitter). A draw that throws or falls outside [0, 1)
+   * counts as `SAFE_DRAW`, reported once (a family's children as the family).
+   */
+  draw(): number {
+    const drawn = drawFrom(this.env.random, this.name, 'deps.random');
+    if (typeof drawn === 'number') return drawn;
+    ((this.parent as BreakerCalls | undefined) ?? this).reportFault('deps.random', drawn);
+    return SAFE_DRAW;
+  }
+
+  /** @internal Whether this is a child whose family is not closed: its calls pass the family's gate first. */
+  underFamilyGate(): boolean {
+    const parent = this.parent as BreakerCalls | undefined;
+    return (
+      parent !== undefined &&
+      parent.current !== CLOSED &&
+      parent.current !== DISABLED &&
+      parent.current !== METRICS_ONLY
+    );
   }
 }

@@ -1,7 +1,11 @@
 import { BreakerCounters } from './breaker-counters.js';
 import type { BreakerEnvironment } from './breaker-environment.js';
 import type { BreakerEventHub, BreakerEventName } from './breaker-events.js';
-import { BreakerEvidence, type ChildrenEvidence } from './breaker-evidence.js';
+import {
+  BreakerEvidence,
+  type ChildrenEvidence,
+  type TransitionProof,
+} from './breaker-evidence.js';
 import type { FamilyTransitions } from './breaker-family.js';
 import {
   CLOSED,
@@ -27,9 +31,10 @@ import type { OverloadPressure } from './overload-pressure.js';
 import type { ResolvedBreakerOptions } from './resolve-options.js';
 import type { OutcomeWindow } from './window/outcome-window.interface.js';
 import { sameWindow, windowOf } from './window/window-of.js';
+import type { AdmissionDecision } from './state/admission-decision.js';
+import { behaviorOf } from './state/state-behaviors.js';
 
-/** @internal The start of a call admitted while nobody needed its duration. */
-export const NOT_TIMED = Number.NaN;
+import { guardOf } from './calls/guard-slot.js';
 
 /**
  * The state machine of a breaker: its state, what it admits, and how it moves
@@ -60,18 +65,18 @@ export abstract class BreakerMachine {
   readonly config: ResolvedBreakerOptions;
 
   /** @internal The clock, random source, coordinator and error reporter, shared with every breaker made from the same deps. */
-  protected readonly env: BreakerEnvironment;
+  readonly env: BreakerEnvironment;
   /** @internal */
-  protected window: OutcomeWindow;
+  window: OutcomeWindow;
   /** @internal */
-  protected readonly counters = new BreakerCounters();
+  readonly counters = new BreakerCounters();
   /** @internal */
-  protected hub: BreakerEventHub | undefined = undefined;
+  hub: BreakerEventHub | undefined = undefined;
   /** @internal Whether calls must be timed: slow-call detection, a time window, or listeners that want durations. */
-  protected timed = false;
+  timed = false;
 
-  /** @internal */
-  protected current: StateCode = CLOSED;
+  /** @internal The state as last decided. */
+  current: StateCode = CLOSED;
   /** @internal */
   protected sinceAt: number;
   /**
@@ -83,22 +88,22 @@ export abstract class BreakerMachine {
    */
   protected wallOffset: number;
   /** @internal */
-  protected generation = 0;
+  generation = 0;
+  /** @internal When the open period ends (monotonic). */
+  openUntilAt = 0;
+  /** @internal How many times it reopened in a row. */
+  reopens = 0;
   /** @internal */
-  protected openUntilAt = 0;
-  /** @internal */
-  protected reopens = 0;
-  /** @internal */
-  protected consecutiveFailures = 0;
+  consecutiveFailures = 0;
   /** @internal Only once something went wrong: the last failure and transition, and the hook faults reported. */
   protected evidence: BreakerEvidence | undefined = undefined;
   /** @internal Only while the dependency reports overload: its pause and the evidence client-side throttling sheds by. */
-  protected overload: OverloadPressure | undefined = undefined;
+  overload: OverloadPressure | undefined = undefined;
   /** @internal Only while half-open: the probe budget in use. */
-  protected round: HalfOpenRound | undefined = undefined;
+  round: HalfOpenRound | undefined = undefined;
 
   /** @internal For a per-key family: its children, as far as transitions concern them. */
-  protected readonly keyed: FamilyTransitions | undefined;
+  readonly keyed: FamilyTransitions | undefined;
   /** @internal When the family last handed this child out. */
   lastUsedAt = 0;
 
@@ -145,11 +150,29 @@ export abstract class BreakerMachine {
     return stateName(this.current);
   }
 
+  /** @internal While `force()` holds the breaker: the force. */
+  get forcing(): Forcing | undefined {
+    return this.evidence?.forced;
+  }
+
+  /** @internal When the dependency's `Retry-After` pause ends (monotonic); 0 for none. */
+  get pausedUntil(): number {
+    return this.overload?.pausedUntil ?? 0;
+  }
+
+  /**
+   * @internal What the state decides for a call arriving at `now`, changing
+   * nothing: a transition time has made due is reflected, not made.
+   */
+  decide(now: number): AdmissionDecision {
+    return behaviorOf(this.current).decide(this, now);
+  }
+
   // ---------------------------------------------------------------------------
   // Evidence
 
-  /** @internal */
-  protected onListenerFault(event: BreakerEventName, fault: unknown): void {
+  /** @internal A listener threw: reported once per event. */
+  onListenerFault(event: BreakerEventName, fault: unknown): void {
     this.reportFault(
       `on('${event}')`,
       new BreakerHookError(breakerMessages.listenerThrew(this.name, event, fault), fault),
@@ -157,7 +180,7 @@ export abstract class BreakerMachine {
   }
 
   /** @internal */
-  protected noteFailure(failure: unknown, category: FailureCategory | 'overload'): void {
+  noteFailure(failure: unknown, category: FailureCategory | 'overload'): void {
     (this.evidence ??= new BreakerEvidence()).noteFailure(failure, category);
   }
 
@@ -255,10 +278,21 @@ export abstract class BreakerMachine {
     this.transition(OPEN, 'shared-open', this.monotonic(), undefined, openUntil);
   }
 
-  /** Closes an open or half-open breaker because the fleet's probe succeeded elsewhere (reason `shared-close`). */
-  adoptClosed(): void {
+  /**
+   * Closes an open or half-open breaker because the fleet's probe succeeded
+   * elsewhere (reason `shared-close`), dated `closedAt` (wall time) when the
+   * store says when the fleet closed: a slow start then ramps from the fleet's
+   * close time, as on every replica. Never dated before the breaker's own
+   * opening, nor in the future.
+   */
+  adoptClosed(closedAt?: number): void {
     if (this.current !== OPEN && this.current !== HALF_OPEN) return;
-    this.transition(CLOSED, 'shared-close', this.monotonic(), undefined);
+    const now = this.monotonic();
+    const at =
+      closedAt === undefined
+        ? now
+        : Math.max(this.sinceAt, Math.min(now, closedAt - (this.env.clock.now() - now)));
+    this.transition(CLOSED, 'shared-close', at, undefined);
   }
 
   /**
@@ -333,7 +367,7 @@ export abstract class BreakerMachine {
   }
 
   /** @internal */
-  protected transition(
+  transition(
     to: StateCode,
     reason: TransitionReason,
     now: number,
@@ -344,6 +378,11 @@ export abstract class BreakerMachine {
     children?: ChildrenEvidence,
   ): void {
     const from = this.current;
+    const ramp = guardOf(this)?.ramp;
+    // A recovery that did not hold, by whichever rule, is a failed probe as far as backoff goes: the open period grows.
+    if (ramp !== undefined && to === OPEN && from === CLOSED && !ramp.ended(now))
+      this.reopens = ramp.reopens + 1;
+    const reopens = this.reopens;
     const proof = (this.evidence ??= new BreakerEvidence()).noteTransition(
       from,
       to,
@@ -382,16 +421,29 @@ export abstract class BreakerMachine {
       this.window.reset();
     }
     this.parent?.keyed!.childTransitioned(this, stateName(from), stateName(to), now);
-    if (this.hub === undefined && this.env.coordinator === undefined) return;
-    // Events carry wall times: people read them, and replicas share them.
+    if (this.hub !== undefined || this.env.coordinator !== undefined)
+      this.announce(from, to, reason, datedAt ?? now + toWall, toWall, proof);
+    // A recovery that closes the breaker starts its slow start; opening starts its recovery probe.
+    guardOf(this)?.transitioned(to, reason, now, reopens);
+  }
+
+  /** Tells the listeners and the coordinator of a transition, in wall times: people read them, and replicas share them. */
+  private announce(
+    from: StateCode,
+    to: StateCode,
+    reason: TransitionReason,
+    at: number,
+    toWall: number,
+    proof: TransitionProof,
+  ): void {
     const change = {
       from: stateName(from),
       to: stateName(to),
       reason,
-      at: datedAt ?? now + toWall,
+      at,
       ...(to === OPEN ? { openUntil: this.openUntilAt + toWall } : {}),
       ...proof,
-      ...(reason === 'forced' ? { forced: forcedEvent(this.evidence.forced!) } : {}),
+      ...(reason === 'forced' ? { forced: forcedEvent(this.evidence!.forced!) } : {}),
     };
     this.hub?.emit('stateChange', change);
     this.env.coordinator?.transitioned(this, change);

@@ -4,7 +4,8 @@ import { environmentOf, type BreakerDeps } from './breaker-environment.js';
 import type { FallbackEvent, ReconfiguredEvent } from './breaker-events.js';
 import { BreakerFamily } from './breaker-family.js';
 import type { BreakerMachine } from './breaker-machine.js';
-import { BreakerPeek } from './breaker-peek.js';
+import { BreakerCalls } from './breaker-calls.js';
+import type { AdmissionPeek } from './breaker-peek.js';
 import type { BreakerOptions } from './breaker-options.js';
 import type { BreakerSnapshot } from './breaker-snapshot.js';
 import { HALF_OPEN, OPEN, stateName, type BreakerState } from './breaker-state.js';
@@ -13,6 +14,15 @@ import { configFor } from './config-cache.js';
 import { reconfigured } from './reconfiguration.js';
 import { baseOpenDuration } from './open-duration.js';
 import { isAbortSignal } from './abort-signal.js';
+import { pass, passAcquire, passMethod } from './calls/call-routes.js';
+import { reguard } from './calls/guard-slot.js';
+import { openRetryAfter } from './state/admission.js';
+import type { BreakerEventName, BreakerListener } from './breaker-events.js';
+import { listen, needsTiming } from './events/breaker-listeners.js';
+import type { FaultInjectionOptions, InjectedFault } from './fault-injection.js';
+import { holdFault, injectFault } from './faults/fault-holding.js';
+import type { CircuitOpenError } from './breaker.errors.js';
+import { peekAdmission, peekKey, stateRefusal } from './state/admission-peek.js';
 import {
   forcedSnapshot,
   forcingOf,
@@ -37,11 +47,11 @@ export interface ExecuteOptions {
  *
  * @publicApi
  */
-export class Breaker extends BreakerPeek {
+export class Breaker extends BreakerCalls {
   /** For a child of a per-key family: the family. */
   declare readonly parent: Breaker | undefined;
   /** @internal */
-  declare protected readonly keyed: BreakerFamily<Breaker> | undefined;
+  declare readonly keyed: BreakerFamily<Breaker> | undefined;
 
   constructor(
     name: string,
@@ -63,14 +73,14 @@ export class Breaker extends BreakerPeek {
                 new Breaker(`${name}[${key}]`, undefined, deps, { parent: owner as Breaker, key }),
             );
     super(lineage === undefined ? name : undefined, lineage, config, env, keyed);
-    this.timed = this.needsTiming();
-    this.attachGuard();
+    this.timed = needsTiming(this);
+    reguard(this, config);
     // A child born (or born again after eviction) while its family lets every call through is forced alike.
     // Forced open needs nothing of the child: the family's gate rejects every key.
     const forced = lineage?.parent.evidence?.forced;
     if (forced !== undefined && forced.state !== 'open') this.hold(forced, this.monotonic());
     const faults = lineage?.parent.overload?.faults;
-    if (faults !== undefined) this.holdFault(faults);
+    if (faults !== undefined) holdFault(this, faults);
   }
 
   /**
@@ -99,6 +109,24 @@ export class Breaker extends BreakerPeek {
     return this.keyed.onEvict(listener);
   }
 
+  /** Subscribes to an event; returns the function that unsubscribes. */
+  on<E extends BreakerEventName>(event: E, listener: BreakerListener<E>): () => void {
+    return listen(this, event, listener);
+  }
+
+  /**
+   * Makes this breaker's calls see a fault instead of the dependency's answer
+   * (failures, latency, overload; every call or a share), until `remove()` on
+   * the result: for tests and game days, to watch fallbacks, 503s and
+   * readiness without breaking the dependency. Refused unless the breaker was
+   * built with `faultInjection: true`. It replaces the fault injected before,
+   * outlives `reset()` and transitions, and a family injects it into every
+   * child, present and future. Costs the closed path nothing while none is.
+   */
+  injectFault(fault: FaultInjectionOptions): InjectedFault {
+    return injectFault(this, fault);
+  }
+
   /** The current state, after any transition that time alone has made due. */
   get state(): BreakerState {
     this.refresh(this.monotonic(), false);
@@ -125,7 +153,7 @@ export class Breaker extends BreakerPeek {
         throw new TypeError(breakerMessages.invalidSignal(this.name, signal));
       if (signal.aborted) return Promise.reject(signal.reason);
     }
-    return this.guard === undefined ? this.pass(fn, signal) : this.guard.execute(this, fn, signal);
+    return this.guard === undefined ? pass(this, fn, signal) : this.guard.execute(this, fn, signal);
   }
 
   /**
@@ -143,7 +171,7 @@ export class Breaker extends BreakerPeek {
     if (this.keyed !== undefined)
       throw new TypeError(breakerMessages.familyMisuse(this.name, 'execute'));
     return this.guard === undefined
-      ? this.passMethod(method, thisArg, args, withSignal)
+      ? passMethod(this, method, thisArg, args, withSignal)
       : this.guard.executeMethod(this, method, thisArg, args, withSignal);
   }
 
@@ -157,7 +185,7 @@ export class Breaker extends BreakerPeek {
   acquire<T = unknown>(): CallPermit<T> {
     if (this.keyed !== undefined)
       throw new TypeError(breakerMessages.familyMisuse(this.name, 'acquire'));
-    return this.guard === undefined ? this.passAcquire<T>() : this.guard.acquire<T>(this);
+    return this.guard === undefined ? passAcquire<T>(this) : this.guard.acquire<T>(this);
   }
 
   /**
@@ -168,7 +196,49 @@ export class Breaker extends BreakerPeek {
   acquireWaiting<T = unknown>(): CallPermit<T> | Promise<CallPermit<T>> {
     if (this.keyed !== undefined)
       throw new TypeError(breakerMessages.familyMisuse(this.name, 'acquire'));
-    return this.guard === undefined ? this.passAcquire<T>() : this.guard.acquire<T>(this, true);
+    return this.guard === undefined ? passAcquire<T>(this) : this.guard.acquire<T>(this, true);
+  }
+
+  /**
+   * Whether a call made now would be admitted, and if not why, without
+   * admitting one: no probe permit is taken, no call counted, no event emitted
+   * and no transition made (a due one is reflected, not made). A bulkhead
+   * with no free slot and a full queue rejects (`bulkhead-full`), as the call
+   * would be. Three answers are estimates, since only a real admission can
+   * decide them: client-side throttling and a slow start (`rampUp`) shed at
+   * random (peek answers permitted), and a breaker that shares its state
+   * asks the fleet for its probe permit only when a call comes (peek answers
+   * permitted once the open duration is over). On a per-key family, it
+   * answers for the family's own gate: ask `forKey(key).peek()` for one target.
+   */
+  peek(): AdmissionPeek {
+    return peekAdmission(this);
+  }
+
+  /**
+   * On a per-key family: `forKey(key).peek()` without creating the child (so
+   * without evicting another). A key the full family would send to its
+   * overflow child is answered by that child; another key the family does not
+   * hold would get a new closed child behind the family's gate, and is answered so.
+   */
+  peekKey(key: string): AdmissionPeek {
+    if (this.keyed === undefined) throw new TypeError(breakerMessages.notPerKey(this.name));
+    return peekKey(this, this.keyed, key);
+  }
+
+  /** Whether a call made now would be admitted: `peek().permitted`, with the same guarantees. */
+  isCallPermitted(): boolean {
+    return peekAdmission(this).permitted;
+  }
+
+  /**
+   * @internal Before a call waits for a bulkhead slot (none is free): the
+   * rejection the state gives it now, counted and announced by the breaker
+   * that refuses (this one, or its family), as its admission would; none when
+   * it may be admitted. What `peek()` answers refused, a call is refused.
+   */
+  stateRefusal(): CircuitOpenError | undefined {
+    return stateRefusal(this);
   }
 
   /** Counts a call that a fallback served; the decorator and the operator report theirs. */
@@ -233,12 +303,14 @@ export class Breaker extends BreakerPeek {
     const previous = this.config;
     const current = reconfigured(this.name, previous, options);
     const reset = this.applyConfig(current);
+    reguard(this, current);
     this.counters.rare.reconfigurations++;
-    this.timed = this.needsTiming();
+    this.timed = needsTiming(this);
     if (this.keyed !== undefined)
       for (const child of this.keyed.all()) {
         child.applyConfig(current);
-        child.timed = child.needsTiming();
+        reguard(child, current);
+        child.timed = needsTiming(child);
       }
     const event: ReconfiguredEvent = { previous, current, reset };
     this.hub?.emit('reconfigured', event);
@@ -250,7 +322,7 @@ export class Breaker extends BreakerPeek {
     if (this.keyed !== undefined) for (const child of this.keyed.all()) child.dispose();
     this.hub?.clear();
     this.hub = undefined;
-    this.timed = this.needsTiming();
+    this.timed = needsTiming(this);
     this.guard?.dispose();
   }
 
@@ -281,7 +353,7 @@ export class Breaker extends BreakerPeek {
       since: this.sinceAt,
       openUntil: this.openUntilAt,
       pausedUntil: this.overload?.pausedUntil ?? 0,
-      openRetryAfter: state === OPEN ? this.openRetryAfter(now) : 0,
+      openRetryAfter: state === OPEN ? openRetryAfter(this, now) : 0,
       generation: this.generation,
       window: this.window,
       shed: this.overload?.shedInWindow(now) ?? 0,

@@ -19,6 +19,14 @@ import type { ResolvedBreakerOptions } from './resolve-options.js';
 import type { CallPermit, ProtectedCall, WithSignal } from './tracked-call.js';
 import type { OutcomeWindow } from './window/outcome-window.interface.js';
 import { deferredRejection } from './deferred-rejection.js';
+import {
+  pass,
+  passAcquire,
+  passHolding,
+  passMethod,
+  passMethodHolding,
+  type RoutedBreaker,
+} from './calls/call-routes.js';
 
 /** Closings that end a recovery, which a slow start follows; a reset or a release by hand asks for full traffic. */
 const RECOVERED: readonly TransitionReason[] = [
@@ -47,34 +55,14 @@ export interface OverflowCalls {
   overflowCallEnded(key: string): void;
 }
 
-/** What a guard sees of its breaker: how to refuse, and the ways in past the guard. @internal */
-export interface GuardedBreaker {
+/** What a guard sees of its breaker: how to refuse, and its admission past the guard (see `call-routes.ts`). @internal */
+export interface GuardedBreaker extends RoutedBreaker {
   monotonic(): number;
   /** Forced `disabled`: every call goes through uncounted, past the bulkhead too. */
   readonly lettingAllThrough: boolean;
   refuse(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError;
   /** The rejection its state (or its family's) gives a call now, counted and announced; none when it may be admitted. */
   stateRefusal(): CircuitOpenError | undefined;
-  pass<T>(fn: ProtectedCall<T>, signal: AbortSignal | undefined): Promise<T>;
-  passHolding<T>(
-    fn: ProtectedCall<T>,
-    signal: AbortSignal | undefined,
-    leave: () => void,
-  ): Promise<T>;
-  passMethodHolding<T>(
-    method: (...args: any[]) => T | PromiseLike<T>,
-    thisArg: unknown,
-    args: unknown[],
-    withSignal: WithSignal<T>,
-    leave: () => void,
-  ): Promise<T>;
-  passMethod<T>(
-    method: (...args: any[]) => T | PromiseLike<T>,
-    thisArg: unknown,
-    args: unknown[],
-    withSignal: WithSignal<T>,
-  ): Promise<T>;
-  passAcquire<T>(): CallPermit<T>;
 }
 
 /**
@@ -222,10 +210,10 @@ export class CallGuard {
     const refusal = this.rampRefusal(b);
     if (refusal !== undefined) return deferredRejection(refusal);
     const bulkhead = this.bulkhead;
-    if (bulkhead === undefined) return b.pass(fn, signal);
-    if (bulkhead.tryEnter()) return b.passHolding(fn, signal, bulkhead.leave);
-    if (b.lettingAllThrough) return b.pass(fn, signal);
-    return this.queue(b, bulkhead, signal, () => b.passHolding(fn, signal, bulkhead.leave));
+    if (bulkhead === undefined) return pass(b, fn, signal);
+    if (bulkhead.tryEnter()) return passHolding(b, fn, signal, bulkhead.leave);
+    if (b.lettingAllThrough) return pass(b, fn, signal);
+    return this.queue(b, bulkhead, signal, () => passHolding(b, fn, signal, bulkhead.leave));
   }
 
   executeMethod<T>(
@@ -250,10 +238,10 @@ export class CallGuard {
     const refusal = this.rampRefusal(b);
     if (refusal !== undefined) return deferredRejection(refusal);
     const bulkhead = this.bulkhead;
-    if (bulkhead === undefined) return b.passMethod(method, thisArg, args, withSignal);
-    const run = () => b.passMethodHolding(method, thisArg, args, withSignal, bulkhead.leave);
+    if (bulkhead === undefined) return passMethod(b, method, thisArg, args, withSignal);
+    const run = () => passMethodHolding(b, method, thisArg, args, withSignal, bulkhead.leave);
     if (bulkhead.tryEnter()) return run();
-    if (b.lettingAllThrough) return b.passMethod(method, thisArg, args, withSignal);
+    if (b.lettingAllThrough) return passMethod(b, method, thisArg, args, withSignal);
     return this.queue(b, bulkhead, undefined, run);
   }
 
@@ -289,9 +277,9 @@ export class CallGuard {
     const refusal = this.rampRefusal(b);
     if (refusal !== undefined) throw refusal;
     const bulkhead = this.bulkhead;
-    if (bulkhead === undefined) return b.passAcquire<T>();
+    if (bulkhead === undefined) return passAcquire<T>(b);
     if (bulkhead.tryEnter()) return holdingPermit<T>(b, bulkhead);
-    if (b.lettingAllThrough) return b.passAcquire<T>();
+    if (b.lettingAllThrough) return passAcquire<T>(b);
     if (!canWait) throw b.stateRefusal() ?? b.refuse('bulkhead-full', undefined);
     return this.queue(b, bulkhead, undefined, () => holdingPermit<T>(b, bulkhead));
   }
@@ -378,7 +366,7 @@ function endsWith<T>(permit: CallPermit<T>, end: () => void): CallPermit<T> {
 function holdingPermit<T>(b: GuardedBreaker, bulkhead: Bulkhead): CallPermit<T> {
   let permit: CallPermit<T>;
   try {
-    permit = b.passAcquire<T>();
+    permit = passAcquire<T>(b);
   } catch (rejection) {
     bulkhead.leave();
     throw rejection;

@@ -1,6 +1,6 @@
 import type { CallOutcome } from './breaker-state.js';
 import type { CircuitOpenError } from './breaker.errors.js';
-import { TrackedCall, type CallContext, type CallPermit } from './tracked-call.js';
+import type { CallContext, CallPermit } from './tracked-call.js';
 
 /**
  * A call that a breaker forced `disabled` lets through without recording it:
@@ -104,8 +104,6 @@ export class UncountedCall<T> implements CallPermit<T> {
 }
 
 /** Whether a child's admission gave a call to run (and not the rejection). @internal */
-export function isCall<T>(
-  call: TrackedCall<T> | UncountedCall<T> | CircuitOpenError,
-): call is TrackedCall<T> | UncountedCall<T> {
-  return call instanceof TrackedCall || call instanceof UncountedCall;
+export function isCall<C>(call: C | CircuitOpenError): call is C {
+  return !(call instanceof Error);
 }

@@ -1,0 +1,191 @@
+import type { BreakerCounters } from '../breaker-counters.js';
+import type { BreakerEnvironment } from '../breaker-environment.js';
+import type { BreakerEventHub } from '../breaker-events.js';
+import {
+  CLOSED,
+  METRICS_ONLY,
+  OPEN,
+  type CallOutcome,
+  type FailureCategory,
+  type StateCode,
+  type TransitionReason,
+} from '../breaker-state.js';
+import { failureCategoryOf, retryAfterOf } from '../classify.js';
+import type { HalfOpenRound } from '../half-open-round.js';
+import { OverloadPressure } from '../overload-pressure.js';
+import type { ResolvedBreakerOptions } from '../resolve-options.js';
+import {
+  SLOT_FAILURE,
+  SLOT_OVERLOAD,
+  SLOT_SLOW,
+  SLOT_SUCCESS,
+  type OutcomeWindow,
+} from '../window/outcome-window.interface.js';
+import { guardOf } from './guard-slot.js';
+
+/** What settling a call reads and moves on its breaker. @internal */
+export interface SettledBreaker {
+  readonly config: ResolvedBreakerOptions;
+  readonly env: BreakerEnvironment;
+  readonly counters: BreakerCounters;
+  readonly hub: BreakerEventHub | undefined;
+  readonly timed: boolean;
+  readonly generation: number;
+  readonly current: StateCode;
+  readonly window: OutcomeWindow;
+  readonly round: HalfOpenRound | undefined;
+  consecutiveFailures: number;
+  overload: OverloadPressure | undefined;
+  monotonic(): number;
+  noteFailure(failure: unknown, category: FailureCategory | 'overload'): void;
+  evaluate(failure: unknown): void;
+  transition(
+    to: StateCode,
+    reason: TransitionReason,
+    now: number,
+    retryAfterHint: number | undefined,
+  ): void;
+}
+
+/**
+ * Counts one settled call, judged by `config` (the options it started under):
+ * the totals and events always, the window, the streak and the trip rules
+ * only for the current generation of a closed (or metrics-only) breaker, and
+ * a probe's round. The closed success the breaker settles itself
+ * (`settleValue`) never comes here.
+ *
+ * @internal
+ */
+export function settleCall(
+  b: SettledBreaker,
+  token: number,
+  outcome: CallOutcome,
+  subject: unknown,
+  startedAt: number,
+  category: FailureCategory | undefined,
+  config: ResolvedBreakerOptions,
+): void {
+  const now = b.timed ? b.monotonic() : 0;
+  // A call admitted before anyone needed durations (a listener added since) reports 0.
+  const durationMs = b.timed && startedAt === startedAt ? now - startedAt : 0;
+  const probe = token < 0;
+  const slot = countOutcome(b, outcome, subject, category, durationMs, probe, config);
+  if (slot === undefined) {
+    if (probe) releaseProbe(b, -token);
+    return;
+  }
+  if (probe) {
+    settleProbe(b, -token, outcome === 'success' && (slot & SLOT_SLOW) === 0, subject);
+    return;
+  }
+  if (token !== b.generation) return;
+  const state = b.current;
+  if (state !== CLOSED && state !== METRICS_ONLY) return;
+  b.window.record(slot, now);
+  if (outcome === 'failure') b.consecutiveFailures++;
+  else if (outcome === 'success') b.consecutiveFailures = 0;
+  if (state !== CLOSED) return;
+  if (outcome === 'overload') {
+    onOverload(b, subject);
+    return;
+  }
+  // Only a throttle counts accepted calls; a pause alone does not need the clock read.
+  if (b.overload?.throttle !== undefined) b.overload.accepted(b.monotonic());
+  b.evaluate(outcome === 'failure' ? subject : undefined);
+  if (outcome === 'failure' && b.config.guarded) rampTrip(b, token, subject);
+}
+
+/** The totals and events of one outcome; the window's slot it fills, none for an ignored call. */
+function countOutcome(
+  b: SettledBreaker,
+  outcome: CallOutcome,
+  subject: unknown,
+  category: FailureCategory | undefined,
+  durationMs: number,
+  probe: boolean,
+  config: ResolvedBreakerOptions,
+): number | undefined {
+  const counters = b.counters;
+  const hub = b.hub;
+  let slot: number;
+  if (outcome === 'success') {
+    counters.successes++;
+    slot = SLOT_SUCCESS;
+    hub?.emit('success', { durationMs, probe });
+  } else if (outcome === 'failure') {
+    const cat = category ?? failureCategoryOf(subject);
+    counters.fail(cat);
+    b.noteFailure(subject, cat);
+    slot = SLOT_FAILURE;
+    hub?.emit('failure', { error: subject, category: cat, durationMs, probe });
+  } else if (outcome === 'overload') {
+    counters.rare.overloads++;
+    b.noteFailure(subject, 'overload');
+    slot = SLOT_OVERLOAD;
+    hub?.emit('failure', { error: subject, category: 'overload', durationMs, probe });
+  } else {
+    counters.rare.ignored++;
+    hub?.emit('ignored', { error: subject, durationMs, probe });
+    return undefined;
+  }
+  const slowMs = config.slowCallDurationMs;
+  if (slowMs !== undefined && durationMs >= slowMs && outcome !== 'overload') {
+    counters.rare.slowCalls++;
+    slot |= SLOT_SLOW;
+    hub?.emit('slowCall', {
+      durationMs,
+      thresholdMs: slowMs,
+      outcome: outcome as 'success' | 'failure',
+    });
+  }
+  return slot;
+}
+
+/**
+ * While ramping up, a failure that brings the failure rate to the threshold
+ * reopens at once, whatever the population: only a failure can raise the
+ * rate, so only a failure needs looking at.
+ */
+function rampTrip(b: SettledBreaker, token: number, subject: unknown): void {
+  const guard = guardOf(b);
+  if (guard?.ramp === undefined || b.current !== CLOSED || token !== b.generation) return;
+  const now = b.monotonic();
+  const reason = guard.rampTrip(b.config, b.window, now);
+  if (reason !== undefined)
+    b.transition(OPEN, reason, now, retryAfterOf(subject, b.env.clock.now()));
+}
+
+function onOverload(b: SettledBreaker, subject: unknown): void {
+  const now = b.monotonic();
+  const hint = retryAfterOf(subject, b.env.clock.now());
+  // Neither a pause to honour nor a throttle to feed: nothing to hold.
+  if ((hint === undefined || hint <= 0) && b.config.overloadK === 0) return;
+  (b.overload ??= new OverloadPressure()).record(b.config, now, hint, b.window.calls);
+}
+
+function settleProbe(b: SettledBreaker, id: number, succeeded: boolean, subject: unknown): void {
+  const round = b.round;
+  // Expired, or admitted by a half-open period that has already ended.
+  if (round === undefined || !round.remove(id)) return;
+  if (succeeded) {
+    const closes = round.succeed();
+    b.counters.rare.probesSucceeded++;
+    b.hub?.emit('probe', { result: 'succeeded' });
+    if (closes) b.transition(CLOSED, 'probes-succeeded', b.monotonic(), undefined);
+    return;
+  }
+  const hopeless = round.fail();
+  b.counters.rare.probesFailed++;
+  b.hub?.emit('probe', { result: 'failed' });
+  // Reopen as soon as closing has become impossible.
+  if (hopeless)
+    b.transition(OPEN, 'probe-failed', b.monotonic(), retryAfterOf(subject, b.env.clock.now()));
+}
+
+function releaseProbe(b: SettledBreaker, id: number): void {
+  const round = b.round;
+  if (round === undefined || !round.remove(id)) return;
+  round.admitted--;
+  b.counters.rare.probesReleased++;
+  b.hub?.emit('probe', { result: 'released' });
+}
