@@ -92,7 +92,7 @@ export class CircuitBreakerExceptionFilter implements ExceptionFilter<unknown> {
   /** Which of the body factory's faults were logged: each once, as the engine reports a hook's faults. */
   private readonly logged = new Set<'threw' | 'not-json'>();
 
-  /** @internal The answer for a breaker error, with the module's options; `@RequireCircuit()` answers with it too. */
+  /** @internal The answer for a breaker error, with the module's options; `@RequireCircuitBreaker()` answers with it too. */
   answerFor(exception: CircuitOpenError | CallTimeoutError): BreakerHttpResponse {
     let answer: BreakerHttpResponse;
     try {

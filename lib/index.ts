@@ -147,13 +147,13 @@ export type {
   CircuitBreakerErrorPayload,
 } from './circuit-breaker-transport.mapping.js';
 export { CircuitBreaker } from './decorators/circuit-breaker.decorator.js';
-export { RequireCircuit } from './decorators/require-circuit.decorator.js';
+export { RequireCircuitBreaker } from './decorators/require-circuit-breaker.decorator.js';
 export { UseCircuitBreaker } from './decorators/use-circuit-breaker.decorator.js';
 export { DEFAULT_CIRCUIT_KEY } from './circuit-key.js';
 export { CircuitBreakerGuard } from './circuit-breaker.guard.js';
 export { CircuitBreakerInterceptor } from './circuit-breaker.interceptor.js';
 export type {
-  RequiredCircuit,
+  CircuitBreakerRequirement,
   UseCircuitBreakerOptions,
 } from './interfaces/circuit-breaker-admission-options.interface.js';
 export {

@@ -653,7 +653,7 @@ import { REDIS_BREAKER_STORE_DEFAULTS, RedisBreakerStore, type RedisBreakerStore
 import { CircuitBreakerRpcExceptionFilter, classifyGrpcError, classifyRpcError, toRpcException } from 'nestjs-circuit-breaker/microservices';
 import { CircuitBreakerWsExceptionFilter, toWsException } from 'nestjs-circuit-breaker/websockets';
 import { CircuitBreakerGraphQLExceptionFilter, classifyGraphQLResult, toGraphQLError } from 'nestjs-circuit-breaker/graphql';
-import { CircuitBreakerGuard, RequireCircuit, UseCircuitBreaker, type AdmissionPeek, type CircuitBreakerErrorPayload } from 'nestjs-circuit-breaker';
+import { CircuitBreakerGuard, RequireCircuitBreaker, UseCircuitBreaker, type AdmissionPeek, type CircuitBreakerErrorPayload } from 'nestjs-circuit-breaker';
 import { CircuitBreakerDashboardModule, type DashboardState } from 'nestjs-circuit-breaker/dashboard';
 import { CircuitBreakerTester, CircuitBreakerTestingModule, ManualClock, type BreakerDescriptor } from 'nestjs-circuit-breaker/testing';
 
@@ -690,7 +690,7 @@ export function store(options: RedisBreakerStoreOptions): RedisBreakerStore {
   return new RedisBreakerStore(options);
 }
 
-@RequireCircuit('catalog', { name: 'hosts', key: (context) => context.getType() })
+@RequireCircuitBreaker('catalog', { name: 'hosts', key: (context) => context.getType() })
 export class FanOutController {
   @UseCircuitBreaker('catalog', { fallback: (error, context) => ({ error, type: context.getType() }) })
   list(): string[] {
@@ -711,7 +711,7 @@ classifyGrpcError({}, 'yes');
 // @ts-expect-error ./graphql's types: details is a boolean
 new CircuitBreakerGraphQLExceptionFilter({ details: 'yes' });
 // @ts-expect-error the root's types: a required circuit is a name or { name, key? }
-RequireCircuit(42);
+RequireCircuitBreaker(42);
 // @ts-expect-error the root's types: failureRateThreshold is a number
 new Breaker('x', { failureRateThreshold: 'half' });
 // @ts-expect-error ./core's types: a breaker needs a name
