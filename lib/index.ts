@@ -129,23 +129,14 @@ export { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 export { circuitBreaker } from './circuit-breaker.operator.js';
 export type { CircuitBreakerOperatorOptions } from './circuit-breaker.operator.js';
 export { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
-export { breakerHttpResponse, isBreakerHttpError } from './circuit-breaker-http.mapping.js';
+export { toHttpResponse, isBreakerHttpError } from './circuit-breaker-http.mapping.js';
 export type {
-  BreakerHttpResponse,
-  CallTimeoutDetailedResponseBody,
-  CallTimeoutResponseBody,
-  CircuitOpenDetailedResponseBody,
-  CircuitOpenResponseBody,
+  CircuitBreakerHttpResponse,
+  CircuitBreakerResponseBody,
 } from './circuit-breaker-http.mapping.js';
 export type { CircuitBreakerHttpOptions } from './interfaces/circuit-breaker-http-options.interface.js';
-export {
-  breakerErrorExtensions,
-  breakerErrorPayload,
-} from './circuit-breaker-transport.mapping.js';
-export type {
-  CircuitBreakerErrorExtensions,
-  CircuitBreakerErrorPayload,
-} from './circuit-breaker-transport.mapping.js';
+export { toErrorPayload } from './circuit-breaker-transport.mapping.js';
+export type { CircuitBreakerErrorPayload } from './circuit-breaker-transport.mapping.js';
 export { CircuitBreaker } from './decorators/circuit-breaker.decorator.js';
 export { RequireCircuitBreaker } from './decorators/require-circuit-breaker.decorator.js';
 export { UseCircuitBreaker } from './decorators/use-circuit-breaker.decorator.js';
