@@ -166,9 +166,7 @@ export type {
   CircuitBreakerOptionsFactory,
 } from './interfaces/circuit-breaker-module-options.interface.js';
 export type {
-  FleetControl,
   FleetReconfigured,
-  FleetReconfigurer,
   FleetScope,
   FleetWrite,
 } from './interfaces/fleet-control.interface.js';

@@ -9,3 +9,4 @@ export type {
 export { FleetOrderError } from './redis-breaker.errors.js';
 export type { FleetOrderKind } from './redis-breaker.errors.js';
 export type { FleetBreaker, FleetReplica, FleetView } from './redis-breaker.fleet-view.js';
+export type { FleetControl } from '../interfaces/fleet-control.interface.js';
