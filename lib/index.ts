@@ -2,12 +2,13 @@
 // peer; integrations have their own subpath exports. Every name is listed: a name
 // added to `./core` is public at the root only once it is added here too.
 
-// The engine (the same names as `nestjs-circuit-breaker/core`).
+// The engine: the names of `nestjs-circuit-breaker/core` a Nest user meets (in
+// the options, the objects handed out, the errors). What builds a breaker outside
+// Nest or a store (`BreakerDeps`, `ProbeScheduler`, `BreakerCoordinator`...) stays
+// in `/core` only: tools/pack-check.mjs lists those values.
 export {
   Breaker,
   BREAKER_DEFAULTS,
-  BREAKER_EVENT_NAMES,
-  BREAKER_STATES,
   BreakerConfigError,
   BreakerHookError,
   CallTimeoutError,
@@ -20,10 +21,8 @@ export {
   isBreakerRejection,
   OVERFLOW_KEY,
   parseRetryAfter,
-  ProbeScheduler,
   RETRY_DEFAULTS,
   retryAfterOf,
-  systemClock,
   UpstreamHttpError,
   withRetry,
 } from './core/index.js';
@@ -32,8 +31,6 @@ export type {
   AggregateOptions,
   BackoffOptions,
   BreakerCoordination,
-  BreakerCoordinator,
-  BreakerDeps,
   BreakerEventMap,
   BreakerEventName,
   BreakerListener,
@@ -49,7 +46,6 @@ export type {
   CallOutcome,
   CallPermit,
   Clock,
-  CoordinatedBreaker,
   CountWindowOptions,
   ErrorClassifier,
   ExecuteOptions,
@@ -75,15 +71,12 @@ export type {
   RampUpSnapshot,
   RecoveryProbeEvent,
   RecoveryProbeSnapshot,
-  ProbeSchedulerOptions,
-  SchedulerTimers,
   RecoveryProbeContext,
   RecoveryProbeOptions,
   ResolvedRecoveryOptions,
   ProtectedCall,
   ReconfigurationReset,
   ReconfiguredEvent,
-  RandomSource,
   RejectedEvent,
   RejectionReason,
   RetryBackoffOptions,
