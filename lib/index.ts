@@ -110,7 +110,6 @@ export type {
 export { CircuitBreakerModule } from './circuit-breaker.module.js';
 export { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missing.error.js';
 export { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
-export type { CircuitBreakerModuleExtras } from './circuit-breaker.module-definition.js';
 export { CircuitBreakerEvents } from './circuit-breaker.events.js';
 export { circuitBreakerOptionsFromEnv } from './config/circuit-breaker-env.js';
 export type { CircuitBreakerConfigTree, CircuitBreakerReload } from './circuit-breaker.reload.js';
@@ -155,6 +154,7 @@ export type {
   LastGoodFallback,
 } from './interfaces/circuit-breaker-method-options.interface.js';
 export type {
+  CircuitBreakerModuleAsyncOptions,
   CircuitBreakerModuleOptions,
   CircuitBreakerOptionsFactory,
 } from './interfaces/circuit-breaker-module-options.interface.js';
