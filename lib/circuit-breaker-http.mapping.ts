@@ -3,42 +3,49 @@ import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import type { CircuitBreakerHttpOptions } from './interfaces/circuit-breaker-http-options.interface.js';
 import { announcedRetryAfterMs, retryAfterHeader } from './retry-after-header.js';
 
-/** The default JSON body of a 503 for a rejected call: nothing internal. @publicApi */
-export interface CircuitOpenResponseBody {
-  statusCode: 503;
-  error: 'Service Unavailable';
-  message: string;
-}
+/** The default JSON body of a 503 for a rejected call: nothing internal. */
+type UnavailableBody = { statusCode: 503; error: 'Service Unavailable'; message: string };
 
-/** The 503 body with `httpFilter: { details: true }`. @publicApi */
-export interface CircuitOpenDetailedResponseBody extends CircuitOpenResponseBody {
-  breaker: string;
-  reason: CircuitOpenError['reason'];
-  retryAfterMs?: number;
-}
+/** The default JSON body of a 504 for a call that timed out: nothing internal. */
+type TimedOutBody = { statusCode: 504; error: 'Gateway Timeout'; message: string };
 
-/** The default JSON body of a 504 for a call that timed out: nothing internal. @publicApi */
-export interface CallTimeoutResponseBody {
-  statusCode: 504;
-  error: 'Gateway Timeout';
-  message: string;
-}
-
-/** The 504 body with `httpFilter: { details: true }`. @publicApi */
-export interface CallTimeoutDetailedResponseBody extends CallTimeoutResponseBody {
-  breaker: string;
-  timeoutMs: number;
-}
+/**
+ * The JSON body of a 503 (rejected call) or 504 (call that timed out) the
+ * filter sends without `httpFilter.body`: nothing internal by default, and
+ * with `httpFilter: { details: true }` the breaker's name and the reason
+ * (503) or the deadline (504).
+ *
+ * @publicApi
+ */
+export type CircuitBreakerResponseBody =
+  | { statusCode: 503; error: 'Service Unavailable'; message: string }
+  | {
+      statusCode: 503;
+      error: 'Service Unavailable';
+      message: string;
+      breaker: string;
+      reason: CircuitOpenError['reason'];
+      retryAfterMs?: number;
+    }
+  | { statusCode: 504; error: 'Gateway Timeout'; message: string }
+  | {
+      statusCode: 504;
+      error: 'Gateway Timeout';
+      message: string;
+      breaker: string;
+      timeoutMs: number;
+    };
 
 /**
  * What to answer for a breaker error: the status, the headers to set
  * (`Retry-After` in whole seconds, rounded up and at most 86,400, when the
  * breaker knows when to retry) and
- * the JSON body.
+ * the JSON body: a `CircuitBreakerResponseBody`, or what `httpFilter.body`
+ * returned.
  *
  * @publicApi
  */
-export interface BreakerHttpResponse {
+export interface CircuitBreakerHttpResponse {
   status: 503 | 504;
   headers: Record<string, string>;
   body: unknown;
@@ -64,10 +71,10 @@ export function isBreakerHttpError(
  *
  * @publicApi
  */
-export function breakerHttpResponse(
+export function toHttpResponse(
   exception: unknown,
   options: CircuitBreakerHttpOptions = {},
-): BreakerHttpResponse | undefined {
+): CircuitBreakerHttpResponse | undefined {
   if (!isBreakerHttpError(exception)) return undefined;
   if (isBreakerRejection(exception)) {
     const retryAfter = retryAfterHeader(exception.retryAfterMs);
@@ -88,14 +95,14 @@ function bodyOf(
     if (custom !== undefined) return custom;
   }
   if (isBreakerRejection(exception)) {
-    const body: CircuitOpenResponseBody = {
+    const body: UnavailableBody = {
       statusCode: 503,
       error: 'Service Unavailable',
       message: circuitBreakerMessages.httpUnavailable(),
     };
     if (options.details !== true) return body;
     const retryAfterMs = announcedRetryAfterMs(exception.retryAfterMs);
-    const detailed: CircuitOpenDetailedResponseBody = {
+    const detailed: CircuitBreakerResponseBody = {
       ...body,
       message: exception.message,
       breaker: exception.breakerName,
@@ -105,13 +112,13 @@ function bodyOf(
     return detailed;
   }
   const timeout = exception as CallTimeoutError;
-  const body: CallTimeoutResponseBody = {
+  const body: TimedOutBody = {
     statusCode: 504,
     error: 'Gateway Timeout',
     message: circuitBreakerMessages.httpTimedOut(),
   };
   if (options.details !== true) return body;
-  const detailed: CallTimeoutDetailedResponseBody = {
+  const detailed: CircuitBreakerResponseBody = {
     ...body,
     message: timeout.message,
     breaker: timeout.breakerName,

@@ -1,7 +1,7 @@
 import type { ArgumentsHost } from '@nestjs/common';
 import { throwError, type Observable } from 'rxjs';
 import {
-  breakerErrorExtensions,
+  toGraphQLExtensions,
   type CircuitBreakerErrorExtensions,
   type CircuitBreakerErrorPayload,
 } from './circuit-breaker-transport.mapping.js';
@@ -42,7 +42,7 @@ export const transportAnswers = {
    * the `extensions` of the error it wraps, so the response carries the code.
    */
   graphql: (payload: CircuitBreakerErrorPayload): BreakerGraphQLError =>
-    new BreakerGraphQLError(payload.message, breakerErrorExtensions(payload)),
+    new BreakerGraphQLError(payload.message, toGraphQLExtensions(payload)),
 };
 
 /** The error a resolver's field fails with: graphql-js copies its `extensions` into the response. @internal */

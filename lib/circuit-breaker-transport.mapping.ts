@@ -49,7 +49,7 @@ export type CircuitBreakerErrorExtensions = Omit<CircuitBreakerErrorPayload, 'st
  *
  * @publicApi
  */
-export function breakerErrorPayload(
+export function toErrorPayload(
   exception: unknown,
   options: { details?: boolean } = {},
 ): CircuitBreakerErrorPayload | undefined {
@@ -75,7 +75,7 @@ export function breakerErrorPayload(
 }
 
 /** The payload without what GraphQL carries elsewhere (`status`, `message`): the error's `extensions`. @publicApi */
-export function breakerErrorExtensions(
+export function toGraphQLExtensions(
   payload: CircuitBreakerErrorPayload,
 ): CircuitBreakerErrorExtensions {
   const { status: _status, message: _message, ...extensions } = payload;

@@ -28,7 +28,7 @@ export const CIRCUIT_BREAKER_ROOT = Symbol.for('nestjs-circuit-breaker.root');
 /** Metadata key of the breaker names a class injects with `@InjectCircuitBreaker()`. @internal */
 export const INJECTED_BREAKERS_METADATA = 'circuit-breaker:injected';
 
-/** Metadata key of the breakers `@RequireCircuit()` requires, on a handler or a class. @internal */
+/** Metadata key of the breakers `@RequireCircuitBreaker()` requires, on a handler or a class. @internal */
 export const REQUIRED_CIRCUITS_METADATA = 'circuit-breaker:required';
 
 /** Metadata key of the breaker `@UseCircuitBreaker()` runs a handler (or every handler of a class) through. @internal */

@@ -10,13 +10,13 @@ import {
 import { HttpAdapterHost } from '@nestjs/core';
 import { CallTimeoutError, CircuitOpenError } from './core/index.js';
 import {
-  breakerHttpResponse,
+  toHttpResponse,
   isBreakerHttpError,
   resolveHttpOptions,
-  type BreakerHttpResponse,
+  type CircuitBreakerHttpResponse,
 } from './circuit-breaker-http.mapping.js';
 import { transportAnswers } from './circuit-breaker-transport.answers.js';
-import { breakerErrorPayload } from './circuit-breaker-transport.mapping.js';
+import { toErrorPayload } from './circuit-breaker-transport.mapping.js';
 import { CIRCUIT_BREAKER_HTTP_OPTIONS } from './circuit-breaker.constants.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import type { CircuitBreakerHttpOptions } from './interfaces/circuit-breaker-http-options.interface.js';
@@ -84,7 +84,7 @@ export class CircuitBreakerExceptionFilter implements ExceptionFilter<unknown> {
       const answer = transportAnswers[type as keyof typeof transportAnswers];
       // A transport we do not know (a custom one): its own handling applies.
       if (answer === undefined) throw exception;
-      return answer(breakerErrorPayload(exception, this.options)!, host);
+      return answer(toErrorPayload(exception, this.options)!, host);
     }
     const adapter = this.adapterHost?.httpAdapter;
     // Built by hand without the HTTP adapter: nothing here can write the response.
@@ -100,11 +100,11 @@ export class CircuitBreakerExceptionFilter implements ExceptionFilter<unknown> {
   /** Which of the body factory's faults were logged: each once, as the engine reports a hook's faults. */
   private readonly logged = new Set<'threw' | 'not-json'>();
 
-  /** @internal The answer for a breaker error, with the module's options; `@RequireCircuit()` answers with it too. */
-  answerFor(exception: CircuitOpenError | CallTimeoutError): BreakerHttpResponse {
-    let answer: BreakerHttpResponse;
+  /** @internal The answer for a breaker error, with the module's options; `@RequireCircuitBreaker()` answers with it too. */
+  answerFor(exception: CircuitOpenError | CallTimeoutError): CircuitBreakerHttpResponse {
+    let answer: CircuitBreakerHttpResponse;
     try {
-      answer = breakerHttpResponse(exception, this.options)!;
+      answer = toHttpResponse(exception, this.options)!;
     } catch (fault) {
       return this.defaultAnswer(exception, 'threw', fault);
     }
@@ -123,7 +123,7 @@ export class CircuitBreakerExceptionFilter implements ExceptionFilter<unknown> {
     exception: CircuitOpenError | CallTimeoutError,
     kind: 'threw' | 'not-json',
     fault: unknown,
-  ): BreakerHttpResponse {
+  ): CircuitBreakerHttpResponse {
     if (!this.logged.has(kind)) {
       this.logged.add(kind);
       this.logger.error(
@@ -132,6 +132,6 @@ export class CircuitBreakerExceptionFilter implements ExceptionFilter<unknown> {
           : circuitBreakerMessages.httpBodyNotJson(fault),
       );
     }
-    return breakerHttpResponse(exception)!;
+    return toHttpResponse(exception)!;
   }
 }

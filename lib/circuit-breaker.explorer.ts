@@ -27,7 +27,7 @@ export interface ExploredMethod {
   /** Whether the decorator names the breaker (a reference to check), rather than taking `Class.method`. */
   readonly named: boolean;
   readonly key: unknown;
-  /** Only reads admission (`@RequireCircuit()`): a per-key breaker without a key is checked at its family gate. */
+  /** Only reads admission (`@RequireCircuitBreaker()`): a per-key breaker without a key is checked at its family gate. */
   readonly familyGate?: boolean;
 }
 
@@ -136,7 +136,7 @@ export class CircuitBreakerExplorer {
 
   /**
    * Every `@CircuitBreaker()` method of the application's providers and
-   * controllers, once each, and every breaker their `@RequireCircuit()` and
+   * controllers, once each, and every breaker their `@RequireCircuitBreaker()` and
    * `@UseCircuitBreaker()` name (on a method or the class).
    */
   decoratedMethods(): ExploredMethod[] {
@@ -170,7 +170,7 @@ export class CircuitBreakerExplorer {
         usesOf(fn);
       }
     }
-    // @RequireCircuit() and @UseCircuitBreaker() name breakers as a decorator does: checked alike.
+    // @RequireCircuitBreaker() and @UseCircuitBreaker() name breakers as a decorator does: checked alike.
     for (const use of uses)
       methods.add({
         name: use.name,

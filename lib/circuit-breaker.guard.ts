@@ -15,15 +15,15 @@ import { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filte
 import { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missing.error.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
-import { checkRequiredCircuits, type CircuitRequirement } from './circuit-requirement.js';
+import { checkRequiredBreakers, type CircuitRequirement } from './circuit-requirement.js';
 import { keyFor } from './circuit-key.js';
-import type { RequiredCircuit } from './interfaces/circuit-breaker-admission-options.interface.js';
+import type { CircuitBreakerRequirement } from './interfaces/circuit-breaker-admission-options.interface.js';
 
 /** Where a class made by `requiring()` keeps its requirements: no public type names them. */
 const REQUIRED = Symbol('nestjs-circuit-breaker.required-circuits');
 
 /**
- * The guard of `@RequireCircuit()`: before pipes and the handler, asks each
+ * The guard of `@RequireCircuitBreaker()`: before pipes and the handler, asks each
  * required breaker whether it would admit a call now (`peek()`: no probe
  * permit, nothing counted) and rejects the request when any would not.
  *
@@ -51,7 +51,9 @@ export class CircuitBreakerGuard implements CanActivate {
     // Nest builds the guard where it is used: without the module there, fail start-up saying so.
     if (registry === undefined)
       throw new CircuitBreakerModuleMissingError(
-        circuitBreakerMessages.integrationWithoutModule('@RequireCircuit() (CircuitBreakerGuard)'),
+        circuitBreakerMessages.integrationWithoutModule(
+          '@RequireCircuitBreaker() (CircuitBreakerGuard)',
+        ),
         'CircuitBreakerGuard',
       );
     this.registry = registry;
@@ -72,8 +74,8 @@ export class CircuitBreakerGuard implements CanActivate {
    * global guard (`{ provide: APP_GUARD, useClass: CircuitBreakerGuard.requiring('payments') }`)
    * or `@UseGuards()`.
    */
-  static requiring(...circuits: RequiredCircuit[]): Type<CircuitBreakerGuard> {
-    const required = checkRequiredCircuits('CircuitBreakerGuard.requiring()', circuits);
+  static requiring(...circuits: CircuitBreakerRequirement[]): Type<CircuitBreakerGuard> {
+    const required = checkRequiredBreakers('CircuitBreakerGuard.requiring()', circuits);
     @Injectable()
     class RequiringCircuitBreakerGuard extends CircuitBreakerGuard {
       static readonly [REQUIRED] = required;
@@ -88,7 +90,7 @@ export class CircuitBreakerGuard implements CanActivate {
       context.getHandler(),
       context.getClass(),
     ]);
-    // What `requiring()` gave the class, on every route it guards, beside what `@RequireCircuit()` names there.
+    // What `requiring()` gave the class, on every route it guards, beside what `@RequireCircuitBreaker()` names there.
     const always = this.always();
     const required = always.length === 0 ? own : [...always, ...own];
     for (const requirement of required) {

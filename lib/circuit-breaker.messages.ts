@@ -110,8 +110,8 @@ export const circuitBreakerMessages = {
     `@InjectCircuitBreaker() in ${className || 'an anonymous class'}`,
   /** Where forFeature(['name']) names a breaker. */
   featureSite: (name: string) => `CircuitBreakerModule.forFeature() of "${name}"`,
-  noRequiredCircuit: (site: string) =>
-    `${site}: names no breaker. Pass the names of the breakers the route needs, e.g. @RequireCircuit('payments', 'inventory').`,
+  noRequiredBreaker: (site: string) =>
+    `${site}: names no breaker. Pass the names of the breakers the route needs, e.g. @RequireCircuitBreaker('payments', 'inventory').`,
   /** The subject of option errors of one `circuitBreaker()` operator. */
   operatorSubject: (breaker: string) => `circuitBreaker() on circuit breaker "${breaker}"`,
   /** What to do about each `httpFilter` option, for invalidHttpFilter. */

@@ -14,10 +14,12 @@ import { CircuitBreakerExplorer, type RootTag } from './circuit-breaker.explorer
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import {
   ConfigurableCircuitBreakerModule,
-  type CircuitBreakerModuleExtras,
   type CIRCUIT_BREAKER_ASYNC_OPTIONS_TYPE,
-  type CIRCUIT_BREAKER_OPTIONS_TYPE,
 } from './circuit-breaker.module-definition.js';
+import type {
+  CircuitBreakerModuleAsyncOptions,
+  CircuitBreakerModuleOptions,
+} from './interfaces/circuit-breaker-module-options.interface.js';
 import { CircuitBreakerEvents } from './circuit-breaker.events.js';
 import { FOR_FEATURE, MODULE_KEYS } from './circuit-breaker.options.js';
 import { CircuitBreakerOrchestrator } from './circuit-breaker.orchestrator.js';
@@ -49,7 +51,7 @@ const EXTRAS = ['isGlobal', 'httpFilter'] as const;
  */
 @Module({})
 export class CircuitBreakerModule extends ConfigurableCircuitBreakerModule {
-  static forRoot(given: typeof CIRCUIT_BREAKER_OPTIONS_TYPE = {}): DynamicModule {
+  static forRoot(given: CircuitBreakerModuleOptions = {}): DynamicModule {
     const check = new OptionChecker('CircuitBreakerModule');
     // A copy read once: Nest and the registry then work on plain data. Breaker options are checked by the registry, at start-up.
     const options = check.record(
@@ -58,7 +60,7 @@ export class CircuitBreakerModule extends ConfigurableCircuitBreakerModule {
       [...MODULE_KEYS, ...EXTRAS],
       'an object',
       false,
-    ) as typeof CIRCUIT_BREAKER_OPTIONS_TYPE;
+    ) as CircuitBreakerModuleOptions;
     checkExtras(check, options);
     const definition = withCoreProviders(super.forRoot(options), options.httpFilter, 'forRoot()');
     // The synchronous form knows its names statically: make each injectable by name, beside those classes inject.
@@ -71,7 +73,7 @@ export class CircuitBreakerModule extends ConfigurableCircuitBreakerModule {
     return withNamedProviders(definition, names);
   }
 
-  static forRootAsync(options: typeof CIRCUIT_BREAKER_ASYNC_OPTIONS_TYPE): DynamicModule {
+  static forRootAsync(options: CircuitBreakerModuleAsyncOptions): DynamicModule {
     const check = new OptionChecker('CircuitBreakerModule.forRootAsync()');
     if (!check.isPlainObject('options', options))
       check.invalid(
@@ -85,7 +87,11 @@ export class CircuitBreakerModule extends ConfigurableCircuitBreakerModule {
       httpFilter: check.read(options, 'httpFilter', 'httpFilter'),
     });
     return withNamedProviders(
-      withCoreProviders(super.forRootAsync(options), options.httpFilter, 'forRootAsync()'),
+      withCoreProviders(
+        super.forRootAsync(options as typeof CIRCUIT_BREAKER_ASYNC_OPTIONS_TYPE),
+        options.httpFilter,
+        'forRootAsync()',
+      ),
       [],
     );
   }
@@ -233,7 +239,7 @@ function withNamedProviders(definition: DynamicModule, defined: readonly string[
  */
 function withCoreProviders(
   definition: DynamicModule,
-  httpFilter: CircuitBreakerModuleExtras['httpFilter'],
+  httpFilter: CircuitBreakerModuleOptions['httpFilter'],
   method: RootTag['method'],
 ): DynamicModule {
   // The filter is provided even when off, so that a catch-all filter can delegate to it with the

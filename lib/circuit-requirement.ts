@@ -15,12 +15,12 @@ export interface CircuitRequirement {
  *
  * @internal
  */
-export function checkRequiredCircuits(
+export function checkRequiredBreakers(
   site: string,
   circuits: readonly unknown[],
 ): CircuitRequirement[] {
   const check = new OptionChecker(site);
-  if (circuits.length === 0) throw new TypeError(circuitBreakerMessages.noRequiredCircuit(site));
+  if (circuits.length === 0) throw new TypeError(circuitBreakerMessages.noRequiredBreaker(site));
   return circuits.map((circuit, index) => {
     const at = `[${index}]`;
     const expected = 'a breaker name or { name, key? }';

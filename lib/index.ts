@@ -2,12 +2,13 @@
 // peer; integrations have their own subpath exports. Every name is listed: a name
 // added to `./core` is public at the root only once it is added here too.
 
-// The engine (the same names as `nestjs-circuit-breaker/core`).
+// The engine: the names of `nestjs-circuit-breaker/core` a Nest user meets (in
+// the options, the objects handed out, the errors). What builds a breaker outside
+// Nest or a store (`BreakerDeps`, `ProbeScheduler`, `BreakerCoordinator`...) stays
+// in `/core` only: tools/pack-check.mjs lists those values.
 export {
   Breaker,
   BREAKER_DEFAULTS,
-  BREAKER_EVENT_NAMES,
-  BREAKER_STATES,
   BreakerConfigError,
   BreakerHookError,
   CallTimeoutError,
@@ -20,10 +21,8 @@ export {
   isBreakerRejection,
   OVERFLOW_KEY,
   parseRetryAfter,
-  ProbeScheduler,
   RETRY_DEFAULTS,
   retryAfterOf,
-  systemClock,
   UpstreamHttpError,
   withRetry,
 } from './core/index.js';
@@ -32,8 +31,6 @@ export type {
   AggregateOptions,
   BackoffOptions,
   BreakerCoordination,
-  BreakerCoordinator,
-  BreakerDeps,
   BreakerEventMap,
   BreakerEventName,
   BreakerListener,
@@ -49,7 +46,6 @@ export type {
   CallOutcome,
   CallPermit,
   Clock,
-  CoordinatedBreaker,
   CountWindowOptions,
   ErrorClassifier,
   ExecuteOptions,
@@ -75,15 +71,12 @@ export type {
   RampUpSnapshot,
   RecoveryProbeEvent,
   RecoveryProbeSnapshot,
-  ProbeSchedulerOptions,
-  SchedulerTimers,
   RecoveryProbeContext,
   RecoveryProbeOptions,
   ResolvedRecoveryOptions,
   ProtectedCall,
   ReconfigurationReset,
   ReconfiguredEvent,
-  RandomSource,
   RejectedEvent,
   RejectionReason,
   RetryBackoffOptions,
@@ -117,7 +110,6 @@ export type {
 export { CircuitBreakerModule } from './circuit-breaker.module.js';
 export { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missing.error.js';
 export { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
-export type { CircuitBreakerModuleExtras } from './circuit-breaker.module-definition.js';
 export { CircuitBreakerEvents } from './circuit-breaker.events.js';
 export { circuitBreakerOptionsFromEnv } from './config/circuit-breaker-env.js';
 export type { CircuitBreakerConfigTree, CircuitBreakerReload } from './circuit-breaker.reload.js';
@@ -129,31 +121,22 @@ export { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 export { circuitBreaker } from './circuit-breaker.operator.js';
 export type { CircuitBreakerOperatorOptions } from './circuit-breaker.operator.js';
 export { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
-export { breakerHttpResponse, isBreakerHttpError } from './circuit-breaker-http.mapping.js';
+export { toHttpResponse, isBreakerHttpError } from './circuit-breaker-http.mapping.js';
 export type {
-  BreakerHttpResponse,
-  CallTimeoutDetailedResponseBody,
-  CallTimeoutResponseBody,
-  CircuitOpenDetailedResponseBody,
-  CircuitOpenResponseBody,
+  CircuitBreakerHttpResponse,
+  CircuitBreakerResponseBody,
 } from './circuit-breaker-http.mapping.js';
 export type { CircuitBreakerHttpOptions } from './interfaces/circuit-breaker-http-options.interface.js';
-export {
-  breakerErrorExtensions,
-  breakerErrorPayload,
-} from './circuit-breaker-transport.mapping.js';
-export type {
-  CircuitBreakerErrorExtensions,
-  CircuitBreakerErrorPayload,
-} from './circuit-breaker-transport.mapping.js';
+export { toErrorPayload } from './circuit-breaker-transport.mapping.js';
+export type { CircuitBreakerErrorPayload } from './circuit-breaker-transport.mapping.js';
 export { CircuitBreaker } from './decorators/circuit-breaker.decorator.js';
-export { RequireCircuit } from './decorators/require-circuit.decorator.js';
+export { RequireCircuitBreaker } from './decorators/require-circuit-breaker.decorator.js';
 export { UseCircuitBreaker } from './decorators/use-circuit-breaker.decorator.js';
 export { DEFAULT_CIRCUIT_KEY } from './circuit-key.js';
 export { CircuitBreakerGuard } from './circuit-breaker.guard.js';
 export { CircuitBreakerInterceptor } from './circuit-breaker.interceptor.js';
 export type {
-  RequiredCircuit,
+  CircuitBreakerRequirement,
   UseCircuitBreakerOptions,
 } from './interfaces/circuit-breaker-admission-options.interface.js';
 export {
@@ -171,13 +154,12 @@ export type {
   LastGoodFallback,
 } from './interfaces/circuit-breaker-method-options.interface.js';
 export type {
+  CircuitBreakerModuleAsyncOptions,
   CircuitBreakerModuleOptions,
   CircuitBreakerOptionsFactory,
 } from './interfaces/circuit-breaker-module-options.interface.js';
 export type {
-  FleetControl,
   FleetReconfigured,
-  FleetReconfigurer,
   FleetScope,
   FleetWrite,
 } from './interfaces/fleet-control.interface.js';

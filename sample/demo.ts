@@ -187,7 +187,7 @@ async function main(): Promise<void> {
     });
     check(
       checkout?.status === 503 && checkout.retryAfter !== null && checkoutHits === 0,
-      '@RequireCircuit: the checkout fan-out answered 503 + Retry-After before any work, 0 upstream calls',
+      '@RequireCircuitBreaker: the checkout fan-out answered 503 + Retry-After before any work, 0 upstream calls',
     );
     const rejectedRpc = await rpc(client, 'checkout.quote', '1');
     const payload = rejectedRpc.error as { code?: string; retryAfterMs?: number } | undefined;

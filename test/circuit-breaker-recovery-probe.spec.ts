@@ -1,10 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  CircuitBreakerModule,
-  CircuitBreakerRegistry,
-  ProbeScheduler,
-  type Breaker,
-} from '../lib/index.js';
+import { ProbeScheduler, type Breaker } from '../lib/core/index.js';
+import { CircuitBreakerModule, CircuitBreakerRegistry } from '../lib/index.js';
 import { CircuitBreakerMetricsModule } from '../lib/prometheus/index.js';
 import { Registry } from 'prom-client';
 import { ManualClock } from './helpers/manual-clock.js';

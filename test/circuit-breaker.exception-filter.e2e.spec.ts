@@ -15,7 +15,7 @@ import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { describe, expect, it, vi } from 'vitest';
 import {
-  breakerHttpResponse,
+  toHttpResponse,
   CallTimeoutError,
   CircuitBreakerExceptionFilter,
   CircuitBreakerModule,
@@ -366,28 +366,28 @@ describe('a catch-all exception filter and the breaker filter', () => {
   });
 });
 
-describe('breakerHttpResponse()', () => {
+describe('toHttpResponse()', () => {
   it('gives the status, headers and body the filter would send, and undefined for other errors', () => {
     const open = new CircuitOpenError('payments', 'open', 'open', 1_001);
-    expect(breakerHttpResponse(open)).toEqual({
+    expect(toHttpResponse(open)).toEqual({
       status: 503,
       headers: { 'Retry-After': '2' },
       body: UNAVAILABLE,
     });
-    expect(breakerHttpResponse(new CallTimeoutError('payments', 2_000))).toEqual({
+    expect(toHttpResponse(new CallTimeoutError('payments', 2_000))).toEqual({
       status: 504,
       headers: {},
       body: TIMED_OUT,
     });
-    expect(breakerHttpResponse(open, { details: true })?.body).toMatchObject({
+    expect(toHttpResponse(open, { details: true })?.body).toMatchObject({
       breaker: 'payments',
       reason: 'open',
       retryAfterMs: 1_001,
     });
-    expect(breakerHttpResponse(open, { body: (_error, status) => ({ status }) })?.body).toEqual({
+    expect(toHttpResponse(open, { body: (_error, status) => ({ status }) })?.body).toEqual({
       status: 503,
     });
-    expect(breakerHttpResponse(new Error('other'))).toBeUndefined();
-    expect(breakerHttpResponse(undefined)).toBeUndefined();
+    expect(toHttpResponse(new Error('other'))).toBeUndefined();
+    expect(toHttpResponse(undefined)).toBeUndefined();
   });
 });

@@ -16,7 +16,7 @@ import {
   CircuitBreakerModule,
   CircuitBreakerRegistry,
   isBreakerRejection,
-  RequireCircuit,
+  RequireCircuitBreaker,
 } from '../lib/index.js';
 import { HTTP_PLATFORMS, platformApps } from './helpers/http-platforms.js';
 import { ManualClock } from './helpers/manual-clock.js';
@@ -34,10 +34,10 @@ class CountingPipe implements PipeTransform {
 }
 
 @Controller()
-@RequireCircuit('inventory')
+@RequireCircuitBreaker('inventory')
 class FanOutController {
   @Get('fan-out/:id')
-  @RequireCircuit('payments')
+  @RequireCircuitBreaker('payments')
   fanOut(@Param('id', CountingPipe) id: string) {
     ran.push('handler');
     return { id };
@@ -50,7 +50,7 @@ class FanOutController {
   }
 
   @Get('hosts/:host')
-  @RequireCircuit({
+  @RequireCircuitBreaker({
     name: 'hosts',
     key: (context) => context.switchToHttp().getRequest<{ params: { host: string } }>().params.host,
   })
@@ -80,7 +80,7 @@ const BREAKERS = {
   },
 };
 
-describe.each(HTTP_PLATFORMS)('@RequireCircuit() on %s', (platform) => {
+describe.each(HTTP_PLATFORMS)('@RequireCircuitBreaker() on %s', (platform) => {
   const start = platformApps(platform);
 
   async function started(httpFilter: boolean | { details: true } = false) {
@@ -211,14 +211,14 @@ describe('CircuitBreakerGuard.requiring() as a global guard', () => {
   });
 });
 
-describe('@RequireCircuit() given twice on one method', () => {
+describe('@RequireCircuitBreaker() given twice on one method', () => {
   const start = platformApps('express');
 
   @Controller()
   class StackedController {
     @Get('stacked')
-    @RequireCircuit('payments')
-    @RequireCircuit('inventory')
+    @RequireCircuitBreaker('payments')
+    @RequireCircuitBreaker('inventory')
     stacked() {
       ran.push('handler');
       return { ok: true };
@@ -260,7 +260,7 @@ class CauseFilter implements ExceptionFilter {
   }
 }
 
-describe("@RequireCircuit() under an application's own HttpException filter", () => {
+describe("@RequireCircuitBreaker() under an application's own HttpException filter", () => {
   const start = platformApps('express');
 
   it("gives the filter the CircuitOpenError as the exception's cause", async () => {
@@ -283,14 +283,14 @@ describe("@RequireCircuit() under an application's own HttpException filter", ()
   });
 });
 
-describe('@RequireCircuit() at start-up', () => {
+describe('@RequireCircuitBreaker() at start-up', () => {
   const start = nestApps();
 
   it('refuses an unknown name under strict, naming the route and the nearest name', async () => {
     @Controller()
     class TypoController {
       @Get()
-      @RequireCircuit('paymnts')
+      @RequireCircuitBreaker('paymnts')
       get() {}
     }
     await expect(
@@ -298,13 +298,13 @@ describe('@RequireCircuit() at start-up', () => {
         controllers: [TypoController],
       }),
     ).rejects.toThrow(
-      'Circuit breaker "paymnts" used by @RequireCircuit() on TypoController.get is not defined, and CircuitBreakerModule is strict. Did you mean "payments"?',
+      'Circuit breaker "paymnts" used by @RequireCircuitBreaker() on TypoController.get is not defined, and CircuitBreakerModule is strict. Did you mean "payments"?',
     );
   });
 
   it('refuses a key for a breaker that is not per-key', async () => {
     @Controller()
-    @RequireCircuit({ name: 'payments', key: () => 'x' })
+    @RequireCircuitBreaker({ name: 'payments', key: () => 'x' })
     class KeyedController {
       @Get()
       get() {}
@@ -314,7 +314,7 @@ describe('@RequireCircuit() at start-up', () => {
         controllers: [KeyedController],
       }),
     ).rejects.toThrow(
-      '@RequireCircuit() on KeyedController gives a key, but circuit breaker "payments" is not per-key.',
+      '@RequireCircuitBreaker() on KeyedController gives a key, but circuit breaker "payments" is not per-key.',
     );
   });
 
@@ -341,17 +341,17 @@ describe('@RequireCircuit() at start-up', () => {
   });
 
   it('refuses bad arguments where the class is declared', () => {
-    expect(() => RequireCircuit()).not.toThrow();
+    expect(() => RequireCircuitBreaker()).not.toThrow();
     expect(() => {
       class Empty {
-        @RequireCircuit()
+        @RequireCircuitBreaker()
         get() {}
       }
       return Empty;
-    }).toThrow('@RequireCircuit() on Empty.get: names no breaker.');
+    }).toThrow('@RequireCircuitBreaker() on Empty.get: names no breaker.');
     expect(() => {
       class Blank {
-        @RequireCircuit('')
+        @RequireCircuitBreaker('')
         get() {}
       }
       return Blank;

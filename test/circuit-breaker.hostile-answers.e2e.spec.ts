@@ -12,7 +12,7 @@ import {
   CircuitBreakerRegistry,
   CircuitOpenError,
   DEFAULT_CIRCUIT_KEY,
-  RequireCircuit,
+  RequireCircuitBreaker,
   UseCircuitBreaker,
   type CircuitBreakerHttpOptions,
 } from '../lib/index.js';
@@ -51,7 +51,7 @@ class HostileController {
   }
 
   @Get('guarded')
-  @RequireCircuit('upstream')
+  @RequireCircuitBreaker('upstream')
   guarded() {
     return { ok: true };
   }
@@ -72,13 +72,13 @@ class HostileController {
   }
 
   @Get('tenant-guarded')
-  @RequireCircuit({ name: 'tenants', key: tenantOf })
+  @RequireCircuitBreaker({ name: 'tenants', key: tenantOf })
   tenantGuarded() {
     return { ok: true };
   }
 
   @Get('tenant-guarded-throwing-key')
-  @RequireCircuit({ name: 'tenants', key: throwingKey })
+  @RequireCircuitBreaker({ name: 'tenants', key: throwingKey })
   tenantGuardedThrowingKey() {
     return { ok: true };
   }
@@ -196,7 +196,7 @@ describe.each(HTTP_PLATFORMS)('Hostile values at the HTTP edge on %s', (platform
     ]);
   });
 
-  it('a request without the key header goes to the default key, through @UseCircuitBreaker() and @RequireCircuit() alike', async () => {
+  it('a request without the key header goes to the default key, through @UseCircuitBreaker() and @RequireCircuitBreaker() alike', async () => {
     const { registry, get } = await started();
     expect(await get('/tenant')).toEqual({ status: 200, retryAfter: null, body: { served: true } });
     expect(await get('/tenant-guarded')).toEqual({
@@ -248,7 +248,7 @@ describe.each(HTTP_PLATFORMS)('Hostile values at the HTTP edge on %s', (platform
     expect(registry.get('tenants').forKey(DEFAULT_CIRCUIT_KEY).snapshot().totals.admitted).toBe(3);
     expect(errors.mock.calls.map(([message]) => message)).toEqual([
       `Circuit breaker "tenants" in @UseCircuitBreaker() on HostileController.tenantThrowingKey: option "key" threw TypeError: no tenant resolver; the call went on under the default key "${DEFAULT_CIRCUIT_KEY}". Make the key function return the target's key, or undefined when there is none. Later faults of this site's key function are not reported again.`,
-      `Circuit breaker "tenants" in @RequireCircuit() on HostileController.tenantGuardedThrowingKey: option "key" threw TypeError: no tenant resolver; the call went on under the default key "${DEFAULT_CIRCUIT_KEY}". Make the key function return the target's key, or undefined when there is none. Later faults of this site's key function are not reported again.`,
+      `Circuit breaker "tenants" in @RequireCircuitBreaker() on HostileController.tenantGuardedThrowingKey: option "key" threw TypeError: no tenant resolver; the call went on under the default key "${DEFAULT_CIRCUIT_KEY}". Make the key function return the target's key, or undefined when there is none. Later faults of this site's key function are not reported again.`,
     ]);
   });
 });

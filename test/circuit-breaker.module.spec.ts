@@ -136,6 +136,23 @@ describe('CircuitBreakerModule', () => {
       expect(app.get(CircuitBreakerRegistry).get('inventory').config.openDurationMs).toBe(1_234);
     });
 
+    it('a factory that returns httpFilter does not compile, and fails start-up: it goes beside useFactory', async () => {
+      // @ts-expect-error: what the factory returns is typed without isGlobal and httpFilter.
+      const typed = CircuitBreakerModule.forRootAsync({ useFactory: () => ({ httpFilter: true }) });
+      const returned = { httpFilter: true } as CircuitBreakerModuleOptions;
+      for (const module of [
+        typed,
+        CircuitBreakerModule.forRootAsync({ useFactory: () => returned }),
+      ])
+        await expect(start([module])).rejects.toThrow(
+          'CircuitBreakerModule: unknown option "httpFilter". Known options: defaults, breakers, strict, clock, logging, eventEmitter, store, faultInjection.',
+        );
+      const beside = await start([
+        CircuitBreakerModule.forRootAsync({ useFactory: () => ({}), httpFilter: true }),
+      ]);
+      expect(beside.get(CircuitBreakerRegistry)).toBeInstanceOf(CircuitBreakerRegistry);
+    });
+
     it('makes breakers injectable by name through forFeature()', async () => {
       @Injectable()
       class InventoryClient {

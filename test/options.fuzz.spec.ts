@@ -26,7 +26,7 @@ import {
   CircuitBreakerModule,
   CircuitBreakerRegistry,
   circuitBreaker,
-  RequireCircuit,
+  RequireCircuitBreaker,
   UseCircuitBreaker,
   withRetry,
   type BreakerOptions,
@@ -1153,7 +1153,7 @@ describe('option fuzzing', () => {
     );
   });
 
-  it(`@UseCircuitBreaker() and @RequireCircuit() arguments: ${RUNS.admission} valid and ${RUNS.admission} invalid each`, () => {
+  it(`@UseCircuitBreaker() and @RequireCircuitBreaker() arguments: ${RUNS.admission} valid and ${RUNS.admission} invalid each`, () => {
     const SITE = 'Fuzz.call';
     const onMethod = (decorator: MethodDecorator) => {
       class Fuzz {
@@ -1187,7 +1187,7 @@ describe('option fuzzing', () => {
         (n, o, c) => {
           count('admission', 'valid');
           onMethod(UseCircuitBreaker(n, o as never));
-          onMethod(RequireCircuit(...(c as never[])));
+          onMethod(RequireCircuitBreaker(...(c as never[])));
         },
       ),
       settings(RUNS.admission),
@@ -1223,8 +1223,8 @@ describe('option fuzzing', () => {
           );
           // The bad circuit after valid ones: the path names its index.
           expectNamed(
-            thrown(() => onMethod(RequireCircuit(...before, bad.circuit as never))),
-            `@RequireCircuit() on ${SITE}`,
+            thrown(() => onMethod(RequireCircuitBreaker(...before, bad.circuit as never))),
+            `@RequireCircuitBreaker() on ${SITE}`,
             `[${before.length}]${bad.path}`,
             TypeError,
           );

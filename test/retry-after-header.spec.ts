@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { breakerHttpResponse } from '../lib/circuit-breaker-http.mapping.js';
-import { breakerErrorPayload } from '../lib/circuit-breaker-transport.mapping.js';
+import { toHttpResponse } from '../lib/circuit-breaker-http.mapping.js';
+import { toErrorPayload } from '../lib/circuit-breaker-transport.mapping.js';
 import { CircuitOpenError } from '../lib/core/index.js';
 
 const SEED = 25_0004;
@@ -11,8 +11,8 @@ describe('Retry-After as announced', () => {
     fc.assert(
       fc.property(fc.oneof(fc.double(), fc.integer(), fc.constantFrom(1e297, -0)), (ms) => {
         const rejection = new CircuitOpenError('payments', 'open', 'open', ms);
-        const header = breakerHttpResponse(rejection)!.headers['Retry-After'];
-        const payload = breakerErrorPayload(rejection)!.retryAfterMs;
+        const header = toHttpResponse(rejection)!.headers['Retry-After'];
+        const payload = toErrorPayload(rejection)!.retryAfterMs;
         if (Number.isNaN(ms)) {
           expect([header, payload]).toEqual([undefined, undefined]);
           return;

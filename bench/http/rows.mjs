@@ -19,7 +19,7 @@ export const ROWS = [
   },
   {
     id: 'guard',
-    label: '@RequireCircuit() on the route (closed)',
+    label: '@RequireCircuitBreaker() on the route (closed)',
     status: 200,
     baseline: 'bare',
   },
@@ -97,7 +97,7 @@ export const ROWS = [
   },
   {
     id: 'guard-open',
-    label: '@RequireCircuit() open: 503 + Retry-After by the guard',
+    label: '@RequireCircuitBreaker() open: 503 + Retry-After by the guard',
     status: 503,
     baseline: 'bare-503',
   },

@@ -30,7 +30,7 @@ import {
   CircuitBreaker as UseCircuitBreaker,
   CircuitBreakerModule,
   CircuitBreakerRegistry,
-  RequireCircuit,
+  RequireCircuitBreaker,
   UseCircuitBreaker as UseCircuitBreakerInterceptor,
   circuitBreaker,
 } from '../../dist/index.js';
@@ -216,12 +216,12 @@ class BenchController {
     return this.protectedClient.open(id);
   }
 
-  /** The bare route's handler behind `@RequireCircuit('http.guard')` (closed): the guard's peek per request. */
+  /** The bare route's handler behind `@RequireCircuitBreaker('http.guard')` (closed): the guard's peek per request. */
   guard(id) {
     return this.plain.fetch(id);
   }
 
-  /** The same behind `@RequireCircuit('http.guard-open')` (open): the guard answers 503 + Retry-After, the handler never runs. */
+  /** The same behind `@RequireCircuitBreaker('http.guard-open')` (open): the guard answers 503 + Retry-After, the handler never runs. */
   guardOpen(id) {
     return this.plain.fetch(id);
   }
@@ -289,9 +289,9 @@ for (const [path, handler] of Object.entries(ROUTES)) {
   const decorators = [Get(`${path}/:id`)];
   if (handler === 'bare503')
     decorators.push(HttpCode(503), Header('Retry-After', String(HOUR_MS / 1000)));
-  // As TypeScript applies `@Get()` above `@RequireCircuit()` / `@UseCircuitBreaker()`: the route's enhancer runs first.
-  if (handler === 'guard') decorators.push(RequireCircuit('http.guard'));
-  if (handler === 'guardOpen') decorators.push(RequireCircuit('http.guard-open'));
+  // As TypeScript applies `@Get()` above `@RequireCircuitBreaker()` / `@UseCircuitBreaker()`: the route's enhancer runs first.
+  if (handler === 'guard') decorators.push(RequireCircuitBreaker('http.guard'));
+  if (handler === 'guardOpen') decorators.push(RequireCircuitBreaker('http.guard-open'));
   if (handler === 'bareIntercepted') decorators.push(UseInterceptors(PassThroughInterceptor));
   if (handler === 'interceptor') decorators.push(UseCircuitBreakerInterceptor('http.interceptor'));
   decorate(proto, handler, decorators);

@@ -1,11 +1,8 @@
 import type { BreakerStore } from '../core/index.js';
 import { FLEET_POLL_MS } from './circuit-breaker-dashboard.constants.js';
 import { circuitBreakerDashboardMessages as messages } from './circuit-breaker-dashboard.messages.js';
-import type {
-  DashboardFleetBreaker,
-  DashboardFleetReplica,
-  DashboardFleetView,
-} from './dashboard-view.interface.js';
+import type { FleetBreaker, FleetReplica } from '../interfaces/fleet-view.interface.js';
+import type { DashboardFleetView } from './dashboard-view.interface.js';
 
 /** What a store with a registry of replicas answers (`RedisBreakerStore.fleetView()`), read without trusting its shape. */
 interface FleetViewReply {
@@ -69,24 +66,23 @@ export class DashboardFleetPoller {
 
 /** The reply as the page shows it: only the fields it knows, of the types it expects. */
 function viewOf(reply: FleetViewReply): Omit<DashboardFleetView, 'at'> {
-  const replicas: DashboardFleetReplica[] = [];
+  const replicas: FleetReplica[] = [];
   if (Array.isArray(reply.replicas))
     for (const raw of reply.replicas as Record<string, unknown>[]) {
       if (typeof raw?.instanceId !== 'string') continue;
       replicas.push({
         instanceId: raw.instanceId,
+        lastSeenAt: typeof raw.lastSeenAt === 'number' ? raw.lastSeenAt : 0,
         ageMs: typeof raw.ageMs === 'number' ? raw.ageMs : 0,
         shared: raw.shared === true,
-        notClosed: {
-          ...(raw.notClosed as Record<string, DashboardFleetReplica['notClosed'][string]>),
-        },
+        notClosed: { ...(raw.notClosed as FleetReplica['notClosed']) },
+        breakers: typeof raw.breakers === 'number' ? raw.breakers : 0,
+        ...(raw.truncated === true ? { truncated: true } : {}),
       });
     }
-  const breakers: Record<string, DashboardFleetBreaker> = {};
+  const breakers: Record<string, FleetBreaker> = {};
   if (typeof reply.breakers === 'object' && reply.breakers !== null)
-    for (const [name, raw] of Object.entries(
-      reply.breakers as Record<string, DashboardFleetBreaker>,
-    ))
+    for (const [name, raw] of Object.entries(reply.breakers as Record<string, FleetBreaker>))
       breakers[name] = {
         shared: raw.shared,
         replicasOpen: raw.replicasOpen,

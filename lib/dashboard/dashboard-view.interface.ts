@@ -4,6 +4,7 @@ import type {
   TransitionEvidence,
   TransitionReason,
 } from '../core/index.js';
+import type { FleetView } from '../interfaces/fleet-view.interface.js';
 
 /**
  * What the dashboard's stream pushes (event `snapshot`) and `<path>/state`
@@ -101,35 +102,17 @@ export interface DashboardFleet {
   view?: DashboardFleetView;
 }
 
-/** The store's fleet view as the dashboard last read it. @publicApi */
-export interface DashboardFleetView {
-  /** When the store last answered (the module's clock); absent before its first answer. */
+/**
+ * The store's fleet view (`FleetView`) as the dashboard last read it: `at` is
+ * when the store last answered (the module's clock), absent before its first
+ * answer; `ageMs` of each replica is how long before `at` it last reported.
+ *
+ * @publicApi
+ */
+export interface DashboardFleetView extends Omit<FleetView, 'at'> {
   at?: number;
-  /** The replicas reporting, by `instanceId`; `ageMs`: how long before `at` each last reported. */
-  replicas: DashboardFleetReplica[];
-  /** Every breaker some replica reports not closed; one missing is closed on every replica listed. */
-  breakers: Record<string, DashboardFleetBreaker>;
   /** Why the last read failed: `replicas` and `breakers` are then the answer before. */
   error?: string;
-}
-
-/** @publicApi */
-export interface DashboardFleetReplica {
-  instanceId: string;
-  ageMs: number;
-  /** Whether its store shared its state when it reported. */
-  shared: boolean;
-  /** Its shared breakers not closed, with their state. */
-  notClosed: Record<string, BreakerState>;
-}
-
-/** @publicApi */
-export interface DashboardFleetBreaker {
-  /** The shared state as Redis holds it: `open` until `openUntil`, `closed`, or `none` (no shared state). */
-  shared: { state: 'open'; openUntil: number } | { state: 'closed' } | { state: 'none' };
-  replicasOpen: number;
-  replicasHalfOpen: number;
-  replicasNotClosed: number;
 }
 
 /** Event `transitions`: state changes as they happen, with the tiles they change. @publicApi */

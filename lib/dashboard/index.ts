@@ -17,10 +17,9 @@ export type {
   DashboardChild,
   DashboardChildTransition,
   DashboardFleet,
-  DashboardFleetBreaker,
-  DashboardFleetReplica,
   DashboardFleetView,
   DashboardState,
   DashboardTransition,
   DashboardTransitions,
 } from './dashboard-view.interface.js';
+export type { FleetBreaker, FleetReplica, FleetView } from '../interfaces/fleet-view.interface.js';

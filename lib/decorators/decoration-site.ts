@@ -1,5 +1,5 @@
 /**
- * Where a decorator was applied, for messages: `@RequireCircuit() on
+ * Where a decorator was applied, for messages: `@RequireCircuitBreaker() on
  * OrdersController.create`, or `on OrdersController` for a class.
  *
  * @internal

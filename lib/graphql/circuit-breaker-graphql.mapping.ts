@@ -1,8 +1,5 @@
 import { GraphQLError } from 'graphql';
-import {
-  breakerErrorExtensions,
-  breakerErrorPayload,
-} from '../circuit-breaker-transport.mapping.js';
+import { toGraphQLExtensions, toErrorPayload } from '../circuit-breaker-transport.mapping.js';
 
 /**
  * The `GraphQLError` for a breaker error (`CircuitOpenError` or
@@ -17,10 +14,10 @@ export function toGraphQLError(
   exception: unknown,
   options: { details?: boolean } = {},
 ): GraphQLError | undefined {
-  const payload = breakerErrorPayload(exception, options);
+  const payload = toErrorPayload(exception, options);
   if (payload === undefined) return undefined;
   return new GraphQLError(payload.message, {
-    extensions: { ...breakerErrorExtensions(payload) },
+    extensions: { ...toGraphQLExtensions(payload) },
     originalError: exception as Error,
   });
 }

@@ -1,13 +1,13 @@
 import type { ExecutionContext } from '@nestjs/common';
 
 /**
- * A breaker `@RequireCircuit()` requires: its name, or its name and, for a
+ * A breaker `@RequireCircuitBreaker()` requires: its name, or its name and, for a
  * per-key breaker, the key of the request's target (without a key, a per-key
  * breaker's family gate is checked: it rejects every key while open).
  *
  * @publicApi
  */
-export type RequiredCircuit =
+export type CircuitBreakerRequirement =
   | string
   | {
       name: string;

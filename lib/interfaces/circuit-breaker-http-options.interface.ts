@@ -1,7 +1,7 @@
 import type { CallTimeoutError, CircuitOpenError } from '../core/index.js';
 
 /**
- * How `CircuitBreakerExceptionFilter` (and `breakerHttpResponse()`) answer a
+ * How `CircuitBreakerExceptionFilter` (and `toHttpResponse()`) answer a
  * rejected or timed-out call. `httpFilter: true` is `{}`.
  *
  * @publicApi

@@ -1,4 +1,12 @@
+import type {
+  InjectionToken,
+  ModuleMetadata,
+  OptionalFactoryDependency,
+  Provider,
+  Type,
+} from '@nestjs/common';
 import type { BreakerOptions, BreakerStore, Clock } from '../core/index.js';
+import type { CircuitBreakerHttpOptions } from './circuit-breaker-http-options.interface.js';
 import type {
   CircuitBreakerEventSink,
   CircuitBreakerLoggingOptions,
@@ -44,6 +52,44 @@ export interface CircuitBreakerModuleOptions {
    * `CircuitBreakerTestingModule` turns it on.
    */
   faultInjection?: boolean;
+  /**
+   * Register the module globally. Default `true`. `forRoot()` takes it here;
+   * `forRootAsync()` beside `useFactory`, not in what the factory returns.
+   */
+  isGlobal?: boolean;
+  /**
+   * Register `CircuitBreakerExceptionFilter` globally (503 + `Retry-After`, 504),
+   * with bodies that name no breaker; `{ details: true }` adds the breaker's
+   * name and reason, `{ body }` builds the body. Default `false`. A catch-all
+   * filter registered with `app.useGlobalFilters()` takes precedence over it:
+   * delegate to the filter from there (see `CircuitBreakerExceptionFilter`).
+   * As `isGlobal`, `forRootAsync()` takes it beside `useFactory`.
+   */
+  httpFilter?: boolean | CircuitBreakerHttpOptions;
+}
+
+/**
+ * Options of `CircuitBreakerModule.forRootAsync()`: the module options from a
+ * factory (`useFactory` with `inject`, or a `useClass` / `useExisting`
+ * provider), which returns them without `isGlobal` and `httpFilter`: those
+ * shape the module itself, so they are given here.
+ *
+ * @publicApi
+ */
+export interface CircuitBreakerModuleAsyncOptions
+  extends
+    Pick<ModuleMetadata, 'imports'>,
+    Pick<CircuitBreakerModuleOptions, 'isGlobal' | 'httpFilter'> {
+  useFactory?: (
+    ...args: any[]
+  ) =>
+    | Omit<CircuitBreakerModuleOptions, 'isGlobal' | 'httpFilter'>
+    | Promise<Omit<CircuitBreakerModuleOptions, 'isGlobal' | 'httpFilter'>>;
+  inject?: (InjectionToken | OptionalFactoryDependency)[];
+  useClass?: Type<CircuitBreakerOptionsFactory>;
+  useExisting?: Type<CircuitBreakerOptionsFactory>;
+  /** Where `useClass`'s own dependencies come from, when they are not in `imports`. */
+  provideInjectionTokensFrom?: Provider[];
 }
 
 /**
@@ -52,5 +98,7 @@ export interface CircuitBreakerModuleOptions {
  * @publicApi
  */
 export interface CircuitBreakerOptionsFactory {
-  createCircuitBreakerOptions(): CircuitBreakerModuleOptions | Promise<CircuitBreakerModuleOptions>;
+  createCircuitBreakerOptions():
+    | Omit<CircuitBreakerModuleOptions, 'isGlobal' | 'httpFilter'>
+    | Promise<Omit<CircuitBreakerModuleOptions, 'isGlobal' | 'httpFilter'>>;
 }

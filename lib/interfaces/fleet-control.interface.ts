@@ -40,8 +40,9 @@ export interface FleetReconfigured extends ReconfiguredEvent {
  * gives the store its own (a patch over the breaker's definition, checked as
  * start-up checks it); without the module, the store applies the patch with
  * `breaker.reconfigure(patch)` (the patch is then the breaker's whole options).
+ * Plumbing between the registry and the store.
  *
- * @publicApi
+ * @internal
  */
 export interface FleetReconfigurer {
   /** Puts `patch` in force on this replica; throws (a `BreakerConfigError`) when it cannot. */
@@ -54,7 +55,9 @@ export interface FleetReconfigurer {
  * Orders to every replica of the fleet (`RedisBreakerStore.fleet`). Each is
  * obeyed here first, synchronously, whatever Redis does; the promise says
  * whether the other replicas were told: it rejects, naming the breaker, when
- * Redis cannot take the order (this replica still obeys it).
+ * Redis cannot take the order (this replica still obeys it). The type of
+ * `RedisBreakerStore.fleet`, exported by `nestjs-circuit-breaker/redis`; under
+ * Nest, `registry.force/release/reconfigure(..., { fleet: true })` use it.
  *
  * @publicApi
  */
@@ -65,6 +68,6 @@ export interface FleetControl {
   release(breaker: Breaker): Promise<FleetWrite>;
   /** Applies `patch` here, then on every replica (each checks it as its start-up would), and on every replica that starts later. */
   reconfigure(breaker: Breaker, patch: BreakerOptions): Promise<FleetReconfigured>;
-  /** How this replica applies the fleet's reconfigurations (the module sets it). */
+  /** How this replica applies the fleet's reconfigurations (the module sets it). @internal */
   useReconfigurer(reconfigurer: FleetReconfigurer): void;
 }

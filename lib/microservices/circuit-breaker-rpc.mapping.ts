@@ -1,5 +1,5 @@
 import { RpcException } from '@nestjs/microservices';
-import { breakerErrorPayload } from '../circuit-breaker-transport.mapping.js';
+import { toErrorPayload } from '../circuit-breaker-transport.mapping.js';
 
 /**
  * The `RpcException` for a breaker error (`CircuitOpenError` or
@@ -13,6 +13,6 @@ export function toRpcException(
   exception: unknown,
   options: { details?: boolean } = {},
 ): RpcException | undefined {
-  const payload = breakerErrorPayload(exception, options);
+  const payload = toErrorPayload(exception, options);
   return payload === undefined ? undefined : new RpcException(payload);
 }

@@ -8,4 +8,5 @@ export type {
 } from './redis-breaker-store-options.interface.js';
 export { FleetOrderError } from './redis-breaker.errors.js';
 export type { FleetOrderKind } from './redis-breaker.errors.js';
-export type { FleetBreaker, FleetReplica, FleetView } from './redis-breaker.fleet-view.js';
+export type { FleetBreaker, FleetReplica, FleetView } from '../interfaces/fleet-view.interface.js';
+export type { FleetControl } from '../interfaces/fleet-control.interface.js';

@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { BreakerState } from '../core/index.js';
+import type { FleetBreaker, FleetReplica, FleetView } from '../interfaces/fleet-view.interface.js';
 import type { RedisBreakerStoreOptions } from './redis-breaker-store-options.interface.js';
 import { evalCall, type ScriptCall } from './redis-breaker.commands.js';
 import {
@@ -37,49 +38,6 @@ export const RELIST_GRACE_MS = 5_000;
 
 /** The most breakers one replica's report lists not closed: the report's size stays bounded. @internal */
 export const MAX_REPORTED_NOT_CLOSED = 1_000;
-
-/** One replica as the registry lists it. @publicApi */
-export interface FleetReplica {
-  /** Its `instanceId`. */
-  instanceId: string;
-  /** When it last reported (Redis' clock, milliseconds since the epoch). */
-  lastSeenAt: number;
-  /** How long ago that was, on Redis' clock (so the replicas' clock skew does not matter). */
-  ageMs: number;
-  /** Whether its store shared its state when it reported (`RedisBreakerStore.shared`). */
-  shared: boolean;
-  /** Its shared breakers that were not closed, with their local state; closed ones are left out. */
-  notClosed: Record<string, BreakerState>;
-  /** How many breakers it shares through the store. */
-  breakers: number;
-  /** `true` when it had more breakers not closed than a report lists (`notClosed` is then partial). */
-  truncated?: boolean;
-}
-
-/** The fleet's view of one breaker that some replica reports not closed. @publicApi */
-export interface FleetBreaker {
-  /** The shared state as Redis holds it: `open` until `openUntil`, `closed`, or `none` (no shared state: it never opened fleet-wide, or it expired). */
-  shared: { state: 'open'; openUntil: number } | { state: 'closed' } | { state: 'none' };
-  /** How many listed replicas see it open (`open` or `isolated`), half-open, otherwise not closed. */
-  replicasOpen: number;
-  replicasHalfOpen: number;
-  replicasNotClosed: number;
-}
-
-/**
- * `RedisBreakerStore.fleetView()`: the replicas that report (each reconcile
- * interval) and the breakers any of them sees not closed. A breaker missing
- * from `breakers` is closed on every listed replica.
- *
- * @publicApi
- */
-export interface FleetView {
-  /** When it was read (Redis' clock). */
-  at: number;
-  /** Every replica that reported within its last few reconcile intervals, by `instanceId`. */
-  replicas: FleetReplica[];
-  breakers: Record<string, FleetBreaker>;
-}
 
 /** The registry's two keys: in one hash slot (`{~replicas}`, or the prefix's own tag), so one script updates both. @internal */
 export function registryKeys(prefix: string): { seen: string; reports: string } {

@@ -28,7 +28,8 @@ import { FleetOrders } from './redis-breaker.fleet-orders.js';
 import { decodeConfigHash, decodeForceHash, orderOf } from './redis-breaker.fleet-records.js';
 import type { FleetControl } from '../interfaces/fleet-control.interface.js';
 import { SharedWrites } from './redis-breaker.writes.js';
-import { ReplicaRegistry, type FleetView } from './redis-breaker.fleet-view.js';
+import { ReplicaRegistry } from './redis-breaker.fleet-view.js';
+import type { FleetView } from '../interfaces/fleet-view.interface.js';
 import { QuorumLog } from './redis-breaker.quorum.js';
 
 /**

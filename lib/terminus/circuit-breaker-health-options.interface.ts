@@ -1,5 +1,5 @@
 /** @publicApi */
-export type BreakerHealthStatus = 'up' | 'degraded' | 'down';
+export type CircuitBreakerHealthStatus = 'up' | 'degraded' | 'down';
 
 /** Options of `CircuitBreakerHealthIndicator.isHealthy()`. @publicApi */
 export interface CircuitBreakerHealthOptions {
@@ -12,7 +12,7 @@ export interface CircuitBreakerHealthOptions {
    * shares: taking the whole fleet out of rotation would turn a dependency
    * outage into a full outage.
    */
-  openStatus?: BreakerHealthStatus;
+  openStatus?: CircuitBreakerHealthStatus;
   /**
    * What a breaker held open by `force()` reports. Default `'up'`: a
    * maintenance window or an incident runbook is a decision, not a failure of
@@ -20,9 +20,9 @@ export interface CircuitBreakerHealthOptions {
    * what still works. It is counted under `forced`, not `open`, and its
    * details carry the reason.
    */
-  forcedOpenStatus?: BreakerHealthStatus;
+  forcedOpenStatus?: CircuitBreakerHealthStatus;
   /** What a half-open breaker reports. Default `'degraded'`. */
-  halfOpenStatus?: BreakerHealthStatus;
+  halfOpenStatus?: CircuitBreakerHealthStatus;
   /** `false` hides breaker names and failure rates, for health endpoints exposed to the public: only counts remain. Default `true`. */
   details?: boolean;
 }

@@ -10,13 +10,13 @@ import type {
   TransitionEvidence,
 } from '../core/index.js';
 import type {
-  BreakerHealthStatus,
+  CircuitBreakerHealthStatus,
   CircuitBreakerHealthOptions,
 } from './circuit-breaker-health-options.interface.js';
 import { circuitBreakerHealthMessages as messages } from './circuit-breaker-health.messages.js';
 
 /** What the check reports per breaker when details are shown. @publicApi */
-export interface BreakerHealthDetails {
+export interface CircuitBreakerHealthDetails {
   state: BreakerSnapshot['state'];
   since: number;
   retryAfterMs?: number;
@@ -36,7 +36,7 @@ export interface BreakerHealthDetails {
   storeErrors?: number;
 }
 
-const RANK: Record<BreakerHealthStatus, number> = { up: 0, degraded: 1, down: 2 };
+const RANK: Record<CircuitBreakerHealthStatus, number> = { up: 0, degraded: 1, down: 2 };
 
 /**
  * A @nestjs/terminus indicator that reports open breakers, for **readiness**
@@ -83,18 +83,18 @@ export class CircuitBreakerHealthIndicator {
       if (unknown.length > 0) {
         return indicator.down({ message: messages.unknownBreakers(unknown) });
       }
-      let status: BreakerHealthStatus = 'up';
+      let status: CircuitBreakerHealthStatus = 'up';
       // `forced` appears only when a breaker is forced: bodies stay as they were for everyone else.
       const counts: { total: number; open: number; halfOpen: number; forced?: number } = {
         total: 0,
         open: 0,
         halfOpen: 0,
       };
-      const breakers: Record<string, BreakerHealthDetails> = {};
+      const breakers: Record<string, CircuitBreakerHealthDetails> = {};
       for (const name of names) {
         const snapshot = this.registry.get(name).snapshot();
         counts.total++;
-        let own: BreakerHealthStatus = 'up';
+        let own: CircuitBreakerHealthStatus = 'up';
         if (snapshot.forced !== undefined) {
           counts.forced = (counts.forced ?? 0) + 1;
           if (snapshot.forced.state === 'open') own = forcedOpenStatus;
@@ -166,7 +166,7 @@ function breakerNames(check: OptionChecker, value: unknown): string[] {
   return names;
 }
 
-function detailsOf(snapshot: BreakerSnapshot): BreakerHealthDetails {
+function detailsOf(snapshot: BreakerSnapshot): CircuitBreakerHealthDetails {
   return {
     state: snapshot.state,
     since: snapshot.since,

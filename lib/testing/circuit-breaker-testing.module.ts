@@ -1,6 +1,5 @@
 import { Injectable, Logger, Module, type DynamicModule, type OnModuleInit } from '@nestjs/common';
 import { CircuitBreakerModule } from '../circuit-breaker.module.js';
-import type { CircuitBreakerModuleExtras } from '../circuit-breaker.module-definition.js';
 import type { CircuitBreakerModuleOptions } from '../interfaces/circuit-breaker-module-options.interface.js';
 import { testingMessages } from './circuit-breaker-testing.messages.js';
 import { CircuitBreakerTester } from './circuit-breaker.tester.js';
@@ -13,8 +12,10 @@ import { testRunnerOf } from './test-runner.js';
  *
  * @publicApi
  */
-export interface CircuitBreakerTestingModuleOptions
-  extends Omit<CircuitBreakerModuleOptions, 'clock'>, CircuitBreakerModuleExtras {
+export interface CircuitBreakerTestingModuleOptions extends Omit<
+  CircuitBreakerModuleOptions,
+  'clock'
+> {
   /** The clock every breaker, deadline and injected latency runs on. Default: a new `ManualClock()`. */
   clock?: ManualClock;
 }
@@ -25,12 +26,17 @@ export interface CircuitBreakerTestingModuleOptions
  *
  * @publicApi
  */
-export interface CircuitBreakerTestingModuleAsyncOptions extends CircuitBreakerModuleExtras {
+export interface CircuitBreakerTestingModuleAsyncOptions extends Pick<
+  CircuitBreakerModuleOptions,
+  'isGlobal' | 'httpFilter'
+> {
   imports?: DynamicModule['imports'];
   inject?: any[];
   useFactory: (
     ...args: any[]
-  ) => CircuitBreakerModuleOptions | Promise<CircuitBreakerModuleOptions>;
+  ) =>
+    | Omit<CircuitBreakerModuleOptions, 'isGlobal' | 'httpFilter'>
+    | Promise<Omit<CircuitBreakerModuleOptions, 'isGlobal' | 'httpFilter'>>;
   clock?: ManualClock;
 }
 

@@ -1,5 +1,5 @@
 import { WsException } from '@nestjs/websockets';
-import { breakerErrorPayload } from '../circuit-breaker-transport.mapping.js';
+import { toErrorPayload } from '../circuit-breaker-transport.mapping.js';
 
 /**
  * The `WsException` for a breaker error (`CircuitOpenError` or
@@ -13,6 +13,6 @@ export function toWsException(
   exception: unknown,
   options: { details?: boolean } = {},
 ): WsException | undefined {
-  const payload = breakerErrorPayload(exception, options);
+  const payload = toErrorPayload(exception, options);
   return payload === undefined ? undefined : new WsException(payload);
 }

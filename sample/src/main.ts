@@ -15,7 +15,7 @@ Try:
   curl ${sample.url}/catalog/products/1
   curl -X POST ${primary.url}/__behaviour -H 'content-type: application/json' -d '{"mode":"failing"}'
   curl ${sample.url}/catalog/products/1          # repeat: the last good answer, then the breaker opens
-  curl -i ${sample.url}/checkout/1               # @RequireCircuit: 503 + Retry-After before any work
+  curl -i ${sample.url}/checkout/1               # @RequireCircuitBreaker: 503 + Retry-After before any work
   curl -i ${sample.url}/health/ready             # 503 while a breaker is open
   curl ${sample.url}/breakers                    # every breaker's snapshot
   curl ${sample.url}/metrics                     # Prometheus

@@ -203,7 +203,7 @@ describe('the sample application over real HTTP', () => {
     });
   });
 
-  it('@RequireCircuit on the checkout fan-out answers before any work over HTTP and over TCP, counting nothing', async () => {
+  it('@RequireCircuitBreaker on the checkout fan-out answers before any work over HTTP and over TCP, counting nothing', async () => {
     const client = ClientProxyFactory.create({
       transport: Transport.TCP,
       options: { host: '127.0.0.1', port: sample.rpcPort },

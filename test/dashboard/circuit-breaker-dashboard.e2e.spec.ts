@@ -453,6 +453,7 @@ describe('the dashboard on express, with a store and a family', () => {
           shared: true,
           notClosed: { payments: 'open' },
           breakers: 1,
+          truncated: true,
         },
         { instanceId: 'b', lastSeenAt: 1, ageMs: 2_400, shared: false, notClosed: {}, breakers: 1 },
       ],
@@ -470,8 +471,16 @@ describe('the dashboard on express, with a store and a family', () => {
     const view = {
       at: clock.now(),
       replicas: [
-        { instanceId: 'a', ageMs: 120, shared: true, notClosed: { payments: 'open' } },
-        { instanceId: 'b', ageMs: 2_400, shared: false, notClosed: {} },
+        {
+          instanceId: 'a',
+          lastSeenAt: 1,
+          ageMs: 120,
+          shared: true,
+          notClosed: { payments: 'open' },
+          breakers: 1,
+          truncated: true,
+        },
+        { instanceId: 'b', lastSeenAt: 1, ageMs: 2_400, shared: false, notClosed: {}, breakers: 1 },
       ],
       breakers: answer.breakers,
     };

@@ -7,7 +7,7 @@ import {
   CircuitBreaker,
   CircuitBreakerModule,
   CircuitBreakerModuleMissingError,
-  RequireCircuit,
+  RequireCircuitBreaker,
   UseCircuitBreaker,
 } from '../../lib/index.js';
 import { CircuitBreakerTelemetryModule } from '../../lib/opentelemetry/index.js';
@@ -149,11 +149,11 @@ describe('the integration modules without CircuitBreakerModule', () => {
   });
 });
 
-describe('@RequireCircuit() and @UseCircuitBreaker() without CircuitBreakerModule', () => {
+describe('@RequireCircuitBreaker() and @UseCircuitBreaker() without CircuitBreakerModule', () => {
   @Controller('checkout')
   class GuardedController {
     @Get()
-    @RequireCircuit('payments')
+    @RequireCircuitBreaker('payments')
     checkout(): string {
       return 'ok';
     }
@@ -173,7 +173,7 @@ describe('@RequireCircuit() and @UseCircuitBreaker() without CircuitBreakerModul
     expect(error).toBeInstanceOf(CircuitBreakerModuleMissingError);
     expect([error.requiredBy, error.message]).toEqual([
       'CircuitBreakerGuard',
-      '@RequireCircuit() (CircuitBreakerGuard) needs CircuitBreakerModule, whose CircuitBreakerRegistry it reads, and none is visible to it. Import CircuitBreakerModule.forRoot() (or forRootAsync()) in the root module, beside @RequireCircuit() (CircuitBreakerGuard), and keep it global (the default).',
+      '@RequireCircuitBreaker() (CircuitBreakerGuard) needs CircuitBreakerModule, whose CircuitBreakerRegistry it reads, and none is visible to it. Import CircuitBreakerModule.forRoot() (or forRootAsync()) in the root module, beside @RequireCircuitBreaker() (CircuitBreakerGuard), and keep it global (the default).',
     ]);
   });
 

@@ -9,7 +9,7 @@ import {
   Breaker,
   CircuitBreakerModule,
   CircuitBreakerRegistry,
-  RequireCircuit,
+  RequireCircuitBreaker,
   UseCircuitBreaker,
 } from '../../lib/index.js';
 import {
@@ -32,7 +32,7 @@ class QuotesResolver {
   }
 
   @Query(() => Quote, { nullable: true })
-  @RequireCircuit('quotes')
+  @RequireCircuitBreaker('quotes')
   quote() {
     return { price: 42 };
   }
@@ -60,7 +60,7 @@ class QuotesResolver {
 @UseFilters(new CircuitBreakerGraphQLExceptionFilter())
 class FilteredResolver {
   @Query(() => Quote, { nullable: true })
-  @RequireCircuit('quotes')
+  @RequireCircuitBreaker('quotes')
   filteredQuote() {
     return { price: 42 };
   }

@@ -16,7 +16,7 @@ import {
   circuitBreaker,
   CircuitBreakerModule,
   CircuitBreakerRegistry,
-  RequireCircuit,
+  RequireCircuitBreaker,
   UseCircuitBreaker,
   type BreakerOptions,
 } from '../../lib/index.js';
@@ -29,7 +29,7 @@ import { CapturingLogger } from '../helpers/nest-app.js';
 @Controller()
 class LedgerController {
   @MessagePattern('balance')
-  @RequireCircuit('ledger')
+  @RequireCircuitBreaker('ledger')
   balance(account: string) {
     return { account, balance: 10 };
   }

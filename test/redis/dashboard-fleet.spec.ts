@@ -94,12 +94,21 @@ describe.skipIf(!available)("the dashboard's fleet line with RedisBreakerStore",
       view: {
         at: view.at,
         replicas: [
-          { instanceId: 'replica-a', ageMs: view.replicas[0]!.ageMs, shared: true, notClosed: {} },
+          {
+            instanceId: 'replica-a',
+            lastSeenAt: view.replicas[0]!.lastSeenAt,
+            ageMs: view.replicas[0]!.ageMs,
+            shared: true,
+            notClosed: {},
+            breakers: 1,
+          },
           {
             instanceId: 'replica-b',
+            lastSeenAt: view.replicas[1]!.lastSeenAt,
             ageMs: view.replicas[1]!.ageMs,
             shared: true,
             notClosed: { payments: 'open' },
+            breakers: 1,
           },
         ],
         // One report of two: no shared state yet, open on one replica.

@@ -7,12 +7,12 @@ import {
   type Breaker,
   BreakerConfigError,
   type BreakerCoordination,
-  type BreakerCoordinator,
   type BreakerStore,
   CircuitBreakerModule,
   type CircuitBreakerModuleOptions,
   CircuitBreakerRegistry,
 } from '../../lib/index.js';
+import type { BreakerCoordinator } from '../../lib/core/index.js';
 import {
   CircuitBreakerHealthIndicator,
   CircuitBreakerHealthModule,

@@ -1,11 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  breakerErrorExtensions,
-  breakerErrorPayload,
-  CallTimeoutError,
-  CircuitOpenError,
-} from '../../lib/index.js';
+import { toErrorPayload, CallTimeoutError, CircuitOpenError } from '../../lib/index.js';
+import { toGraphQLExtensions } from '../../lib/graphql/index.js';
 import { classifyGraphQLResult } from '../../lib/graphql/graphql-result.classifier.js';
 import { classifyGrpcError } from '../../lib/microservices/grpc-status.classifier.js';
 import { classifyRpcError } from '../../lib/microservices/rpc-error.classifier.js';
@@ -128,34 +124,32 @@ describe('classifyGraphQLResult', () => {
   });
 });
 
-describe('breakerErrorPayload', () => {
+describe('toErrorPayload', () => {
   const open = new CircuitOpenError('payments', 'open', 'open', 1_500);
   const timeout = new CallTimeoutError('payments', 2_000);
 
   it('names nothing internal by default', () => {
-    expect(breakerErrorPayload(open)).toEqual({
+    expect(toErrorPayload(open)).toEqual({
       status: 'error',
       code: 'CIRCUIT_OPEN',
       message: 'A dependency is unavailable; retry later.',
       retryAfterMs: 1_500,
     });
-    expect(
-      breakerErrorPayload(new CircuitOpenError('p', 'isolated', 'isolated', undefined)),
-    ).toEqual({
+    expect(toErrorPayload(new CircuitOpenError('p', 'isolated', 'isolated', undefined))).toEqual({
       status: 'error',
       code: 'CIRCUIT_OPEN',
       message: 'A dependency is unavailable; retry later.',
     });
-    expect(breakerErrorPayload(timeout)).toEqual({
+    expect(toErrorPayload(timeout)).toEqual({
       status: 'error',
       code: 'CALL_TIMEOUT',
       message: 'A dependency did not answer in time; retry later.',
     });
-    expect(breakerErrorPayload(new Error('other'))).toBeUndefined();
+    expect(toErrorPayload(new Error('other'))).toBeUndefined();
   });
 
   it('adds the breaker, the reason and the deadline with details', () => {
-    expect(breakerErrorPayload(open, { details: true })).toEqual({
+    expect(toErrorPayload(open, { details: true })).toEqual({
       status: 'error',
       code: 'CIRCUIT_OPEN',
       message: 'Circuit breaker "payments" rejected the call: the circuit is open.',
@@ -163,7 +157,7 @@ describe('breakerErrorPayload', () => {
       breaker: 'payments',
       reason: 'open',
     });
-    expect(breakerErrorExtensions(breakerErrorPayload(timeout, { details: true })!)).toEqual({
+    expect(toGraphQLExtensions(toErrorPayload(timeout, { details: true })!)).toEqual({
       code: 'CALL_TIMEOUT',
       breaker: 'payments',
       timeoutMs: 2_000,
@@ -181,7 +175,7 @@ describe('transport classifiers on hostile values (property)', () => {
         }
         const result = classifyGraphQLResult(build(spec), overload);
         expect(result === undefined || outcomes.has(result)).toBe(true);
-        expect(() => breakerErrorPayload(build(spec))).not.toThrow();
+        expect(() => toErrorPayload(build(spec))).not.toThrow();
       }),
       { seed: 15_0016, numRuns: 500 },
     );

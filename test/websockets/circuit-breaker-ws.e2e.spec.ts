@@ -9,7 +9,7 @@ import {
   CircuitBreakerExceptionFilter,
   CircuitBreakerModule,
   CircuitBreakerRegistry,
-  RequireCircuit,
+  RequireCircuitBreaker,
   UseCircuitBreaker,
 } from '../../lib/index.js';
 import { CircuitBreakerWsExceptionFilter } from '../../lib/websockets/index.js';
@@ -20,7 +20,7 @@ import { CapturingLogger } from '../helpers/nest-app.js';
 @UseFilters(CircuitBreakerExceptionFilter)
 class QuotesGateway {
   @SubscribeMessage('quote')
-  @RequireCircuit('quotes')
+  @RequireCircuitBreaker('quotes')
   quote() {
     return { event: 'quote', data: { price: 42 } };
   }
@@ -38,7 +38,7 @@ class QuotesGateway {
 @UseFilters(new CircuitBreakerWsExceptionFilter())
 class FilteredGateway {
   @SubscribeMessage('quote')
-  @RequireCircuit('quotes')
+  @RequireCircuitBreaker('quotes')
   quote() {
     return { event: 'quote', data: { price: 42 } };
   }

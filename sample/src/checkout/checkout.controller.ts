@@ -1,6 +1,6 @@
 import { Controller, Get, Param } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import { RequireCircuit } from 'nestjs-circuit-breaker';
+import { RequireCircuitBreaker } from 'nestjs-circuit-breaker';
 import { firstValueFrom } from 'rxjs';
 import { CatalogService, type Product } from '../catalog/catalog.service.js';
 import { PricingService, type Price } from '../pricing/pricing.service.js';
@@ -12,13 +12,13 @@ export interface Quote {
 
 /**
  * A fan-out: a quote needs both the catalog and pricing. While either breaker
- * would reject, `@RequireCircuit()` answers before any work starts (and
+ * would reject, `@RequireCircuitBreaker()` answers before any work starts (and
  * before the catalog's stale-answer fallback could hide the outage from a
  * checkout): 503 + Retry-After over HTTP, the CIRCUIT_OPEN payload over the
  * TCP microservice transport. It counts nothing as a call.
  */
 @Controller('checkout')
-@RequireCircuit('catalog', 'pricing')
+@RequireCircuitBreaker('catalog', 'pricing')
 export class CheckoutController {
   constructor(
     private readonly catalog: CatalogService,

@@ -1,8 +1,8 @@
 import { UseGuards } from '@nestjs/common';
 import { REQUIRED_CIRCUITS_METADATA } from '../circuit-breaker.constants.js';
 import { CircuitBreakerGuard } from '../circuit-breaker.guard.js';
-import { checkRequiredCircuits, type CircuitRequirement } from '../circuit-requirement.js';
-import type { RequiredCircuit } from '../interfaces/circuit-breaker-admission-options.interface.js';
+import { checkRequiredBreakers, type CircuitRequirement } from '../circuit-requirement.js';
+import type { CircuitBreakerRequirement } from '../interfaces/circuit-breaker-admission-options.interface.js';
 import { decorationSite } from './decoration-site.js';
 
 /**
@@ -21,10 +21,12 @@ import { decorationSite } from './decoration-site.js';
  *
  * @publicApi
  */
-export function RequireCircuit(...circuits: RequiredCircuit[]): ClassDecorator & MethodDecorator {
+export function RequireCircuitBreaker(
+  ...circuits: CircuitBreakerRequirement[]
+): ClassDecorator & MethodDecorator {
   return ((target: object, propertyKey?: string | symbol, descriptor?: PropertyDescriptor) => {
-    const site = decorationSite('@RequireCircuit()', target, propertyKey);
-    const requirements = checkRequiredCircuits(site, circuits);
+    const site = decorationSite('@RequireCircuitBreaker()', target, propertyKey);
+    const requirements = checkRequiredBreakers(site, circuits);
     const on = (descriptor === undefined ? target : descriptor.value) as object;
     // Given twice on one method or class, the names add up, and the guard is bound once.
     const earlier = Reflect.getOwnMetadata(REQUIRED_CIRCUITS_METADATA, on) as
