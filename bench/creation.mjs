@@ -28,8 +28,8 @@ const fresh = () => ({ failureRateThreshold: 0.5, openDurationMs: 30_000 });
 async function casesOf(dist, label) {
   const url = (file) => pathToFileURL(resolve(dist, file)).href;
   const { Breaker } = await import(url('core/index.js'));
-  const { configFor } = await import(url('core/config-cache.js'));
-  const { resolveBreakerOptions } = await import(url('core/resolve-options.js'));
+  const { configFor } = await import(url('core/options/config-cache.js'));
+  const { resolveBreakerOptions } = await import(url('core/options/resolve-options.js'));
   const family = {
     breaker: new Breaker('family', { perKey: { maxKeys: 1e9 } }),
     next: 0,

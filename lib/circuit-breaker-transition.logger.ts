@@ -7,7 +7,7 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import type { StateChangeEvent } from './core/index.js';
-import { timerDelay } from './core/timer-delay.js';
+import { timerDelay } from './core/calls/timer-delay.js';
 import { CIRCUIT_BREAKER_MODULE_OPTIONS } from './circuit-breaker.module-definition.js';
 import { CircuitBreakerEvents } from './circuit-breaker.events.js';
 import { circuitBreakerMessages as messages } from './circuit-breaker.messages.js';

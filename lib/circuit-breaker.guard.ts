@@ -9,7 +9,7 @@ import {
 } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import { BreakerConfigError, CircuitOpenError, type AdmissionPeek } from './core/index.js';
-import { deferredRejection } from './core/deferred-rejection.js';
+import { deferredRejection } from './core/calls/deferred-rejection.js';
 import { REQUIRED_CIRCUITS_METADATA } from './circuit-breaker.constants.js';
 import { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
 import { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missing.error.js';

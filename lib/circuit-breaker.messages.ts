@@ -1,6 +1,6 @@
-import { breakerMessages } from './core/breaker.messages.js';
+import { breakerMessages } from './core/errors/breaker.messages.js';
 import type { FaultInjectionOptions, StateChangeEvent } from './core/index.js';
-import { describeFault, describeValue } from './core/option.messages.js';
+import { describeFault, describeValue } from './core/options/option.messages.js';
 
 /**
  * Every text the Nest layer shows a person: each names the breaker and the

@@ -24,8 +24,8 @@ import { CircuitBreakerEvents } from './circuit-breaker.events.js';
 import { FOR_FEATURE, MODULE_KEYS } from './circuit-breaker.options.js';
 import { CircuitBreakerOrchestrator } from './circuit-breaker.orchestrator.js';
 import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
-import { OptionChecker, pathKey } from './core/option-checker.js';
-import { breakerOptionChecker, copyBreakerOptions } from './core/resolve-options.js';
+import { OptionChecker, pathKey } from './core/options/option-checker.js';
+import { breakerOptionChecker, copyBreakerOptions } from './core/options/resolve-options.js';
 import {
   getCircuitBreakerToken,
   injectedBreakerNames,

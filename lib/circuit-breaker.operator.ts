@@ -11,11 +11,11 @@ import {
 } from 'rxjs';
 import { Breaker, type CallPermit } from './core/index.js';
 import { subscribeWithCallSignal } from './call-signal.js';
-import { FaultedCall } from './core/faulted-call.js';
-import type { TrackedCall } from './core/tracked-call.js';
+import { FaultedCall } from './core/calls/faulted-call.js';
+import type { TrackedCall } from './core/calls/tracked-call.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import { keyFor } from './circuit-key.js';
-import { OptionChecker } from './core/option-checker.js';
+import { OptionChecker } from './core/options/option-checker.js';
 
 /** @publicApi */
 export interface CircuitBreakerOperatorOptions<R> {

@@ -1,10 +1,10 @@
 import { BreakerConfigError, type BreakerOptions, type BreakerStore } from './core/index.js';
-import { OptionChecker, pathKey } from './core/option-checker.js';
+import { OptionChecker, pathKey } from './core/options/option-checker.js';
 import {
   breakerOptionChecker,
   copyBreakerOptions,
   resolveBreakerOptions,
-} from './core/resolve-options.js';
+} from './core/options/resolve-options.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
 

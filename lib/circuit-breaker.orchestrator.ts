@@ -19,7 +19,7 @@ import {
   breakerOptionChecker,
   copyBreakerOptions,
   resolveBreakerOptions,
-} from './core/resolve-options.js';
+} from './core/options/resolve-options.js';
 import {
   planReload,
   RELOAD,
@@ -43,7 +43,7 @@ import {
   sitePath,
   validateModuleOptions,
 } from './circuit-breaker.options.js';
-import { closestName } from './core/closest-name.js';
+import { closestName } from './core/options/closest-name.js';
 import { fleetOf } from './circuit-breaker.fleet.js';
 import type { FleetControl } from './interfaces/fleet-control.interface.js';
 import type { FeatureDefinition } from './feature-definition.js';

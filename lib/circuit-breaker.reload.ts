@@ -4,13 +4,13 @@ import {
   type BreakerStore,
   type ResolvedBreakerOptions,
 } from './core/index.js';
-import { OptionChecker, pathKey } from './core/option-checker.js';
-import { reconfigured } from './core/reconfiguration.js';
+import { OptionChecker, pathKey } from './core/options/option-checker.js';
+import { reconfigured } from './core/options/reconfiguration.js';
 import {
   breakerOptionChecker,
   copyBreakerOptions,
   resolveBreakerOptions,
-} from './core/resolve-options.js';
+} from './core/options/resolve-options.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import { checkBreakerDefinition } from './circuit-breaker.options.js';
 

@@ -1,5 +1,5 @@
 import type { ExecutionContext } from '@nestjs/common';
-import { OptionChecker } from './core/option-checker.js';
+import { OptionChecker } from './core/options/option-checker.js';
 import type { UseCircuitBreakerOptions } from './interfaces/circuit-breaker-admission-options.interface.js';
 
 /** What `@UseCircuitBreaker()` was given, as checked, with where (for start-up messages). @internal */

@@ -1,5 +1,5 @@
 import { BreakerHookError, type Breaker } from './core/index.js';
-import { DEFAULT_CIRCUIT_KEY } from './core/breaker-family.js';
+import { DEFAULT_CIRCUIT_KEY } from './core/family/breaker-family.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { ExecutionContext } from '@nestjs/common';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
-import { OptionChecker } from './core/option-checker.js';
+import { OptionChecker } from './core/options/option-checker.js';
 
 /** A required breaker as checked, with where it was required (for start-up messages). @internal */
 export interface CircuitRequirement {

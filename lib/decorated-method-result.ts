@@ -1,7 +1,7 @@
 import { isObservable } from 'rxjs';
 import { runWithCallSignal } from './call-signal.js';
 import type { CallOutcome, CallPermit } from './core/index.js';
-import { FaultedCall } from './core/faulted-call.js';
+import { FaultedCall } from './core/calls/faulted-call.js';
 import { isThenable } from './fallback/fallback-runner.js';
 
 /**

@@ -15,7 +15,7 @@ import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import { breakerOperator } from './circuit-breaker.operator.js';
 import { methodKeyFor } from './circuit-key.js';
 import type { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
-import { FaultedCall } from './core/faulted-call.js';
+import { FaultedCall } from './core/calls/faulted-call.js';
 import { FallbackRunner, raise } from './fallback/fallback-runner.js';
 import { callUnder, countedAs, countsAsFailed, shapeOf } from './decorated-method-result.js';
 import type { CircuitBreakerFallback } from './interfaces/circuit-breaker-method-options.interface.js';

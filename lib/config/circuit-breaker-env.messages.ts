@@ -1,4 +1,4 @@
-import { describeValue } from '../core/option.messages.js';
+import { describeValue } from '../core/options/option.messages.js';
 
 /**
  * Every text of the environment reader: each names the variable and ends with

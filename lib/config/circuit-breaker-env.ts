@@ -1,7 +1,7 @@
-import { closestName } from '../core/closest-name.js';
-import { BreakerConfigError } from '../core/breaker.errors.js';
-import type { BreakerOptions } from '../core/breaker-options.js';
-import { resolveBreakerOptions } from '../core/resolve-options.js';
+import { closestName } from '../core/options/closest-name.js';
+import { BreakerConfigError } from '../core/errors/breaker.errors.js';
+import type { BreakerOptions } from '../core/options/breaker-options.js';
+import { resolveBreakerOptions } from '../core/options/resolve-options.js';
 import { mergeOptions } from '../circuit-breaker.options.js';
 import { envMessages } from './circuit-breaker-env.messages.js';
 

@@ -1,11 +1,11 @@
-import { probeSchedulerOf } from './breaker-environment.js';
-import { OVERFLOW_KEY, type FamilyTransitions } from './breaker-family.js';
-import type { RecoveryProbeEvent, RetryEvent } from './breaker-events.js';
-import type { ProbeScheduler } from './probe-scheduler.js';
-import type { Bulkhead } from './bulkhead.js';
-import type { CallGuard } from './call-guard.js';
+import { probeSchedulerOf } from './ports/breaker-environment.js';
+import { OVERFLOW_KEY, type FamilyTransitions } from './family/breaker-family.js';
+import type { RecoveryProbeEvent, RetryEvent } from './events/breaker-events.js';
+import type { ProbeScheduler } from './recovery/probe-scheduler.js';
+import type { Bulkhead } from './overload/bulkhead.js';
+import type { CallGuard } from './calls/call-guard.js';
 import { guardOf, heldGuard } from './calls/guard-slot.js';
-import { drawFrom, SAFE_DRAW } from './random-draw.js';
+import { drawFrom, SAFE_DRAW } from './ports/random-draw.js';
 import { BreakerMachine } from './breaker-machine.js';
 import {
   CLOSED,
@@ -17,16 +17,20 @@ import {
   type CallOutcome,
   type FailureCategory,
   type RejectionReason,
-} from './breaker-state.js';
-import { createRejection, type CallTimeoutError, type CircuitOpenError } from './breaker.errors.js';
-import { defaultClassifyResult, retryAfterOf } from './classify.js';
-import type { DeadlineScheduler } from './deadline-scheduler.js';
-import { FaultedAdmission } from './fault-injection.js';
-import { classifyWith } from './guarded-classifier.js';
-import type { ResolvedBreakerOptions } from './resolve-options.js';
-import { tripReason } from './trip-rules.js';
+} from './state/breaker-state.js';
+import {
+  createRejection,
+  type CallTimeoutError,
+  type CircuitOpenError,
+} from './errors/breaker.errors.js';
+import { defaultClassifyResult, retryAfterOf } from './classify/classify.js';
+import type { DeadlineScheduler } from './calls/deadline-scheduler.js';
+import { FaultedAdmission } from './faults/fault-injection.js';
+import { classifyWith } from './classify/guarded-classifier.js';
+import type { ResolvedBreakerOptions } from './options/resolve-options.js';
+import { tripReason } from './state/trip-rules.js';
 import { applyDecision, applyFamilyDecision } from './state/admission.js';
-import type { CallContext, ProtectedCall } from './tracked-call.js';
+import type { CallContext, ProtectedCall } from './calls/tracked-call.js';
 import { SLOT_SUCCESS } from './window/outcome-window.interface.js';
 import { settleCall } from './calls/settlement.js';
 

@@ -1,12 +1,12 @@
-import { BreakerCounters } from './breaker-counters.js';
-import type { BreakerEnvironment } from './breaker-environment.js';
-import type { BreakerEventHub, BreakerEventName } from './breaker-events.js';
+import { BreakerCounters } from './snapshot/breaker-counters.js';
+import type { BreakerEnvironment } from './ports/breaker-environment.js';
+import type { BreakerEventHub, BreakerEventName } from './events/breaker-events.js';
 import {
   BreakerEvidence,
   type ChildrenEvidence,
   type TransitionProof,
-} from './breaker-evidence.js';
-import type { FamilyTransitions } from './breaker-family.js';
+} from './state/breaker-evidence.js';
+import type { FamilyTransitions } from './family/breaker-family.js';
 import {
   CLOSED,
   DISABLED,
@@ -20,15 +20,15 @@ import {
   type ReconfigurationReset,
   type StateCode,
   type TransitionReason,
-} from './breaker-state.js';
-import { BreakerHookError, CallTimeoutError } from './breaker.errors.js';
-import { breakerMessages } from './breaker.messages.js';
-import type { Clock } from './clock.js';
-import { forcedEvent, type Forcing } from './forced-state.js';
-import { abandonProbes, HalfOpenRound } from './half-open-round.js';
-import { openDuration } from './open-duration.js';
-import type { OverloadPressure } from './overload-pressure.js';
-import type { ResolvedBreakerOptions } from './resolve-options.js';
+} from './state/breaker-state.js';
+import { BreakerHookError, CallTimeoutError } from './errors/breaker.errors.js';
+import { breakerMessages } from './errors/breaker.messages.js';
+import type { Clock } from './ports/clock.js';
+import { forcedEvent, type Forcing } from './state/forced-state.js';
+import { abandonProbes, HalfOpenRound } from './recovery/half-open-round.js';
+import { openDuration } from './state/open-duration.js';
+import type { OverloadPressure } from './overload/overload-pressure.js';
+import type { ResolvedBreakerOptions } from './options/resolve-options.js';
 import type { OutcomeWindow } from './window/outcome-window.interface.js';
 import { sameWindow, windowOf } from './window/window-of.js';
 import type { AdmissionDecision } from './state/admission-decision.js';

@@ -1,35 +1,35 @@
-import { assembleSnapshot } from './assemble-snapshot.js';
-import type { BreakerCoordination } from './breaker-coordinator.interface.js';
-import { environmentOf, type BreakerDeps } from './breaker-environment.js';
-import type { FallbackEvent, ReconfiguredEvent } from './breaker-events.js';
-import { BreakerFamily } from './breaker-family.js';
+import { assembleSnapshot } from './snapshot/assemble-snapshot.js';
+import type { BreakerCoordination } from './ports/breaker-coordinator.interface.js';
+import { environmentOf, type BreakerDeps } from './ports/breaker-environment.js';
+import type { FallbackEvent, ReconfiguredEvent } from './events/breaker-events.js';
+import { BreakerFamily } from './family/breaker-family.js';
 import type { BreakerMachine } from './breaker-machine.js';
 import { BreakerCalls } from './breaker-calls.js';
-import type { AdmissionPeek } from './breaker-peek.js';
-import type { BreakerOptions } from './breaker-options.js';
-import type { BreakerSnapshot } from './breaker-snapshot.js';
-import { HALF_OPEN, OPEN, stateName, type BreakerState } from './breaker-state.js';
-import { breakerMessages } from './breaker.messages.js';
-import { configFor } from './config-cache.js';
-import { reconfigured } from './reconfiguration.js';
-import { baseOpenDuration } from './open-duration.js';
-import { isAbortSignal } from './abort-signal.js';
+import type { AdmissionPeek } from './state/admission-peek.interface.js';
+import type { BreakerOptions } from './options/breaker-options.js';
+import type { BreakerSnapshot } from './snapshot/breaker-snapshot.js';
+import { HALF_OPEN, OPEN, stateName, type BreakerState } from './state/breaker-state.js';
+import { breakerMessages } from './errors/breaker.messages.js';
+import { configFor } from './options/config-cache.js';
+import { reconfigured } from './options/reconfiguration.js';
+import { baseOpenDuration } from './state/open-duration.js';
+import { isAbortSignal } from './calls/abort-signal.js';
 import { pass, passAcquire, passMethod } from './calls/call-routes.js';
 import { reguard } from './calls/guard-slot.js';
 import { openRetryAfter } from './state/admission.js';
-import type { BreakerEventName, BreakerListener } from './breaker-events.js';
+import type { BreakerEventName, BreakerListener } from './events/breaker-events.js';
 import { listen, needsTiming } from './events/breaker-listeners.js';
-import type { FaultInjectionOptions, InjectedFault } from './fault-injection.js';
+import type { FaultInjectionOptions, InjectedFault } from './faults/fault-injection.js';
 import { holdFault, injectFault } from './faults/fault-holding.js';
-import type { CircuitOpenError } from './breaker.errors.js';
+import type { CircuitOpenError } from './errors/breaker.errors.js';
 import { peekAdmission, peekKey, stateRefusal } from './state/admission-peek.js';
 import {
   forcedSnapshot,
   forcingOf,
   type ForceableState,
   type ForceOptions,
-} from './forced-state.js';
-import { type WithSignal, type CallPermit, type ProtectedCall } from './tracked-call.js';
+} from './state/forced-state.js';
+import { type WithSignal, type CallPermit, type ProtectedCall } from './calls/tracked-call.js';
 
 /** @publicApi */
 export interface ExecuteOptions {

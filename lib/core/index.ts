@@ -1,9 +1,9 @@
 export { Breaker } from './breaker.js';
 export type { ExecuteOptions } from './breaker.js';
-export type { BreakerDeps } from './breaker-environment.js';
-export type { AdmissionPeek } from './breaker-peek.js';
-export type { CallContext, CallPermit, ProtectedCall } from './tracked-call.js';
-export { BREAKER_DEFAULTS } from './breaker-options.js';
+export type { BreakerDeps } from './ports/breaker-environment.js';
+export type { AdmissionPeek } from './state/admission-peek.interface.js';
+export type { CallContext, CallPermit, ProtectedCall } from './calls/tracked-call.js';
+export { BREAKER_DEFAULTS } from './options/breaker-options.js';
 export type {
   BackoffOptions,
   BreakerOptions,
@@ -15,7 +15,7 @@ export type {
   ShareOptions,
   TimeWindowOptions,
   WindowOptions,
-} from './breaker-options.js';
+} from './options/breaker-options.js';
 export type {
   BreakerEventMap,
   BreakerEventName,
@@ -32,8 +32,8 @@ export type {
   StateChangeEvent,
   SuccessEvent,
   TimeoutEvent,
-} from './breaker-events.js';
-export { BREAKER_EVENT_NAMES } from './breaker-events.js';
+} from './events/breaker-events.js';
+export { BREAKER_EVENT_NAMES } from './events/breaker-events.js';
 export type {
   BreakerSnapshot,
   BreakerThresholds,
@@ -45,16 +45,16 @@ export type {
   HalfOpenSnapshot,
   TransitionEvidence,
   WindowSnapshot,
-} from './breaker-snapshot.js';
+} from './snapshot/breaker-snapshot.js';
 export type {
   BulkheadOptions,
   RampUpOptions,
   RecoveryProbeContext,
   RecoveryProbeOptions,
   ResolvedRecoveryOptions,
-} from './recovery-options.interface.js';
-export { ProbeScheduler } from './probe-scheduler.js';
-export type { ProbeSchedulerOptions, SchedulerTimers } from './probe-scheduler.js';
+} from './recovery/recovery-options.interface.js';
+export { ProbeScheduler } from './recovery/probe-scheduler.js';
+export type { ProbeSchedulerOptions, SchedulerTimers } from './recovery/probe-scheduler.js';
 export { withRetry } from './retry/retry.js';
 export type { RetryingBreaker } from './retry/retry.js';
 export { RETRY_DEFAULTS } from './retry/retry-options.js';
@@ -63,7 +63,7 @@ export type {
   RetryBudgetOptions,
   RetryOptions,
 } from './retry/retry-options.js';
-export { BREAKER_STATES } from './breaker-state.js';
+export { BREAKER_STATES } from './state/breaker-state.js';
 export type {
   BreakerState,
   CallOutcome,
@@ -71,44 +71,44 @@ export type {
   ReconfigurationReset,
   RejectionReason,
   TransitionReason,
-} from './breaker-state.js';
+} from './state/breaker-state.js';
 export {
   BreakerConfigError,
   BreakerHookError,
   CallTimeoutError,
   CircuitOpenError,
   isBreakerRejection,
-} from './breaker.errors.js';
+} from './errors/breaker.errors.js';
 export {
   defaultClassifyError,
   defaultClassifyResult,
   httpStatusOf,
   parseRetryAfter,
   retryAfterOf,
-} from './classify.js';
-export type { ErrorClassifier, ResultClassifier } from './classify.js';
-export { ensureOk, UpstreamHttpError } from './upstream-http.error.js';
-export type { UpstreamBodyReader, UpstreamResponse } from './upstream-http.error.js';
-export { systemClock } from './clock.js';
-export type { Clock, RandomSource } from './clock.js';
-export type { ResolvedBreakerOptions } from './resolve-options.js';
-export { OVERFLOW_KEY } from './breaker-family.js';
-export type { FamilySnapshot } from './breaker-family.js';
+} from './classify/classify.js';
+export type { ErrorClassifier, ResultClassifier } from './classify/classify.js';
+export { ensureOk, UpstreamHttpError } from './classify/upstream-http.error.js';
+export type { UpstreamBodyReader, UpstreamResponse } from './classify/upstream-http.error.js';
+export { systemClock } from './ports/clock.js';
+export type { Clock, RandomSource } from './ports/clock.js';
+export type { ResolvedBreakerOptions } from './options/resolve-options.js';
+export { OVERFLOW_KEY } from './family/breaker-family.js';
+export type { FamilySnapshot } from './family/breaker-family.js';
 export type {
   BreakerCoordination,
   BreakerCoordinator,
   BreakerStore,
   CoordinatedBreaker,
-} from './breaker-coordinator.interface.js';
+} from './ports/breaker-coordinator.interface.js';
 export type {
   ForceableState,
   ForcedMode,
   ForceOptions,
   ForcedStateSnapshot,
-} from './forced-state.js';
-export { InjectedFaultError } from './injected-fault.error.js';
+} from './state/forced-state.js';
+export { InjectedFaultError } from './faults/injected-fault.error.js';
 export type {
   FaultInjectionOptions,
   InjectedFault,
   InjectedFaultSnapshot,
-} from './fault-injection.js';
+} from './faults/fault-injection.js';

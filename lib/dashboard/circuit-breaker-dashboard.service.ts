@@ -9,7 +9,7 @@ import {
 import { HttpAdapterHost } from '@nestjs/core';
 import { Observable, Subject, interval, map, merge, share, takeUntil } from 'rxjs';
 import { CircuitBreakerModuleMissingError } from '../circuit-breaker-module-missing.error.js';
-import { timerDelay } from '../core/timer-delay.js';
+import { timerDelay } from '../core/calls/timer-delay.js';
 import { CircuitBreakerEvents } from '../circuit-breaker.events.js';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
 import type { CircuitBreakerEvent } from '../interfaces/circuit-breaker-event.interface.js';

@@ -1,5 +1,5 @@
 import type { CanActivate, Type } from '@nestjs/common';
-import { OptionChecker } from '../core/option-checker.js';
+import { OptionChecker } from '../core/options/option-checker.js';
 import type {
   CircuitBreakerDashboardAsyncOptions,
   CircuitBreakerDashboardGuard,

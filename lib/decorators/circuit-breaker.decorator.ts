@@ -3,12 +3,12 @@ import { CIRCUIT_BREAKER_METADATA, REGISTRY_PROPERTY } from '../circuit-breaker.
 import { CircuitBreakerModuleMissingError } from '../circuit-breaker-module-missing.error.js';
 import { circuitBreakerMessages } from '../circuit-breaker.messages.js';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
-import { OptionChecker } from '../core/option-checker.js';
+import { OptionChecker } from '../core/options/option-checker.js';
 import {
   BREAKER_OPTION_KEYS,
   breakerOptionChecker,
   copyBreakerOptions,
-} from '../core/resolve-options.js';
+} from '../core/options/resolve-options.js';
 import { resolveRetryOptions, type ResolvedRetryOptions } from '../core/retry/retry-options.js';
 import type { RetryOptions } from '../core/index.js';
 import { DecoratedMethod } from '../decorated-method.js';

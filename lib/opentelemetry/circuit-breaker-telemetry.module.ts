@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { OptionChecker } from '../core/option-checker.js';
+import { OptionChecker } from '../core/options/option-checker.js';
 import type { CircuitBreakerTelemetryOptions } from './circuit-breaker-telemetry-options.interface.js';
 import { CIRCUIT_BREAKER_TELEMETRY_OPTIONS } from './circuit-breaker-telemetry.constants.js';
 import { circuitBreakerTelemetryMessages as messages } from './circuit-breaker-telemetry.messages.js';

@@ -1,5 +1,5 @@
 import { circuitBreakerMessages } from '../circuit-breaker.messages.js';
-import { describeValue } from '../core/option.messages.js';
+import { describeValue } from '../core/options/option.messages.js';
 
 const MODULE = 'CircuitBreakerMetricsModule';
 

@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { OptionChecker } from '../core/option-checker.js';
+import { OptionChecker } from '../core/options/option-checker.js';
 import type { CircuitBreakerMetricsOptions } from './circuit-breaker-metrics-options.interface.js';
 import {
   CIRCUIT_BREAKER_METRICS_OPTIONS,

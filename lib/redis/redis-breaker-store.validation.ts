@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { OptionChecker } from '../core/option-checker.js';
+import { OptionChecker } from '../core/options/option-checker.js';
 import type { RedisBreakerStoreOptions } from './redis-breaker-store-options.interface.js';
 import { MAX_TIMER_MS } from './redis-breaker.constants.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';

@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { timerDelay } from '../core/timer-delay.js';
+import { timerDelay } from '../core/calls/timer-delay.js';
 import type { RedisBreakerStoreLogger } from './redis-breaker-store-options.interface.js';
 import { withDeadline } from './redis-breaker.deadline.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';

@@ -5,7 +5,7 @@ import type {
   StateChangeEvent,
 } from '../core/index.js';
 import { BREAKER_DEFAULTS } from '../core/index.js';
-import { timerDelay } from '../core/timer-delay.js';
+import { timerDelay } from '../core/calls/timer-delay.js';
 import {
   GENERATION_MAX_LEAD_MS,
   GENERATION_TRUSTED_LEAD_MS,

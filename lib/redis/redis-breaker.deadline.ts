@@ -1,4 +1,4 @@
-import { timerDelay } from '../core/timer-delay.js';
+import { timerDelay } from '../core/calls/timer-delay.js';
 
 /** A promise and the function that resolves it. @internal */
 export function deferred(): { promise: Promise<void>; resolve: () => void } {

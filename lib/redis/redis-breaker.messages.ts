@@ -1,4 +1,4 @@
-import { describeValue } from '../core/option.messages.js';
+import { describeValue } from '../core/options/option.messages.js';
 import { MAX_TIMER_MS } from './redis-breaker.constants.js';
 
 /** The store's operations, as a deadline error names them. */

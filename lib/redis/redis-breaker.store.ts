@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { Cluster, Redis } from 'ioredis';
 import { hostname } from 'node:os';
 import type { Breaker, BreakerCoordinator, BreakerStore } from '../core/index.js';
-import { timerDelay } from '../core/timer-delay.js';
+import { timerDelay } from '../core/calls/timer-delay.js';
 import type {
   RedisBreakerStoreLogger,
   RedisBreakerStoreOptions,

@@ -2,7 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { CircuitBreakerModuleMissingError } from '../circuit-breaker-module-missing.error.js';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
-import { OptionChecker } from '../core/option-checker.js';
+import { OptionChecker } from '../core/options/option-checker.js';
 import type {
   BreakerSnapshot,
   FailureSummary,

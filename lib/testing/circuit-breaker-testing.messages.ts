@@ -1,4 +1,4 @@
-import { describeValue } from '../core/option.messages.js';
+import { describeValue } from '../core/options/option.messages.js';
 
 /** Every text of the testing kit: what went wrong, naming the breaker and the state, and what to do. @internal */
 export const testingMessages = {

@@ -8,7 +8,7 @@ import {
   type InjectedFault,
   type TransitionReason,
 } from '../core/index.js';
-import { timerDelay } from '../core/timer-delay.js';
+import { timerDelay } from '../core/calls/timer-delay.js';
 import { CircuitBreakerEvents } from '../circuit-breaker.events.js';
 import { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
 import {
@@ -17,7 +17,7 @@ import {
   type BreakerDescriptor,
   type ExpectedBreakerOptions,
 } from './breaker-descriptor.js';
-import { closestName } from '../core/closest-name.js';
+import { closestName } from '../core/options/closest-name.js';
 import { testingMessages } from './circuit-breaker-testing.messages.js';
 import { ManualClock } from './manual-clock.js';
 

@@ -1,5 +1,5 @@
 import type { Clock } from '../core/index.js';
-import { timerDelay } from '../core/timer-delay.js';
+import { timerDelay } from '../core/calls/timer-delay.js';
 import { testingMessages } from './circuit-breaker-testing.messages.js';
 
 interface Timer {

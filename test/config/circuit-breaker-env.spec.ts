@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { closestName } from '../../lib/core/closest-name.js';
+import { closestName } from '../../lib/core/options/closest-name.js';
 import { circuitBreakerOptionsFromEnv } from '../../lib/config/circuit-breaker-env.js';
 import {
   BreakerConfigError,

@@ -8,7 +8,7 @@ import {
   type RecoveryProbeEvent,
   type SchedulerTimers,
 } from '../../lib/core/index.js';
-import type { ScheduledTask } from '../../lib/core/probe-scheduler.js';
+import type { ScheduledTask } from '../../lib/core/recovery/probe-scheduler.js';
 import { flush } from '../helpers/flush.js';
 import {
   build,

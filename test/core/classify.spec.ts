@@ -15,7 +15,7 @@ import {
   parseRetryAfter,
   retryAfterOf,
 } from '../../lib/core/index.js';
-import { failureCategoryOf } from '../../lib/core/classify.js';
+import { failureCategoryOf } from '../../lib/core/classify/classify.js';
 import { httpError } from '../helpers/http-error.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 

@@ -4,7 +4,7 @@ import {
   DeadlineScheduler,
   type Deadline,
   type TimerSource,
-} from '../../lib/core/deadline-scheduler.js';
+} from '../../lib/core/calls/deadline-scheduler.js';
 
 function deadline(name: string, expired: string[]): Deadline {
   return {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HalfOpenRound } from '../../lib/core/half-open-round.js';
+import { HalfOpenRound } from '../../lib/core/recovery/half-open-round.js';
 
 const budget = { maxProbes: 3, maxConcurrentProbes: 2, successesToClose: 2, probeMaxWaitMs: 1_000 };
 

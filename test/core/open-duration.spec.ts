@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { baseOpenDuration, openDuration } from '../../lib/core/open-duration.js';
-import { resolveBreakerOptions } from '../../lib/core/resolve-options.js';
+import { baseOpenDuration, openDuration } from '../../lib/core/state/open-duration.js';
+import { resolveBreakerOptions } from '../../lib/core/options/resolve-options.js';
 
 const fixed = (value: number) => ({ draw: () => value });
 

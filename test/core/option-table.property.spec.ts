@@ -1,5 +1,5 @@
 /**
- * The tables of option rules (`lib/core/options-table.ts`, retry's) against
+ * The tables of option rules (`lib/core/options/options-table.ts`, retry's) against
  * what docs/engine.md documents, with fixed seeds:
  * - a valid option set resolves to what it gives, and every option it leaves
  *   out to its documented default (the table in docs/engine.md, written out
@@ -10,9 +10,12 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BreakerConfigError } from '../../lib/core/breaker.errors.js';
-import { BREAKER_TABLE } from '../../lib/core/options-table.js';
-import { breakerOptionChecker, resolveBreakerOptions } from '../../lib/core/resolve-options.js';
+import { BreakerConfigError } from '../../lib/core/errors/breaker.errors.js';
+import { BREAKER_TABLE } from '../../lib/core/options/options-table.js';
+import {
+  breakerOptionChecker,
+  resolveBreakerOptions,
+} from '../../lib/core/options/resolve-options.js';
 import { resolveRetryOptions } from '../../lib/core/retry/retry-options.js';
 
 const SEED = 20_261_203;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { OverloadPressure } from '../../lib/core/overload-pressure.js';
-import { resolveBreakerOptions } from '../../lib/core/resolve-options.js';
+import { OverloadPressure } from '../../lib/core/overload/overload-pressure.js';
+import { resolveBreakerOptions } from '../../lib/core/options/resolve-options.js';
 
 const never = { draw: () => 1 };
 const always = { draw: () => 0 };

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { sha256Utf16 } from '../../lib/core/sha256.js';
+import { sha256Utf16 } from '../../lib/core/ports/sha256.js';
 
 const reference = (text: string) => createHash('sha256').update(text, 'utf16le').digest('hex');
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { DeadlineScheduler, type Deadline } from '../../lib/core/deadline-scheduler.js';
-import { ProbeScheduler, type ScheduledTask } from '../../lib/core/probe-scheduler.js';
-import { MAX_TIMER_MS, timerDelay } from '../../lib/core/timer-delay.js';
+import { DeadlineScheduler, type Deadline } from '../../lib/core/calls/deadline-scheduler.js';
+import { ProbeScheduler, type ScheduledTask } from '../../lib/core/recovery/probe-scheduler.js';
+import { MAX_TIMER_MS, timerDelay } from '../../lib/core/calls/timer-delay.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
 // setTimeout fires after 1 ms for a delay above 2^31 - 1 (with a TimeoutOverflowWarning): a timer armed with one

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { resolveBreakerOptions } from '../../lib/core/resolve-options.js';
-import { tripReason } from '../../lib/core/trip-rules.js';
+import { resolveBreakerOptions } from '../../lib/core/options/resolve-options.js';
+import { tripReason } from '../../lib/core/state/trip-rules.js';
 import { CountWindow } from '../../lib/core/window/count-window.js';
 import { TimeWindow } from '../../lib/core/window/time-window.js';
 import {

@@ -1,10 +1,10 @@
 import { NOT_TIMED, UNCOUNTED } from './call-tokens.js';
-import type { CallOutcome, FailureCategory } from '../breaker-state.js';
-import type { CircuitOpenError } from '../breaker.errors.js';
-import { deferredRejection } from '../deferred-rejection.js';
-import { FaultedAdmission } from '../fault-injection.js';
-import { FaultedCall } from '../faulted-call.js';
-import type { ResolvedBreakerOptions } from '../resolve-options.js';
+import type { CallOutcome, FailureCategory } from '../state/breaker-state.js';
+import type { CircuitOpenError } from '../errors/breaker.errors.js';
+import { deferredRejection } from './deferred-rejection.js';
+import { FaultedAdmission } from '../faults/fault-injection.js';
+import { FaultedCall } from './faulted-call.js';
+import type { ResolvedBreakerOptions } from '../options/resolve-options.js';
 import {
   TrackedCall,
   type CallContext,
@@ -12,8 +12,8 @@ import {
   type CallPermit,
   type ProtectedCall,
   type WithSignal,
-} from '../tracked-call.js';
-import { isCall, UncountedCall } from '../uncounted-call.js';
+} from './tracked-call.js';
+import { isCall, UncountedCall } from './uncounted-call.js';
 
 // Shared by every call that has neither a caller signal nor a deadline.
 const NO_SIGNAL: CallContext = Object.freeze({ signal: undefined });

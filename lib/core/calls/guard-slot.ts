@@ -1,5 +1,5 @@
-import { guardFor, type CallGuard, type GuardHost } from '../call-guard.js';
-import type { ResolvedBreakerOptions } from '../resolve-options.js';
+import { guardFor, type CallGuard, type GuardHost } from './call-guard.js';
+import type { ResolvedBreakerOptions } from '../options/resolve-options.js';
 
 // Kept beside the breaker, not in a field of its own: a breaker without a
 // bulkhead, a slow start or a recovery probe (a breaker per target) holds

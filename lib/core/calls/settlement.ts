@@ -1,6 +1,6 @@
-import type { BreakerCounters } from '../breaker-counters.js';
-import type { BreakerEnvironment } from '../breaker-environment.js';
-import type { BreakerEventHub } from '../breaker-events.js';
+import type { BreakerCounters } from '../snapshot/breaker-counters.js';
+import type { BreakerEnvironment } from '../ports/breaker-environment.js';
+import type { BreakerEventHub } from '../events/breaker-events.js';
 import {
   CLOSED,
   METRICS_ONLY,
@@ -9,11 +9,11 @@ import {
   type FailureCategory,
   type StateCode,
   type TransitionReason,
-} from '../breaker-state.js';
-import { failureCategoryOf, retryAfterOf } from '../classify.js';
-import type { HalfOpenRound } from '../half-open-round.js';
-import { OverloadPressure } from '../overload-pressure.js';
-import type { ResolvedBreakerOptions } from '../resolve-options.js';
+} from '../state/breaker-state.js';
+import { failureCategoryOf, retryAfterOf } from '../classify/classify.js';
+import type { HalfOpenRound } from '../recovery/half-open-round.js';
+import { OverloadPressure } from '../overload/overload-pressure.js';
+import type { ResolvedBreakerOptions } from '../options/resolve-options.js';
 import {
   SLOT_FAILURE,
   SLOT_OVERLOAD,

@@ -4,9 +4,9 @@ import {
   isBreakerEventName,
   type BreakerEventName,
   type BreakerListener,
-} from '../breaker-events.js';
-import { breakerMessages } from '../breaker.messages.js';
-import type { ResolvedBreakerOptions } from '../resolve-options.js';
+} from './breaker-events.js';
+import { breakerMessages } from '../errors/breaker.messages.js';
+import type { ResolvedBreakerOptions } from '../options/resolve-options.js';
 
 /** What listening reads and sets on a breaker. @internal */
 export interface ListenedBreaker {

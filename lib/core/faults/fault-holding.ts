@@ -1,12 +1,12 @@
-import type { BreakerEnvironment } from '../breaker-environment.js';
+import type { BreakerEnvironment } from '../ports/breaker-environment.js';
 import {
   checkFault,
   FaultPlan,
   type FaultInjectionOptions,
   type InjectedFault,
-} from '../fault-injection.js';
-import { faultInjectionMessages } from '../fault-injection.messages.js';
-import { OverloadPressure } from '../overload-pressure.js';
+} from './fault-injection.js';
+import { faultInjectionMessages } from './fault-injection.messages.js';
+import { OverloadPressure } from '../overload/overload-pressure.js';
 
 /** What fault injection reads and sets on a breaker (and on a family's children). @internal */
 export interface FaultHolder {

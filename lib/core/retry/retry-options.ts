@@ -1,7 +1,7 @@
-import { breakerOptionMessages } from '../breaker-options.messages.js';
-import type { OptionChecker } from '../option-checker.js';
-import { applyOptionRules, optionTable } from '../option-rules.js';
-import { MAX_TIMER_MS, numberIn, UNIT } from '../option-values.js';
+import { breakerOptionMessages } from '../options/breaker-options.messages.js';
+import type { OptionChecker } from '../options/option-checker.js';
+import { applyOptionRules, optionTable } from '../options/option-rules.js';
+import { MAX_TIMER_MS, numberIn, UNIT } from '../options/option-values.js';
 
 /**
  * How long to wait before each retry, when the dependency did not say: the

@@ -1,13 +1,13 @@
 import { Breaker, type ExecuteOptions } from '../breaker.js';
-import type { RetryEvent } from '../breaker-events.js';
-import type { AdmissionPeek } from '../breaker-peek.js';
-import type { CallOutcome } from '../breaker-state.js';
-import { isBreakerRejection } from '../breaker.errors.js';
-import { breakerMessages } from '../breaker.messages.js';
-import { retryAfterOf } from '../classify.js';
-import { breakerOptionChecker, type ResolvedBreakerOptions } from '../resolve-options.js';
-import { timerDelay } from '../timer-delay.js';
-import type { ProtectedCall } from '../tracked-call.js';
+import type { RetryEvent } from '../events/breaker-events.js';
+import type { AdmissionPeek } from '../state/admission-peek.interface.js';
+import type { CallOutcome } from '../state/breaker-state.js';
+import { isBreakerRejection } from '../errors/breaker.errors.js';
+import { breakerMessages } from '../errors/breaker.messages.js';
+import { retryAfterOf } from '../classify/classify.js';
+import { breakerOptionChecker, type ResolvedBreakerOptions } from '../options/resolve-options.js';
+import { timerDelay } from '../calls/timer-delay.js';
+import type { ProtectedCall } from '../calls/tracked-call.js';
 import { budgetOf, type RetryBudget } from './retry-budget.js';
 import {
   resolveRetryOptions,

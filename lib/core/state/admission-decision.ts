@@ -5,10 +5,10 @@ import {
   METRICS_ONLY,
   type RejectionReason,
   type StateCode,
-} from '../breaker-state.js';
-import type { Forcing } from '../forced-state.js';
-import type { HalfOpenRound } from '../half-open-round.js';
-import type { ResolvedBreakerOptions } from '../resolve-options.js';
+} from './breaker-state.js';
+import type { Forcing } from './forced-state.js';
+import type { HalfOpenRound } from '../recovery/half-open-round.js';
+import type { ResolvedBreakerOptions } from '../options/resolve-options.js';
 
 /** @internal Admitted and counted: a closed or metrics-only breaker's call. */
 export const ADMIT = 0;

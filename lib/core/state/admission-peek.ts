@@ -1,4 +1,4 @@
-import type { AdmissionPeek } from '../breaker-peek.js';
+import type { AdmissionPeek } from './admission-peek.interface.js';
 import {
   CLOSED,
   DISABLED,
@@ -6,9 +6,9 @@ import {
   stateName,
   type RejectionReason,
   type StateCode,
-} from '../breaker-state.js';
-import type { CircuitOpenError } from '../breaker.errors.js';
-import type { HeldSlots } from '../breaker-family.js';
+} from './breaker-state.js';
+import type { CircuitOpenError } from '../errors/breaker.errors.js';
+import type { HeldSlots } from '../family/breaker-family.js';
 import { REJECT, type AdmissionDecision } from './admission-decision.js';
 
 // The admitted answers are shared and frozen: the common check allocates nothing.

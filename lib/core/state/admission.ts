@@ -1,12 +1,12 @@
-import type { BreakerCounters } from '../breaker-counters.js';
-import type { BreakerEventHub } from '../breaker-events.js';
-import { CLOSED, HALF_OPEN, type RejectionReason, type StateCode } from '../breaker-state.js';
-import type { CircuitOpenError } from '../breaker.errors.js';
+import type { BreakerCounters } from '../snapshot/breaker-counters.js';
+import type { BreakerEventHub } from '../events/breaker-events.js';
+import { CLOSED, HALF_OPEN, type RejectionReason, type StateCode } from './breaker-state.js';
+import type { CircuitOpenError } from '../errors/breaker.errors.js';
 import { UNCOUNTED } from '../calls/call-tokens.js';
-import { FaultedAdmission } from '../fault-injection.js';
-import type { HalfOpenRound } from '../half-open-round.js';
-import type { OverloadPressure } from '../overload-pressure.js';
-import type { ResolvedBreakerOptions } from '../resolve-options.js';
+import { FaultedAdmission } from '../faults/fault-injection.js';
+import type { HalfOpenRound } from '../recovery/half-open-round.js';
+import type { OverloadPressure } from '../overload/overload-pressure.js';
+import type { ResolvedBreakerOptions } from '../options/resolve-options.js';
 import { LET_THROUGH, PROBE, REJECT } from './admission-decision.js';
 import type { AdmissionDecision } from './admission-decision.js';
 

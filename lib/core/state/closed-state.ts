@@ -1,4 +1,4 @@
-import { CLOSED } from '../breaker-state.js';
+import { CLOSED } from './breaker-state.js';
 import {
   ADMITTED_CLOSED,
   refusal,

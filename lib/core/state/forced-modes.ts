@@ -1,4 +1,4 @@
-import { DISABLED, ISOLATED, METRICS_ONLY, type StateCode } from '../breaker-state.js';
+import { DISABLED, ISOLATED, METRICS_ONLY, type StateCode } from './breaker-state.js';
 import {
   ADMITTED_METRICS_ONLY,
   LET_THROUGH_DISABLED,

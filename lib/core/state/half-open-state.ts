@@ -1,5 +1,5 @@
-import { HALF_OPEN } from '../breaker-state.js';
-import { baseOpenDuration } from '../open-duration.js';
+import { HALF_OPEN } from './breaker-state.js';
+import { baseOpenDuration } from './open-duration.js';
 import {
   PROBE_ADMITTED,
   refusal,

@@ -1,4 +1,4 @@
-import { OPEN } from '../breaker-state.js';
+import { OPEN } from './breaker-state.js';
 import {
   PROBE_ADMITTED,
   refusal,

@@ -1,4 +1,4 @@
-import type { StateCode } from '../breaker-state.js';
+import type { StateCode } from './breaker-state.js';
 import type { BreakerStateBehavior } from './admission-decision.js';
 import { CLOSED_STATE } from './closed-state.js';
 import { DISABLED_STATE, ISOLATED_STATE, METRICS_ONLY_STATE } from './forced-modes.js';

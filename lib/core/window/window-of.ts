@@ -1,4 +1,4 @@
-import type { ResolvedBreakerOptions } from '../resolved-breaker-options.interface.js';
+import type { ResolvedBreakerOptions } from '../options/resolved-breaker-options.interface.js';
 import { CountWindow } from './count-window.js';
 import type { OutcomeWindow } from './outcome-window.interface.js';
 import { TimeWindow } from './time-window.js';

@@ -1,0 +1,109 @@
+import type { CallOutcome } from '../state/breaker-state.js';
+import type { CircuitOpenError } from '../errors/breaker.errors.js';
+import type { CallContext, CallPermit } from './tracked-call.js';
+
+/**
+ * A call that a breaker forced `disabled` lets through without recording it:
+ * no window, no counter, no event, no deadline. It keeps the shape of a
+ * tracked call, so every way in (execute, a decorated method, acquire and
+ * the operator) runs it the same way; settling it counts nothing.
+ *
+ * @internal
+ */
+export class UncountedCall<T> implements CallPermit<T> {
+  readonly probe = false;
+  readonly timeoutMs = undefined;
+  outcome: CallOutcome | 'timeout' | undefined = undefined;
+  private controller: AbortController | undefined = undefined;
+
+  constructor(private readonly callerSignal: AbortSignal | undefined) {}
+
+  /** The caller's signal when there is one: nothing of the breaker's own can abort this call. */
+  get signal(): AbortSignal {
+    return this.callerSignal ?? (this.controller ??= new AbortController()).signal;
+  }
+
+  run(fn: (context: CallContext) => T | PromiseLike<T>): Promise<T> {
+    let result: T | PromiseLike<T>;
+    try {
+      result = fn({ signal: this.callerSignal });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.untilAborted(Promise.resolve(result));
+  }
+
+  /** The caller's abort still ends the wait at once, as `execute()` promises, whether or not the work listens. */
+  private untilAborted(result: Promise<T>): Promise<T> {
+    const signal = this.callerSignal;
+    if (signal === undefined) return result;
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => reject(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      result.then(
+        (value) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(value);
+        },
+        (error: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  runMethod<A extends unknown[]>(
+    _withSignal: unknown,
+    method: (...args: A) => T | PromiseLike<T>,
+    thisArg: unknown,
+    args: A,
+  ): Promise<T> {
+    try {
+      return Promise.resolve(method.apply(thisArg, args));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  succeed(): CallOutcome {
+    return this.settle();
+  }
+
+  fail(): CallOutcome {
+    return this.settle();
+  }
+
+  timeOut(): void {
+    this.settle();
+  }
+
+  release(): void {
+    this.settle();
+  }
+
+  /** Nothing was admitted, so there is nothing to take back. */
+  cancel(): void {
+    this.settle();
+  }
+
+  track(result: T | PromiseLike<T>): Promise<T> {
+    this.settle();
+    try {
+      return Promise.resolve(result);
+    } catch (error) {
+      // A thenable whose then() throws when read.
+      return Promise.reject(error);
+    }
+  }
+
+  private settle(): CallOutcome {
+    this.outcome ??= 'ignored';
+    return 'ignored';
+  }
+}
+
+/** Whether a child's admission gave a call to run (and not the rejection). @internal */
+export function isCall<C>(call: C | CircuitOpenError): call is C {
+  return !(call instanceof Error);
+}

@@ -1,0 +1,41 @@
+import type { WindowOptions } from './breaker-options.js';
+import type { ErrorClassifier, ResultClassifier } from '../classify/classify.js';
+import type { ResolvedRecoveryOptions } from '../recovery/recovery-options.interface.js';
+
+/** The options of one breaker after defaults and validation, as `breaker.config` shows them. @publicApi */
+export interface ResolvedBreakerOptions extends ResolvedRecoveryOptions {
+  readonly window: Readonly<Required<WindowOptions>>;
+  /** Whether the failure/slow rates may trip the breaker (false in the consecutive-only model). */
+  readonly rateRule: boolean;
+  readonly failureRateThreshold: number;
+  readonly minimumThroughput: number;
+  readonly consecutiveFailures: number | undefined;
+  readonly slowCallDurationMs: number | undefined;
+  readonly slowCallRateThreshold: number | undefined;
+  readonly timeoutMs: number | undefined;
+  readonly openDurationMs: number;
+  readonly backoffMultiplier: number;
+  readonly backoffMaxMs: number;
+  readonly jitter: number;
+  readonly maxRetryAfterMs: number;
+  readonly maxProbes: number;
+  readonly maxConcurrentProbes: number;
+  readonly successesToClose: number;
+  readonly probeTimeoutMs: number | undefined;
+  readonly probeMaxWaitMs: number;
+  /** The SRE K, or 0 when overload handling is off. */
+  readonly overloadK: number;
+  readonly classify: ErrorClassifier | undefined;
+  readonly classifyResult: ResultClassifier | undefined;
+  /** Set when the breaker is a per-key family. */
+  readonly perKey:
+    | {
+        readonly maxKeys: number;
+        readonly idleMs: number | undefined;
+        readonly maxKeyLength: number;
+      }
+    | undefined;
+  readonly aggregate: { readonly openWhenOpenRatio: number; readonly minKeys: number } | undefined;
+  /** `false`: never shared; `undefined`: shared when the module has a store; otherwise shared with this quorum (`'auto'`: from the replicas that report). */
+  readonly share: false | { readonly quorum: number | 'auto' } | undefined;
+}

@@ -1,0 +1,185 @@
+import type { RecoveryProbeEvent } from '../events/breaker-events.js';
+import type { RecoveryProbeSnapshot } from '../snapshot/breaker-snapshot.js';
+import type { CallOutcome } from '../state/breaker-state.js';
+import { BreakerHookError, CallTimeoutError } from '../errors/breaker.errors.js';
+import { breakerMessages } from '../errors/breaker.messages.js';
+import type { ProbeScheduler, ScheduledTask } from './probe-scheduler.js';
+import type { ResolvedRecoveryOptions } from './recovery-options.interface.js';
+
+/** What a recovery probe needs of its breaker (every `Breaker` is one). @internal */
+export interface ProbeHost {
+  readonly name: string;
+  readonly key: string | undefined;
+  readonly config: { readonly probe: ResolvedRecoveryOptions['probe'] };
+  monotonic(): number;
+  /** Whether the breaker (refreshed, without asking for the fleet's probe permit) is still one to probe for. */
+  needsRecoveryProbe(now: number): boolean;
+  /** Whether this replica may probe now: always alone; shared, only while it holds the fleet's probe permit. */
+  mayProbeForFleet(): boolean;
+  classifyError(error: unknown): CallOutcome;
+  classifyResult(value: unknown): CallOutcome;
+  /** The health check succeeded: half-open, or closed (reason `recovery-probe`). */
+  recoveredByProbe(to: 'half-open' | 'closed', now: number): void;
+  recordRecoveryProbe(event: RecoveryProbeEvent): void;
+  /** Reports the first fault of each source (`reportError`); the later ones would only repeat it. */
+  reportFault(source: string, error: Error): void;
+}
+
+/** How soon a replica that asked for the fleet's probe permit looks at the answer. */
+const FLEET_RETRY_MS = 100;
+
+/** The health check in flight. */
+interface InFlight {
+  readonly startedAt: number;
+  readonly deadlineAt: number;
+  readonly controller: AbortController;
+}
+
+/**
+ * The active recovery probe of one open breaker, as its registry's scheduler
+ * keeps it: due at the next health check, or at the deadline of the one in
+ * flight. The deadline is the probe's own (`probe.timeoutMs`, at most the
+ * interval), so a hung health check is failed and aborted before the next
+ * is due, and never delays it.
+ *
+ * @internal
+ */
+export class RecoveryProbe implements ScheduledTask {
+  at = 0;
+  index = -1;
+  private nextAt = 0;
+  private inFlight: InFlight | undefined = undefined;
+  /** Between `start()` and `stop()`: while the breaker is one to probe for. */
+  private active = false;
+
+  constructor(
+    private readonly host: ProbeHost,
+    private readonly scheduler: ProbeScheduler,
+  ) {}
+
+  /** The breaker opened at `now`: the first health check is one interval later. */
+  start(now: number): void {
+    const options = this.host.config.probe;
+    if (options === undefined) return;
+    this.active = true;
+    this.nextAt = now + options.intervalMs;
+    this.reschedule();
+  }
+
+  /** The breaker left the states a probe is for: nothing more is due, and a check in flight is let go. */
+  stop(): void {
+    this.active = false;
+    this.scheduler.cancel(this);
+    const flight = this.inFlight;
+    this.inFlight = undefined;
+    flight?.controller.abort(new Error(breakerMessages.recoveryProbeStopped(this.host.name)));
+  }
+
+  run(now: number): void {
+    const flight = this.inFlight;
+    if (flight !== undefined && now >= flight.deadlineAt) this.expire(flight);
+    if (this.inFlight === undefined && now >= this.nextAt) {
+      const options = this.host.config.probe;
+      if (options === undefined || !this.host.needsRecoveryProbe(now)) {
+        this.stop();
+        return;
+      }
+      // The breaker may have moved while it was refreshed, and stopped this probe.
+      if (!this.active) return;
+      // Shared through a store: one replica probes for the fleet. The permit is asked for now and answered
+      // later, so the next try comes soon; a replica that lost it keeps answering no from what it knows.
+      if (this.host.mayProbeForFleet()) {
+        this.nextAt = now + options.intervalMs;
+        this.launch(options, now);
+      } else this.nextAt = now + Math.min(options.intervalMs, FLEET_RETRY_MS);
+    }
+    this.reschedule();
+  }
+
+  /** `run()` threw (it should not): reported once, and the probe stays scheduled, so its checks go on. */
+  failed(error: unknown, now: number): void {
+    this.host.reportFault(
+      'probe',
+      new BreakerHookError(breakerMessages.recoveryProbeFaulted(this.host.name, error), error),
+    );
+    if (!this.active) return;
+    const flight = this.inFlight;
+    if (flight !== undefined && now >= flight.deadlineAt) this.inFlight = undefined;
+    if (this.nextAt <= now)
+      this.nextAt = now + (this.host.config.probe?.intervalMs ?? FLEET_RETRY_MS);
+    this.reschedule();
+  }
+
+  private launch(options: NonNullable<ResolvedRecoveryOptions['probe']>, now: number): void {
+    const flight: InFlight = {
+      startedAt: now,
+      deadlineAt: now + options.timeoutMs,
+      controller: new AbortController(),
+    };
+    this.inFlight = flight;
+    let result: unknown;
+    try {
+      result = options.fn({ signal: flight.controller.signal, key: this.host.key });
+    } catch (error) {
+      this.settle(flight, false, error, now);
+      return;
+    }
+    // Not `Promise.resolve(result)`: it reads a native promise's `constructor` synchronously, and a getter
+    // that throws there would escape into the scheduler. Resolving reads `then` inside the promise machinery,
+    // so whatever `fn` returned (a hostile getter, a Proxy, a thenable calling back twice) becomes one outcome.
+    new Promise<unknown>((resolve) => resolve(result)).then(
+      (value) => {
+        if (this.inFlight === flight)
+          this.settle(flight, this.host.classifyResult(value) === 'success', value, undefined);
+      },
+      (error: unknown) => {
+        if (this.inFlight === flight) this.settle(flight, false, error, undefined);
+      },
+    );
+  }
+
+  private settle(
+    flight: InFlight,
+    succeeded: boolean,
+    outcome: unknown,
+    at: number | undefined,
+  ): void {
+    this.inFlight = undefined;
+    const now = at ?? Math.max(flight.startedAt, this.host.monotonic());
+    const durationMs = Math.max(0, now - flight.startedAt);
+    if (succeeded) {
+      this.host.recordRecoveryProbe({ result: 'succeeded', durationMs, error: undefined });
+      const options = this.host.config.probe;
+      this.host.recoveredByProbe(options?.onSuccess ?? 'half-open', now);
+    } else {
+      this.host.recordRecoveryProbe({ result: 'failed', durationMs, error: outcome });
+    }
+    this.reschedule();
+  }
+
+  private expire(flight: InFlight): void {
+    const timeoutMs = flight.deadlineAt - flight.startedAt;
+    const error = new CallTimeoutError(
+      this.host.name,
+      timeoutMs,
+      breakerMessages.recoveryProbeTimedOut(this.host.name, timeoutMs),
+    );
+    this.inFlight = undefined;
+    flight.controller.abort(error);
+    this.host.recordRecoveryProbe({ result: 'failed', durationMs: timeoutMs, error });
+  }
+
+  /** While it runs: when the next health check is due (wall time), and whether one is in flight. */
+  snapshot(toWall: number): RecoveryProbeSnapshot | undefined {
+    if (!this.active) return undefined;
+    return { nextAt: this.nextAt + toWall, inFlight: this.inFlight !== undefined };
+  }
+
+  private reschedule(): void {
+    // Stopped: the breaker closed, or the probe succeeded and moved it on.
+    if (!this.active) return;
+    const flight = this.inFlight;
+    const at = flight === undefined ? this.nextAt : Math.min(flight.deadlineAt, this.nextAt);
+    this.scheduler.schedule(this, at);
+  }
+}
