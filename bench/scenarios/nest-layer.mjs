@@ -46,7 +46,11 @@ export async function decoratedService(pkg) {
   pkg.CircuitBreaker(BREAKER_NAME)(BenchService.prototype, 'call', descriptor);
   Object.defineProperty(BenchService.prototype, 'call', descriptor);
 
-  const registry = new pkg.CircuitBreakerRegistry({});
+  // The registry and its orchestrator wired as CircuitBreakerModule wires them (test/helpers/standalone-registry.ts).
+  const { CircuitBreakerOrchestrator } = await import('../../dist/circuit-breaker.orchestrator.js');
+  const events = new pkg.CircuitBreakerEvents();
+  const registry = new pkg.CircuitBreakerRegistry(events);
+  new CircuitBreakerOrchestrator({}, registry, events);
   const service = new BenchService();
   service[REGISTRY_PROPERTY] = registry;
   const first = await service.call();
