@@ -4,6 +4,6 @@ export function oursImplementations(core: {
   Breaker: unknown;
   withRetry: unknown;
 }): Record<
-  'ours' | 'ours01' | 'oursRampUp' | 'oursProbe' | 'oursRetry' | 'oursPerKey' | 'oursShared',
+  'ours' | 'oursPrevious' | 'oursRampUp' | 'oursProbe' | 'oursRetry' | 'oursPerKey' | 'oursShared',
   Implementation
 >;

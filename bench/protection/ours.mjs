@@ -21,11 +21,11 @@ export function oursImplementations(core) {
   });
   return {
     ours: make('this package, defaults', undefined, { name: 'ours' }),
-    // The defaults of 0.1 (open 30 s, deadline 10 s, the rate rule alone), to compare with.
-    ours01: make(
-      'this package, 0.1 defaults (openDurationMs 30000, timeoutMs 10000, consecutiveFailures false)',
+    // The previous defaults (open 30 s, deadline 10 s, the rate rule alone), to compare with.
+    oursPrevious: make(
+      'this package, previous defaults (openDurationMs 30000, timeoutMs 10000, consecutiveFailures false)',
       { openDurationMs: 30_000, timeoutMs: 10_000, consecutiveFailures: false },
-      { name: 'ours01' },
+      { name: 'oursPrevious' },
     ),
     oursRampUp: make(
       'this package + rampUp { durationMs: 30000 }',

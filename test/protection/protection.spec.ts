@@ -25,28 +25,28 @@ describe('protection: this package against a failing dependency (virtual time, s
   it('1. a hard outage of 45 s and of 65 s (two phases of the open period): detected within 0.2 s, recovered within one open period', async () => {
     for (const lengthMs of [45_000, 65_000]) {
       const figures = await run(scenarios.hardOutage(lengthMs, 35_000));
-      // 151 ms: 10 failures in a row trip it before the rate rule has its 20 calls (0.1 defaults: 424 ms).
+      // 151 ms: 10 failures in a row trip it before the rate rule has its 20 calls (previous defaults: 424 ms).
       expect(figures.detectMs).toBeLessThanOrEqual(200);
-      expect(figures.wasted).toBeLessThanOrEqual(25); // 19 and 21 (0.1 defaults: 51)
+      expect(figures.wasted).toBeLessThanOrEqual(25); // 19 and 21 (previous defaults: 51)
       expect(figures.peakInFlight).toBeLessThanOrEqual(25); // 15 and 17
-      // 5.25 s for both: the open period ends 10 s after the trip, then every 10 s (0.1 defaults: 15.5 and 25.5 s).
+      // 5.25 s for both: the open period ends 10 s after the trip, then every 10 s (previous defaults: 15.5 and 25.5 s).
       expect(figures.recoverMs).toBeLessThanOrEqual(11_000);
     }
   });
 
   it('2a. a hung dependency, the client timeout aborting the call: detected within 1.5 s', async () => {
     const figures = await run(scenarios.hung('abort', 30_000, 15_000));
-    expect(figures.detectMs).toBeLessThanOrEqual(1_200); // 1.13 s (0.1 defaults: 1.41 s)
-    expect(figures.wasted).toBeLessThanOrEqual(135); // 125 (0.1 defaults: 150)
+    expect(figures.detectMs).toBeLessThanOrEqual(1_200); // 1.13 s (previous defaults: 1.41 s)
+    expect(figures.wasted).toBeLessThanOrEqual(135); // 125 (previous defaults: 150)
     expect(figures.waitingS).toBeLessThanOrEqual(135); // 125 s of callers' time
-    // 3.25 s (0.1 defaults: 1.5 s, its 30 s open period in phase with this 30 s incident; swept, C recovers sooner).
+    // 3.25 s (previous defaults: 1.5 s, its 30 s open period in phase with this 30 s incident; swept, C recovers sooner).
     expect(figures.recoverMs).toBeLessThanOrEqual(11_000);
   });
 
   it('2b. a hung dependency the caller only stops waiting on: the 2 s default deadline bounds what piles up', async () => {
     const figures = await run(scenarios.hung('race', 30_000, 15_000));
-    expect(figures.detectMs).toBeLessThanOrEqual(2_500); // 2.12 s: the deadline (0.1 defaults: 10.41 s)
-    expect(figures.peakInFlight).toBeLessThanOrEqual(230); // 202 (0.1 defaults: 1,022)
+    expect(figures.detectMs).toBeLessThanOrEqual(2_500); // 2.12 s: the deadline (previous defaults: 10.41 s)
+    expect(figures.peakInFlight).toBeLessThanOrEqual(230); // 202 (previous defaults: 1,022)
   });
 
   it('3. a brownout of 30% failures never trips it: goodput and waste equal no breaker', async () => {
@@ -59,8 +59,8 @@ describe('protection: this package against a failing dependency (virtual time, s
 
   it('4. a dependency ten times slower (its queue collapses): detected within 2 s', async () => {
     const figures = await run(scenarios.slow(30_000, 15_000));
-    expect(figures.detectMs).toBeLessThanOrEqual(2_000); // 1.56 s (0.1 defaults: 1.73 s)
-    // 369: a 10 s open period probes the slow dependency three times as often (0.1 defaults: 138; the sweep
+    expect(figures.detectMs).toBeLessThanOrEqual(2_000); // 1.56 s (previous defaults: 1.73 s)
+    // 369: a 10 s open period probes the slow dependency three times as often (previous defaults: 138; the sweep
     // of bench/PROTECTION-RESULTS.md, "Candidate defaults": 286 against 602, the price of recovering sooner).
     expect(figures.wasted).toBeLessThanOrEqual(400);
   });
@@ -69,16 +69,16 @@ describe('protection: this package against a failing dependency (virtual time, s
     const scenario = scenarios.reducedCapacity(30_000, 45_000);
     const plain = await run(scenario);
     const ramped = await run(scenario, ours.oursRampUp);
-    expect(plain.recoverMs).toBeLessThanOrEqual(5_000); // 4.25 s (0.1 defaults, in phase: 2 s)
+    expect(plain.recoverMs).toBeLessThanOrEqual(5_000); // 4.25 s (previous defaults, in phase: 2 s)
     expect(ramped.peakInFlight).toBeLessThanOrEqual(30); // 22, where the defaults reach 110
-    expect(ramped.wasted).toBeLessThanOrEqual(90); // 78 (0.1 defaults: 94)
+    expect(ramped.wasted).toBeLessThanOrEqual(90); // 78 (previous defaults: 94)
   });
 
   it('6. a retry storm: with withRetry and its budget the dependency gets out of it', async () => {
     const figures = await run(scenarios.retryStorm(30_000), ours.oursRetry);
-    // 0.86; naive retries without a breaker 2.65. (0.1 defaults: 0.58, its 30 s open period turning more callers away.)
+    // 0.86; naive retries without a breaker 2.65. (previous defaults: 0.58, its 30 s open period turning more callers away.)
     expect(figures.amplification).toBeLessThanOrEqual(0.9);
-    expect(figures.recoverMs).toBeLessThanOrEqual(3_000); // 2.5 s (0.1 defaults: 22.75 s); without a breaker, never
+    expect(figures.recoverMs).toBeLessThanOrEqual(3_000); // 2.5 s (previous defaults: 22.75 s); without a breaker, never
   });
 
   it('7. 429 + Retry-After: honoured at once, about fifteen calls wasted', async () => {
@@ -118,7 +118,7 @@ describe('protection: this package against a failing dependency (virtual time, s
     const [alone, shared] = [await run(scenario), await run(scenario, ours.oursShared)];
     expect(shared.wasted).toBeLessThanOrEqual(85); // 74, where 10 local breakers waste 140
     expect(shared.wasted).toBeLessThan(alone.wasted);
-    // 0.34 s: the first replica's 10 failures in a row (0.1 defaults: 3.53 s, 10 calls/s per replica filling a window).
+    // 0.34 s: the first replica's 10 failures in a row (previous defaults: 3.53 s, 10 calls/s per replica filling a window).
     expect(shared.detectMs).toBeLessThanOrEqual(500);
     expect(shared.recoverMs).toBeLessThanOrEqual(6_000); // 5.75 s, 10 local breakers 6.5 s
     expect(shared.recoverMs).toBeLessThan(alone.recoverMs!);
