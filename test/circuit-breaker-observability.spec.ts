@@ -103,8 +103,8 @@ describe('transition logs', () => {
     expect(lines().filter((line) => line.includes(' opened '))).toEqual([
       'warn [CircuitBreaker] Circuit breaker "payments" opened (consecutive-failures: 2 failures in a row); calls fail fast for 1000 ms.',
       'warn [CircuitBreaker] Circuit breaker "payments" opened (shared-open: another replica found the dependency broken); calls fail fast for 5000 ms.',
-      'warn [CircuitBreaker] Circuit breaker "hosts" opened (open-ratio: 1 of 2 targets open or half-open); calls fail fast for 30000 ms.',
-      'warn [CircuitBreaker] Circuit breaker "hosts" [b] opened (consecutive-failures: 1 failure in a row); calls fail fast for 30000 ms.',
+      'warn [CircuitBreaker] Circuit breaker "hosts" opened (open-ratio: 1 of 2 targets open or half-open); calls fail fast for 10000 ms.',
+      'warn [CircuitBreaker] Circuit breaker "hosts" [b] opened (consecutive-failures: 1 failure in a row); calls fail fast for 10000 ms.',
     ]);
     expect(payments.snapshot().lastTransition).toEqual({
       from: 'closed',
@@ -142,7 +142,7 @@ describe('transition logs', () => {
         .catch(() => undefined);
     expect(lines()).toHaveLength(5);
     expect(lines()[0]).toBe(
-      'warn [CircuitBreaker] Circuit breaker "hosts" [host-0] opened (consecutive-failures: 1 failure in a row); calls fail fast for 30000 ms.',
+      'warn [CircuitBreaker] Circuit breaker "hosts" [host-0] opened (consecutive-failures: 1 failure in a row); calls fail fast for 10000 ms.',
     );
     clock.advance(1_000);
     await hosts
@@ -151,7 +151,7 @@ describe('transition logs', () => {
       .catch(() => undefined);
     expect(lines().slice(5)).toEqual([
       'warn [CircuitBreaker] 995 more circuit breaker transition(s) not logged (limit 5 per second); see the metrics or GET the registry snapshot.',
-      'warn [CircuitBreaker] Circuit breaker "hosts" [host-late] opened (consecutive-failures: 1 failure in a row); calls fail fast for 30000 ms.',
+      'warn [CircuitBreaker] Circuit breaker "hosts" [host-late] opened (consecutive-failures: 1 failure in a row); calls fail fast for 10000 ms.',
     ]);
   });
 

@@ -22,7 +22,7 @@ describe('CircuitBreakerRegistry.control(): { fleet: true } without a fleet stor
     await expect(fleet.release()).rejects.toThrow(needs('release'));
     await expect(fleet.reconfigure({ timeoutMs: 1_000 })).rejects.toThrow(needs('reconfigure'));
     expect(registry.get('payments').snapshot().forced).toBeUndefined();
-    expect(registry.get('payments').config.timeoutMs).toBe(10_000);
+    expect(registry.get('payments').config.timeoutMs).toBe(2_000);
     // { fleet: false } is this replica, as leaving it out is.
     await registry.control('payments', { fleet: false }).force('open', ORDER);
     expect(registry.get('payments').state).toBe('isolated');
@@ -65,11 +65,11 @@ describe('CircuitBreakerRegistry.control(): { fleet: true } without a fleet stor
       'CircuitBreakerRegistry.control("payments", scope): the scope must be { fleet: true } (every replica) or left out (this replica), got an object.',
     );
     expect(registry.get('payments').snapshot().forced).toBeUndefined();
-    expect(registry.get('payments').config.timeoutMs).toBe(10_000);
+    expect(registry.get('payments').config.timeoutMs).toBe(2_000);
     await expect(
       registry.control('payments').reconfigure({ timeoutMs: 1_000 }),
     ).resolves.toMatchObject({
-      previous: { timeoutMs: 10_000 },
+      previous: { timeoutMs: 2_000 },
       current: { timeoutMs: 1_000 },
     });
   });

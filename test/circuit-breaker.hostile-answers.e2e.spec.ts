@@ -170,8 +170,8 @@ describe.each(HTTP_PLATFORMS)('Hostile values at the HTTP edge on %s', (platform
       .get('upstream')
       .execute(() => Promise.reject(hint))
       .catch(() => undefined);
-    // The default open duration, 30 s.
-    expect(await get('/guarded')).toEqual({ status: 503, retryAfter: '30', body: UNAVAILABLE });
+    // The default open duration, 10 s.
+    expect(await get('/guarded')).toEqual({ status: 503, retryAfter: '10', body: UNAVAILABLE });
   });
 
   it('a body factory returning a circular object still answers 503 with the default body, through the filter and the guard, logged once', async () => {
@@ -187,7 +187,7 @@ describe.each(HTTP_PLATFORMS)('Hostile values at the HTTP edge on %s', (platform
       .get('upstream')
       .execute(() => Promise.reject(Object.assign(new Error('down'), { status: 500 })))
       .catch(() => undefined);
-    expect(await get('/guarded')).toEqual({ status: 503, retryAfter: '30', body: UNAVAILABLE });
+    expect(await get('/guarded')).toEqual({ status: 503, retryAfter: '10', body: UNAVAILABLE });
     const logged = errors.mock.calls.map(([message]) => String(message));
     expect(logged.filter((message) => message.includes('httpFilter.body'))).toEqual([
       expect.stringMatching(

@@ -74,7 +74,7 @@ describe('CircuitBreakerRegistry', () => {
       to: 'open',
       reason: 'consecutive-failures',
       at: clock.now(),
-      openUntil: clock.now() + 30_000,
+      openUntil: clock.now() + 10_000,
       consecutiveFailures: 1,
     });
     // The subscription ended with take(3): the breakers are no longer listened to, so their calls are no longer timed.

@@ -212,7 +212,11 @@ const num = (rule: NumberRule, required = false): Spec => ({
 const BREAKER_LEAVES: Record<string, Spec> = {
   failureRateThreshold: num(R.ratio),
   minimumThroughput: num(R.count),
-  consecutiveFailures: num(R.count),
+  // false turns the default streak rule off: valid, and never one of the invalid values.
+  consecutiveFailures: {
+    valid: fc.oneof(validNumber(R.count), fc.constant(false)),
+    invalid: invalidNumber(R.count).filter((v) => v !== false),
+  },
   slowCallDurationMs: num(R.positiveMs),
   slowCallRateThreshold: num(R.ratio),
   // false turns the default deadline off: valid, and never one of the invalid values.
@@ -416,7 +420,7 @@ function repair(options: Record<string, unknown>): Record<string, unknown> {
   }
   // A queue wait within the call's deadline; a probe's deadline within its interval.
   const bulkhead = options.bulkhead as Record<string, number | undefined> | undefined;
-  const deadline = typeof options.timeoutMs === 'number' ? options.timeoutMs : 10_000;
+  const deadline = typeof options.timeoutMs === 'number' ? options.timeoutMs : 2_000; // the default deadline
   if (bulkhead?.queueTimeoutMs !== undefined && options.timeoutMs !== false)
     bulkhead.queueTimeoutMs = Math.min(bulkhead.queueTimeoutMs, deadline);
   const probe = options.probe as Record<string, number | undefined> | undefined;

@@ -77,9 +77,9 @@ describe('the README usage', () => {
       if (response.status === 503) break;
       await response.text();
     }
-    // The default window needs 20 calls (minimumThroughput) before a failure rate counts.
-    expect(statuses).toEqual([...Array.from({ length: 20 }, () => 500), 503]);
-    expect(catalogCalls).toBe(20);
+    // By default, 10 failures in a row open the breaker (before the rate rule has its 20 calls).
+    expect(statuses).toEqual([...Array.from({ length: 10 }, () => 500), 503]);
+    expect(catalogCalls).toBe(10);
     expect(response!.headers.get('retry-after')).toBe('30');
     expect(response!.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(await response!.json()).toEqual({

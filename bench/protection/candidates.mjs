@@ -1,6 +1,6 @@
 // Candidate defaults for this package (issue 27): the engine as it is, given
 // options that a new default could be, run through every scenario beside
-// today's defaults and the peers. Two levers the engine does not have yet are
+// the previous defaults and the peers. Two levers the engine does not have yet are
 // modelled here, outside it, and named so in every table:
 //
 // - an adaptive deadline: 5 x the p99 of the last 128 successful calls, within
@@ -108,9 +108,13 @@ function candidate(id, label, options, models = {}) {
   return (core) => ({ name: id, label, make: (context) => makeOne(core, context) });
 }
 
-/** The candidates, today's defaults first. */
+/** The candidates, the previous defaults first (C is the default now). */
 export const CANDIDATES = [
-  candidate('T', 'today: defaults (open 30 s, deadline 10 s, rate rule)', undefined),
+  candidate('T', 'previous defaults (open 30 s, deadline 10 s, rate rule)', {
+    openDurationMs: 30_000,
+    timeoutMs: 10_000,
+    consecutiveFailures: false,
+  }),
   candidate('A', 'A: openDurationMs 10 s', { openDurationMs: 10_000 }),
   candidate('B', 'B: A + timeoutMs 2 s', { openDurationMs: 10_000, timeoutMs: 2_000 }),
   candidate('C', 'C: B + consecutiveFailures 10 beside the rate rule', {

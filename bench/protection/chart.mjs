@@ -1,7 +1,7 @@
 // One SVG per scenario: goodput (successful calls/s, by arrival) and the load
 // on the dependency (calls/s it received) over time, a line per implementation.
 
-const COLORS = ['#888888', '#d62728', '#ff7f0e', '#9467bd', '#1f77b4', '#2ca02c'];
+const COLORS = ['#888888', '#d62728', '#ff7f0e', '#9467bd', '#1f77b4', '#8c564b', '#2ca02c'];
 const WIDTH = 760;
 const PANEL = 190;
 const LEFT = 50;

@@ -1,6 +1,6 @@
 // node bench/protection/defaults.mjs [--seeds 1,2,3] (after npm run build):
 // the candidate defaults (candidates.mjs) through every scenario, beside
-// today's defaults and the best peer default per figure, over several seeds (an
+// the previous defaults and the best peer default per figure, over several seeds (an
 // outage length of its own each); writes the "Candidate defaults" section of
 // bench/PROTECTION-RESULTS.md and a line per seed to the results history.
 

@@ -4,6 +4,6 @@ export function oursImplementations(core: {
   Breaker: unknown;
   withRetry: unknown;
 }): Record<
-  'ours' | 'oursRampUp' | 'oursProbe' | 'oursRetry' | 'oursPerKey' | 'oursShared',
+  'ours' | 'oursPrevious' | 'oursRampUp' | 'oursProbe' | 'oursRetry' | 'oursPerKey' | 'oursShared',
   Implementation
 >;

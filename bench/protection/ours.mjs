@@ -21,6 +21,12 @@ export function oursImplementations(core) {
   });
   return {
     ours: make('this package, defaults', undefined, { name: 'ours' }),
+    // The previous defaults (open 30 s, deadline 10 s, the rate rule alone), to compare with.
+    oursPrevious: make(
+      'this package, previous defaults (openDurationMs 30000, timeoutMs 10000, consecutiveFailures false)',
+      { openDurationMs: 30_000, timeoutMs: 10_000, consecutiveFailures: false },
+      { name: 'oursPrevious' },
+    ),
     oursRampUp: make(
       'this package + rampUp { durationMs: 30000 }',
       { rampUp: { durationMs: 30_000 } },

@@ -24,6 +24,7 @@ const common = [
   peers.cockatielConsecutive,
   peers.cockatielSampling,
   ours.ours,
+  ours.oursPrevious,
 ];
 
 // Incident lengths swept wherever a recovery is measured: a 30 s open period's

@@ -31,7 +31,7 @@ const OPTIONS: readonly (readonly [path: string, kind: Kind])[] = [
   ['window.buckets', 'number'],
   ['failureRateThreshold', 'number'],
   ['minimumThroughput', 'number'],
-  ['consecutiveFailures', 'number'],
+  ['consecutiveFailures', 'number-or-false'],
   ['slowCallDurationMs', 'number'],
   ['slowCallRateThreshold', 'number'],
   ['timeoutMs', 'number-or-false'],

@@ -15,7 +15,7 @@ export const BREAKER_DEFAULTS: BreakerOptions = {
   // A fleet of replicas without shared state should not probe in lockstep.
   jitter: 0.1,
   openDurationMs: 2_000,
-  // No timeoutMs: every call has the default 10 s deadline. Only inventory, whose hung warehouse the demo shows, sets a shorter one.
+  // No timeoutMs: every call has the default 2 s deadline. Only inventory, whose hung warehouse the demo shows, sets a shorter one.
 };
 
 export const BREAKERS: Record<string, BreakerOptions> = {

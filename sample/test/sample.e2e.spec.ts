@@ -430,7 +430,7 @@ describe('the sample reads its breaker options through @nestjs/config', () => {
       window: { type: 'count', size: 10 },
       minimumThroughput: 4,
     });
-    tester.expectOptions('pricing', { timeoutMs: 10_000, openDurationMs: 5_000, jitter: 0.1 });
+    tester.expectOptions('pricing', { timeoutMs: 2_000, openDurationMs: 5_000, jitter: 0.1 });
   });
 
   it('a mistyped variable fails start-up, naming it and the one it may have meant', async () => {

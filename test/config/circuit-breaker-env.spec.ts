@@ -92,6 +92,12 @@ describe('circuitBreakerOptionsFromEnv()', () => {
     });
   });
 
+  it('takes CONSECUTIVE_FAILURES=false, which turns the default streak rule off', () => {
+    expect(fromEnv({ CB_DEFAULTS_CONSECUTIVE_FAILURES: 'false' })).toEqual({
+      defaults: { consecutiveFailures: false },
+    });
+  });
+
   it("takes SHARE_QUORUM=auto (the quorum's default), and names the variable for anything else", () => {
     expect(fromEnv({ CB_PAYMENTS_SHARE_QUORUM: 'auto' })).toEqual({
       breakers: { payments: { share: { quorum: 'auto' } } },

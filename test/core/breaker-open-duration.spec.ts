@@ -8,11 +8,11 @@ const failWith = (breaker: Breaker, error: unknown = new Error('down')) =>
   breaker.execute(() => Promise.reject(error)).catch(() => undefined);
 
 describe('Breaker open duration', () => {
-  it('defaults to 30 s', async () => {
+  it('defaults to 10 s', async () => {
     const clock = new ManualClock();
     const breaker = new Breaker('default', { consecutiveFailures: 1 }, { clock });
     await failWith(breaker);
-    expect(breaker.snapshot().openUntil).toBe(clock.now() + 30_000);
+    expect(breaker.snapshot().openUntil).toBe(clock.now() + 10_000);
   });
 
   it('grows by the backoff multiplier on each consecutive reopen, up to maxMs, and resets on close', async () => {

@@ -23,7 +23,11 @@ describe('Breaker option validation', () => {
     ],
     [
       { consecutiveFailures: -1 },
-      'Circuit breaker "payments": option "consecutiveFailures" must be an integer >= 1, got -1.',
+      'Circuit breaker "payments": option "consecutiveFailures" must be an integer >= 1, or false for no consecutive rule, got -1.',
+    ],
+    [
+      { consecutiveFailures: 0 },
+      'Circuit breaker "payments": option "consecutiveFailures" must be an integer >= 1, or false for no consecutive rule, got 0.',
     ],
     [
       { timeoutMs: 0 },
@@ -130,10 +134,11 @@ describe('Breaker option validation', () => {
       rateRule: true,
       failureRateThreshold: 0.5,
       minimumThroughput: 20,
-      consecutiveFailures: undefined,
+      // An all-failing burst trips after 10 calls, before the rate rule has its 20.
+      consecutiveFailures: 10,
       // A hung dependency is the most common outage: every asynchronous call has a deadline unless turned off.
-      timeoutMs: 10_000,
-      openDurationMs: 30_000,
+      timeoutMs: 2_000,
+      openDurationMs: 10_000,
       backoffMultiplier: 1,
       backoffMaxMs: Infinity,
       jitter: 0,
@@ -141,9 +146,31 @@ describe('Breaker option validation', () => {
       maxProbes: 1,
       maxConcurrentProbes: 1,
       successesToClose: 1,
-      probeTimeoutMs: 10_000,
-      probeMaxWaitMs: 10_000,
+      probeTimeoutMs: 2_000,
+      probeMaxWaitMs: 2_000,
       overloadK: 2,
+    });
+  });
+
+  it('consecutiveFailures: false turns the default streak off and keeps the rate rule', () => {
+    expect(new Breaker('rate-only', { consecutiveFailures: false }).config).toMatchObject({
+      consecutiveFailures: undefined,
+      rateRule: true,
+      failureRateThreshold: 0.5,
+    });
+  });
+
+  it('a streak given alone is the only trip rule; beside a rate option, both apply', () => {
+    expect(new Breaker('streak', { consecutiveFailures: 3 }).config).toMatchObject({
+      consecutiveFailures: 3,
+      rateRule: false,
+    });
+    expect(
+      new Breaker('both', { consecutiveFailures: 3, failureRateThreshold: 0.4 }).config,
+    ).toMatchObject({ consecutiveFailures: 3, rateRule: true, failureRateThreshold: 0.4 });
+    expect(new Breaker('rate', { failureRateThreshold: 0.4 }).config).toMatchObject({
+      consecutiveFailures: 10,
+      rateRule: true,
     });
   });
 

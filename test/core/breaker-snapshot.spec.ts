@@ -181,7 +181,7 @@ describe('Breaker events and snapshot', () => {
       thresholds: {
         failureRateThreshold: 0.5,
         minimumThroughput: 5,
-        consecutiveFailures: undefined,
+        consecutiveFailures: 10,
         slowCallDurationMs: undefined,
         slowCallRateThreshold: undefined,
         timeoutMs: 1_000,

@@ -172,6 +172,37 @@ describe('Breaker tripping (closed → open)', () => {
     expect(rate.state).toBe('open');
   });
 
+  it('by default, opens on 10 failures in a row, before the rate rule has its 20 calls', async () => {
+    const breaker = new Breaker('defaults');
+    for (let i = 0; i < 9; i++) await run(breaker, fail());
+    expect(breaker.state).toBe('closed');
+    await run(breaker, fail());
+    expect(breaker.state).toBe('open');
+    expect(breaker.snapshot().lastTransition).toMatchObject({
+      reason: 'consecutive-failures',
+      consecutiveFailures: 10,
+    });
+  });
+
+  it('by default, the 50% rate rule still opens on failures that never reach 10 in a row', async () => {
+    const breaker = new Breaker('defaults-rate');
+    // 9 failures, a success, 9 failures, a success: 90% over 20 calls, never 10 in a row.
+    for (let i = 0; i < 19; i++) await run(breaker, i === 9 ? succeed(1) : fail());
+    expect(breaker.state).toBe('closed');
+    await run(breaker, succeed(1));
+    expect(breaker.state).toBe('open');
+    expect(breaker.snapshot().lastTransition).toMatchObject({ reason: 'failure-rate' });
+  });
+
+  it('consecutiveFailures: false leaves the rate rule alone: 19 failures in a row do not open', async () => {
+    const breaker = new Breaker('rate-only', { consecutiveFailures: false });
+    for (let i = 0; i < 19; i++) await run(breaker, fail());
+    expect(breaker.state).toBe('closed');
+    await run(breaker, fail());
+    expect(breaker.state).toBe('open');
+    expect(breaker.snapshot().lastTransition).toMatchObject({ reason: 'failure-rate' });
+  });
+
   it('opens on the slow-call rate, counting slow successes and slow failures alike', async () => {
     const clock = new ManualClock();
     const breaker = new Breaker(

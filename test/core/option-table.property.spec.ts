@@ -46,7 +46,7 @@ const validOptions: fc.Arbitrary<Options> = fc
       ),
       failureRateThreshold: ratio,
       minimumThroughput: fc.integer({ min: 1, max: 1_000 }),
-      consecutiveFailures: fc.integer({ min: 1, max: 100 }),
+      consecutiveFailures: fc.oneof(fc.integer({ min: 1, max: 100 }), fc.constant(false)),
       slowCallDurationMs: ms,
       slowCallRateThreshold: ratio,
       timeoutMs: fc.oneof(timerMs, fc.constant(false)),
@@ -120,13 +120,13 @@ function repair(options: Options): Options {
     o.window.durationMs = o.window.buckets;
   if (o.window === undefined && o.minimumThroughput > 100) o.minimumThroughput = 100;
   if (o.slowCallDurationMs === undefined) delete o.slowCallRateThreshold;
-  if (o.backoff?.maxMs !== undefined && o.backoff.maxMs < (o.openDurationMs ?? 30_000))
-    o.backoff.maxMs = o.openDurationMs ?? 30_000;
+  if (o.backoff?.maxMs !== undefined && o.backoff.maxMs < (o.openDurationMs ?? 10_000))
+    o.backoff.maxMs = o.openDurationMs ?? 10_000;
   const probes = o.halfOpen?.maxProbes ?? 1;
   if (o.halfOpen?.maxConcurrent > probes) o.halfOpen.maxConcurrent = probes;
   if (o.halfOpen?.successesToClose > probes) o.halfOpen.successesToClose = probes;
   if (o.perKey === undefined) delete o.aggregate;
-  const deadline = o.timeoutMs === false ? undefined : (o.timeoutMs ?? 10_000);
+  const deadline = o.timeoutMs === false ? undefined : (o.timeoutMs ?? 2_000);
   if (o.bulkhead?.queueTimeoutMs !== undefined && deadline !== undefined)
     o.bulkhead.queueTimeoutMs = Math.min(o.bulkhead.queueTimeoutMs, deadline);
   if (o.probe?.timeoutMs > o.probe?.intervalMs) o.probe.timeoutMs = o.probe.intervalMs;
@@ -149,7 +149,7 @@ function documented(o: Options) {
       : o.window.type === 'count'
         ? { type: 'count', size: o.window.size }
         : { type: 'time', durationMs: o.window.durationMs, buckets: o.window.buckets ?? 10 };
-  const timeoutMs = o.timeoutMs === false ? undefined : (o.timeoutMs ?? 10_000);
+  const timeoutMs = o.timeoutMs === false ? undefined : (o.timeoutMs ?? 2_000);
   const maxProbes = o.halfOpen?.maxProbes ?? 1;
   const probeTimeoutMs = o.halfOpen?.probeTimeoutMs ?? timeoutMs;
   const given = (value: unknown, fallback: unknown) => (value === undefined ? fallback : value);
@@ -170,21 +170,22 @@ function documented(o: Options) {
   };
   return {
     window,
-    // The consecutive-failures rule alone turns the rate rule off, unless a rate option is given too.
+    // A consecutive-failures rule given alone turns the rate rule off, unless a rate option is given too.
     rateRule:
-      o.consecutiveFailures === undefined ||
+      typeof o.consecutiveFailures !== 'number' ||
       o.window !== undefined ||
       o.failureRateThreshold !== undefined ||
       o.minimumThroughput !== undefined,
     failureRateThreshold: o.failureRateThreshold ?? 0.5,
     minimumThroughput:
       o.minimumThroughput ?? (window.type === 'count' ? Math.min(20, window.size!) : 20),
-    consecutiveFailures: o.consecutiveFailures,
+    consecutiveFailures:
+      o.consecutiveFailures === false ? undefined : (o.consecutiveFailures ?? 10),
     slowCallDurationMs: o.slowCallDurationMs,
     slowCallRateThreshold:
       o.slowCallDurationMs === undefined ? undefined : (o.slowCallRateThreshold ?? 1),
     timeoutMs,
-    openDurationMs: o.openDurationMs ?? 30_000,
+    openDurationMs: o.openDurationMs ?? 10_000,
     backoffMultiplier: o.backoff?.multiplier ?? 1,
     backoffMaxMs: o.backoff?.maxMs ?? Infinity,
     jitter: o.jitter ?? 0,

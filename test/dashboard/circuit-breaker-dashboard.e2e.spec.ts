@@ -156,7 +156,7 @@ describe.each(PLATFORMS)('the dashboard on %s', (platform) => {
         calls: 0,
         failures: 0,
         rejected: 0,
-        retryAfterMs: 30_000,
+        retryAfterMs: 10_000,
         lastTransition: {
           from: 'closed',
           to: 'open',

@@ -632,7 +632,8 @@ describe('@CircuitBreaker() fallbacks for answers the breaker counts as failed',
 });
 
 describe('@CircuitBreaker() with a bulkhead queue', () => {
-  const bulkhead = { maxConcurrent: 1, maxQueue: 1, queueTimeoutMs: 5_000 };
+  // The queue's wait may not exceed the breaker's deadline (2 s by default).
+  const bulkhead = { maxConcurrent: 1, maxQueue: 1, queueTimeoutMs: 1_500 };
   const gate = () => {
     let open!: (value: string) => void;
     const promise = new Promise<string>((resolve) => (open = resolve));

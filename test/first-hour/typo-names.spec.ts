@@ -62,7 +62,7 @@ describe('an undefined breaker name beside configured breakers', () => {
     ]);
     // It still works, on defaults, as before: a warning, not a behaviour change.
     await expect(app.get(BillingService).charge()).resolves.toBe('charged');
-    expect(app.get(CircuitBreakerRegistry).get('payment').config.openDurationMs).toBe(30_000);
+    expect(app.get(CircuitBreakerRegistry).get('payment').config.openDurationMs).toBe(10_000);
   });
 
   it('forFeature([name]) of an undefined name warns the same way; a name far from every defined one lists them', async () => {

@@ -594,7 +594,7 @@ describe('CircuitBreakerTelemetryModule', () => {
       'circuit_breaker.config.window': 'count:100',
       'circuit_breaker.config.minimum_throughput': '20',
       'circuit_breaker.config.consecutive_failures': '1',
-      'circuit_breaker.config.open_duration_ms': '30000',
+      'circuit_breaker.config.open_duration_ms': '10000',
     };
     expect(points(collected, 'circuit_breaker.config.info')).toEqual([
       { attributes: info, value: 1 },

@@ -548,8 +548,8 @@ describe('CircuitBreakerMetricsModule', () => {
       'circuit_breaker_config_generation{name="tenants"} 1',
     ]);
     expect(series(scrape, 'circuit_breaker_config_info')).toEqual([
-      'circuit_breaker_config_info{name="payments",window="count:20",failure_rate_threshold="0.5",minimum_throughput="20",consecutive_failures="",slow_call_duration_ms="",slow_call_rate_threshold="",timeout_ms="10000",open_duration_ms="30000"} 1',
-      'circuit_breaker_config_info{name="tenants",window="count:100",failure_rate_threshold="",minimum_throughput="20",consecutive_failures="3",slow_call_duration_ms="",slow_call_rate_threshold="",timeout_ms="",open_duration_ms="30000"} 1',
+      'circuit_breaker_config_info{name="payments",window="count:20",failure_rate_threshold="0.5",minimum_throughput="20",consecutive_failures="10",slow_call_duration_ms="",slow_call_rate_threshold="",timeout_ms="2000",open_duration_ms="10000"} 1',
+      'circuit_breaker_config_info{name="tenants",window="count:100",failure_rate_threshold="",minimum_throughput="20",consecutive_failures="3",slow_call_duration_ms="",slow_call_rate_threshold="",timeout_ms="",open_duration_ms="10000"} 1',
     ]);
 
     await registry
@@ -562,7 +562,7 @@ describe('CircuitBreakerMetricsModule', () => {
     ]);
     // The series of the options no longer in force is gone: one series per breaker, whatever happened.
     expect(series(scrape, 'circuit_breaker_config_info')[0]).toBe(
-      'circuit_breaker_config_info{name="payments",window="count:20",failure_rate_threshold="0.25",minimum_throughput="20",consecutive_failures="",slow_call_duration_ms="",slow_call_rate_threshold="",timeout_ms="10000",open_duration_ms="5000"} 1',
+      'circuit_breaker_config_info{name="payments",window="count:20",failure_rate_threshold="0.25",minimum_throughput="20",consecutive_failures="10",slow_call_duration_ms="",slow_call_rate_threshold="",timeout_ms="2000",open_duration_ms="5000"} 1',
     );
     expect(series(scrape, 'circuit_breaker_config_info')).toHaveLength(2);
 

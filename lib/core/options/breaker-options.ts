@@ -107,23 +107,26 @@ export interface BreakerOptions {
   /** No rate is judged before the window holds this many counted calls. Default 20. */
   minimumThroughput?: number;
   /**
-   * Opens after this many failures in a row. Alone (without `window`,
-   * `failureRateThreshold` or `minimumThroughput`) it is the only trip rule;
-   * beside them, whichever trips first opens the breaker.
+   * Opens after this many failures in a row. Default 10, beside the failure
+   * rate rule: whichever trips first opens the breaker. Given alone (without
+   * `window`, `failureRateThreshold` or `minimumThroughput`) it is the only
+   * trip rule. `false` turns it off, leaving the rate rule alone.
    */
-  consecutiveFailures?: number;
+  consecutiveFailures?: number | false;
   /** A call that takes at least this long is slow, whether it succeeded or failed. */
   slowCallDurationMs?: number;
   /** Opens when the share of slow calls in the window is at least this (0..1]. Default 1 once `slowCallDurationMs` is set. */
   slowCallRateThreshold?: number;
   /**
    * The deadline of every asynchronous call: the call's signal aborts and it
-   * fails with `CallTimeoutError`, a failure. Default 10,000 (10 s): a hung
+   * fails with `CallTimeoutError`, a failure. Default 2,000 (2 s): a hung
    * dependency is the most common outage, and fetch and axios have no deadline
-   * of their own. `false` turns it off; a synchronous result never waits for it.
+   * of their own. Set it above the dependency's slowest normal answer (its p99.9
+   * or more) when that is longer. `false` turns it off; a synchronous result
+   * never waits for it.
    */
   timeoutMs?: number | false;
-  /** How long the breaker stays open before it admits probes. Default 30,000. */
+  /** How long the breaker stays open before it admits probes. Default 10,000 (10 s). */
   openDurationMs?: number;
   /** Growth of the open duration on consecutive reopens. */
   backoff?: BackoffOptions;
@@ -164,8 +167,9 @@ export const BREAKER_DEFAULTS = Object.freeze({
   timeWindowBuckets: 10,
   failureRateThreshold: 0.5,
   minimumThroughput: 20,
-  openDurationMs: 30_000,
-  timeoutMs: 10_000,
+  openDurationMs: 10_000,
+  timeoutMs: 2_000,
+  consecutiveFailures: 10,
   maxProbes: 1,
   maxConcurrentProbes: 1,
   probeMaxWaitMs: 60_000,

@@ -97,7 +97,14 @@ const WINDOW_RULES: readonly Entry[] = [
 ];
 
 const TRIP_RULES: readonly Entry[] = [
-  { option: 'consecutiveFailures', field: 'consecutiveFailures', check: AT_LEAST_ONE },
+  // Beside the rate rule by default; false turns it off.
+  {
+    option: 'consecutiveFailures',
+    field: 'consecutiveFailures',
+    check: numberIn({ min: 1, integer: true }, 'an integer >= 1, or false for no consecutive rule'),
+    default: BREAKER_DEFAULTS.consecutiveFailures,
+    literal: { value: false, becomes: undefined },
+  },
   {
     option: 'failureRateThreshold',
     field: 'failureRateThreshold',

@@ -161,7 +161,8 @@ function assemble(fields: BreakerFields, given: BreakerOptions): ResolvedBreaker
         ? { type: 'time', durationMs: fields.windowDurationMs, buckets: fields.windowBuckets }
         : { type: 'count', size: fields.windowSize },
     ) as ResolvedBreakerOptions['window'],
-    rateRule: fields.consecutiveFailures === undefined || rateRuleExplicit,
+    // A streak the user gave alone is the only trip rule; the default streak sits beside the rate rule.
+    rateRule: typeof given.consecutiveFailures !== 'number' || rateRuleExplicit,
     failureRateThreshold: fields.failureRateThreshold,
     minimumThroughput: fields.minimumThroughput,
     consecutiveFailures: fields.consecutiveFailures,
