@@ -1,7 +1,6 @@
-import { assembleSnapshot } from './snapshot/assemble-snapshot.js';
+import { snapshotOf } from './snapshot/snapshot-of.js';
 import { BreakerCounters } from './snapshot/breaker-counters.js';
 import type { BreakerSnapshot } from './snapshot/breaker-snapshot.js';
-import type { BreakerCoordination } from './ports/breaker-coordinator.interface.js';
 import {
   environmentOf,
   probeSchedulerOf,
@@ -15,7 +14,6 @@ import type {
   BreakerEventName,
   BreakerListener,
   FallbackEvent,
-  RecoveryProbeEvent,
   ReconfiguredEvent,
   RetryEvent,
 } from './events/breaker-events.js';
@@ -25,7 +23,6 @@ import { BreakerEvidence, type ChildrenEvidence } from './state/breaker-evidence
 import {
   CLOSED,
   DISABLED,
-  HALF_OPEN,
   METRICS_ONLY,
   OPEN,
   stateName,
@@ -39,17 +36,14 @@ import {
 import type { AdmissionDecision } from './state/admission-decision.js';
 import type { AdmissionPeek } from './state/admission-peek.interface.js';
 import { peekAdmission, peekKey, stateRefusal } from './state/admission-peek.js';
-import { applyDecision, applyFamilyDecision, openRetryAfter } from './state/admission.js';
+import { applyDecision, applyFamilyDecision } from './state/admission.js';
 import { behaviorOf } from './state/state-behaviors.js';
 import {
-  forcedSnapshot,
   forcingOf,
   type ForceableState,
   type ForceOptions,
   type Forcing,
 } from './state/forced-state.js';
-import { baseOpenDuration } from './state/open-duration.js';
-import { tripReason } from './state/trip-rules.js';
 import { transition } from './state/transition.js';
 import {
   adoptClosed,
@@ -68,7 +62,7 @@ import {
   type CircuitOpenError,
 } from './errors/breaker.errors.js';
 import { breakerMessages } from './errors/breaker.messages.js';
-import { defaultClassifyResult, retryAfterOf } from './classify/classify.js';
+import { defaultClassifyResult } from './classify/classify.js';
 import { classifyWith } from './classify/guarded-classifier.js';
 import type { BreakerOptions } from './options/breaker-options.js';
 import { configFor } from './options/config-cache.js';
@@ -83,7 +77,7 @@ import type { CallGuard } from './calls/call-guard.js';
 import { pass, passAcquire, passMethod } from './calls/call-routes.js';
 import type { DeadlineScheduler } from './calls/deadline-scheduler.js';
 import { guardOf, heldGuard, reguard } from './calls/guard-slot.js';
-import { settleCall } from './calls/settlement.js';
+import { evaluateTrip, settleCall } from './calls/settlement.js';
 import type { CallContext, CallPermit, ProtectedCall, WithSignal } from './calls/tracked-call.js';
 import type { FaultInjectionOptions, InjectedFault } from './faults/fault-injection.js';
 import { FaultedAdmission } from './faults/fault-injection.js';
@@ -573,47 +567,7 @@ export class Breaker {
   }
 
   snapshot(): BreakerSnapshot {
-    const now = this.monotonic();
-    this.refresh(now, false);
-    this.window.refresh(now);
-    const state = this.current;
-    const snapshot = assembleSnapshot({
-      name: this.name,
-      key: this.key,
-      config: this.config,
-      now,
-      toWall: this.wallOffset,
-      state,
-      since: this.sinceAt,
-      openUntil: this.openUntilAt,
-      pausedUntil: this.overload?.pausedUntil ?? 0,
-      openRetryAfter: state === OPEN ? openRetryAfter(this, now) : 0,
-      generation: this.generation,
-      window: this.window,
-      shed: this.overload?.shedInWindow(now) ?? 0,
-      round: this.round,
-      counters: this.counters,
-      evidence: this.evidence,
-      family: this.keyed?.snapshot(),
-      coordination: this.coordination(),
-      forced:
-        this.evidence?.forced === undefined
-          ? undefined
-          : forcedSnapshot(this.evidence.forced, this.wallOffset),
-      recovery: this.guard?.snapshot(now, this.wallOffset),
-      nextOpenDurationMs: baseOpenDuration(
-        this.config,
-        state === HALF_OPEN || state === OPEN ? this.reopens + 1 : this.reopens,
-      ),
-    });
-    // A game day's fault shows where people look: dashboards, /breakers endpoints.
-    const fault = this.overload?.faults;
-    if (fault !== undefined) snapshot.injectedFault = fault.snapshot();
-    return snapshot;
-  }
-
-  private coordination(): BreakerCoordination | undefined {
-    return this.env.coordinator?.coordinationOf?.(this);
+    return snapshotOf(this);
   }
 
   /** @internal Where the breaker's per-call deadlines wait (see `Clock.setTimer`). */
@@ -743,7 +697,7 @@ export class Breaker {
       const w = this.window;
       w.record(SLOT_SUCCESS, 0);
       // A success can only trip a window that already holds failures (when it completes the minimum population).
-      if (w.failures !== 0) this.evaluate(undefined);
+      if (w.failures !== 0) evaluateTrip(this, undefined);
       return 'success';
     }
     const outcome = this.classifyResult(value, config);
@@ -773,17 +727,6 @@ export class Breaker {
     config: ResolvedBreakerOptions = this.config,
   ): void {
     settleCall(this, token, outcome, subject, startedAt, category, config);
-  }
-
-  /**
-   * @internal Trips the breaker if the failure streak, the failure rate or the
-   * slow-call rate says so. `failure` is the failure just recorded, if the
-   * call was one: only a failure's `Retry-After` may lengthen the open period.
-   */
-  evaluate(failure: unknown): void {
-    const reason = tripReason(this.config, this.window, this.consecutiveFailures, this);
-    if (reason !== undefined)
-      this.transition(OPEN, reason, this.monotonic(), retryAfterOf(failure, this.env.clock.now()));
   }
 
   /** @internal How `config` (the options a call started under) counts a call that threw `error`. */
@@ -831,37 +774,6 @@ export class Breaker {
     this.hub?.emit('retry', event);
   }
 
-  /** @internal For the recovery probe: whether the breaker, refreshed without taking the fleet's permit, still needs it. */
-  needsRecoveryProbe(now: number): boolean {
-    if (this.parent !== undefined && !this.parent.holdsChild(this)) return false;
-    this.refresh(now, false);
-    return (
-      this.current === OPEN ||
-      (this.current === HALF_OPEN && this.config.probe?.onSuccess === 'closed')
-    );
-  }
-
-  /** @internal Shared: only the holder of the fleet's probe permit (asked for here, answered later) probes. */
-  mayProbeForFleet(): boolean {
-    const coordinator = this.env.coordinator;
-    return coordinator === undefined || coordinator.mayProbe(this);
-  }
-
-  /** @internal The recovery probe succeeded (reason `recovery-probe`). */
-  recoveredByProbe(to: 'half-open' | 'closed', now: number): void {
-    const state = this.current;
-    if (state !== OPEN && state !== HALF_OPEN) return;
-    if (to === 'closed') this.transition(CLOSED, 'recovery-probe', now, undefined);
-    else if (state === OPEN) this.transition(HALF_OPEN, 'recovery-probe', now, undefined);
-  }
-
-  /** @internal */
-  recordRecoveryProbe(event: RecoveryProbeEvent): void {
-    if (event.result === 'succeeded') this.counters.rare.recoveryProbesSucceeded++;
-    else this.counters.rare.recoveryProbesFailed++;
-    this.hub?.emit('recoveryProbe', event);
-  }
-
   /** @internal The scheduler of this breaker's recovery probe: its registry's. */
   probeScheduler(): ProbeScheduler {
     return probeSchedulerOf(this.env);
@@ -904,12 +816,6 @@ export class Breaker {
     if (guard?.bulkhead === undefined || limits === undefined) return;
     bulkhead.setLimits(limits);
     guard.bulkhead = bulkhead;
-  }
-
-  /** @internal Whether a family still holds `child` (an evicted child is probed no more). */
-  holdsChild(child: Breaker): boolean {
-    const family = this.keyed as { holds(child: unknown): boolean } | undefined;
-    return family?.holds(child) ?? false;
   }
 
   /**
