@@ -1,35 +1,93 @@
-import { assembleSnapshot } from './snapshot/assemble-snapshot.js';
-import type { BreakerCoordination } from './ports/breaker-coordinator.interface.js';
-import { environmentOf, type BreakerDeps } from './ports/breaker-environment.js';
-import type { FallbackEvent, ReconfiguredEvent } from './events/breaker-events.js';
-import { BreakerFamily } from './family/breaker-family.js';
-import type { BreakerMachine } from './breaker-machine.js';
-import { BreakerCalls } from './breaker-calls.js';
-import type { AdmissionPeek } from './state/admission-peek.interface.js';
-import type { BreakerOptions } from './options/breaker-options.js';
+import { snapshotOf } from './snapshot/snapshot-of.js';
+import { BreakerCounters } from './snapshot/breaker-counters.js';
 import type { BreakerSnapshot } from './snapshot/breaker-snapshot.js';
-import { HALF_OPEN, OPEN, stateName, type BreakerState } from './state/breaker-state.js';
-import { breakerMessages } from './errors/breaker.messages.js';
-import { configFor } from './options/config-cache.js';
-import { reconfigured } from './options/reconfiguration.js';
-import { baseOpenDuration } from './state/open-duration.js';
-import { isAbortSignal } from './calls/abort-signal.js';
-import { pass, passAcquire, passMethod } from './calls/call-routes.js';
-import { reguard } from './calls/guard-slot.js';
-import { openRetryAfter } from './state/admission.js';
-import type { BreakerEventName, BreakerListener } from './events/breaker-events.js';
-import { listen, needsTiming } from './events/breaker-listeners.js';
-import type { FaultInjectionOptions, InjectedFault } from './faults/fault-injection.js';
-import { holdFault, injectFault } from './faults/fault-holding.js';
-import type { CircuitOpenError } from './errors/breaker.errors.js';
-import { peekAdmission, peekKey, stateRefusal } from './state/admission-peek.js';
 import {
-  forcedSnapshot,
+  environmentOf,
+  probeSchedulerOf,
+  type BreakerDeps,
+  type BreakerEnvironment,
+} from './ports/breaker-environment.js';
+import type { Clock } from './ports/clock.js';
+import { drawFrom, SAFE_DRAW } from './ports/random-draw.js';
+import type {
+  BreakerEventHub,
+  BreakerEventName,
+  BreakerListener,
+  FallbackEvent,
+  ReconfiguredEvent,
+  RetryEvent,
+} from './events/breaker-events.js';
+import { listen, needsTiming } from './events/breaker-listeners.js';
+import { BreakerFamily, OVERFLOW_KEY, type FamilyTransitions } from './family/breaker-family.js';
+import { BreakerEvidence, type ChildrenEvidence } from './state/breaker-evidence.js';
+import {
+  CLOSED,
+  DISABLED,
+  METRICS_ONLY,
+  OPEN,
+  stateName,
+  type BreakerState,
+  type CallOutcome,
+  type FailureCategory,
+  type RejectionReason,
+  type StateCode,
+  type TransitionReason,
+} from './state/breaker-state.js';
+import type { AdmissionDecision } from './state/admission-decision.js';
+import type { AdmissionPeek } from './state/admission-peek.interface.js';
+import { peekAdmission, peekKey, stateRefusal } from './state/admission-peek.js';
+import { applyDecision, applyFamilyDecision } from './state/admission.js';
+import { behaviorOf } from './state/state-behaviors.js';
+import {
   forcingOf,
   type ForceableState,
   type ForceOptions,
+  type Forcing,
 } from './state/forced-state.js';
-import { type WithSignal, type CallPermit, type ProtectedCall } from './calls/tracked-call.js';
+import { transition } from './state/transition.js';
+import {
+  adoptClosed,
+  adoptOpen,
+  applyConfig,
+  hold,
+  openForChildren,
+  refreshState,
+  resetToClosed,
+  unhold,
+} from './state/state-machine.js';
+import {
+  BreakerHookError,
+  createRejection,
+  type CallTimeoutError,
+  type CircuitOpenError,
+} from './errors/breaker.errors.js';
+import { breakerMessages } from './errors/breaker.messages.js';
+import { defaultClassifyResult } from './classify/classify.js';
+import { classifyWith } from './classify/guarded-classifier.js';
+import type { BreakerOptions } from './options/breaker-options.js';
+import { configFor } from './options/config-cache.js';
+import { reconfigured } from './options/reconfiguration.js';
+import type { ResolvedBreakerOptions } from './options/resolve-options.js';
+import type { HalfOpenRound } from './recovery/half-open-round.js';
+import type { ProbeScheduler } from './recovery/probe-scheduler.js';
+import type { Bulkhead } from './overload/bulkhead.js';
+import type { OverloadPressure } from './overload/overload-pressure.js';
+import { isAbortSignal } from './calls/abort-signal.js';
+import type { CallGuard } from './calls/call-guard.js';
+import { pass, passAcquire, passMethod } from './calls/call-routes.js';
+import type { DeadlineScheduler } from './calls/deadline-scheduler.js';
+import { guardOf, heldGuard, reguard } from './calls/guard-slot.js';
+import { evaluateTrip, settleCall } from './calls/settlement.js';
+import type { CallContext, CallPermit, ProtectedCall, WithSignal } from './calls/tracked-call.js';
+import type { FaultInjectionOptions, InjectedFault } from './faults/fault-injection.js';
+import { FaultedAdmission } from './faults/fault-injection.js';
+import { holdFault, injectFault } from './faults/fault-holding.js';
+import type { OutcomeWindow } from './window/outcome-window.interface.js';
+import { SLOT_SUCCESS } from './window/outcome-window.interface.js';
+import { windowOf } from './window/window-of.js';
+
+// Shared by every call that has neither a caller signal nor a deadline.
+const NO_SIGNAL: CallContext = Object.freeze({ signal: undefined });
 
 /** @publicApi */
 export interface ExecuteOptions {
@@ -47,11 +105,58 @@ export interface ExecuteOptions {
  *
  * @publicApi
  */
-export class Breaker extends BreakerCalls {
-  /** For a child of a per-key family: the family. */
-  declare readonly parent: Breaker | undefined;
+export class Breaker {
+  /** @internal A child's name is derived from its family's and its key, when asked: one string less per target. */
+  readonly ownName: string | undefined;
+  /** For a child of a per-key family: the family's breaker. */
+  readonly parent: Breaker | undefined;
+  /** For a child of a per-key family: its target's key. */
+  readonly key: string | undefined;
+  /** The options in force, after defaults and validation. */
+  readonly config: ResolvedBreakerOptions;
+
+  /** @internal The clock, random source, coordinator and error reporter, shared with every breaker made from the same deps. */
+  readonly env: BreakerEnvironment;
   /** @internal */
-  declare readonly keyed: BreakerFamily<Breaker> | undefined;
+  window: OutcomeWindow;
+  /** @internal */
+  readonly counters = new BreakerCounters();
+  /** @internal */
+  hub: BreakerEventHub | undefined = undefined;
+  /** @internal Whether calls must be timed: slow-call detection, a time window, or listeners that want durations. */
+  timed = false;
+
+  /** @internal The state as last decided. */
+  current: StateCode = CLOSED;
+  /** @internal */
+  sinceAt: number;
+  /**
+   * Wall time minus the monotonic reading, taken at the last transition: times
+   * shown to people are the breaker's times plus this, so that a time that came
+   * in as wall time (a shared open-until) goes out exactly as it came in.
+   *
+   * @internal
+   */
+  wallOffset: number;
+  /** @internal */
+  generation = 0;
+  /** @internal When the open period ends (monotonic). */
+  openUntilAt = 0;
+  /** @internal How many times it reopened in a row. */
+  reopens = 0;
+  /** @internal */
+  consecutiveFailures = 0;
+  /** @internal Only once something went wrong: the last failure and transition, and the hook faults reported. */
+  evidence: BreakerEvidence | undefined = undefined;
+  /** @internal Only while the dependency reports overload: its pause and the evidence client-side throttling sheds by. */
+  overload: OverloadPressure | undefined = undefined;
+  /** @internal Only while half-open: the probe budget in use. */
+  round: HalfOpenRound | undefined = undefined;
+
+  /** @internal For a per-key family: its children, as far as transitions concern them. */
+  readonly keyed: BreakerFamily<Breaker> | undefined;
+  /** @internal When the family last handed this child out. */
+  lastUsedAt = 0;
 
   constructor(
     name: string,
@@ -63,24 +168,147 @@ export class Breaker extends BreakerCalls {
     // Children share their family's validated options and environment: creating one is cheap.
     const config = lineage === undefined ? configFor(name, options) : lineage.parent.config;
     const env = lineage === undefined ? environmentOf(name, deps) : lineage.parent.env;
-    const keyed =
+    this.ownName = lineage === undefined ? name : undefined;
+    this.parent = lineage?.parent;
+    this.key = lineage?.key;
+    this.config = config;
+    this.env = env;
+    this.keyed =
       config.perKey === undefined || lineage !== undefined
         ? undefined
-        : (owner: BreakerMachine) =>
-            new BreakerFamily<Breaker>(
-              owner,
-              (key) =>
-                new Breaker(`${name}[${key}]`, undefined, deps, { parent: owner as Breaker, key }),
-            );
-    super(lineage === undefined ? name : undefined, lineage, config, env, keyed);
+        : new BreakerFamily<Breaker>(
+            this,
+            (key) => new Breaker(`${name}[${key}]`, undefined, deps, { parent: this, key }),
+          );
+    const now = env.monotonic();
+    this.window = windowOf(config, now);
+    this.sinceAt = now;
+    this.wallOffset = env.clock.now() - now;
     this.timed = needsTiming(this);
     reguard(this, config);
     // A child born (or born again after eviction) while its family lets every call through is forced alike.
     // Forced open needs nothing of the child: the family's gate rejects every key.
     const forced = lineage?.parent.evidence?.forced;
-    if (forced !== undefined && forced.state !== 'open') this.hold(forced, this.monotonic());
+    if (forced !== undefined && forced.state !== 'open') hold(this, forced, now);
     const faults = lineage?.parent.overload?.faults;
     if (faults !== undefined) holdFault(this, faults);
+  }
+
+  /** Names the breaker in errors, events, logs and metrics; a child of a family is `family[key]`. */
+  get name(): string {
+    return this.ownName ?? `${this.parent!.name}[${this.key}]`;
+  }
+
+  /** The breaker's time source: wall time for timestamps, and the monotonic reading durations run on. */
+  get clock(): Clock {
+    return this.env.clock;
+  }
+
+  /** @internal The reading every duration runs on (see `Clock`): layers that age things with the breaker use it too. */
+  monotonic(): number {
+    return this.env.monotonic();
+  }
+
+  /**
+   * The state as last decided, without the transitions time has made due since:
+   * for a coordinator or a family that must look without making one happen.
+   */
+  get lastDecidedState(): BreakerState {
+    return stateName(this.current);
+  }
+
+  /** @internal While `force()` holds the breaker: the force. */
+  get forcing(): Forcing | undefined {
+    return this.evidence?.forced;
+  }
+
+  /** @internal When the dependency's `Retry-After` pause ends (monotonic); 0 for none. */
+  get pausedUntil(): number {
+    return this.overload?.pausedUntil ?? 0;
+  }
+
+  /**
+   * @internal What the state decides for a call arriving at `now`, changing
+   * nothing: a transition time has made due is reflected, not made.
+   */
+  decide(now: number): AdmissionDecision {
+    return behaviorOf(this.current).decide(this, now);
+  }
+
+  // ---------------------------------------------------------------------------
+  // Evidence
+
+  /** @internal A listener threw: reported once per event. */
+  onListenerFault(event: BreakerEventName, fault: unknown): void {
+    this.reportFault(
+      `on('${event}')`,
+      new BreakerHookError(breakerMessages.listenerThrew(this.name, event, fault), fault),
+    );
+  }
+
+  /** @internal */
+  noteFailure(failure: unknown, category: FailureCategory | 'overload'): void {
+    (this.evidence ??= new BreakerEvidence()).noteFailure(failure, category);
+  }
+
+  /** @internal A number in [0, 1) from the breaker's random source, checked (jitter, shedding, a retry's jitter). */
+
+  /** @internal Reports the first fault of each source; the later ones would only repeat it. */
+  reportFault(source: string, error: Error): void {
+    if (!(this.evidence ??= new BreakerEvidence()).firstFaultOf(source)) return;
+    try {
+      this.env.reportError(error);
+    } catch {
+      // A reporter that throws has nowhere left to report to; the call must still settle.
+    }
+  }
+
+  /**
+   * @internal Puts `config` in force, keeping the state, the counters, the
+  // ---------------------------------------------------------------------------
+  // Transitions (state/state-machine.ts, state/transition.ts)
+
+  /** @internal Moves to `to`: see `transition()` in state/transition.ts. */
+  transition(
+    to: StateCode,
+    reason: TransitionReason,
+    now: number,
+    retryAfterHint: number | undefined,
+    adoptedOpenUntil?: number,
+    datedAt?: number,
+    children?: ChildrenEvidence,
+  ): void {
+    transition(this, to, reason, now, retryAfterHint, adoptedOpenUntil, datedAt, children);
+  }
+
+  /** @internal Makes the transitions time alone has made due (`admitting`: may take the fleet's probe permit). */
+  refresh(now: number, admitting: boolean): void {
+    refreshState(this, now, admitting);
+  }
+
+  /** @internal Enough children are unhealthy: a closed family opens (reason `open-ratio`). */
+  openForChildren(now: number, children: ChildrenEvidence): void {
+    openForChildren(this, now, children);
+  }
+
+  /**
+   * Opens the breaker until `openUntil` because other replicas found the
+   * dependency broken (reason `shared-open`). Only a closed or half-open
+   * breaker adopts; a later `openUntil` extends an open one.
+   */
+  adoptOpen(openUntil: number): void {
+    adoptOpen(this, openUntil);
+  }
+
+  /**
+   * Closes an open or half-open breaker because the fleet's probe succeeded
+   * elsewhere (reason `shared-close`), dated `closedAt` (wall time) when the
+   * store says when the fleet closed: a slow start then ramps from the fleet's
+   * close time, as on every replica. Never dated before the breaker's own
+   * opening, nor in the future.
+   */
+  adoptClosed(closedAt?: number): void {
+    adoptClosed(this, closedAt);
   }
 
   /**
@@ -263,7 +491,7 @@ export class Breaker extends BreakerCalls {
   /** Back to closed with an empty window, no backoff, no pause and no force (a family resets every child too). */
   reset(): void {
     if (this.keyed !== undefined) for (const child of this.keyed.all()) child.reset();
-    this.resetToClosed();
+    resetToClosed(this);
   }
 
   /**
@@ -279,14 +507,14 @@ export class Breaker extends BreakerCalls {
     const now = this.monotonic();
     const forcing = forcingOf(this.name, state, options, this.env.clock.now(), now);
     // The family first: children forced open must not look like a failing fleet to its aggregate rule.
-    this.hold(forcing, now);
+    hold(this, forcing, now);
     if (this.keyed !== undefined) for (const child of this.keyed.all()) child.force(state, options);
   }
 
   /** Ends a `force()`: back to closed with an empty window (reason `released`). Nothing happens when nothing is forced. */
   release(): void {
     if (this.keyed !== undefined) for (const child of this.keyed.all()) child.release();
-    this.unhold();
+    unhold(this);
   }
 
   /**
@@ -302,13 +530,13 @@ export class Breaker extends BreakerCalls {
       throw new TypeError(breakerMessages.reconfigureChild(this.name, this.parent.name));
     const previous = this.config;
     const current = reconfigured(this.name, previous, options);
-    const reset = this.applyConfig(current);
+    const reset = applyConfig(this, current);
     reguard(this, current);
     this.counters.rare.reconfigurations++;
     this.timed = needsTiming(this);
     if (this.keyed !== undefined)
       for (const child of this.keyed.all()) {
-        child.applyConfig(current);
+        applyConfig(child, current);
         reguard(child, current);
         child.timed = needsTiming(child);
       }
@@ -339,46 +567,277 @@ export class Breaker extends BreakerCalls {
   }
 
   snapshot(): BreakerSnapshot {
-    const now = this.monotonic();
-    this.refresh(now, false);
-    this.window.refresh(now);
-    const state = this.current;
-    const snapshot = assembleSnapshot({
-      name: this.name,
-      key: this.key,
-      config: this.config,
-      now,
-      toWall: this.wallOffset,
-      state,
-      since: this.sinceAt,
-      openUntil: this.openUntilAt,
-      pausedUntil: this.overload?.pausedUntil ?? 0,
-      openRetryAfter: state === OPEN ? openRetryAfter(this, now) : 0,
-      generation: this.generation,
-      window: this.window,
-      shed: this.overload?.shedInWindow(now) ?? 0,
-      round: this.round,
-      counters: this.counters,
-      evidence: this.evidence,
-      family: this.keyed?.snapshot(),
-      coordination: this.coordination(),
-      forced:
-        this.evidence?.forced === undefined
-          ? undefined
-          : forcedSnapshot(this.evidence.forced, this.wallOffset),
-      recovery: this.guard?.snapshot(now, this.wallOffset),
-      nextOpenDurationMs: baseOpenDuration(
-        this.config,
-        state === HALF_OPEN || state === OPEN ? this.reopens + 1 : this.reopens,
-      ),
-    });
-    // A game day's fault shows where people look: dashboards, /breakers endpoints.
-    const fault = this.overload?.faults;
-    if (fault !== undefined) snapshot.injectedFault = fault.snapshot();
-    return snapshot;
+    return snapshotOf(this);
   }
 
-  private coordination(): BreakerCoordination | undefined {
-    return this.env.coordinator?.coordinationOf?.(this);
+  /** @internal Where the breaker's per-call deadlines wait (see `Clock.setTimer`). */
+  get deadlines(): DeadlineScheduler {
+    return this.env.deadlines;
+  }
+
+  // ---------------------------------------------------------------------------
+  // Admission
+
+  /** @internal A token (the generation; a negative probe id for probes), the rejection, or an admission with a fault. */
+  admitOwn(): number | CircuitOpenError | FaultedAdmission {
+    if (this.current === CLOSED) {
+      // Overload pressure or an injected fault: the plain path itself has nothing more to check.
+      if (this.overload === undefined) {
+        this.counters.admitted++;
+        return this.generation;
+      }
+      return applyDecision(this, this.monotonic());
+    }
+    const now = this.monotonic();
+    this.refresh(now, true);
+    return applyDecision(this, now);
+  }
+
+  /** @internal A family's own gate for a child's call: 0 to pass, a probe token, or the rejection. */
+  admitAsFamily(): number | CircuitOpenError {
+    const now = this.monotonic();
+    this.refresh(now, true);
+    return applyFamilyDecision(this, now);
+  }
+
+  /** @internal Rejects a call: counted and announced. */
+  reject(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
+    const error = createRejection(
+      this.name,
+      stateName(this.current),
+      reason,
+      retryAfterMs,
+      this.evidence?.lastFailure,
+    );
+    this.counters.reject(reason);
+    this.hub?.emit('rejected', { reason, error });
+    return error;
+  }
+
+  /**
+   * @internal Takes back an admission that turned out not to be a call (a
+   * decorated method that returned an Observable: its subscriptions are the calls).
+   */
+  withdrawAdmission(token: number): void {
+    this.counters.admitted--;
+    const round = this.round;
+    if (token >= 0 || round === undefined || !round.remove(-token)) return;
+    round.admitted--;
+    this.counters.rare.probesAdmitted--;
+  }
+
+  /** @internal Lets a probe's call object be told when the probe expires. */
+  attachProbe(id: number, call: { abandon(error: CallTimeoutError): void }): void {
+    this.round?.attach(id, call);
+  }
+
+  // ---------------------------------------------------------------------------
+  // Running a call on the plain path
+
+  /** @internal The plain path: no deadline, no caller signal, no probe; no call object, no promise of our own. */
+  async runPlain<T>(fn: ProtectedCall<T>, token: number, startedAt: number): Promise<T> {
+    // Judged by the options it started under, whatever reconfigure() puts in force meanwhile.
+    const config = this.config;
+    let value: T;
+    try {
+      value = await fn(NO_SIGNAL);
+    } catch (error) {
+      this.settle(token, this.classifyError(error, config), error, startedAt, undefined, config);
+      throw error;
+    }
+    this.settleValue(token, value, startedAt, config);
+    return value;
+  }
+
+  /** @internal `runPlain()` for a decorated method, without a closure per call. */
+  async runMethod<T>(
+    method: (...args: any[]) => T | PromiseLike<T>,
+    thisArg: unknown,
+    args: unknown[],
+    token: number,
+    startedAt: number,
+  ): Promise<T> {
+    const config = this.config;
+    let value: T;
+    try {
+      value = await method.apply(thisArg, args);
+    } catch (error) {
+      this.settle(token, this.classifyError(error, config), error, startedAt, undefined, config);
+      throw error;
+    }
+    this.settleValue(token, value, startedAt, config);
+    return value;
+  }
+
+  // ---------------------------------------------------------------------------
+  // Settlement
+
+  /** @internal Counts a call that resolved with `value`, judged by `config` (the options it started under); returns how it counted. */
+  settleValue(
+    token: number,
+    value: unknown,
+    startedAt: number,
+    config: ResolvedBreakerOptions = this.config,
+  ): CallOutcome {
+    // The common case in full, without the general bookkeeping: a success of the
+    // current closed generation that nobody times (no duration listeners, no slow
+    // calls, no time window) or classifies by hand.
+    if (
+      token === this.generation &&
+      this.current === CLOSED &&
+      !this.timed &&
+      this.overload === undefined &&
+      config.classifyResult === undefined &&
+      (typeof value !== 'object' ||
+        value === null ||
+        defaultClassifyResult(value, config.overloadK !== 0) === 'success')
+    ) {
+      this.counters.successes++;
+      this.consecutiveFailures = 0;
+      const w = this.window;
+      w.record(SLOT_SUCCESS, 0);
+      // A success can only trip a window that already holds failures (when it completes the minimum population).
+      if (w.failures !== 0) evaluateTrip(this, undefined);
+      return 'success';
+    }
+    const outcome = this.classifyResult(value, config);
+    this.settle(token, outcome, value, startedAt, undefined, config);
+    return outcome;
+  }
+
+  /** @internal Counts a timed-out call: a failure of category `timeout`. */
+  settleTimeout(
+    token: number,
+    error: CallTimeoutError,
+    startedAt: number,
+    config: ResolvedBreakerOptions = this.config,
+  ): void {
+    this.counters.rare.timeouts++;
+    this.hub?.emit('timeout', { timeoutMs: error.timeoutMs, probe: token < 0 });
+    this.settle(token, 'failure', error, startedAt, 'timeout', config);
+  }
+
+  /** @internal Counts one settled call, judged by the options it started under; drops its effect on state when it belongs to an older generation. */
+  settle(
+    token: number,
+    outcome: CallOutcome,
+    subject: unknown,
+    startedAt: number,
+    category: FailureCategory | undefined,
+    config: ResolvedBreakerOptions = this.config,
+  ): void {
+    settleCall(this, token, outcome, subject, startedAt, category, config);
+  }
+
+  /** @internal How `config` (the options a call started under) counts a call that threw `error`. */
+  classifyError(error: unknown, config: ResolvedBreakerOptions = this.config): CallOutcome {
+    return classifyWith(this, 'classify', error, config);
+  }
+
+  /** @internal How `config` counts a call that resolved with `value`. */
+  classifyResult(value: unknown, config: ResolvedBreakerOptions = this.config): CallOutcome {
+    return classifyWith(this, 'classifyResult', value, config);
+  }
+
+  // ---------------------------------------------------------------------------
+  // What the guard, the recovery probe, a family and a retry policy ask of the breaker
+
+  /**
+   * @internal Only with the bulkhead, rampUp or probe option: what stands in
+   * front of admission. Kept beside the breaker, not in a field of its own: a
+   * breaker without these options (a breaker per target) holds nothing for
+   * them, and its calls read one flag of its shared config.
+   */
+  get guard(): CallGuard | undefined {
+    return guardOf(this);
+  }
+
+  /** @internal The bulkhead in front of admission, if any (what `peek()` reads of it). */
+  get bulkheadSlots(): Bulkhead | undefined {
+    return this.guard?.bulkhead;
+  }
+
+  /** @internal Forced `disabled`: every call is let through uncounted, past the bulkhead too. */
+  get lettingAllThrough(): boolean {
+    return this.evidence?.forced?.state === 'disabled';
+  }
+
+  /** @internal A rejection by the guard (`bulkhead-full`, `ramp-up`), counted and announced as the breaker's own. */
+  refuse(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
+    return this.reject(reason, retryAfterMs);
+  }
+
+  /** @internal A retry policy's attempt, scheduled or refused by the budget: counted and announced. */
+  recordRetry(event: RetryEvent): void {
+    if (event.result === 'scheduled') this.counters.rare.retries++;
+    else this.counters.rare.retriesDenied++;
+    this.hub?.emit('retry', event);
+  }
+
+  /** @internal The scheduler of this breaker's recovery probe: its registry's. */
+  probeScheduler(): ProbeScheduler {
+    return probeSchedulerOf(this.env);
+  }
+
+  /** @internal A family's child: one of its bulkheads holds and awaits no call any more. */
+  bulkheadIdle(): void {
+    this.parent!.keyed?.childIdle(this);
+  }
+
+  /**
+   * @internal How many times `reconfigure()` put options in force (local, fleet
+   * or reload): counted as it happens, so a change undone before anyone
+   * looks still shows. A family's children run on its options and count none.
+   */
+  get reconfigurations(): number {
+    return this.counters.reconfigurations;
+  }
+
+  /** @internal A family's overflow child: its family, which counts each key's calls on it. */
+  get overflowCalls(): FamilyTransitions | undefined {
+    return this.key === OVERFLOW_KEY ? this.parent!.keyed : undefined;
+  }
+
+  /** @internal A family's child: its bulkhead, if calls hold or wait for a slot of it (asked as it is evicted). */
+  busyBulkhead(): Bulkhead | undefined {
+    const bulkhead = heldGuard(this)?.bulkhead;
+    return bulkhead !== undefined && bulkhead.active + bulkhead.queued > 0 ? bulkhead : undefined;
+  }
+
+  /**
+   * @internal A new child of a family takes over the bulkhead its key's evicted
+   * child left with calls in it, under the family's limits now: the key's cap
+   * holds across eviction. Without a bulkhead of its own (reconfigured away)
+   * it has no cap to keep.
+   */
+  adoptBulkhead(bulkhead: Bulkhead): void {
+    const guard = heldGuard(this);
+    const limits = this.config.bulkhead;
+    if (guard?.bulkhead === undefined || limits === undefined) return;
+    bulkhead.setLimits(limits);
+    guard.bulkhead = bulkhead;
+  }
+
+  /**
+   * @internal A number in [0, 1) from the breaker's random source (jitter,
+   * shedding, a retry's jitter). A draw that throws or falls outside [0, 1)
+   * counts as `SAFE_DRAW`, reported once (a family's children as the family).
+   */
+  draw(): number {
+    const drawn = drawFrom(this.env.random, this.name, 'deps.random');
+    if (typeof drawn === 'number') return drawn;
+    (this.parent ?? this).reportFault('deps.random', drawn);
+    return SAFE_DRAW;
+  }
+
+  /** @internal Whether this is a child whose family is not closed: its calls pass the family's gate first. */
+  underFamilyGate(): boolean {
+    const parent = this.parent;
+    return (
+      parent !== undefined &&
+      parent.current !== CLOSED &&
+      parent.current !== DISABLED &&
+      parent.current !== METRICS_ONLY
+    );
   }
 }

@@ -38,8 +38,6 @@ const RECOVERED: readonly TransitionReason[] = [
 /** What a guard's recovery probe sees of its breaker. @internal */
 export interface GuardHost extends ProbeHost {
   readonly lastDecidedState: BreakerState;
-  /** Set for a child of a per-key family, which must hear when a bulkhead of its child goes idle. */
-  readonly parent: unknown;
   /** Where its per-call deadlines wait (the clock's timers when it has them): its queue timeouts wait there too. */
   readonly deadlines: DeadlineScheduler;
   probeScheduler(): ProbeScheduler;

@@ -22,6 +22,7 @@ import {
   type OutcomeWindow,
 } from '../window/outcome-window.interface.js';
 import { guardOf } from './guard-slot.js';
+import { tripReason } from '../state/trip-rules.js';
 
 /** What settling a call reads and moves on its breaker. @internal */
 export interface SettledBreaker {
@@ -38,7 +39,6 @@ export interface SettledBreaker {
   overload: OverloadPressure | undefined;
   monotonic(): number;
   noteFailure(failure: unknown, category: FailureCategory | 'overload'): void;
-  evaluate(failure: unknown): void;
   transition(
     to: StateCode,
     reason: TransitionReason,
@@ -91,8 +91,21 @@ export function settleCall(
   }
   // Only a throttle counts accepted calls; a pause alone does not need the clock read.
   if (b.overload?.throttle !== undefined) b.overload.accepted(b.monotonic());
-  b.evaluate(outcome === 'failure' ? subject : undefined);
+  evaluateTrip(b, outcome === 'failure' ? subject : undefined);
   if (outcome === 'failure' && b.config.guarded) rampTrip(b, token, subject);
+}
+
+/**
+ * Trips the breaker if the failure streak, the failure rate or the slow-call
+ * rate says so. `failure` is the failure just recorded, if the call was one:
+ * only a failure's `Retry-After` may lengthen the open period.
+ *
+ * @internal
+ */
+export function evaluateTrip(b: SettledBreaker, failure: unknown): void {
+  const reason = tripReason(b.config, b.window, b.consecutiveFailures, b);
+  if (reason !== undefined)
+    b.transition(OPEN, reason, b.monotonic(), retryAfterOf(failure, b.env.clock.now()));
 }
 
 /** The totals and events of one outcome; the window's slot it fills, none for an ignored call. */

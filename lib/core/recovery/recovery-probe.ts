@@ -1,26 +1,23 @@
-import type { RecoveryProbeEvent } from '../events/breaker-events.js';
 import type { RecoveryProbeSnapshot } from '../snapshot/breaker-snapshot.js';
 import type { CallOutcome } from '../state/breaker-state.js';
 import { BreakerHookError, CallTimeoutError } from '../errors/breaker.errors.js';
 import { breakerMessages } from '../errors/breaker.messages.js';
 import type { ProbeScheduler, ScheduledTask } from './probe-scheduler.js';
+import {
+  mayProbeForFleet,
+  needsRecoveryProbe,
+  recordRecoveryProbe,
+  recoveredByProbe,
+  type RecoveryTarget,
+} from './recovery-host.js';
 import type { ResolvedRecoveryOptions } from './recovery-options.interface.js';
 
 /** What a recovery probe needs of its breaker (every `Breaker` is one). @internal */
-export interface ProbeHost {
-  readonly name: string;
+export interface ProbeHost extends RecoveryTarget {
   readonly key: string | undefined;
-  readonly config: { readonly probe: ResolvedRecoveryOptions['probe'] };
   monotonic(): number;
-  /** Whether the breaker (refreshed, without asking for the fleet's probe permit) is still one to probe for. */
-  needsRecoveryProbe(now: number): boolean;
-  /** Whether this replica may probe now: always alone; shared, only while it holds the fleet's probe permit. */
-  mayProbeForFleet(): boolean;
   classifyError(error: unknown): CallOutcome;
   classifyResult(value: unknown): CallOutcome;
-  /** The health check succeeded: half-open, or closed (reason `recovery-probe`). */
-  recoveredByProbe(to: 'half-open' | 'closed', now: number): void;
-  recordRecoveryProbe(event: RecoveryProbeEvent): void;
   /** Reports the first fault of each source (`reportError`); the later ones would only repeat it. */
   reportFault(source: string, error: Error): void;
 }
@@ -80,7 +77,7 @@ export class RecoveryProbe implements ScheduledTask {
     if (flight !== undefined && now >= flight.deadlineAt) this.expire(flight);
     if (this.inFlight === undefined && now >= this.nextAt) {
       const options = this.host.config.probe;
-      if (options === undefined || !this.host.needsRecoveryProbe(now)) {
+      if (options === undefined || !needsRecoveryProbe(this.host, now)) {
         this.stop();
         return;
       }
@@ -88,7 +85,7 @@ export class RecoveryProbe implements ScheduledTask {
       if (!this.active) return;
       // Shared through a store: one replica probes for the fleet. The permit is asked for now and answered
       // later, so the next try comes soon; a replica that lost it keeps answering no from what it knows.
-      if (this.host.mayProbeForFleet()) {
+      if (mayProbeForFleet(this.host)) {
         this.nextAt = now + options.intervalMs;
         this.launch(options, now);
       } else this.nextAt = now + Math.min(options.intervalMs, FLEET_RETRY_MS);
@@ -148,11 +145,11 @@ export class RecoveryProbe implements ScheduledTask {
     const now = at ?? Math.max(flight.startedAt, this.host.monotonic());
     const durationMs = Math.max(0, now - flight.startedAt);
     if (succeeded) {
-      this.host.recordRecoveryProbe({ result: 'succeeded', durationMs, error: undefined });
+      recordRecoveryProbe(this.host, { result: 'succeeded', durationMs, error: undefined });
       const options = this.host.config.probe;
-      this.host.recoveredByProbe(options?.onSuccess ?? 'half-open', now);
+      recoveredByProbe(this.host, options?.onSuccess ?? 'half-open', now);
     } else {
-      this.host.recordRecoveryProbe({ result: 'failed', durationMs, error: outcome });
+      recordRecoveryProbe(this.host, { result: 'failed', durationMs, error: outcome });
     }
     this.reschedule();
   }
@@ -166,7 +163,7 @@ export class RecoveryProbe implements ScheduledTask {
     );
     this.inFlight = undefined;
     flight.controller.abort(error);
-    this.host.recordRecoveryProbe({ result: 'failed', durationMs: timeoutMs, error });
+    recordRecoveryProbe(this.host, { result: 'failed', durationMs: timeoutMs, error });
   }
 
   /** While it runs: when the next health check is due (wall time), and whether one is in flight. */
