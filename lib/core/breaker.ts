@@ -74,20 +74,19 @@ import type { Bulkhead } from './overload/bulkhead.js';
 import type { OverloadPressure } from './overload/overload-pressure.js';
 import { isAbortSignal } from './calls/abort-signal.js';
 import type { CallGuard } from './calls/call-guard.js';
-import { pass, passAcquire, passMethod } from './calls/call-routes.js';
+import { EXECUTE, MAY_WAIT, type Admit } from './calls/call-pipeline.js';
+import { permitOf, runFunction, runMethod } from './calls/call-entries.js';
+import { runPlain } from './calls/plain-run.js';
+import { pipelineOf } from './calls/pipeline-of.js';
 import type { DeadlineScheduler } from './calls/deadline-scheduler.js';
 import { guardOf, heldGuard, reguard } from './calls/guard-slot.js';
 import { evaluateTrip, settleCall } from './calls/settlement.js';
-import type { CallContext, CallPermit, ProtectedCall, WithSignal } from './calls/tracked-call.js';
+import type { CallPermit, ProtectedCall, WithSignal } from './calls/tracked-call.js';
 import type { FaultInjectionOptions, InjectedFault } from './faults/fault-injection.js';
-import { FaultedAdmission } from './faults/fault-injection.js';
 import { holdFault, injectFault } from './faults/fault-holding.js';
 import type { OutcomeWindow } from './window/outcome-window.interface.js';
 import { SLOT_SUCCESS } from './window/outcome-window.interface.js';
 import { windowOf } from './window/window-of.js';
-
-// Shared by every call that has neither a caller signal nor a deadline.
-const NO_SIGNAL: CallContext = Object.freeze({ signal: undefined });
 
 /** @publicApi */
 export interface ExecuteOptions {
@@ -157,6 +156,8 @@ export class Breaker {
   readonly keyed: BreakerFamily<Breaker> | undefined;
   /** @internal When the family last handed this child out. */
   lastUsedAt = 0;
+  /** @internal The stages its calls go through, assembled once per configuration (see `calls/pipeline-of.ts`). */
+  pipeline: Admit;
 
   constructor(
     name: string,
@@ -173,6 +174,8 @@ export class Breaker {
     this.key = lineage?.key;
     this.config = config;
     this.env = env;
+    this.pipeline =
+      lineage === undefined ? pipelineOf(config, env.faultInjection) : lineage.parent.pipeline;
     this.keyed =
       config.perKey === undefined || lineage !== undefined
         ? undefined
@@ -381,7 +384,10 @@ export class Breaker {
         throw new TypeError(breakerMessages.invalidSignal(this.name, signal));
       if (signal.aborted) return Promise.reject(signal.reason);
     }
-    return this.guard === undefined ? pass(this, fn, signal) : this.guard.execute(this, fn, signal);
+    const admission = this.pipeline<T>(this, signal, EXECUTE);
+    return typeof admission === 'number'
+      ? runPlain(this, fn, admission)
+      : runFunction(this, admission, fn, signal);
   }
 
   /**
@@ -398,9 +404,14 @@ export class Breaker {
   ): Promise<T> {
     if (this.keyed !== undefined)
       throw new TypeError(breakerMessages.familyMisuse(this.name, 'execute'));
-    return this.guard === undefined
-      ? passMethod(this, method, thisArg, args, withSignal)
-      : this.guard.executeMethod(this, method, thisArg, args, withSignal);
+    return runMethod(
+      this,
+      this.pipeline<T>(this, undefined, EXECUTE),
+      method,
+      thisArg,
+      args,
+      withSignal,
+    );
   }
 
   /**
@@ -413,7 +424,7 @@ export class Breaker {
   acquire<T = unknown>(): CallPermit<T> {
     if (this.keyed !== undefined)
       throw new TypeError(breakerMessages.familyMisuse(this.name, 'acquire'));
-    return this.guard === undefined ? passAcquire<T>(this) : this.guard.acquire<T>(this);
+    return permitOf(this.pipeline<T>(this, undefined, 0)) as CallPermit<T>;
   }
 
   /**
@@ -424,7 +435,7 @@ export class Breaker {
   acquireWaiting<T = unknown>(): CallPermit<T> | Promise<CallPermit<T>> {
     if (this.keyed !== undefined)
       throw new TypeError(breakerMessages.familyMisuse(this.name, 'acquire'));
-    return this.guard === undefined ? passAcquire<T>(this) : this.guard.acquire<T>(this, true);
+    return permitOf(this.pipeline<T>(this, undefined, MAY_WAIT));
   }
 
   /**
@@ -531,12 +542,14 @@ export class Breaker {
     const previous = this.config;
     const current = reconfigured(this.name, previous, options);
     const reset = applyConfig(this, current);
+    this.pipeline = pipelineOf(current, this.env.faultInjection);
     reguard(this, current);
     this.counters.rare.reconfigurations++;
     this.timed = needsTiming(this);
     if (this.keyed !== undefined)
       for (const child of this.keyed.all()) {
         applyConfig(child, current);
+        child.pipeline = this.pipeline;
         reguard(child, current);
         child.timed = needsTiming(child);
       }
@@ -579,7 +592,7 @@ export class Breaker {
   // Admission
 
   /** @internal A token (the generation; a negative probe id for probes), the rejection, or an admission with a fault. */
-  admitOwn(): number | CircuitOpenError | FaultedAdmission {
+  admitOwn(): number | CircuitOpenError {
     if (this.current === CLOSED) {
       // Overload pressure or an injected fault: the plain path itself has nothing more to check.
       if (this.overload === undefined) {
@@ -600,7 +613,7 @@ export class Breaker {
     return applyFamilyDecision(this, now);
   }
 
-  /** @internal Rejects a call: counted and announced. */
+  /** @internal Rejects a call (the state's rejection, or a stage's: `bulkhead-full`, `ramp-up`): counted and announced. */
   reject(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
     const error = createRejection(
       this.name,
@@ -629,44 +642,6 @@ export class Breaker {
   /** @internal Lets a probe's call object be told when the probe expires. */
   attachProbe(id: number, call: { abandon(error: CallTimeoutError): void }): void {
     this.round?.attach(id, call);
-  }
-
-  // ---------------------------------------------------------------------------
-  // Running a call on the plain path
-
-  /** @internal The plain path: no deadline, no caller signal, no probe; no call object, no promise of our own. */
-  async runPlain<T>(fn: ProtectedCall<T>, token: number, startedAt: number): Promise<T> {
-    // Judged by the options it started under, whatever reconfigure() puts in force meanwhile.
-    const config = this.config;
-    let value: T;
-    try {
-      value = await fn(NO_SIGNAL);
-    } catch (error) {
-      this.settle(token, this.classifyError(error, config), error, startedAt, undefined, config);
-      throw error;
-    }
-    this.settleValue(token, value, startedAt, config);
-    return value;
-  }
-
-  /** @internal `runPlain()` for a decorated method, without a closure per call. */
-  async runMethod<T>(
-    method: (...args: any[]) => T | PromiseLike<T>,
-    thisArg: unknown,
-    args: unknown[],
-    token: number,
-    startedAt: number,
-  ): Promise<T> {
-    const config = this.config;
-    let value: T;
-    try {
-      value = await method.apply(thisArg, args);
-    } catch (error) {
-      this.settle(token, this.classifyError(error, config), error, startedAt, undefined, config);
-      throw error;
-    }
-    this.settleValue(token, value, startedAt, config);
-    return value;
   }
 
   // ---------------------------------------------------------------------------
@@ -760,11 +735,6 @@ export class Breaker {
   /** @internal Forced `disabled`: every call is let through uncounted, past the bulkhead too. */
   get lettingAllThrough(): boolean {
     return this.evidence?.forced?.state === 'disabled';
-  }
-
-  /** @internal A rejection by the guard (`bulkhead-full`, `ramp-up`), counted and announced as the breaker's own. */
-  refuse(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
-    return this.reject(reason, retryAfterMs);
   }
 
   /** @internal A retry policy's attempt, scheduled or refused by the budget: counted and announced. */
