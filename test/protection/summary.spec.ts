@@ -74,8 +74,16 @@ describe('the protection summary (bench/protection/summary.mjs)', () => {
     dir = undefined;
   });
 
-  it('renders the latest full run of the committed history', () => {
-    expect(renderSummary(latestRun()).split('\n')).toEqual([
+  it('renders a full run of the committed history (9a131f8) as README showed it', () => {
+    const log = fileURLToPath(
+      new URL('../../bench/results/protection-history.jsonl', import.meta.url),
+    );
+    const run = readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => JSON.parse(line) as ProtectionRun)
+      .find((line) => line.kind === 'protection' && line.commit === '9a131f8');
+    expect(renderSummary(run!).split('\n')).toEqual([
       '| scenario: figure | no breaker | opossum 9 | cockatiel `Consecutive(5)` | cockatiel `Sampling` + 2 s timeout | this package |',
       '| :--- | ---: | ---: | ---: | ---: | ---: |',
       '| 1. hard outage: calls wasted on the dead dependency | 7,124 | 491 | 17 | 615 | 22 |',
