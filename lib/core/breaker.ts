@@ -19,7 +19,7 @@ import type {
 } from './events/breaker-events.js';
 import { listen, needsTiming } from './events/breaker-listeners.js';
 import { BreakerFamily, OVERFLOW_KEY, type FamilyTransitions } from './family/breaker-family.js';
-import { BreakerEvidence, type ChildrenEvidence } from './state/breaker-evidence.js';
+import { RareState, type ChildrenEvidence } from './state/rare-state.js';
 import {
   CLOSED,
   DISABLED,
@@ -145,8 +145,8 @@ export class Breaker {
   reopens = 0;
   /** @internal */
   consecutiveFailures = 0;
-  /** @internal Only once something went wrong: the last failure and transition, and the hook faults reported. */
-  evidence: BreakerEvidence | undefined = undefined;
+  /** @internal What only some breakers need (the last failure and transition, hook errors reported, a force, an injected fault), made when first needed. */
+  rare: RareState | undefined = undefined;
   /** @internal Only while the dependency reports overload: its pause and the evidence client-side throttling sheds by. */
   overload: OverloadPressure | undefined = undefined;
   /** @internal Only while half-open: the probe budget in use. */
@@ -191,9 +191,9 @@ export class Breaker {
     reguard(this, config);
     // A child born (or born again after eviction) while its family lets every call through is forced alike.
     // Forced open needs nothing of the child: the family's gate rejects every key.
-    const forced = lineage?.parent.evidence?.forced;
+    const forced = lineage?.parent.rare?.forced;
     if (forced !== undefined && forced.state !== 'open') hold(this, forced, now);
-    const faults = lineage?.parent.overload?.faults;
+    const faults = lineage?.parent.rare?.faults;
     if (faults !== undefined) holdFault(this, faults);
   }
 
@@ -222,7 +222,7 @@ export class Breaker {
 
   /** @internal While `force()` holds the breaker: the force. */
   get forcing(): Forcing | undefined {
-    return this.evidence?.forced;
+    return this.rare?.forced;
   }
 
   /** @internal When the dependency's `Retry-After` pause ends (monotonic); 0 for none. */
@@ -251,14 +251,14 @@ export class Breaker {
 
   /** @internal */
   noteFailure(failure: unknown, category: FailureCategory | 'overload'): void {
-    (this.evidence ??= new BreakerEvidence()).noteFailure(failure, category);
+    (this.rare ??= new RareState()).noteFailure(failure, category);
   }
 
   /** @internal A number in [0, 1) from the breaker's random source, checked (jitter, shedding, a retry's jitter). */
 
   /** @internal Reports the first fault of each source; the later ones would only repeat it. */
   reportFault(source: string, error: Error): void {
-    if (!(this.evidence ??= new BreakerEvidence()).firstFaultOf(source)) return;
+    if (!(this.rare ??= new RareState()).firstFaultOf(source)) return;
     try {
       this.env.reportError(error);
     } catch {
@@ -594,7 +594,7 @@ export class Breaker {
   /** @internal A token (the generation; a negative probe id for probes), the rejection, or an admission with a fault. */
   admitOwn(): number | CircuitOpenError {
     if (this.current === CLOSED) {
-      // Overload pressure or an injected fault: the plain path itself has nothing more to check.
+      // Without overload pressure, the plain path itself has nothing more to check (injected faults are a stage of their own).
       if (this.overload === undefined) {
         this.counters.admitted++;
         return this.generation;
@@ -620,7 +620,7 @@ export class Breaker {
       stateName(this.current),
       reason,
       retryAfterMs,
-      this.evidence?.lastFailure,
+      this.rare?.lastFailure,
     );
     this.counters.reject(reason);
     this.hub?.emit('rejected', { reason, error });
@@ -734,7 +734,7 @@ export class Breaker {
 
   /** @internal Forced `disabled`: every call is let through uncounted, past the bulkhead too. */
   get lettingAllThrough(): boolean {
-    return this.evidence?.forced?.state === 'disabled';
+    return this.rare?.forced?.state === 'disabled';
   }
 
   /** @internal A retry policy's attempt, scheduled or refused by the budget: counted and announced. */

@@ -10,8 +10,8 @@ import type { UncountedCall } from './uncounted-call.js';
 export interface PipelineBreaker extends CallOwner {
   readonly timed: boolean;
   readonly parent: PipelineBreaker | undefined;
-  /** Only while something takes a closed breaker off its plain path: here, the injected fault. */
-  readonly overload: { readonly faults: FaultPlan | undefined } | undefined;
+  /** What only some breakers need: here, the fault injected into its calls. */
+  readonly rare: { readonly faults: FaultPlan | undefined } | undefined;
   /** Forced `disabled`: every call goes through uncounted, past the bulkhead too. */
   readonly lettingAllThrough: boolean;
   /** A family's overflow child: its family, which counts each key's calls on it. */

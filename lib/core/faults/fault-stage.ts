@@ -20,7 +20,7 @@ export const faultStage: Stage = (next: Admit): Admit =>
     signal: AbortSignal | undefined,
     flags: number,
   ): Admission<T> {
-    const plan = b.overload?.faults;
+    const plan = b.rare?.faults;
     if (plan === undefined) return next<T>(b, signal, flags);
     // Inside the fault stage no stage waits: the admission is decided now.
     const call = next<T>(b, signal, flags & ~MAY_BE_PLAIN);
