@@ -159,6 +159,14 @@ export class Breaker {
   /** @internal The stages its calls go through, assembled once per configuration (see `calls/pipeline-of.ts`). */
   pipeline: Admit;
 
+  constructor(name: string, options?: BreakerOptions, deps?: BreakerDeps);
+  /** @internal A child of a per-key family: its family's options and environment, and its key. */
+  constructor(
+    name: string,
+    options: BreakerOptions | undefined,
+    deps: BreakerDeps | undefined,
+    lineage: { parent: Breaker; key: string },
+  );
   constructor(
     name: string,
     options?: BreakerOptions,
@@ -480,7 +488,7 @@ export class Breaker {
     return stateRefusal(this);
   }
 
-  /** Counts a call that a fallback served; the decorator and the operator report theirs. */
+  /** @internal Counts a call that a fallback served; the decorator, the interceptor and the operator report theirs. */
   recordFallback(error: unknown, source: FallbackEvent['source']): void {
     this.counters.rare.fallbacks++;
     this.hub?.emit('fallback', { error, source });
