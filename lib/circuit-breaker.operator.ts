@@ -59,7 +59,7 @@ export type BreakerRecovery<R> = (
  *   (ignored; a probe's permit is returned). Later values and errors pass
  *   through untouched.
  * - A rejected call never subscribes to the source: the subscriber gets
- *   `CircuitOpenError` synchronously at subscribe time, or the fallback.
+ *   `CallRejectedError` synchronously at subscribe time, or the fallback.
  * - With a fallback, a first value classified as a failure or an overload is
  *   replaced: the source is unsubscribed and the subscriber gets the fallback.
  *

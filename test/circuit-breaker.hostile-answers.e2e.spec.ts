@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   CircuitBreakerModule,
   CircuitBreakerRegistry,
-  CircuitOpenError,
+  CallRejectedError,
   DEFAULT_CIRCUIT_KEY,
   RequireCircuitBreaker,
   UseCircuitBreaker,
@@ -47,7 +47,7 @@ const upstream = { calls: 0, down: false };
 class HostileController {
   @Get('thrown/:wait')
   thrown(@Param('wait') wait: string) {
-    throw new CircuitOpenError('payments', 'open', 'open', WAITS[wait]);
+    throw new CallRejectedError('payments', 'open', 'open', WAITS[wait]);
   }
 
   @Get('guarded')

@@ -59,7 +59,7 @@ import {
   BreakerHookError,
   createRejection,
   type CallTimeoutError,
-  type CircuitOpenError,
+  type CallRejectedError,
 } from './errors/breaker.errors.js';
 import { breakerMessages } from './errors/breaker.messages.js';
 import { defaultClassifyResult } from './classify/classify.js';
@@ -376,7 +376,7 @@ export class Breaker {
   // Running calls
 
   /**
-   * Runs `fn` through the breaker. Rejects with `CircuitOpenError`, without
+   * Runs `fn` through the breaker. Rejects with `CallRejectedError`, without
    * calling `fn`, when the breaker does not admit the call (on the next
    * microtask: see `deferredRejection`); otherwise settles as `fn` does, or
    * with `CallTimeoutError` after `timeoutMs`, or with the caller's abort reason.
@@ -424,7 +424,7 @@ export class Breaker {
 
   /**
    * Admits one call that the caller will run and settle itself, or throws
-   * `CircuitOpenError`. Settle it with `succeed`/`fail`/`timeOut`/`release`, or
+   * `CallRejectedError`. Settle it with `succeed`/`fail`/`timeOut`/`release`, or
    * hand it the call's promise with `track()` to get the breaker's deadline and
    * classification. A probe that is never settled still expires after
    * `halfOpen.maxWaitMs`.
@@ -484,7 +484,7 @@ export class Breaker {
    * that refuses (this one, or its family), as its admission would; none when
    * it may be admitted. What `peek()` answers refused, a call is refused.
    */
-  stateRefusal(): CircuitOpenError | undefined {
+  stateRefusal(): CallRejectedError | undefined {
     return stateRefusal(this);
   }
 
@@ -600,7 +600,7 @@ export class Breaker {
   // Admission
 
   /** @internal A token (the generation; a negative probe id for probes), the rejection, or an admission with a fault. */
-  admitOwn(): number | CircuitOpenError {
+  admitOwn(): number | CallRejectedError {
     if (this.current === CLOSED) {
       // Without overload pressure, the plain path itself has nothing more to check (injected faults are a stage of their own).
       if (this.overload === undefined) {
@@ -615,14 +615,14 @@ export class Breaker {
   }
 
   /** @internal A family's own gate for a child's call: 0 to pass, a probe token, or the rejection. */
-  admitAsFamily(): number | CircuitOpenError {
+  admitAsFamily(): number | CallRejectedError {
     const now = this.monotonic();
     this.refresh(now, true);
     return applyFamilyDecision(this, now);
   }
 
   /** @internal Rejects a call (the state's rejection, or a stage's: `bulkhead-full`, `ramp-up`): counted and announced. */
-  reject(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
+  reject(reason: RejectionReason, retryAfterMs: number | undefined): CallRejectedError {
     const error = createRejection(
       this.name,
       stateName(this.current),

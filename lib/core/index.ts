@@ -75,9 +75,9 @@ export type {
 export {
   BreakerConfigError,
   BreakerHookError,
+  CallRejectedError,
   CallTimeoutError,
-  CircuitOpenError,
-  isBreakerRejection,
+  isCallRejected,
 } from './errors/breaker.errors.js';
 export {
   defaultClassifyError,

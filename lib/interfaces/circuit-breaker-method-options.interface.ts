@@ -21,7 +21,7 @@ export interface LastGoodFallback {
 
 /**
  * What runs instead whenever the breaker counts a call as rejected
- * (`CircuitOpenError`), failed, timed out or overloaded, thrown or returned: a
+ * (`CallRejectedError`), failed, timed out or overloaded, thrown or returned: a
  * returned value classified as a failure (a fetch `Response` with status 503)
  * is replaced too, and is the fallback's `error`. Never for outcomes
  * classified as success or ignored (a 400 still reaches the caller):

@@ -7,7 +7,7 @@ import type {
   TransitionReason,
 } from '../state/breaker-state.js';
 import type { ResolvedBreakerOptions } from '../options/resolve-options.js';
-import type { CircuitOpenError } from '../errors/breaker.errors.js';
+import type { CallRejectedError } from '../errors/breaker.errors.js';
 
 /** @publicApi */
 export interface StateChangeEvent {
@@ -52,7 +52,7 @@ export interface IgnoredEvent {
 /** @publicApi */
 export interface RejectedEvent {
   reason: RejectionReason;
-  error: CircuitOpenError;
+  error: CallRejectedError;
 }
 
 /** @publicApi */
