@@ -30,7 +30,7 @@ export interface CircuitBreakerOperatorOptions<R> {
   fallback?: (error: unknown) => ObservableInput<R>;
   /**
    * For a per-key breaker: the key of this subscription's target (host,
-   * endpoint, tenant). `undefined`, `null` or `''` is `DEFAULT_CIRCUIT_KEY`.
+   * endpoint, tenant). `undefined`, `null` or `''` is `FAMILY_DEFAULT_KEY`.
    */
   key?: () => string | undefined;
 }

@@ -16,10 +16,11 @@ export {
   defaultClassifyError,
   defaultClassifyResult,
   ensureOk,
+  FAMILY_DEFAULT_KEY,
+  FAMILY_OVERFLOW_KEY,
   httpStatusOf,
   InjectedFaultError,
   isCallRejected,
-  OVERFLOW_KEY,
   parseRetryAfter,
   RETRY_DEFAULTS,
   retryAfterOf,
@@ -132,7 +133,6 @@ export type { CircuitBreakerErrorPayload } from './circuit-breaker-transport.map
 export { CircuitBreaker } from './decorators/circuit-breaker.decorator.js';
 export { RequireCircuitBreaker } from './decorators/require-circuit-breaker.decorator.js';
 export { UseCircuitBreaker } from './decorators/use-circuit-breaker.decorator.js';
-export { DEFAULT_CIRCUIT_KEY } from './circuit-key.js';
 export { CircuitBreakerGuard } from './circuit-breaker.guard.js';
 export { CircuitBreakerInterceptor } from './circuit-breaker.interceptor.js';
 export type {

@@ -18,7 +18,11 @@ import type {
   RetryEvent,
 } from './events/breaker-events.js';
 import { listen, needsTiming } from './events/breaker-listeners.js';
-import { BreakerFamily, OVERFLOW_KEY, type FamilyTransitions } from './family/breaker-family.js';
+import {
+  BreakerFamily,
+  FAMILY_OVERFLOW_KEY,
+  type FamilyTransitions,
+} from './family/breaker-family.js';
 import { RareState, type ChildrenEvidence } from './state/rare-state.js';
 import {
   CLOSED,
@@ -773,7 +777,7 @@ export class Breaker {
 
   /** @internal A family's overflow child: its family, which counts each key's calls on it. */
   get overflowCalls(): FamilyTransitions | undefined {
-    return this.key === OVERFLOW_KEY ? this.parent!.keyed : undefined;
+    return this.key === FAMILY_OVERFLOW_KEY ? this.parent!.keyed : undefined;
   }
 
   /** @internal A family's child: its bulkhead, if calls hold or wait for a slot of it (asked as it is evicted). */

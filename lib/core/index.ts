@@ -92,7 +92,7 @@ export type { UpstreamBodyReader, UpstreamResponse } from './classify/upstream-h
 export { systemClock } from './ports/clock.js';
 export type { Clock, RandomSource } from './ports/clock.js';
 export type { ResolvedBreakerOptions } from './options/resolve-options.js';
-export { OVERFLOW_KEY } from './family/breaker-family.js';
+export { FAMILY_DEFAULT_KEY, FAMILY_OVERFLOW_KEY } from './family/breaker-family.js';
 export type { FamilySnapshot } from './family/breaker-family.js';
 export type {
   BreakerCoordination,

@@ -45,7 +45,7 @@ export interface CircuitBreakerMethodOptions extends BreakerOptions {
   /** The breaker's name. Default `ClassName.methodName`. */
   name?: string;
   fallback?: CircuitBreakerFallback;
-  /** For a per-key breaker: the key of this call's target, from the method's arguments. `undefined` or `''` is `DEFAULT_CIRCUIT_KEY`. */
+  /** For a per-key breaker: the key of this call's target, from the method's arguments. `undefined` or `''` is `FAMILY_DEFAULT_KEY`. */
   key?: (...args: any[]) => string | undefined;
   /**
    * Breaker-aware retry of a method that returns a Promise (see `withRetry()`):
