@@ -97,7 +97,7 @@ export class CircuitBreakerExceptionFilter implements ExceptionFilter<unknown> {
     return true;
   }
 
-  /** Which of the body factory's faults were logged: each once, as the engine reports a hook's faults. */
+  /** Which of the body factory's errors were logged: each once, as the engine reports a hook's errors. */
   private readonly logged = new Set<'threw' | 'not-json'>();
 
   /** @internal The answer for a breaker error, with the module's options; `@RequireCircuitBreaker()` answers with it too. */

@@ -107,14 +107,14 @@ export function circuitBreaker<T, R = never>(
   return breakerOperator(breaker, key, recover, OPERATOR_SITE);
 }
 
-/** Where the operator's `key` option is given, for its faults' messages. */
+/** Where the operator's `key` option is given, for its errors' messages. */
 const OPERATOR_SITE = 'circuitBreaker()';
 
 /**
  * The operator itself, for `circuitBreaker()` and for decorated Observable
  * methods, whose fallbacks may have nothing to serve (a `lastGood` miss) and
  * count themselves under their own source. `keySite` names where `key` was
- * given, in the messages of its faults.
+ * given, in the messages of its errors.
  *
  * @internal
  */

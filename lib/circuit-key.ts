@@ -6,7 +6,7 @@ import { circuitBreakerMessages } from './circuit-breaker.messages.js';
  * key function that throws or returns a non-string is the application's bug,
  * not the request's: it is reported once per site (`site`: where the key
  * option was given; two sites sharing a breaker are two bugs), as a
- * listener's fault is, and the call goes on under the default key instead of
+ * listener's error is, and the call goes on under the default key instead of
  * failing. A finite number is a key as its string (a numeric tenant id).
  *
  * @internal
@@ -44,7 +44,7 @@ export function methodKeyFor(
 }
 
 function keyThrew(breaker: Breaker, site: string, fault: unknown): string {
-  breaker.reportFault(
+  breaker.reportHookError(
     `key@${site}`,
     new BreakerHookError(
       circuitBreakerMessages.keyFunctionThrew(breaker.name, site, fault, FAMILY_DEFAULT_KEY),
@@ -54,11 +54,11 @@ function keyThrew(breaker: Breaker, site: string, fault: unknown): string {
   return FAMILY_DEFAULT_KEY;
 }
 
-/** What is not a non-empty string: nothing (the default key), a number's string, or a fault of the site. */
+/** What is not a non-empty string: nothing (the default key), a number's string, or an error of the site. */
 function checkedKey(breaker: Breaker, site: string, key: unknown): string {
   if (key === undefined || key === null || key === '') return FAMILY_DEFAULT_KEY;
   if (typeof key === 'number' && Number.isFinite(key)) return String(key);
-  breaker.reportFault(
+  breaker.reportHookError(
     `key@${site}`,
     new BreakerHookError(
       circuitBreakerMessages.keyNotAString(breaker.name, site, key, FAMILY_DEFAULT_KEY),

@@ -247,8 +247,8 @@ describe.each(HTTP_PLATFORMS)('Hostile values at the HTTP edge on %s', (platform
     }
     expect(registry.get('tenants').forKey(FAMILY_DEFAULT_KEY).snapshot().totals.admitted).toBe(3);
     expect(errors.mock.calls.map(([message]) => message)).toEqual([
-      `Circuit breaker "tenants" in @UseCircuitBreaker() on HostileController.tenantThrowingKey: option "key" threw TypeError: no tenant resolver; the call went on under the default key "${FAMILY_DEFAULT_KEY}". Make the key function return the target's key, or undefined when there is none. Later faults of this site's key function are not reported again.`,
-      `Circuit breaker "tenants" in @RequireCircuitBreaker() on HostileController.tenantGuardedThrowingKey: option "key" threw TypeError: no tenant resolver; the call went on under the default key "${FAMILY_DEFAULT_KEY}". Make the key function return the target's key, or undefined when there is none. Later faults of this site's key function are not reported again.`,
+      `Circuit breaker "tenants" in @UseCircuitBreaker() on HostileController.tenantThrowingKey: option "key" threw TypeError: no tenant resolver; the call went on under the default key "${FAMILY_DEFAULT_KEY}". Make the key function return the target's key, or undefined when there is none. Later errors of this site's key function are not reported again.`,
+      `Circuit breaker "tenants" in @RequireCircuitBreaker() on HostileController.tenantGuardedThrowingKey: option "key" threw TypeError: no tenant resolver; the call went on under the default key "${FAMILY_DEFAULT_KEY}". Make the key function return the target's key, or undefined when there is none. Later errors of this site's key function are not reported again.`,
     ]);
   });
 });

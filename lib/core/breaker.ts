@@ -254,8 +254,8 @@ export class Breaker {
   // Evidence
 
   /** @internal A listener threw: reported once per event. */
-  onListenerFault(event: BreakerEventName, fault: unknown): void {
-    this.reportFault(
+  onListenerError(event: BreakerEventName, fault: unknown): void {
+    this.reportHookError(
       `on('${event}')`,
       new BreakerHookError(breakerMessages.listenerThrew(this.name, event, fault), fault),
     );
@@ -269,8 +269,8 @@ export class Breaker {
   /** @internal A number in [0, 1) from the breaker's random source, checked (jitter, shedding, a retry's jitter). */
 
   /** @internal Reports the first fault of each source; the later ones would only repeat it. */
-  reportFault(source: string, error: Error): void {
-    if (!(this.rare ??= new RareState()).firstFaultOf(source)) return;
+  reportHookError(source: string, error: Error): void {
+    if (!(this.rare ??= new RareState()).firstHookErrorOf(source)) return;
     try {
       this.env.reportError(error);
     } catch {
@@ -808,7 +808,7 @@ export class Breaker {
   draw(): number {
     const drawn = drawFrom(this.env.random, this.name, 'deps.random');
     if (typeof drawn === 'number') return drawn;
-    (this.parent ?? this).reportFault('deps.random', drawn);
+    (this.parent ?? this).reportHookError('deps.random', drawn);
     return SAFE_DRAW;
   }
 

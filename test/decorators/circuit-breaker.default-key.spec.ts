@@ -74,8 +74,8 @@ describe('the default key of @CircuitBreaker() and circuitBreaker()', () => {
     expect(await inventory.stockInRegion()).toBe('regional stock');
     expect(family.forKey(FAMILY_DEFAULT_KEY).snapshot().totals.successes).toBe(4);
     expect(errors.mock.calls.map(([message]) => message)).toEqual([
-      `Circuit breaker "warehouses" in @CircuitBreaker() on Inventory.stockAnywhere: option "key" threw Error: no warehouse resolver; the call went on under the default key "${FAMILY_DEFAULT_KEY}". Make the key function return the target's key, or undefined when there is none. Later faults of this site's key function are not reported again.`,
-      `Circuit breaker "warehouses" in @CircuitBreaker() on Inventory.stockInRegion: option "key" threw RangeError: no region resolver; the call went on under the default key "${FAMILY_DEFAULT_KEY}". Make the key function return the target's key, or undefined when there is none. Later faults of this site's key function are not reported again.`,
+      `Circuit breaker "warehouses" in @CircuitBreaker() on Inventory.stockAnywhere: option "key" threw Error: no warehouse resolver; the call went on under the default key "${FAMILY_DEFAULT_KEY}". Make the key function return the target's key, or undefined when there is none. Later errors of this site's key function are not reported again.`,
+      `Circuit breaker "warehouses" in @CircuitBreaker() on Inventory.stockInRegion: option "key" threw RangeError: no region resolver; the call went on under the default key "${FAMILY_DEFAULT_KEY}". Make the key function return the target's key, or undefined when there is none. Later errors of this site's key function are not reported again.`,
     ]);
   });
 
@@ -107,7 +107,7 @@ describe('the default key of @CircuitBreaker() and circuitBreaker()', () => {
     expect(await firstValueFrom(of('d').pipe(notANumber))).toBe('d');
     expect(family.forKey(FAMILY_DEFAULT_KEY).snapshot().totals.successes).toBe(3);
     expect(errors.mock.calls.map(([message]) => message)).toEqual([
-      `Circuit breaker "warehouses" in circuitBreaker(): option "key" returned NaN, not a string; the call went on under the default key "${FAMILY_DEFAULT_KEY}". Return the target's key as a string, or undefined when there is none. Later faults of this site's key function are not reported again.`,
+      `Circuit breaker "warehouses" in circuitBreaker(): option "key" returned NaN, not a string; the call went on under the default key "${FAMILY_DEFAULT_KEY}". Return the target's key as a string, or undefined when there is none. Later errors of this site's key function are not reported again.`,
     ]);
   });
 });

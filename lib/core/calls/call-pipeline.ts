@@ -28,7 +28,7 @@ export interface PipelineBreaker extends CallOwner {
   /** The rejection its state (or its family's) gives a call now, counted and announced; none when it may be admitted. */
   stateRefusal(): CallRejectedError | undefined;
   /** Hears of a faulty random draw of an injected fault (once per injection). */
-  reportFault(source: string, error: Error): void;
+  reportHookError(source: string, error: Error): void;
 }
 
 /** What the overflow child's stage tells its family of each call (see `FamilyTransitions`). @internal */

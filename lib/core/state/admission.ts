@@ -26,7 +26,7 @@ export interface AdmittingBreaker {
   decide(now: number): AdmissionDecision;
   reject(reason: RejectionReason, retryAfterMs: number | undefined): CallRejectedError;
   draw(): number;
-  reportFault(source: string, error: Error): void;
+  reportHookError(source: string, error: Error): void;
 }
 
 /**
