@@ -56,7 +56,6 @@ export type {
   FallbackEvent,
   FamilySnapshot,
   FaultInjectionOptions,
-  ForceableState,
   ForcedMode,
   ForcedStateSnapshot,
   ForceOptions,

@@ -44,7 +44,7 @@ import { applyDecision, applyFamilyDecision } from './state/admission.js';
 import { behaviorOf } from './state/state-behaviors.js';
 import {
   forcingOf,
-  type ForceableState,
+  type ForcedMode,
   type ForceOptions,
   type Forcing,
 } from './state/forced-state.js';
@@ -526,7 +526,7 @@ export class Breaker {
    * in snapshots, events, logs and health details. A family forces every
    * child it holds too.
    */
-  force(state: ForceableState, options: ForceOptions): void {
+  force(state: ForcedMode | 'closed', options: ForceOptions): void {
     const now = this.monotonic();
     const forcing = forcingOf(this.name, state, options, this.env.clock.now(), now);
     // The family first: children forced open must not look like a failing fleet to its aggregate rule.

@@ -100,12 +100,7 @@ export type {
   BreakerStore,
   CoordinatedBreaker,
 } from './ports/breaker-coordinator.interface.js';
-export type {
-  ForceableState,
-  ForcedMode,
-  ForceOptions,
-  ForcedStateSnapshot,
-} from './state/forced-state.js';
+export type { ForcedMode, ForceOptions, ForcedStateSnapshot } from './state/forced-state.js';
 export { InjectedFaultError } from './faults/injected-fault.error.js';
 export type {
   FaultInjectionOptions,
