@@ -53,9 +53,10 @@ export interface CircuitBreakerHttpResponse {
 
 /**
  * True for the errors `CircuitBreakerExceptionFilter` maps: a `CallRejectedError`
- * (also from another copy of the package) or a `CallTimeoutError`.
+ * (also from another copy of the package) or a `CallTimeoutError`. Not
+ * exported: `toHttpResponse(e) !== undefined` says the same to users.
  *
- * @publicApi
+ * @internal
  */
 export function isBreakerHttpError(
   exception: unknown,

@@ -121,7 +121,7 @@ export { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 export { circuitBreaker } from './circuit-breaker.operator.js';
 export type { CircuitBreakerOperatorOptions } from './circuit-breaker.operator.js';
 export { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
-export { toHttpResponse, isBreakerHttpError } from './circuit-breaker-http.mapping.js';
+export { toHttpResponse } from './circuit-breaker-http.mapping.js';
 export type {
   CircuitBreakerHttpResponse,
   CircuitBreakerResponseBody,
