@@ -28,7 +28,7 @@ import {
   type CircuitBreakerReload,
 } from './circuit-breaker.reload.js';
 import { CircuitBreakerEvents } from './circuit-breaker.events.js';
-import { reportError } from './circuit-breaker-fault.reporter.js';
+import { reportError } from './circuit-breaker-hook-error.reporter.js';
 import {
   CircuitBreakerExplorer,
   type DiscoveredBreakers,

@@ -431,7 +431,7 @@ function probe(app, file, source, checks) {
 
 const ASSERTIONS = `
 function check(m, where) {
-  for (const name of ['Breaker', 'CircuitOpenError', 'isBreakerRejection']) {
+  for (const name of ['Breaker', 'CallRejectedError', 'isCallRejected']) {
     if (typeof m[name] !== 'function') throw new Error(where + ': export ' + name + ' is ' + typeof m[name]);
   }
 }
@@ -650,7 +650,7 @@ function checkTypesVersions(pkg) {
 /** A CommonJS Nest application that uses every entry point; the @ts-expect-error lines prove each entry's types are real, not `any`. */
 const CONSUMER_SOURCE = `import 'reflect-metadata';
 import { Injectable, Module, type DynamicModule } from '@nestjs/common';
-import { Breaker, CircuitBreaker, CircuitBreakerModule, isBreakerRejection, type BreakerSnapshot } from 'nestjs-circuit-breaker';
+import { Breaker, CircuitBreaker, CircuitBreakerModule, isCallRejected, type BreakerSnapshot } from 'nestjs-circuit-breaker';
 import { Breaker as CoreBreaker } from 'nestjs-circuit-breaker/core';
 import { CircuitBreakerHealthIndicator, CircuitBreakerHealthModule } from 'nestjs-circuit-breaker/terminus';
 import { CIRCUIT_BREAKER_METRIC_NAMES, CircuitBreakerMetricsModule } from 'nestjs-circuit-breaker/prometheus';
@@ -688,7 +688,7 @@ export const snapshot: BreakerSnapshot = breaker.snapshot();
 export const metrics: DynamicModule = CircuitBreakerMetricsModule.forRoot({ keyLabel: true });
 export const names: string[] = [CIRCUIT_BREAKER_METRIC_NAMES.calls, CIRCUIT_BREAKER_INSTRUMENTS.calls];
 export const flushMs: number = REDIS_BREAKER_STORE_DEFAULTS.operationTimeoutMs;
-export const rejected: boolean = isBreakerRejection(new Error('x'));
+export const rejected: boolean = isCallRejected(new Error('x'));
 export function ready(indicator: CircuitBreakerHealthIndicator) {
   return indicator.isHealthy('circuit_breakers', { openStatus: 'degraded' });
 }

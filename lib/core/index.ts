@@ -75,9 +75,9 @@ export type {
 export {
   BreakerConfigError,
   BreakerHookError,
+  CallRejectedError,
   CallTimeoutError,
-  CircuitOpenError,
-  isBreakerRejection,
+  isCallRejected,
 } from './errors/breaker.errors.js';
 export {
   defaultClassifyError,
@@ -92,7 +92,7 @@ export type { UpstreamBodyReader, UpstreamResponse } from './classify/upstream-h
 export { systemClock } from './ports/clock.js';
 export type { Clock, RandomSource } from './ports/clock.js';
 export type { ResolvedBreakerOptions } from './options/resolve-options.js';
-export { OVERFLOW_KEY } from './family/breaker-family.js';
+export { FAMILY_DEFAULT_KEY, FAMILY_OVERFLOW_KEY } from './family/breaker-family.js';
 export type { FamilySnapshot } from './family/breaker-family.js';
 export type {
   BreakerCoordination,
@@ -100,12 +100,7 @@ export type {
   BreakerStore,
   CoordinatedBreaker,
 } from './ports/breaker-coordinator.interface.js';
-export type {
-  ForceableState,
-  ForcedMode,
-  ForceOptions,
-  ForcedStateSnapshot,
-} from './state/forced-state.js';
+export type { ForcedMode, ForceOptions, ForcedStateSnapshot } from './state/forced-state.js';
 export { InjectedFaultError } from './faults/injected-fault.error.js';
 export type {
   FaultInjectionOptions,

@@ -3,10 +3,10 @@ import {
   CallTimeoutError,
   defaultClassifyError,
   InjectedFaultError,
-  isBreakerRejection,
+  isCallRejected,
   withRetry,
   type BreakerOptions,
-  type CircuitOpenError,
+  type CallRejectedError,
   type Clock,
   type InjectedFault,
   type RejectionReason,
@@ -385,7 +385,7 @@ export async function runCombination(
       );
       caller.settled++;
       caller.result ??= { ok, value };
-      if (!ok && isBreakerRejection(value)) caller.refusal ??= (value as CircuitOpenError).reason;
+      if (!ok && isCallRejected(value)) caller.refusal ??= (value as CallRejectedError).reason;
     };
     const queuedBefore = queuedOn(root, key, c);
     let promise: Promise<unknown>;
@@ -428,10 +428,10 @@ export async function runCombination(
     const refusedAtOnce =
       !queued &&
       caller.invocations.length === 0 &&
-      (caller.refusal !== undefined || caller.fallbackErrors.some((e) => isBreakerRejection(e)));
+      (caller.refusal !== undefined || caller.fallbackErrors.some((e) => isCallRejected(e)));
     const reason =
       caller.refusal ??
-      (caller.fallbackErrors.find((e) => isBreakerRejection(e)) as CircuitOpenError | undefined)
+      (caller.fallbackErrors.find((e) => isCallRejected(e)) as CallRejectedError | undefined)
         ?.reason;
     if (peek.permitted && refusedAtOnce && reason !== 'ramp-up' && reason !== 'throttled')
       fail(
@@ -742,7 +742,7 @@ function checkFallback(caller: Caller, fail: (invariant: Invariant, detail: stri
     last !== undefined && !last.exempt && (last.ended === 'f' || last.ended === 'deadline');
   const served = caller.fallbackErrors[0];
   if (caller.fallbackErrors.length === 0) {
-    if (caller.result !== undefined && !caller.result.ok && isBreakerRejection(caller.result.value))
+    if (caller.result !== undefined && !caller.result.ok && isCallRejected(caller.result.value))
       fail(name, `caller ${caller.id}: refused (${caller.refusal}) without the fallback`);
     else if (lastFailed && caller.result?.ok !== true)
       fail(name, `caller ${caller.id}: its call failed (${last.ended}) without the fallback`);
@@ -753,7 +753,7 @@ function checkFallback(caller: Caller, fail: (invariant: Invariant, detail: stri
       name,
       `caller ${caller.id}: the fallback ran but the caller got ${String(caller.result?.value)}`,
     );
-  if (isBreakerRejection(served) || served instanceof InjectedFaultError) return;
+  if (isCallRejected(served) || served instanceof InjectedFaultError) return;
   if (!lastFailed || served !== last.error)
     fail(
       name,

@@ -9,7 +9,7 @@ import {
   CircuitBreaker,
   CircuitBreakerModule,
   CircuitBreakerRegistry,
-  CircuitOpenError,
+  CallRejectedError,
   InjectCircuitBreaker,
   InjectedFaultError,
 } from '../../lib/index.js';
@@ -98,7 +98,7 @@ describe('CircuitBreakerTestingModule', () => {
     const fault = breakers.inject('payments', { fail: true });
     for (let i = 0; i < 2; i++) await expect(service.charge(1)).rejects.toThrow(InjectedFaultError);
     await breakers.waitFor('payments', 'open');
-    await expect(service.charge(1)).rejects.toThrow(CircuitOpenError);
+    await expect(service.charge(1)).rejects.toThrow(CallRejectedError);
     fault.remove();
     const halfOpen = breakers.waitFor('payments', 'half-open');
     clock.advance(30_000);
@@ -226,7 +226,7 @@ describe('CircuitBreakerTestingModule', () => {
       by: 'test',
       since: START,
     });
-    await expect(service.charge(1)).rejects.toThrow(CircuitOpenError);
+    await expect(service.charge(1)).rejects.toThrow(CallRejectedError);
     breakers.restore();
     const fault = breakers.inject('payments', { fail: true });
     await expect(service.charge(1)).rejects.toThrow(InjectedFaultError);

@@ -7,7 +7,7 @@ import type {
   TransitionReason,
 } from '../state/breaker-state.js';
 import type { ResolvedBreakerOptions } from '../options/resolve-options.js';
-import type { CircuitOpenError } from '../errors/breaker.errors.js';
+import type { CallRejectedError } from '../errors/breaker.errors.js';
 
 /** @publicApi */
 export interface StateChangeEvent {
@@ -52,7 +52,7 @@ export interface IgnoredEvent {
 /** @publicApi */
 export interface RejectedEvent {
   reason: RejectionReason;
-  error: CircuitOpenError;
+  error: CallRejectedError;
 }
 
 /** @publicApi */
@@ -174,8 +174,10 @@ export type BreakerListener<E extends BreakerEventName> = (event: BreakerEventMa
 export class BreakerEventHub {
   private readonly listeners: { [E in BreakerEventName]?: BreakerListener<E>[] } = {};
 
-  /** `onFault` hears about a listener that threw: the call it observed must not. */
-  constructor(private readonly onFault: (event: BreakerEventName, error: unknown) => void) {}
+  /** `onListenerError` hears about a listener that threw: the call it observed must not. */
+  constructor(
+    private readonly onListenerError: (event: BreakerEventName, error: unknown) => void,
+  ) {}
 
   isEmpty(): boolean {
     return Object.keys(this.listeners).length === 0;
@@ -200,7 +202,7 @@ export class BreakerEventHub {
       try {
         (listener as BreakerListener<E>)(payload);
       } catch (error) {
-        this.onFault(event, error);
+        this.onListenerError(event, error);
       }
     }
   }

@@ -19,7 +19,7 @@ export interface ProbeHost extends RecoveryTarget {
   classifyError(error: unknown): CallOutcome;
   classifyResult(value: unknown): CallOutcome;
   /** Reports the first fault of each source (`reportError`); the later ones would only repeat it. */
-  reportFault(source: string, error: Error): void;
+  reportHookError(source: string, error: Error): void;
 }
 
 /** How soon a replica that asked for the fleet's probe permit looks at the answer. */
@@ -95,7 +95,7 @@ export class RecoveryProbe implements ScheduledTask {
 
   /** `run()` threw (it should not): reported once, and the probe stays scheduled, so its checks go on. */
   failed(error: unknown, now: number): void {
-    this.host.reportFault(
+    this.host.reportHookError(
       'probe',
       new BreakerHookError(breakerMessages.recoveryProbeFaulted(this.host.name, error), error),
     );
