@@ -45,7 +45,7 @@ export interface SnapshotParts {
 
 /**
  * The readable shape of a breaker at one instant: built only when someone
- * asks (a health check, a scrape, a dashboard), never on a call's path.
+ * asks (a health indicator, a scrape, a dashboard), never on a call's path.
  *
  * @internal
  */
