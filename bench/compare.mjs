@@ -6,9 +6,12 @@
 //   - a version with a release file: `0.1.0` (bench/results/0.1.0.json: its engine and HTTP runs);
 //   - a results file: `bench/results.json`, `bench/http-results.json`, a release file;
 //   - a run of the logs (bench/results/runs.jsonl, then local-runs.jsonl): `last`, `last~1`, ...
-//     (`last:http`, `last~2:engine` for one benchmark), or a commit (`ae94837`: its latest
-//     engine and HTTP lines).
+//     (`last:http`, `last~2:engine` for one benchmark: the logs interleave engine and HTTP
+//     runs, so `last~1:engine last:engine` pairs two engine runs), or a commit (`ae94837`:
+//     its latest engine and HTTP lines).
 //
+// Metrics are named by scenario and row id (`engine.deadline.oursDefaults`), never by
+// label: a label may change (the default deadline's length is in one) and still pair.
 // Every metric both have is listed with A, B and the change; a metric has MOVED
 // when B's median lies outside A's spread (p25–p75 over rounds) and changed by
 // more than 3%: one run's noise is not news.
@@ -40,6 +43,7 @@ function resolve(spec) {
     if (line === undefined) throw new Error(`${spec}: the logs hold only ${lines.length} runs`);
     return {
       name: `${spec} (${line.kind} ${line.mode}, ${line.commit}, ${line.date})`,
+      kind: line.kind,
       metrics: line.metrics,
     };
   }
@@ -117,6 +121,11 @@ function main() {
         ? `; ${onlyA.length} only in A, ${onlyB.length} only in B`
         : ''),
   );
+  // The logs interleave engine and HTTP runs: `last~1 last` may be one of each.
+  if (rows.length === 0 && a.kind !== undefined && b.kind !== undefined && a.kind !== b.kind)
+    console.log(
+      `A is a run of the ${a.kind} benchmark and B of the ${b.kind} one: name the benchmark, e.g. last~1:${b.kind} last:${b.kind}`,
+    );
 }
 
 main();

@@ -10,7 +10,7 @@
 //   gc+live  the same, with one deadline call left pending across every GC
 //
 // In a child, every round times one batch of each of `minimal`, `ours`
-// (`timeoutMs: false`) and `ours (defaults: 10 s deadline)` in a shuffled order;
+// (`timeoutMs: false`) and `ours (defaults)` (the default deadline, 2 s) in a shuffled order;
 // the ratios are taken within the round, and their median over the rounds is the
 // run's figure. The driver prints every run's figure and the median over the
 // runs of each mode: only ratios, since the machine's absolute speed swings.

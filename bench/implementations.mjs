@@ -11,9 +11,12 @@ import { circuitBreaker, ConsecutiveBreaker, CountBreaker, handleAll } from 'coc
 // The framework-free engine (the package's `./core` export): children that only
 // need a breaker start without loading Nest. The Nest layer is looked up by its
 // scenario alone.
-import { Breaker, withRetry } from '../dist/core/index.js';
+import { BREAKER_DEFAULTS, Breaker, withRetry } from '../dist/core/index.js';
 
 export { Breaker };
+
+/** The deadline `new Breaker(name)` gives every call, as labels print it ("2 s"): read from the build, so a label cannot outlive a change of the default. */
+export const DEFAULT_DEADLINE = `${BREAKER_DEFAULTS.timeoutMs / 1000} s`;
 
 /** A breaker that a recovery has just closed, ramping up at full share for as long as the run lasts. */
 function ramping() {
@@ -91,9 +94,10 @@ export const implementations = {
     create: (_dep, options) => new Breaker('bench', { timeoutMs: false, ...options }),
     call: 'target.execute(dep)',
   },
-  // Its defaults, with the 10 s deadline every asynchronous call gets: like-for-like with opossum's defaults.
+  // Its defaults, with the default deadline every asynchronous call gets: like-for-like with opossum's
+  // defaults (its own default timeout is 10 s; what a deadline costs a call does not depend on its length).
   oursDefaults: {
-    label: 'ours (defaults: 10 s deadline)',
+    label: `ours (defaults: ${DEFAULT_DEADLINE} deadline)`,
     create: (_dep, options) => new Breaker('bench', { ...options }),
     call: 'target.execute(dep)',
   },

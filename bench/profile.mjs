@@ -3,7 +3,7 @@
 //
 //   node --cpu-prof --cpu-prof-dir=bench bench/profile.mjs closed|open|isolated|mixed|decorated|direct|operator [seconds] [ours|plain|minimal]
 //
-// `ours` has the defaults (a 10 s deadline per call); `plain` is `timeoutMs: false`,
+// `ours` has the defaults (the default deadline per call, 2 s); `plain` is `timeoutMs: false`,
 // the engine benchmark's `ours` row (no deadline, like `minimal`).
 //   node bench/profile-summary.mjs bench/<file>.cpuprofile
 //

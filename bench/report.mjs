@@ -449,7 +449,7 @@ const escapeXml = (s) => s.replaceAll('&', '&amp;').replaceAll('<', '&lt;').repl
 export function toSvg(results) {
   const groups = [
     { scenario: results.closed, title: '1. Closed path', target: 1.3 },
-    { scenario: results.deadline, title: '1b. Closed path, 10 s deadline per call' },
+    { scenario: results.deadline, title: '1b. Closed path, the default deadline per call' },
     { scenario: results.open, title: '2. Open path (one rejection)', target: 0.4 },
     { scenario: results.mixed, title: '3. Mixed traffic (10 % failures)', target: 1.4 },
   ].filter((g) => g.scenario !== undefined);

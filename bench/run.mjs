@@ -26,6 +26,7 @@ import { deadlinePathIsolated } from './scenarios/deadline-path.mjs';
 import { recoveryPathIsolated } from './scenarios/recovery-path.mjs';
 import { faultInjectionIsolated } from './scenarios/fault-injection.mjs';
 import { openPath } from './scenarios/open-path.mjs';
+import { DEFAULT_DEADLINE } from './implementations.mjs';
 import { evaluateTargets } from './targets.mjs';
 import { appendRun, environment, writeRelease } from './results/history.mjs';
 
@@ -55,7 +56,7 @@ const CONFIG = {
 
 const NOTES = [
   '`minimal` is a hand-written consecutive-failure breaker (state, counter, opened-at time, a fresh `new Error()` per rejection): the near-floor cost of any breaker.',
-  "`ours` is `new Breaker(name, { timeoutMs: false })`: default options (count window of 100) without the default 10 s deadline, like `minimal` and cockatiel, unless a row says otherwise; `ours (defaults: 10 s deadline)` is `new Breaker(name)`, like-for-like with opossum's defaults (a 10 s timeout per call); on the open path it was tripped by 20 failures (the default minimum throughput), the isolated row uses `isolate()`.",
+  `\`ours\` is \`new Breaker(name, { timeoutMs: false })\`: default options (count window of 100) without the default ${DEFAULT_DEADLINE} deadline, like \`minimal\` and cockatiel, unless a row says otherwise; \`ours (defaults: ${DEFAULT_DEADLINE} deadline)\` is \`new Breaker(name)\`, like-for-like with opossum's defaults (a 10 s timeout per call: what a deadline costs a call does not depend on its length); on the open path it was tripped by 20 failures (the default minimum throughput), the isolated row uses \`isolate()\`.`,
   'Open path: opossum was forced open with `open()`, the others were tripped by failures, and every breaker was given an open duration of an hour (`openDurationMs`, `resetTimeout`, `halfOpenAfter`) so that none half-opens during the run; the dependency was never called.',
   'opossum recomputes its window statistics on every failure, and with its default `rollingPercentilesEnabled: true` that sorts every latency of the last 10 s: the cost of a failure grows with the call rate. The side-by-side mixed-traffic rows therefore run opossum with percentiles off; the growth table measures its defaults separately, on fresh breakers whose window holds 2,000 or 10,000 calls.',
   'Open path: the "raw" row is not a breaker but the floor of any rejection: awaiting an already-rejected promise whose error already exists (Node\'s bookkeeping of a promise rejected before it has a handler, the throw and the catch). Every breaker pays it, plus the error it creates.',

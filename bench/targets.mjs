@@ -1,5 +1,7 @@
 // The targets of issue 5 and how each is judged from a run's results.
 
+import { DEFAULT_DEADLINE } from './implementations.mjs';
+
 const pass = (ok) => (ok ? 'pass' : 'fail');
 const row = (scenario, id) => scenario?.rows.find((r) => r.id === id || r.kind === id);
 
@@ -26,7 +28,7 @@ export function evaluateTargets(results) {
     // With the default deadline, against the peer that also gives every call one.
     const ours = row(deadline, 'oursDefaults');
     const opossum = row(deadline, 'opossumDefaults');
-    const label = 'closed path with the default 10 s deadline at most opossum (defaults)';
+    const label = `closed path with the default ${DEFAULT_DEADLINE} deadline at most opossum (defaults)`;
     if (ours === undefined || opossum === undefined)
       targets.push({ id: 'closed-deadline', label, status: 'not run' });
     else {
@@ -46,8 +48,7 @@ export function evaluateTargets(results) {
     // (see its note) over scenario 1 (separate processes, each against its own `minimal`).
     const withDeadline = row(deadline, 'oursDefaults')?.steady;
     const without = row(closed, 'ours');
-    const label =
-      'closed path with the default 10 s deadline at most 2x the same path without (issue 26; 1b steady state over 1)';
+    const label = `closed path with the default ${DEFAULT_DEADLINE} deadline at most 2x the same path without (issue 26; 1b steady state over 1)`;
     if (withDeadline === undefined || without === undefined)
       targets.push({ id: 'deadline-26', label, status: 'not run' });
     else {

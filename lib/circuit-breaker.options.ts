@@ -1,4 +1,5 @@
 import { BreakerConfigError, type BreakerOptions, type BreakerStore } from './core/index.js';
+import { resolveForBreaker } from './core/options/config-cache.js';
 import { OptionChecker, pathKey } from './core/options/option-checker.js';
 import {
   breakerOptionChecker,
@@ -75,7 +76,9 @@ function sets(options: BreakerOptions | undefined, option: string): boolean {
 
 /**
  * Checks the options one site gives a breaker, over the module's (already
- * checked) defaults, and returns them merged, as plain data. Errors name the
+ * checked) defaults, and returns them merged, as plain data: the object to
+ * build the breaker from, whose resolution is kept (the breaker does not
+ * resolve its options again, see `resolveForBreaker`). Errors name the
  * breaker, the site, and the option where the user wrote it: under `prefix`
  * (`breakers.payments`) when the breaker's own options set it, under
  * `defaults` when only the defaults do.
@@ -105,7 +108,7 @@ export function checkBreakerDefinition(
     option !== 'options' && !ownSets(option) && sets(defaults, option)
       ? `defaults.${option}`
       : own(option);
-  resolveBreakerOptions(name, merged, { subject, pathOf });
+  resolveForBreaker(name, merged, { subject, pathOf });
   return { own: copy, merged };
 }
 
@@ -130,7 +133,7 @@ const LOG_LEVELS = ['verbose', 'debug', 'log', 'warn'] as const;
  *
  * @internal
  */
-export function validateModuleOptions(given: unknown): CircuitBreakerModuleOptions {
+export function validateModuleOptions(given: unknown): CheckedModuleOptions {
   const check = new OptionChecker(MODULE);
   const options = check.record('', given, MODULE_KEYS, 'an object', false) as ModuleOptionsRecord;
   if (options.strict !== undefined) check.boolean('strict', options.strict);
@@ -148,8 +151,21 @@ export function validateModuleOptions(given: unknown): CircuitBreakerModuleOptio
   }
   const store = checkStore(check, options.store);
   const defaults = checkDefaults(options.defaults, store);
-  const breakers = checkBreakers(check, options.breakers, defaults, store);
-  return { ...(options as CircuitBreakerModuleOptions), defaults, breakers };
+  const merged = new Map<string, BreakerOptions>();
+  const breakers = checkBreakers(check, options.breakers, defaults, store, merged);
+  return { options: { ...(options as CircuitBreakerModuleOptions), defaults, breakers }, merged };
+}
+
+/**
+ * The module's options as `validateModuleOptions()` checked them, and each
+ * breaker of `breakers` merged over the defaults: the options it is built
+ * from, already resolved (see `checkBreakerDefinition`).
+ *
+ * @internal
+ */
+export interface CheckedModuleOptions {
+  readonly options: CircuitBreakerModuleOptions;
+  readonly merged: ReadonlyMap<string, BreakerOptions>;
 }
 
 /** forRoot()'s options, read once, before each is checked. */
@@ -206,12 +222,13 @@ function checkDefaults(
   return defaults;
 }
 
-/** `breakers`: each breaker's own options, kept (merged again with the defaults when it is built), checked over the defaults here. */
+/** `breakers`: each breaker's own options, kept (what `reconfigure()` patches), checked over the defaults here, merged into `mergedOf`. */
 function checkBreakers(
   check: OptionChecker,
   given: unknown,
   defaults: BreakerOptions | undefined,
   store: BreakerStore | undefined,
+  mergedOf: Map<string, BreakerOptions>,
 ): Record<string, BreakerOptions> | undefined {
   if (given === undefined) return undefined;
   const breakers: Record<string, BreakerOptions> = {};
@@ -230,6 +247,7 @@ function checkBreakers(
     );
     if (store === undefined) refuseShareWithoutStore(name, merged);
     breakers[name] = own ?? {};
+    mergedOf.set(name, merged);
   }
   return breakers;
 }

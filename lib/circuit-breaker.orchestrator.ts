@@ -128,7 +128,8 @@ export class CircuitBreakerOrchestrator
     // Before anything else: two roots would build two registries, and the last would silently win.
     const roots = explorer?.rootRegistrations() ?? [];
     if (roots.length > 1) throw new Error(circuitBreakerMessages.duplicateRoot(roots));
-    this.options = validateModuleOptions(options);
+    const checked = validateModuleOptions(options);
+    this.options = checked.options;
     // One timer for the health checks of every breaker of the application, shared or not.
     this.localDeps = {
       clock: this.options.clock,
@@ -145,7 +146,7 @@ export class CircuitBreakerOrchestrator
     });
     for (const [name, breakerOptions] of Object.entries(this.options.breakers ?? {})) {
       this.configured.add(name);
-      this.define(name, breakerOptions, FOR_ROOT, FOR_ROOT, true);
+      this.define(name, breakerOptions, FOR_ROOT, FOR_ROOT, checked.merged.get(name));
     }
     // forFeature() definitions and decorators that define a breaker do so before any provider can ask for it
     // by name (forFeature(['name']), injection), whatever the order in which modules are built.
@@ -351,7 +352,7 @@ export class CircuitBreakerOrchestrator
         result.notInTree.push(name);
       }
       if (current === undefined) {
-        this.define(name, own, RELOAD, tree, true);
+        this.define(name, own, RELOAD, tree, merged);
         result.added.push(name);
         continue;
       }
@@ -372,13 +373,15 @@ export class CircuitBreakerOrchestrator
     options: BreakerOptions | undefined,
     site: string,
     source: unknown = site,
-    checked = false,
+    /** What checked them already (forRoot's breakers, with the module's options; a reload's): merged over the defaults, resolved. */
+    checked?: BreakerOptions,
   ): Breaker {
-    // forRoot's breakers were checked with the module's options; the others are checked here, where they are used.
-    const merged = checked
-      ? mergeOptions(this.options.defaults, options)
-      : checkBreakerDefinition(name, options, this.options.defaults, site, sitePath(site, name))
-          .merged;
+    // The others are checked here, where they are used. Either way the breaker is built from the very object checked,
+    // whose resolution the engine kept: its options are resolved once.
+    const merged =
+      checked ??
+      checkBreakerDefinition(name, options, this.options.defaults, site, sitePath(site, name))
+        .merged;
     const store = this.options.store;
     if (store === undefined && merged.share !== undefined && merged.share !== false) {
       throw new BreakerConfigError(circuitBreakerMessages.shareWithoutStore(name), name, 'share');

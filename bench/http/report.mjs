@@ -1,5 +1,7 @@
 // What an HTTP run shows: the text table (stdout), HTTP-RESULTS.md and http.svg.
 
+import { DEFAULT_DEADLINE } from '../implementations.mjs';
+
 const MARK = { pass: '✅ pass', fail: '❌ FAIL', 'not run': '– not run' };
 
 const num = (v, digits = 0) =>
@@ -113,7 +115,7 @@ function markdownTable({ headers, align, rows }) {
 export const HTTP_NOTES = [
   'Each adapter is one Nest application in a child process of its own, listening on a loopback port chosen by the OS; autocannon runs in the parent, so the CPU column (`process.cpuUsage()` of the server process over the segment, divided by its requests) counts the server only. On 2 cores the load generator and the server each have about one.',
   "Every route is `GET /<row>/:id`, the id cycling over 10,000 values for every row (the per-key row uses it as its key), so every row pays the same routing and parameter work. The controller calls a provider; the bare route's provider awaits the in-process fake upstream (an async function answering `{ id, ok: true }` at once), the others wrap that same call.",
-  'Ours use the defaults (a 10 s deadline per call, a count window of 100); the per-key family has `maxKeys: 10_000` so that each key keeps its own child. opossum is wrapped as its README shows (`new CircuitBreaker(fn, { timeout: 3000, errorThresholdPercentage: 50, resetTimeout: 30000 })`, `fire()`), cockatiel too (`circuitBreaker(handleAll, { halfOpenAfter: 10_000, breaker: new ConsecutiveBreaker(5) })`, `execute()`).',
+  `Ours use the defaults (a ${DEFAULT_DEADLINE} deadline per call, a count window of 100); the per-key family has \`maxKeys: 10_000\` so that each key keeps its own child. opossum is wrapped as its README shows (\`new CircuitBreaker(fn, { timeout: 3000, errorThresholdPercentage: 50, resetTimeout: 30000 })\`, \`fire()\`), cockatiel too (\`circuitBreaker(handleAll, { halfOpenAfter: 10_000, breaker: new ConsecutiveBreaker(5) })\`, \`execute()\`).`,
   "Guard and interceptor rows: the bare route's handler behind `@RequireCircuitBreaker('http.guard')` (the guard peeks the breaker on every request, counting nothing) and through `@UseCircuitBreaker('http.interceptor')` (the handling is one call of the breaker, through `circuitBreaker()`). The interceptor row is also compared with the same handler behind a pass-through interceptor (`next.handle()`): what Nest's interceptor machinery costs a route by itself. `@RequireCircuitBreaker('http.guard-open')` names an open breaker: the guard answers before the handler, 503 with `Retry-After` and the filter's body (an `HttpException` for Nest's exception handler).",
   'Open rows: the breakers were tripped at start-up with an open duration of an hour, so every request is a rejection answered by the filter (`httpFilter: true`): 503, `Retry-After: 3600` and the JSON body. Their baseline answers the same status, header and body from the handler itself (`@HttpCode(503)`, `@Header()`); the thrown row is what Nest does with a `ServiceUnavailableException`, for context.',
   'Redis rows: the store is a `RedisBreakerStore` on a `redis-server` the run starts on a free loopback port; every other breaker of the application has `share: false`. The open shared breaker has `share: { quorum: 1 }`, so its own opening opened the fleet.',

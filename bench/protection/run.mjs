@@ -1,6 +1,8 @@
 // npm run bench:protection [-- --quick] [--seed N]: every scenario through
 // every implementation in virtual time; writes bench/PROTECTION-RESULTS.md
-// (keeping its candidate-defaults section) and a line to the results history.
+// (keeping its candidate-defaults section) and a line to the results history,
+// and after a full run the short table of README.md and docs/benchmarks.md
+// (bench/protection/summary.mjs).
 
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +13,7 @@ import { appendProtectionRun } from './history.mjs';
 import { oursImplementations } from './ours.mjs';
 import { peers } from './peers.mjs';
 import { simulate } from './simulate.mjs';
+import { fixed, mean, writeSummaries } from './summary.mjs';
 import * as scenarios from './scenarios.mjs';
 
 const args = process.argv.slice(2);
@@ -90,15 +93,6 @@ const plan = [
   },
 ];
 
-const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length;
-const fixed = (value, digits = 0) =>
-  value === undefined
-    ? '–'
-    : value.toLocaleString('en-US', {
-        maximumFractionDigits: digits,
-        minimumFractionDigits: digits,
-      });
-
 function row(label, results) {
   const detects = results.map((r) => r.detectMs).filter((v) => v !== undefined);
   const recovers = results.map((r) => r.recoverMs);
@@ -168,3 +162,7 @@ const kept = previous.includes(CANDIDATES_MARKER)
   : '';
 writeFileSync(file, out.join('\n') + (kept === '' ? '' : `\n${kept}`));
 process.stdout.write(`\nwrote ${file}\n`);
+// A quick run's line goes to the local log: the pages keep the latest full run.
+if (!quick)
+  for (const page of writeSummaries())
+    process.stdout.write(`wrote the protection table of ${page}\n`);

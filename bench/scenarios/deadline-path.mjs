@@ -19,6 +19,7 @@
 
 import { fileURLToPath } from 'node:url';
 import { runInChild } from '../harness.mjs';
+import { DEFAULT_DEADLINE } from '../implementations.mjs';
 import { resolvingCalls } from './closed-path.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -30,8 +31,7 @@ function deadlinePath(timing) {
     DEADLINE_PATH_IDS,
     {
       title: 'Closed path with a deadline',
-      description:
-        'await b.execute(() => Promise.resolve(1)) with a 10 s deadline per call (the defaults of ours and of opossum)',
+      description: `await b.execute(() => Promise.resolve(1)) with the default deadline per call (ours ${DEFAULT_DEADLINE}, opossum 10 s)`,
     },
     timing,
   );

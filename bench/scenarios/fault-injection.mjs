@@ -15,12 +15,12 @@
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runInChild } from '../harness.mjs';
-import { Breaker, implementations } from '../implementations.mjs';
+import { Breaker, DEFAULT_DEADLINE, implementations } from '../implementations.mjs';
 import { resolvingCalls } from './closed-path.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 
-/** `deadline`: the same rows with the default 10 s deadline per call (its own child: the two paths must not share code). */
+/** `deadline`: the same rows with the default deadline per call (its own child: the two paths must not share code). */
 async function faultInjectionCost({ deadline = false, ...timing }) {
   const base = deadline ? {} : { timeoutMs: false };
   const extra = {
@@ -56,7 +56,7 @@ async function faultInjectionCost({ deadline = false, ...timing }) {
   return resolvingCalls(
     ['minimal', deadline ? 'oursDefaults' : 'ours', ...Object.keys(extra)],
     {
-      title: `Closed path${deadline ? ' with a 10 s deadline' : ''}, fault injection unused`,
+      title: `Closed path${deadline ? ` with the default ${DEFAULT_DEADLINE} deadline` : ''}, fault injection unused`,
       description: `await b.execute(() => Promise.resolve(1)), fault injection built in but unused${baseline ? ', against a baseline build' : ' (set BENCH_BASELINE to a built checkout to add its row)'}`,
     },
     timing,

@@ -19,7 +19,7 @@ import type {
 } from './events/breaker-events.js';
 import { listen, needsTiming } from './events/breaker-listeners.js';
 import { BreakerFamily, OVERFLOW_KEY, type FamilyTransitions } from './family/breaker-family.js';
-import { BreakerEvidence, type ChildrenEvidence } from './state/breaker-evidence.js';
+import { RareState, type ChildrenEvidence } from './state/rare-state.js';
 import {
   CLOSED,
   DISABLED,
@@ -74,20 +74,19 @@ import type { Bulkhead } from './overload/bulkhead.js';
 import type { OverloadPressure } from './overload/overload-pressure.js';
 import { isAbortSignal } from './calls/abort-signal.js';
 import type { CallGuard } from './calls/call-guard.js';
-import { pass, passAcquire, passMethod } from './calls/call-routes.js';
+import { EXECUTE, MAY_WAIT, type Admit } from './calls/call-pipeline.js';
+import { permitOf, runFunction, runMethod } from './calls/call-entries.js';
+import { runPlain } from './calls/plain-run.js';
+import { pipelineOf } from './calls/pipeline-of.js';
 import type { DeadlineScheduler } from './calls/deadline-scheduler.js';
 import { guardOf, heldGuard, reguard } from './calls/guard-slot.js';
 import { evaluateTrip, settleCall } from './calls/settlement.js';
-import type { CallContext, CallPermit, ProtectedCall, WithSignal } from './calls/tracked-call.js';
+import type { CallPermit, ProtectedCall, WithSignal } from './calls/tracked-call.js';
 import type { FaultInjectionOptions, InjectedFault } from './faults/fault-injection.js';
-import { FaultedAdmission } from './faults/fault-injection.js';
 import { holdFault, injectFault } from './faults/fault-holding.js';
 import type { OutcomeWindow } from './window/outcome-window.interface.js';
 import { SLOT_SUCCESS } from './window/outcome-window.interface.js';
 import { windowOf } from './window/window-of.js';
-
-// Shared by every call that has neither a caller signal nor a deadline.
-const NO_SIGNAL: CallContext = Object.freeze({ signal: undefined });
 
 /** @publicApi */
 export interface ExecuteOptions {
@@ -146,8 +145,8 @@ export class Breaker {
   reopens = 0;
   /** @internal */
   consecutiveFailures = 0;
-  /** @internal Only once something went wrong: the last failure and transition, and the hook faults reported. */
-  evidence: BreakerEvidence | undefined = undefined;
+  /** @internal What only some breakers need (the last failure and transition, hook errors reported, a force, an injected fault), made when first needed. */
+  rare: RareState | undefined = undefined;
   /** @internal Only while the dependency reports overload: its pause and the evidence client-side throttling sheds by. */
   overload: OverloadPressure | undefined = undefined;
   /** @internal Only while half-open: the probe budget in use. */
@@ -157,6 +156,8 @@ export class Breaker {
   readonly keyed: BreakerFamily<Breaker> | undefined;
   /** @internal When the family last handed this child out. */
   lastUsedAt = 0;
+  /** @internal The stages its calls go through, assembled once per configuration (see `calls/pipeline-of.ts`). */
+  pipeline: Admit;
 
   constructor(
     name: string,
@@ -173,6 +174,8 @@ export class Breaker {
     this.key = lineage?.key;
     this.config = config;
     this.env = env;
+    this.pipeline =
+      lineage === undefined ? pipelineOf(config, env.faultInjection) : lineage.parent.pipeline;
     this.keyed =
       config.perKey === undefined || lineage !== undefined
         ? undefined
@@ -188,9 +191,9 @@ export class Breaker {
     reguard(this, config);
     // A child born (or born again after eviction) while its family lets every call through is forced alike.
     // Forced open needs nothing of the child: the family's gate rejects every key.
-    const forced = lineage?.parent.evidence?.forced;
+    const forced = lineage?.parent.rare?.forced;
     if (forced !== undefined && forced.state !== 'open') hold(this, forced, now);
-    const faults = lineage?.parent.overload?.faults;
+    const faults = lineage?.parent.rare?.faults;
     if (faults !== undefined) holdFault(this, faults);
   }
 
@@ -219,7 +222,7 @@ export class Breaker {
 
   /** @internal While `force()` holds the breaker: the force. */
   get forcing(): Forcing | undefined {
-    return this.evidence?.forced;
+    return this.rare?.forced;
   }
 
   /** @internal When the dependency's `Retry-After` pause ends (monotonic); 0 for none. */
@@ -248,14 +251,14 @@ export class Breaker {
 
   /** @internal */
   noteFailure(failure: unknown, category: FailureCategory | 'overload'): void {
-    (this.evidence ??= new BreakerEvidence()).noteFailure(failure, category);
+    (this.rare ??= new RareState()).noteFailure(failure, category);
   }
 
   /** @internal A number in [0, 1) from the breaker's random source, checked (jitter, shedding, a retry's jitter). */
 
   /** @internal Reports the first fault of each source; the later ones would only repeat it. */
   reportFault(source: string, error: Error): void {
-    if (!(this.evidence ??= new BreakerEvidence()).firstFaultOf(source)) return;
+    if (!(this.rare ??= new RareState()).firstFaultOf(source)) return;
     try {
       this.env.reportError(error);
     } catch {
@@ -381,7 +384,10 @@ export class Breaker {
         throw new TypeError(breakerMessages.invalidSignal(this.name, signal));
       if (signal.aborted) return Promise.reject(signal.reason);
     }
-    return this.guard === undefined ? pass(this, fn, signal) : this.guard.execute(this, fn, signal);
+    const admission = this.pipeline<T>(this, signal, EXECUTE);
+    return typeof admission === 'number'
+      ? runPlain(this, fn, admission)
+      : runFunction(this, admission, fn, signal);
   }
 
   /**
@@ -398,9 +404,14 @@ export class Breaker {
   ): Promise<T> {
     if (this.keyed !== undefined)
       throw new TypeError(breakerMessages.familyMisuse(this.name, 'execute'));
-    return this.guard === undefined
-      ? passMethod(this, method, thisArg, args, withSignal)
-      : this.guard.executeMethod(this, method, thisArg, args, withSignal);
+    return runMethod(
+      this,
+      this.pipeline<T>(this, undefined, EXECUTE),
+      method,
+      thisArg,
+      args,
+      withSignal,
+    );
   }
 
   /**
@@ -413,7 +424,7 @@ export class Breaker {
   acquire<T = unknown>(): CallPermit<T> {
     if (this.keyed !== undefined)
       throw new TypeError(breakerMessages.familyMisuse(this.name, 'acquire'));
-    return this.guard === undefined ? passAcquire<T>(this) : this.guard.acquire<T>(this);
+    return permitOf(this.pipeline<T>(this, undefined, 0)) as CallPermit<T>;
   }
 
   /**
@@ -424,7 +435,7 @@ export class Breaker {
   acquireWaiting<T = unknown>(): CallPermit<T> | Promise<CallPermit<T>> {
     if (this.keyed !== undefined)
       throw new TypeError(breakerMessages.familyMisuse(this.name, 'acquire'));
-    return this.guard === undefined ? passAcquire<T>(this) : this.guard.acquire<T>(this, true);
+    return permitOf(this.pipeline<T>(this, undefined, MAY_WAIT));
   }
 
   /**
@@ -531,12 +542,14 @@ export class Breaker {
     const previous = this.config;
     const current = reconfigured(this.name, previous, options);
     const reset = applyConfig(this, current);
+    this.pipeline = pipelineOf(current, this.env.faultInjection);
     reguard(this, current);
     this.counters.rare.reconfigurations++;
     this.timed = needsTiming(this);
     if (this.keyed !== undefined)
       for (const child of this.keyed.all()) {
         applyConfig(child, current);
+        child.pipeline = this.pipeline;
         reguard(child, current);
         child.timed = needsTiming(child);
       }
@@ -579,9 +592,9 @@ export class Breaker {
   // Admission
 
   /** @internal A token (the generation; a negative probe id for probes), the rejection, or an admission with a fault. */
-  admitOwn(): number | CircuitOpenError | FaultedAdmission {
+  admitOwn(): number | CircuitOpenError {
     if (this.current === CLOSED) {
-      // Overload pressure or an injected fault: the plain path itself has nothing more to check.
+      // Without overload pressure, the plain path itself has nothing more to check (injected faults are a stage of their own).
       if (this.overload === undefined) {
         this.counters.admitted++;
         return this.generation;
@@ -600,14 +613,14 @@ export class Breaker {
     return applyFamilyDecision(this, now);
   }
 
-  /** @internal Rejects a call: counted and announced. */
+  /** @internal Rejects a call (the state's rejection, or a stage's: `bulkhead-full`, `ramp-up`): counted and announced. */
   reject(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
     const error = createRejection(
       this.name,
       stateName(this.current),
       reason,
       retryAfterMs,
-      this.evidence?.lastFailure,
+      this.rare?.lastFailure,
     );
     this.counters.reject(reason);
     this.hub?.emit('rejected', { reason, error });
@@ -629,44 +642,6 @@ export class Breaker {
   /** @internal Lets a probe's call object be told when the probe expires. */
   attachProbe(id: number, call: { abandon(error: CallTimeoutError): void }): void {
     this.round?.attach(id, call);
-  }
-
-  // ---------------------------------------------------------------------------
-  // Running a call on the plain path
-
-  /** @internal The plain path: no deadline, no caller signal, no probe; no call object, no promise of our own. */
-  async runPlain<T>(fn: ProtectedCall<T>, token: number, startedAt: number): Promise<T> {
-    // Judged by the options it started under, whatever reconfigure() puts in force meanwhile.
-    const config = this.config;
-    let value: T;
-    try {
-      value = await fn(NO_SIGNAL);
-    } catch (error) {
-      this.settle(token, this.classifyError(error, config), error, startedAt, undefined, config);
-      throw error;
-    }
-    this.settleValue(token, value, startedAt, config);
-    return value;
-  }
-
-  /** @internal `runPlain()` for a decorated method, without a closure per call. */
-  async runMethod<T>(
-    method: (...args: any[]) => T | PromiseLike<T>,
-    thisArg: unknown,
-    args: unknown[],
-    token: number,
-    startedAt: number,
-  ): Promise<T> {
-    const config = this.config;
-    let value: T;
-    try {
-      value = await method.apply(thisArg, args);
-    } catch (error) {
-      this.settle(token, this.classifyError(error, config), error, startedAt, undefined, config);
-      throw error;
-    }
-    this.settleValue(token, value, startedAt, config);
-    return value;
   }
 
   // ---------------------------------------------------------------------------
@@ -759,12 +734,7 @@ export class Breaker {
 
   /** @internal Forced `disabled`: every call is let through uncounted, past the bulkhead too. */
   get lettingAllThrough(): boolean {
-    return this.evidence?.forced?.state === 'disabled';
-  }
-
-  /** @internal A rejection by the guard (`bulkhead-full`, `ramp-up`), counted and announced as the breaker's own. */
-  refuse(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
-    return this.reject(reason, retryAfterMs);
+    return this.rare?.forced?.state === 'disabled';
   }
 
   /** @internal A retry policy's attempt, scheduled or refused by the budget: counted and announced. */

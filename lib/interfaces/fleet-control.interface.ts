@@ -56,8 +56,9 @@ export interface FleetReconfigurer {
  * obeyed here first, synchronously, whatever Redis does; the promise says
  * whether the other replicas were told: it rejects, naming the breaker, when
  * Redis cannot take the order (this replica still obeys it). The type of
- * `RedisBreakerStore.fleet`, exported by `nestjs-circuit-breaker/redis`; under
- * Nest, `registry.force/release/reconfigure(..., { fleet: true })` use it.
+ * `RedisBreakerStore.fleet`, exported by `nestjs-circuit-breaker/redis` only:
+ * the fleet orders without Nest. Under Nest, `registry.control(name, { fleet: true })`
+ * gives the same orders by name, through it.
  *
  * @publicApi
  */

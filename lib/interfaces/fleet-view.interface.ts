@@ -11,7 +11,7 @@ export interface FleetReplica {
   lastSeenAt: number;
   /** How long ago that was, on Redis' clock (so the replicas' clock skew does not matter). */
   ageMs: number;
-  /** Whether its store shared its state when it reported (`RedisBreakerStore.shared`). */
+  /** Whether its store shared its state when it reported (`RedisBreakerStore.shared`): `false` too while, on a Redis Cluster, the slot of one of its breakers is down. */
   shared: boolean;
   /** Its shared breakers that were not closed, with their local state; closed ones are left out. */
   notClosed: Record<string, BreakerState>;

@@ -174,8 +174,12 @@ export class ReplicaRegistry {
     /** Every breaker the store follows. */
     private readonly followed: { all(): readonly SharedBreaker[] },
     options: Pick<RedisBreakerStoreOptions, 'redis' | 'reconcileIntervalMs' | 'operationTimeoutMs'>,
-    /** The store's connections: the replica reports itself as soon as they are ready, then at every reconcile. */
-    connection: { whenReady(): Promise<void> },
+    /**
+     * The store's connections: the replica reports itself as soon as they are
+     * ready, then at every reconcile while they work (`shared`), also while a
+     * Cluster slot of some breaker is down.
+     */
+    private readonly connection: { whenReady(): Promise<void>; readonly shared: boolean },
     /** What times how long a count from before a gap is kept. */
     private readonly now: () => number = Date.now,
   ) {
@@ -191,8 +195,11 @@ export class ReplicaRegistry {
   /** Records this replica (one at a time: a report Redis has not answered yet is not doubled, but waited for). Never rejects. */
   report(): Promise<void> {
     if (this.reporting !== undefined) return this.reporting;
-    // Not while Redis is unreachable: the outage is the connection's to notice, and the replica ages out meanwhile.
-    if (!this.store.shared) {
+    // Not while Redis is unreachable: the outage is the connection's to notice, and the replica ages out meanwhile. A
+    // Cluster slot down (some breakers local, the store not `shared`) is no reason: the registry's own slot may well
+    // answer, and a replica missing from it would drop out of the fleet view and of the quorum 'auto' count. If the
+    // registry's slot is the one down, the report fails and only ages this replica.
+    if (!this.connection.shared) {
       this.missed = true;
       return Promise.resolve();
     }
@@ -231,7 +238,7 @@ export class ReplicaRegistry {
 
   /** Removes this replica from the list (the store closes). Never rejects. */
   async leave(): Promise<void> {
-    if (!this.store.shared) return;
+    if (!this.connection.shared) return;
     await this.send([
       LEAVE_SCRIPT,
       [this.keys.seen, this.keys.reports],

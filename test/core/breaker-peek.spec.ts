@@ -200,6 +200,8 @@ describe('Breaker.peek() and isCallPermitted()', () => {
     expect(breaker.peek()).toEqual({ permitted: true, state: 'disabled', probe: false });
     breaker.release();
     slot.succeed(undefined);
+    // The slot is handed over, then the queued call's admission resumes: one microtask each.
+    await Promise.resolve();
     await Promise.resolve();
     release();
     await queued;

@@ -5,6 +5,7 @@ import { FleetOrderError, RedisBreakerStore } from '../../lib/redis/index.js';
 import { keepingAllButQuorum } from './helpers/log-lines.js';
 import { RedisCluster, redisClusterAvailable } from './helpers/redis-cluster.js';
 import { eventually } from './helpers/wait.js';
+import { REPLICA_TTL_INTERVALS } from '../../lib/redis/redis-breaker.fleet-view.js';
 
 // A Redis Cluster with `cluster-require-full-coverage no`: one master killed, the others serve their slots. Only the
 // breakers whose slot is on the dead master decide locally; the others share throughout, also when the dead master
@@ -13,6 +14,7 @@ import { eventually } from './helpers/wait.js';
 
 const available = redisClusterAvailable();
 const OPTIONS: BreakerOptions = { consecutiveFailures: 1, openDurationMs: 600 };
+const INTERVAL_MS = 300;
 const BREAKERS = Array.from({ length: 12 }, (_, i) => `svc-${i}`);
 const fail = (b: Breaker) =>
   b.execute(() => Promise.reject(new Error('down'))).catch((e: unknown) => e);
@@ -36,6 +38,12 @@ describe.skipIf(!available)('RedisBreakerStore on a Cluster under partial covera
   it(
     'keeps sharing them while the dead master holds the change log, which the breakers do not need',
     () => killOne('q:', 'log'),
+    60_000,
+  );
+
+  it(
+    'keeps every replica in the fleet view while a master down holds some breakers but not the registry',
+    () => reportsWithOneDown('r:'),
     60_000,
   );
 
@@ -73,6 +81,74 @@ async function victimFor(
     return { victim, dead, live };
   } finally {
     admin.disconnect();
+  }
+}
+
+/**
+ * Kills a master that holds some breakers but not the registry of replicas:
+ * the stores are no longer `shared` (a slot is down), and each replica goes on
+ * reporting to the registry, whose slot answers, so the fleet view keeps
+ * listing it (as not sharing) past the time its listing from before would have
+ * expired. Before, a replica skipped its reports while any slot was down, and
+ * dropped out of the view and of the quorum 'auto' count.
+ */
+async function reportsWithOneDown(prefix: string): Promise<void> {
+  const { victim, dead } = await victimFor(prefix, 'neither');
+  const opened: { store: RedisBreakerStore; redis: Cluster }[] = [];
+  const stores = ['a', 'b'].map((instanceId) => {
+    const redis = cluster.client();
+    const store = new RedisBreakerStore({
+      redis,
+      keyPrefix: prefix,
+      instanceId,
+      reconcileIntervalMs: INTERVAL_MS,
+      operationTimeoutMs: 300,
+      logger: false,
+    });
+    opened.push({ store, redis });
+    const breakers = BREAKERS.map(
+      (n) => new Breaker(n, OPTIONS, { coordinator: store.coordinator }),
+    );
+    return { store, breakers };
+  });
+  try {
+    for (const s of stores) await s.store.hydrate(s.breakers);
+    await cluster.kill(victim);
+    // A read of every breaker in each store: those of the dead master fail, their slot is down, the store not shared.
+    // (Nothing opens: fleetView() reads the shared state of the breakers not closed, which it could not on that slot.)
+    await Promise.all(stores.map((s) => s.store.reconcile()));
+    await eventually(
+      'a slot down in both stores',
+      () => (stores.every((s) => !s.store.shared) ? true : undefined),
+      10_000,
+    );
+    for (const s of stores)
+      expect(
+        dead.map((n) => s.breakers[BREAKERS.indexOf(n)]!.snapshot().coordination?.shared),
+      ).toEqual(dead.map(() => false));
+    const downAt = (await stores[0]!.store.fleetView()).at;
+    // Every listing from before the slot went down has expired once a report is this late (Redis' clock).
+    const expiredBy = downAt + REPLICA_TTL_INTERVALS * INTERVAL_MS;
+    const view = await eventually(
+      'both replicas reporting past the expiry of their listings from before',
+      async () => {
+        const v = await stores[1]!.store.fleetView();
+        return v.replicas.every((r) => r.lastSeenAt > expiredBy) ? v : undefined;
+      },
+      10_000,
+    );
+    expect(
+      view.replicas.map((r) => ({ id: r.instanceId, shared: r.shared, breakers: r.breakers })),
+    ).toEqual([
+      { id: 'a', shared: false, breakers: BREAKERS.length },
+      { id: 'b', shared: false, breakers: BREAKERS.length },
+    ]);
+  } finally {
+    for (const { store, redis } of opened) {
+      await store.close();
+      redis.disconnect();
+    }
+    await cluster.restart(victim);
   }
 }
 

@@ -38,8 +38,13 @@ async function fleetOfThree(clock: ManualClock): Promise<[Member, Member, Member
       store,
       { all: () => [] },
       { redis, reconcileIntervalMs: INTERVAL_MS, operationTimeoutMs: 5_000 },
-      // Never ready: the first report is the test's too.
-      { whenReady: () => new Promise<void>(() => undefined) },
+      // Never ready: the first report is the test's too. Its connections work while the store shares.
+      {
+        whenReady: () => new Promise<void>(() => undefined),
+        get shared() {
+          return store.shared;
+        },
+      },
       () => clock.now(),
     );
     return { registry, store };
@@ -153,7 +158,12 @@ describe('ReplicaRegistry.listed over any sequence of reports, gaps and waits (n
           store,
           { all: () => [] },
           { redis: fake, reconcileIntervalMs: INTERVAL_MS, operationTimeoutMs: 1_000 },
-          { whenReady: () => new Promise<void>(() => undefined) },
+          {
+            whenReady: () => new Promise<void>(() => undefined),
+            get shared() {
+              return store.shared;
+            },
+          },
           () => clock.now(),
         );
         // The model: the counts answered, and each gap's floor with its end.

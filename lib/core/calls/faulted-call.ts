@@ -1,7 +1,7 @@
 import type { CallOutcome } from '../state/breaker-state.js';
 import type { CallTimeoutError } from '../errors/breaker.errors.js';
 import type { FaultPlan } from '../faults/fault-injection.js';
-import { TrackedCall, type CallOwner, type CallPermit } from './tracked-call.js';
+import type { TrackedCall, CallOwner, CallPermit } from './tracked-call.js';
 
 type Method<A extends unknown[], T> = (...args: A) => T | PromiseLike<T>;
 
@@ -19,11 +19,10 @@ export class FaultedCall<T> implements CallPermit<T> {
 
   constructor(
     private readonly owner: CallOwner,
-    token: number,
-    startedAt: number,
+    tracked: TrackedCall<T>,
     readonly plan: FaultPlan,
   ) {
-    this.tracked = new TrackedCall<T>(owner, token, startedAt);
+    this.tracked = tracked;
   }
 
   get probe(): boolean {

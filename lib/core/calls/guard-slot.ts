@@ -7,8 +7,8 @@ import type { ResolvedBreakerOptions } from '../options/resolve-options.js';
 const guards = new WeakMap<object, CallGuard>();
 
 /**
- * @internal Only with the bulkhead, rampUp or probe option: what stands in
- * front of `b`'s admission.
+ * @internal Only with the bulkhead, rampUp or probe option: the bulkhead, the
+ * ramp and the probe `b` keeps (see `CallGuard`).
  */
 export function guardOf(b: { readonly config: ResolvedBreakerOptions }): CallGuard | undefined {
   return b.config.guarded ? guards.get(b) : undefined;

@@ -180,7 +180,12 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
   ): Promise<T> {
     let result: T | PromiseLike<T>;
     try {
-      result = withSignal(new LazySignalContext(this), method, thisArg, args);
+      // Nothing can abort the signal of a call with no deadline, no probe and no family probe riding on it:
+      // the method runs as it is, as on the plain path (a call in a bulkhead slot takes this one).
+      result =
+        this.token >= 0 && this.timeoutMs === undefined && this.parentCall === undefined
+          ? method.apply(thisArg, args)
+          : withSignal(new LazySignalContext(this), method, thisArg, args);
     } catch (error) {
       this.fail(error);
       return Promise.reject(error);

@@ -1,5 +1,4 @@
 import type { CallOutcome } from '../state/breaker-state.js';
-import type { CircuitOpenError } from '../errors/breaker.errors.js';
 import type { CallContext, CallPermit } from './tracked-call.js';
 
 /**
@@ -15,6 +14,8 @@ export class UncountedCall<T> implements CallPermit<T> {
   readonly timeoutMs = undefined;
   outcome: CallOutcome | 'timeout' | undefined = undefined;
   private controller: AbortController | undefined = undefined;
+  /** @internal Told once, when the call settles: a family counts the overflow child's calls by it. */
+  onSettled: (() => void) | undefined = undefined;
 
   constructor(private readonly callerSignal: AbortSignal | undefined) {}
 
@@ -23,14 +24,23 @@ export class UncountedCall<T> implements CallPermit<T> {
     return this.callerSignal ?? (this.controller ??= new AbortController()).signal;
   }
 
-  run(fn: (context: CallContext) => T | PromiseLike<T>): Promise<T> {
+  run(fn: (context: CallContext) => T | PromiseLike<T>, _callerSignal?: AbortSignal): Promise<T> {
     let result: T | PromiseLike<T>;
     try {
       result = fn({ signal: this.callerSignal });
     } catch (error) {
+      this.settle();
       return Promise.reject(error);
     }
-    return this.untilAborted(Promise.resolve(result));
+    return this.settledWith(this.untilAborted(Promise.resolve(result)));
+  }
+
+  /** `result`, which settles the call as it settles (when someone listens for that). */
+  private settledWith(result: Promise<T>): Promise<T> {
+    if (this.onSettled === undefined) return result;
+    const settle = () => this.settle();
+    result.then(settle, settle);
+    return result;
   }
 
   /** The caller's abort still ends the wait at once, as `execute()` promises, whether or not the work listens. */
@@ -60,8 +70,9 @@ export class UncountedCall<T> implements CallPermit<T> {
     args: A,
   ): Promise<T> {
     try {
-      return Promise.resolve(method.apply(thisArg, args));
+      return this.settledWith(Promise.resolve(method.apply(thisArg, args)));
     } catch (error) {
+      this.settle();
       return Promise.reject(error);
     }
   }
@@ -98,12 +109,10 @@ export class UncountedCall<T> implements CallPermit<T> {
   }
 
   private settle(): CallOutcome {
-    this.outcome ??= 'ignored';
+    if (this.outcome === undefined) {
+      this.outcome = 'ignored';
+      this.onSettled?.();
+    }
     return 'ignored';
   }
-}
-
-/** Whether a child's admission gave a call to run (and not the rejection). @internal */
-export function isCall<C>(call: C | CircuitOpenError): call is C {
-  return !(call instanceof Error);
 }

@@ -6,14 +6,14 @@ import {
   type InjectedFault,
 } from './fault-injection.js';
 import { faultInjectionMessages } from './fault-injection.messages.js';
-import { OverloadPressure } from '../overload/overload-pressure.js';
+import { RareState } from '../state/rare-state.js';
 
 /** What fault injection reads and sets on a breaker (and on a family's children). @internal */
 export interface FaultHolder {
   readonly name: string;
   readonly env: Pick<BreakerEnvironment, 'faultInjection'>;
-  /** Where a held fault lives: the one field that takes a closed breaker off its plain path. */
-  overload: OverloadPressure | undefined;
+  /** Where a held fault lives, beside the breaker's other rare state. */
+  rare: RareState | undefined;
   children(): IterableIterator<FaultHolder>;
 }
 
@@ -28,7 +28,7 @@ export interface FaultHolder {
 export function injectFault(b: FaultHolder, fault: FaultInjectionOptions): InjectedFault {
   if (!b.env.faultInjection) throw new TypeError(faultInjectionMessages.disabled(b.name));
   const checked = checkFault(b.name, fault);
-  b.overload?.faults?.remove();
+  b.rare?.faults?.remove();
   const plan = new FaultPlan(b.name, checked, (removed) => {
     dropFault(b, removed);
     for (const child of b.children()) dropFault(child, removed);
@@ -36,7 +36,7 @@ export function injectFault(b: FaultHolder, fault: FaultInjectionOptions): Injec
   holdFault(b, plan);
   for (const child of b.children()) {
     // A child's own injection gives way to its family's.
-    child.overload?.faults?.remove();
+    child.rare?.faults?.remove();
     holdFault(child, plan);
   }
   return plan;
@@ -44,13 +44,10 @@ export function injectFault(b: FaultHolder, fault: FaultInjectionOptions): Injec
 
 /** @internal Holds `plan`: the calls the breaker admits from now on may get it. */
 export function holdFault(b: FaultHolder, plan: FaultPlan): void {
-  (b.overload ??= new OverloadPressure()).faults = plan;
+  (b.rare ??= new RareState()).faults = plan;
 }
 
-/** `plan` was removed: back to the plain path, unless the overload pressure still needs the detour. */
+/** `plan` was removed: the breaker's calls get no fault any more. */
 function dropFault(b: FaultHolder, plan: FaultPlan): void {
-  const pressure = b.overload;
-  if (pressure?.faults !== plan) return;
-  pressure.faults = undefined;
-  if (pressure.spent) b.overload = undefined;
+  if (b.rare?.faults === plan) b.rare.faults = undefined;
 }

@@ -172,14 +172,6 @@ export class FaultPlan implements InjectedFault {
   }
 }
 
-/** An admission that got the fault: the token the call counts under, and the fault. @internal */
-export class FaultedAdmission {
-  constructor(
-    readonly token: number,
-    readonly plan: FaultPlan,
-  ) {}
-}
-
 /** Waits `ms` on `scheduler` (the breaker's clock when it has timers); an abort of `signal` ends the wait with its reason. */
 function wait(
   scheduler: DeadlineScheduler,

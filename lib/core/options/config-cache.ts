@@ -3,6 +3,7 @@ import {
   breakerOptionChecker,
   resolveBreakerOptions,
   resolveCopied,
+  type BreakerOptionsSource,
   type ResolvedBreakerOptions,
 } from './resolve-options.js';
 
@@ -54,6 +55,24 @@ export function configFor(
   const { copy, config } = resolveCopied(breakerOptionChecker(name), options);
   recent[next] = { options, copy, config };
   next = (next + 1) % RECENT;
+  return config;
+}
+
+/**
+ * Resolves `options` as `configFor()` does, its errors worded by `source`
+ * (where the options were written), and keeps the config for the breakers
+ * later built from this very object: `configFor(name, options)` then answers
+ * it without resolving again, while the object still says what it said. For
+ * a layer that checks a breaker's options before it builds the breaker (the
+ * Nest module at start-up). @internal
+ */
+export function resolveForBreaker(
+  name: string,
+  options: BreakerOptions,
+  source?: BreakerOptionsSource,
+): ResolvedBreakerOptions {
+  const { copy, config } = resolveCopied(breakerOptionChecker(name, source), options);
+  cache.set(options, { options, copy, config });
   return config;
 }
 

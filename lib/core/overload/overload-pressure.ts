@@ -1,4 +1,3 @@
-import type { FaultPlan } from '../faults/fault-injection.js';
 import { OverloadThrottle } from './overload-throttle.js';
 import type { ResolvedBreakerOptions } from '../options/resolve-options.js';
 
@@ -12,9 +11,6 @@ const OVERLOAD_WINDOW_MS = 60_000;
  * the breaker backs off without opening. Created on the first overload and
  * dropped once both have passed, so the closed path checks one field.
  *
- * It also holds a fault injected into the breaker (`injectFault()`), the one
- * other reason for a closed breaker to leave its plain path: that keeps the
- * plain path at one field to check, injection or not.
  *
  * @internal
  */
@@ -23,8 +19,6 @@ export class OverloadPressure {
   pausedUntil = 0;
   /** Only with `overloadK` set: the evidence of the last window. */
   throttle: OverloadThrottle | undefined = undefined;
-  /** While a fault is injected: the fault. */
-  faults: FaultPlan | undefined = undefined;
 
   /**
    * The dependency refused a call as overloaded: a pause of `hint` ms if it
@@ -90,15 +84,7 @@ export class OverloadPressure {
 
   /** Nothing left to honour: the breaker can drop this and take the plain path again. */
   get spent(): boolean {
-    return this.pausedUntil === 0 && this.throttle === undefined && this.faults === undefined;
-  }
-
-  /** What `reset()` keeps: an injected fault, which only its own `remove()` ends. */
-  afterReset(): OverloadPressure | undefined {
-    if (this.faults === undefined) return undefined;
-    const kept = new OverloadPressure();
-    kept.faults = this.faults;
-    return kept;
+    return this.pausedUntil === 0 && this.throttle === undefined;
   }
 
   /** Calls shed in the throttle's window, for the snapshot. */

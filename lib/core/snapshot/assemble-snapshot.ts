@@ -1,6 +1,6 @@
 import type { BreakerCoordination } from '../ports/breaker-coordinator.interface.js';
 import type { BreakerCounters } from './breaker-counters.js';
-import type { BreakerEvidence, LastChange } from '../state/breaker-evidence.js';
+import type { RareState, LastChange } from '../state/rare-state.js';
 import type { FamilySnapshot } from '../family/breaker-family.js';
 import {
   describeFailure,
@@ -34,12 +34,12 @@ export interface SnapshotParts {
   readonly shed: number;
   readonly round: HalfOpenRound | undefined;
   readonly counters: BreakerCounters;
-  readonly evidence: BreakerEvidence | undefined;
+  readonly rare: RareState | undefined;
   readonly family: FamilySnapshot | undefined;
   readonly coordination: BreakerCoordination | undefined;
   readonly forced: ForcedStateSnapshot | undefined;
   readonly nextOpenDurationMs: number;
-  /** The recovery features' part (bulkhead, ramp, probe), when the breaker has any. */
+  /** The recovery features' part (bulkhead, ramp, health check), when the breaker has any. */
   readonly recovery: Partial<BreakerSnapshot> | undefined;
 }
 
@@ -50,7 +50,7 @@ export interface SnapshotParts {
  * @internal
  */
 export function assembleSnapshot(p: SnapshotParts): BreakerSnapshot {
-  const { config: c, window: w, now, toWall, evidence } = p;
+  const { config: c, window: w, now, toWall, rare } = p;
   const open = p.state === OPEN;
   const paused = p.pausedUntil > now;
   return {
@@ -77,12 +77,12 @@ export function assembleSnapshot(p: SnapshotParts): BreakerSnapshot {
     halfOpen: p.round?.snapshot(),
     totals: p.counters.totals(),
     timeInStateMs: p.counters.timeInState(p.state, now - p.since),
-    ...(evidence?.lastChange === undefined
+    ...(rare?.lastChange === undefined
       ? {}
-      : { lastTransition: transitionEvidence(evidence.lastChange, toWall) }),
-    ...(evidence?.lastFailure === undefined
+      : { lastTransition: transitionEvidence(rare.lastChange, toWall) }),
+    ...(rare?.lastFailure === undefined
       ? {}
-      : { lastFailure: describeFailure(evidence.lastFailure, evidence.lastFailureCategory) }),
+      : { lastFailure: describeFailure(rare.lastFailure, rare.lastFailureCategory) }),
     ...(p.family === undefined ? {} : { family: p.family }),
     ...(p.coordination === undefined ? {} : { coordination: p.coordination }),
     ...(p.forced === undefined ? {} : { forced: p.forced }),

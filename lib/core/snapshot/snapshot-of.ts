@@ -2,7 +2,7 @@ import { assembleSnapshot } from './assemble-snapshot.js';
 import type { BreakerSnapshot } from './breaker-snapshot.js';
 import type { CoordinatedBreaker } from '../ports/breaker-coordinator.interface.js';
 import type { BreakerEnvironment } from '../ports/breaker-environment.js';
-import type { BreakerEvidence } from '../state/breaker-evidence.js';
+import type { RareState } from '../state/rare-state.js';
 import { HALF_OPEN, OPEN, type StateCode } from '../state/breaker-state.js';
 import { forcedSnapshot } from '../state/forced-state.js';
 import { baseOpenDuration } from '../state/open-duration.js';
@@ -19,7 +19,7 @@ export interface SnapshotHost extends AdmittingBreaker, CoordinatedBreaker {
   readonly wallOffset: number;
   readonly reopens: number;
   readonly window: OutcomeWindow;
-  readonly evidence: BreakerEvidence | undefined;
+  readonly rare: RareState | undefined;
   readonly keyed: { snapshot(): FamilySnapshot } | undefined;
   readonly guard: { snapshot(now: number, toWall: number): Partial<BreakerSnapshot> } | undefined;
   refresh(now: number, admitting: boolean): void;
@@ -31,7 +31,7 @@ export function snapshotOf(b: SnapshotHost): BreakerSnapshot {
   b.refresh(now, false);
   b.window.refresh(now);
   const state = b.current;
-  const forced = b.evidence?.forced;
+  const forced = b.rare?.forced;
   const snapshot = assembleSnapshot({
     name: b.name,
     key: b.key,
@@ -48,7 +48,7 @@ export function snapshotOf(b: SnapshotHost): BreakerSnapshot {
     shed: b.overload?.shedInWindow(now) ?? 0,
     round: b.round,
     counters: b.counters,
-    evidence: b.evidence,
+    rare: b.rare,
     family: b.keyed?.snapshot(),
     coordination: b.env.coordinator?.coordinationOf?.(b),
     forced: forced === undefined ? undefined : forcedSnapshot(forced, b.wallOffset),
@@ -59,7 +59,7 @@ export function snapshotOf(b: SnapshotHost): BreakerSnapshot {
     ),
   });
   // A game day's fault shows where people look: dashboards, /breakers endpoints.
-  const fault = b.overload?.faults;
+  const fault = b.rare?.faults;
   if (fault !== undefined) snapshot.injectedFault = fault.snapshot();
   return snapshot;
 }

@@ -3,7 +3,6 @@ import type { BreakerEventHub } from '../events/breaker-events.js';
 import { CLOSED, HALF_OPEN, type RejectionReason, type StateCode } from './breaker-state.js';
 import type { CircuitOpenError } from '../errors/breaker.errors.js';
 import { UNCOUNTED } from '../calls/call-tokens.js';
-import { FaultedAdmission } from '../faults/fault-injection.js';
 import type { HalfOpenRound } from '../recovery/half-open-round.js';
 import type { OverloadPressure } from '../overload/overload-pressure.js';
 import type { ResolvedBreakerOptions } from '../options/resolve-options.js';
@@ -34,31 +33,27 @@ export interface AdmittingBreaker {
  * Applies what the state decided for a call at `now` (after the transitions
  * due were made): counts the call, takes its probe permit, sheds it under
  * overload, or rejects it. Returns the call's token (the generation; a
- * negative probe id for a probe), the rejection, or an admission with a fault.
+ * negative probe id for a probe) or the rejection. (Injected faults are a
+ * stage of their own: `faults/fault-stage.ts`.)
  *
  * @internal
  */
-export function applyDecision(
-  b: AdmittingBreaker,
-  now: number,
-): number | CircuitOpenError | FaultedAdmission {
+export function applyDecision(b: AdmittingBreaker, now: number): number | CircuitOpenError {
   const decision = b.decide(now);
   switch (decision.kind) {
     case REJECT:
       return b.reject(decision.reason, decision.retryAfterMs);
     case LET_THROUGH:
       return UNCOUNTED;
-    case PROBE: {
-      const probe = admitProbe(b, now);
-      return typeof probe === 'number' ? withFault(b, probe) : probe;
-    }
+    case PROBE:
+      return admitProbe(b, now);
     default:
       if (b.current === CLOSED && b.overload !== undefined) {
         const shed = shedUnderOverload(b, now);
         if (shed !== undefined) return shed;
       }
       b.counters.admitted++;
-      return withFault(b, b.generation);
+      return b.generation;
   }
 }
 
@@ -77,12 +72,6 @@ export function applyFamilyDecision(b: AdmittingBreaker, now: number): number | 
 /** @internal Until the open duration ends; past it (the fleet's probe is someone else's), until that probe must be decided. */
 export function openRetryAfter(b: AdmittingBreaker, now: number): number {
   return now < b.openUntilAt ? b.openUntilAt - now : b.config.probeMaxWaitMs;
-}
-
-/** An admitted call's token, with the injected fault when this call gets it. */
-function withFault(b: AdmittingBreaker, token: number): number | FaultedAdmission {
-  const faults = b.overload?.faults;
-  return faults !== undefined && faults.applies(b) ? new FaultedAdmission(token, faults) : token;
 }
 
 /** The dependency reports overload and its pause is over: client-side throttling sheds a share of calls. */

@@ -1,4 +1,4 @@
-import { BreakerEvidence, type ChildrenEvidence } from './breaker-evidence.js';
+import { RareState, type ChildrenEvidence } from './rare-state.js';
 import {
   CLOSED,
   DISABLED,
@@ -34,9 +34,9 @@ export function refreshState(b: MachineHost, now: number, admitting: boolean): v
 
 /** A force with an end ends by itself, dated when it was due. */
 function releaseIfDue(b: MachineHost, now: number): void {
-  const forced = b.evidence?.forced;
+  const forced = b.rare?.forced;
   if (forced?.until === undefined || now < forced.until) return;
-  b.evidence!.forced = undefined;
+  b.rare!.forced = undefined;
   transition(b, CLOSED, 'released', forced.until, undefined, undefined, forced.untilWall);
 }
 
@@ -121,8 +121,8 @@ export function adoptClosed(b: MachineHost, closedAt: number | undefined): void 
 /** @internal `reset()`: closed, with an empty window, no backoff, no pause and no force. */
 export function resetToClosed(b: MachineHost): void {
   const now = b.monotonic();
-  b.overload = b.overload?.afterReset();
-  if (b.evidence !== undefined) b.evidence.forced = undefined;
+  b.overload = undefined;
+  if (b.rare !== undefined) b.rare.forced = undefined;
   if (b.current !== CLOSED) {
     transition(b, CLOSED, 'reset', now, undefined);
     return;
@@ -135,7 +135,7 @@ export function resetToClosed(b: MachineHost): void {
 
 /** @internal `force()`, checked: hold the breaker until `unhold()` or the force's end. */
 export function hold(b: MachineHost, forcing: Forcing, now: number): void {
-  (b.evidence ??= new BreakerEvidence()).forced = forcing;
+  (b.rare ??= new RareState()).forced = forcing;
   const to =
     forcing.state === 'open' ? ISOLATED : forcing.state === 'disabled' ? DISABLED : METRICS_ONLY;
   transition(b, to, 'forced', now, undefined);
@@ -143,8 +143,8 @@ export function hold(b: MachineHost, forcing: Forcing, now: number): void {
 
 /** @internal `release()`: back to closed (reason `released`), if forced. */
 export function unhold(b: MachineHost): void {
-  if (b.evidence?.forced === undefined) return;
-  b.evidence.forced = undefined;
+  if (b.rare?.forced === undefined) return;
+  b.rare.forced = undefined;
   transition(b, CLOSED, 'released', b.monotonic(), undefined);
 }
 

@@ -1,8 +1,4 @@
-import {
-  BreakerEvidence,
-  type ChildrenEvidence,
-  type TransitionProof,
-} from './breaker-evidence.js';
+import { RareState, type ChildrenEvidence, type TransitionProof } from './rare-state.js';
 import type { BreakerCounters } from '../snapshot/breaker-counters.js';
 import type { BreakerEnvironment } from '../ports/breaker-environment.js';
 import type { BreakerEventHub } from '../events/breaker-events.js';
@@ -44,7 +40,7 @@ export interface MachineHost extends FamilyMember, CoordinatedBreaker {
   openUntilAt: number;
   reopens: number;
   consecutiveFailures: number;
-  evidence: BreakerEvidence | undefined;
+  rare: RareState | undefined;
   overload: OverloadPressure | undefined;
   round: HalfOpenRound | undefined;
   monotonic(): number;
@@ -78,7 +74,7 @@ export function transition(
   if (ramp !== undefined && to === OPEN && from === CLOSED && !ramp.ended(now))
     b.reopens = ramp.reopens + 1;
   const reopens = b.reopens;
-  const proof = (b.evidence ??= new BreakerEvidence()).noteTransition(
+  const proof = (b.rare ??= new RareState()).noteTransition(
     from,
     to,
     reason,
@@ -139,7 +135,7 @@ function announce(
     at,
     ...(to === OPEN ? { openUntil: b.openUntilAt + toWall } : {}),
     ...proof,
-    ...(reason === 'forced' ? { forced: forcedEvent(b.evidence!.forced!) } : {}),
+    ...(reason === 'forced' ? { forced: forcedEvent(b.rare!.forced!) } : {}),
   };
   b.hub?.emit('stateChange', change);
   b.env.coordinator?.transitioned(b, change);

@@ -5,6 +5,7 @@ import {
   type StateCode,
   type TransitionReason,
 } from './breaker-state.js';
+import type { FaultPlan } from '../faults/fault-injection.js';
 import type { Forcing } from './forced-state.js';
 import type { OutcomeWindow } from '../window/outcome-window.interface.js';
 
@@ -37,22 +38,28 @@ export interface TransitionProof {
 const NO_PROOF: TransitionProof = Object.freeze({});
 
 /**
- * What a breaker keeps of the things that went wrong: the last failure (the
- * `cause` of its rejections, shown in snapshots), the last transition with
- * the evidence that made it, and the application's hooks whose faults were
- * reported already. Created the first time something goes wrong: a breaker
- * that never saw a failure holds one empty field for all of it.
+ * What only some breakers ever need, in one field created the first time one
+ * of them is: the last failure (the `cause` of its rejections, shown in
+ * snapshots), the last transition with the evidence that made it, the
+ * application's hooks whose errors were reported already, a force held by
+ * hand, and an injected fault. A breaker that never saw any of it holds one
+ * empty field for all of it. (The dependency's overload pressure has a field
+ * of its own, `overload`: the one a closed breaker's admission checks. The
+ * half-open round has `round`; a bulkhead, a slow start and an active health check
+ * live beside the breaker, see `calls/guard-slot.ts`.)
  *
  * @internal
  */
-export class BreakerEvidence {
+export class RareState {
   lastFailure: unknown = undefined;
   lastFailureCategory: FailureCategory | 'overload' = 'other';
   lastChange: LastChange | undefined = undefined;
   /** Listeners and classifiers whose faults were reported: once each is enough to fix them. */
   reportedFaults: Set<string> | undefined = undefined;
-  /** While `force()` holds the breaker: what, why, by whom, until when. Kept here, not in a field of its own: most breakers are never forced. */
+  /** While `force()` holds the breaker: what, why, by whom, until when. */
   forced: Forcing | undefined = undefined;
+  /** While a fault is injected (`injectFault()`): the fault, read by the fault stage of its calls. It outlives `reset()`. */
+  faults: FaultPlan | undefined = undefined;
 
   noteFailure(failure: unknown, category: FailureCategory | 'overload'): void {
     this.lastFailure = failure;
