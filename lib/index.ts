@@ -4,7 +4,7 @@
 
 // The engine: the names of `nestjs-circuit-breaker/core` a Nest user meets (in
 // the options, the objects handed out, the errors). What builds a breaker outside
-// Nest or a store (`BreakerDeps`, `ProbeScheduler`, `BreakerCoordinator`...) stays
+// Nest or a store (`BreakerDeps`, `HealthCheckScheduler`, `BreakerCoordinator`...) stays
 // in `/core` only: tools/pack-check.mjs lists those values.
 export {
   Breaker,
@@ -69,10 +69,10 @@ export type {
   ProbeEvent,
   RampUpOptions,
   RampUpSnapshot,
-  RecoveryProbeEvent,
-  RecoveryProbeSnapshot,
-  RecoveryProbeContext,
-  RecoveryProbeOptions,
+  HealthCheckEvent,
+  HealthCheckSnapshot,
+  HealthCheckContext,
+  HealthCheckOptions,
   ResolvedRecoveryOptions,
   ProtectedCall,
   ReconfigurationReset,

@@ -3,7 +3,7 @@ import { BreakerCounters } from './snapshot/breaker-counters.js';
 import type { BreakerSnapshot } from './snapshot/breaker-snapshot.js';
 import {
   environmentOf,
-  probeSchedulerOf,
+  healthCheckSchedulerOf,
   type BreakerDeps,
   type BreakerEnvironment,
 } from './ports/breaker-environment.js';
@@ -73,7 +73,7 @@ import { configFor } from './options/config-cache.js';
 import { reconfigured } from './options/reconfiguration.js';
 import type { ResolvedBreakerOptions } from './options/resolve-options.js';
 import type { HalfOpenRound } from './recovery/half-open-round.js';
-import type { ProbeScheduler } from './recovery/probe-scheduler.js';
+import type { HealthCheckScheduler } from './recovery/health-check-scheduler.js';
 import type { Bulkhead } from './overload/bulkhead.js';
 import type { OverloadPressure } from './overload/overload-pressure.js';
 import { isAbortSignal } from './calls/abort-signal.js';
@@ -757,8 +757,8 @@ export class Breaker {
   }
 
   /** @internal The scheduler of this breaker's recovery probe: its registry's. */
-  probeScheduler(): ProbeScheduler {
-    return probeSchedulerOf(this.env);
+  healthCheckScheduler(): HealthCheckScheduler {
+    return healthCheckSchedulerOf(this.env);
   }
 
   /** @internal A family's child: one of its bulkheads holds and awaits no call any more. */

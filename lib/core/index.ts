@@ -27,7 +27,7 @@ export type {
   ReconfiguredEvent,
   RejectedEvent,
   RetryEvent,
-  RecoveryProbeEvent,
+  HealthCheckEvent,
   SlowCallEvent,
   StateChangeEvent,
   SuccessEvent,
@@ -41,7 +41,7 @@ export type {
   BulkheadSnapshot,
   FailureSummary,
   RampUpSnapshot,
-  RecoveryProbeSnapshot,
+  HealthCheckSnapshot,
   HalfOpenSnapshot,
   TransitionEvidence,
   WindowSnapshot,
@@ -49,12 +49,15 @@ export type {
 export type {
   BulkheadOptions,
   RampUpOptions,
-  RecoveryProbeContext,
-  RecoveryProbeOptions,
+  HealthCheckContext,
+  HealthCheckOptions,
   ResolvedRecoveryOptions,
 } from './recovery/recovery-options.interface.js';
-export { ProbeScheduler } from './recovery/probe-scheduler.js';
-export type { ProbeSchedulerOptions, SchedulerTimers } from './recovery/probe-scheduler.js';
+export { HealthCheckScheduler } from './recovery/health-check-scheduler.js';
+export type {
+  HealthCheckSchedulerOptions,
+  SchedulerTimers,
+} from './recovery/health-check-scheduler.js';
 export { withRetry } from './retry/retry.js';
 export type { RetryingBreaker } from './retry/retry.js';
 export { RETRY_DEFAULTS } from './retry/retry-options.js';

@@ -18,7 +18,7 @@ export const CIRCUIT_BREAKER_INSTRUMENTS = Object.freeze({
   probes: 'circuit_breaker.probes',
   bulkheadCalls: 'circuit_breaker.bulkhead.calls',
   retries: 'circuit_breaker.retries',
-  recoveryProbes: 'circuit_breaker.recovery_probes',
+  healthChecks: 'circuit_breaker.health_checks',
   keys: 'circuit_breaker.keys',
   configGeneration: 'circuit_breaker.config.generation',
   configInfo: 'circuit_breaker.config.info',
@@ -38,7 +38,7 @@ export const CIRCUIT_BREAKER_ATTRIBUTES = Object.freeze({
   probeResult: 'circuit_breaker.probe.result',
   bulkheadState: 'circuit_breaker.bulkhead.state',
   retryResult: 'circuit_breaker.retry.result',
-  recoveryProbeResult: 'circuit_breaker.recovery_probe.result',
+  healthCheckResult: 'circuit_breaker.health_check.result',
   /** Of `circuit_breaker.config.info`: each threshold in force is `circuit_breaker.config.<threshold>` (`window`, `failure_rate_threshold`...). */
   configPrefix: 'circuit_breaker.config.',
 });

@@ -62,7 +62,7 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
   private readonly transitions: Counter;
   private readonly probes: Counter;
   private readonly retries: Counter;
-  private readonly recoveryProbes: Counter;
+  private readonly healthChecks: Counter;
   private readonly callDuration: Histogram;
   private readonly state: ObservableUpDownCounter;
   private readonly forced: ObservableGauge;
@@ -117,9 +117,9 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
       description: DESCRIPTIONS.retries,
       unit: '{retry}',
     });
-    this.recoveryProbes = meter.createCounter(NAMES.recoveryProbes, {
-      description: DESCRIPTIONS.recoveryProbes,
-      unit: '{probe}',
+    this.healthChecks = meter.createCounter(NAMES.healthChecks, {
+      description: DESCRIPTIONS.healthChecks,
+      unit: '{check}',
     });
     this.callDuration = meter.createHistogram(NAMES.callDuration, {
       description: DESCRIPTIONS.callDuration,
@@ -267,8 +267,8 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
       });
     } else if (measurement.kind === 'retry') {
       this.retries.add(1, { ...id, [ATTR.retryResult]: measurement.result });
-    } else if (measurement.kind === 'recoveryProbe') {
-      this.recoveryProbes.add(1, { ...id, [ATTR.recoveryProbeResult]: measurement.result });
+    } else if (measurement.kind === 'healthCheck') {
+      this.healthChecks.add(1, { ...id, [ATTR.healthCheckResult]: measurement.result });
     } else {
       this.probes.add(1, { ...id, [ATTR.probeResult]: measurement.result });
     }

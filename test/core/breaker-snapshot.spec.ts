@@ -167,7 +167,7 @@ describe('Breaker events and snapshot', () => {
         probes: { admitted: 0, succeeded: 0, failed: 0, released: 0, abandoned: 0 },
         fallbacks: 0,
         retries: { attempted: 0, denied: 0 },
-        recoveryProbes: { succeeded: 0, failed: 0 },
+        healthChecks: { succeeded: 0, failed: 0 },
       },
       timeInStateMs: {
         closed: 15,

@@ -66,12 +66,12 @@ export const breakerMessages = {
     `${url === '' ? 'The upstream' : `Upstream ${url}`} answered ${status}${statusText === '' ? '' : ` ${statusText}`}.`,
   notABreaker: (value: unknown) =>
     `withRetry() takes a Breaker, got ${describeValue(value)}. Pass the breaker whose calls to retry, e.g. withRetry(registry.get('payments'), { attempts: 3 }).`,
-  recoveryProbeTimedOut: (breaker: string, timeoutMs: number) =>
-    `Circuit breaker "${breaker}": the recovery probe did not settle within probe.timeoutMs (${timeoutMs} ms) and counts as failed.`,
-  recoveryProbeFaulted: (breaker: string, fault: unknown) =>
-    `Circuit breaker "${breaker}": the recovery probe's turn threw ${describeFault(fault)}. Its health checks go on every probe.intervalMs; if probe.fn is the cause, make it return a plain promise or value. Later faults of this probe are not reported again.`,
-  recoveryProbeStopped: (breaker: string) =>
-    `Circuit breaker "${breaker}": the recovery probe is no longer needed (the breaker left the open state).`,
+  healthCheckTimedOut: (breaker: string, timeoutMs: number) =>
+    `Circuit breaker "${breaker}": the health check did not settle within healthCheck.timeoutMs (${timeoutMs} ms) and counts as failed.`,
+  healthCheckFaulted: (breaker: string, fault: unknown) =>
+    `Circuit breaker "${breaker}": the health check's turn threw ${describeFault(fault)}. Its health checks go on every healthCheck.intervalMs; if healthCheck.fn is the cause, make it return a plain promise or value. Later faults of this health check are not reported again.`,
+  healthCheckStopped: (breaker: string) =>
+    `Circuit breaker "${breaker}": the health check is no longer needed (the breaker left the open state).`,
   probeExpired: (breaker: string, maxWaitMs: number) =>
     `Circuit breaker "${breaker}": a half-open probe did not settle within halfOpen.maxWaitMs (${maxWaitMs} ms) and counts as failed.`,
 };

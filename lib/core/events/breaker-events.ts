@@ -102,8 +102,8 @@ export interface RetryEvent {
   result: 'scheduled' | 'budget-exhausted';
 }
 
-/** An active recovery probe (`probe` option) settled: a success moves the breaker on, a failure keeps it open. @publicApi */
-export interface RecoveryProbeEvent {
+/** An active health check (`healthCheck` option) settled: a success moves the breaker on, a failure keeps it open. @publicApi */
+export interface HealthCheckEvent {
   result: 'succeeded' | 'failed';
   durationMs: number;
   /** For a failure: the error, a value classified as a failure, or the `CallTimeoutError` of its deadline. */
@@ -130,7 +130,7 @@ export interface BreakerEventMap {
   probe: ProbeEvent;
   fallback: FallbackEvent;
   retry: RetryEvent;
-  recoveryProbe: RecoveryProbeEvent;
+  healthCheck: HealthCheckEvent;
 }
 
 /** @publicApi */
@@ -149,7 +149,7 @@ const EVENTS: Record<BreakerEventName, true> = {
   fallback: true,
   reconfigured: true,
   retry: true,
-  recoveryProbe: true,
+  healthCheck: true,
 };
 
 /** Every event a breaker emits. @publicApi */

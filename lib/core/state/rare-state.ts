@@ -45,7 +45,7 @@ const NO_PROOF: TransitionProof = Object.freeze({});
  * hand, and an injected fault. A breaker that never saw any of it holds one
  * empty field for all of it. (The dependency's overload pressure has a field
  * of its own, `overload`: the one a closed breaker's admission checks. The
- * half-open round has `round`; a bulkhead, a slow start and an active probe
+ * half-open round has `round`; a bulkhead, a slow start and an active health check
  * live beside the breaker, see `calls/guard-slot.ts`.)
  *
  * @internal

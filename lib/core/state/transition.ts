@@ -52,7 +52,7 @@ export interface MachineHost extends FamilyMember, CoordinatedBreaker {
  * Moves `breaker` to state `to`: the one place a state changes. Starts the
  * evidence, the window and the probe budget afresh as the new state needs,
  * tells the family, the listeners and the coordinator, and lets the guard
- * start a slow start or a recovery probe.
+ * start a slow start or a health check.
  *
  * @internal
  */
@@ -114,7 +114,7 @@ export function transition(
   b.parent?.keyed!.childTransitioned(b, stateName(from), stateName(to), now);
   if (b.hub !== undefined || b.env.coordinator !== undefined)
     announce(b, from, to, reason, datedAt ?? now + toWall, toWall, proof);
-  // A recovery that closes the breaker starts its slow start; opening starts its recovery probe.
+  // A recovery that closes the breaker starts its slow start; opening starts its health check.
   guardOf(b)?.transitioned(to, reason, now, reopens);
 }
 
