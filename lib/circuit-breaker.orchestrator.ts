@@ -1,3 +1,4 @@
+import { breakerChannels } from './diagnostics/breaker-channels.js';
 import {
   Inject,
   Injectable,
@@ -136,6 +137,8 @@ export class CircuitBreakerOrchestrator
       reportError,
       faultInjection: this.options.faultInjection,
       healthCheckScheduler: new HealthCheckScheduler({ clock: this.options.clock }),
+      // Refusals and transitions on Node's diagnostics channels: one read of hasSubscribers while nobody listens.
+      channels: breakerChannels(),
     };
     this.fleet = fleetOf(this.options.store);
     registry.attach(this);

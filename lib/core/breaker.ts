@@ -91,6 +91,7 @@ import { holdFault, injectFault } from './faults/fault-holding.js';
 import type { OutcomeWindow } from './window/outcome-window.interface.js';
 import { SLOT_SUCCESS } from './window/outcome-window.interface.js';
 import { windowOf } from './window/window-of.js';
+import { publishRejection } from './ports/channel-messages.js';
 
 /** @publicApi */
 export interface ExecuteOptions {
@@ -636,6 +637,9 @@ export class Breaker {
     );
     this.counters.reject(reason);
     this.hub?.emit('rejected', { reason, error });
+    const channel = this.env.channels?.rejected;
+    if (channel?.hasSubscribers === true)
+      publishRejection(channel, this.name, stateName(this.current), reason, retryAfterMs, error);
     return error;
   }
 

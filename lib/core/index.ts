@@ -1,6 +1,12 @@
 export { Breaker } from './breaker.js';
 export type { ExecuteOptions } from './breaker.js';
 export type { BreakerDeps } from './ports/breaker-environment.js';
+export type {
+  BreakerChannel,
+  BreakerChannels,
+  BreakerRejectedMessage,
+  BreakerStateChangeMessage,
+} from './ports/breaker-channels.js';
 export type { AdmissionPeek } from './state/admission-peek.interface.js';
 export type { CallContext, CallPermit, ProtectedCall } from './calls/tracked-call.js';
 export { BREAKER_DEFAULTS } from './options/breaker-options.js';

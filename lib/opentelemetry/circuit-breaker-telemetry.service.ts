@@ -30,6 +30,7 @@ import {
   measure,
   snapshotsOf,
 } from '../metrics/breaker-measurements.js';
+import { recordOnActiveSpan } from './breaker-span-events.js';
 import type { CircuitBreakerTelemetryOptions } from './circuit-breaker-telemetry-options.interface.js';
 import { circuitBreakerTelemetryMessages } from './circuit-breaker-telemetry.messages.js';
 import {
@@ -57,6 +58,7 @@ const DESCRIPTIONS = circuitBreakerTelemetryMessages.descriptions;
 export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDestroy {
   private readonly meter: Meter;
   private readonly keyAttribute: boolean;
+  private readonly traces: boolean;
   private readonly calls: Counter;
   private readonly fallbacks: Counter;
   private readonly transitions: Counter;
@@ -92,11 +94,9 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
     // Built by hand with only a registry (tests, scripts): the registry's own events.
     this.events = events ?? breakers.events;
     this.keyAttribute = options.keyAttribute === true;
-    this.meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(
-      CIRCUIT_BREAKER_METER_NAME,
-      PACKAGE_VERSION,
-    );
-    const meter = this.meter;
+    this.traces = options.traces !== false;
+    const provider = options.meterProvider ?? metrics.getMeterProvider();
+    const meter = (this.meter = provider.getMeter(CIRCUIT_BREAKER_METER_NAME, PACKAGE_VERSION));
     this.calls = meter.createCounter(NAMES.calls, {
       description: DESCRIPTIONS.calls,
       unit: '{call}',
@@ -243,6 +243,7 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
   }
 
   private record(event: CircuitBreakerEvent): void {
+    if (this.traces) recordOnActiveSpan(event, this.keyAttribute);
     const measurement = measure(event);
     if (measurement === undefined) return;
     const id: Attributes =

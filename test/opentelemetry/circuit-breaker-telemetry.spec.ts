@@ -613,7 +613,7 @@ describe('CircuitBreakerTelemetryModule', () => {
 
   it('validates its options when the module is defined', () => {
     expect(() => CircuitBreakerTelemetryModule.forRoot({ provider: {} } as never)).toThrow(
-      'CircuitBreakerTelemetryModule: unknown option "provider". Known options: meterProvider, keyAttribute.',
+      'CircuitBreakerTelemetryModule: unknown option "provider". Known options: meterProvider, keyAttribute, traces.',
     );
     expect(() => CircuitBreakerTelemetryModule.forRoot({ meterProvider: {} as never })).toThrow(
       'CircuitBreakerTelemetryModule: option "meterProvider" must be an OpenTelemetry MeterProvider (with getMeter()), got an object.',

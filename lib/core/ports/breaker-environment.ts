@@ -1,3 +1,4 @@
+import type { BreakerChannels } from './breaker-channels.js';
 import type { BreakerCoordinator } from './breaker-coordinator.interface.js';
 import { breakerMessages } from '../errors/breaker.messages.js';
 import { monotonicOf, systemClock, type Clock, type RandomSource } from './clock.js';
@@ -34,6 +35,13 @@ export interface BreakerDeps {
    * object (under Nest, one per registry).
    */
   healthCheckScheduler?: HealthCheckScheduler;
+  /**
+   * Where the breakers publish their refusals and transitions for tracers and
+   * APM agents: `breakerChannels()` of `nestjs-circuit-breaker/diagnostics` gives Node's
+   * diagnostics channels (what a Nest module's breakers use). With nobody
+   * subscribed, publishing costs one read of `hasSubscribers`. Default: none.
+   */
+  channels?: BreakerChannels;
 }
 
 /**
@@ -55,6 +63,7 @@ export interface BreakerEnvironment {
   readonly deadlines: DeadlineScheduler;
   readonly faultInjection: boolean;
   readonly healthCheckScheduler: HealthCheckScheduler | undefined;
+  readonly channels: BreakerChannels | undefined;
 }
 
 function defaultReportError(error: Error): void {
@@ -70,6 +79,7 @@ const DEFAULT_ENVIRONMENT: BreakerEnvironment = Object.freeze({
   deadlines,
   faultInjection: false,
   healthCheckScheduler: undefined,
+  channels: undefined,
 });
 
 const environments = new WeakMap<object, BreakerEnvironment>();
@@ -82,14 +92,23 @@ export function environmentOf(name: string, deps: BreakerDeps | undefined): Brea
   let environment = environments.get(deps);
   if (environment !== undefined) return environment;
   checkDeps(name, deps);
-  const { clock, random, coordinator, reportError, faultInjection, healthCheckScheduler } = deps;
+  const {
+    clock,
+    random,
+    coordinator,
+    reportError,
+    faultInjection,
+    healthCheckScheduler,
+    channels,
+  } = deps;
   environment =
     clock === undefined &&
     random === undefined &&
     coordinator === undefined &&
     reportError === undefined &&
     faultInjection !== true &&
-    healthCheckScheduler === undefined
+    healthCheckScheduler === undefined &&
+    channels === undefined
       ? DEFAULT_ENVIRONMENT
       : Object.freeze({
           clock: clock ?? systemClock,
@@ -100,6 +119,7 @@ export function environmentOf(name: string, deps: BreakerDeps | undefined): Brea
           deadlines: clock === undefined ? deadlines : deadlinesOf(clock),
           faultInjection: faultInjection === true,
           healthCheckScheduler,
+          channels,
         });
   environments.set(deps, environment);
   return environment;
@@ -170,6 +190,7 @@ function checkDeps(name: string, deps: BreakerDeps): void {
       breakerMessages.invalidDep(name, 'faultInjection', faultInjection, 'true, false or left out'),
     );
   }
+  checkChannels(name, deps.channels);
   if (
     deps.healthCheckScheduler !== undefined &&
     !(deps.healthCheckScheduler instanceof HealthCheckScheduler)
@@ -182,6 +203,23 @@ function checkDeps(name: string, deps: BreakerDeps): void {
         'a HealthCheckScheduler (new HealthCheckScheduler({ clock }))',
       ),
     );
+  }
+}
+
+/** `deps.channels`: each channel an object with `hasSubscribers` and `publish()`, as Node's diagnostics channels are. */
+function checkChannels(name: string, channels: BreakerChannels | undefined): void {
+  if (channels === undefined) return;
+  for (const which of ['rejected', 'stateChange'] as const) {
+    const channel = (channels as Partial<BreakerChannels> | null)?.[which];
+    if (typeof channel !== 'object' || channel === null || typeof channel.publish !== 'function')
+      throw new TypeError(
+        breakerMessages.invalidDep(
+          name,
+          `channels.${which}`,
+          channel,
+          'a channel with hasSubscribers and publish(), such as breakerChannels() of nestjs-circuit-breaker/diagnostics gives',
+        ),
+      );
   }
 }
 
