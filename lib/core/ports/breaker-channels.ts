@@ -3,7 +3,7 @@ import type { StateChangeEvent } from '../events/breaker-events.js';
 
 /**
  * A channel a breaker publishes to. Node's `diagnostics_channel` channels have
- * this shape; the root entry's `circuitBreakerChannels()` gives the package's own.
+ * this shape; `breakerChannels()` of `nestjs-circuit-breaker/diagnostics` gives the package's own.
  *
  * @publicApi
  */
