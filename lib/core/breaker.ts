@@ -77,13 +77,13 @@ import type { HealthCheckScheduler } from './recovery/health-check-scheduler.js'
 import type { Bulkhead } from './overload/bulkhead.js';
 import type { OverloadPressure } from './overload/overload-pressure.js';
 import { isAbortSignal } from './calls/abort-signal.js';
-import type { CallGuard } from './calls/call-guard.js';
+import type { BreakerParts } from './calls/breaker-parts.js';
 import { EXECUTE, MAY_WAIT, type Admit } from './calls/call-pipeline.js';
 import { permitOf, runFunction, runMethod } from './calls/call-entries.js';
 import { runPlain } from './calls/plain-run.js';
 import { pipelineOf } from './calls/pipeline-of.js';
 import type { DeadlineScheduler } from './calls/deadline-scheduler.js';
-import { guardOf, heldGuard, reguard } from './calls/guard-slot.js';
+import { refitParts } from './calls/parts-of.js';
 import { evaluateTrip, settleCall } from './calls/settlement.js';
 import type { CallPermit, ProtectedCall, WithSignal } from './calls/tracked-call.js';
 import type { FaultInjectionOptions, InjectedFault } from './faults/fault-injection.js';
@@ -201,7 +201,7 @@ export class Breaker {
     this.sinceAt = now;
     this.wallOffset = env.clock.now() - now;
     this.timed = needsTiming(this);
-    reguard(this, config);
+    refitParts(this, config);
     // A child born (or born again after eviction) while its family lets every call through is forced alike.
     // Forced open needs nothing of the child: the family's gate rejects every key.
     const forced = lineage?.parent.rare?.forced;
@@ -556,14 +556,14 @@ export class Breaker {
     const current = reconfigured(this.name, previous, options);
     const reset = applyConfig(this, current);
     this.pipeline = pipelineOf(current, this.env.faultInjection);
-    reguard(this, current);
+    refitParts(this, current);
     this.counters.rare.reconfigurations++;
     this.timed = needsTiming(this);
     if (this.keyed !== undefined)
       for (const child of this.keyed.all()) {
         applyConfig(child, current);
         child.pipeline = this.pipeline;
-        reguard(child, current);
+        refitParts(child, current);
         child.timed = needsTiming(child);
       }
     const event: ReconfiguredEvent = { previous, current, reset };
@@ -571,13 +571,13 @@ export class Breaker {
     return event;
   }
 
-  /** Drops every listener, and stops its recovery probe. The breaker holds no timer or handle of its own. */
+  /** Drops every listener, and stops its health check. The breaker holds no timer or handle of its own. */
   dispose(): void {
     if (this.keyed !== undefined) for (const child of this.keyed.all()) child.dispose();
     this.hub?.clear();
     this.hub = undefined;
     this.timed = needsTiming(this);
-    this.guard?.dispose();
+    this.rare?.parts?.dispose();
   }
 
   /**
@@ -731,21 +731,16 @@ export class Breaker {
   }
 
   // ---------------------------------------------------------------------------
-  // What the guard, the recovery probe, a family and a retry policy ask of the breaker
+  // What the stages, the health check, a family and a retry policy ask of the breaker
 
-  /**
-   * @internal Only with the bulkhead, rampUp or probe option: what stands in
-   * front of admission. Kept beside the breaker, not in a field of its own: a
-   * breaker without these options (a breaker per target) holds nothing for
-   * them, and its calls read one flag of its shared config.
-   */
-  get guard(): CallGuard | undefined {
-    return guardOf(this);
+  /** @internal With the bulkhead, rampUp or healthCheck option: what the breaker keeps of them (in its rare state). */
+  get parts(): BreakerParts | undefined {
+    return this.rare?.parts;
   }
 
   /** @internal The bulkhead in front of admission, if any (what `peek()` reads of it). */
   get bulkheadSlots(): Bulkhead | undefined {
-    return this.guard?.bulkhead;
+    return this.rare?.parts?.bulkhead;
   }
 
   /** @internal Forced `disabled`: every call is let through uncounted, past the bulkhead too. */
@@ -786,7 +781,7 @@ export class Breaker {
 
   /** @internal A family's child: its bulkhead, if calls hold or wait for a slot of it (asked as it is evicted). */
   busyBulkhead(): Bulkhead | undefined {
-    const bulkhead = heldGuard(this)?.bulkhead;
+    const bulkhead = this.rare?.parts?.bulkhead;
     return bulkhead !== undefined && bulkhead.active + bulkhead.queued > 0 ? bulkhead : undefined;
   }
 
@@ -797,7 +792,7 @@ export class Breaker {
    * it has no cap to keep.
    */
   adoptBulkhead(bulkhead: Bulkhead): void {
-    const guard = heldGuard(this);
+    const guard = this.rare?.parts;
     const limits = this.config.bulkhead;
     if (guard?.bulkhead === undefined || limits === undefined) return;
     bulkhead.setLimits(limits);

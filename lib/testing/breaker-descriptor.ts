@@ -11,7 +11,7 @@ import { testingMessages } from './circuit-breaker-testing.messages.js';
  */
 export type DescribedBreakerOptions = Omit<
   ResolvedBreakerOptions,
-  'classify' | 'classifyResult' | 'guarded' | 'healthCheck'
+  'classify' | 'classifyResult' | 'healthCheck'
 > & {
   readonly classify: 'default' | 'custom';
   readonly classifyResult: 'default' | 'custom';
@@ -49,7 +49,7 @@ export type ExpectedBreakerOptions = {
 /** @internal */
 export function describeBreaker(breaker: Breaker): BreakerDescriptor {
   // Functions cannot be cloned (nor compared): each is named by what it is.
-  const { classify, classifyResult, guarded: _internal, healthCheck, ...config } = breaker.config;
+  const { classify, classifyResult, healthCheck, ...config } = breaker.config;
   return {
     name: breaker.name,
     kind: config.perKey === undefined ? 'breaker' : 'per-key family',

@@ -50,7 +50,7 @@ describe('Breaker channels (deps.channels)', () => {
         state: 'open',
         reason: 'open',
         retryAfterMs: 5_000,
-        error: expect.objectContaining({ name: 'CircuitOpenError', reason: 'open' }),
+        error: expect.objectContaining({ name: 'CallRejectedError', reason: 'open' }),
       },
     ]);
     // The message carries the very error the caller got.

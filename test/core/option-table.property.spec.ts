@@ -214,7 +214,6 @@ function documented(o: Options) {
         : typeof o.share === 'object'
           ? { quorum: given(o.share.quorum, 'auto') as number | 'auto' }
           : o.share,
-    guarded: bulkhead !== undefined || rampUp !== undefined || healthCheck !== undefined,
     bulkhead,
     rampUp,
     healthCheck,

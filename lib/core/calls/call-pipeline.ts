@@ -1,6 +1,7 @@
 import type { CallRejectedError } from '../errors/breaker.errors.js';
 import type { RejectionReason } from '../state/breaker-state.js';
 import type { FaultPlan } from '../faults/fault-injection.js';
+import type { BreakerParts } from './breaker-parts.js';
 import type { FaultedCall } from './faulted-call.js';
 import type { HeldCall } from './held-call.js';
 import type { CallOwner, TrackedCall } from './tracked-call.js';
@@ -10,8 +11,10 @@ import type { UncountedCall } from './uncounted-call.js';
 export interface PipelineBreaker extends CallOwner {
   readonly timed: boolean;
   readonly parent: PipelineBreaker | undefined;
-  /** What only some breakers need: here, the fault injected into its calls. */
-  readonly rare: { readonly faults: FaultPlan | undefined } | undefined;
+  /** What only some breakers need: here, the fault injected into its calls and the bulkhead and slow start. */
+  readonly rare:
+    | { readonly faults: FaultPlan | undefined; readonly parts: BreakerParts | undefined }
+    | undefined;
   /** Forced `disabled`: every call goes through uncounted, past the bulkhead too. */
   readonly lettingAllThrough: boolean;
   /** A family's overflow child: its family, which counts each key's calls on it. */

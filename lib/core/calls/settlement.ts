@@ -21,7 +21,7 @@ import {
   SLOT_SUCCESS,
   type OutcomeWindow,
 } from '../window/outcome-window.interface.js';
-import { guardOf } from './guard-slot.js';
+import type { BreakerParts } from './breaker-parts.js';
 import { tripReason } from '../state/trip-rules.js';
 
 /** What settling a call reads and moves on its breaker. @internal */
@@ -37,6 +37,8 @@ export interface SettledBreaker {
   readonly round: HalfOpenRound | undefined;
   consecutiveFailures: number;
   overload: OverloadPressure | undefined;
+  /** The slow start, when the options add one (`BreakerParts`). */
+  readonly rare: { readonly parts: BreakerParts | undefined } | undefined;
   monotonic(): number;
   noteFailure(failure: unknown, category: FailureCategory | 'overload'): void;
   transition(
@@ -92,7 +94,7 @@ export function settleCall(
   // Only a throttle counts accepted calls; a pause alone does not need the clock read.
   if (b.overload?.throttle !== undefined) b.overload.accepted(b.monotonic());
   evaluateTrip(b, outcome === 'failure' ? subject : undefined);
-  if (outcome === 'failure' && b.config.guarded) rampTrip(b, token, subject);
+  if (outcome === 'failure' && b.rare?.parts?.ramp !== undefined) rampTrip(b, token, subject);
 }
 
 /**
@@ -160,10 +162,10 @@ function countOutcome(
  * rate, so only a failure needs looking at.
  */
 function rampTrip(b: SettledBreaker, token: number, subject: unknown): void {
-  const guard = guardOf(b);
-  if (guard?.ramp === undefined || b.current !== CLOSED || token !== b.generation) return;
+  const parts = b.rare?.parts;
+  if (parts?.ramp === undefined || b.current !== CLOSED || token !== b.generation) return;
   const now = b.monotonic();
-  const reason = guard.rampTrip(b.config, b.window, now);
+  const reason = parts.rampTrip(b.config, b.window, now);
   if (reason !== undefined)
     b.transition(OPEN, reason, now, retryAfterOf(subject, b.env.clock.now()));
 }

@@ -198,7 +198,6 @@ function assemble(fields: BreakerFields, given: BreakerOptions): ResolvedBreaker
             minKeys: fields.aggregateMinKeys,
           }),
     share: shareOf(given.share, fields.shareQuorum),
-    guarded: recovery.guarded,
     bulkhead: recovery.bulkhead,
     rampUp: recovery.rampUp,
     healthCheck: recovery.healthCheck,

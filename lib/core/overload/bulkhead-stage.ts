@@ -7,7 +7,6 @@ import {
   type Stage,
   type Ticket,
 } from '../calls/call-pipeline.js';
-import { guardOf } from '../calls/guard-slot.js';
 import { HeldCall } from '../calls/held-call.js';
 import { UncountedCall } from '../calls/uncounted-call.js';
 import { DISMISSED, GRANTED, type Bulkhead } from './bulkhead.js';
@@ -24,7 +23,7 @@ export const bulkheadStage: Stage = (next: Admit): Admit =>
     signal: AbortSignal | undefined,
     flags: number,
   ): Admission<T> {
-    const bulkhead = guardOf(b)?.bulkhead;
+    const bulkhead = b.rare?.parts?.bulkhead;
     if (bulkhead === undefined) return next<T>(b, signal, flags);
     // A call holding a slot runs in a call object, which gives the slot back as it settles.
     const holding = (): Ticket<T> => hold(b, next<T>(b, signal, flags), bulkhead);

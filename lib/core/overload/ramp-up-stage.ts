@@ -1,5 +1,4 @@
 import type { Admission, Admit, PipelineBreaker, Stage } from '../calls/call-pipeline.js';
-import { guardOf } from '../calls/guard-slot.js';
 
 /**
  * The slow start after a recovery (`rampUp`): while it lasts, a growing share
@@ -11,12 +10,12 @@ export const rampUpStage: Stage = (next: Admit): Admit =>
     signal: AbortSignal | undefined,
     flags: number,
   ): Admission<T> {
-    const guard = guardOf(b);
-    const ramp = guard?.ramp;
+    const parts = b.rare?.parts;
+    const ramp = parts?.ramp;
     if (ramp === undefined) return next<T>(b, signal, flags);
     const now = b.monotonic();
     if (ramp.ended(now)) {
-      guard!.ramp = undefined;
+      parts!.ramp = undefined;
       return next<T>(b, signal, flags);
     }
     return ramp.admit(now) ? next<T>(b, signal, flags) : b.reject('ramp-up', ramp.retryAfter(now));

@@ -61,8 +61,6 @@ export interface HealthCheckOptions {
 
 /** The recovery options as `breaker.config` shows them. @publicApi */
 export interface ResolvedRecoveryOptions {
-  /** @internal Whether any of them is set: the one flag a call reads for all three. */
-  readonly guarded: boolean;
   readonly bulkhead:
     | { readonly maxConcurrent: number; readonly maxQueue: number; readonly queueTimeoutMs: number }
     | undefined;

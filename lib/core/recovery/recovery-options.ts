@@ -184,6 +184,5 @@ export function recoveryOptionsOf(
           timeoutMs: fields.healthCheckTimeoutMs,
           onSuccess: fields.healthCheckOnSuccess,
         });
-  const guarded = bulkhead !== undefined || rampUp !== undefined || healthCheck !== undefined;
-  return { guarded, bulkhead, rampUp, healthCheck };
+  return { bulkhead, rampUp, healthCheck };
 }

@@ -21,7 +21,7 @@ export interface SnapshotHost extends AdmittingBreaker, CoordinatedBreaker {
   readonly window: OutcomeWindow;
   readonly rare: RareState | undefined;
   readonly keyed: { snapshot(): FamilySnapshot } | undefined;
-  readonly guard: { snapshot(now: number, toWall: number): Partial<BreakerSnapshot> } | undefined;
+  readonly parts: { snapshot(now: number, toWall: number): Partial<BreakerSnapshot> } | undefined;
   refresh(now: number, admitting: boolean): void;
 }
 
@@ -52,7 +52,7 @@ export function snapshotOf(b: SnapshotHost): BreakerSnapshot {
     family: b.keyed?.snapshot(),
     coordination: b.env.coordinator?.coordinationOf?.(b),
     forced: forced === undefined ? undefined : forcedSnapshot(forced, b.wallOffset),
-    recovery: b.guard?.snapshot(now, b.wallOffset),
+    recovery: b.parts?.snapshot(now, b.wallOffset),
     nextOpenDurationMs: baseOpenDuration(
       b.config,
       state === HALF_OPEN || state === OPEN ? b.reopens + 1 : b.reopens,

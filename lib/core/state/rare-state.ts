@@ -5,6 +5,7 @@ import {
   type StateCode,
   type TransitionReason,
 } from './breaker-state.js';
+import type { BreakerParts } from '../calls/breaker-parts.js';
 import type { FaultPlan } from '../faults/fault-injection.js';
 import type { Forcing } from './forced-state.js';
 import type { OutcomeWindow } from '../window/outcome-window.interface.js';
@@ -42,11 +43,11 @@ const NO_PROOF: TransitionProof = Object.freeze({});
  * of them is: the last failure (the `cause` of its rejections, shown in
  * snapshots), the last transition with the evidence that made it, the
  * application's hooks whose errors were reported already, a force held by
- * hand, and an injected fault. A breaker that never saw any of it holds one
- * empty field for all of it. (The dependency's overload pressure has a field
- * of its own, `overload`: the one a closed breaker's admission checks. The
- * half-open round has `round`; a bulkhead, a slow start and an active health check
- * live beside the breaker, see `calls/guard-slot.ts`.)
+ * hand, an injected fault, and the parts its options add (a bulkhead, a slow
+ * start, a health check: `BreakerParts`). A breaker that needs none of it
+ * holds one empty field for all of it. (The dependency's overload pressure
+ * has a field of its own, `overload`: the one a closed breaker's admission
+ * checks. The half-open round has `round`.)
  *
  * @internal
  */
@@ -60,6 +61,8 @@ export class RareState {
   forced: Forcing | undefined = undefined;
   /** While a fault is injected (`injectFault()`): the fault, read by the fault stage of its calls. It outlives `reset()`. */
   faults: FaultPlan | undefined = undefined;
+  /** With the bulkhead, rampUp or healthCheck option: what the breaker keeps of them. */
+  parts: BreakerParts | undefined = undefined;
 
   noteFailure(failure: unknown, category: FailureCategory | 'overload'): void {
     this.lastFailure = failure;

@@ -18,7 +18,6 @@ import { forcedEvent } from './forced-state.js';
 import { abandonProbes, HalfOpenRound } from '../recovery/half-open-round.js';
 import type { FailureCategory } from './breaker-state.js';
 import { openDuration } from './open-duration.js';
-import { guardOf } from '../calls/guard-slot.js';
 import { publishStateChange } from '../ports/channel-messages.js';
 
 /**
@@ -70,7 +69,7 @@ export function transition(
 ): void {
   const b = breaker;
   const from = b.current;
-  const ramp = guardOf(b)?.ramp;
+  const ramp = b.rare?.parts?.ramp;
   // A recovery that did not hold, by whichever rule, is a failed probe as far as backoff goes: the open period grows.
   if (ramp !== undefined && to === OPEN && from === CLOSED && !ramp.ended(now))
     b.reopens = ramp.reopens + 1;
@@ -116,7 +115,7 @@ export function transition(
   if (b.hub !== undefined || b.env.coordinator !== undefined || b.env.channels !== undefined)
     announce(b, from, to, reason, datedAt ?? now + toWall, toWall, proof);
   // A recovery that closes the breaker starts its slow start; opening starts its health check.
-  guardOf(b)?.transitioned(to, reason, now, reopens);
+  b.rare?.parts?.transitioned(to, reason, now, reopens);
 }
 
 /** Tells the listeners and the coordinator of a transition, in wall times: people read them, and replicas share them. */

@@ -19,8 +19,8 @@ import type { OutcomeWindow } from '../window/outcome-window.interface.js';
 /** Closings that end a recovery, which a slow start follows; a reset or a release by hand asks for full traffic. */
 const RECOVERED: readonly TransitionReason[] = ['probes-succeeded', 'shared-close', 'health-check'];
 
-/** What a guard's recovery probe sees of its breaker. @internal */
-export interface GuardHost extends HealthCheckHost {
+/** What the parts (their health check) see of their breaker. @internal */
+export interface PartsHost extends HealthCheckHost {
   readonly lastDecidedState: BreakerState;
   /** Where its per-call deadlines wait (the clock's timers when it has them): its queue timeouts wait there too. */
   readonly deadlines: DeadlineScheduler;
@@ -30,15 +30,14 @@ export interface GuardHost extends HealthCheckHost {
 }
 
 /**
- * The guard `config` asks for: `current` kept (with the new options) or a new
- * one, or `undefined` when no option asks for one (then `config.guarded` is
- * false, the one flag a call of such a breaker reads). @internal
+ * The parts `config` asks for: `current` kept (with the new options) or new
+ * ones, or `undefined` when no option asks for any. @internal
  */
-export function guardFor(
+export function partsFor(
   config: ResolvedBreakerOptions,
-  current: CallGuard | undefined,
-  host: GuardHost,
-): CallGuard | undefined {
+  current: BreakerParts | undefined,
+  host: PartsHost,
+): BreakerParts | undefined {
   if (current !== undefined) {
     current.reconfigure(config);
     return current.idle ? undefined : current;
@@ -47,30 +46,31 @@ export function guardFor(
     config.rampUp === undefined &&
     config.healthCheck === undefined
     ? undefined
-    : new CallGuard(config, host);
+    : new BreakerParts(config, host);
 }
 
 /**
- * What a breaker with a bulkhead, a slow start or a recovery probe keeps of
- * them: the concurrency cap and its queue (read by the bulkhead stage), the
- * ramp after closing (read by the slow-start stage), and the probe while
- * open; each follows the breaker's transitions. A breaker without them has
- * none of this (nothing in the WeakMap beside it).
+ * The parts a breaker's options add: the concurrency cap and its queue
+ * (`bulkhead`, read by the bulkhead stage), the ramp after closing (`rampUp`,
+ * read by the slow-start stage), and the active health check while open
+ * (`healthCheck`); each follows the breaker's transitions. Kept in the
+ * breaker's rare state (`rare.parts`): a breaker without these options holds
+ * nothing for them.
  *
  * @internal
  */
-export class CallGuard {
+export class BreakerParts {
   bulkhead: Bulkhead | undefined;
   /** Only while ramping up after a recovery. */
   ramp: RampUp | undefined = undefined;
   private rampOptions: ResolvedBreakerOptions['rampUp'];
-  /** Made the first time the breaker opens with a `probe`. */
+  /** Made the first time the breaker opens with a `healthCheck`. */
   private healthCheck: HealthCheck | undefined = undefined;
   private healthCheckOptions: ResolvedBreakerOptions['healthCheck'];
 
   constructor(
     config: ResolvedBreakerOptions,
-    private readonly host: GuardHost,
+    private readonly host: PartsHost,
   ) {
     this.rampOptions = config.rampUp;
     this.healthCheckOptions = config.healthCheck;
@@ -121,11 +121,11 @@ export class CallGuard {
     const healthCheck = this.healthCheckOptions;
     if (healthCheck === undefined) return;
     if (to === OPEN) this.startHealthCheck(now);
-    // Half-open, a probe may still close the breaker if asked to; in any other state it has nothing to do.
+    // Half-open, a health check may still close the breaker if asked to; in any other state it has nothing to do.
     else if (!(to === HALF_OPEN && healthCheck.onSuccess === 'closed')) this.healthCheck?.stop();
   }
 
-  /** The breaker is gone for good (`dispose()`): its probe must not keep it alive. */
+  /** The breaker is gone for good (`dispose()`): its health check must not keep it alive. */
   dispose(): void {
     this.healthCheck?.stop();
   }
@@ -148,7 +148,7 @@ export class CallGuard {
       : undefined;
   }
 
-  /** Whether the guard has nothing left to do (its options were reconfigured away). */
+  /** Whether the parts have nothing left to do (their options were reconfigured away). */
   get idle(): boolean {
     return (
       this.bulkhead === undefined &&
