@@ -1,6 +1,6 @@
 import { connectivityState, status, type Client } from '@grpc/grpc-js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Breaker, CallTimeoutError } from '../../lib/index.js';
+import { Breaker, CallTimeoutError, DEFAULT_CIRCUIT_KEY } from '../../lib/index.js';
 import { GrpcStatusError, withCircuitBreaker } from '../../lib/grpc/index.js';
 import { ManualClock } from '../../lib/testing/index.js';
 import { CatalogUpstream, readStream, startUnary, unary } from './grpc-upstream.js';
@@ -219,6 +219,50 @@ describe('withCircuitBreaker() on a grpc-js client, against a real server', () =
     expect(upstream.received).toEqual(['/shop.Catalog/Price']);
   });
 
+  it('a key that finds no target puts the call under the default key', async () => {
+    const family = new Breaker('tenants', { perKey: { maxKeys: 10 } }, { clock });
+    const client = clientOf(family, {
+      key: (request) => request.metadata.get('tenant')[0] as string | undefined,
+    });
+    expect(await unary(client, 'lookup')).toEqual({ value: { ok: true } });
+    expect([...family.children()].map((child) => child.snapshot().key)).toEqual([
+      DEFAULT_CIRCUIT_KEY,
+    ]);
+  });
+
+  it('a skip that throws is reported, and the call goes through the breaker', async () => {
+    const reported: Error[] = [];
+    const breaker = new Breaker('faulty', {}, { clock, reportError: (e) => reported.push(e) });
+    breaker.isolate();
+    const client = clientOf(breaker, {
+      skip: () => {
+        throw new Error('no header');
+      },
+    });
+    expect(await unary(client, 'lookup')).toMatchObject({ error: { code: status.UNAVAILABLE } });
+    expect(upstream.received).toEqual([]);
+    expect(reported.map((e) => e.message)).toEqual([
+      `Circuit breaker "faulty" in withCircuitBreaker(): option "skip" threw Error: no header; the call went through the breaker. Make the skip function return true or false. Later faults of this site's skip function are not reported again.`,
+    ]);
+  });
+
+  it('after the open period, a probe goes to the server and its OK closes the breaker', async () => {
+    const breaker = new Breaker(
+      'recovers',
+      { consecutiveFailures: 1, openDurationMs: 1_000, halfOpen: { maxProbes: 1 } },
+      { clock, random: () => 0.5 },
+    );
+    const client = clientOf(breaker);
+    upstream.answer = { code: status.UNAVAILABLE };
+    await unary(client, 'lookup');
+    expect(breaker.state).toBe('open');
+    clock.advance(1_000);
+    upstream.answer = { value: 'back' };
+    expect(await unary(client, 'lookup')).toEqual({ value: 'back' });
+    expect(breaker.state).toBe('closed');
+    expect(upstream.received).toHaveLength(2);
+  });
+
   it('works as a call option, for one call', async () => {
     const breaker = new Breaker('per-call', {}, { clock });
     breaker.isolate();
@@ -297,14 +341,14 @@ describe('withCircuitBreaker() on a grpc-js client, against a real server', () =
 describe('withCircuitBreaker() options', () => {
   it('refuses what is not a breaker, non-function hooks, and a key without a family', () => {
     expect(() => withCircuitBreaker({ breaker: {} as Breaker })).toThrow(
-      "withCircuitBreaker(): option 'breaker' must be a Breaker (a plain breaker, or a per-key family built with 'perKey'), got an object. Pass registry.get(name) or a breaker you built.",
+      `withCircuitBreaker(): option "breaker" must be a Breaker (a plain breaker, or a per-key family built with "perKey"), got an object. Pass registry.get(name) or a breaker you built.`,
     );
     const breaker = new Breaker('plain');
     expect(() => withCircuitBreaker({ breaker, skip: 'yes' as never })).toThrow(
-      `withCircuitBreaker() of breaker 'plain': option 'skip' must be a function of the request, got "yes". Pass a function, or leave the option out.`,
+      `Circuit breaker "plain" in withCircuitBreaker(): option "skip" must be a function of the request, got "yes". Pass a function, or leave the option out.`,
     );
     expect(() => withCircuitBreaker({ breaker, key: (request) => request.service })).toThrow(
-      "withCircuitBreaker() of breaker 'plain': option 'key' needs a per-key family, but this breaker has no 'perKey' option, so every call shares it. Build the breaker with 'perKey: { maxKeys }', or leave 'key' out.",
+      `Circuit breaker "plain" in withCircuitBreaker(): option "key" needs a per-key family, but this breaker has no "perKey" option, so every call shares it. Build the breaker with "perKey: { maxKeys }", or leave "key" out.`,
     );
   });
 });
