@@ -79,7 +79,12 @@ export class GrpcBreakerCall implements InterceptingCallInterface {
         onReceiveMetadata: (received: Metadata) => listener.onReceiveMetadata?.(received),
         onReceiveMessage: (message: unknown) => listener.onReceiveMessage?.(message),
         onReceiveStatus: (status: StatusObject) => {
-          settleByStatus(permit, request.method, status, target.clock.now());
+          try {
+            settleByStatus(permit, request.method, status, target.clock.now());
+          } catch (error) {
+            // Metadata that cannot be read: the call still counts, and the caller still gets its status.
+            permit.fail(error);
+          }
           listener.onReceiveStatus?.(status);
         },
       });

@@ -263,6 +263,25 @@ describe('withCircuitBreaker() on a grpc-js client, against a real server', () =
     expect(upstream.received).toHaveLength(2);
   });
 
+  it('a full bulkhead refuses the call with BULKHEAD_FULL, and the slot comes back when a call ends', async () => {
+    const breaker = new Breaker('capped', { bulkhead: { maxConcurrent: 1 } }, { clock });
+    const client = clientOf(breaker);
+    upstream.answer = 'hang';
+    const first = startUnary(client, 'lookup');
+    await upstream.receivedCalls(1);
+    const refused = await unary(client, 'lookup');
+    expect(refused.error).toMatchObject({ code: status.UNAVAILABLE });
+    expect(refused.error!.metadata.getMap()).toEqual({
+      'circuit-breaker-code': 'BULKHEAD_FULL',
+      'circuit-breaker-reason': 'bulkhead-full',
+    });
+    first.call.cancel();
+    await first.outcome;
+    upstream.answer = { value: 'next' };
+    expect(await unary(client, 'lookup')).toEqual({ value: 'next' });
+    expect(upstream.received).toHaveLength(2);
+  });
+
   it('works as a call option, for one call', async () => {
     const breaker = new Breaker('per-call', {}, { clock });
     breaker.isolate();
