@@ -118,12 +118,12 @@ export const implementations = {
     create: ramping,
     call: 'target.execute(dep)',
   },
-  oursProbe: {
-    label: 'ours + probe (closed)',
+  oursHealthCheck: {
+    label: 'ours + healthCheck (closed)',
     create: () =>
       new Breaker('bench', {
         timeoutMs: false,
-        probe: { fn: () => undefined, intervalMs: 1_000 },
+        healthCheck: { fn: () => undefined, intervalMs: 1_000 },
       }),
     call: 'target.execute(dep)',
   },

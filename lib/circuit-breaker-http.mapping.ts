@@ -1,4 +1,4 @@
-import { CallTimeoutError, isBreakerRejection, type CircuitOpenError } from './core/index.js';
+import { CallTimeoutError, isCallRejected, type CallRejectedError } from './core/index.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import type { CircuitBreakerHttpOptions } from './interfaces/circuit-breaker-http-options.interface.js';
 import { announcedRetryAfterMs, retryAfterHeader } from './retry-after-header.js';
@@ -24,7 +24,7 @@ export type CircuitBreakerResponseBody =
       error: 'Service Unavailable';
       message: string;
       breaker: string;
-      reason: CircuitOpenError['reason'];
+      reason: CallRejectedError['reason'];
       retryAfterMs?: number;
     }
   | { statusCode: 504; error: 'Gateway Timeout'; message: string }
@@ -52,15 +52,16 @@ export interface CircuitBreakerHttpResponse {
 }
 
 /**
- * True for the errors `CircuitBreakerExceptionFilter` maps: a `CircuitOpenError`
- * (also from another copy of the package) or a `CallTimeoutError`.
+ * True for the errors `CircuitBreakerExceptionFilter` maps: a `CallRejectedError`
+ * (also from another copy of the package) or a `CallTimeoutError`. Not
+ * exported: `toHttpResponse(e) !== undefined` says the same to users.
  *
- * @publicApi
+ * @internal
  */
 export function isBreakerHttpError(
   exception: unknown,
-): exception is CircuitOpenError | CallTimeoutError {
-  return isBreakerRejection(exception) || exception instanceof CallTimeoutError;
+): exception is CallRejectedError | CallTimeoutError {
+  return isCallRejected(exception) || exception instanceof CallTimeoutError;
 }
 
 /**
@@ -76,7 +77,7 @@ export function toHttpResponse(
   options: CircuitBreakerHttpOptions = {},
 ): CircuitBreakerHttpResponse | undefined {
   if (!isBreakerHttpError(exception)) return undefined;
-  if (isBreakerRejection(exception)) {
+  if (isCallRejected(exception)) {
     const retryAfter = retryAfterHeader(exception.retryAfterMs);
     const headers: Record<string, string> =
       retryAfter === undefined ? {} : { 'Retry-After': retryAfter };
@@ -86,7 +87,7 @@ export function toHttpResponse(
 }
 
 function bodyOf(
-  exception: CircuitOpenError | CallTimeoutError,
+  exception: CallRejectedError | CallTimeoutError,
   status: 503 | 504,
   options: CircuitBreakerHttpOptions,
 ): unknown {
@@ -94,7 +95,7 @@ function bodyOf(
     const custom = options.body(exception, status);
     if (custom !== undefined) return custom;
   }
-  if (isBreakerRejection(exception)) {
+  if (isCallRejected(exception)) {
     const body: UnavailableBody = {
       statusCode: 503,
       error: 'Service Unavailable',

@@ -1,7 +1,7 @@
 import {
-  isBreakerRejection,
+  isCallRejected,
   type CallTimeoutError,
-  type CircuitOpenError,
+  type CallRejectedError,
   type RejectionReason,
 } from './core/index.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
@@ -42,7 +42,7 @@ export interface CircuitBreakerErrorPayload {
 export type CircuitBreakerErrorExtensions = Omit<CircuitBreakerErrorPayload, 'status' | 'message'>;
 
 /**
- * The payload for a breaker error (`CircuitOpenError` or `CallTimeoutError`),
+ * The payload for a breaker error (`CallRejectedError` or `CallTimeoutError`),
  * or `undefined` for any other value: what `CircuitBreakerExceptionFilter`
  * answers outside HTTP, for an application's own filter. `details` adds the
  * breaker's name, the reason and the deadline (default: nothing internal).
@@ -54,8 +54,8 @@ export function toErrorPayload(
   options: { details?: boolean } = {},
 ): CircuitBreakerErrorPayload | undefined {
   const details = options.details === true;
-  if (isBreakerRejection(exception)) {
-    const open: CircuitOpenError = exception;
+  if (isCallRejected(exception)) {
+    const open: CallRejectedError = exception;
     const retryAfterMs = announcedRetryAfterMs(open.retryAfterMs);
     return {
       status: 'error',

@@ -8,7 +8,7 @@ import {
   type ExceptionFilter,
 } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { CallTimeoutError, CircuitOpenError } from './core/index.js';
+import { CallTimeoutError, CallRejectedError } from './core/index.js';
 import {
   toHttpResponse,
   isBreakerHttpError,
@@ -22,7 +22,7 @@ import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import type { CircuitBreakerHttpOptions } from './interfaces/circuit-breaker-http-options.interface.js';
 
 /**
- * Answers a `CircuitOpenError` or a `CallTimeoutError` as the transport of
+ * Answers a `CallRejectedError` or a `CallTimeoutError` as the transport of
  * the request expects, without importing any transport's package:
  *
  * - HTTP (Express and Fastify, through the HTTP adapter): **503 Service
@@ -64,7 +64,7 @@ import type { CircuitBreakerHttpOptions } from './interfaces/circuit-breaker-htt
  * @publicApi
  */
 @Injectable()
-@Catch(CircuitOpenError, CallTimeoutError)
+@Catch(CallRejectedError, CallTimeoutError)
 export class CircuitBreakerExceptionFilter implements ExceptionFilter<unknown> {
   private readonly logger = new Logger('CircuitBreaker');
   private readonly options: CircuitBreakerHttpOptions;
@@ -97,11 +97,11 @@ export class CircuitBreakerExceptionFilter implements ExceptionFilter<unknown> {
     return true;
   }
 
-  /** Which of the body factory's faults were logged: each once, as the engine reports a hook's faults. */
+  /** Which of the body factory's errors were logged: each once, as the engine reports a hook's errors. */
   private readonly logged = new Set<'threw' | 'not-json'>();
 
   /** @internal The answer for a breaker error, with the module's options; `@RequireCircuitBreaker()` answers with it too. */
-  answerFor(exception: CircuitOpenError | CallTimeoutError): CircuitBreakerHttpResponse {
+  answerFor(exception: CallRejectedError | CallTimeoutError): CircuitBreakerHttpResponse {
     let answer: CircuitBreakerHttpResponse;
     try {
       answer = toHttpResponse(exception, this.options)!;
@@ -120,7 +120,7 @@ export class CircuitBreakerExceptionFilter implements ExceptionFilter<unknown> {
 
   /** The client must still get its 503/504: a faulty envelope must not turn it into a 500. */
   private defaultAnswer(
-    exception: CircuitOpenError | CallTimeoutError,
+    exception: CallRejectedError | CallTimeoutError,
     kind: 'threw' | 'not-json',
     fault: unknown,
   ): CircuitBreakerHttpResponse {

@@ -8,7 +8,7 @@ import {
   type Type,
 } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
-import { BreakerConfigError, CircuitOpenError, type AdmissionPeek } from './core/index.js';
+import { BreakerConfigError, CallRejectedError, type AdmissionPeek } from './core/index.js';
 import { deferredRejection } from './core/calls/deferred-rejection.js';
 import { REQUIRED_CIRCUITS_METADATA } from './circuit-breaker.constants.js';
 import { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
@@ -29,8 +29,8 @@ const REQUIRED = Symbol('nestjs-circuit-breaker.required-circuits');
  *
  * Over HTTP the rejection is the filter's answer (503, `Retry-After`, the
  * `httpFilter` body) as an `HttpException` whose `cause` is the
- * `CircuitOpenError`, so it needs no filter of its own; over other transports
- * the `CircuitOpenError` itself, for the transport's filter. Either comes as
+ * `CallRejectedError`, so it needs no filter of its own; over other transports
+ * the `CallRejectedError` itself, for the transport's filter. Either comes as
  * a rejected promise from `canActivate`, not a throw.
  *
  * @publicApi
@@ -106,7 +106,7 @@ export class CircuitBreakerGuard implements CanActivate {
   }
 
   private refusal(context: ExecutionContext, answer: AdmissionPeek & { permitted: false }): Error {
-    const rejection = new CircuitOpenError(
+    const rejection = new CallRejectedError(
       answer.breakerName,
       answer.state,
       answer.reason,
@@ -126,14 +126,14 @@ export class CircuitBreakerGuard implements CanActivate {
 
 /**
  * The guard's 503 as an `HttpException`, built without capturing a stack: a
- * local rejection has no failing code to point at (`CircuitOpenError` has no
+ * local rejection has no failing code to point at (`CallRejectedError` has no
  * stack either), and capturing one cost about 12 µs per rejected request,
  * more than the rest of the answer (bench:http, guard open).
  */
 function answerWithoutStack(
   body: Record<string, unknown>,
   status: number,
-  cause: CircuitOpenError,
+  cause: CallRejectedError,
 ): HttpException {
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;

@@ -66,9 +66,9 @@ export const circuitBreakerMessages = {
   interceptionTwice: (site: string, name: string, earlier: string) =>
     `${site} is given twice ("${name}" over "${earlier}"): a handling is one call of one breaker. Keep one, or call the other breaker inside the handler.`,
   keyFunctionThrew: (name: string, site: string, fault: unknown, defaultKey: string) =>
-    `Circuit breaker "${name}" in ${site}: option "key" threw ${describeFault(fault)}; the call went on under the default key "${defaultKey}". Make the key function return the target's key, or undefined when there is none. Later faults of this site's key function are not reported again.`,
+    `Circuit breaker "${name}" in ${site}: option "key" threw ${describeFault(fault)}; the call went on under the default key "${defaultKey}". Make the key function return the target's key, or undefined when there is none. Later errors of this site's key function are not reported again.`,
   keyNotAString: (name: string, site: string, key: unknown, defaultKey: string) =>
-    `Circuit breaker "${name}" in ${site}: option "key" returned ${describeValue(key)}, not a string; the call went on under the default key "${defaultKey}". Return the target's key as a string, or undefined when there is none. Later faults of this site's key function are not reported again.`,
+    `Circuit breaker "${name}" in ${site}: option "key" returned ${describeValue(key)}, not a string; the call went on under the default key "${defaultKey}". Return the target's key as a string, or undefined when there is none. Later errors of this site's key function are not reported again.`,
   keyMismatch: (name: string, site: string, perKey: boolean) =>
     perKey
       ? `Circuit breaker "${name}" is per-key (perKey), but ${site} gives no key. Add key: (...args) => target, so that each call goes to its target's breaker.`
@@ -91,9 +91,9 @@ export const circuitBreakerMessages = {
   invalidHttpFilter: (option: string, value: unknown, fix: string) =>
     `CircuitBreakerModule: option "${option}" got ${describeValue(value)}. ${fix}`,
   httpBodyFactoryThrew: (fault: unknown) =>
-    `CircuitBreakerModule: option "httpFilter.body" threw ${describeFault(fault)}; the default body was sent instead. Make the factory return a body (or undefined for the default) instead of throwing. Later faults of this kind are not logged again.`,
+    `CircuitBreakerModule: option "httpFilter.body" threw ${describeFault(fault)}; the default body was sent instead. Make the factory return a body (or undefined for the default) instead of throwing. Later errors of this kind are not logged again.`,
   httpBodyNotJson: (fault: unknown) =>
-    `CircuitBreakerModule: option "httpFilter.body" returned a body that cannot be sent as JSON (${describeFault(fault)}); the default body was sent instead. Return plain data: no cycles, no BigInt, no function. Later faults of this kind are not logged again.`,
+    `CircuitBreakerModule: option "httpFilter.body" returned a body that cannot be sent as JSON (${describeFault(fault)}); the default body was sent instead. Return plain data: no cycles, no BigInt, no function. Later errors of this kind are not logged again.`,
   /** The public body of a 503: says what the client can do, names nothing internal. */
   httpUnavailable: () => 'A dependency is unavailable; retry later.',
   /** The public body of a 504. */

@@ -30,7 +30,7 @@ export interface CircuitBreakerOperatorOptions<R> {
   fallback?: (error: unknown) => ObservableInput<R>;
   /**
    * For a per-key breaker: the key of this subscription's target (host,
-   * endpoint, tenant). `undefined`, `null` or `''` is `DEFAULT_CIRCUIT_KEY`.
+   * endpoint, tenant). `undefined`, `null` or `''` is `FAMILY_DEFAULT_KEY`.
    */
   key?: () => string | undefined;
 }
@@ -59,7 +59,7 @@ export type BreakerRecovery<R> = (
  *   (ignored; a probe's permit is returned). Later values and errors pass
  *   through untouched.
  * - A rejected call never subscribes to the source: the subscriber gets
- *   `CircuitOpenError` synchronously at subscribe time, or the fallback.
+ *   `CallRejectedError` synchronously at subscribe time, or the fallback.
  * - With a fallback, a first value classified as a failure or an overload is
  *   replaced: the source is unsubscribed and the subscriber gets the fallback.
  *
@@ -107,14 +107,14 @@ export function circuitBreaker<T, R = never>(
   return breakerOperator(breaker, key, recover, OPERATOR_SITE);
 }
 
-/** Where the operator's `key` option is given, for its faults' messages. */
+/** Where the operator's `key` option is given, for its errors' messages. */
 const OPERATOR_SITE = 'circuitBreaker()';
 
 /**
  * The operator itself, for `circuitBreaker()` and for decorated Observable
  * methods, whose fallbacks may have nothing to serve (a `lastGood` miss) and
  * count themselves under their own source. `keySite` names where `key` was
- * given, in the messages of its faults.
+ * given, in the messages of its errors.
  *
  * @internal
  */

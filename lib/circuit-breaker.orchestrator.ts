@@ -1,3 +1,4 @@
+import { breakerChannels } from './diagnostics/breaker-channels.js';
 import {
   Inject,
   Injectable,
@@ -10,7 +11,7 @@ import {
 import {
   Breaker,
   BreakerConfigError,
-  ProbeScheduler,
+  HealthCheckScheduler,
   type BreakerDeps,
   type BreakerOptions,
   type ReconfiguredEvent,
@@ -28,7 +29,7 @@ import {
   type CircuitBreakerReload,
 } from './circuit-breaker.reload.js';
 import { CircuitBreakerEvents } from './circuit-breaker.events.js';
-import { reportError } from './circuit-breaker-fault.reporter.js';
+import { reportError } from './circuit-breaker-hook-error.reporter.js';
 import {
   CircuitBreakerExplorer,
   type DiscoveredBreakers,
@@ -130,12 +131,14 @@ export class CircuitBreakerOrchestrator
     if (roots.length > 1) throw new Error(circuitBreakerMessages.duplicateRoot(roots));
     const checked = validateModuleOptions(options);
     this.options = checked.options;
-    // One timer for the recovery probes of every breaker of the application, shared or not.
+    // One timer for the health checks of every breaker of the application, shared or not.
     this.localDeps = {
       clock: this.options.clock,
       reportError,
       faultInjection: this.options.faultInjection,
-      probeScheduler: new ProbeScheduler({ clock: this.options.clock }),
+      healthCheckScheduler: new HealthCheckScheduler({ clock: this.options.clock }),
+      // Refusals and transitions on Node's diagnostics channels: one read of hasSubscribers while nobody listens.
+      channels: breakerChannels(),
     };
     this.fleet = fleetOf(this.options.store);
     registry.attach(this);
@@ -214,7 +217,7 @@ export class CircuitBreakerOrchestrator
   async onApplicationShutdown(): Promise<void> {
     this.events.detachAll();
     for (const breaker of this.registry.all()) breaker.dispose();
-    this.localDeps.probeScheduler!.stop();
+    this.localDeps.healthCheckScheduler!.stop();
     this.events.complete();
     // Last, and without delaying the rest: the store may still have this replica's last transitions to write.
     await this.options.store?.close();

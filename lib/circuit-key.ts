@@ -1,22 +1,12 @@
-import { BreakerHookError, type Breaker } from './core/index.js';
-import { DEFAULT_CIRCUIT_KEY } from './core/family/breaker-family.js';
+import { BreakerHookError, FAMILY_DEFAULT_KEY, type Breaker } from './core/index.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 
 /**
- * The key of a call whose key function found no target: it returned
- * `undefined`, `null` or `''` (a request without the tenant header), threw,
- * or returned something that is not a string. Those calls share the child of
- * this key, as any key's calls share theirs; a tenant named `default` keeps
- * its own child.
- */
-export { DEFAULT_CIRCUIT_KEY };
-
-/**
- * The key `keyOf(argument)` gives for `breaker`, or `DEFAULT_CIRCUIT_KEY`. A
+ * The key `keyOf(argument)` gives for `breaker`, or `FAMILY_DEFAULT_KEY`. A
  * key function that throws or returns a non-string is the application's bug,
  * not the request's: it is reported once per site (`site`: where the key
  * option was given; two sites sharing a breaker are two bugs), as a
- * listener's fault is, and the call goes on under the default key instead of
+ * listener's error is, and the call goes on under the default key instead of
  * failing. A finite number is a key as its string (a numeric tenant id).
  *
  * @internal
@@ -54,26 +44,26 @@ export function methodKeyFor(
 }
 
 function keyThrew(breaker: Breaker, site: string, fault: unknown): string {
-  breaker.reportFault(
+  breaker.reportHookError(
     `key@${site}`,
     new BreakerHookError(
-      circuitBreakerMessages.keyFunctionThrew(breaker.name, site, fault, DEFAULT_CIRCUIT_KEY),
+      circuitBreakerMessages.keyFunctionThrew(breaker.name, site, fault, FAMILY_DEFAULT_KEY),
       fault,
     ),
   );
-  return DEFAULT_CIRCUIT_KEY;
+  return FAMILY_DEFAULT_KEY;
 }
 
-/** What is not a non-empty string: nothing (the default key), a number's string, or a fault of the site. */
+/** What is not a non-empty string: nothing (the default key), a number's string, or an error of the site. */
 function checkedKey(breaker: Breaker, site: string, key: unknown): string {
-  if (key === undefined || key === null || key === '') return DEFAULT_CIRCUIT_KEY;
+  if (key === undefined || key === null || key === '') return FAMILY_DEFAULT_KEY;
   if (typeof key === 'number' && Number.isFinite(key)) return String(key);
-  breaker.reportFault(
+  breaker.reportHookError(
     `key@${site}`,
     new BreakerHookError(
-      circuitBreakerMessages.keyNotAString(breaker.name, site, key, DEFAULT_CIRCUIT_KEY),
+      circuitBreakerMessages.keyNotAString(breaker.name, site, key, FAMILY_DEFAULT_KEY),
       undefined,
     ),
   );
-  return DEFAULT_CIRCUIT_KEY;
+  return FAMILY_DEFAULT_KEY;
 }

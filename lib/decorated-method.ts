@@ -1,6 +1,6 @@
 import { Observable, tap } from 'rxjs';
 import {
-  isBreakerRejection,
+  isCallRejected,
   type Breaker,
   type BreakerOptions,
   type CallOutcome,
@@ -225,7 +225,7 @@ export class DecoratedMethod {
     rejection: unknown,
     args: any[],
   ): unknown {
-    if (!isBreakerRejection(rejection)) throw rejection;
+    if (!isCallRejected(rejection)) throw rejection;
     return this.recover(registry, breaker, instance, rejection, args, this.kind);
   }
 
@@ -344,7 +344,7 @@ export class DecoratedMethod {
         return value;
       },
       (error: unknown) =>
-        counted === undefined && isBreakerRejection(error)
+        counted === undefined && isCallRejected(error)
           ? this.recover(registry, breaker, instance, error, args, 'promise')
           : this.onError(registry, breaker, countedAs(counted), instance, error, args, 'promise'),
     );

@@ -4,22 +4,23 @@
 
 // The engine: the names of `nestjs-circuit-breaker/core` a Nest user meets (in
 // the options, the objects handed out, the errors). What builds a breaker outside
-// Nest or a store (`BreakerDeps`, `ProbeScheduler`, `BreakerCoordinator`...) stays
+// Nest or a store (`BreakerDeps`, `HealthCheckScheduler`, `BreakerCoordinator`...) stays
 // in `/core` only: tools/pack-check.mjs lists those values.
 export {
   Breaker,
   BREAKER_DEFAULTS,
   BreakerConfigError,
   BreakerHookError,
+  CallRejectedError,
   CallTimeoutError,
-  CircuitOpenError,
   defaultClassifyError,
   defaultClassifyResult,
   ensureOk,
+  FAMILY_DEFAULT_KEY,
+  FAMILY_OVERFLOW_KEY,
   httpStatusOf,
   InjectedFaultError,
-  isBreakerRejection,
-  OVERFLOW_KEY,
+  isCallRejected,
   parseRetryAfter,
   RETRY_DEFAULTS,
   retryAfterOf,
@@ -55,7 +56,6 @@ export type {
   FallbackEvent,
   FamilySnapshot,
   FaultInjectionOptions,
-  ForceableState,
   ForcedMode,
   ForcedStateSnapshot,
   ForceOptions,
@@ -69,10 +69,10 @@ export type {
   ProbeEvent,
   RampUpOptions,
   RampUpSnapshot,
-  RecoveryProbeEvent,
-  RecoveryProbeSnapshot,
-  RecoveryProbeContext,
-  RecoveryProbeOptions,
+  HealthCheckEvent,
+  HealthCheckSnapshot,
+  HealthCheckContext,
+  HealthCheckOptions,
   ResolvedRecoveryOptions,
   ProtectedCall,
   ReconfigurationReset,
@@ -121,7 +121,7 @@ export { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 export { circuitBreaker } from './circuit-breaker.operator.js';
 export type { CircuitBreakerOperatorOptions } from './circuit-breaker.operator.js';
 export { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
-export { toHttpResponse, isBreakerHttpError } from './circuit-breaker-http.mapping.js';
+export { toHttpResponse } from './circuit-breaker-http.mapping.js';
 export type {
   CircuitBreakerHttpResponse,
   CircuitBreakerResponseBody,
@@ -132,7 +132,6 @@ export type { CircuitBreakerErrorPayload } from './circuit-breaker-transport.map
 export { CircuitBreaker } from './decorators/circuit-breaker.decorator.js';
 export { RequireCircuitBreaker } from './decorators/require-circuit-breaker.decorator.js';
 export { UseCircuitBreaker } from './decorators/use-circuit-breaker.decorator.js';
-export { DEFAULT_CIRCUIT_KEY } from './circuit-key.js';
 export { CircuitBreakerGuard } from './circuit-breaker.guard.js';
 export { CircuitBreakerInterceptor } from './circuit-breaker.interceptor.js';
 export type {

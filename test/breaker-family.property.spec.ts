@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { BREAKER_STATES, OVERFLOW_KEY, type Breaker } from '../lib/core/index.js';
+import { BREAKER_STATES, FAMILY_OVERFLOW_KEY, type Breaker } from '../lib/core/index.js';
 import { CircuitBreakerMetricsService } from '../lib/prometheus/index.js';
 import { ManualClock } from './helpers/manual-clock.js';
 import { standaloneRegistry } from './helpers/standalone-registry.js';
@@ -37,7 +37,14 @@ const keyArb = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', '') },
   {
     weight: 2,
-    arbitrary: fc.constantFrom('*overflow*', OVERFLOW_KEY, '…', '…a', '\uD83D', 'host\u0000'),
+    arbitrary: fc.constantFrom(
+      '*overflow*',
+      FAMILY_OVERFLOW_KEY,
+      '…',
+      '…a',
+      '\uD83D',
+      'host\u0000',
+    ),
   },
   { weight: 2, arbitrary: longKey },
   { weight: 1, arbitrary: nearBound },
@@ -90,10 +97,10 @@ async function run(
   const owners = new Map<Breaker, string>();
 
   const forKey = (key: string, where: string): Breaker => {
-    const held = [...family.children()].filter((child) => child.key !== OVERFLOW_KEY);
+    const held = [...family.children()].filter((child) => child.key !== FAMILY_OVERFLOW_KEY);
     const before = new Set(held);
     const child = family.forKey(key);
-    if (child.key === OVERFLOW_KEY) {
+    if (child.key === FAMILY_OVERFLOW_KEY) {
       // Only a full family whose every held child is failing may send a key to the overflow child.
       expect(held.length, where).toBe(config.maxKeys);
       expect(
@@ -148,7 +155,7 @@ async function run(
     }
 
     const children = [...family.children()];
-    const held = children.filter((child) => child.key !== OVERFLOW_KEY);
+    const held = children.filter((child) => child.key !== FAMILY_OVERFLOW_KEY);
     expect(held.length, where).toBeLessThanOrEqual(config.maxKeys);
     expect(children.length - held.length, where).toBeLessThanOrEqual(1);
     expect(new Set(children.map((child) => child.key)).size, where).toBe(children.length);

@@ -2,7 +2,11 @@ import type { ArgumentsHost } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { firstValueFrom, isObservable, type Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { CallTimeoutError, CircuitBreakerExceptionFilter, CircuitOpenError } from '../lib/index.js';
+import {
+  CallTimeoutError,
+  CircuitBreakerExceptionFilter,
+  CallRejectedError,
+} from '../lib/index.js';
 import { classifyGrpcError } from '../lib/microservices/grpc-status.classifier.js';
 
 /** An ArgumentsHost of `type` whose WebSocket client is `client`: what the filter reads outside HTTP. */
@@ -16,7 +20,7 @@ function hostOf(type: string, client: unknown = undefined, rpcContext?: unknown)
   } as unknown as ArgumentsHost;
 }
 
-const open = new CircuitOpenError('payments', 'open', 'open', 2_000);
+const open = new CallRejectedError('payments', 'open', 'open', 2_000);
 const PAYLOAD = {
   status: 'error',
   code: 'CIRCUIT_OPEN',

@@ -19,7 +19,7 @@ import {
   CallTimeoutError,
   CircuitBreakerExceptionFilter,
   CircuitBreakerModule,
-  CircuitOpenError,
+  CallRejectedError,
   type CircuitBreakerHttpOptions,
 } from '../lib/index.js';
 import { nestApps } from './helpers/nest-app.js';
@@ -28,11 +28,11 @@ import { nestApps } from './helpers/nest-app.js';
 class ErrorsController {
   @Get('open')
   open() {
-    throw new CircuitOpenError('payments', 'open', 'open', 1_200);
+    throw new CallRejectedError('payments', 'open', 'open', 1_200);
   }
   @Get('isolated')
   isolated() {
-    throw new CircuitOpenError('payments', 'isolated', 'isolated', undefined);
+    throw new CallRejectedError('payments', 'isolated', 'isolated', undefined);
   }
   @Get('timeout')
   timeout() {
@@ -127,7 +127,7 @@ async function start(setup: Setup) {
 }
 
 describe('CircuitBreakerExceptionFilter', () => {
-  it('maps CircuitOpenError to 503 with Retry-After in whole seconds, rounded up, and a body that names no breaker', async () => {
+  it('maps CallRejectedError to 503 with Retry-After in whole seconds, rounded up, and a body that names no breaker', async () => {
     const server = await start({ httpFilter: true });
     const response = await request(server).get('/open').expect(503);
     expect(response.headers['retry-after']).toBe('2');
@@ -208,7 +208,7 @@ describe('httpFilter options: details and body', () => {
   });
 
   it('body builds the whole body in the application envelope; status and Retry-After stay the filter’s', async () => {
-    const body = vi.fn((error: CircuitOpenError | CallTimeoutError, status: 503 | 504) => ({
+    const body = vi.fn((error: CallRejectedError | CallTimeoutError, status: 503 | 504) => ({
       success: false,
       error: { code: error.code, status },
     }));
@@ -219,7 +219,7 @@ describe('httpFilter options: details and body', () => {
     const timeout = await request(server).get('/timeout').expect(504);
     expect(timeout.body).toEqual({ success: false, error: { code: 'CALL_TIMEOUT', status: 504 } });
     expect(body.mock.calls.map(([error, status]) => [error.constructor.name, status])).toEqual([
-      ['CircuitOpenError', 503],
+      ['CallRejectedError', 503],
       ['CallTimeoutError', 504],
     ]);
   });
@@ -368,7 +368,7 @@ describe('a catch-all exception filter and the breaker filter', () => {
 
 describe('toHttpResponse()', () => {
   it('gives the status, headers and body the filter would send, and undefined for other errors', () => {
-    const open = new CircuitOpenError('payments', 'open', 'open', 1_001);
+    const open = new CallRejectedError('payments', 'open', 'open', 1_001);
     expect(toHttpResponse(open)).toEqual({
       status: 503,
       headers: { 'Retry-After': '2' },

@@ -15,7 +15,7 @@ import {
   CircuitBreakerGuard,
   CircuitBreakerModule,
   CircuitBreakerRegistry,
-  isBreakerRejection,
+  isCallRejected,
   RequireCircuitBreaker,
 } from '../lib/index.js';
 import { HTTP_PLATFORMS, platformApps } from './helpers/http-platforms.js';
@@ -250,8 +250,8 @@ class CauseFilter implements ExceptionFilter {
       host.switchToHttp().getResponse(),
       {
         status: exception.getStatus(),
-        rejection: isBreakerRejection(cause),
-        breaker: isBreakerRejection(cause) ? cause.breakerName : undefined,
+        rejection: isCallRejected(cause),
+        breaker: isCallRejected(cause) ? cause.breakerName : undefined,
         // A local rejection points at no failing code: the guard captures no stack for it.
         frames: exception.stack?.split('\n').length,
       },
@@ -263,7 +263,7 @@ class CauseFilter implements ExceptionFilter {
 describe("@RequireCircuitBreaker() under an application's own HttpException filter", () => {
   const start = platformApps('express');
 
-  it("gives the filter the CircuitOpenError as the exception's cause", async () => {
+  it("gives the filter the CallRejectedError as the exception's cause", async () => {
     const { app, url } = await start(
       [CircuitBreakerModule.forRoot({ breakers: { payments: BREAKERS.payments } })],
       {

@@ -10,8 +10,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   CircuitBreakerModule,
   CircuitBreakerRegistry,
-  CircuitOpenError,
-  DEFAULT_CIRCUIT_KEY,
+  CallRejectedError,
+  FAMILY_DEFAULT_KEY,
   RequireCircuitBreaker,
   UseCircuitBreaker,
   type CircuitBreakerHttpOptions,
@@ -47,7 +47,7 @@ const upstream = { calls: 0, down: false };
 class HostileController {
   @Get('thrown/:wait')
   thrown(@Param('wait') wait: string) {
-    throw new CircuitOpenError('payments', 'open', 'open', WAITS[wait]);
+    throw new CallRejectedError('payments', 'open', 'open', WAITS[wait]);
   }
 
   @Get('guarded')
@@ -205,7 +205,7 @@ describe.each(HTTP_PLATFORMS)('Hostile values at the HTTP edge on %s', (platform
       body: { ok: true },
     });
     const tenants = registry.get('tenants');
-    expect(tenants.forKey(DEFAULT_CIRCUIT_KEY).snapshot().totals.admitted).toBe(1);
+    expect(tenants.forKey(FAMILY_DEFAULT_KEY).snapshot().totals.admitted).toBe(1);
 
     // The default key's child is a breaker as any other: it opens, the fallback answers, the guard refuses.
     upstream.down = true;
@@ -214,7 +214,7 @@ describe.each(HTTP_PLATFORMS)('Hostile values at the HTTP edge on %s', (platform
       retryAfter: null,
       body: { fallback: true },
     });
-    expect(tenants.forKey(DEFAULT_CIRCUIT_KEY).state).toBe('open');
+    expect(tenants.forKey(FAMILY_DEFAULT_KEY).state).toBe('open');
     expect(await get('/tenant')).toEqual({
       status: 200,
       retryAfter: null,
@@ -245,10 +245,10 @@ describe.each(HTTP_PLATFORMS)('Hostile values at the HTTP edge on %s', (platform
       });
       expect((await get('/tenant-guarded-throwing-key')).status).toBe(200);
     }
-    expect(registry.get('tenants').forKey(DEFAULT_CIRCUIT_KEY).snapshot().totals.admitted).toBe(3);
+    expect(registry.get('tenants').forKey(FAMILY_DEFAULT_KEY).snapshot().totals.admitted).toBe(3);
     expect(errors.mock.calls.map(([message]) => message)).toEqual([
-      `Circuit breaker "tenants" in @UseCircuitBreaker() on HostileController.tenantThrowingKey: option "key" threw TypeError: no tenant resolver; the call went on under the default key "${DEFAULT_CIRCUIT_KEY}". Make the key function return the target's key, or undefined when there is none. Later faults of this site's key function are not reported again.`,
-      `Circuit breaker "tenants" in @RequireCircuitBreaker() on HostileController.tenantGuardedThrowingKey: option "key" threw TypeError: no tenant resolver; the call went on under the default key "${DEFAULT_CIRCUIT_KEY}". Make the key function return the target's key, or undefined when there is none. Later faults of this site's key function are not reported again.`,
+      `Circuit breaker "tenants" in @UseCircuitBreaker() on HostileController.tenantThrowingKey: option "key" threw TypeError: no tenant resolver; the call went on under the default key "${FAMILY_DEFAULT_KEY}". Make the key function return the target's key, or undefined when there is none. Later errors of this site's key function are not reported again.`,
+      `Circuit breaker "tenants" in @RequireCircuitBreaker() on HostileController.tenantGuardedThrowingKey: option "key" threw TypeError: no tenant resolver; the call went on under the default key "${FAMILY_DEFAULT_KEY}". Make the key function return the target's key, or undefined when there is none. Later errors of this site's key function are not reported again.`,
     ]);
   });
 });

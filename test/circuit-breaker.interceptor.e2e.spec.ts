@@ -165,7 +165,7 @@ describe.each(HTTP_PLATFORMS)('@UseCircuitBreaker() on %s', (platform) => {
     ]);
     await fetch(`${url}/cached`);
     const rejected = await (await fetch(`${url}/cached`)).json();
-    expect(rejected).toEqual({ cached: true, path: '/cached', because: 'CircuitOpenError' });
+    expect(rejected).toEqual({ cached: true, path: '/cached', because: 'CallRejectedError' });
     expect(registry.get('cached').snapshot().totals.fallbacks).toBe(3);
   });
 

@@ -7,7 +7,7 @@ import {
   Breaker,
   CallTimeoutError,
   circuitBreaker,
-  CircuitOpenError,
+  CallRejectedError,
   getCallSignal,
 } from '../lib/index.js';
 import { ManualClock } from '../lib/testing/index.js';
@@ -150,7 +150,7 @@ describe('circuitBreaker() and the request it protects, over real HTTP', () => {
       fromFetch(upstream.url),
     ])
       await expect(firstValueFrom(source.pipe(circuitBreaker(breaker)))).rejects.toBeInstanceOf(
-        CircuitOpenError,
+        CallRejectedError,
       );
     expect(upstream.received).toHaveLength(0);
 
@@ -158,7 +158,7 @@ describe('circuitBreaker() and the request it protects, over real HTTP', () => {
     const controller = new AbortController();
     const early = fetch(upstream.url, { signal: controller.signal }).catch(() => undefined);
     await expect(firstValueFrom(from(early).pipe(circuitBreaker(breaker)))).rejects.toBeInstanceOf(
-      CircuitOpenError,
+      CallRejectedError,
     );
     await upstream.arrival(1);
     expect(upstream.received).toHaveLength(1);

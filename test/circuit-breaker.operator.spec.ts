@@ -1,7 +1,7 @@
 import { BadRequestException } from '@nestjs/common';
 import { defer, firstValueFrom, NEVER, Observable, of, Subject, throwError, timer } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Breaker, CallTimeoutError, circuitBreaker, CircuitOpenError } from '../lib/index.js';
+import { Breaker, CallTimeoutError, circuitBreaker, CallRejectedError } from '../lib/index.js';
 import { ManualClock } from './helpers/manual-clock.js';
 
 function collect<T>(source: Observable<T>) {
@@ -49,7 +49,7 @@ describe('circuitBreaker() operator', () => {
     collect(call);
     const rejected = collect(call);
     expect(subscriptions).toBe(2);
-    expect(rejected.seen.error).toBeInstanceOf(CircuitOpenError);
+    expect(rejected.seen.error).toBeInstanceOf(CallRejectedError);
     expect(rejected.seen.error).toMatchObject({
       breakerName: 'cold',
       reason: 'open',
@@ -127,7 +127,7 @@ describe('circuitBreaker() operator', () => {
     });
   });
 
-  it('delivers CircuitOpenError synchronously at subscribe time, or the fallback', () => {
+  it('delivers CallRejectedError synchronously at subscribe time, or the fallback', () => {
     const breaker = new Breaker('sync-reject', {}, { clock });
     breaker.isolate();
     const plain = collect(of(1).pipe(circuitBreaker(breaker)));
@@ -137,7 +137,7 @@ describe('circuitBreaker() operator', () => {
         circuitBreaker(breaker, { fallback: (e) => of(`fallback after ${(e as Error).name}`) }),
       ),
     );
-    expect(rescued.seen).toEqual({ values: ['fallback after CircuitOpenError'], complete: true });
+    expect(rescued.seen).toEqual({ values: ['fallback after CallRejectedError'], complete: true });
     expect(breaker.snapshot().totals.fallbacks).toBe(1);
   });
 

@@ -15,7 +15,7 @@ import { FOUND } from './helpers/combination-examples.js';
 /**
  * Issue 25's suite over feature combinations: whole configurations (count or
  * time window, consecutive mode, deadline on or off, fallback, bulkhead with
- * queue, retry with budget, slow start, recovery probe, per-key family, a
+ * queue, retry with budget, slow start, health check, per-key family, a
  * random source that misbehaves) and hostile step sequences (calls, answers,
  * caller aborts, a slot handed over in the same tick as an abort or a new
  * call, clock moves, forced states and reconfigurations mid-run), on one fake
@@ -75,7 +75,7 @@ const combinationArb: fc.Arbitrary<Combination> = fc
       }),
       { nil: undefined },
     ),
-    probe: fc.option(
+    healthCheck: fc.option(
       fc.record({
         intervalMs: fc.integer({ min: 20, max: 500 }),
         healthy: fc.array(fc.boolean(), { minLength: 1, maxLength: 4 }),

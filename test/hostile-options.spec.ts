@@ -176,7 +176,7 @@ it('a sub-millisecond timeoutMs builds, its derived probe wait kept at 1 ms', ()
 
 describe('breaker.on() with an unknown event', () => {
   const events =
-    'stateChange, success, failure, ignored, rejected, timeout, slowCall, probe, fallback, reconfigured, retry, recoveryProbe';
+    'stateChange, success, failure, ignored, rejected, timeout, slowCall, probe, fallback, reconfigured, retry, healthCheck';
 
   it.each<[unknown, string]>([
     ['opne', '"opne"'],

@@ -251,10 +251,10 @@ const BREAKER_LEAVES: Record<string, Spec> = {
   'bulkhead.queueTimeoutMs': num(R.timerMs),
   'rampUp.durationMs': num(R.positiveMs),
   'rampUp.initialRatio': num(R.ratio),
-  'probe.fn': { valid: aFunction, invalid: notAFunction },
-  'probe.intervalMs': num({ min: 1, max: MAX_TIMER }),
-  'probe.timeoutMs': num(R.timerMs),
-  'probe.onSuccess': {
+  'healthCheck.fn': { valid: aFunction, invalid: notAFunction },
+  'healthCheck.intervalMs': num({ min: 1, max: MAX_TIMER }),
+  'healthCheck.timeoutMs': num(R.timerMs),
+  'healthCheck.onSuccess': {
     valid: fc.constantFrom('half-open', 'closed'),
     invalid: fc.oneof(hostile, fc.integer(), fc.constantFrom('open', 'closed ', '')),
   },
@@ -263,12 +263,12 @@ const BREAKER_LEAVES: Record<string, Spec> = {
 const RECOVERY_REQUIRED: Record<string, Record<string, unknown>> = {
   bulkhead: { maxConcurrent: 1 },
   rampUp: { durationMs: 1_000 },
-  probe: { fn: () => undefined, intervalMs: 1_000 },
+  healthCheck: { fn: () => undefined, intervalMs: 1_000 },
 };
 const OBJECT_PATHS = [
   'bulkhead',
   'rampUp',
-  'probe',
+  'healthCheck',
   'backoff',
   'halfOpen',
   'overload',
@@ -418,14 +418,14 @@ function repair(options: Record<string, unknown>): Record<string, unknown> {
     if (given === undefined) continue;
     for (const [leaf, value] of Object.entries(required)) given[leaf] ??= value;
   }
-  // A queue wait within the call's deadline; a probe's deadline within its interval.
+  // A queue wait within the call's deadline; a health check's deadline within its interval.
   const bulkhead = options.bulkhead as Record<string, number | undefined> | undefined;
   const deadline = typeof options.timeoutMs === 'number' ? options.timeoutMs : 2_000; // the default deadline
   if (bulkhead?.queueTimeoutMs !== undefined && options.timeoutMs !== false)
     bulkhead.queueTimeoutMs = Math.min(bulkhead.queueTimeoutMs, deadline);
-  const probe = options.probe as Record<string, number | undefined> | undefined;
-  if (probe?.timeoutMs !== undefined)
-    probe.timeoutMs = Math.min(probe.timeoutMs, probe.intervalMs!);
+  const healthCheck = options.healthCheck as Record<string, number | undefined> | undefined;
+  if (healthCheck?.timeoutMs !== undefined)
+    healthCheck.timeoutMs = Math.min(healthCheck.timeoutMs, healthCheck.intervalMs!);
   return options;
 }
 

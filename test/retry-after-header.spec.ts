@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { toHttpResponse } from '../lib/circuit-breaker-http.mapping.js';
 import { toErrorPayload } from '../lib/circuit-breaker-transport.mapping.js';
-import { CircuitOpenError } from '../lib/core/index.js';
+import { CallRejectedError } from '../lib/core/index.js';
 
 const SEED = 25_0004;
 
@@ -10,7 +10,7 @@ describe('Retry-After as announced', () => {
   it('property: the header is whole delta-seconds in [0, 86400] for any number, absent for NaN; the payload says the same in ms', () => {
     fc.assert(
       fc.property(fc.oneof(fc.double(), fc.integer(), fc.constantFrom(1e297, -0)), (ms) => {
-        const rejection = new CircuitOpenError('payments', 'open', 'open', ms);
+        const rejection = new CallRejectedError('payments', 'open', 'open', ms);
         const header = toHttpResponse(rejection)!.headers['Retry-After'];
         const payload = toErrorPayload(rejection)!.retryAfterMs;
         if (Number.isNaN(ms)) {

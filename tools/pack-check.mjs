@@ -432,7 +432,7 @@ function probe(app, file, source, checks) {
 
 const ASSERTIONS = `
 function check(m, where) {
-  for (const name of ['Breaker', 'CircuitOpenError', 'isBreakerRejection']) {
+  for (const name of ['Breaker', 'CallRejectedError', 'isCallRejected']) {
     if (typeof m[name] !== 'function') throw new Error(where + ': export ' + name + ' is ' + typeof m[name]);
   }
 }
@@ -453,7 +453,7 @@ if (core.Breaker !== root.Breaker) throw new Error('./core and the root export d
 console.log('ok  esm import ./core');
 // lib/index.ts lists the engine's names one by one: none may be forgotten, except the values
 // kept in ./core on purpose (what builds a breaker outside Nest: a Nest user never names them).
-const CORE_ONLY = ['BREAKER_EVENT_NAMES', 'BREAKER_STATES', 'ProbeScheduler', 'systemClock'];
+const CORE_ONLY = ['BREAKER_EVENT_NAMES', 'BREAKER_STATES', 'HealthCheckScheduler', 'systemClock'];
 const missing = Object.keys(core).filter((name) => !CORE_ONLY.includes(name) && root[name] !== core[name]);
 if (missing.length > 0) throw new Error('the root does not re-export these values of ./core: ' + missing.join(', '));
 const leaked = CORE_ONLY.filter((name) => name in root);
@@ -651,7 +651,7 @@ function checkTypesVersions(pkg) {
 /** A CommonJS Nest application that uses every entry point; the @ts-expect-error lines prove each entry's types are real, not `any`. */
 const CONSUMER_SOURCE = `import 'reflect-metadata';
 import { Injectable, Module, type DynamicModule } from '@nestjs/common';
-import { Breaker, CircuitBreaker, CircuitBreakerModule, isBreakerRejection, type BreakerSnapshot } from 'nestjs-circuit-breaker';
+import { Breaker, CircuitBreaker, CircuitBreakerModule, isCallRejected, type BreakerSnapshot } from 'nestjs-circuit-breaker';
 import { Breaker as CoreBreaker } from 'nestjs-circuit-breaker/core';
 import { CircuitBreakerHealthIndicator, CircuitBreakerHealthModule } from 'nestjs-circuit-breaker/terminus';
 import { CIRCUIT_BREAKER_METRIC_NAMES, CircuitBreakerMetricsModule } from 'nestjs-circuit-breaker/prometheus';
@@ -690,7 +690,7 @@ export const snapshot: BreakerSnapshot = breaker.snapshot();
 export const metrics: DynamicModule = CircuitBreakerMetricsModule.forRoot({ keyLabel: true });
 export const names: string[] = [CIRCUIT_BREAKER_METRIC_NAMES.calls, CIRCUIT_BREAKER_INSTRUMENTS.calls];
 export const flushMs: number = REDIS_BREAKER_STORE_DEFAULTS.operationTimeoutMs;
-export const rejected: boolean = isBreakerRejection(new Error('x'));
+export const rejected: boolean = isCallRejected(new Error('x'));
 export function ready(indicator: CircuitBreakerHealthIndicator) {
   return indicator.isHealthy('circuit_breakers', { openStatus: 'degraded' });
 }

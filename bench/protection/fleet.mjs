@@ -66,7 +66,7 @@ export class FleetCoordinator {
       this.fleetOpenUntil = Math.max(...this.reports.values());
       const until = this.fleetOpenUntil;
       this.broadcast(undefined, (member) => member.adoptOpen(until));
-    } else if (to === 'closed' && (from === 'half-open' || reason === 'recovery-probe')) {
+    } else if (to === 'closed' && (from === 'half-open' || reason === 'health-check')) {
       if (!this.fleetOpen) {
         this.reports.delete(breaker);
         return;

@@ -4,6 +4,12 @@ export function oursImplementations(core: {
   Breaker: unknown;
   withRetry: unknown;
 }): Record<
-  'ours' | 'oursPrevious' | 'oursRampUp' | 'oursProbe' | 'oursRetry' | 'oursPerKey' | 'oursShared',
+  | 'ours'
+  | 'oursPrevious'
+  | 'oursRampUp'
+  | 'oursHealthCheck'
+  | 'oursRetry'
+  | 'oursPerKey'
+  | 'oursShared',
   Implementation
 >;

@@ -34,12 +34,12 @@ export function oursImplementations(core) {
         name: 'oursRampUp',
       },
     ),
-    oursProbe: make(
-      'this package + probe { fn: health check, intervalMs: 2000 }',
+    oursHealthCheck: make(
+      'this package + healthCheck { fn: health check, intervalMs: 2000 }',
       (dependency) => ({
-        probe: { fn: () => dependency.health(), intervalMs: 2_000 },
+        healthCheck: { fn: () => dependency.health(), intervalMs: 2_000 },
       }),
-      { name: 'oursProbe' },
+      { name: 'oursHealthCheck' },
     ),
     oursRetry: make('this package + withRetry (default budget)', undefined, {
       name: 'oursRetry',

@@ -38,18 +38,18 @@ const plan = [
   {
     title: '1. Hard outage (connection refused), outage length swept',
     runs: sweep.map((ms) => scenarios.hardOutage(ms)),
-    rows: [...common, ours.oursProbe],
+    rows: [...common, ours.oursHealthCheck],
   },
   {
     title: '2a. Hung dependency, length swept, the 1 s client timeout aborts the call',
     runs: sweep.map((ms) => scenarios.hung('abort', ms)),
-    rows: [...common, ours.oursProbe],
+    rows: [...common, ours.oursHealthCheck],
   },
   {
     title:
       '2b. Hung dependency, length swept, the caller stops waiting at 1 s but the call is not cancelled',
     runs: sweep.map((ms) => scenarios.hung('race', ms)),
-    rows: [...common, ours.oursProbe],
+    rows: [...common, ours.oursHealthCheck],
   },
   { title: '3. Brownout: 30% 5xx, latency x3, 2 min', runs: [scenarios.brownout()], rows: common },
   {

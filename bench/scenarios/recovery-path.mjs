@@ -18,7 +18,7 @@ export const RECOVERY_PATH_IDS = [
   'oursBulkhead',
   'oursRampUp',
   'oursRamping',
-  'oursProbe',
+  'oursHealthCheck',
   'oursRetry',
 ];
 
@@ -28,7 +28,7 @@ function recoveryPath(timing) {
     {
       title: 'Closed path with the recovery options',
       description:
-        'await b.execute(() => Promise.resolve(1)) with a bulkhead, a slow start, a recovery probe or a retry policy',
+        'await b.execute(() => Promise.resolve(1)) with a bulkhead, a slow start, a health check or a retry policy',
     },
     timing,
   );

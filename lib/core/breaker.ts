@@ -3,7 +3,7 @@ import { BreakerCounters } from './snapshot/breaker-counters.js';
 import type { BreakerSnapshot } from './snapshot/breaker-snapshot.js';
 import {
   environmentOf,
-  probeSchedulerOf,
+  healthCheckSchedulerOf,
   type BreakerDeps,
   type BreakerEnvironment,
 } from './ports/breaker-environment.js';
@@ -18,7 +18,11 @@ import type {
   RetryEvent,
 } from './events/breaker-events.js';
 import { listen, needsTiming } from './events/breaker-listeners.js';
-import { BreakerFamily, OVERFLOW_KEY, type FamilyTransitions } from './family/breaker-family.js';
+import {
+  BreakerFamily,
+  FAMILY_OVERFLOW_KEY,
+  type FamilyTransitions,
+} from './family/breaker-family.js';
 import { RareState, type ChildrenEvidence } from './state/rare-state.js';
 import {
   CLOSED,
@@ -40,7 +44,7 @@ import { applyDecision, applyFamilyDecision } from './state/admission.js';
 import { behaviorOf } from './state/state-behaviors.js';
 import {
   forcingOf,
-  type ForceableState,
+  type ForcedMode,
   type ForceOptions,
   type Forcing,
 } from './state/forced-state.js';
@@ -59,7 +63,7 @@ import {
   BreakerHookError,
   createRejection,
   type CallTimeoutError,
-  type CircuitOpenError,
+  type CallRejectedError,
 } from './errors/breaker.errors.js';
 import { breakerMessages } from './errors/breaker.messages.js';
 import { defaultClassifyResult } from './classify/classify.js';
@@ -69,7 +73,7 @@ import { configFor } from './options/config-cache.js';
 import { reconfigured } from './options/reconfiguration.js';
 import type { ResolvedBreakerOptions } from './options/resolve-options.js';
 import type { HalfOpenRound } from './recovery/half-open-round.js';
-import type { ProbeScheduler } from './recovery/probe-scheduler.js';
+import type { HealthCheckScheduler } from './recovery/health-check-scheduler.js';
 import type { Bulkhead } from './overload/bulkhead.js';
 import type { OverloadPressure } from './overload/overload-pressure.js';
 import { isAbortSignal } from './calls/abort-signal.js';
@@ -87,6 +91,7 @@ import { holdFault, injectFault } from './faults/fault-holding.js';
 import type { OutcomeWindow } from './window/outcome-window.interface.js';
 import { SLOT_SUCCESS } from './window/outcome-window.interface.js';
 import { windowOf } from './window/window-of.js';
+import { publishRejection } from './ports/channel-messages.js';
 
 /** @publicApi */
 export interface ExecuteOptions {
@@ -250,8 +255,8 @@ export class Breaker {
   // Evidence
 
   /** @internal A listener threw: reported once per event. */
-  onListenerFault(event: BreakerEventName, fault: unknown): void {
-    this.reportFault(
+  onListenerError(event: BreakerEventName, fault: unknown): void {
+    this.reportHookError(
       `on('${event}')`,
       new BreakerHookError(breakerMessages.listenerThrew(this.name, event, fault), fault),
     );
@@ -265,8 +270,8 @@ export class Breaker {
   /** @internal A number in [0, 1) from the breaker's random source, checked (jitter, shedding, a retry's jitter). */
 
   /** @internal Reports the first fault of each source; the later ones would only repeat it. */
-  reportFault(source: string, error: Error): void {
-    if (!(this.rare ??= new RareState()).firstFaultOf(source)) return;
+  reportHookError(source: string, error: Error): void {
+    if (!(this.rare ??= new RareState()).firstHookErrorOf(source)) return;
     try {
       this.env.reportError(error);
     } catch {
@@ -376,7 +381,7 @@ export class Breaker {
   // Running calls
 
   /**
-   * Runs `fn` through the breaker. Rejects with `CircuitOpenError`, without
+   * Runs `fn` through the breaker. Rejects with `CallRejectedError`, without
    * calling `fn`, when the breaker does not admit the call (on the next
    * microtask: see `deferredRejection`); otherwise settles as `fn` does, or
    * with `CallTimeoutError` after `timeoutMs`, or with the caller's abort reason.
@@ -424,7 +429,7 @@ export class Breaker {
 
   /**
    * Admits one call that the caller will run and settle itself, or throws
-   * `CircuitOpenError`. Settle it with `succeed`/`fail`/`timeOut`/`release`, or
+   * `CallRejectedError`. Settle it with `succeed`/`fail`/`timeOut`/`release`, or
    * hand it the call's promise with `track()` to get the breaker's deadline and
    * classification. A probe that is never settled still expires after
    * `halfOpen.maxWaitMs`.
@@ -484,7 +489,7 @@ export class Breaker {
    * that refuses (this one, or its family), as its admission would; none when
    * it may be admitted. What `peek()` answers refused, a call is refused.
    */
-  stateRefusal(): CircuitOpenError | undefined {
+  stateRefusal(): CallRejectedError | undefined {
     return stateRefusal(this);
   }
 
@@ -522,7 +527,7 @@ export class Breaker {
    * in snapshots, events, logs and health details. A family forces every
    * child it holds too.
    */
-  force(state: ForceableState, options: ForceOptions): void {
+  force(state: ForcedMode | 'closed', options: ForceOptions): void {
     const now = this.monotonic();
     const forcing = forcingOf(this.name, state, options, this.env.clock.now(), now);
     // The family first: children forced open must not look like a failing fleet to its aggregate rule.
@@ -600,7 +605,7 @@ export class Breaker {
   // Admission
 
   /** @internal A token (the generation; a negative probe id for probes), the rejection, or an admission with a fault. */
-  admitOwn(): number | CircuitOpenError {
+  admitOwn(): number | CallRejectedError {
     if (this.current === CLOSED) {
       // Without overload pressure, the plain path itself has nothing more to check (injected faults are a stage of their own).
       if (this.overload === undefined) {
@@ -615,14 +620,14 @@ export class Breaker {
   }
 
   /** @internal A family's own gate for a child's call: 0 to pass, a probe token, or the rejection. */
-  admitAsFamily(): number | CircuitOpenError {
+  admitAsFamily(): number | CallRejectedError {
     const now = this.monotonic();
     this.refresh(now, true);
     return applyFamilyDecision(this, now);
   }
 
   /** @internal Rejects a call (the state's rejection, or a stage's: `bulkhead-full`, `ramp-up`): counted and announced. */
-  reject(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError {
+  reject(reason: RejectionReason, retryAfterMs: number | undefined): CallRejectedError {
     const error = createRejection(
       this.name,
       stateName(this.current),
@@ -632,6 +637,9 @@ export class Breaker {
     );
     this.counters.reject(reason);
     this.hub?.emit('rejected', { reason, error });
+    const channel = this.env.channels?.rejected;
+    if (channel?.hasSubscribers === true)
+      publishRejection(channel, this.name, stateName(this.current), reason, retryAfterMs, error);
     return error;
   }
 
@@ -753,8 +761,8 @@ export class Breaker {
   }
 
   /** @internal The scheduler of this breaker's recovery probe: its registry's. */
-  probeScheduler(): ProbeScheduler {
-    return probeSchedulerOf(this.env);
+  healthCheckScheduler(): HealthCheckScheduler {
+    return healthCheckSchedulerOf(this.env);
   }
 
   /** @internal A family's child: one of its bulkheads holds and awaits no call any more. */
@@ -773,7 +781,7 @@ export class Breaker {
 
   /** @internal A family's overflow child: its family, which counts each key's calls on it. */
   get overflowCalls(): FamilyTransitions | undefined {
-    return this.key === OVERFLOW_KEY ? this.parent!.keyed : undefined;
+    return this.key === FAMILY_OVERFLOW_KEY ? this.parent!.keyed : undefined;
   }
 
   /** @internal A family's child: its bulkhead, if calls hold or wait for a slot of it (asked as it is evicted). */
@@ -804,7 +812,7 @@ export class Breaker {
   draw(): number {
     const drawn = drawFrom(this.env.random, this.name, 'deps.random');
     if (typeof drawn === 'number') return drawn;
-    (this.parent ?? this).reportFault('deps.random', drawn);
+    (this.parent ?? this).reportHookError('deps.random', drawn);
     return SAFE_DRAW;
   }
 

@@ -1,6 +1,12 @@
 export { Breaker } from './breaker.js';
 export type { ExecuteOptions } from './breaker.js';
 export type { BreakerDeps } from './ports/breaker-environment.js';
+export type {
+  BreakerChannel,
+  BreakerChannels,
+  BreakerRejectedMessage,
+  BreakerStateChangeMessage,
+} from './ports/breaker-channels.js';
 export type { AdmissionPeek } from './state/admission-peek.interface.js';
 export type { CallContext, CallPermit, ProtectedCall } from './calls/tracked-call.js';
 export { BREAKER_DEFAULTS } from './options/breaker-options.js';
@@ -27,7 +33,7 @@ export type {
   ReconfiguredEvent,
   RejectedEvent,
   RetryEvent,
-  RecoveryProbeEvent,
+  HealthCheckEvent,
   SlowCallEvent,
   StateChangeEvent,
   SuccessEvent,
@@ -41,7 +47,7 @@ export type {
   BulkheadSnapshot,
   FailureSummary,
   RampUpSnapshot,
-  RecoveryProbeSnapshot,
+  HealthCheckSnapshot,
   HalfOpenSnapshot,
   TransitionEvidence,
   WindowSnapshot,
@@ -49,12 +55,15 @@ export type {
 export type {
   BulkheadOptions,
   RampUpOptions,
-  RecoveryProbeContext,
-  RecoveryProbeOptions,
+  HealthCheckContext,
+  HealthCheckOptions,
   ResolvedRecoveryOptions,
 } from './recovery/recovery-options.interface.js';
-export { ProbeScheduler } from './recovery/probe-scheduler.js';
-export type { ProbeSchedulerOptions, SchedulerTimers } from './recovery/probe-scheduler.js';
+export { HealthCheckScheduler } from './recovery/health-check-scheduler.js';
+export type {
+  HealthCheckSchedulerOptions,
+  SchedulerTimers,
+} from './recovery/health-check-scheduler.js';
 export { withRetry } from './retry/retry.js';
 export type { RetryingBreaker } from './retry/retry.js';
 export { RETRY_DEFAULTS } from './retry/retry-options.js';
@@ -75,9 +84,9 @@ export type {
 export {
   BreakerConfigError,
   BreakerHookError,
+  CallRejectedError,
   CallTimeoutError,
-  CircuitOpenError,
-  isBreakerRejection,
+  isCallRejected,
 } from './errors/breaker.errors.js';
 export {
   defaultClassifyError,
@@ -92,7 +101,7 @@ export type { UpstreamBodyReader, UpstreamResponse } from './classify/upstream-h
 export { systemClock } from './ports/clock.js';
 export type { Clock, RandomSource } from './ports/clock.js';
 export type { ResolvedBreakerOptions } from './options/resolve-options.js';
-export { OVERFLOW_KEY } from './family/breaker-family.js';
+export { FAMILY_DEFAULT_KEY, FAMILY_OVERFLOW_KEY } from './family/breaker-family.js';
 export type { FamilySnapshot } from './family/breaker-family.js';
 export type {
   BreakerCoordination,
@@ -100,12 +109,7 @@ export type {
   BreakerStore,
   CoordinatedBreaker,
 } from './ports/breaker-coordinator.interface.js';
-export type {
-  ForceableState,
-  ForcedMode,
-  ForceOptions,
-  ForcedStateSnapshot,
-} from './state/forced-state.js';
+export type { ForcedMode, ForceOptions, ForcedStateSnapshot } from './state/forced-state.js';
 export { InjectedFaultError } from './faults/injected-fault.error.js';
 export type {
   FaultInjectionOptions,

@@ -13,7 +13,7 @@ import { decorationSite } from './decoration-site.js';
  *
  * Over HTTP it answers as `CircuitBreakerExceptionFilter` does (503 with
  * `Retry-After`, the module's `httpFilter` bodies); over microservices,
- * WebSockets and GraphQL it throws the `CircuitOpenError`, which the
+ * WebSockets and GraphQL it throws the `CallRejectedError`, which the
  * transport's filter (`nestjs-circuit-breaker/microservices`, `/websockets`,
  * `/graphql`) turns into the transport's payload. On a method, a controller
  * (or gateway, resolver) class, or both (the names add up). For every route of

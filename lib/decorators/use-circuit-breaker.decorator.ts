@@ -19,7 +19,7 @@ import { decorationSite } from './decoration-site.js';
  * - `fallback: (error, context) => value | Promise | Observable` answers
  *   instead when the call is rejected, fails, times out or is overloaded.
  *
- * A rejection or a timeout without a fallback is the `CircuitOpenError` or
+ * A rejection or a timeout without a fallback is the `CallRejectedError` or
  * `CallTimeoutError`, for the exception filter of the transport. On a method,
  * or a class (every handler; a method's own wins).
  *

@@ -1,10 +1,10 @@
 import { Catch } from '@nestjs/common';
-import { CallTimeoutError, CircuitOpenError } from '../core/index.js';
+import { CallTimeoutError, CallRejectedError } from '../core/index.js';
 import { CircuitBreakerExceptionFilter } from '../circuit-breaker.exception-filter.js';
 
 /**
  * `CircuitBreakerExceptionFilter` built by hand for a resolver, under its 0.1
- * name: a `CircuitOpenError` or `CallTimeoutError` fails the field with an
+ * name: a `CallRejectedError` or `CallTimeoutError` fails the field with an
  * error whose `extensions` carry `code` and `retryAfterMs`, and the other
  * fields of the query still resolve. (`toGraphQLError()` gives a `GraphQLError`
  * for a filter of your own.)
@@ -16,7 +16,7 @@ import { CircuitBreakerExceptionFilter } from '../circuit-breaker.exception-filt
  * before 1.0.
  * @publicApi
  */
-@Catch(CircuitOpenError, CallTimeoutError)
+@Catch(CallRejectedError, CallTimeoutError)
 export class CircuitBreakerGraphQLExceptionFilter extends CircuitBreakerExceptionFilter {
   constructor(options: { details?: boolean } = {}) {
     super(undefined, options);

@@ -2,7 +2,7 @@ import { GraphQLError } from 'graphql';
 import { toGraphQLExtensions, toErrorPayload } from '../circuit-breaker-transport.mapping.js';
 
 /**
- * The `GraphQLError` for a breaker error (`CircuitOpenError` or
+ * The `GraphQLError` for a breaker error (`CallRejectedError` or
  * `CallTimeoutError`), whose `extensions` are `{ code: 'CIRCUIT_OPEN' |
  * 'CALL_TIMEOUT', retryAfterMs? }` (see `CircuitBreakerErrorExtensions`), or
  * `undefined` for any other value. Returned or thrown by a resolver, it fails

@@ -6,12 +6,7 @@ import {
   type NextCall,
   type StatusObject,
 } from '@grpc/grpc-js';
-import {
-  BreakerHookError,
-  isBreakerRejection,
-  type Breaker,
-  type CallPermit,
-} from '../core/index.js';
+import { BreakerHookError, isCallRejected, type Breaker, type CallPermit } from '../core/index.js';
 import type { TrackedCall } from '../core/calls/tracked-call.js';
 import { keyFor } from '../circuit-key.js';
 import { grpcMessages } from './grpc.messages.js';
@@ -174,7 +169,7 @@ function skipped(settings: GrpcBreakerSettings, request: GrpcRequest): boolean {
     return skip(request) === true;
   } catch (fault) {
     const breaker = settings.breaker;
-    breaker.reportFault(
+    breaker.reportHookError(
       `skip@${KEY_SITE}`,
       new BreakerHookError(grpcMessages.skipThrew(breaker.name, fault), fault),
     );
@@ -192,7 +187,7 @@ function skipped(settings: GrpcBreakerSettings, request: GrpcRequest): boolean {
  */
 function refusalStatus(target: Breaker, refusal: unknown): StatusObject {
   const metadata = new Metadata();
-  if (!isBreakerRejection(refusal))
+  if (!isCallRejected(refusal))
     return {
       code: Status.INTERNAL,
       details: grpcMessages.startFailed(target.name, refusal),

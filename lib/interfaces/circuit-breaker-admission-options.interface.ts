@@ -11,7 +11,7 @@ export type CircuitBreakerRequirement =
   | string
   | {
       name: string;
-      /** The target's key, from the request: a header, a route parameter, the host. `undefined` or `''` is `DEFAULT_CIRCUIT_KEY`. */
+      /** The target's key, from the request: a header, a route parameter, the host. `undefined` or `''` is `FAMILY_DEFAULT_KEY`. */
       key?: (context: ExecutionContext) => string | undefined;
     };
 
@@ -22,7 +22,7 @@ export interface UseCircuitBreakerOptions {
    * request's target, read from the `ExecutionContext` (a header, a route
    * parameter, the host), so each tenant or host has its own child breaker.
    * A request without one (`undefined`, `null`, `''`) goes to the child of
-   * `DEFAULT_CIRCUIT_KEY`; a key function that throws is reported once (per site) and
+   * `FAMILY_DEFAULT_KEY`; a key function that throws is reported once (per site) and
    * its requests go there too.
    */
   key?: (context: ExecutionContext) => string | undefined;

@@ -1,4 +1,4 @@
-import type { CallTimeoutError, CircuitOpenError } from '../core/index.js';
+import type { CallTimeoutError, CallRejectedError } from '../core/index.js';
 
 /**
  * How `CircuitBreakerExceptionFilter` (and `toHttpResponse()`) answer a
@@ -15,10 +15,10 @@ export interface CircuitBreakerHttpOptions {
   details?: boolean;
   /**
    * Builds the whole body, for applications that have their own error
-   * envelope. `status` is 503 for a `CircuitOpenError`, 504 for a
+   * envelope. `status` is 503 for a `CallRejectedError`, 504 for a
    * `CallTimeoutError`. Returning `undefined` sends the default body. The
    * status and `Retry-After` header are set by the filter whatever it returns.
    * Cannot be combined with `details` (the factory decides what to show).
    */
-  body?: (error: CircuitOpenError | CallTimeoutError, status: 503 | 504) => unknown;
+  body?: (error: CallRejectedError | CallTimeoutError, status: 503 | 504) => unknown;
 }

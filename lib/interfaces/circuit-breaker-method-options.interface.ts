@@ -21,7 +21,7 @@ export interface LastGoodFallback {
 
 /**
  * What runs instead whenever the breaker counts a call as rejected
- * (`CircuitOpenError`), failed, timed out or overloaded, thrown or returned: a
+ * (`CallRejectedError`), failed, timed out or overloaded, thrown or returned: a
  * returned value classified as a failure (a fetch `Response` with status 503)
  * is replaced too, and is the fallback's `error`. Never for outcomes
  * classified as success or ignored (a 400 still reaches the caller):
@@ -45,7 +45,7 @@ export interface CircuitBreakerMethodOptions extends BreakerOptions {
   /** The breaker's name. Default `ClassName.methodName`. */
   name?: string;
   fallback?: CircuitBreakerFallback;
-  /** For a per-key breaker: the key of this call's target, from the method's arguments. `undefined` or `''` is `DEFAULT_CIRCUIT_KEY`. */
+  /** For a per-key breaker: the key of this call's target, from the method's arguments. `undefined` or `''` is `FAMILY_DEFAULT_KEY`. */
   key?: (...args: any[]) => string | undefined;
   /**
    * Breaker-aware retry of a method that returns a Promise (see `withRetry()`):

@@ -1,7 +1,7 @@
 import type {
   Breaker,
   BreakerOptions,
-  ForceableState,
+  ForcedMode,
   ForceOptions,
   ReconfiguredEvent,
 } from '../core/index.js';
@@ -64,7 +64,7 @@ export interface FleetReconfigurer {
  */
 export interface FleetControl {
   /** `breaker.force()` on every replica: stored, signalled, applied by replicas that start later, and ended everywhere at `untilMs`. */
-  force(breaker: Breaker, state: ForceableState, options: ForceOptions): Promise<FleetWrite>;
+  force(breaker: Breaker, state: ForcedMode | 'closed', options: ForceOptions): Promise<FleetWrite>;
   /** `breaker.release()` on every replica, of the force the fleet holds (a replica's own `force()` stays). */
   release(breaker: Breaker): Promise<FleetWrite>;
   /** Applies `patch` here, then on every replica (each checks it as its start-up would), and on every replica that starts later. */

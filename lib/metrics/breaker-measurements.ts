@@ -7,7 +7,7 @@ import {
   type FallbackEvent,
   type ProbeEvent,
   type RejectionReason,
-  type RecoveryProbeEvent,
+  type HealthCheckEvent,
   type RetryEvent,
 } from '../core/index.js';
 import type { CircuitBreakerEvent } from '../interfaces/circuit-breaker-event.interface.js';
@@ -92,10 +92,10 @@ export const MEASURED_LABEL_SETS = Object.freeze({
     RetryEvent['result'],
     0
   >) as RetryEvent['result'][],
-  recoveryProbes: Object.keys({ succeeded: 0, failed: 0 } satisfies Record<
-    RecoveryProbeEvent['result'],
+  healthChecks: Object.keys({ succeeded: 0, failed: 0 } satisfies Record<
+    HealthCheckEvent['result'],
     0
-  >) as RecoveryProbeEvent['result'][],
+  >) as HealthCheckEvent['result'][],
 });
 
 /**
@@ -116,7 +116,7 @@ export type Measurement =
   | { kind: 'transition'; from: BreakerState; to: BreakerState }
   | { kind: 'probe'; result: ProbeEvent['result'] }
   | { kind: 'retry'; result: RetryEvent['result'] }
-  | { kind: 'recoveryProbe'; result: RecoveryProbeEvent['result'] };
+  | { kind: 'healthCheck'; result: HealthCheckEvent['result'] };
 
 /**
  * The events metrics need. `timeout` is left out: the same call also emits a
@@ -133,7 +133,7 @@ export const MEASURED_EVENTS: readonly BreakerEventName[] = [
   'stateChange',
   'probe',
   'retry',
-  'recoveryProbe',
+  'healthCheck',
 ];
 
 /** @internal */
@@ -168,8 +168,8 @@ export function measure(event: CircuitBreakerEvent): Measurement | undefined {
       return { kind: 'probe', result: event.payload.result };
     case 'retry':
       return { kind: 'retry', result: event.payload.result };
-    case 'recoveryProbe':
-      return { kind: 'recoveryProbe', result: event.payload.result };
+    case 'healthCheck':
+      return { kind: 'healthCheck', result: event.payload.result };
     default:
       return undefined;
   }

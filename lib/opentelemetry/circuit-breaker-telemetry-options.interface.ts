@@ -24,4 +24,12 @@ export interface CircuitBreakerTelemetryOptions {
    * counted under their family's name.
    */
   keyAttribute?: boolean;
+  /**
+   * Records each refusal and each transition as an event of the active span
+   * (`CIRCUIT_BREAKER_SPAN_EVENTS`), and marks the span of a refused call with
+   * the breaker, `circuit_breaker.decision: 'rejected'` and the reason. Nothing
+   * is recorded without an active recording span (no SDK, no tracer, or a call
+   * made outside any span). Default `true`.
+   */
+  traces?: boolean;
 }

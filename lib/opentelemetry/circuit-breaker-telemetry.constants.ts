@@ -18,7 +18,7 @@ export const CIRCUIT_BREAKER_INSTRUMENTS = Object.freeze({
   probes: 'circuit_breaker.probes',
   bulkheadCalls: 'circuit_breaker.bulkhead.calls',
   retries: 'circuit_breaker.retries',
-  recoveryProbes: 'circuit_breaker.recovery_probes',
+  healthChecks: 'circuit_breaker.health_checks',
   keys: 'circuit_breaker.keys',
   configGeneration: 'circuit_breaker.config.generation',
   configInfo: 'circuit_breaker.config.info',
@@ -35,12 +35,27 @@ export const CIRCUIT_BREAKER_ATTRIBUTES = Object.freeze({
   fallbackSource: 'circuit_breaker.fallback.source',
   transitionFrom: 'circuit_breaker.transition.from',
   transitionTo: 'circuit_breaker.transition.to',
+  transitionReason: 'circuit_breaker.transition.reason',
+  /** On a span: what the breaker decided for the call it was part of (`rejected`). */
+  decision: 'circuit_breaker.decision',
+  retryAfterMs: 'circuit_breaker.retry_after_ms',
   probeResult: 'circuit_breaker.probe.result',
   bulkheadState: 'circuit_breaker.bulkhead.state',
   retryResult: 'circuit_breaker.retry.result',
-  recoveryProbeResult: 'circuit_breaker.recovery_probe.result',
+  healthCheckResult: 'circuit_breaker.health_check.result',
   /** Of `circuit_breaker.config.info`: each threshold in force is `circuit_breaker.config.<threshold>` (`window`, `failure_rate_threshold`...). */
   configPrefix: 'circuit_breaker.config.',
+});
+
+/**
+ * The span events breakers record on the active span (see the `traces` option):
+ * a refused call, and a transition (made during the call that made it due).
+ *
+ * @publicApi
+ */
+export const CIRCUIT_BREAKER_SPAN_EVENTS = Object.freeze({
+  rejected: 'circuit_breaker.rejected',
+  stateChange: 'circuit_breaker.state_change',
 });
 
 /**

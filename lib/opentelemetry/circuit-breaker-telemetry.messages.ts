@@ -37,8 +37,8 @@ export const circuitBreakerTelemetryMessages = {
       'Failures (timeouts included) among the calls in the circuit breaker window, as a ratio from 0 to 1: the rate a failureRateThreshold opens on.',
     retries:
       'Retries of a retry policy through the circuit breaker (withRetry() or the decorator retry option), by result: scheduled, or budget-exhausted (refused by the retry budget).',
-    recoveryProbes:
-      'Active recovery probes (the probe option: a health check while the circuit breaker is open) by result: succeeded or failed.',
+    healthChecks:
+      'Active health checks (the healthCheck option, run while the circuit breaker is open) by result: succeeded or failed.',
     bulkheadCalls:
       'Calls holding a slot of the circuit breaker bulkhead (active) and waiting for one (queued); only breakers with a bulkhead report it.',
     windowCalls:

@@ -5,7 +5,7 @@ import { CIRCUIT_BREAKER_TELEMETRY_OPTIONS } from './circuit-breaker-telemetry.c
 import { circuitBreakerTelemetryMessages as messages } from './circuit-breaker-telemetry.messages.js';
 import { CircuitBreakerTelemetryService } from './circuit-breaker-telemetry.service.js';
 
-const KNOWN_OPTIONS = ['meterProvider', 'keyAttribute'];
+const KNOWN_OPTIONS = ['meterProvider', 'keyAttribute', 'traces'];
 
 /**
  * OpenTelemetry metrics of every circuit breaker of the application, through
@@ -42,5 +42,6 @@ function validateOptions(given: CircuitBreakerTelemetryOptions): CircuitBreakerT
       messages.expectedMeterProvider,
     );
   if (options.keyAttribute !== undefined) check.boolean('keyAttribute', options.keyAttribute);
+  if (options.traces !== undefined) check.boolean('traces', options.traces);
   return options as CircuitBreakerTelemetryOptions;
 }

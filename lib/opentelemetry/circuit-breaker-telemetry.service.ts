@@ -30,6 +30,7 @@ import {
   measure,
   snapshotsOf,
 } from '../metrics/breaker-measurements.js';
+import { recordOnActiveSpan } from './breaker-span-events.js';
 import type { CircuitBreakerTelemetryOptions } from './circuit-breaker-telemetry-options.interface.js';
 import { circuitBreakerTelemetryMessages } from './circuit-breaker-telemetry.messages.js';
 import {
@@ -57,12 +58,13 @@ const DESCRIPTIONS = circuitBreakerTelemetryMessages.descriptions;
 export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDestroy {
   private readonly meter: Meter;
   private readonly keyAttribute: boolean;
+  private readonly traces: boolean;
   private readonly calls: Counter;
   private readonly fallbacks: Counter;
   private readonly transitions: Counter;
   private readonly probes: Counter;
   private readonly retries: Counter;
-  private readonly recoveryProbes: Counter;
+  private readonly healthChecks: Counter;
   private readonly callDuration: Histogram;
   private readonly state: ObservableUpDownCounter;
   private readonly forced: ObservableGauge;
@@ -92,11 +94,9 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
     // Built by hand with only a registry (tests, scripts): the registry's own events.
     this.events = events ?? breakers.events;
     this.keyAttribute = options.keyAttribute === true;
-    this.meter = (options.meterProvider ?? metrics.getMeterProvider()).getMeter(
-      CIRCUIT_BREAKER_METER_NAME,
-      PACKAGE_VERSION,
-    );
-    const meter = this.meter;
+    this.traces = options.traces !== false;
+    const provider = options.meterProvider ?? metrics.getMeterProvider();
+    const meter = (this.meter = provider.getMeter(CIRCUIT_BREAKER_METER_NAME, PACKAGE_VERSION));
     this.calls = meter.createCounter(NAMES.calls, {
       description: DESCRIPTIONS.calls,
       unit: '{call}',
@@ -117,9 +117,9 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
       description: DESCRIPTIONS.retries,
       unit: '{retry}',
     });
-    this.recoveryProbes = meter.createCounter(NAMES.recoveryProbes, {
-      description: DESCRIPTIONS.recoveryProbes,
-      unit: '{probe}',
+    this.healthChecks = meter.createCounter(NAMES.healthChecks, {
+      description: DESCRIPTIONS.healthChecks,
+      unit: '{check}',
     });
     this.callDuration = meter.createHistogram(NAMES.callDuration, {
       description: DESCRIPTIONS.callDuration,
@@ -243,6 +243,7 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
   }
 
   private record(event: CircuitBreakerEvent): void {
+    if (this.traces) recordOnActiveSpan(event, this.keyAttribute);
     const measurement = measure(event);
     if (measurement === undefined) return;
     const id: Attributes =
@@ -267,8 +268,8 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
       });
     } else if (measurement.kind === 'retry') {
       this.retries.add(1, { ...id, [ATTR.retryResult]: measurement.result });
-    } else if (measurement.kind === 'recoveryProbe') {
-      this.recoveryProbes.add(1, { ...id, [ATTR.recoveryProbeResult]: measurement.result });
+    } else if (measurement.kind === 'healthCheck') {
+      this.healthChecks.add(1, { ...id, [ATTR.healthCheckResult]: measurement.result });
     } else {
       this.probes.add(1, { ...id, [ATTR.probeResult]: measurement.result });
     }

@@ -6,5 +6,6 @@ export {
   CIRCUIT_BREAKER_ATTRIBUTES,
   CIRCUIT_BREAKER_INSTRUMENTS,
   CIRCUIT_BREAKER_METER_NAME,
+  CIRCUIT_BREAKER_SPAN_EVENTS,
 } from './circuit-breaker-telemetry.constants.js';
 export type { CircuitBreakerTelemetryOptions } from './circuit-breaker-telemetry-options.interface.js';

@@ -18,7 +18,7 @@ export const CIRCUIT_BREAKER_METRIC_NAMES = Object.freeze({
   probes: 'circuit_breaker_probes_total',
   bulkheadCalls: 'circuit_breaker_bulkhead_calls',
   retries: 'circuit_breaker_retries_total',
-  recoveryProbes: 'circuit_breaker_recovery_probes_total',
+  healthChecks: 'circuit_breaker_health_checks_total',
   keys: 'circuit_breaker_keys',
   configGeneration: 'circuit_breaker_config_generation',
   configInfo: 'circuit_breaker_config_info',

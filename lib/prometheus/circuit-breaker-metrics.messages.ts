@@ -44,8 +44,8 @@ export const circuitBreakerMetricsMessages = {
     transitions: 'State changes of the circuit breaker.',
     retries:
       'Retries of a retry policy through the circuit breaker (withRetry() or the decorator retry option), by result: scheduled, or budget-exhausted (the retry budget refused it and the caller got the failure).',
-    recoveryProbes:
-      'Active recovery probes (the probe option: a health check while the circuit breaker is open) by result: succeeded (the breaker moved on) or failed.',
+    healthChecks:
+      'Active health checks (the healthCheck option, run while the circuit breaker is open) by result: succeeded (the breaker moved on) or failed.',
     bulkheadCalls:
       'Calls holding a slot of the circuit breaker bulkhead (state="active") and waiting for one (state="queued"); only breakers with a bulkhead have series.',
     probes:

@@ -37,7 +37,7 @@ interface EventMetrics {
   transitions: Counter<string>;
   probes: Counter<string>;
   retries: Counter<string>;
-  recoveryProbes: Counter<string>;
+  healthChecks: Counter<string>;
   callDuration: Histogram<string>;
 }
 
@@ -109,7 +109,7 @@ export class CircuitBreakerMetricsService implements OnModuleInit, OnModuleDestr
   private record(event: CircuitBreakerEvent): void {
     const measurement = measure(event);
     if (measurement === undefined) return;
-    const { calls, fallbacks, transitions, probes, retries, recoveryProbes, callDuration } =
+    const { calls, fallbacks, transitions, probes, retries, healthChecks, callDuration } =
       this.metrics;
     const id: Labels = this.keyLabel
       ? { name: event.breaker, key: event.key ?? '' }
@@ -124,8 +124,8 @@ export class CircuitBreakerMetricsService implements OnModuleInit, OnModuleDestr
       transitions.inc({ ...id, from: measurement.from, to: measurement.to });
     } else if (measurement.kind === 'retry') {
       retries.inc({ ...id, result: measurement.result });
-    } else if (measurement.kind === 'recoveryProbe') {
-      recoveryProbes.inc({ ...id, result: measurement.result });
+    } else if (measurement.kind === 'healthCheck') {
+      healthChecks.inc({ ...id, result: measurement.result });
     } else {
       probes.inc({ ...id, result: measurement.result });
     }
@@ -133,7 +133,7 @@ export class CircuitBreakerMetricsService implements OnModuleInit, OnModuleDestr
 
   /** Removes every series of an evicted child from the event-fed metrics; the gauges drop it on their next scrape. */
   private forget(name: string, key: string): void {
-    const { calls, fallbacks, transitions, probes, retries, recoveryProbes, callDuration } =
+    const { calls, fallbacks, transitions, probes, retries, healthChecks, callDuration } =
       this.metrics;
     for (const { outcome, reason } of MEASURED_LABEL_SETS.calls)
       calls.remove({ name, key, outcome, reason: reason ?? '' });
@@ -142,8 +142,8 @@ export class CircuitBreakerMetricsService implements OnModuleInit, OnModuleDestr
       transitions.remove({ name, key, from, to });
     for (const result of MEASURED_LABEL_SETS.probes) probes.remove({ name, key, result });
     for (const result of MEASURED_LABEL_SETS.retries) retries.remove({ name, key, result });
-    for (const result of MEASURED_LABEL_SETS.recoveryProbes)
-      recoveryProbes.remove({ name, key, result });
+    for (const result of MEASURED_LABEL_SETS.healthChecks)
+      healthChecks.remove({ name, key, result });
     callDuration.remove({ name, key });
   }
 }
@@ -183,7 +183,7 @@ function registerMetrics(
     transitions: counter(NAMES.transitions, HELP.transitions, [...id, 'from', 'to']),
     probes: counter(NAMES.probes, HELP.probes, [...id, 'result']),
     retries: counter(NAMES.retries, HELP.retries, [...id, 'result']),
-    recoveryProbes: counter(NAMES.recoveryProbes, HELP.recoveryProbes, [...id, 'result']),
+    healthChecks: counter(NAMES.healthChecks, HELP.healthChecks, [...id, 'result']),
     callDuration: metric(
       'histogram',
       NAMES.callDuration,

@@ -185,7 +185,7 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
         at: change.at,
         reopen: from === 'half-open',
       };
-    } else if (to === 'closed' && (from === 'half-open' || reason === 'recovery-probe')) {
+    } else if (to === 'closed' && (from === 'half-open' || reason === 'health-check')) {
       op = { kind: 'close', at: change.at };
     } else if (to === 'closed' && reason === 'reset') {
       op = { kind: 'withdraw' };

@@ -2,7 +2,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type {
   Breaker,
   BreakerOptions,
-  ForceableState,
+  ForcedMode,
   ForceOptions,
   ReconfiguredEvent,
 } from '../core/index.js';
@@ -66,7 +66,11 @@ export class RedisFleetControl implements FleetControl {
     this.link.orders.reconfigurer = reconfigurer;
   }
 
-  async force(breaker: Breaker, state: ForceableState, options: ForceOptions): Promise<FleetWrite> {
+  async force(
+    breaker: Breaker,
+    state: ForcedMode | 'closed',
+    options: ForceOptions,
+  ): Promise<FleetWrite> {
     const record = this.recordOf(breaker, 'force');
     const { orders } = this.link;
     const mine = orders.forceHere(record, state, options);

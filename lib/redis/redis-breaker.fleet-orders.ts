@@ -1,7 +1,7 @@
 import type {
   Breaker,
   BreakerOptions,
-  ForceableState,
+  ForcedMode,
   ForceOptions,
   StateChangeEvent,
 } from '../core/index.js';
@@ -43,7 +43,7 @@ export type OwnForce = HeldForce | { readonly state: 'released' };
 
 /** A fleet force as a breaker holds it. @internal */
 export interface HeldForce {
-  readonly state: ForceableState;
+  readonly state: ForcedMode | 'closed';
   readonly reason: string;
   readonly by: string | undefined;
   /** 0: until released. */
@@ -187,7 +187,7 @@ export class FleetOrders {
   // This replica's own orders (see RedisFleetControl)
 
   /** Forces the breaker here for the fleet; throws as `force()` does on bad input, and then nothing changes. Returns the order, for `forceWritten()`. */
-  forceHere(record: SharedBreaker, state: ForceableState, options: ForceOptions): OwnForce {
+  forceHere(record: SharedBreaker, state: ForcedMode | 'closed', options: ForceOptions): OwnForce {
     const orders = this.of(record);
     this.applying = true;
     try {

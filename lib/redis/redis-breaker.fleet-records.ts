@@ -1,9 +1,9 @@
-import type { BreakerOptions, ForceableState } from '../core/index.js';
+import type { BreakerOptions, ForcedMode } from '../core/index.js';
 import { SIGNAL_VERSION } from './redis-breaker.constants.js';
 import { isWireNumber, numberOf } from './redis-breaker.signal.js';
 
 /** What the fleet holds a breaker in: a forced state, or `released` (the force was ended fleet-wide). @internal */
-export type FleetForceState = ForceableState | 'released';
+export type FleetForceState = ForcedMode | 'closed' | 'released';
 
 /**
  * The fleet's forced state of one breaker, as its `force` hash holds it and

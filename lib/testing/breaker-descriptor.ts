@@ -4,20 +4,20 @@ import { testingMessages } from './circuit-breaker-testing.messages.js';
 /**
  * A breaker's effective options as plain, stable data: `breaker.config` (every
  * default filled in, after validation) with its classifiers shown as
- * `'default'` or `'custom'` and a recovery probe's health check as `'custom'`,
+ * `'default'` or `'custom'` and a health check's `fn` as `'custom'`,
  * so that it compares with `toEqual()` and prints in a snapshot.
  *
  * @publicApi
  */
 export type DescribedBreakerOptions = Omit<
   ResolvedBreakerOptions,
-  'classify' | 'classifyResult' | 'guarded' | 'probe'
+  'classify' | 'classifyResult' | 'guarded' | 'healthCheck'
 > & {
   readonly classify: 'default' | 'custom';
   readonly classifyResult: 'default' | 'custom';
-  /** The active recovery probe, its health check shown as `'custom'`. */
-  readonly probe:
-    | (Omit<NonNullable<ResolvedBreakerOptions['probe']>, 'fn'> & { readonly fn: 'custom' })
+  /** The active health check, its `fn` shown as `'custom'`. */
+  readonly healthCheck:
+    | (Omit<NonNullable<ResolvedBreakerOptions['healthCheck']>, 'fn'> & { readonly fn: 'custom' })
     | undefined;
 };
 
@@ -49,7 +49,7 @@ export type ExpectedBreakerOptions = {
 /** @internal */
 export function describeBreaker(breaker: Breaker): BreakerDescriptor {
   // Functions cannot be cloned (nor compared): each is named by what it is.
-  const { classify, classifyResult, guarded: _internal, probe, ...config } = breaker.config;
+  const { classify, classifyResult, guarded: _internal, healthCheck, ...config } = breaker.config;
   return {
     name: breaker.name,
     kind: config.perKey === undefined ? 'breaker' : 'per-key family',
@@ -57,7 +57,7 @@ export function describeBreaker(breaker: Breaker): BreakerDescriptor {
       ...structuredClone(config),
       classify: classify === undefined ? 'default' : 'custom',
       classifyResult: classifyResult === undefined ? 'default' : 'custom',
-      probe: probe === undefined ? undefined : { ...probe, fn: 'custom' },
+      healthCheck: healthCheck === undefined ? undefined : { ...healthCheck, fn: 'custom' },
     },
     shared: breaker.snapshot().coordination !== undefined,
   };

@@ -4,7 +4,7 @@ import {
   type Breaker,
   type BreakerState,
   type FaultInjectionOptions,
-  type ForceableState,
+  type ForcedMode,
   type InjectedFault,
   type TransitionReason,
 } from '../core/index.js';
@@ -88,7 +88,7 @@ export class CircuitBreakerTester implements OnApplicationShutdown {
   /** Holds the breaker in `state` (see `Breaker.force()`) until `release()` or `restore()`. */
   force(
     name: string,
-    state: ForceableState,
+    state: ForcedMode | 'closed',
     options: { reason?: string; untilMs?: number } & TesterTarget = {},
   ): void {
     // A misspelt key (`until`) would be dropped here, before force() could refuse it.

@@ -1,10 +1,10 @@
 import { Catch } from '@nestjs/common';
-import { CallTimeoutError, CircuitOpenError } from '../core/index.js';
+import { CallTimeoutError, CallRejectedError } from '../core/index.js';
 import { CircuitBreakerExceptionFilter } from '../circuit-breaker.exception-filter.js';
 
 /**
  * `CircuitBreakerExceptionFilter` built by hand for a gateway, under its 0.1
- * name: a `CircuitOpenError` or `CallTimeoutError` becomes an `exception`
+ * name: a `CallRejectedError` or `CallTimeoutError` becomes an `exception`
  * message whose data is `{ status: 'error', code: 'CIRCUIT_OPEN' |
  * 'CALL_TIMEOUT', message, retryAfterMs? }`, as for a `WsException`; Nest
  * handles every other error as it does without a filter.
@@ -16,7 +16,7 @@ import { CircuitBreakerExceptionFilter } from '../circuit-breaker.exception-filt
  * This alias goes before 1.0.
  * @publicApi
  */
-@Catch(CircuitOpenError, CallTimeoutError)
+@Catch(CallRejectedError, CallTimeoutError)
 export class CircuitBreakerWsExceptionFilter extends CircuitBreakerExceptionFilter {
   constructor(options: { details?: boolean } = {}) {
     super(undefined, options);

@@ -2,7 +2,7 @@ import { WsException } from '@nestjs/websockets';
 import { toErrorPayload } from '../circuit-breaker-transport.mapping.js';
 
 /**
- * The `WsException` for a breaker error (`CircuitOpenError` or
+ * The `WsException` for a breaker error (`CallRejectedError` or
  * `CallTimeoutError`), whose error is a `CircuitBreakerErrorPayload`
  * (`{ status: 'error', code, message, retryAfterMs? }`), or `undefined` for
  * any other value.

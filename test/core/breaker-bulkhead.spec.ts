@@ -2,8 +2,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   Breaker,
   BreakerConfigError,
-  CircuitOpenError,
-  isBreakerRejection,
+  CallRejectedError,
+  isCallRejected,
   type RejectedEvent,
 } from '../../lib/core/index.js';
 import { deferred } from '../helpers/deferred.js';
@@ -38,8 +38,8 @@ describe('Breaker bulkhead', () => {
     for (let i = 0; i < 50; i++) await breaker.execute(() => 'never').catch((e) => errors.push(e));
 
     expect(errors).toHaveLength(50);
-    const first = errors[0] as CircuitOpenError;
-    expect(first).toBeInstanceOf(CircuitOpenError);
+    const first = errors[0] as CallRejectedError;
+    expect(first).toBeInstanceOf(CallRejectedError);
     expect(first).toMatchObject({
       code: 'BULKHEAD_FULL',
       reason: 'bulkhead-full',
@@ -47,7 +47,7 @@ describe('Breaker bulkhead', () => {
       state: 'closed',
       retryAfterMs: undefined,
     });
-    expect(isBreakerRejection(first)).toBe(true);
+    expect(isCallRejected(first)).toBe(true);
     expect(first.message).toBe(
       'Circuit breaker "inventory" rejected the call: too many calls are in flight and its queue is full.',
     );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Breaker, isBreakerRejection } from '../../lib/core/index.js';
+import { Breaker, isCallRejected } from '../../lib/core/index.js';
 import { deferred } from '../helpers/deferred.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
@@ -43,9 +43,7 @@ describe('Breaker admission under concurrency', () => {
       const rejected = settled.filter((s) => s.status === 'rejected');
       expect(fulfilled).toHaveLength(budget);
       expect(rejected).toHaveLength(1_000 - budget);
-      expect(rejected.every((s) => isBreakerRejection((s as PromiseRejectedResult).reason))).toBe(
-        true,
-      );
+      expect(rejected.every((s) => isCallRejected((s as PromiseRejectedResult).reason))).toBe(true);
       expect(breaker.state).toBe('closed');
     },
   );

@@ -2,8 +2,8 @@ import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import {
   Breaker,
-  CircuitOpenError,
-  isBreakerRejection,
+  CallRejectedError,
+  isCallRejected,
   type StateChangeEvent,
 } from '../../lib/core/index.js';
 import { ManualClock } from '../helpers/manual-clock.js';
@@ -12,8 +12,8 @@ describe('Breaker manual control', () => {
   it('isolate() rejects everything with reason isolated and no retry estimate, until reset()', async () => {
     const breaker = new Breaker('manual');
     breaker.isolate();
-    const error = (await breaker.execute(() => 1).catch((e: unknown) => e)) as CircuitOpenError;
-    expect(error).toBeInstanceOf(CircuitOpenError);
+    const error = (await breaker.execute(() => 1).catch((e: unknown) => e)) as CallRejectedError;
+    expect(error).toBeInstanceOf(CallRejectedError);
     expect(error).toMatchObject({
       reason: 'isolated',
       state: 'isolated',
@@ -95,23 +95,21 @@ describe('Breaker manual control', () => {
     ]);
   });
 
-  it('isBreakerRejection recognises rejections, also from another copy of the package, and nothing else', () => {
-    expect(isBreakerRejection(new CircuitOpenError('a', 'open', 'open', 1))).toBe(true);
+  it('isCallRejected recognises rejections, also from another copy of the package, and nothing else', () => {
+    expect(isCallRejected(new CallRejectedError('a', 'open', 'open', 1))).toBe(true);
     const foreign = Object.create(
-      Object.getPrototypeOf(new CircuitOpenError('b', 'open', 'open', 1)),
+      Object.getPrototypeOf(new CallRejectedError('b', 'open', 'open', 1)),
     );
-    expect(isBreakerRejection(foreign)).toBe(true);
-    expect(isBreakerRejection({ [Symbol.for('nestjs-circuit-breaker.rejection')]: true })).toBe(
-      true,
-    );
-    expect(isBreakerRejection(new Error('x'))).toBe(false);
-    expect(isBreakerRejection(undefined)).toBe(false);
+    expect(isCallRejected(foreign)).toBe(true);
+    expect(isCallRejected({ [Symbol.for('nestjs-circuit-breaker.rejection')]: true })).toBe(true);
+    expect(isCallRejected(new Error('x'))).toBe(false);
+    expect(isCallRejected(undefined)).toBe(false);
   });
 
   it('a rejection is cheap: it carries no stack frames, but a stack line that names it', () => {
-    const error = new CircuitOpenError('cheap', 'open', 'open', 10);
+    const error = new CallRejectedError('cheap', 'open', 'open', 10);
     expect(error.stack).toBe(
-      'CircuitOpenError: Circuit breaker "cheap" rejected the call: the circuit is open.',
+      'CallRejectedError: Circuit breaker "cheap" rejected the call: the circuit is open.',
     );
     expect(Error.stackTraceLimit).toBeGreaterThan(0);
   });
@@ -120,18 +118,20 @@ describe('Breaker manual control', () => {
     const breaker = new Breaker('lazy', { consecutiveFailures: 1 });
     const cause = new Error('down');
     await breaker.execute(() => Promise.reject(cause)).catch(() => undefined);
-    const rejection = (await breaker.execute(() => 1).catch((e: unknown) => e)) as CircuitOpenError;
-    expect(rejection).toBeInstanceOf(CircuitOpenError);
+    const rejection = (await breaker
+      .execute(() => 1)
+      .catch((e: unknown) => e)) as CallRejectedError;
+    expect(rejection).toBeInstanceOf(CallRejectedError);
     expect(rejection).toBeInstanceOf(Error);
-    expect(rejection.name).toBe('CircuitOpenError');
+    expect(rejection.name).toBe('CallRejectedError');
     expect(rejection.message).toBe(
       'Circuit breaker "lazy" rejected the call: the circuit is open.',
     );
     expect(String(rejection)).toBe(
-      'CircuitOpenError: Circuit breaker "lazy" rejected the call: the circuit is open.',
+      'CallRejectedError: Circuit breaker "lazy" rejected the call: the circuit is open.',
     );
     expect(rejection.stack).toBe(
-      'CircuitOpenError: Circuit breaker "lazy" rejected the call: the circuit is open.\n    at <rejected by circuit breaker "lazy": the call was not attempted>',
+      'CallRejectedError: Circuit breaker "lazy" rejected the call: the circuit is open.\n    at <rejected by circuit breaker "lazy": the call was not attempted>',
     );
     expect(rejection.cause).toBe(cause);
     expect(rejection).toMatchObject({
@@ -140,7 +140,7 @@ describe('Breaker manual control', () => {
       state: 'open',
       reason: 'open',
     });
-    expect(isBreakerRejection(rejection)).toBe(true);
+    expect(isCallRejected(rejection)).toBe(true);
     expect(inspect(rejection)).toContain('Circuit breaker "lazy" rejected the call');
   });
 

@@ -10,7 +10,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Breaker, OVERFLOW_KEY } from '../../lib/core/index.js';
+import { Breaker, FAMILY_OVERFLOW_KEY } from '../../lib/core/index.js';
 import { deferred } from '../helpers/deferred.js';
 
 const SEED = 20_261_204;
@@ -125,7 +125,7 @@ describe('per-key family with a bulkhead: eviction and calls in flight', () => {
     expect(() => f.breaker.forKey('c').acquire()).toThrow(
       expect.objectContaining({ reason: 'bulkhead-full' }),
     );
-    expect([...f.breaker.children()].map((child) => child.key)).toEqual(['a', OVERFLOW_KEY]);
+    expect([...f.breaker.children()].map((child) => child.key)).toEqual(['a', FAMILY_OVERFLOW_KEY]);
     // Another key, with no call there, gets a child of its own.
     const other = f.call('d');
     await ticks();
@@ -155,7 +155,7 @@ describe('per-key family with a bulkhead: eviction and calls in flight', () => {
     expect(f.breaker.peekKey('b')).toMatchObject({ permitted: true, state: 'closed' });
     const second = f.call('b');
     await ticks();
-    expect([...f.breaker.children()].map((child) => child.key)).toEqual(['a', OVERFLOW_KEY]);
+    expect([...f.breaker.children()].map((child) => child.key)).toEqual(['a', FAMILY_OVERFLOW_KEY]);
     for (const gate of f.gates) gate.open();
     expect(await Promise.all([first, second])).toEqual(['ran', 'ran']);
   });
@@ -230,7 +230,7 @@ describe('per-key family with a bulkhead: eviction and calls in flight', () => {
             const byKey = new Map<string, number>();
             for (const [child, calls] of running) {
               expect(calls).toBeLessThanOrEqual(cap);
-              if (child.key !== OVERFLOW_KEY)
+              if (child.key !== FAMILY_OVERFLOW_KEY)
                 byKey.set(child.key!, (byKey.get(child.key!) ?? 0) + calls);
             }
             for (const calls of byKey.values()) expect(calls).toBeLessThanOrEqual(cap);

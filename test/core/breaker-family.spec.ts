@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Breaker, CircuitOpenError } from '../../lib/core/index.js';
+import { Breaker, CallRejectedError } from '../../lib/core/index.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
 const fail = (b: Breaker) =>
@@ -109,8 +109,8 @@ describe('per-key families', () => {
       await fail(family.forKey('b'));
       expect(family.state).toBe('open'); // 2 of 4 = 0.5
       expect(events).toEqual(['closed->open (open-ratio)']);
-      const rejection = (await ok(family.forKey('c'))) as CircuitOpenError;
-      expect(rejection).toBeInstanceOf(CircuitOpenError);
+      const rejection = (await ok(family.forKey('c'))) as CallRejectedError;
+      expect(rejection).toBeInstanceOf(CallRejectedError);
       expect(rejection).toMatchObject({
         breakerName: 'fleet',
         reason: 'open',

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   Breaker,
   CallTimeoutError,
-  CircuitOpenError,
+  CallRejectedError,
   InjectedFaultError,
   type BreakerOptions,
   type StateChangeEvent,
@@ -68,7 +68,7 @@ describe('Breaker.injectFault()', () => {
     ]);
     expect(await calls(breaker, 2)).toEqual({
       reached: [],
-      outcomes: ['InjectedFaultError', 'CircuitOpenError'],
+      outcomes: ['InjectedFaultError', 'CallRejectedError'],
     });
     expect(changes.map((c) => [c.from, c.to, c.reason, c.at])).toEqual([
       ['closed', 'open', 'consecutive-failures', START],
@@ -233,7 +233,9 @@ describe('Breaker.injectFault()', () => {
       'Circuit breaker "payments": injected overload (Retry-After 2000 ms) (fault injection); the dependency was not called.',
     ]);
     fault.remove();
-    const paused = (await breaker.execute(() => 'ok').catch((e: unknown) => e)) as CircuitOpenError;
+    const paused = (await breaker
+      .execute(() => 'ok')
+      .catch((e: unknown) => e)) as CallRejectedError;
     expect([paused.reason, paused.retryAfterMs, breaker.state]).toEqual([
       'retry-after',
       2_000,

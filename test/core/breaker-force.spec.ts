@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Breaker, CircuitOpenError, type StateChangeEvent } from '../../lib/core/index.js';
+import { Breaker, CallRejectedError, type StateChangeEvent } from '../../lib/core/index.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
 function breakerOn(clock: ManualClock, options: ConstructorParameters<typeof Breaker>[1] = {}) {
@@ -21,10 +21,10 @@ describe('Breaker.force() and release()', () => {
     breaker.force('open', { reason: 'payments maintenance', by: 'ops', untilMs: 1_060_000 });
     clock.advance(10_000);
     const rejection = await breaker.execute(() => 'ok').catch((error: unknown) => error);
-    expect(rejection).toBeInstanceOf(CircuitOpenError);
+    expect(rejection).toBeInstanceOf(CallRejectedError);
     expect([
-      (rejection as CircuitOpenError).reason,
-      (rejection as CircuitOpenError).retryAfterMs,
+      (rejection as CallRejectedError).reason,
+      (rejection as CallRejectedError).retryAfterMs,
     ]).toEqual(['isolated', 50_000]);
     expect(breaker.snapshot().forced).toEqual({
       state: 'open',
@@ -224,7 +224,7 @@ describe('Breaker.force() and release()', () => {
     );
     const a = family.forKey('a');
     family.force('open', { reason: 'all hosts in maintenance' });
-    await expect(a.execute(() => 'ok')).rejects.toBeInstanceOf(CircuitOpenError);
+    await expect(a.execute(() => 'ok')).rejects.toBeInstanceOf(CallRejectedError);
     await expect(family.forKey('b').execute(() => 'ok')).rejects.toMatchObject({
       reason: 'isolated',
       breakerName: 'hosts',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Breaker, CallTimeoutError, CircuitOpenError } from '../../lib/core/index.js';
+import { Breaker, CallTimeoutError, CallRejectedError } from '../../lib/core/index.js';
 import { fail, succeed } from '../helpers/calls.js';
 import { deferred } from '../helpers/deferred.js';
 import { flush } from '../helpers/flush.js';
@@ -166,8 +166,8 @@ describe('Breaker half-open probing', () => {
     const { breaker, open } = tripped();
     await open();
     const error = await breaker.execute(succeed(1)).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(CircuitOpenError);
-    expect((error as CircuitOpenError).cause).toEqual(new Error('boom'));
+    expect(error).toBeInstanceOf(CallRejectedError);
+    expect((error as CallRejectedError).cause).toEqual(new Error('boom'));
   });
 
   it('outcomes of an earlier generation do not count: a slow call admitted while closed cannot close a half-open breaker', async () => {
@@ -252,7 +252,7 @@ describe('Breaker.acquire() permits', () => {
     breaker.acquire().release();
     expect(breaker.snapshot().halfOpen).toMatchObject({ probesAdmitted: 0, probesInFlight: 0 });
     expect(() => breaker.acquire()).not.toThrow();
-    expect(() => breaker.acquire()).toThrow(CircuitOpenError);
+    expect(() => breaker.acquire()).toThrow(CallRejectedError);
     expect(() => breaker.acquire()).toThrow(
       'Circuit breaker "released" rejected the call: the circuit is half-open and its probe budget is taken.',
     );

@@ -4,7 +4,7 @@ import {
   Breaker,
   BreakerHookError,
   CallTimeoutError,
-  isBreakerRejection,
+  isCallRejected,
   type BreakerOptions,
 } from '../../lib/core/index.js';
 import { ManualClock } from '../helpers/manual-clock.js';
@@ -250,7 +250,7 @@ function start(
 function checkOutcome(call: Call, deadline: boolean): void {
   const result = call.result!;
   const label = `${call.step.path} ${call.step.behaviour.kind}`;
-  if ('error' in result && isBreakerRejection(result.error)) {
+  if ('error' in result && isCallRejected(result.error)) {
     // A rejection means the call was not attempted.
     expect(call.ran, label).toBe(false);
     return;

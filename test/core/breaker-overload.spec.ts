@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Breaker, CircuitOpenError } from '../../lib/core/index.js';
+import { Breaker, CallRejectedError } from '../../lib/core/index.js';
 import { httpError } from '../helpers/http-error.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { sequence } from '../helpers/random-sequence.js';
@@ -26,8 +26,8 @@ describe('Breaker overload handling (429 / 503 + Retry-After)', () => {
     const clock = new ManualClock();
     const breaker = new Breaker('paused', {}, { clock, random: () => 0.999 });
     await call(breaker, httpError(429, { 'retry-after': '2' }));
-    const rejection = (await call(breaker)) as CircuitOpenError;
-    expect(rejection).toBeInstanceOf(CircuitOpenError);
+    const rejection = (await call(breaker)) as CallRejectedError;
+    expect(rejection).toBeInstanceOf(CallRejectedError);
     expect(rejection).toMatchObject({
       reason: 'retry-after',
       state: 'closed',

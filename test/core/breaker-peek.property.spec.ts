@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   Breaker,
   BREAKER_EVENT_NAMES,
-  isBreakerRejection,
+  isCallRejected,
   type BreakerOptions,
   type CallPermit,
 } from '../../lib/core/index.js';
@@ -148,9 +148,7 @@ function run(twin: Twin, s: Step, clock: ManualClock, peeked: boolean): void {
             permit!.probe || familyProbe,
           );
         } else {
-          expect(isBreakerRejection(rejection), 'peek() said rejected, the call went in').toBe(
-            true,
-          );
+          expect(isCallRejected(rejection), 'peek() said rejected, the call went in').toBe(true);
           expect(rejection).toMatchObject({
             reason: answer.reason,
             retryAfterMs: answer.retryAfterMs,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   Breaker,
-  CircuitOpenError,
+  CallRejectedError,
   type BreakerOptions,
   type RejectedEvent,
 } from '../../lib/core/index.js';
@@ -33,14 +33,14 @@ async function recovered(clock: ManualClock, options: BreakerOptions = {}) {
 /** Makes `n` calls at once; returns which were admitted (true) and the rejections. */
 async function burst(breaker: Breaker, n: number) {
   const admitted: boolean[] = [];
-  const rejections: CircuitOpenError[] = [];
+  const rejections: CallRejectedError[] = [];
   for (let i = 0; i < n; i++) {
     try {
       await breaker.execute(ok);
       admitted.push(true);
     } catch (error) {
       admitted.push(false);
-      rejections.push(error as CircuitOpenError);
+      rejections.push(error as CallRejectedError);
     }
   }
   return { admitted, rejections };
@@ -223,7 +223,7 @@ describe('Breaker rampUp (slow start after closing)', () => {
         breaker.acquire().succeed('ok');
         outcomes.push('admitted');
       } catch (error) {
-        outcomes.push((error as CircuitOpenError).reason);
+        outcomes.push((error as CallRejectedError).reason);
       }
     }
     expect(outcomes).toEqual(['admitted', 'ramp-up', 'ramp-up', 'admitted']);

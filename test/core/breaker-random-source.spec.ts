@@ -1,7 +1,7 @@
 /**
  * Random sources the application gives (`deps.random`, `injectFault({ random })`)
  * are never trusted: a draw that throws, or is not a number in [0, 1), is a
- * fault of that source, reported once, and counts as 0.5. Nothing drawn may
+ * hook error of that source, reported once, and counts as 0.5. Nothing drawn may
  * escape into a call already admitted (a probe permit left taken), nor make
  * an open duration NaN or infinite (a breaker open for good).
  */

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   Breaker,
   BreakerConfigError,
-  CircuitOpenError,
+  CallRejectedError,
   withRetry,
   type RetryEvent,
 } from '../../lib/core/index.js';
@@ -90,7 +90,7 @@ describe('withRetry()', () => {
 
     breaker.isolate();
     const rejected = await policy.execute(fn).catch((error: unknown) => error);
-    expect(rejected).toBeInstanceOf(CircuitOpenError);
+    expect(rejected).toBeInstanceOf(CallRejectedError);
     expect(fn).toHaveBeenCalledTimes(1);
     expect(retries).toHaveLength(1);
   });

@@ -74,10 +74,10 @@ describe('Breaker events and snapshot', () => {
     off();
     await expect(breaker.execute(() => 2)).resolves.toBe(2);
     expect(calls).toEqual(['a', 'c', 'c']);
-    // Reported once: the second fault of the same listener would only repeat the first.
+    // Reported once: the second error of the same listener would only repeat the first.
     expect(reported.map((e) => [e.message, e.cause])).toEqual([
       [
-        'Circuit breaker "listeners": an on(\'success\') listener threw Error: listener bug. The call it observed was not affected; catch errors inside the listener. Later faults of this listener are not reported again.',
+        'Circuit breaker "listeners": an on(\'success\') listener threw Error: listener bug. The call it observed was not affected; catch errors inside the listener. Later errors of this listener are not reported again.',
         bug,
       ],
     ]);
@@ -167,7 +167,7 @@ describe('Breaker events and snapshot', () => {
         probes: { admitted: 0, succeeded: 0, failed: 0, released: 0, abandoned: 0 },
         fallbacks: 0,
         retries: { attempted: 0, denied: 0 },
-        recoveryProbes: { succeeded: 0, failed: 0 },
+        healthChecks: { succeeded: 0, failed: 0 },
       },
       timeInStateMs: {
         closed: 15,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Breaker, CircuitOpenError } from '../../lib/core/index.js';
+import { Breaker, CallRejectedError } from '../../lib/core/index.js';
 import { fail, succeed } from '../helpers/calls.js';
 import { httpError } from '../helpers/http-error.js';
 import { ManualClock } from '../helpers/manual-clock.js';
@@ -12,7 +12,7 @@ async function run(
     await breaker.execute(fn);
     return 'ok';
   } catch (error) {
-    return error instanceof CircuitOpenError ? 'rejected' : 'failed';
+    return error instanceof CallRejectedError ? 'rejected' : 'failed';
   }
 }
 

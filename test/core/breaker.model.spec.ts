@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Breaker, isBreakerRejection, type BreakerOptions } from '../../lib/core/index.js';
+import { Breaker, isCallRejected, type BreakerOptions } from '../../lib/core/index.js';
 import { deferred } from '../helpers/deferred.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
@@ -247,7 +247,7 @@ async function runAgainstModel(config: ModelConfig, commands: Command[]): Promis
         if (typeof expected === 'string') {
           expect(admitted, where).toBe(false);
           const error = await done;
-          expect(isBreakerRejection(error), where).toBe(true);
+          expect(isCallRejected(error), where).toBe(true);
           expect((error as { reason: string }).reason, where).toBe(expected);
         } else {
           expect(admitted, where).toBe(true);

@@ -375,12 +375,12 @@ describe('custom classifiers', () => {
     expect(reported.map((e) => [e.name, e.message, e.cause])).toEqual([
       [
         'BreakerHookError',
-        'Circuit breaker "throws": option "classify" threw Error: classifier bug. The call counted as a failure; make the classifier return an outcome instead of throwing. Later faults of this classifier are not reported again.',
+        'Circuit breaker "throws": option "classify" threw Error: classifier bug. The call counted as a failure; make the classifier return an outcome instead of throwing. Later errors of this classifier are not reported again.',
         classifierBug,
       ],
       [
         'BreakerHookError',
-        "Circuit breaker \"nonsense\": option \"classifyResult\" returned \"maybe\"; expected 'success', 'failure', 'ignored', 'overload' or undefined. The call counted as a failure; fix the classifier. Later faults of this classifier are not reported again.",
+        "Circuit breaker \"nonsense\": option \"classifyResult\" returned \"maybe\"; expected 'success', 'failure', 'ignored', 'overload' or undefined. The call counted as a failure; fix the classifier. Later errors of this classifier are not reported again.",
         undefined,
       ],
     ]);

@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Breaker, CircuitOpenError, type RejectionReason } from '../../lib/core/index.js';
+import { Breaker, CallRejectedError, type RejectionReason } from '../../lib/core/index.js';
 import { deferred } from '../helpers/deferred.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
@@ -47,7 +47,7 @@ const refusing: Record<string, () => Promise<{ breaker: Breaker; reason: Rejecti
 
 describe('a refused call', () => {
   it.each(Object.keys(refusing))(
-    '(%s) gets a promise still pending when execute() returns, rejected with the CircuitOpenError once awaited',
+    '(%s) gets a promise still pending when execute() returns, rejected with the CallRejectedError once awaited',
     async (name) => {
       const { breaker, reason } = await refusing[name]();
       let ran = 0;
@@ -56,8 +56,8 @@ describe('a refused call', () => {
       // Pending, so the caller's handler is attached before it rejects: Node has nothing to track.
       expect(isPending(promise)).toBe(true);
       const error = await promise.catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(CircuitOpenError);
-      expect((error as CircuitOpenError).reason).toBe(reason);
+      expect(error).toBeInstanceOf(CallRejectedError);
+      expect((error as CallRejectedError).reason).toBe(reason);
       expect(ran).toBe(0);
     },
   );
@@ -73,7 +73,7 @@ describe('a refused call', () => {
 
   it('acquire() still throws at once (no promise to defer)', async () => {
     const { breaker } = await refusing.open();
-    expect(() => breaker.acquire()).toThrow(CircuitOpenError);
+    expect(() => breaker.acquire()).toThrow(CallRejectedError);
   });
 
   describe('that nobody handles', () => {
@@ -92,13 +92,13 @@ describe('a refused call', () => {
       for (const listener of theirs) process.on('unhandledRejection', listener);
     });
 
-    it('is still reported by Node as an unhandled rejection, with the CircuitOpenError', async () => {
+    it('is still reported by Node as an unhandled rejection, with the CallRejectedError', async () => {
       const { breaker } = await refusing.open();
       void breaker.execute(async () => 1);
       await new Promise((resolve) => setTimeout(resolve, 0));
       expect(reported).toHaveLength(1);
-      expect(reported[0]).toBeInstanceOf(CircuitOpenError);
-      expect((reported[0] as CircuitOpenError).breakerName).toBe('open');
+      expect(reported[0]).toBeInstanceOf(CallRejectedError);
+      expect((reported[0] as CallRejectedError).breakerName).toBe('open');
     });
   });
 });

@@ -97,7 +97,7 @@ const validOptions: fc.Arbitrary<Options> = fc
         { requiredKeys: ['maxConcurrent'] },
       ),
       rampUp: fc.record({ durationMs: ms, initialRatio: ratio }, { requiredKeys: ['durationMs'] }),
-      probe: fc.record(
+      healthCheck: fc.record(
         {
           fn: fc.constant(fn),
           intervalMs: ms,
@@ -129,7 +129,8 @@ function repair(options: Options): Options {
   const deadline = o.timeoutMs === false ? undefined : (o.timeoutMs ?? 2_000);
   if (o.bulkhead?.queueTimeoutMs !== undefined && deadline !== undefined)
     o.bulkhead.queueTimeoutMs = Math.min(o.bulkhead.queueTimeoutMs, deadline);
-  if (o.probe?.timeoutMs > o.probe?.intervalMs) o.probe.timeoutMs = o.probe.intervalMs;
+  if (o.healthCheck?.timeoutMs > o.healthCheck?.intervalMs)
+    o.healthCheck.timeoutMs = o.healthCheck.intervalMs;
   return o;
 }
 
@@ -162,11 +163,11 @@ function documented(o: Options) {
     durationMs: o.rampUp.durationMs,
     initialRatio: o.rampUp.initialRatio ?? 0.1,
   };
-  const probe = o.probe && {
-    fn: o.probe.fn,
-    intervalMs: o.probe.intervalMs,
-    timeoutMs: o.probe.timeoutMs ?? o.probe.intervalMs,
-    onSuccess: o.probe.onSuccess ?? 'half-open',
+  const healthCheck = o.healthCheck && {
+    fn: o.healthCheck.fn,
+    intervalMs: o.healthCheck.intervalMs,
+    timeoutMs: o.healthCheck.timeoutMs ?? o.healthCheck.intervalMs,
+    onSuccess: o.healthCheck.onSuccess ?? 'half-open',
   };
   return {
     window,
@@ -213,10 +214,10 @@ function documented(o: Options) {
         : typeof o.share === 'object'
           ? { quorum: given(o.share.quorum, 'auto') as number | 'auto' }
           : o.share,
-    guarded: bulkhead !== undefined || rampUp !== undefined || probe !== undefined,
+    guarded: bulkhead !== undefined || rampUp !== undefined || healthCheck !== undefined,
     bulkhead,
     rampUp,
-    probe,
+    healthCheck,
   };
 }
 
@@ -232,9 +233,9 @@ const CONTEXT: Record<string, Options> = {
   'bulkhead.maxQueue': { bulkhead: { maxConcurrent: 1 } },
   'bulkhead.queueTimeoutMs': { bulkhead: { maxConcurrent: 1 } },
   'rampUp.initialRatio': { rampUp: { durationMs: 1_000 } },
-  'probe.intervalMs': { probe: { fn } },
-  'probe.timeoutMs': { probe: { fn, intervalMs: 1_000 } },
-  'probe.onSuccess': { probe: { fn, intervalMs: 1_000 } },
+  'healthCheck.intervalMs': { healthCheck: { fn } },
+  'healthCheck.timeoutMs': { healthCheck: { fn, intervalMs: 1_000 } },
+  'healthCheck.onSuccess': { healthCheck: { fn, intervalMs: 1_000 } },
 };
 
 /** Values no option takes (false is `timeoutMs`'s "no deadline", so it is not among them). */
@@ -301,10 +302,10 @@ describe('the table of breaker options', () => {
       'bulkhead.queueTimeoutMs',
       'rampUp.durationMs',
       'rampUp.initialRatio',
-      'probe.fn',
-      'probe.intervalMs',
-      'probe.timeoutMs',
-      'probe.onSuccess',
+      'healthCheck.fn',
+      'healthCheck.intervalMs',
+      'healthCheck.timeoutMs',
+      'healthCheck.onSuccess',
     ]);
   });
 
@@ -342,8 +343,8 @@ describe('the table of breaker options', () => {
       'aggregate.openWhenOpenRatio',
       'bulkhead.maxConcurrent',
       'rampUp.durationMs',
-      'probe.fn',
-      'probe.intervalMs',
+      'healthCheck.fn',
+      'healthCheck.intervalMs',
       'window.size',
       'window.durationMs',
     ]) {

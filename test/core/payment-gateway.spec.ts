@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Breaker, CircuitOpenError, type StateChangeEvent } from '../../lib/core/index.js';
+import { Breaker, CallRejectedError, type StateChangeEvent } from '../../lib/core/index.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
 /** The third seed's gateway: 503 while its deploy is broken, then it recovers. */
@@ -37,9 +37,9 @@ describe('the payment-gateway scenario of the pattern entry', () => {
     expect(breaker.state).toBe('open');
 
     const rejection = await charge(500).catch((e: unknown) => e);
-    expect(rejection).toBeInstanceOf(CircuitOpenError);
+    expect(rejection).toBeInstanceOf(CallRejectedError);
     expect(rejection).toMatchObject({
-      name: 'CircuitOpenError',
+      name: 'CallRejectedError',
       reason: 'open',
       retryAfterMs: 5_000,
     });

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { DeadlineScheduler, type Deadline } from '../../lib/core/calls/deadline-scheduler.js';
-import { ProbeScheduler, type ScheduledTask } from '../../lib/core/recovery/probe-scheduler.js';
+import {
+  HealthCheckScheduler,
+  type ScheduledTask,
+} from '../../lib/core/recovery/health-check-scheduler.js';
 import { MAX_TIMER_MS, timerDelay } from '../../lib/core/calls/timer-delay.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
@@ -32,7 +35,7 @@ describe('timerDelay', () => {
     const clock = new ManualClock(0);
     const armed: number[] = [];
     let fire: (() => void) | undefined;
-    const scheduler = new ProbeScheduler({
+    const scheduler = new HealthCheckScheduler({
       clock,
       timers: {
         setTimeout: (callback, ms) => {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   Breaker,
-  CircuitOpenError,
+  CallRejectedError,
   ensureOk,
   httpStatusOf,
   retryAfterOf,
@@ -71,9 +71,9 @@ describe('fetch through a breaker: the natural error loses the status, ensureOk(
     expect(error).toMatchObject({ status: 429, retryAfterMs: 2_000 });
     const before = requests;
     const paused = await call().catch((e: unknown) => e);
-    expect(paused).toBeInstanceOf(CircuitOpenError);
+    expect(paused).toBeInstanceOf(CallRejectedError);
     expect(paused).toMatchObject({ reason: 'retry-after', state: 'closed' });
-    expect((paused as CircuitOpenError).retryAfterMs).toBeGreaterThan(1_900);
+    expect((paused as CallRejectedError).retryAfterMs).toBeGreaterThan(1_900);
     expect(requests).toBe(before);
     expect(pricing.state).toBe('closed');
     expect(pricing.snapshot().totals).toMatchObject({ overloads: 1, failures: { total: 0 } });

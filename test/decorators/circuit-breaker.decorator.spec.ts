@@ -6,7 +6,7 @@ import {
   CircuitBreaker,
   CircuitBreakerModule,
   CircuitBreakerRegistry,
-  CircuitOpenError,
+  CallRejectedError,
   getCallSignal,
   InjectCircuitBreaker,
   type Breaker,
@@ -57,7 +57,7 @@ describe('@CircuitBreaker() on providers', () => {
     expect(await catalog.products('shoes')).toEqual(['cached-shoes', 'Error']);
     expect(await catalog.products('shoes')).toEqual(['cached-shoes', 'Error']);
     expect(registry.get('Catalog.products').state).toBe('open');
-    expect(await catalog.products('hats')).toEqual(['cached-hats', 'CircuitOpenError']);
+    expect(await catalog.products('hats')).toEqual(['cached-hats', 'CallRejectedError']);
     expect(catalog.calls).toBe(2);
     expect(registry.get('Catalog.products').snapshot().totals.fallbacks).toBe(3);
   });
@@ -179,7 +179,7 @@ describe('@CircuitBreaker() on providers', () => {
     const parser = app.get(Parser);
     expect(parser.parse('42')).toBe(42);
     expect(() => parser.parse('x')).toThrow('unparseable');
-    expect(() => parser.parse('1')).toThrow(CircuitOpenError);
+    expect(() => parser.parse('1')).toThrow(CallRejectedError);
     expect(() => parser.parse('1')).toThrow(
       'Circuit breaker "Parser.parse" rejected the call: the circuit is open.',
     );
@@ -320,7 +320,7 @@ describe('@CircuitBreaker() on providers', () => {
     const untyped = app.get(Untyped);
     expect(await untyped.fetch('1')).toBe('spare 1 after Error'); // learned: a Promise method
     expect(await untyped.fetch('2')).toBe('spare 2 after Error'); // through execute(): opens the breaker
-    expect(await untyped.fetch('3')).toBe('spare 3 after CircuitOpenError');
+    expect(await untyped.fetch('3')).toBe('spare 3 after CallRejectedError');
     app.get(CircuitBreakerRegistry).get('untyped').reset();
     untyped.up = true;
     expect(await untyped.fetch('4')).toBe('item 4');
@@ -667,7 +667,7 @@ describe('@CircuitBreaker() with a bulkhead queue', () => {
     }
 
     busy(error: unknown, id: string): string {
-      return `busy ${id}: ${(error as CircuitOpenError).reason}`;
+      return `busy ${id}: ${(error as CallRejectedError).reason}`;
     }
 
     private work(id: string): Promise<string> {

@@ -9,7 +9,7 @@ import {
   CircuitBreakerModule,
   CircuitBreakerRegistry,
   circuitBreaker,
-  isBreakerRejection,
+  isCallRejected,
 } from '../../lib/index.js';
 import {
   behaviour,
@@ -329,7 +329,7 @@ function checkOutcome(call: Call, fallbackMode: FallbackMode): void {
     if ('value' in result && result.value === FALLBACK_VALUE) return;
     if ('error' in result && result.error === FALLBACK_ERROR && !fallbackServes) return;
   }
-  if ('error' in result && isBreakerRejection(result.error)) {
+  if ('error' in result && isCallRejected(result.error)) {
     expect(call.performed, `${label}: a rejected call must not run`).toEqual({});
     return;
   }

@@ -1,6 +1,6 @@
 import { connectivityState, status, type Client } from '@grpc/grpc-js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Breaker, CallTimeoutError, DEFAULT_CIRCUIT_KEY } from '../../lib/index.js';
+import { Breaker, CallTimeoutError, FAMILY_DEFAULT_KEY } from '../../lib/index.js';
 import { GrpcStatusError, withCircuitBreaker } from '../../lib/grpc/index.js';
 import { ManualClock } from '../../lib/testing/index.js';
 import { CatalogUpstream, readStream, startUnary, unary } from './grpc-upstream.js';
@@ -226,7 +226,7 @@ describe('withCircuitBreaker() on a grpc-js client, against a real server', () =
     });
     expect(await unary(client, 'lookup')).toEqual({ value: { ok: true } });
     expect([...family.children()].map((child) => child.snapshot().key)).toEqual([
-      DEFAULT_CIRCUIT_KEY,
+      FAMILY_DEFAULT_KEY,
     ]);
   });
 

@@ -3,10 +3,10 @@ import {
   CallTimeoutError,
   defaultClassifyError,
   InjectedFaultError,
-  isBreakerRejection,
+  isCallRejected,
   withRetry,
   type BreakerOptions,
-  type CircuitOpenError,
+  type CallRejectedError,
   type Clock,
   type InjectedFault,
   type RejectionReason,
@@ -20,7 +20,7 @@ import { CircuitBreaker } from '../../lib/decorators/circuit-breaker.decorator.j
  * whole configuration and a hostile sequence of steps against the public
  * engine API (or the `@CircuitBreaker()` decorator's path, for fallbacks),
  * on one fake clock that drives the breaker's clock, its deadlines, the
- * bulkhead's queue, recovery probes and the retry's waits alike. It returns
+ * bulkhead's queue, health checks and the retry's waits alike. It returns
  * every violation of the invariants, each under its invariant's name.
  */
 
@@ -44,8 +44,9 @@ export interface Combination {
   };
   bulkhead: { maxConcurrent: number; maxQueue: number; queueTimeoutMs: number } | undefined;
   rampUp: { durationMs: number; initialRatio: number } | undefined;
-  /** The recovery probe's answers, in turn (true: healthy). */
-  probe: { intervalMs: number; healthy: boolean[]; onSuccess: 'half-open' | 'closed' } | undefined;
+  /** The health check's answers, in turn (true: healthy). */
+  healthCheck:
+    { intervalMs: number; healthy: boolean[]; onSuccess: 'half-open' | 'closed' } | undefined;
   perKey: { maxKeys: number; idleMs: number | undefined } | undefined;
   retry:
     | {
@@ -176,7 +177,7 @@ function randomSource(c: Combination): () => number {
 export function optionsOf(
   c: Combination,
   variant: number,
-  probeFn?: () => unknown,
+  healthCheckFn?: () => unknown,
 ): BreakerOptions {
   const flip = variant === 2;
   const window: BreakerOptions['window'] = flip
@@ -207,9 +208,15 @@ export function optionsOf(
       error instanceof Error && error.message === IGNORED ? 'ignored' : defaultClassifyError(error),
     ...(c.bulkhead === undefined ? {} : { bulkhead: c.bulkhead }),
     ...(c.rampUp === undefined ? {} : { rampUp: c.rampUp }),
-    ...(c.probe === undefined || probeFn === undefined
+    ...(c.healthCheck === undefined || healthCheckFn === undefined
       ? {}
-      : { probe: { fn: probeFn, intervalMs: c.probe.intervalMs, onSuccess: c.probe.onSuccess } }),
+      : {
+          healthCheck: {
+            fn: healthCheckFn,
+            intervalMs: c.healthCheck.intervalMs,
+            onSuccess: c.healthCheck.onSuccess,
+          },
+        }),
     ...(c.perKey === undefined
       ? {}
       : {
@@ -229,9 +236,9 @@ export async function runCombination(
 ): Promise<{ violations: Violation[] }> {
   const violations: Violation[] = [];
   const fail = (invariant: Invariant, detail: string) => violations.push({ invariant, detail });
-  let probeRuns = 0;
-  const probeFn = () => {
-    const healthy = c.probe!.healthy[probeRuns++ % c.probe!.healthy.length];
+  let healthCheckRuns = 0;
+  const healthCheckFn = () => {
+    const healthy = c.healthCheck!.healthy[healthCheckRuns++ % c.healthCheck!.healthy.length];
     return healthy ? 'ok' : Promise.reject(new Error('still down'));
   };
   const deps = {
@@ -241,7 +248,7 @@ export async function runCombination(
     faultInjection: true,
   };
   const faults: InjectedFault[] = [];
-  const root = new Breaker('combo', optionsOf(c, 0, probeFn), deps);
+  const root = new Breaker('combo', optionsOf(c, 0, healthCheckFn), deps);
   const retained: Retained[] = [];
   const retain = (breaker: Breaker, key: string): Retained => {
     const r: Retained = {
@@ -385,7 +392,7 @@ export async function runCombination(
       );
       caller.settled++;
       caller.result ??= { ok, value };
-      if (!ok && isBreakerRejection(value)) caller.refusal ??= (value as CircuitOpenError).reason;
+      if (!ok && isCallRejected(value)) caller.refusal ??= (value as CallRejectedError).reason;
     };
     const queuedBefore = queuedOn(root, key, c);
     let promise: Promise<unknown>;
@@ -428,10 +435,10 @@ export async function runCombination(
     const refusedAtOnce =
       !queued &&
       caller.invocations.length === 0 &&
-      (caller.refusal !== undefined || caller.fallbackErrors.some((e) => isBreakerRejection(e)));
+      (caller.refusal !== undefined || caller.fallbackErrors.some((e) => isCallRejected(e)));
     const reason =
       caller.refusal ??
-      (caller.fallbackErrors.find((e) => isBreakerRejection(e)) as CircuitOpenError | undefined)
+      (caller.fallbackErrors.find((e) => isCallRejected(e)) as CallRejectedError | undefined)
         ?.reason;
     if (peek.permitted && refusedAtOnce && reason !== 'ramp-up' && reason !== 'throttled')
       fail(
@@ -510,7 +517,7 @@ export async function runCombination(
         await settleMicrotasks();
         break;
       case 'reconfigure':
-        root.reconfigure(optionsOf(c, step.variant, probeFn));
+        root.reconfigure(optionsOf(c, step.variant, healthCheckFn));
         await settleMicrotasks();
         break;
     }
@@ -742,7 +749,7 @@ function checkFallback(caller: Caller, fail: (invariant: Invariant, detail: stri
     last !== undefined && !last.exempt && (last.ended === 'f' || last.ended === 'deadline');
   const served = caller.fallbackErrors[0];
   if (caller.fallbackErrors.length === 0) {
-    if (caller.result !== undefined && !caller.result.ok && isBreakerRejection(caller.result.value))
+    if (caller.result !== undefined && !caller.result.ok && isCallRejected(caller.result.value))
       fail(name, `caller ${caller.id}: refused (${caller.refusal}) without the fallback`);
     else if (lastFailed && caller.result?.ok !== true)
       fail(name, `caller ${caller.id}: its call failed (${last.ended}) without the fallback`);
@@ -753,7 +760,7 @@ function checkFallback(caller: Caller, fail: (invariant: Invariant, detail: stri
       name,
       `caller ${caller.id}: the fallback ran but the caller got ${String(caller.result?.value)}`,
     );
-  if (isBreakerRejection(served) || served instanceof InjectedFaultError) return;
+  if (isCallRejected(served) || served instanceof InjectedFaultError) return;
   if (!lastFailed || served !== last.error)
     fail(
       name,

@@ -229,6 +229,6 @@ describe('circuitBreaker() on ClientProxy.send() / emit() with classifyRpcError'
     await errorOf(client.send('balance', 'acme').pipe(circuitBreaker(breaker)));
     expect(breaker.snapshot().state).toBe('closed');
     const { error } = await errorOf(client.send('balance', 'acme').pipe(circuitBreaker(breaker)));
-    expect(error).toMatchObject({ name: 'CircuitOpenError', reason: 'retry-after' });
+    expect(error).toMatchObject({ name: 'CallRejectedError', reason: 'retry-after' });
   });
 });

@@ -358,7 +358,7 @@ describe('CircuitBreakerTelemetryModule', () => {
     ]);
   });
 
-  it('counts circuit_breaker.recovery_probes by result', async () => {
+  it('counts circuit_breaker.health_checks by result', async () => {
     vi.useFakeTimers();
     try {
       const { reader, meterProvider } = sdk();
@@ -370,7 +370,7 @@ describe('CircuitBreakerTelemetryModule', () => {
           payments: {
             consecutiveFailures: 1,
             timeoutMs: false,
-            probe: {
+            healthCheck: {
               fn: async () => (up ? 'up' : Promise.reject(new Error('down'))),
               intervalMs: 100,
             },
@@ -388,9 +388,9 @@ describe('CircuitBreakerTelemetryModule', () => {
         await vi.advanceTimersByTimeAsync(100);
       }
       const name = { 'circuit_breaker.name': 'payments' };
-      expect(points(await collect(reader), 'circuit_breaker.recovery_probes')).toEqual([
-        { attributes: { ...name, 'circuit_breaker.recovery_probe.result': 'failed' }, value: 1 },
-        { attributes: { ...name, 'circuit_breaker.recovery_probe.result': 'succeeded' }, value: 1 },
+      expect(points(await collect(reader), 'circuit_breaker.health_checks')).toEqual([
+        { attributes: { ...name, 'circuit_breaker.health_check.result': 'failed' }, value: 1 },
+        { attributes: { ...name, 'circuit_breaker.health_check.result': 'succeeded' }, value: 1 },
       ]);
     } finally {
       vi.useRealTimers();
@@ -613,7 +613,7 @@ describe('CircuitBreakerTelemetryModule', () => {
 
   it('validates its options when the module is defined', () => {
     expect(() => CircuitBreakerTelemetryModule.forRoot({ provider: {} } as never)).toThrow(
-      'CircuitBreakerTelemetryModule: unknown option "provider". Known options: meterProvider, keyAttribute.',
+      'CircuitBreakerTelemetryModule: unknown option "provider". Known options: meterProvider, keyAttribute, traces.',
     );
     expect(() => CircuitBreakerTelemetryModule.forRoot({ meterProvider: {} as never })).toThrow(
       'CircuitBreakerTelemetryModule: option "meterProvider" must be an OpenTelemetry MeterProvider (with getMeter()), got an object.',

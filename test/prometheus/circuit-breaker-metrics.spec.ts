@@ -221,7 +221,7 @@ describe('CircuitBreakerMetricsModule', () => {
       '# TYPE shop_circuit_breaker_transitions_total counter',
       '# TYPE shop_circuit_breaker_probes_total counter',
       '# TYPE shop_circuit_breaker_retries_total counter',
-      '# TYPE shop_circuit_breaker_recovery_probes_total counter',
+      '# TYPE shop_circuit_breaker_health_checks_total counter',
       '# TYPE shop_circuit_breaker_call_duration_seconds histogram',
     ]);
     expect(scrape.split('\n').filter((line) => line.startsWith('# HELP'))).toEqual([
@@ -239,7 +239,7 @@ describe('CircuitBreakerMetricsModule', () => {
       '# HELP shop_circuit_breaker_transitions_total State changes of the circuit breaker.',
       '# HELP shop_circuit_breaker_probes_total Half-open probe calls by result: admitted, then succeeded, failed, released (outcome ignored, permit returned) or abandoned (still in flight when their round ended).',
       '# HELP shop_circuit_breaker_retries_total Retries of a retry policy through the circuit breaker (withRetry() or the decorator retry option), by result: scheduled, or budget-exhausted (the retry budget refused it and the caller got the failure).',
-      '# HELP shop_circuit_breaker_recovery_probes_total Active recovery probes (the probe option: a health check while the circuit breaker is open) by result: succeeded (the breaker moved on) or failed.',
+      '# HELP shop_circuit_breaker_health_checks_total Active health checks (the healthCheck option, run while the circuit breaker is open) by result: succeeded (the breaker moved on) or failed.',
       '# HELP shop_circuit_breaker_call_duration_seconds Duration of the calls the circuit breaker let through, in seconds, whatever their outcome (success, failure, timeout, overload) except ignored.',
     ]);
   });

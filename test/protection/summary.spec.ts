@@ -52,7 +52,7 @@ function syntheticRun(
       'ours',
     ])
       cells.push([scenario, implementation]);
-  cells.push(['1', 'oursProbe'], ['9', 'oursShared']);
+  cells.push(['1', 'oursHealthCheck'], ['9', 'oursShared']);
   return {
     kind: 'protection',
     mode: 'full',
@@ -87,7 +87,7 @@ describe('the protection summary (bench/protection/summary.mjs)', () => {
       '| scenario: figure | no breaker | opossum 9 | cockatiel `Consecutive(5)` | cockatiel `Sampling` + 2 s timeout | this package |',
       '| :--- | ---: | ---: | ---: | ---: | ---: |',
       '| 1. hard outage: calls wasted on the dead dependency | 7,124 | 491 | 17 | 615 | 22 |',
-      '| 1. hard outage: seconds to recover | 0 | 16.1 | 4.0 | 4.8 | 4.2 (1.2 with `probe`) |',
+      '| 1. hard outage: seconds to recover | 0 | 16.1 | 4.0 | 4.8 | 4.2 (1.2 with `healthCheck`) |',
       '| 2b. hung, calls not cancelled: peak calls in flight | 8,258 | 1,458 | 8,258 | 236 | 202 |',
       '| 3. brownout (30 % 5xx): goodput, calls/s | 76.6 | 76.6 | 34.5 | 41.7 | 76.6 |',
       '| 6. retry storm: seconds to recover | never | 26.0 | 2.3 | 5.5 | 2.5 |',
@@ -140,7 +140,7 @@ describe('the protection summary (bench/protection/summary.mjs)', () => {
       '| 1. hard outage: calls wasted on the dead dependency | 1,500 | 1,500 | 1,500 | 1,500 | 21 |',
     );
     expect(rows[3]).toBe(
-      '| 1. hard outage: seconds to recover | 2.3 | 2.3 | 2.3 | 2.3 | 4.0 (never in 1 of 2) (2.3 with `probe`) |',
+      '| 1. hard outage: seconds to recover | 2.3 | 2.3 | 2.3 | 2.3 | 4.0 (never in 1 of 2) (2.3 with `healthCheck`) |',
     );
     expect(rows[4]).toBe(
       '| 2b. hung, calls not cancelled: peak calls in flight | 0 | 0 | 0 | 0 | 1,202 |',

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   Breaker,
-  isBreakerRejection,
+  isCallRejected,
   type BreakerOptions,
   type StateChangeEvent,
 } from '../../lib/core/index.js';
@@ -118,7 +118,7 @@ describe.skipIf(!available)('fleet-wide orders through a real Redis', () => {
     // A force without an end never expires in Redis: a replica started next month starts forced.
     expect(await admin.pttl(`${prefix}{payments}:force`)).toBe(-1);
     const rejection = await b.breaker.execute(async () => 'never').catch((e: unknown) => e);
-    expect(isBreakerRejection(rejection) && rejection.reason).toBe('isolated');
+    expect(isCallRejected(rejection) && rejection.reason).toBe('isolated');
     // Each replica forced once: its own signal does not force the caller a second time.
     expect(a.changes.map((ch) => ch.reason)).toEqual(['forced']);
 

@@ -1,11 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  Breaker,
-  isBreakerRejection,
-  type BreakerOptions,
-  type Clock,
-} from '../../lib/core/index.js';
+import { Breaker, isCallRejected, type BreakerOptions, type Clock } from '../../lib/core/index.js';
 import { deferred } from '../helpers/deferred.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { RedisBreakerStore, type RedisBreakerStoreOptions } from '../../lib/redis/index.js';
@@ -383,7 +378,7 @@ describe.skipIf(!available)('RedisBreakerStore on a real Redis', () => {
       holder.breaker
         .execute(() => 'probe')
         .catch((error: unknown) => {
-          if (isBreakerRejection(error)) return undefined;
+          if (isCallRejected(error)) return undefined;
           throw error;
         }),
     );

@@ -9,7 +9,7 @@ import {
   CircuitBreaker,
   CircuitBreakerModule,
   CircuitBreakerRegistry,
-  CircuitOpenError,
+  CallRejectedError,
   InjectCircuitBreaker,
   InjectedFaultError,
 } from '../../lib/index.js';
@@ -98,7 +98,7 @@ describe('CircuitBreakerTestingModule', () => {
     const fault = breakers.inject('payments', { fail: true });
     for (let i = 0; i < 2; i++) await expect(service.charge(1)).rejects.toThrow(InjectedFaultError);
     await breakers.waitFor('payments', 'open');
-    await expect(service.charge(1)).rejects.toThrow(CircuitOpenError);
+    await expect(service.charge(1)).rejects.toThrow(CallRejectedError);
     fault.remove();
     const halfOpen = breakers.waitFor('payments', 'half-open');
     clock.advance(30_000);
@@ -114,13 +114,13 @@ describe('CircuitBreakerTestingModule', () => {
     expect(service.calls).toBe(1);
   });
 
-  it('an active recovery probe runs when the manual clock reaches its interval, not in real time', async () => {
+  it('an active health check runs when the manual clock reaches its interval, not in real time', async () => {
     const checks: number[] = [];
     const { breakers, clock } = await start({
       breakers: {
         payments: {
           ...OPTIONS.breakers.payments,
-          probe: {
+          healthCheck: {
             fn: async () => {
               checks.push(clock.now() - START);
             },
@@ -130,7 +130,7 @@ describe('CircuitBreakerTestingModule', () => {
       },
     });
     // A health check is a function: the descriptor names it instead of cloning it.
-    expect(breakers.describe('payments').options.probe).toEqual({
+    expect(breakers.describe('payments').options.healthCheck).toEqual({
       fn: 'custom',
       intervalMs: 5_000,
       timeoutMs: 5_000,
@@ -152,7 +152,7 @@ describe('CircuitBreakerTestingModule', () => {
     expect(breakers.history('payments').at(-1)).toEqual({
       from: 'open',
       to: 'half-open',
-      reason: 'recovery-probe',
+      reason: 'health-check',
       at: START + 5_000,
     });
   });
@@ -226,7 +226,7 @@ describe('CircuitBreakerTestingModule', () => {
       by: 'test',
       since: START,
     });
-    await expect(service.charge(1)).rejects.toThrow(CircuitOpenError);
+    await expect(service.charge(1)).rejects.toThrow(CallRejectedError);
     breakers.restore();
     const fault = breakers.inject('payments', { fail: true });
     await expect(service.charge(1)).rejects.toThrow(InjectedFaultError);
@@ -371,7 +371,7 @@ describe('CircuitBreakerTestingModule', () => {
         share: undefined,
         bulkhead: undefined,
         rampUp: undefined,
-        probe: undefined,
+        healthCheck: undefined,
       },
     });
     expect(() =>

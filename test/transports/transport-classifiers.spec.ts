@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { toErrorPayload, CallTimeoutError, CircuitOpenError } from '../../lib/index.js';
+import { toErrorPayload, CallTimeoutError, CallRejectedError } from '../../lib/index.js';
 import { toGraphQLExtensions } from '../../lib/graphql/index.js';
 import { classifyGraphQLResult } from '../../lib/graphql/graphql-result.classifier.js';
 import { classifyGrpcError } from '../../lib/microservices/grpc-status.classifier.js';
@@ -125,7 +125,7 @@ describe('classifyGraphQLResult', () => {
 });
 
 describe('toErrorPayload', () => {
-  const open = new CircuitOpenError('payments', 'open', 'open', 1_500);
+  const open = new CallRejectedError('payments', 'open', 'open', 1_500);
   const timeout = new CallTimeoutError('payments', 2_000);
 
   it('names nothing internal by default', () => {
@@ -135,7 +135,7 @@ describe('toErrorPayload', () => {
       message: 'A dependency is unavailable; retry later.',
       retryAfterMs: 1_500,
     });
-    expect(toErrorPayload(new CircuitOpenError('p', 'isolated', 'isolated', undefined))).toEqual({
+    expect(toErrorPayload(new CallRejectedError('p', 'isolated', 'isolated', undefined))).toEqual({
       status: 'error',
       code: 'CIRCUIT_OPEN',
       message: 'A dependency is unavailable; retry later.',

@@ -9,26 +9,22 @@ import {
   type TransitionReason,
 } from '../state/breaker-state.js';
 import type { DeadlineScheduler } from './deadline-scheduler.js';
-import type { ProbeScheduler } from '../recovery/probe-scheduler.js';
-import { RecoveryProbe, type ProbeHost } from '../recovery/recovery-probe.js';
+import type { HealthCheckScheduler } from '../recovery/health-check-scheduler.js';
+import { HealthCheck, type HealthCheckHost } from '../recovery/health-check.js';
 import { Bulkhead, type BulkheadLimits } from '../overload/bulkhead.js';
 import { RampUp } from '../overload/ramp-up.js';
 import type { ResolvedBreakerOptions } from '../options/resolve-options.js';
 import type { OutcomeWindow } from '../window/outcome-window.interface.js';
 
 /** Closings that end a recovery, which a slow start follows; a reset or a release by hand asks for full traffic. */
-const RECOVERED: readonly TransitionReason[] = [
-  'probes-succeeded',
-  'shared-close',
-  'recovery-probe',
-];
+const RECOVERED: readonly TransitionReason[] = ['probes-succeeded', 'shared-close', 'health-check'];
 
 /** What a guard's recovery probe sees of its breaker. @internal */
-export interface GuardHost extends ProbeHost {
+export interface GuardHost extends HealthCheckHost {
   readonly lastDecidedState: BreakerState;
   /** Where its per-call deadlines wait (the clock's timers when it has them): its queue timeouts wait there too. */
   readonly deadlines: DeadlineScheduler;
-  probeScheduler(): ProbeScheduler;
+  healthCheckScheduler(): HealthCheckScheduler;
   /** A family's child: one of its bulkheads holds and awaits no call any more. */
   bulkheadIdle(): void;
 }
@@ -47,7 +43,9 @@ export function guardFor(
     current.reconfigure(config);
     return current.idle ? undefined : current;
   }
-  return config.bulkhead === undefined && config.rampUp === undefined && config.probe === undefined
+  return config.bulkhead === undefined &&
+    config.rampUp === undefined &&
+    config.healthCheck === undefined
     ? undefined
     : new CallGuard(config, host);
 }
@@ -67,18 +65,18 @@ export class CallGuard {
   ramp: RampUp | undefined = undefined;
   private rampOptions: ResolvedBreakerOptions['rampUp'];
   /** Made the first time the breaker opens with a `probe`. */
-  private probe: RecoveryProbe | undefined = undefined;
-  private probeOptions: ResolvedBreakerOptions['probe'];
+  private healthCheck: HealthCheck | undefined = undefined;
+  private healthCheckOptions: ResolvedBreakerOptions['healthCheck'];
 
   constructor(
     config: ResolvedBreakerOptions,
     private readonly host: GuardHost,
   ) {
     this.rampOptions = config.rampUp;
-    this.probeOptions = config.probe;
+    this.healthCheckOptions = config.healthCheck;
     // Given to an open breaker by reconfigure(): the first health check is one interval from now.
-    if (config.probe !== undefined && host.lastDecidedState === 'open')
-      this.startProbe(host.monotonic());
+    if (config.healthCheck !== undefined && host.lastDecidedState === 'open')
+      this.startHealthCheck(host.monotonic());
     this.bulkhead = config.bulkhead === undefined ? undefined : this.newBulkhead(config.bulkhead);
   }
 
@@ -94,14 +92,14 @@ export class CallGuard {
     // A ramp under way keeps the options it started with; without rampUp it ends now.
     this.rampOptions = config.rampUp;
     if (config.rampUp === undefined) this.ramp = undefined;
-    const hadProbe = this.probeOptions !== undefined;
-    this.probeOptions = config.probe;
-    if (config.probe === undefined) {
-      this.probe?.stop();
-      this.probe = undefined;
-    } else if (!hadProbe && this.host.lastDecidedState === 'open') {
+    const hadHealthCheck = this.healthCheckOptions !== undefined;
+    this.healthCheckOptions = config.healthCheck;
+    if (config.healthCheck === undefined) {
+      this.healthCheck?.stop();
+      this.healthCheck = undefined;
+    } else if (!hadHealthCheck && this.host.lastDecidedState === 'open') {
       // Given to an open breaker: the first health check is one interval from now.
-      this.startProbe(this.host.monotonic());
+      this.startHealthCheck(this.host.monotonic());
     }
     const limits = config.bulkhead;
     if (limits === undefined) {
@@ -120,20 +118,20 @@ export class CallGuard {
       to === CLOSED && this.rampOptions !== undefined && RECOVERED.includes(reason)
         ? new RampUp(this.rampOptions, now, reopens)
         : undefined;
-    const probe = this.probeOptions;
-    if (probe === undefined) return;
-    if (to === OPEN) this.startProbe(now);
+    const healthCheck = this.healthCheckOptions;
+    if (healthCheck === undefined) return;
+    if (to === OPEN) this.startHealthCheck(now);
     // Half-open, a probe may still close the breaker if asked to; in any other state it has nothing to do.
-    else if (!(to === HALF_OPEN && probe.onSuccess === 'closed')) this.probe?.stop();
+    else if (!(to === HALF_OPEN && healthCheck.onSuccess === 'closed')) this.healthCheck?.stop();
   }
 
   /** The breaker is gone for good (`dispose()`): its probe must not keep it alive. */
   dispose(): void {
-    this.probe?.stop();
+    this.healthCheck?.stop();
   }
 
-  private startProbe(now: number): void {
-    (this.probe ??= new RecoveryProbe(this.host, this.host.probeScheduler())).start(now);
+  private startHealthCheck(now: number): void {
+    (this.healthCheck ??= new HealthCheck(this.host, this.host.healthCheckScheduler())).start(now);
   }
 
   /** While ramping, a failure rate at the threshold reopens at once, whatever the population. */
@@ -155,17 +153,17 @@ export class CallGuard {
     return (
       this.bulkhead === undefined &&
       this.rampOptions === undefined &&
-      this.probeOptions === undefined
+      this.healthCheckOptions === undefined
     );
   }
 
   snapshot(now: number, toWall: number): Partial<BreakerSnapshot> {
     const ramp = this.ramp !== undefined && !this.ramp.ended(now) ? this.ramp : undefined;
-    const probe = this.probe?.snapshot(toWall);
+    const healthCheck = this.healthCheck?.snapshot(toWall);
     return {
       ...(this.bulkhead === undefined ? {} : { bulkhead: this.bulkhead.snapshot() }),
       ...(ramp === undefined ? {} : { rampUp: ramp.snapshot(now, toWall) }),
-      ...(probe === undefined ? {} : { recoveryProbe: probe }),
+      ...(healthCheck === undefined ? {} : { healthCheck }),
     };
   }
 }

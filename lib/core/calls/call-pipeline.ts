@@ -1,4 +1,4 @@
-import type { CircuitOpenError } from '../errors/breaker.errors.js';
+import type { CallRejectedError } from '../errors/breaker.errors.js';
 import type { RejectionReason } from '../state/breaker-state.js';
 import type { FaultPlan } from '../faults/fault-injection.js';
 import type { FaultedCall } from './faulted-call.js';
@@ -18,17 +18,17 @@ export interface PipelineBreaker extends CallOwner {
   readonly overflowCalls: OverflowCalls | undefined;
   monotonic(): number;
   /** The state's admission: a token (the generation; a negative probe id for a probe), or the rejection. */
-  admitOwn(): number | CircuitOpenError;
+  admitOwn(): number | CallRejectedError;
   /** Whether this is a child whose family is not closed: its calls pass the family's gate first. */
   underFamilyGate(): boolean;
   /** A family's own gate for a child's call: 0 to pass, a probe token, or the rejection. */
-  admitAsFamily(): number | CircuitOpenError;
+  admitAsFamily(): number | CallRejectedError;
   /** Rejects a call (a stage's `bulkhead-full`, `ramp-up`): counted and announced. */
-  reject(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError;
+  reject(reason: RejectionReason, retryAfterMs: number | undefined): CallRejectedError;
   /** The rejection its state (or its family's) gives a call now, counted and announced; none when it may be admitted. */
-  stateRefusal(): CircuitOpenError | undefined;
+  stateRefusal(): CallRejectedError | undefined;
   /** Hears of a faulty random draw of an injected fault (once per injection). */
-  reportFault(source: string, error: Error): void;
+  reportHookError(source: string, error: Error): void;
 }
 
 /** What the overflow child's stage tells its family of each call (see `FamilyTransitions`). @internal */
@@ -44,7 +44,7 @@ export type AdmittedCall<T> = TrackedCall<T> | FaultedCall<T> | UncountedCall<T>
  * What a call's admission gives: a token for the plain path (no call object),
  * a call object, or the rejection. @internal
  */
-export type Ticket<T> = number | AdmittedCall<T> | CircuitOpenError;
+export type Ticket<T> = number | AdmittedCall<T> | CallRejectedError;
 
 /** A ticket now, or once a bulkhead slot is free (the only stage that waits). @internal */
 export type Admission<T> = Ticket<T> | Promise<Ticket<T>>;

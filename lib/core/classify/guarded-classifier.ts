@@ -25,20 +25,20 @@ export function runClassifier(
   option: string,
   classifier: (subject: unknown) => CallOutcome | undefined,
   subject: unknown,
-  reporter: { reportFault(source: string, error: Error): void },
+  reporter: { reportHookError(source: string, error: Error): void },
 ): CallOutcome | undefined {
   let outcome: unknown;
   try {
     outcome = classifier(subject);
   } catch (fault) {
-    reporter.reportFault(
+    reporter.reportHookError(
       option,
       new BreakerHookError(breakerMessages.classifierThrew(breaker, option, fault), fault),
     );
     return 'failure';
   }
   if (outcome === undefined || OUTCOMES.has(outcome)) return outcome as CallOutcome | undefined;
-  reporter.reportFault(
+  reporter.reportHookError(
     option,
     new BreakerHookError(breakerMessages.classifierAnswered(breaker, option, outcome), undefined),
   );
@@ -55,7 +55,7 @@ export function classifyWith(
   breaker: {
     readonly name: string;
     readonly config: ResolvedBreakerOptions;
-    reportFault(source: string, error: Error): void;
+    reportHookError(source: string, error: Error): void;
   },
   option: 'classify' | 'classifyResult',
   subject: unknown,

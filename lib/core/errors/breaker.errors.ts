@@ -25,8 +25,8 @@ const REJECTION_BRAND = Symbol.for('nestjs-circuit-breaker.rejection');
  *
  * @publicApi
  */
-export class CircuitOpenError extends Error {
-  declare readonly name: 'CircuitOpenError';
+export class CallRejectedError extends Error {
+  declare readonly name: 'CallRejectedError';
   /** `CIRCUIT_OPEN`, or `BULKHEAD_FULL` for reason `bulkhead-full` (the circuit may well be closed). */
   readonly code: 'CIRCUIT_OPEN' | 'BULKHEAD_FULL';
 
@@ -53,20 +53,20 @@ export class CircuitOpenError extends Error {
 function codeOf(reason: RejectionReason): 'CIRCUIT_OPEN' | 'BULKHEAD_FULL' {
   return reason === 'bulkhead-full' ? 'BULKHEAD_FULL' : 'CIRCUIT_OPEN';
 }
-Object.defineProperty(CircuitOpenError.prototype, 'name', { value: 'CircuitOpenError' });
-Object.defineProperty(CircuitOpenError.prototype, REJECTION_BRAND, { value: true });
+Object.defineProperty(CallRejectedError.prototype, 'name', { value: 'CallRejectedError' });
+Object.defineProperty(CallRejectedError.prototype, REJECTION_BRAND, { value: true });
 // The breaker's own rejections are built without the Error constructor (see
 // createRejection): their message and stack are computed when someone reads them.
-Object.defineProperties(CircuitOpenError.prototype, {
+Object.defineProperties(CallRejectedError.prototype, {
   message: {
-    get(this: CircuitOpenError) {
+    get(this: CallRejectedError) {
       return breakerMessages.rejected(this.breakerName, this.reason);
     },
     configurable: true,
   },
   stack: {
-    get(this: CircuitOpenError) {
-      return `CircuitOpenError: ${this.message}\n    at <rejected by circuit breaker "${this.breakerName}": the call was not attempted>`;
+    get(this: CallRejectedError) {
+      return `CallRejectedError: ${this.message}\n    at <rejected by circuit breaker "${this.breakerName}": the call was not attempted>`;
     },
     configurable: true,
   },
@@ -74,7 +74,7 @@ Object.defineProperties(CircuitOpenError.prototype, {
 
 /**
  * A rejection as the breaker makes one on every call while open: an object of
- * the `CircuitOpenError` class without running the Error constructor, so
+ * the `CallRejectedError` class without running the Error constructor, so
  * neither a stack nor a message is built unless someone reads it. During an
  * outage this is the hot path; it is several times cheaper than even a
  * stackless `new Error()`.
@@ -87,12 +87,12 @@ export function createRejection(
   reason: RejectionReason,
   retryAfterMs: number | undefined,
   cause: unknown,
-): CircuitOpenError {
+): CallRejectedError {
   return new Rejection(breakerName, state, reason, retryAfterMs, cause);
 }
 
-// A plain constructor sharing CircuitOpenError's prototype: `instanceof`
-// CircuitOpenError and Error hold, and V8 allocates it like any small object.
+// A plain constructor sharing CallRejectedError's prototype: `instanceof`
+// CallRejectedError and Error hold, and V8 allocates it like any small object.
 const Rejection = function (
   this: Record<string, unknown>,
   breakerName: string,
@@ -113,8 +113,8 @@ const Rejection = function (
   reason: RejectionReason,
   retryAfterMs: number | undefined,
   cause: unknown,
-) => CircuitOpenError;
-Rejection.prototype = CircuitOpenError.prototype;
+) => CallRejectedError;
+Rejection.prototype = CallRejectedError.prototype;
 
 /**
  * The call was attempted but did not settle within `timeoutMs`; its
@@ -158,13 +158,13 @@ export class BreakerConfigError extends Error {
 Object.defineProperty(BreakerConfigError.prototype, 'name', { value: 'BreakerConfigError' });
 
 /**
- * True for a local rejection by any breaker (a `CircuitOpenError`, also from
+ * True for a local rejection by any breaker (a `CallRejectedError`, also from
  * another copy of this package). A retry policy should treat it as terminal:
  * retrying an open breaker is the storm the breaker exists to stop.
  *
  * @publicApi
  */
-export function isBreakerRejection(error: unknown): error is CircuitOpenError {
+export function isCallRejected(error: unknown): error is CallRejectedError {
   if (typeof error !== 'object' || error === null) return false;
   try {
     return (error as { [REJECTION_BRAND]?: boolean })[REJECTION_BRAND] === true;

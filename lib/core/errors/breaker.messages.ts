@@ -53,25 +53,25 @@ export const breakerMessages = {
   invalidSignal: (breaker: string, value: unknown) =>
     `Circuit breaker "${breaker}": execute() option "signal" must be an AbortSignal, got ${describeValue(value)}. Pass an AbortController's signal, or leave it out.`,
   classifierThrew: (breaker: string, option: string, fault: unknown) =>
-    `Circuit breaker "${breaker}": option "${option}" threw ${describeFault(fault)}. The call counted as a failure; make the classifier return an outcome instead of throwing. Later faults of this classifier are not reported again.`,
+    `Circuit breaker "${breaker}": option "${option}" threw ${describeFault(fault)}. The call counted as a failure; make the classifier return an outcome instead of throwing. Later errors of this classifier are not reported again.`,
   classifierAnswered: (breaker: string, option: string, answer: unknown) =>
-    `Circuit breaker "${breaker}": option "${option}" returned ${describeValue(answer)}; expected 'success', 'failure', 'ignored', 'overload' or undefined. The call counted as a failure; fix the classifier. Later faults of this classifier are not reported again.`,
+    `Circuit breaker "${breaker}": option "${option}" returned ${describeValue(answer)}; expected 'success', 'failure', 'ignored', 'overload' or undefined. The call counted as a failure; fix the classifier. Later errors of this classifier are not reported again.`,
   randomThrew: (breaker: string, source: string, fault: unknown) =>
-    `Circuit breaker "${breaker}": ${source} threw ${describeFault(fault)}. The draw counted as 0.5 and the call was not affected; give a function returning a number in [0, 1). Later faults of this source are not reported again.`,
+    `Circuit breaker "${breaker}": ${source} threw ${describeFault(fault)}. The draw counted as 0.5 and the call was not affected; give a function returning a number in [0, 1). Later errors of this source are not reported again.`,
   randomAnswered: (breaker: string, source: string, drawn: unknown) =>
-    `Circuit breaker "${breaker}": ${source} returned ${describeValue(drawn)}; expected a number in [0, 1). The draw counted as 0.5 and the call was not affected; fix the source. Later faults of this source are not reported again.`,
+    `Circuit breaker "${breaker}": ${source} returned ${describeValue(drawn)}; expected a number in [0, 1). The draw counted as 0.5 and the call was not affected; fix the source. Later errors of this source are not reported again.`,
   listenerThrew: (breaker: string, event: string, fault: unknown) =>
-    `Circuit breaker "${breaker}": an on('${event}') listener threw ${describeFault(fault)}. The call it observed was not affected; catch errors inside the listener. Later faults of this listener are not reported again.`,
+    `Circuit breaker "${breaker}": an on('${event}') listener threw ${describeFault(fault)}. The call it observed was not affected; catch errors inside the listener. Later errors of this listener are not reported again.`,
   upstreamAnswered: (url: string, status: number, statusText: string) =>
     `${url === '' ? 'The upstream' : `Upstream ${url}`} answered ${status}${statusText === '' ? '' : ` ${statusText}`}.`,
   notABreaker: (value: unknown) =>
     `withRetry() takes a Breaker, got ${describeValue(value)}. Pass the breaker whose calls to retry, e.g. withRetry(registry.get('payments'), { attempts: 3 }).`,
-  recoveryProbeTimedOut: (breaker: string, timeoutMs: number) =>
-    `Circuit breaker "${breaker}": the recovery probe did not settle within probe.timeoutMs (${timeoutMs} ms) and counts as failed.`,
-  recoveryProbeFaulted: (breaker: string, fault: unknown) =>
-    `Circuit breaker "${breaker}": the recovery probe's turn threw ${describeFault(fault)}. Its health checks go on every probe.intervalMs; if probe.fn is the cause, make it return a plain promise or value. Later faults of this probe are not reported again.`,
-  recoveryProbeStopped: (breaker: string) =>
-    `Circuit breaker "${breaker}": the recovery probe is no longer needed (the breaker left the open state).`,
+  healthCheckTimedOut: (breaker: string, timeoutMs: number) =>
+    `Circuit breaker "${breaker}": the health check did not settle within healthCheck.timeoutMs (${timeoutMs} ms) and counts as failed.`,
+  healthCheckFaulted: (breaker: string, fault: unknown) =>
+    `Circuit breaker "${breaker}": the health check's turn threw ${describeFault(fault)}. Its health checks go on every healthCheck.intervalMs; if healthCheck.fn is the cause, make it return a plain promise or value. Later faults of this health check are not reported again.`,
+  healthCheckStopped: (breaker: string) =>
+    `Circuit breaker "${breaker}": the health check is no longer needed (the breaker left the open state).`,
   probeExpired: (breaker: string, maxWaitMs: number) =>
     `Circuit breaker "${breaker}": a half-open probe did not settle within halfOpen.maxWaitMs (${maxWaitMs} ms) and counts as failed.`,
 };

@@ -7,7 +7,7 @@ import type {
   TransitionReason,
 } from '../state/breaker-state.js';
 import type { ResolvedBreakerOptions } from '../options/resolve-options.js';
-import type { CircuitOpenError } from '../errors/breaker.errors.js';
+import type { CallRejectedError } from '../errors/breaker.errors.js';
 
 /** @publicApi */
 export interface StateChangeEvent {
@@ -52,7 +52,7 @@ export interface IgnoredEvent {
 /** @publicApi */
 export interface RejectedEvent {
   reason: RejectionReason;
-  error: CircuitOpenError;
+  error: CallRejectedError;
 }
 
 /** @publicApi */
@@ -102,8 +102,8 @@ export interface RetryEvent {
   result: 'scheduled' | 'budget-exhausted';
 }
 
-/** An active recovery probe (`probe` option) settled: a success moves the breaker on, a failure keeps it open. @publicApi */
-export interface RecoveryProbeEvent {
+/** An active health check (`healthCheck` option) settled: a success moves the breaker on, a failure keeps it open. @publicApi */
+export interface HealthCheckEvent {
   result: 'succeeded' | 'failed';
   durationMs: number;
   /** For a failure: the error, a value classified as a failure, or the `CallTimeoutError` of its deadline. */
@@ -130,7 +130,7 @@ export interface BreakerEventMap {
   probe: ProbeEvent;
   fallback: FallbackEvent;
   retry: RetryEvent;
-  recoveryProbe: RecoveryProbeEvent;
+  healthCheck: HealthCheckEvent;
 }
 
 /** @publicApi */
@@ -149,7 +149,7 @@ const EVENTS: Record<BreakerEventName, true> = {
   fallback: true,
   reconfigured: true,
   retry: true,
-  recoveryProbe: true,
+  healthCheck: true,
 };
 
 /** Every event a breaker emits. @publicApi */
@@ -174,8 +174,10 @@ export type BreakerListener<E extends BreakerEventName> = (event: BreakerEventMa
 export class BreakerEventHub {
   private readonly listeners: { [E in BreakerEventName]?: BreakerListener<E>[] } = {};
 
-  /** `onFault` hears about a listener that threw: the call it observed must not. */
-  constructor(private readonly onFault: (event: BreakerEventName, error: unknown) => void) {}
+  /** `onListenerError` hears about a listener that threw: the call it observed must not. */
+  constructor(
+    private readonly onListenerError: (event: BreakerEventName, error: unknown) => void,
+  ) {}
 
   isEmpty(): boolean {
     return Object.keys(this.listeners).length === 0;
@@ -200,7 +202,7 @@ export class BreakerEventHub {
       try {
         (listener as BreakerListener<E>)(payload);
       } catch (error) {
-        this.onFault(event, error);
+        this.onListenerError(event, error);
       }
     }
   }

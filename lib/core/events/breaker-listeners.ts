@@ -16,7 +16,7 @@ export interface ListenedBreaker {
   hub: BreakerEventHub | undefined;
   /** Whether calls must be timed (see `needsTiming`). */
   timed: boolean;
-  onListenerFault(event: BreakerEventName, fault: unknown): void;
+  onListenerError(event: BreakerEventName, fault: unknown): void;
 }
 
 /**
@@ -35,7 +35,7 @@ export function listen<E extends BreakerEventName>(
     throw new TypeError(breakerMessages.unknownEvent(b.name, event, BREAKER_EVENT_NAMES));
   if (typeof listener !== 'function')
     throw new TypeError(breakerMessages.notAListener(b.name, event, listener));
-  const hub = (b.hub ??= new BreakerEventHub((name, fault) => b.onListenerFault(name, fault)));
+  const hub = (b.hub ??= new BreakerEventHub((name, fault) => b.onListenerError(name, fault)));
   if (event === 'success' || event === 'failure' || event === 'ignored' || event === 'slowCall')
     b.timed = true;
   const off = hub.add(event, listener);

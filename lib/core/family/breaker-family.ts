@@ -19,17 +19,20 @@ const HASH_LENGTH = 32;
  *
  * @publicApi
  */
-export const OVERFLOW_KEY = `${MARK}overflow`;
+export const FAMILY_OVERFLOW_KEY = `${MARK}overflow`;
 
 /**
- * The key of a call whose key function found no target (see the Nest layer's
- * key functions). It begins with the mark, so no tenant's key is ever stored
+ * The key of a call whose key function found no target: it returned
+ * `undefined`, `null` or `''` (a request without the tenant header), threw,
+ * or returned something that is not a string (the Nest layer's key
+ * functions). Those calls share the child of this key, as any key's calls
+ * share theirs. It begins with the mark, so no tenant's key is ever stored
  * as this one (a tenant named `default` keeps its own child), and it is the
  * one marked key a family stores as it is, so its child reads `…default`.
  *
  * @publicApi
  */
-export const DEFAULT_CIRCUIT_KEY = `${MARK}default`;
+export const FAMILY_DEFAULT_KEY = `${MARK}default`;
 
 /** The per-key part of a family's snapshot. @publicApi */
 export interface FamilySnapshot {
@@ -181,7 +184,7 @@ export class BreakerFamily<Child extends FamilyChild> implements FamilyTransitio
     if (this.onOverflow?.has(key) === true || (children.size >= this.maxKeys && !this.evictOne())) {
       this.overflowed++;
       this.overflowKey = key;
-      return (this.overflow ??= this.born(this.create(OVERFLOW_KEY)));
+      return (this.overflow ??= this.born(this.create(FAMILY_OVERFLOW_KEY)));
     }
     // Held for as long as the child: a copy of its own, never a slice of something larger.
     key = flatCopy(key);
@@ -230,13 +233,13 @@ export class BreakerFamily<Child extends FamilyChild> implements FamilyTransitio
    * The stored form of a key that is too long or begins with the mark: the
    * mark, as much of its start as fits, the mark, and a hash of all of it.
    * At most `maxKeyLength` long, and never equal to a key stored as is (those
-   * never begin with the mark) nor to `OVERFLOW_KEY` (too short).
+   * never begin with the mark) nor to `FAMILY_OVERFLOW_KEY` (too short).
    */
   private bound(key: string): string {
     if (typeof key !== 'string') {
       throw new TypeError(breakerMessages.badKey(this.owner.name, key));
     }
-    if (key === DEFAULT_CIRCUIT_KEY) return key;
+    if (key === FAMILY_DEFAULT_KEY) return key;
     // UTF-16 code units, not UTF-8: lone surrogates would all encode to one replacement character and collide.
     const hash = sha256Utf16(key).slice(0, HASH_LENGTH);
     const room = this.maxKeyLength - HASH_LENGTH - 2;

@@ -127,7 +127,7 @@ export class FaultPlan implements InjectedFault {
   }
 
   /** Whether the call being admitted gets the fault; `breaker` hears of a faulty draw (once per injection). */
-  applies(breaker: { reportFault(source: string, error: Error): void }): boolean {
+  applies(breaker: { reportHookError(source: string, error: Error): void }): boolean {
     const { rate, random } = this.fault;
     const n = ++this.seen;
     const hit =
@@ -139,10 +139,13 @@ export class FaultPlan implements InjectedFault {
     return hit;
   }
 
-  private draw(random: () => number, breaker: { reportFault(source: string, error: Error): void }) {
+  private draw(
+    random: () => number,
+    breaker: { reportHookError(source: string, error: Error): void },
+  ) {
     const drawn = drawFrom(random, this.breakerName, RANDOM_SOURCE);
     if (typeof drawn === 'number') return drawn;
-    if (!this.reported) breaker.reportFault(RANDOM_SOURCE, drawn);
+    if (!this.reported) breaker.reportHookError(RANDOM_SOURCE, drawn);
     this.reported = true;
     return SAFE_DRAW;
   }

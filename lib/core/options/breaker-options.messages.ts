@@ -16,13 +16,13 @@ export const breakerOptionMessages = {
     `option "${option}" (${value}) cannot exceed "${probesOption}" (${probes}). Lower "${option}" or raise "${probesOption}".`,
   successesOverProbes: (option: string, value: number, probesOption: string, probes: number) =>
     `option "${option}" (${value}) cannot exceed "${probesOption}" (${probes}): the breaker could never close. Lower "${option}" or raise "${probesOption}".`,
-  probeTimeoutOverInterval: (
+  healthCheckTimeoutOverInterval: (
     option: string,
     value: number,
     intervalOption: string,
     interval: number,
   ) =>
-    `option "${option}" (${value}) cannot exceed "${intervalOption}" (${interval}): a probe would still be pending when the next is due. Lower "${option}" or raise "${intervalOption}".`,
+    `option "${option}" (${value}) cannot exceed "${intervalOption}" (${interval}): a check would still be pending when the next is due. Lower "${option}" or raise "${intervalOption}".`,
   queueOverDeadline: (option: string, value: number, timeoutOption: string, timeout: number) =>
     `option "${option}" (${value}) cannot exceed "${timeoutOption}" (${timeout}): a call would wait in the queue past its own deadline. Lower "${option}" or raise "${timeoutOption}".`,
   retryCapBelowFirst: (option: string, value: number, firstOption: string, first: number) =>

@@ -2,7 +2,7 @@ import type { ErrorClassifier, ResultClassifier } from '../classify/classify.js'
 import type {
   BulkheadOptions,
   RampUpOptions,
-  RecoveryProbeOptions,
+  HealthCheckOptions,
 } from '../recovery/recovery-options.interface.js';
 
 /** A ring buffer of the last `size` outcomes. @publicApi */
@@ -158,7 +158,7 @@ export interface BreakerOptions {
   /** Slow start after closing: a growing share of calls for `durationMs`. */
   rampUp?: RampUpOptions;
   /** An active health check while open, so recovery does not wait for user traffic. */
-  probe?: RecoveryProbeOptions;
+  healthCheck?: HealthCheckOptions;
 }
 
 /** @publicApi */

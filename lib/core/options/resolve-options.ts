@@ -201,7 +201,7 @@ function assemble(fields: BreakerFields, given: BreakerOptions): ResolvedBreaker
     guarded: recovery.guarded,
     bulkhead: recovery.bulkhead,
     rampUp: recovery.rampUp,
-    probe: recovery.probe,
+    healthCheck: recovery.healthCheck,
   });
 }
 

@@ -1,8 +1,9 @@
+import type { BreakerChannels } from './breaker-channels.js';
 import type { BreakerCoordinator } from './breaker-coordinator.interface.js';
 import { breakerMessages } from '../errors/breaker.messages.js';
 import { monotonicOf, systemClock, type Clock, type RandomSource } from './clock.js';
 import { deadlines, deadlinesOf, type DeadlineScheduler } from '../calls/deadline-scheduler.js';
-import { ProbeScheduler } from '../recovery/probe-scheduler.js';
+import { HealthCheckScheduler } from '../recovery/health-check-scheduler.js';
 
 /** What a breaker may be given besides its options. @publicApi */
 export interface BreakerDeps {
@@ -29,11 +30,18 @@ export interface BreakerDeps {
    */
   faultInjection?: boolean;
   /**
-   * The one timer behind the active recovery probes (`probe` option) of every
+   * The one timer behind the active health checks (`healthCheck` option) of every
    * breaker given it; build it with the same clock. Default: one per `deps`
    * object (under Nest, one per registry).
    */
-  probeScheduler?: ProbeScheduler;
+  healthCheckScheduler?: HealthCheckScheduler;
+  /**
+   * Where the breakers publish their refusals and transitions for tracers and
+   * APM agents: `breakerChannels()` of `nestjs-circuit-breaker/diagnostics` gives Node's
+   * diagnostics channels (what a Nest module's breakers use). With nobody
+   * subscribed, publishing costs one read of `hasSubscribers`. Default: none.
+   */
+  channels?: BreakerChannels;
 }
 
 /**
@@ -54,7 +62,8 @@ export interface BreakerEnvironment {
   /** Where the per-call deadlines of these breakers wait: the process's timers, or the clock's own. */
   readonly deadlines: DeadlineScheduler;
   readonly faultInjection: boolean;
-  readonly probeScheduler: ProbeScheduler | undefined;
+  readonly healthCheckScheduler: HealthCheckScheduler | undefined;
+  readonly channels: BreakerChannels | undefined;
 }
 
 function defaultReportError(error: Error): void {
@@ -69,7 +78,8 @@ const DEFAULT_ENVIRONMENT: BreakerEnvironment = Object.freeze({
   reportError: defaultReportError,
   deadlines,
   faultInjection: false,
-  probeScheduler: undefined,
+  healthCheckScheduler: undefined,
+  channels: undefined,
 });
 
 const environments = new WeakMap<object, BreakerEnvironment>();
@@ -82,14 +92,23 @@ export function environmentOf(name: string, deps: BreakerDeps | undefined): Brea
   let environment = environments.get(deps);
   if (environment !== undefined) return environment;
   checkDeps(name, deps);
-  const { clock, random, coordinator, reportError, faultInjection, probeScheduler } = deps;
+  const {
+    clock,
+    random,
+    coordinator,
+    reportError,
+    faultInjection,
+    healthCheckScheduler,
+    channels,
+  } = deps;
   environment =
     clock === undefined &&
     random === undefined &&
     coordinator === undefined &&
     reportError === undefined &&
     faultInjection !== true &&
-    probeScheduler === undefined
+    healthCheckScheduler === undefined &&
+    channels === undefined
       ? DEFAULT_ENVIRONMENT
       : Object.freeze({
           clock: clock ?? systemClock,
@@ -99,7 +118,8 @@ export function environmentOf(name: string, deps: BreakerDeps | undefined): Brea
           reportError: reportError ?? defaultReportError,
           deadlines: clock === undefined ? deadlines : deadlinesOf(clock),
           faultInjection: faultInjection === true,
-          probeScheduler,
+          healthCheckScheduler,
+          channels,
         });
   environments.set(deps, environment);
   return environment;
@@ -170,25 +190,46 @@ function checkDeps(name: string, deps: BreakerDeps): void {
       breakerMessages.invalidDep(name, 'faultInjection', faultInjection, 'true, false or left out'),
     );
   }
-  if (deps.probeScheduler !== undefined && !(deps.probeScheduler instanceof ProbeScheduler)) {
+  checkChannels(name, deps.channels);
+  if (
+    deps.healthCheckScheduler !== undefined &&
+    !(deps.healthCheckScheduler instanceof HealthCheckScheduler)
+  ) {
     throw new TypeError(
       breakerMessages.invalidDep(
         name,
-        'probeScheduler',
-        deps.probeScheduler,
-        'a ProbeScheduler (new ProbeScheduler({ clock }))',
+        'healthCheckScheduler',
+        deps.healthCheckScheduler,
+        'a HealthCheckScheduler (new HealthCheckScheduler({ clock }))',
       ),
     );
   }
 }
 
-const schedulers = new WeakMap<BreakerEnvironment, ProbeScheduler>();
+/** `deps.channels`: each channel an object with `hasSubscribers` and `publish()`, as Node's diagnostics channels are. */
+function checkChannels(name: string, channels: BreakerChannels | undefined): void {
+  if (channels === undefined) return;
+  for (const which of ['rejected', 'stateChange'] as const) {
+    const channel = (channels as Partial<BreakerChannels> | null)?.[which];
+    if (typeof channel !== 'object' || channel === null || typeof channel.publish !== 'function')
+      throw new TypeError(
+        breakerMessages.invalidDep(
+          name,
+          `channels.${which}`,
+          channel,
+          'a channel with hasSubscribers and publish(), such as breakerChannels() of nestjs-circuit-breaker/diagnostics gives',
+        ),
+      );
+  }
+}
 
-/** The scheduler of the recovery probes of every breaker of `env`, made on first use. @internal */
-export function probeSchedulerOf(env: BreakerEnvironment): ProbeScheduler {
-  if (env.probeScheduler !== undefined) return env.probeScheduler;
+const schedulers = new WeakMap<BreakerEnvironment, HealthCheckScheduler>();
+
+/** The scheduler of the health checks of every breaker of `env`, made on first use. @internal */
+export function healthCheckSchedulerOf(env: BreakerEnvironment): HealthCheckScheduler {
+  if (env.healthCheckScheduler !== undefined) return env.healthCheckScheduler;
   let scheduler = schedulers.get(env);
   if (scheduler === undefined)
-    schedulers.set(env, (scheduler = new ProbeScheduler({ clock: env.clock })));
+    schedulers.set(env, (scheduler = new HealthCheckScheduler({ clock: env.clock })));
   return scheduler;
 }

@@ -18,7 +18,7 @@ export interface BulkheadOptions {
 
 /**
  * Slow start after closing: for `durationMs` after a half-open round (or the
- * fleet, or a recovery probe) closes the breaker, only a growing share of
+ * fleet, or a health check) closes the breaker, only a growing share of
  * calls is admitted, from `initialRatio` to all of them; the rest are
  * rejected with reason `ramp-up`. While ramping, a failure rate at or over
  * `failureRateThreshold` reopens at once, without waiting for
@@ -33,27 +33,27 @@ export interface RampUpOptions {
   initialRatio?: number;
 }
 
-/** What a recovery probe is given: its own signal, aborted at its deadline. @publicApi */
-export interface RecoveryProbeContext {
+/** What a health check is given: its own signal, aborted at its deadline. @publicApi */
+export interface HealthCheckContext {
   readonly signal: AbortSignal;
   /** For a child of a per-key family: the key of the target to check. */
   readonly key: string | undefined;
 }
 
 /**
- * An active recovery probe: while the breaker is open, `fn` (a health check,
- * never a user's call) runs every `intervalMs`; the first success moves the
+ * An active health check: while the breaker is open, `fn` (a check of the
+ * dependency, never a user's call) runs every `intervalMs`; the first success moves the
  * breaker to half-open, or closes it with `onSuccess: 'closed'`. Never runs
  * while closed. Every breaker of a registry shares one timer.
  *
  * @publicApi
  */
-export interface RecoveryProbeOptions {
+export interface HealthCheckOptions {
   /** The health check. A rejection, or a result the breaker classifies as a failure, keeps the breaker open. */
-  fn: (context: RecoveryProbeContext) => unknown;
+  fn: (context: HealthCheckContext) => unknown;
   /** How often it runs while the breaker is open; the first run is `intervalMs` after opening. */
   intervalMs: number;
-  /** Its deadline: a probe still pending then counts as failed and its signal aborts. Default, and at most: `intervalMs`. */
+  /** Its deadline: a check still pending then counts as failed and its signal aborts. Default, and at most: `intervalMs`. */
   timeoutMs?: number;
   /** Where a success moves the breaker. Default `'half-open'` (live probes still decide). */
   onSuccess?: 'half-open' | 'closed';
@@ -67,9 +67,9 @@ export interface ResolvedRecoveryOptions {
     | { readonly maxConcurrent: number; readonly maxQueue: number; readonly queueTimeoutMs: number }
     | undefined;
   readonly rampUp: { readonly durationMs: number; readonly initialRatio: number } | undefined;
-  readonly probe:
+  readonly healthCheck:
     | {
-        readonly fn: RecoveryProbeOptions['fn'];
+        readonly fn: HealthCheckOptions['fn'];
         readonly intervalMs: number;
         readonly timeoutMs: number;
         readonly onSuccess: 'half-open' | 'closed';

@@ -11,22 +11,19 @@ import {
   timerDuration,
 } from '../options/option-values.js';
 import { type TableEntry } from '../options/option-rules.js';
-import type {
-  RecoveryProbeOptions,
-  ResolvedRecoveryOptions,
-} from './recovery-options.interface.js';
+import type { HealthCheckOptions, ResolvedRecoveryOptions } from './recovery-options.interface.js';
 
 export type * from './recovery-options.interface.js';
 
 /** @internal */
-export const RECOVERY_KEYS = ['bulkhead', 'rampUp', 'probe'] as const;
+export const RECOVERY_KEYS = ['bulkhead', 'rampUp', 'healthCheck'] as const;
 const OBJECTS = {
   bulkhead: [
     ['maxConcurrent', 'maxQueue', 'queueTimeoutMs'],
     '{ maxConcurrent, maxQueue?, queueTimeoutMs? }',
   ],
   rampUp: [['durationMs', 'initialRatio'], '{ durationMs, initialRatio? }'],
-  probe: [
+  healthCheck: [
     ['fn', 'intervalMs', 'timeoutMs', 'onSuccess'],
     '{ fn, intervalMs, timeoutMs?, onSuccess? }',
   ],
@@ -47,7 +44,7 @@ export function copyRecoveryOptions(check: OptionChecker, copy: Record<string, u
 export interface RecoveryGiven {
   readonly bulkhead?: unknown;
   readonly rampUp?: unknown;
-  readonly probe?: unknown;
+  readonly healthCheck?: unknown;
 }
 
 /** @internal The fields the recovery rules resolve, and the breaker's deadline they read. */
@@ -58,10 +55,10 @@ export interface RecoveryFields {
   bulkheadQueueTimeoutMs: number;
   rampUpDurationMs: number;
   rampUpInitialRatio: number;
-  activeProbeFn: RecoveryProbeOptions['fn'];
-  activeProbeIntervalMs: number;
-  activeProbeTimeoutMs: number;
-  activeProbeOnSuccess: 'half-open' | 'closed';
+  healthCheckFn: HealthCheckOptions['fn'];
+  healthCheckIntervalMs: number;
+  healthCheckTimeoutMs: number;
+  healthCheckOnSuccess: 'half-open' | 'closed';
 }
 
 const TIMER = timerDuration(MAX_TIMER_MS);
@@ -117,15 +114,15 @@ export const RECOVERY_RULES: readonly TableEntry<RecoveryFields, RecoveryGiven>[
     default: DEFAULT_INITIAL_RATIO,
   },
   {
-    option: 'probe.fn',
-    field: 'activeProbeFn',
+    option: 'healthCheck.fn',
+    field: 'healthCheckFn',
     check: aFunction('a function returning the health check (a Promise)'),
     required: true,
   },
-  // A timer cannot wait longer; and at least a millisecond, or one probe would follow another without end.
+  // A timer cannot wait longer; and at least a millisecond, or one check would follow another without end.
   {
-    option: 'probe.intervalMs',
-    field: 'activeProbeIntervalMs',
+    option: 'healthCheck.intervalMs',
+    field: 'healthCheckIntervalMs',
     check: numberIn(
       { min: 1, max: MAX_TIMER_MS },
       `a number of milliseconds in [1, ${MAX_TIMER_MS}]`,
@@ -133,26 +130,26 @@ export const RECOVERY_RULES: readonly TableEntry<RecoveryFields, RecoveryGiven>[
     required: true,
   },
   {
-    option: 'probe.timeoutMs',
-    field: 'activeProbeTimeoutMs',
+    option: 'healthCheck.timeoutMs',
+    field: 'healthCheckTimeoutMs',
     check: TIMER,
-    derive: (fields) => fields.activeProbeIntervalMs,
+    derive: (fields) => fields.healthCheckIntervalMs,
   },
   {
-    option: 'probe.timeoutMs',
+    option: 'healthCheck.timeoutMs',
     conflicts: (fields, given) =>
-      given.probe !== undefined && fields.activeProbeTimeoutMs > fields.activeProbeIntervalMs,
+      given.healthCheck !== undefined && fields.healthCheckTimeoutMs > fields.healthCheckIntervalMs,
     message: (check, fields) =>
-      breakerOptionMessages.probeTimeoutOverInterval(
-        check.pathOf('probe.timeoutMs'),
-        fields.activeProbeTimeoutMs,
-        check.pathOf('probe.intervalMs'),
-        fields.activeProbeIntervalMs,
+      breakerOptionMessages.healthCheckTimeoutOverInterval(
+        check.pathOf('healthCheck.timeoutMs'),
+        fields.healthCheckTimeoutMs,
+        check.pathOf('healthCheck.intervalMs'),
+        fields.healthCheckIntervalMs,
       ),
   },
   {
-    option: 'probe.onSuccess',
-    field: 'activeProbeOnSuccess',
+    option: 'healthCheck.onSuccess',
+    field: 'healthCheckOnSuccess',
     check: oneOf(['half-open', 'closed']),
     default: 'half-open',
   },
@@ -178,15 +175,15 @@ export function recoveryOptionsOf(
           durationMs: fields.rampUpDurationMs,
           initialRatio: fields.rampUpInitialRatio,
         });
-  const probe =
-    given.probe === undefined
+  const healthCheck =
+    given.healthCheck === undefined
       ? undefined
       : Object.freeze({
-          fn: fields.activeProbeFn,
-          intervalMs: fields.activeProbeIntervalMs,
-          timeoutMs: fields.activeProbeTimeoutMs,
-          onSuccess: fields.activeProbeOnSuccess,
+          fn: fields.healthCheckFn,
+          intervalMs: fields.healthCheckIntervalMs,
+          timeoutMs: fields.healthCheckTimeoutMs,
+          onSuccess: fields.healthCheckOnSuccess,
         });
-  const guarded = bulkhead !== undefined || rampUp !== undefined || probe !== undefined;
-  return { guarded, bulkhead, rampUp, probe };
+  const guarded = bulkhead !== undefined || rampUp !== undefined || healthCheck !== undefined;
+  return { guarded, bulkhead, rampUp, healthCheck };
 }

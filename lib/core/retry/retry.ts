@@ -2,7 +2,7 @@ import { Breaker, type ExecuteOptions } from '../breaker.js';
 import type { RetryEvent } from '../events/breaker-events.js';
 import type { AdmissionPeek } from '../state/admission-peek.interface.js';
 import type { CallOutcome } from '../state/breaker-state.js';
-import { isBreakerRejection } from '../errors/breaker.errors.js';
+import { isCallRejected } from '../errors/breaker.errors.js';
 import { breakerMessages } from '../errors/breaker.messages.js';
 import { retryAfterOf } from '../classify/classify.js';
 import { breakerOptionChecker, type ResolvedBreakerOptions } from '../options/resolve-options.js';
@@ -41,7 +41,7 @@ export interface RetryingBreaker {
  * breaker's classification calls retryable (a failure or an overload) is
  * tried again, after the dependency's `Retry-After` when it gave one and a
  * jittered backoff otherwise, within the breaker's retry budget. A rejection
- * by the breaker (`isBreakerRejection()`: open, bulkhead full, ramping up...)
+ * by the breaker (`isCallRejected()`: open, bulkhead full, ramping up...)
  * is never retried, and neither is a 400, a success or the caller's abort.
  * Options are checked here, with errors naming the breaker and `retry.<option>`.
  *
@@ -153,7 +153,7 @@ function mayRetry(
 ): boolean {
   return (
     made < policy.attempts &&
-    !isBreakerRejection(error) &&
+    !isCallRejected(error) &&
     signal?.aborted !== true &&
     retryable(breaker.classifyError(error, config))
   );

@@ -39,13 +39,13 @@ export interface SnapshotParts {
   readonly coordination: BreakerCoordination | undefined;
   readonly forced: ForcedStateSnapshot | undefined;
   readonly nextOpenDurationMs: number;
-  /** The recovery features' part (bulkhead, ramp, probe), when the breaker has any. */
+  /** The recovery features' part (bulkhead, ramp, health check), when the breaker has any. */
   readonly recovery: Partial<BreakerSnapshot> | undefined;
 }
 
 /**
  * The readable shape of a breaker at one instant: built only when someone
- * asks (a health check, a scrape, a dashboard), never on a call's path.
+ * asks (a health indicator, a scrape, a dashboard), never on a call's path.
  *
  * @internal
  */

@@ -36,8 +36,8 @@ class RareCounters {
   rejectedRampUp = 0;
   retries = 0;
   retriesDenied = 0;
-  recoveryProbesSucceeded = 0;
-  recoveryProbesFailed = 0;
+  healthChecksSucceeded = 0;
+  healthChecksFailed = 0;
   probesAdmitted = 0;
   probesSucceeded = 0;
   probesFailed = 0;
@@ -168,9 +168,9 @@ export class BreakerCounters {
       },
       fallbacks: rare.fallbacks,
       retries: { attempted: rare.retries, denied: rare.retriesDenied },
-      recoveryProbes: {
-        succeeded: rare.recoveryProbesSucceeded,
-        failed: rare.recoveryProbesFailed,
+      healthChecks: {
+        succeeded: rare.healthChecksSucceeded,
+        failed: rare.healthChecksFailed,
       },
     };
   }

@@ -57,15 +57,15 @@ export interface BreakerSnapshot {
   bulkhead?: BulkheadSnapshot;
   /** While the slow start after closing lasts (`rampUp`): the share admitted now, and when it ends. */
   rampUp?: RampUpSnapshot;
-  /** While an active recovery probe (`probe`) runs for the open breaker: when the next is due. */
-  recoveryProbe?: RecoveryProbeSnapshot;
+  /** While an active health check (`healthCheck`) runs for the open breaker: when the next is due. */
+  healthCheck?: HealthCheckSnapshot;
   thresholds: BreakerThresholds;
   /** While a fault is injected (`injectFault()`): what it is, and how many calls got it. */
   injectedFault?: InjectedFaultSnapshot;
 }
 
 /** @publicApi */
-export interface RecoveryProbeSnapshot {
+export interface HealthCheckSnapshot {
   /** Clock time the next health check is due. */
   nextAt: number;
   /** Whether one is in flight now. */
@@ -146,8 +146,8 @@ export interface BreakerTotals {
   fallbacks: number;
   /** Retries made through `withRetry()` or the decorator's `retry`, and those the retry budget refused. */
   retries: { attempted: number; denied: number };
-  /** Active recovery probes (`probe` option) that settled. */
-  recoveryProbes: { succeeded: number; failed: number };
+  /** Active health checks (`healthCheck` option) that settled. */
+  healthChecks: { succeeded: number; failed: number };
 }
 
 /** @publicApi */

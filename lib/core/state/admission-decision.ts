@@ -25,7 +25,7 @@ export interface Permit {
   readonly state: StateCode;
 }
 
-/** @internal A decision that rejects, as `CircuitOpenError` would say it. */
+/** @internal A decision that rejects, as `CallRejectedError` would say it. */
 export interface Refusal {
   readonly kind: typeof REJECT;
   readonly state: StateCode;

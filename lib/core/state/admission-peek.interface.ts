@@ -18,7 +18,7 @@ export type AdmissionPeek =
       readonly permitted: false;
       readonly state: BreakerState;
       readonly reason: RejectionReason;
-      /** As `CircuitOpenError.retryAfterMs` would say. */
+      /** As `CallRejectedError.retryAfterMs` would say. */
       readonly retryAfterMs: number | undefined;
       /** The breaker that would reject: the family's, for a child whose family rejects every key. */
       readonly breakerName: string;

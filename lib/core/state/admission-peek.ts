@@ -7,7 +7,7 @@ import {
   type RejectionReason,
   type StateCode,
 } from './breaker-state.js';
-import type { CircuitOpenError } from '../errors/breaker.errors.js';
+import type { CallRejectedError } from '../errors/breaker.errors.js';
 import type { HeldSlots } from '../family/breaker-family.js';
 import { REJECT, type AdmissionDecision } from './admission-decision.js';
 
@@ -65,7 +65,7 @@ export interface PeekSubject {
   readonly lettingAllThrough: boolean;
   monotonic(): number;
   decide(now: number): AdmissionDecision;
-  reject(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError;
+  reject(reason: RejectionReason, retryAfterMs: number | undefined): CallRejectedError;
 }
 
 /** What `peekKey()` reads of a family. @internal */
@@ -142,7 +142,7 @@ export function peekKey(family: PeekSubject, children: PeekFamily, key: string):
  *
  * @internal
  */
-export function stateRefusal(b: PeekSubject): CircuitOpenError | undefined {
+export function stateRefusal(b: PeekSubject): CallRejectedError | undefined {
   const answer = peekAdmission(b);
   if (answer.permitted || answer.reason === 'bulkhead-full') return undefined;
   const parent = b.parent;

@@ -1,7 +1,7 @@
 import type { BreakerCounters } from '../snapshot/breaker-counters.js';
 import type { BreakerEventHub } from '../events/breaker-events.js';
 import { CLOSED, HALF_OPEN, type RejectionReason, type StateCode } from './breaker-state.js';
-import type { CircuitOpenError } from '../errors/breaker.errors.js';
+import type { CallRejectedError } from '../errors/breaker.errors.js';
 import { UNCOUNTED } from '../calls/call-tokens.js';
 import type { HalfOpenRound } from '../recovery/half-open-round.js';
 import type { OverloadPressure } from '../overload/overload-pressure.js';
@@ -24,9 +24,9 @@ export interface AdmittingBreaker {
   overload: OverloadPressure | undefined;
   monotonic(): number;
   decide(now: number): AdmissionDecision;
-  reject(reason: RejectionReason, retryAfterMs: number | undefined): CircuitOpenError;
+  reject(reason: RejectionReason, retryAfterMs: number | undefined): CallRejectedError;
   draw(): number;
-  reportFault(source: string, error: Error): void;
+  reportHookError(source: string, error: Error): void;
 }
 
 /**
@@ -38,7 +38,7 @@ export interface AdmittingBreaker {
  *
  * @internal
  */
-export function applyDecision(b: AdmittingBreaker, now: number): number | CircuitOpenError {
+export function applyDecision(b: AdmittingBreaker, now: number): number | CallRejectedError {
   const decision = b.decide(now);
   switch (decision.kind) {
     case REJECT:
@@ -63,7 +63,7 @@ export function applyDecision(b: AdmittingBreaker, now: number): number | Circui
  *
  * @internal
  */
-export function applyFamilyDecision(b: AdmittingBreaker, now: number): number | CircuitOpenError {
+export function applyFamilyDecision(b: AdmittingBreaker, now: number): number | CallRejectedError {
   const decision = b.decide(now);
   if (decision.kind === REJECT) return b.reject(decision.reason, decision.retryAfterMs);
   return decision.kind === PROBE ? admitProbe(b, now) : 0;
@@ -75,7 +75,7 @@ export function openRetryAfter(b: AdmittingBreaker, now: number): number {
 }
 
 /** The dependency reports overload and its pause is over: client-side throttling sheds a share of calls. */
-function shedUnderOverload(b: AdmittingBreaker, now: number): CircuitOpenError | undefined {
+function shedUnderOverload(b: AdmittingBreaker, now: number): CallRejectedError | undefined {
   const pressure = b.overload!;
   // The pause is over (the decision said so): forget it.
   pressure.pauseLeft(now);
@@ -90,7 +90,7 @@ function shedUnderOverload(b: AdmittingBreaker, now: number): CircuitOpenError |
  * made (the open duration is over, but the fleet's probe is another
  * replica's): rejected until that probe must be decided.
  */
-function admitProbe(b: AdmittingBreaker, now: number): number | CircuitOpenError {
+function admitProbe(b: AdmittingBreaker, now: number): number | CallRejectedError {
   const round = b.round;
   if (b.current !== HALF_OPEN || round === undefined)
     return b.reject('open', openRetryAfter(b, now));

@@ -92,7 +92,7 @@ export type TransitionReason =
   | 'probe-expired'
   | 'shared-open'
   | 'shared-close'
-  | 'recovery-probe'
+  | 'health-check'
   | 'reset'
   | 'forced'
   | 'released';

@@ -2,17 +2,19 @@ import { breakerMessages } from '../errors/breaker.messages.js';
 import { closestName } from '../options/closest-name.js';
 
 /**
- * What `breaker.force()` can hold a breaker in, one mode each (the state it reports):
+ * What `force()` can hold a breaker in, one mode each (the state it reports),
+ * and what snapshots, events and metrics name:
  * - `open` (state `isolated`): every call is rejected (a maintenance window, a dependency known to be down);
  * - `metrics-only` (state `metrics-only`): every call passes and is counted, and the breaker never trips;
- * - `disabled` (state `disabled`): every call passes and nothing is counted (a kill switch for the breaker itself);
- * - `closed`: an alias of `metrics-only`, kept from 0.1.0; snapshots and events say `metrics-only`.
+ * - `disabled` (state `disabled`): every call passes and nothing is counted (a kill switch for the breaker itself).
+ *
+ * `breaker.force()` (and the fleet's and the tester's) also takes `'closed'`,
+ * spelled in its signature as `ForcedMode | 'closed'`: an alias of
+ * `metrics-only`, kept from 0.1.0, which is never shown (snapshots and events
+ * say `metrics-only`). `registry.control(name).force()` takes the three modes only.
  *
  * @publicApi
  */
-export type ForceableState = 'open' | 'metrics-only' | 'disabled' | 'closed';
-
-/** A forced mode as snapshots, events and metrics name it (`closed` given is `metrics-only`). @publicApi */
 export type ForcedMode = 'open' | 'metrics-only' | 'disabled';
 
 /** @publicApi */

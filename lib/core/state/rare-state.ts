@@ -45,7 +45,7 @@ const NO_PROOF: TransitionProof = Object.freeze({});
  * hand, and an injected fault. A breaker that never saw any of it holds one
  * empty field for all of it. (The dependency's overload pressure has a field
  * of its own, `overload`: the one a closed breaker's admission checks. The
- * half-open round has `round`; a bulkhead, a slow start and an active probe
+ * half-open round has `round`; a bulkhead, a slow start and an active health check
  * live beside the breaker, see `calls/guard-slot.ts`.)
  *
  * @internal
@@ -54,8 +54,8 @@ export class RareState {
   lastFailure: unknown = undefined;
   lastFailureCategory: FailureCategory | 'overload' = 'other';
   lastChange: LastChange | undefined = undefined;
-  /** Listeners and classifiers whose faults were reported: once each is enough to fix them. */
-  reportedFaults: Set<string> | undefined = undefined;
+  /** Listeners and classifiers whose errors were reported: once each is enough to fix them. */
+  reportedHookErrors: Set<string> | undefined = undefined;
   /** While `force()` holds the breaker: what, why, by whom, until when. */
   forced: Forcing | undefined = undefined;
   /** While a fault is injected (`injectFault()`): the fault, read by the fault stage of its calls. It outlives `reset()`. */
@@ -103,9 +103,9 @@ export class RareState {
     return proof;
   }
 
-  /** Whether `source` (a listener, a classifier) has not faulted before; remembers that it has now. */
-  firstFaultOf(source: string): boolean {
-    const reported = (this.reportedFaults ??= new Set());
+  /** Whether this is the first hook error of `source` (a listener, a classifier); remembers it, so the next is not. */
+  firstHookErrorOf(source: string): boolean {
+    const reported = (this.reportedHookErrors ??= new Set());
     if (reported.has(source)) return false;
     reported.add(source);
     return true;

@@ -19,7 +19,7 @@ import { transition, type MachineHost } from './transition.js';
 /**
  * Makes the transitions that time alone has made due. Only an admission
  * (`admitting`) asks a coordinator for the fleet's probe permit: a health
- * check, a scrape or a snapshot must never take the fleet's probe.
+ * indicator, a scrape or a snapshot must never take the fleet's probe.
  *
  * @internal
  */

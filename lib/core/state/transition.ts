@@ -19,6 +19,7 @@ import { abandonProbes, HalfOpenRound } from '../recovery/half-open-round.js';
 import type { FailureCategory } from './breaker-state.js';
 import { openDuration } from './open-duration.js';
 import { guardOf } from '../calls/guard-slot.js';
+import { publishStateChange } from '../ports/channel-messages.js';
 
 /**
  * What the state machine reads and moves on a breaker: its state fields. They
@@ -52,7 +53,7 @@ export interface MachineHost extends FamilyMember, CoordinatedBreaker {
  * Moves `breaker` to state `to`: the one place a state changes. Starts the
  * evidence, the window and the probe budget afresh as the new state needs,
  * tells the family, the listeners and the coordinator, and lets the guard
- * start a slow start or a recovery probe.
+ * start a slow start or a health check.
  *
  * @internal
  */
@@ -112,9 +113,9 @@ export function transition(
     b.window.reset();
   }
   b.parent?.keyed!.childTransitioned(b, stateName(from), stateName(to), now);
-  if (b.hub !== undefined || b.env.coordinator !== undefined)
+  if (b.hub !== undefined || b.env.coordinator !== undefined || b.env.channels !== undefined)
     announce(b, from, to, reason, datedAt ?? now + toWall, toWall, proof);
-  // A recovery that closes the breaker starts its slow start; opening starts its recovery probe.
+  // A recovery that closes the breaker starts its slow start; opening starts its health check.
   guardOf(b)?.transitioned(to, reason, now, reopens);
 }
 
@@ -138,5 +139,7 @@ function announce(
     ...(reason === 'forced' ? { forced: forcedEvent(b.rare!.forced!) } : {}),
   };
   b.hub?.emit('stateChange', change);
+  const channel = b.env.channels?.stateChange;
+  if (channel?.hasSubscribers === true) publishStateChange(channel, b.name, change);
   b.env.coordinator?.transitioned(b, change);
 }

@@ -42,7 +42,7 @@ export const CIRCUIT_BREAKER_ASYNC_OPTIONS = {
     // GAME_DAY=true allows POST /breakers/:name/faults (left out otherwise: the testing module turns it on).
     ...(config.get<string>('GAME_DAY') === 'true' ? { faultInjection: true } : {}),
   }),
-  // CircuitOpenError → 503 + Retry-After, CallTimeoutError → 504, with bodies that name no breaker;
+  // CallRejectedError → 503 + Retry-After, CallTimeoutError → 504, with bodies that name no breaker;
   // over the TCP microservice, the CIRCUIT_OPEN / CALL_TIMEOUT payload.
   httpFilter: true,
 };

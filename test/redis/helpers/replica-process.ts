@@ -4,7 +4,7 @@ import { inject } from 'vitest';
 import type {
   BreakerOptions,
   BreakerSnapshot,
-  ForceableState,
+  ForcedMode,
   ForceOptions,
   ResolvedBreakerOptions,
 } from '../../../lib/core/index.js';
@@ -162,7 +162,7 @@ export class ReplicaProcess {
   /** `registry.control(breaker, { fleet: true }).force(state, options)` in the replica. */
   force(
     breaker: string,
-    state: ForceableState,
+    state: ForcedMode | 'closed',
     options: ForceOptions,
   ): Promise<FleetOrderOutcome<FleetWrite>> {
     return this.request('force', { breaker, state, options }) as Promise<

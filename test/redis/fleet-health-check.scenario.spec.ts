@@ -5,18 +5,18 @@ import { redisServerAvailable } from './helpers/redis-server.js';
 
 // Scenario 3b: recovery without traffic. The replicas open on a failing
 // upstream (one replica's evidence is enough: quorum 1) and nobody calls them
-// again; each has an active recovery probe (a health check every 300 ms,
+// again; each has an active health check (every 300 ms,
 // closing on success). Once the fleet is open, exactly one replica, the holder
 // of the fleet's probe permit, checks the upstream's health, and its verdict
 // closes every replica long before the open period (a minute) ends.
 //
-// (A replica that opened alone, before the fleet did, probes locally, as its
+// (A replica that opened alone, before the fleet did, checks locally, as its
 // live probes would: nobody waits for its verdict. Quorum 1 keeps that moment
 // short, and the count starts once every replica knows the fleet is open.)
 
 const available = redisServerAvailable();
 
-describe.skipIf(!available)('scenario 3b: one recovery probe for the fleet', () => {
+describe.skipIf(!available)('scenario 3b: one health check for the fleet', () => {
   let fleet: Fleet;
   beforeAll(async () => {
     fleet = await startFleet({
@@ -26,8 +26,11 @@ describe.skipIf(!available)('scenario 3b: one recovery probe for the fleet', () 
           consecutiveFailures: 3,
           openDurationMs: 60_000,
           share: { quorum: 1 },
-          // The fixture gives the probe its health check (JSON cannot carry a function).
-          probe: { intervalMs: 300, onSuccess: 'closed' } as unknown as BreakerOptions['probe'],
+          // The fixture gives the health check its `fn` (JSON cannot carry a function).
+          healthCheck: {
+            intervalMs: 300,
+            onSuccess: 'closed',
+          } as unknown as BreakerOptions['healthCheck'],
         },
       },
     });
@@ -58,7 +61,7 @@ describe.skipIf(!available)('scenario 3b: one recovery probe for the fleet', () 
     expect(checkers).toHaveLength(1);
     const holder = checkers[0]!;
     expect(transitions.map((t) => t.reason)).toEqual(
-      replicas.map((r) => (r.id === holder ? 'recovery-probe' : 'shared-close')),
+      replicas.map((r) => (r.id === holder ? 'health-check' : 'shared-close')),
     );
     // Long before the open period's end: no call and no timer of the open duration closed them.
     for (const t of transitions) expect(t.at - transitions[0]!.at).toBeLessThan(5_000);

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ProbeScheduler, type Breaker } from '../lib/core/index.js';
+import { HealthCheckScheduler, type Breaker } from '../lib/core/index.js';
 import { CircuitBreakerModule, CircuitBreakerRegistry } from '../lib/index.js';
 import { CircuitBreakerMetricsModule } from '../lib/prometheus/index.js';
 import { Registry } from 'prom-client';
@@ -8,9 +8,10 @@ import { nestApps } from './helpers/nest-app.js';
 
 const startApp = nestApps();
 const schedulerOf = (breaker: Breaker) =>
-  (breaker as unknown as { env: { probeScheduler: ProbeScheduler } }).env.probeScheduler;
+  (breaker as unknown as { env: { healthCheckScheduler: HealthCheckScheduler } }).env
+    .healthCheckScheduler;
 
-describe('CircuitBreakerModule: one recovery probe scheduler per registry', () => {
+describe('CircuitBreakerModule: one health check scheduler per registry', () => {
   beforeEach(() => {
     vi.useFakeTimers();
   });
@@ -18,7 +19,7 @@ describe('CircuitBreakerModule: one recovery probe scheduler per registry', () =
     vi.useRealTimers();
   });
 
-  it('every breaker of an application shares one scheduler, whose one timer probes them; shutdown stops it', async () => {
+  it('every breaker of an application shares one scheduler, whose one timer checks them; shutdown stops it', async () => {
     const clock = new ManualClock();
     const health = { payments: vi.fn(async () => 'up'), search: vi.fn(async () => 'up') };
     const probed = (name: 'payments' | 'search') => ({
@@ -26,7 +27,7 @@ describe('CircuitBreakerModule: one recovery probe scheduler per registry', () =
       openDurationMs: 60_000,
       // No call deadline: the only timer left is the scheduler's.
       timeoutMs: false as const,
-      probe: { fn: health[name], intervalMs: 1_000 },
+      healthCheck: { fn: health[name], intervalMs: 1_000 },
     });
     const app = await startApp([
       CircuitBreakerModule.forRoot({
@@ -37,7 +38,7 @@ describe('CircuitBreakerModule: one recovery probe scheduler per registry', () =
     const registry = app.get(CircuitBreakerRegistry);
     const [payments, search, plain] = ['payments', 'search', 'plain'].map((n) => registry.get(n));
     const scheduler = schedulerOf(payments!);
-    expect(scheduler).toBeInstanceOf(ProbeScheduler);
+    expect(scheduler).toBeInstanceOf(HealthCheckScheduler);
     expect(schedulerOf(search!)).toBe(scheduler);
     expect(schedulerOf(plain!)).toBe(scheduler);
     // A second application has its own.
@@ -65,7 +66,7 @@ describe('CircuitBreakerModule: one recovery probe scheduler per registry', () =
     expect(scheduler.armed).toBe(false);
   });
 
-  it('counts the recovery probes in Prometheus by result', async () => {
+  it('counts the health checks in Prometheus by result', async () => {
     const clock = new ManualClock();
     let up = false;
     const metrics = new Registry();
@@ -76,7 +77,7 @@ describe('CircuitBreakerModule: one recovery probe scheduler per registry', () =
           payments: {
             consecutiveFailures: 1,
             timeoutMs: false,
-            probe: {
+            healthCheck: {
               fn: async () => (up ? 'up' : Promise.reject(new Error('down'))),
               intervalMs: 500,
             },
@@ -95,10 +96,10 @@ describe('CircuitBreakerModule: one recovery probe scheduler per registry', () =
     expect(payments.state).toBe('half-open');
     const lines = (await metrics.metrics())
       .split('\n')
-      .filter((line) => line.startsWith('circuit_breaker_recovery_probes_total{'));
+      .filter((line) => line.startsWith('circuit_breaker_health_checks_total{'));
     expect(lines).toEqual([
-      'circuit_breaker_recovery_probes_total{name="payments",result="failed"} 1',
-      'circuit_breaker_recovery_probes_total{name="payments",result="succeeded"} 1',
+      'circuit_breaker_health_checks_total{name="payments",result="failed"} 1',
+      'circuit_breaker_health_checks_total{name="payments",result="succeeded"} 1',
     ]);
   });
 });

@@ -8,14 +8,14 @@ export interface SchedulerTimers {
 }
 
 /** @publicApi */
-export interface ProbeSchedulerOptions {
+export interface HealthCheckSchedulerOptions {
   /** The clock the due times are read on: the breakers' clock. Default: `systemClock`. */
   clock?: Clock;
   /** Default: the clock's own `setTimer()` when it has one, else the global `setTimeout` (unref'd) and `clearTimeout`. */
   timers?: SchedulerTimers;
 }
 
-/** Something due at a time of the scheduler's clock (a breaker's recovery probe). @internal */
+/** Something due at a time of the scheduler's clock (a breaker's health check). @internal */
 export interface ScheduledTask {
   /** When it is due. */
   at: number;
@@ -54,7 +54,7 @@ function runIsolated(task: ScheduledTask, now: number): void {
 
 /**
  * A clock with a timer of its own (`ManualClock` of the testing kit) arms the
- * scheduler's one timer too, as it arms the per-call deadlines: probes are
+ * scheduler's one timer too, as it arms the per-call deadlines: health checks are
  * then due when the test moves the clock, not when real time passes.
  */
 function clockTimers(clock: Clock | undefined): SchedulerTimers | undefined {
@@ -66,16 +66,16 @@ function clockTimers(clock: Clock | undefined): SchedulerTimers | undefined {
 }
 
 /**
- * The one timer behind every active recovery probe (`probe` option) of the
+ * The one timer behind every active health check (`healthCheck` option) of the
  * breakers that share it: one per registry under Nest, one per `deps` object
- * (its clock) in the engine, or the one you pass as `deps.probeScheduler`.
- * Due probes wait in a binary heap ordered by due time; one timer is armed
+ * (its clock) in the engine, or the one you pass as `deps.healthCheckScheduler`.
+ * Due checks wait in a binary heap ordered by due time; one timer is armed
  * for the earliest, and none at all while no breaker is open. Breakers
  * themselves still hold no timer.
  *
  * @publicApi
  */
-export class ProbeScheduler {
+export class HealthCheckScheduler {
   private readonly heap: ScheduledTask[] = [];
   private readonly monotonic: () => number;
   private readonly timers: SchedulerTimers;
@@ -83,12 +83,12 @@ export class ProbeScheduler {
   private timerAt = Number.POSITIVE_INFINITY;
   private firing = false;
 
-  constructor(options: ProbeSchedulerOptions = {}) {
+  constructor(options: HealthCheckSchedulerOptions = {}) {
     this.monotonic = monotonicOf(options.clock ?? systemClock);
     this.timers = options.timers ?? clockTimers(options.clock) ?? DEFAULT_TIMERS;
   }
 
-  /** How many probes are scheduled (one per open breaker that has a `probe`). */
+  /** How many health checks are scheduled (one per open breaker that has a `healthCheck`). */
   get size(): number {
     return this.heap.length;
   }
@@ -98,7 +98,7 @@ export class ProbeScheduler {
     return this.timer !== undefined;
   }
 
-  /** When the next probe is due on the clock, if any. */
+  /** When the next health check is due on the clock, if any. */
   get nextAt(): number | undefined {
     return this.heap[0]?.at;
   }

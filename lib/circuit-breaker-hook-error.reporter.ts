@@ -1,8 +1,8 @@
 import { Logger } from '@nestjs/common';
 
-const faultLogger = new Logger('CircuitBreaker');
+const hookErrorLogger = new Logger('CircuitBreaker');
 
-/** @internal The application's listener or classifier faults, in the application's log (the error names the breaker and the fix). */
+/** @internal The application's listener or classifier errors (hook errors), in the application's log (the error names the breaker and the fix). */
 export function reportError(error: Error): void {
   let stack: string | undefined;
   try {
@@ -10,5 +10,5 @@ export function reportError(error: Error): void {
   } catch {
     // What was thrown cannot be read: the message already says so.
   }
-  faultLogger.error(error.message, stack);
+  hookErrorLogger.error(error.message, stack);
 }

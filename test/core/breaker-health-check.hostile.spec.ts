@@ -1,14 +1,14 @@
-/* oxlint-disable unicorn/no-thenable -- hostile thenables are what this file returns from a probe */
+/* oxlint-disable unicorn/no-thenable -- hostile thenables are what this file returns from a health check */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   Breaker,
   CallTimeoutError,
-  ProbeScheduler,
-  type RecoveryProbeEvent,
+  HealthCheckScheduler,
+  type HealthCheckEvent,
   type SchedulerTimers,
 } from '../../lib/core/index.js';
-import type { ScheduledTask } from '../../lib/core/recovery/probe-scheduler.js';
+import type { ScheduledTask } from '../../lib/core/recovery/health-check-scheduler.js';
 import { flush } from '../helpers/flush.js';
 import {
   build,
@@ -134,25 +134,29 @@ function perform(h: Hostile): unknown {
 const INTERVAL_MS = 1_000;
 const TIMEOUT_MS = 300;
 
-/** Two open breakers on one scheduler, due in the same ticks: `hostile` probes through `fn`, `steady` through a plain failing check. */
+/** Two open breakers on one scheduler, due in the same ticks: `hostile` checks through `fn`, `steady` through a plain failing check. */
 async function twoBreakers(fn: () => unknown) {
   const clock = new ManualClock(0);
   const timers = new OneTimer(clock);
-  const scheduler = new ProbeScheduler({ clock, timers });
+  const scheduler = new HealthCheckScheduler({ clock, timers });
   const reported: Error[] = [];
-  const deps = { clock, probeScheduler: scheduler, reportError: (e: Error) => reported.push(e) };
+  const deps = {
+    clock,
+    healthCheckScheduler: scheduler,
+    reportError: (e: Error) => reported.push(e),
+  };
   const base = { consecutiveFailures: 1, openDurationMs: 600_000, timeoutMs: false as const };
   let steadyChecks = 0;
   const hostileBreaker = new Breaker(
     'hostile',
-    { ...base, probe: { fn, intervalMs: INTERVAL_MS, timeoutMs: TIMEOUT_MS } },
+    { ...base, healthCheck: { fn, intervalMs: INTERVAL_MS, timeoutMs: TIMEOUT_MS } },
     deps,
   );
   const steady = new Breaker(
     'steady',
     {
       ...base,
-      probe: {
+      healthCheck: {
         fn: () => {
           steadyChecks++;
           return Promise.reject(new Error('still down'));
@@ -162,14 +166,14 @@ async function twoBreakers(fn: () => unknown) {
     },
     deps,
   );
-  const events: RecoveryProbeEvent[] = [];
-  hostileBreaker.on('recoveryProbe', (event) => events.push(event));
+  const events: HealthCheckEvent[] = [];
+  hostileBreaker.on('healthCheck', (event) => events.push(event));
   for (const breaker of [hostileBreaker, steady])
     await breaker.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
   return { timers, hostileBreaker, steady, events, reported, steadyChecks: () => steadyChecks };
 }
 
-describe('Recovery probe: nothing a probe function returns stops the scheduler', () => {
+describe('Health check: nothing a health check function returns stops the scheduler', () => {
   const unhandled = collectUnhandled();
 
   it('a native promise whose constructor getter throws is a failed check; both breakers go on probing', async () => {
@@ -184,12 +188,12 @@ describe('Recovery probe: nothing a probe function returns stops the scheduler',
     expect(run.events.map((event) => event.result)).toEqual(Array(5).fill('failed'));
     expect((run.events[0]!.error as Error).message).toBe('constructor getter exploded');
     expect(run.hostileBreaker.state).toBe('open');
-    expect(run.hostileBreaker.snapshot().recoveryProbe).toEqual({ nextAt: 6_000, inFlight: false });
+    expect(run.hostileBreaker.snapshot().healthCheck).toEqual({ nextAt: 6_000, inFlight: false });
     expect(run.reported).toEqual([]);
     expect(unhandled).toEqual([]);
   });
 
-  it('a probe that never settles is failed at its deadline, every interval', async () => {
+  it('a health check that never settles is failed at its deadline, every interval', async () => {
     const run = await twoBreakers(() => ({ then: () => undefined }));
     await run.timers.runUntil(2 * INTERVAL_MS + TIMEOUT_MS);
     expect(run.events.map((event) => [event.result, event.durationMs])).toEqual([
@@ -208,7 +212,7 @@ describe('Recovery probe: nothing a probe function returns stops the scheduler',
         await run.timers.runUntil(8 * INTERVAL_MS + TIMEOUT_MS);
         expect(run.steadyChecks()).toBe(8);
         expect(run.steady.state).toBe('open');
-        // A check that succeeded moves the breaker to half-open, and its probe stops there.
+        // A check that succeeded moves the breaker to half-open, and its health check stops there.
         const success = run.events.findIndex((event) => event.result === 'succeeded');
         expect(checks).toBe(success === -1 ? 8 : success + 1);
         expect(run.events).toHaveLength(checks);
@@ -222,7 +226,7 @@ describe('Recovery probe: nothing a probe function returns stops the scheduler',
   it('a task whose turn throws is told so and keeps its place; the task due beside it still runs', async () => {
     const clock = new ManualClock(0);
     const timers = new OneTimer(clock);
-    const scheduler = new ProbeScheduler({ clock, timers });
+    const scheduler = new HealthCheckScheduler({ clock, timers });
     const log: string[] = [];
     const task = (name: string, fault: Error | undefined): ScheduledTask => ({
       at: 0,
@@ -252,7 +256,7 @@ describe('Recovery probe: nothing a probe function returns stops the scheduler',
     expect(scheduler.armed).toBe(true);
   });
 
-  it("a breaker whose probe turn throws (here its coordinator's mayProbe) reports it once and keeps probing", async () => {
+  it("a breaker whose health check turn throws (here its coordinator's mayProbe) reports it once and keeps checking", async () => {
     const clock = new ManualClock(0);
     const timers = new OneTimer(clock);
     const reported: Error[] = [];
@@ -263,11 +267,11 @@ describe('Recovery probe: nothing a probe function returns stops the scheduler',
         consecutiveFailures: 1,
         openDurationMs: 600_000,
         timeoutMs: false,
-        probe: { fn: () => 'healthy', intervalMs: INTERVAL_MS },
+        healthCheck: { fn: () => 'healthy', intervalMs: INTERVAL_MS },
       },
       {
         clock,
-        probeScheduler: new ProbeScheduler({ clock, timers }),
+        healthCheckScheduler: new HealthCheckScheduler({ clock, timers }),
         reportError: (error) => reported.push(error),
         coordinator: {
           transitioned: () => undefined,
@@ -282,8 +286,8 @@ describe('Recovery probe: nothing a probe function returns stops the scheduler',
     await timers.runUntil(3 * INTERVAL_MS);
     expect(asked).toBe(3);
     expect(reported.map((error) => error.message)).toEqual([
-      `Circuit breaker "fleet": the recovery probe's turn threw Error: store exploded. Its health checks go on every probe.intervalMs; if probe.fn is the cause, make it return a plain promise or value. Later faults of this probe are not reported again.`,
+      `Circuit breaker "fleet": the health check's turn threw Error: store exploded. Its health checks go on every healthCheck.intervalMs; if healthCheck.fn is the cause, make it return a plain promise or value. Later faults of this health check are not reported again.`,
     ]);
-    expect(breaker.snapshot().recoveryProbe).toEqual({ nextAt: 4_000, inFlight: false });
+    expect(breaker.snapshot().healthCheck).toEqual({ nextAt: 4_000, inFlight: false });
   });
 });

@@ -1,25 +1,25 @@
-import type { RecoveryProbeSnapshot } from '../snapshot/breaker-snapshot.js';
+import type { HealthCheckSnapshot } from '../snapshot/breaker-snapshot.js';
 import type { CallOutcome } from '../state/breaker-state.js';
 import { BreakerHookError, CallTimeoutError } from '../errors/breaker.errors.js';
 import { breakerMessages } from '../errors/breaker.messages.js';
-import type { ProbeScheduler, ScheduledTask } from './probe-scheduler.js';
+import type { HealthCheckScheduler, ScheduledTask } from './health-check-scheduler.js';
 import {
   mayProbeForFleet,
-  needsRecoveryProbe,
-  recordRecoveryProbe,
-  recoveredByProbe,
+  needsHealthCheck,
+  recordHealthCheck,
+  recoveredByHealthCheck,
   type RecoveryTarget,
 } from './recovery-host.js';
 import type { ResolvedRecoveryOptions } from './recovery-options.interface.js';
 
-/** What a recovery probe needs of its breaker (every `Breaker` is one). @internal */
-export interface ProbeHost extends RecoveryTarget {
+/** What a health check needs of its breaker (every `Breaker` is one). @internal */
+export interface HealthCheckHost extends RecoveryTarget {
   readonly key: string | undefined;
   monotonic(): number;
   classifyError(error: unknown): CallOutcome;
   classifyResult(value: unknown): CallOutcome;
   /** Reports the first fault of each source (`reportError`); the later ones would only repeat it. */
-  reportFault(source: string, error: Error): void;
+  reportHookError(source: string, error: Error): void;
 }
 
 /** How soon a replica that asked for the fleet's probe permit looks at the answer. */
@@ -33,57 +33,57 @@ interface InFlight {
 }
 
 /**
- * The active recovery probe of one open breaker, as its registry's scheduler
+ * The active health check of one open breaker, as its registry's scheduler
  * keeps it: due at the next health check, or at the deadline of the one in
- * flight. The deadline is the probe's own (`probe.timeoutMs`, at most the
+ * flight. The deadline is the check's own (`healthCheck.timeoutMs`, at most the
  * interval), so a hung health check is failed and aborted before the next
  * is due, and never delays it.
  *
  * @internal
  */
-export class RecoveryProbe implements ScheduledTask {
+export class HealthCheck implements ScheduledTask {
   at = 0;
   index = -1;
   private nextAt = 0;
   private inFlight: InFlight | undefined = undefined;
-  /** Between `start()` and `stop()`: while the breaker is one to probe for. */
+  /** Between `start()` and `stop()`: while the breaker is one to check for. */
   private active = false;
 
   constructor(
-    private readonly host: ProbeHost,
-    private readonly scheduler: ProbeScheduler,
+    private readonly host: HealthCheckHost,
+    private readonly scheduler: HealthCheckScheduler,
   ) {}
 
   /** The breaker opened at `now`: the first health check is one interval later. */
   start(now: number): void {
-    const options = this.host.config.probe;
+    const options = this.host.config.healthCheck;
     if (options === undefined) return;
     this.active = true;
     this.nextAt = now + options.intervalMs;
     this.reschedule();
   }
 
-  /** The breaker left the states a probe is for: nothing more is due, and a check in flight is let go. */
+  /** The breaker left the states a health check is for: nothing more is due, and a check in flight is let go. */
   stop(): void {
     this.active = false;
     this.scheduler.cancel(this);
     const flight = this.inFlight;
     this.inFlight = undefined;
-    flight?.controller.abort(new Error(breakerMessages.recoveryProbeStopped(this.host.name)));
+    flight?.controller.abort(new Error(breakerMessages.healthCheckStopped(this.host.name)));
   }
 
   run(now: number): void {
     const flight = this.inFlight;
     if (flight !== undefined && now >= flight.deadlineAt) this.expire(flight);
     if (this.inFlight === undefined && now >= this.nextAt) {
-      const options = this.host.config.probe;
-      if (options === undefined || !needsRecoveryProbe(this.host, now)) {
+      const options = this.host.config.healthCheck;
+      if (options === undefined || !needsHealthCheck(this.host, now)) {
         this.stop();
         return;
       }
-      // The breaker may have moved while it was refreshed, and stopped this probe.
+      // The breaker may have moved while it was refreshed, and stopped this health check.
       if (!this.active) return;
-      // Shared through a store: one replica probes for the fleet. The permit is asked for now and answered
+      // Shared through a store: one replica checks for the fleet. The permit is asked for now and answered
       // later, so the next try comes soon; a replica that lost it keeps answering no from what it knows.
       if (mayProbeForFleet(this.host)) {
         this.nextAt = now + options.intervalMs;
@@ -93,21 +93,21 @@ export class RecoveryProbe implements ScheduledTask {
     this.reschedule();
   }
 
-  /** `run()` threw (it should not): reported once, and the probe stays scheduled, so its checks go on. */
+  /** `run()` threw (it should not): reported once, and the health check stays scheduled, so its checks go on. */
   failed(error: unknown, now: number): void {
-    this.host.reportFault(
-      'probe',
-      new BreakerHookError(breakerMessages.recoveryProbeFaulted(this.host.name, error), error),
+    this.host.reportHookError(
+      'healthCheck',
+      new BreakerHookError(breakerMessages.healthCheckFaulted(this.host.name, error), error),
     );
     if (!this.active) return;
     const flight = this.inFlight;
     if (flight !== undefined && now >= flight.deadlineAt) this.inFlight = undefined;
     if (this.nextAt <= now)
-      this.nextAt = now + (this.host.config.probe?.intervalMs ?? FLEET_RETRY_MS);
+      this.nextAt = now + (this.host.config.healthCheck?.intervalMs ?? FLEET_RETRY_MS);
     this.reschedule();
   }
 
-  private launch(options: NonNullable<ResolvedRecoveryOptions['probe']>, now: number): void {
+  private launch(options: NonNullable<ResolvedRecoveryOptions['healthCheck']>, now: number): void {
     const flight: InFlight = {
       startedAt: now,
       deadlineAt: now + options.timeoutMs,
@@ -145,11 +145,11 @@ export class RecoveryProbe implements ScheduledTask {
     const now = at ?? Math.max(flight.startedAt, this.host.monotonic());
     const durationMs = Math.max(0, now - flight.startedAt);
     if (succeeded) {
-      recordRecoveryProbe(this.host, { result: 'succeeded', durationMs, error: undefined });
-      const options = this.host.config.probe;
-      recoveredByProbe(this.host, options?.onSuccess ?? 'half-open', now);
+      recordHealthCheck(this.host, { result: 'succeeded', durationMs, error: undefined });
+      const options = this.host.config.healthCheck;
+      recoveredByHealthCheck(this.host, options?.onSuccess ?? 'half-open', now);
     } else {
-      recordRecoveryProbe(this.host, { result: 'failed', durationMs, error: outcome });
+      recordHealthCheck(this.host, { result: 'failed', durationMs, error: outcome });
     }
     this.reschedule();
   }
@@ -159,21 +159,21 @@ export class RecoveryProbe implements ScheduledTask {
     const error = new CallTimeoutError(
       this.host.name,
       timeoutMs,
-      breakerMessages.recoveryProbeTimedOut(this.host.name, timeoutMs),
+      breakerMessages.healthCheckTimedOut(this.host.name, timeoutMs),
     );
     this.inFlight = undefined;
     flight.controller.abort(error);
-    recordRecoveryProbe(this.host, { result: 'failed', durationMs: timeoutMs, error });
+    recordHealthCheck(this.host, { result: 'failed', durationMs: timeoutMs, error });
   }
 
   /** While it runs: when the next health check is due (wall time), and whether one is in flight. */
-  snapshot(toWall: number): RecoveryProbeSnapshot | undefined {
+  snapshot(toWall: number): HealthCheckSnapshot | undefined {
     if (!this.active) return undefined;
     return { nextAt: this.nextAt + toWall, inFlight: this.inFlight !== undefined };
   }
 
   private reschedule(): void {
-    // Stopped: the breaker closed, or the probe succeeded and moved it on.
+    // Stopped: the breaker closed, or the health check succeeded and moved it on.
     if (!this.active) return;
     const flight = this.inFlight;
     const at = flight === undefined ? this.nextAt : Math.min(flight.deadlineAt, this.nextAt);

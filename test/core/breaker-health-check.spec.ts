@@ -2,10 +2,10 @@ import { describe, expect, it, vi } from 'vitest';
 import {
   Breaker,
   CallTimeoutError,
-  ProbeScheduler,
+  HealthCheckScheduler,
   type BreakerOptions,
-  type RecoveryProbeContext,
-  type RecoveryProbeEvent,
+  type HealthCheckContext,
+  type HealthCheckEvent,
   type SchedulerTimers,
   type StateChangeEvent,
 } from '../../lib/core/index.js';
@@ -45,18 +45,18 @@ class ManualTimers implements SchedulerTimers {
   }
 }
 
-function setup(probe: BreakerOptions['probe'], options: BreakerOptions = {}) {
+function setup(healthCheck: BreakerOptions['healthCheck'], options: BreakerOptions = {}) {
   const clock = new ManualClock();
   const timers = new ManualTimers();
-  const scheduler = new ProbeScheduler({ clock, timers });
+  const scheduler = new HealthCheckScheduler({ clock, timers });
   const breaker = new Breaker(
     'payments',
-    { consecutiveFailures: 1, openDurationMs: 60_000, timeoutMs: false, probe, ...options },
-    { clock, probeScheduler: scheduler },
+    { consecutiveFailures: 1, openDurationMs: 60_000, timeoutMs: false, healthCheck, ...options },
+    { clock, healthCheckScheduler: scheduler },
   );
-  const events: RecoveryProbeEvent[] = [];
+  const events: HealthCheckEvent[] = [];
   const changes: StateChangeEvent[] = [];
-  breaker.on('recoveryProbe', (event) => events.push(event));
+  breaker.on('healthCheck', (event) => events.push(event));
   breaker.on('stateChange', (event) => changes.push(event));
   const open = async () => {
     await breaker.execute(() => Promise.reject(new Error('down'))).catch(() => undefined);
@@ -71,9 +71,9 @@ function setup(probe: BreakerOptions['probe'], options: BreakerOptions = {}) {
   return { clock, timers, scheduler, breaker, events, changes, open, tick };
 }
 
-describe('Breaker probe (active recovery)', () => {
+describe('Breaker health check (active recovery)', () => {
   it('never runs while closed; while open, a health check every intervalMs; a success moves it to half-open', async () => {
-    const fn = vi.fn((_context: RecoveryProbeContext) => Promise.resolve('healthy'));
+    const fn = vi.fn((_context: HealthCheckContext) => Promise.resolve('healthy'));
     const { timers, scheduler, breaker, events, changes, open, tick } = setup({
       fn,
       intervalMs: 1_000,
@@ -86,7 +86,7 @@ describe('Breaker probe (active recovery)', () => {
     expect(scheduler.size).toBe(1);
     expect(timers.armed).toEqual([1_000]);
     expect(fn).not.toHaveBeenCalled();
-    expect(breaker.snapshot().recoveryProbe).toEqual({
+    expect(breaker.snapshot().healthCheck).toEqual({
       nextAt: breaker.clock.now() + 1_000,
       inFlight: false,
     });
@@ -99,14 +99,14 @@ describe('Breaker probe (active recovery)', () => {
     expect(changes.at(-1)).toMatchObject({
       from: 'open',
       to: 'half-open',
-      reason: 'recovery-probe',
+      reason: 'health-check',
     });
     expect(events).toEqual([{ result: 'succeeded', durationMs: 0, error: undefined }]);
     // Half-open, live calls decide: nothing more is scheduled, no timer is left.
     expect(scheduler.size).toBe(0);
     expect(timers.armed).toEqual([]);
-    expect(breaker.snapshot().recoveryProbe).toBeUndefined();
-    expect(breaker.snapshot().totals.recoveryProbes).toEqual({ succeeded: 1, failed: 0 });
+    expect(breaker.snapshot().healthCheck).toBeUndefined();
+    expect(breaker.snapshot().totals.healthChecks).toEqual({ succeeded: 1, failed: 0 });
     expect(await breaker.execute(() => 'probe call')).toBe('probe call');
     expect(breaker.state).toBe('closed');
   });
@@ -134,14 +134,14 @@ describe('Breaker probe (active recovery)', () => {
     healthy = true;
     await tick();
     expect(breaker.state).toBe('closed');
-    expect(changes.at(-1)).toMatchObject({ from: 'open', to: 'closed', reason: 'recovery-probe' });
+    expect(changes.at(-1)).toMatchObject({ from: 'open', to: 'closed', reason: 'health-check' });
     expect(timers.armed).toEqual([]);
-    expect(breaker.snapshot().totals.recoveryProbes).toEqual({ succeeded: 1, failed: 2 });
+    expect(breaker.snapshot().totals.healthChecks).toEqual({ succeeded: 1, failed: 2 });
   });
 
   it('a hanging health check fails at its own deadline, its signal aborted, and never blocks the next', async () => {
     const signals: AbortSignal[] = [];
-    const fn = vi.fn(({ signal }: RecoveryProbeContext) => {
+    const fn = vi.fn(({ signal }: HealthCheckContext) => {
       signals.push(signal);
       return new Promise(() => undefined);
     });
@@ -153,14 +153,14 @@ describe('Breaker probe (active recovery)', () => {
     await open();
     await tick();
     expect(fn).toHaveBeenCalledTimes(1);
-    expect(breaker.snapshot().recoveryProbe?.inFlight).toBe(true);
+    expect(breaker.snapshot().healthCheck?.inFlight).toBe(true);
     // Due next: the deadline of the one in flight.
     expect(timers.armed).toEqual([300]);
     await tick();
     expect(signals[0]!.aborted).toBe(true);
     expect(signals[0]!.reason).toBeInstanceOf(CallTimeoutError);
     expect((signals[0]!.reason as Error).message).toBe(
-      'Circuit breaker "payments": the recovery probe did not settle within probe.timeoutMs (300 ms) and counts as failed.',
+      'Circuit breaker "payments": the health check did not settle within healthCheck.timeoutMs (300 ms) and counts as failed.',
     );
     expect(events).toEqual([{ result: 'failed', durationMs: 300, error: signals[0]!.reason }]);
     expect(timers.armed).toEqual([700]);
@@ -177,7 +177,7 @@ describe('Breaker probe (active recovery)', () => {
     );
     await open();
     await tick();
-    expect(breaker.snapshot().recoveryProbe?.inFlight).toBe(true);
+    expect(breaker.snapshot().healthCheck?.inFlight).toBe(true);
     // The open duration ends; a user's probe closes it first.
     clock.advance(500);
     expect(await breaker.execute(() => 'user probe')).toBe('user probe');
@@ -187,7 +187,7 @@ describe('Breaker probe (active recovery)', () => {
     gate.resolve('late');
     await flush();
     expect(breaker.state).toBe('closed');
-    expect(breaker.snapshot().totals.recoveryProbes).toEqual({ succeeded: 0, failed: 0 });
+    expect(breaker.snapshot().totals.healthChecks).toEqual({ succeeded: 0, failed: 0 });
 
     await open();
     expect(scheduler.size).toBe(1);
@@ -196,7 +196,7 @@ describe('Breaker probe (active recovery)', () => {
     expect(timers.armed).toEqual([]);
   });
 
-  it('a health check that throws synchronously is a failure; reconfigure() adds or removes the probe of an open breaker', async () => {
+  it('a health check that throws synchronously is a failure; reconfigure() adds or removes the health check of an open breaker', async () => {
     const { breaker, events, open, tick, timers } = setup({
       fn: () => {
         throw new Error('no socket');
@@ -214,14 +214,14 @@ describe('Breaker probe (active recovery)', () => {
       consecutiveFailures: 1,
       openDurationMs: 60_000,
       timeoutMs: false,
-      probe: { fn: () => 'up', intervalMs: 2_000 },
+      healthCheck: { fn: () => 'up', intervalMs: 2_000 },
     });
     expect(timers.armed).toEqual([2_000]);
     await tick();
     expect(breaker.state).toBe('half-open');
   });
 
-  it('each child of a per-key family is probed on its own, with its key', async () => {
+  it('each child of a per-key family is checked on its own, with its key', async () => {
     const keys: (string | undefined)[] = [];
     const { breaker, tick, scheduler } = setup(
       {
@@ -247,11 +247,11 @@ describe('Breaker probe (active recovery)', () => {
     expect(scheduler.size).toBe(1);
   });
 
-  it('10,000 open breakers share one timer, and their probes come due in the order they opened', async () => {
+  it('10,000 open breakers share one timer, and their health checks come due in the order they opened', async () => {
     const clock = new ManualClock();
     const timers = new ManualTimers();
-    const scheduler = new ProbeScheduler({ clock, timers });
-    const deps = { clock, probeScheduler: scheduler };
+    const scheduler = new HealthCheckScheduler({ clock, timers });
+    const deps = { clock, healthCheckScheduler: scheduler };
     const order: number[] = [];
     const breakers: Breaker[] = [];
     // Opened 1 ms apart, in a shuffled order of intervals: due times interleave, and the heap must sort them.
@@ -263,7 +263,7 @@ describe('Breaker probe (active recovery)', () => {
           consecutiveFailures: 1,
           openDurationMs: 3_600_000,
           timeoutMs: false,
-          probe: { fn: () => void order.push(i), intervalMs },
+          healthCheck: { fn: () => void order.push(i), intervalMs },
         },
         deps,
       );
@@ -275,7 +275,7 @@ describe('Breaker probe (active recovery)', () => {
     expect(timers.peak).toBe(1);
     const due = breakers.map((_, i) => 1_000_000 + i + 5_000 + ((i * 7_919) % 10_000));
 
-    // Fire the one timer again and again, each time at the next due time, until every breaker was probed once.
+    // Fire the one timer again and again, each time at the next due time, until every breaker was checked once.
     while (scheduler.size > 0) {
       expect(timers.armed).toHaveLength(1);
       clock.set(scheduler.nextAt!);
@@ -299,22 +299,25 @@ describe('Breaker probe (active recovery)', () => {
 
   it('checks its options, naming the breaker and the option', () => {
     expect(
-      () => new Breaker('bad', { probe: { fn: () => 1, intervalMs: 1_000, timeoutMs: 2_000 } }),
+      () =>
+        new Breaker('bad', { healthCheck: { fn: () => 1, intervalMs: 1_000, timeoutMs: 2_000 } }),
     ).toThrow(
-      'Circuit breaker "bad": option "probe.timeoutMs" (2000) cannot exceed "probe.intervalMs" (1000): a probe would still be pending when the next is due. Lower "probe.timeoutMs" or raise "probe.intervalMs".',
+      'Circuit breaker "bad": option "healthCheck.timeoutMs" (2000) cannot exceed "healthCheck.intervalMs" (1000): a check would still be pending when the next is due. Lower "healthCheck.timeoutMs" or raise "healthCheck.intervalMs".',
     );
-    expect(() => new Breaker('bad', { probe: { intervalMs: 1_000 } as never })).toThrow(
-      'Circuit breaker "bad": option "probe.fn" must be a function returning the health check (a Promise), got undefined.',
+    expect(() => new Breaker('bad', { healthCheck: { intervalMs: 1_000 } as never })).toThrow(
+      'Circuit breaker "bad": option "healthCheck.fn" must be a function returning the health check (a Promise), got undefined.',
     );
-    expect(() => new Breaker('bad', { probe: { fn: () => 1, intervalMs: 0 } })).toThrow(
-      'option "probe.intervalMs" must be a number of milliseconds in [1, 2147483647], got 0.',
+    expect(() => new Breaker('bad', { healthCheck: { fn: () => 1, intervalMs: 0 } })).toThrow(
+      'option "healthCheck.intervalMs" must be a number of milliseconds in [1, 2147483647], got 0.',
     );
     expect(
       () =>
-        new Breaker('bad', { probe: { fn: () => 1, intervalMs: 10, onSuccess: 'open' as never } }),
-    ).toThrow(`option "probe.onSuccess" must be 'half-open' or 'closed', got "open".`);
-    expect(() => new Breaker('bad', {}, { probeScheduler: {} as never })).toThrow(
-      'Circuit breaker "bad": probeScheduler must be a ProbeScheduler (new ProbeScheduler({ clock }))',
+        new Breaker('bad', {
+          healthCheck: { fn: () => 1, intervalMs: 10, onSuccess: 'open' as never },
+        }),
+    ).toThrow(`option "healthCheck.onSuccess" must be 'half-open' or 'closed', got "open".`);
+    expect(() => new Breaker('bad', {}, { healthCheckScheduler: {} as never })).toThrow(
+      'Circuit breaker "bad": healthCheckScheduler must be a HealthCheckScheduler (new HealthCheckScheduler({ clock }))',
     );
   });
 });

@@ -1,0 +1,7 @@
+export { BREAKER_CHANNEL_NAMES, breakerChannels } from './breaker-channels.js';
+export type {
+  BreakerChannel,
+  BreakerChannels,
+  BreakerRejectedMessage,
+  BreakerStateChangeMessage,
+} from '../core/index.js';
