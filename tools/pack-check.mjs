@@ -63,6 +63,7 @@ const INTEGRATION_DIRS = [
   'microservices',
   'websockets',
   'graphql',
+  'grpc',
 ];
 /**
  * Members of the engine that are `@internal`: a consumer's autocomplete must never
@@ -662,6 +663,7 @@ import { CircuitBreakerGraphQLExceptionFilter, classifyGraphQLResult, toGraphQLE
 import { CircuitBreakerGuard, RequireCircuitBreaker, UseCircuitBreaker, type AdmissionPeek, type CircuitBreakerErrorPayload } from 'nestjs-circuit-breaker';
 import { CircuitBreakerDashboardModule, type DashboardState } from 'nestjs-circuit-breaker/dashboard';
 import { CircuitBreakerTester, CircuitBreakerTestingModule, ManualClock, type BreakerDescriptor } from 'nestjs-circuit-breaker/testing';
+import { GrpcStatusError, withCircuitBreaker, type GrpcRequest } from 'nestjs-circuit-breaker/grpc';
 
 @Injectable()
 export class CatalogService {
@@ -710,6 +712,10 @@ export const payload: CircuitBreakerErrorPayload | undefined = toRpcException(ne
 export const ws = toWsException(new Error('x'));
 export const gql = toGraphQLError(new Error('x'))?.extensions;
 export const transportFilters = [new CircuitBreakerRpcExceptionFilter(), new CircuitBreakerWsExceptionFilter(), new CircuitBreakerGraphQLExceptionFilter({ details: true })];
+export const grpcInterceptor = withCircuitBreaker({ breaker, skip: (request: GrpcRequest) => request.method === '/grpc.health.v1.Health/Check' });
+export const isGrpcFailure = (error: unknown): boolean => error instanceof GrpcStatusError;
+// @ts-expect-error ./grpc's types: skip is a function of the request
+withCircuitBreaker({ breaker, skip: true });
 export const outcomes = [classifyRpcError(new Error('x')), classifyGrpcError({ code: 14, details: 'unavailable' }), classifyGraphQLResult({ errors: [] })];
 
 // @ts-expect-error ./microservices's types: the second argument is the overload switch

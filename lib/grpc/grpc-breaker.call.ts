@@ -1,0 +1,214 @@
+import {
+  Metadata,
+  status as Status,
+  type InterceptingListener,
+  type InterceptorOptions,
+  type NextCall,
+  type StatusObject,
+} from '@grpc/grpc-js';
+import { BreakerHookError, isCallRejected, type Breaker, type CallPermit } from '../core/index.js';
+import type { TrackedCall } from '../core/calls/tracked-call.js';
+import { keyFor } from '../circuit-key.js';
+import { grpcMessages } from './grpc.messages.js';
+import { settleByStatus } from './grpc-status.outcome.js';
+import type { GrpcRequest } from './grpc-circuit-breaker-options.interface.js';
+
+/** The call `nextCall` makes (grpc-js does not export its interface by name). */
+type InterceptingCallInterface = ReturnType<NextCall>;
+
+/** What `withCircuitBreaker()` checked once, for every call it intercepts. @internal */
+export interface GrpcBreakerSettings {
+  readonly breaker: Breaker;
+  /** Whether `breaker` is a per-key family: each call goes to the child of its key. */
+  readonly family: boolean;
+  readonly key: ((request: GrpcRequest) => string | undefined) | undefined;
+  readonly skip: ((request: GrpcRequest) => boolean) | undefined;
+}
+
+/** Where a call's key function was given, in the messages of its faults. */
+const KEY_SITE = 'withCircuitBreaker()';
+
+type Listener = Partial<InterceptingListener>;
+
+/**
+ * One gRPC call under a breaker, the innermost call of its interceptor: at
+ * `start` it asks the breaker, and either makes the real call (through
+ * `nextCall`) with a permit settled by the call's status, or answers the
+ * listener itself with `UNAVAILABLE`, so that a refused call never reaches
+ * the channel, let alone the server. The breaker's deadline (and a probe it
+ * gives up on) cancels the real call; the caller's own cancel releases the
+ * permit (ignored).
+ *
+ * @internal
+ */
+export class GrpcBreakerCall implements InterceptingCallInterface {
+  private inner: InterceptingCallInterface | undefined;
+  private permit: CallPermit | undefined;
+  /** A cancel that came before `start`: the status the call ends with, without being made. */
+  private cancelled: StatusObject | undefined;
+
+  constructor(
+    private readonly options: InterceptorOptions,
+    private readonly nextCall: NextCall,
+    private readonly settings: GrpcBreakerSettings,
+  ) {}
+
+  start(metadata: Metadata, listener: Listener = {}): void {
+    if (this.cancelled !== undefined) return answer(listener, this.cancelled);
+    const request = requestOf(this.options, metadata);
+    if (skipped(this.settings, request)) {
+      this.inner = this.nextCall(this.options);
+      return this.inner.start(metadata, listener);
+    }
+    const target = this.targetOf(request);
+    let permit: CallPermit;
+    try {
+      permit = target.acquire();
+    } catch (refusal) {
+      return answer(listener, refusalStatus(target, refusal));
+    }
+    this.permit = permit;
+    try {
+      this.inner = this.nextCall(this.options);
+      this.inner.start(metadata, {
+        onReceiveMetadata: (received: Metadata) => listener.onReceiveMetadata?.(received),
+        onReceiveMessage: (message: unknown) => listener.onReceiveMessage?.(message),
+        onReceiveStatus: (status: StatusObject) => {
+          try {
+            settleByStatus(permit, request.method, status, target.clock.now());
+          } catch (error) {
+            // Metadata that cannot be read: the call still counts, and the caller still gets its status.
+            permit.fail(error);
+          }
+          listener.onReceiveStatus?.(status);
+        },
+      });
+    } catch (error) {
+      permit.fail(error);
+      throw error;
+    }
+    this.endWhenBreakerDecides(permit, this.inner);
+  }
+
+  cancelWithStatus(status: Status, details: string): void {
+    const inner = this.inner;
+    if (inner === undefined) {
+      this.cancelled ??= { code: status, details, metadata: new Metadata() };
+      return;
+    }
+    // The caller (or an interceptor above) gave up: says nothing about the dependency.
+    this.permit?.release();
+    inner.cancelWithStatus(status, details);
+  }
+
+  getPeer(): string {
+    return this.inner?.getPeer() ?? '';
+  }
+
+  sendMessageWithContext(context: object, message: unknown): void {
+    this.inner?.sendMessageWithContext(context, message);
+  }
+
+  sendMessage(message: unknown): void {
+    this.inner?.sendMessage(message);
+  }
+
+  startRead(): void {
+    this.inner?.startRead();
+  }
+
+  halfClose(): void {
+    this.inner?.halfClose();
+  }
+
+  getAuthContext(): ReturnType<InterceptingCallInterface['getAuthContext']> {
+    return this.inner?.getAuthContext() ?? null;
+  }
+
+  /** The breaker itself, or the child of the call's key in a per-key family. */
+  private targetOf(request: GrpcRequest): Breaker {
+    const { breaker, family, key } = this.settings;
+    if (!family) return breaker;
+    if (key === undefined) return breaker.forKey(request.method);
+    return breaker.forKey(keyFor(breaker, KEY_SITE, key, request));
+  }
+
+  /**
+   * The breaker's deadline (one timer for the process, armed by the permit)
+   * and a probe the breaker gives up on abort the permit's signal: the breaker
+   * has counted the call, so the real one is cancelled (the server sees its
+   * stream reset) and the caller gets `DEADLINE_EXCEEDED`.
+   */
+  private endWhenBreakerDecides(permit: CallPermit, inner: InterceptingCallInterface): void {
+    if (permit.timeoutMs === undefined && !permit.probe) return;
+    permit.signal.addEventListener(
+      'abort',
+      () => {
+        // release() aborts the signal too: the caller's cancel, already on its way.
+        if (permit.outcome === 'ignored') return;
+        inner.cancelWithStatus(Status.DEADLINE_EXCEEDED, reasonText(permit.signal.reason));
+      },
+      { once: true },
+    );
+    const watch = (permit as Partial<Pick<TrackedCall<unknown>, 'watchDeadline'>>).watchDeadline;
+    if (typeof watch === 'function') watch.call(permit, () => undefined);
+  }
+}
+
+function requestOf(options: InterceptorOptions, metadata: Metadata): GrpcRequest {
+  const method = options.method_definition.path;
+  const slash = method.lastIndexOf('/');
+  return { method, service: method.slice(1, slash), metadata, options };
+}
+
+/** Whether the call bypasses the breaker; a `skip` that throws is reported and skips nothing. */
+function skipped(settings: GrpcBreakerSettings, request: GrpcRequest): boolean {
+  const skip = settings.skip;
+  if (skip === undefined) return false;
+  try {
+    return skip(request) === true;
+  } catch (fault) {
+    const breaker = settings.breaker;
+    breaker.reportHookError(
+      `skip@${KEY_SITE}`,
+      new BreakerHookError(grpcMessages.skipThrew(breaker.name, fault), fault),
+    );
+    return false;
+  }
+}
+
+/**
+ * The status of a call the breaker refused: `UNAVAILABLE`, the code gRPC
+ * gives a call that was not sent and may be retried later, with the
+ * rejection's message as details and, in trailing metadata, its code
+ * (`CIRCUIT_OPEN`, `BULKHEAD_FULL`), reason and `retry-after-ms`: the
+ * metadata this package's server-side filters send, so `classifyGrpcError()`
+ * of a caller further up reads it as a breaker's answer.
+ */
+function refusalStatus(target: Breaker, refusal: unknown): StatusObject {
+  const metadata = new Metadata();
+  if (!isCallRejected(refusal))
+    return {
+      code: Status.INTERNAL,
+      details: grpcMessages.startFailed(target.name, refusal),
+      metadata,
+    };
+  metadata.set('circuit-breaker-code', refusal.code);
+  metadata.set('circuit-breaker-reason', refusal.reason);
+  if (refusal.retryAfterMs !== undefined)
+    metadata.set('retry-after-ms', String(refusal.retryAfterMs));
+  return { code: Status.UNAVAILABLE, details: refusal.message, metadata };
+}
+
+/**
+ * Ends a call that was never made: grpc-js's own calls report their status
+ * after `start` returns (the caller has its call object and its listeners by
+ * then), and so does this one.
+ */
+function answer(listener: Listener, status: StatusObject): void {
+  process.nextTick(() => listener.onReceiveStatus?.(status));
+}
+
+function reasonText(reason: unknown): string {
+  return reason instanceof Error ? reason.message : String(reason);
+}

@@ -1,0 +1,51 @@
+import type { Metadata, StatusObject } from '@grpc/grpc-js';
+
+/**
+ * What a breaker counts for a gRPC call that ended with a status other than
+ * `OK` and that the status table counts against the dependency: the status
+ * (`code`, `details`, trailing `metadata`), the method path, and
+ * `retryAfterMs`, the pause the server asked for in its trailing metadata
+ * (`grpc-retry-pushback-ms`, gRPC's own, or `retry-after-ms` and the other
+ * hints `retryAfterOf()` reads). It is what the breaker's `classify`, its
+ * `failure` events and its last failure see; the caller still gets grpc-js's
+ * own `ServiceError`.
+ *
+ * `status` is 429 for a status the table reads as overload
+ * (`RESOURCE_EXHAUSTED`, and a remote breaker's `UNAVAILABLE` that says when
+ * to retry), so that a breaker's default classification counts it as
+ * overload, as it does an HTTP 429; `undefined` otherwise.
+ *
+ * @publicApi
+ */
+export class GrpcStatusError extends Error {
+  declare readonly name: 'GrpcStatusError';
+
+  constructor(
+    readonly method: string,
+    readonly code: number,
+    readonly details: string,
+    readonly metadata: Metadata,
+    readonly retryAfterMs: number | undefined,
+    readonly status: 429 | undefined,
+  ) {
+    super(`${method} ended with gRPC status ${code}: ${details}`);
+  }
+
+  /** @internal The error for a status of `method`; `overload` when the table reads the status as overload. */
+  static of(
+    method: string,
+    status: StatusObject,
+    retryAfterMs: number | undefined,
+    overload: boolean,
+  ): GrpcStatusError {
+    return new GrpcStatusError(
+      method,
+      status.code,
+      status.details,
+      status.metadata,
+      retryAfterMs,
+      overload ? 429 : undefined,
+    );
+  }
+}
+Object.defineProperty(GrpcStatusError.prototype, 'name', { value: 'GrpcStatusError' });

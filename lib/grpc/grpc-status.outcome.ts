@@ -1,0 +1,59 @@
+import { status as Status, type Metadata, type StatusObject } from '@grpc/grpc-js';
+import type { CallPermit } from '../core/index.js';
+import { retryAfterFromHeaders } from '../core/classify/classify.js';
+import { classifyGrpcError } from '../microservices/grpc-status.classifier.js';
+import { GrpcStatusError } from './grpc-status.error.js';
+
+/**
+ * Settles `permit` with the status a call of `method` ended with, as the
+ * package's gRPC status table (`classifyGrpcError`) reads it: `OK` and the
+ * dependency's valid answers (`INVALID_ARGUMENT`, `NOT_FOUND`...) succeed,
+ * `CANCELLED` is ignored, the rest fail with a `GrpcStatusError` (overload
+ * for `RESOURCE_EXHAUSTED` and a remote breaker's `UNAVAILABLE` that says
+ * when to retry), which carries the server's pause from the trailing metadata.
+ *
+ * @internal
+ */
+export function settleByStatus(
+  permit: CallPermit,
+  method: string,
+  status: StatusObject,
+  now: number,
+): void {
+  if (status.code === Status.OK) {
+    permit.succeed(status);
+    return;
+  }
+  const retryAfterMs = retryAfterOfMetadata(status.metadata, now);
+  const error = GrpcStatusError.of(method, status, retryAfterMs, false);
+  const outcome = classifyGrpcError(error);
+  if (outcome === 'success') permit.succeed(status);
+  else if (outcome === 'ignored') permit.release();
+  else
+    permit.fail(
+      outcome === 'overload' ? GrpcStatusError.of(method, status, retryAfterMs, true) : error,
+    );
+}
+
+/**
+ * The pause trailing metadata asks for: `grpc-retry-pushback-ms`, which gRPC
+ * servers send for its retry policy (gRFC A6: milliseconds; a negative or
+ * unreadable value is no pause), then the HTTP hints `retryAfterOf()` reads
+ * (`retry-after-ms`, `x-ms-retry-after-ms`, `retry-after`, `ratelimit`...),
+ * all read by the one parser of the engine.
+ *
+ * @internal
+ */
+export function retryAfterOfMetadata(
+  metadata: Metadata | undefined,
+  now: number,
+): number | undefined {
+  if (metadata === undefined || metadata === null) return undefined;
+  const map = metadata.getMap();
+  const pushback = map['grpc-retry-pushback-ms'];
+  return (
+    (typeof pushback === 'string'
+      ? retryAfterFromHeaders({ 'retry-after-ms': pushback }, now)
+      : undefined) ?? retryAfterFromHeaders(map, now)
+  );
+}
