@@ -1,0 +1,193 @@
+import type { Dispatcher } from 'undici';
+import type { CallPermit } from '../core/index.js';
+import type { UndiciResponseHead } from './undici-circuit-breaker-options.interface.js';
+import { undiciMessages } from './undici.messages.js';
+
+type Controller = Dispatcher.DispatchController;
+type Handler = Dispatcher.DispatchHandler;
+type Headers = UndiciResponseHead['headers'];
+
+const pending = (): void => {};
+/**
+ * One request through the breaker: the handler undici calls, and the
+ * controller the caller's handler is given. It settles its permit exactly
+ * once: at the response's headers (classified from status and headers), on
+ * an error before them, when the caller gives up (`ignored`), or at the
+ * breaker's deadline, which aborts the request. The caller's handler hears
+ * exactly one last word (its error or the end of the response).
+ *
+ * @internal
+ */
+export class BreakerDispatchHandler implements Handler, Controller {
+  private upstream: Controller | undefined = undefined;
+  /** Whether the caller's handler has had its last word. */
+  private done = false;
+  /** Why this request was aborted from this side (the caller, the deadline, a failure body too large). */
+  private abortReason: Error | null = null;
+  private callerPaused = false;
+  /** While a failure's body is read for the caller: the bytes it may still take; -1 otherwise. */
+  private bodyBudget = -1;
+
+  constructor(
+    private readonly permit: CallPermit,
+    private readonly handler: Handler,
+    private readonly breakerName: string,
+    private readonly failureBodyLimit: number,
+  ) {}
+
+  /** Dispatches the request; the breaker's deadline runs from here. */
+  start(dispatch: Dispatcher.Dispatch, request: Dispatcher.DispatchOptions): boolean {
+    // track() arms the breaker's deadline; it is given a result that never settles, because this handler
+    // settles the permit itself at the response's headers, synchronously, to know the outcome before the body flows.
+    // (Its own promise per request: reactions left on a shared one would pile up.)
+    if (this.permit.timeoutMs !== undefined)
+      this.permit
+        .track(new Promise<never>(pending))
+        .then(undefined, (error: Error) => this.onDeadline(error));
+    try {
+      return dispatch(request, this);
+    } catch (error) {
+      // A request undici would not even take says nothing about the dependency.
+      this.permit.release();
+      throw error;
+    }
+  }
+
+  // The controller the caller's handler is given.
+
+  get aborted(): boolean {
+    return this.abortReason !== null || this.upstream?.aborted === true;
+  }
+
+  get paused(): boolean {
+    return this.callerPaused;
+  }
+
+  get reason(): Error | null {
+    return this.abortReason ?? this.upstream?.reason ?? null;
+  }
+
+  /** The caller gave up (its signal, a fetch abort): not the dependency's fault. */
+  abort(reason: Error): void {
+    if (this.abortReason !== null) return;
+    this.abortReason = reason;
+    this.permit.release();
+    this.upstream?.abort(reason);
+  }
+
+  pause(): void {
+    this.callerPaused = true;
+    // A failure's body keeps flowing into the caller's buffer: an unread error body must not hold the connection.
+    if (this.bodyBudget < 0) this.upstream?.pause();
+  }
+
+  resume(): void {
+    this.callerPaused = false;
+    this.upstream?.resume();
+  }
+
+  // The handler undici calls.
+
+  onRequestStart(controller: Controller, context: unknown): void {
+    this.upstream = controller;
+    // Aborted while undici still queued it: by the caller, or at the deadline (the caller already has its error).
+    if (this.abortReason !== null) return controller.abort(this.abortReason);
+    try {
+      this.handler.onRequestStart?.(this, context);
+    } catch (error) {
+      this.permit.release();
+      throw error;
+    }
+  }
+
+  onRequestUpgrade(
+    controller: Controller,
+    statusCode: number,
+    headers: Headers,
+    socket: Parameters<NonNullable<Handler['onRequestUpgrade']>>[3],
+  ): void {
+    if (this.done) {
+      socket.destroy();
+      return;
+    }
+    this.permit.succeed(headOf(statusCode, headers, undefined));
+    this.done = true;
+    this.handler.onRequestUpgrade?.(this, statusCode, headers, socket);
+  }
+
+  onResponseStart(
+    controller: Controller,
+    statusCode: number,
+    headers: Headers,
+    statusMessage?: string,
+  ): void {
+    if (this.done) return;
+    // An informational answer (100 Continue) is not the response yet.
+    if (statusCode >= 200) {
+      const outcome = this.permit.succeed(headOf(statusCode, headers, statusMessage));
+      if ((outcome === 'failure' || outcome === 'overload') && this.failureBodyLimit > 0)
+        this.bodyBudget = this.failureBodyLimit;
+    }
+    this.handler.onResponseStart?.(this, statusCode, headers, statusMessage);
+  }
+
+  onResponseData(controller: Controller, chunk: Buffer): void {
+    if (this.done) return;
+    if (this.bodyBudget >= 0) {
+      this.bodyBudget -= chunk.length;
+      if (this.bodyBudget < 0) {
+        const error = new Error(
+          undiciMessages.failureBodyTooLarge(this.breakerName, this.failureBodyLimit),
+        );
+        this.abortReason = error;
+        controller.abort(error);
+        this.finish(error);
+        return;
+      }
+    }
+    this.handler.onResponseData?.(this, chunk);
+  }
+
+  onResponseEnd(controller: Controller, trailers: Headers): void {
+    if (this.done) return;
+    this.done = true;
+    this.handler.onResponseEnd?.(this, trailers);
+  }
+
+  onResponseError(controller: Controller, error: Error): void {
+    if (this.done) return;
+    // Settled already when the caller gave up or the headers came: then this is only the caller's news.
+    if (isInvalidArgument(error)) this.permit.release();
+    else this.permit.fail(error);
+    this.finish(error);
+  }
+
+  /** The breaker's deadline passed before the headers (or a probe expired): abort the request itself. */
+  private onDeadline(error: Error): void {
+    // The permit's rejection also follows a failure this handler counted itself: only a timeout aborts.
+    if (this.permit.outcome !== 'timeout' || this.abortReason !== null) return;
+    this.abortReason = error;
+    this.upstream?.abort(error);
+    // Still queued in undici: the caller hears now, and the request is aborted when undici starts it.
+    this.finish(error);
+  }
+
+  private finish(error: Error): void {
+    if (this.done) return;
+    this.done = true;
+    this.handler.onResponseError?.(this, error);
+  }
+}
+
+function headOf(
+  status: number,
+  headers: Headers,
+  statusText: string | undefined,
+): UndiciResponseHead {
+  return { status, statusText, headers };
+}
+
+/** undici's own refusal of a malformed request (no origin, a bad header): the caller's mistake. */
+function isInvalidArgument(error: Error): boolean {
+  return (error as { code?: unknown }).code === 'UND_ERR_INVALID_ARG';
+}
