@@ -27,6 +27,11 @@ export class BreakerDispatchHandler implements Handler, Controller {
   private callerPaused = false;
   /** While a failure's body is read for the caller: the bytes it may still take; -1 otherwise. */
   private bodyBudget = -1;
+  /** What of a failure's body came while the caller was paused: given on resume, in order. */
+  private held: Buffer[] | undefined = undefined;
+  /** The end of a failure's response that came while its body was held. */
+  private heldEnd: Headers | undefined = undefined;
+  private flushing = false;
 
   constructor(
     private readonly permit: CallPermit,
@@ -73,16 +78,19 @@ export class BreakerDispatchHandler implements Handler, Controller {
     this.abortReason = reason;
     this.permit.release();
     this.upstream?.abort(reason);
+    // A response undici has finished (its end held here) gets no error from undici: the caller hears its own.
+    if (this.heldEnd !== undefined) this.finish(reason);
   }
 
   pause(): void {
     this.callerPaused = true;
-    // A failure's body keeps flowing into the caller's buffer: an unread error body must not hold the connection.
+    // A failure's body keeps coming, held here for the caller: an unread error body must not hold the connection.
     if (this.bodyBudget < 0) this.upstream?.pause();
   }
 
   resume(): void {
     this.callerPaused = false;
+    if (this.held !== undefined) this.flush();
     this.upstream?.resume();
   }
 
@@ -144,14 +152,25 @@ export class BreakerDispatchHandler implements Handler, Controller {
         this.finish(error);
         return;
       }
+      // A paused caller hears nothing until it resumes (undici's retry decides meanwhile): held for it.
+      if (this.held !== undefined || this.callerPaused) {
+        (this.held ??= []).push(chunk);
+        return;
+      }
     }
     this.handler.onResponseData?.(this, chunk);
   }
 
   onResponseEnd(controller: Controller, trailers: Headers): void {
     if (this.done) return;
-    this.done = true;
+    if (this.held !== undefined || (this.bodyBudget >= 0 && this.callerPaused)) {
+      this.held ??= [];
+      this.heldEnd = trailers;
+      return;
+    }
+    // Done once it returned: a handler that throws here (undici's retry does, to retry) hears undici's error next.
     this.handler.onResponseEnd?.(this, trailers);
+    this.done = true;
   }
 
   onResponseError(controller: Controller, error: Error): void {
@@ -170,6 +189,35 @@ export class BreakerDispatchHandler implements Handler, Controller {
     this.upstream?.abort(error);
     // Still queued in undici: the caller hears now, and the request is aborted when undici starts it.
     this.finish(error);
+  }
+
+  /** Gives a resumed caller what was held for it, as long as it does not pause again. */
+  private flush(): void {
+    if (this.flushing) return;
+    this.flushing = true;
+    try {
+      this.deliverHeld();
+    } catch (error) {
+      // What undici does when a handler throws: the request is aborted and the handler hears the error.
+      this.abortReason ??= error as Error;
+      this.upstream?.abort(error as Error);
+      this.finish(error as Error);
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  private deliverHeld(): void {
+    const held = this.held!;
+    while (held.length > 0 && !this.callerPaused && !this.done)
+      this.handler.onResponseData?.(this, held.shift()!);
+    if (held.length > 0 || this.callerPaused || this.done) return;
+    this.held = undefined;
+    const trailers = this.heldEnd;
+    if (trailers === undefined) return;
+    this.heldEnd = undefined;
+    this.handler.onResponseEnd?.(this, trailers);
+    this.done = true;
   }
 
   private finish(error: Error): void {

@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, interceptors, request, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   Breaker,
@@ -171,6 +171,50 @@ describe('withCircuitBreaker(): every permit is settled', () => {
     expect(breaker.snapshot().totals.probes.succeeded).toBe(1);
     expect(inFlight(breaker)).toBe(0);
   });
+});
+
+describe('withCircuitBreaker() with what undici composes around it', () => {
+  it('a full bulkhead refuses at once, without a connection', async () => {
+    const upstream = await server();
+    const breaker = new Breaker('upstream', { bulkhead: { maxConcurrent: 1 }, timeoutMs: 500 });
+    const dispatcher = agentWith({ breaker });
+
+    const first = request(`${upstream.origin}/hang`, { dispatcher }).catch((e: unknown) => e);
+    await upstream.whenRequests(1);
+    const refusal = await request(`${upstream.origin}/ok`, { dispatcher }).catch((e: unknown) => e);
+
+    expect((refusal as CircuitOpenError).code).toBe('BULKHEAD_FULL');
+    expect(upstream.connections.opened).toBe(1);
+    expect(upstream.total()).toBe(1);
+    breaker.dispose();
+    await upstream.close();
+    await first;
+  });
+
+  // throwOnError: true throws from onResponseEnd to retry; false pauses the response while it decides.
+  it.each([true, false])(
+    "undici's retry composed outside it (throwOnError: %s): each attempt goes through the breaker, none once it opens",
+    async (throwOnError) => {
+      const upstream = await server();
+      const breaker = breakerOf({ consecutiveFailures: 2, timeoutMs: false });
+      const agent = new Agent();
+      cleanups.push(() => agent.destroy());
+      const dispatcher = agent.compose(
+        withCircuitBreaker({ breaker }),
+        interceptors.retry({ maxRetries: 5, minTimeout: 1, timeoutFactor: 1, throwOnError }),
+      );
+
+      const error = await request(`${upstream.origin}/fail`, { dispatcher }).catch(
+        (e: unknown) => e,
+      );
+
+      expect(error).toBeInstanceOf(CircuitOpenError);
+      expect(upstream.total()).toBe(2);
+      expect(breaker.snapshot().totals.failures.total).toBe(2);
+      expect(breaker.snapshot().totals.rejected.total).toBe(1);
+      expect(inFlight(breaker)).toBe(0);
+    },
+  );
 });
 
 describe('withCircuitBreaker() options', () => {
