@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { CallPermit } from '../core/index.js';
+import type { TrackedCall } from '../core/calls/tracked-call.js';
 import type { UndiciResponseHead } from './undici-circuit-breaker-options.interface.js';
 import { undiciMessages } from './undici.messages.js';
 
@@ -7,7 +8,6 @@ type Controller = Dispatcher.DispatchController;
 type Handler = Dispatcher.DispatchHandler;
 type Headers = UndiciResponseHead['headers'];
 
-const pending = (): void => {};
 /**
  * One request through the breaker: the handler undici calls, and the
  * controller the caller's handler is given. It settles its permit exactly
@@ -42,13 +42,17 @@ export class BreakerDispatchHandler implements Handler, Controller {
 
   /** Dispatches the request; the breaker's deadline runs from here. */
   start(dispatch: Dispatcher.Dispatch, request: Dispatcher.DispatchOptions): boolean {
-    // track() arms the breaker's deadline; it is given a result that never settles, because this handler
-    // settles the permit itself at the response's headers, synchronously, to know the outcome before the body flows.
-    // (Its own promise per request: reactions left on a shared one would pile up.)
+    // The breaker's deadline, on its one timer, told synchronously (the operator's way): track() would cost
+    // two promises and a microtask per request. The permit is settled here, at the response's headers.
     if (this.permit.timeoutMs !== undefined)
-      this.permit
-        .track(new Promise<never>(pending))
-        .then(undefined, (error: Error) => this.onDeadline(error));
+      (this.permit as TrackedCall<unknown>).watchDeadline((error) => this.onDeadline(error));
+    // A probe the breaker gives up on (halfOpen.maxWaitMs) is told through its signal only.
+    if (this.permit.probe) {
+      const signal = this.permit.signal;
+      signal.addEventListener('abort', () => this.onDeadline(signal.reason as Error), {
+        once: true,
+      });
+    }
     try {
       return dispatch(request, this);
     } catch (error) {
@@ -183,7 +187,7 @@ export class BreakerDispatchHandler implements Handler, Controller {
 
   /** The breaker's deadline passed before the headers (or a probe expired): abort the request itself. */
   private onDeadline(error: Error): void {
-    // The permit's rejection also follows a failure this handler counted itself: only a timeout aborts.
+    // The signal also aborts when the caller gives up (the permit is then ignored): only a timeout aborts here.
     if (this.permit.outcome !== 'timeout' || this.abortReason !== null) return;
     this.abortReason = error;
     this.upstream?.abort(error);

@@ -171,6 +171,57 @@ describe('withCircuitBreaker(): every permit is settled', () => {
     expect(breaker.snapshot().totals.probes.succeeded).toBe(1);
     expect(inFlight(breaker)).toBe(0);
   });
+
+  it("a hung half-open probe is aborted at the probe's deadline, and the breaker reopens", async () => {
+    const upstream = await server();
+    const clock = new ManualClock();
+    const breaker = breakerOf(
+      { consecutiveFailures: 1, openDurationMs: 1_000, timeoutMs: 500 },
+      clock,
+    );
+    const dispatcher = agentWith({ breaker });
+
+    await (await request(`${upstream.origin}/fail`, { dispatcher })).body.text();
+    clock.advance(1_000);
+    const probe = request(`${upstream.origin}/hang`, { dispatcher }).catch((e: unknown) => e);
+    await upstream.whenRequests(2);
+    clock.advance(500);
+
+    expect(await probe).toBeInstanceOf(CallTimeoutError);
+    await upstream.whenClosed(1);
+    expect(breaker.state).toBe('open');
+    expect(breaker.snapshot().totals.probes.failed).toBe(1);
+    expect(inFlight(breaker)).toBe(0);
+  });
+
+  it('a half-open probe the breaker gives up on (halfOpen.maxWaitMs) is aborted too', async () => {
+    const upstream = await server();
+    const clock = new ManualClock();
+    const breaker = breakerOf(
+      {
+        consecutiveFailures: 1,
+        openDurationMs: 1_000,
+        timeoutMs: false,
+        halfOpen: { maxWaitMs: 300 },
+      },
+      clock,
+    );
+    const dispatcher = agentWith({ breaker });
+
+    await (await request(`${upstream.origin}/fail`, { dispatcher })).body.text();
+    clock.advance(1_000);
+    const probe = request(`${upstream.origin}/hang`, { dispatcher }).catch((e: unknown) => e);
+    await upstream.whenRequests(2);
+    clock.advance(300);
+    // The breaker gives up on it when the next call asks (no timer of its own): then the probe's request is aborted.
+    const next = await request(`${upstream.origin}/ok`, { dispatcher }).catch((e: unknown) => e);
+
+    expect(await probe).toBeInstanceOf(CallTimeoutError);
+    await upstream.whenClosed(1);
+    expect(next).toBeInstanceOf(CircuitOpenError);
+    expect(breaker.state).toBe('open');
+    expect(inFlight(breaker)).toBe(0);
+  });
 });
 
 describe('withCircuitBreaker() with what undici composes around it', () => {
