@@ -64,6 +64,7 @@ const INTEGRATION_DIRS = [
   'websockets',
   'graphql',
   'grpc',
+  'undici',
 ];
 /**
  * Members of the engine that are `@internal`: a consumer's autocomplete must never

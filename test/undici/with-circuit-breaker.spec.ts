@@ -1,0 +1,258 @@
+import {
+  Agent,
+  fetch as undiciFetch,
+  getGlobalDispatcher,
+  request,
+  setGlobalDispatcher,
+} from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  Breaker,
+  CallTimeoutError,
+  CircuitOpenError,
+  type BreakerOptions,
+} from '../../lib/core/index.js';
+import { ManualClock } from '../../lib/testing/manual-clock.js';
+import { withCircuitBreaker, type UndiciCircuitBreakerOptions } from '../../lib/undici/index.js';
+import { startCountingServer, type CountingServer } from './counting-server.js';
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!();
+});
+
+async function server(): Promise<CountingServer> {
+  const started = await startCountingServer();
+  cleanups.push(() => started.close());
+  return started;
+}
+
+function breakerOf(options: BreakerOptions, clock = new ManualClock()): Breaker {
+  return new Breaker('upstream', options, { clock });
+}
+
+function agentWith(
+  options: UndiciCircuitBreakerOptions,
+  agentOptions: Agent.Options = {},
+): ReturnType<Agent['compose']> {
+  const agent = new Agent(agentOptions);
+  cleanups.push(() => agent.destroy());
+  return agent.compose(withCircuitBreaker(options));
+}
+
+describe('withCircuitBreaker() against a real server', () => {
+  it('refuses without opening a connection when the breaker is open, through request()', async () => {
+    const upstream = await server();
+    const breaker = breakerOf({ consecutiveFailures: 1, timeoutMs: false });
+    const dispatcher = agentWith({ breaker });
+
+    const failed = await request(`${upstream.origin}/fail`, { dispatcher });
+    expect(failed.statusCode).toBe(500);
+    expect(await failed.body.text()).toBe('down');
+    expect(breaker.state).toBe('open');
+
+    const refusal = await request(`${upstream.origin}/ok`, { dispatcher }).catch((e: unknown) => e);
+    expect(refusal).toBeInstanceOf(CircuitOpenError);
+    expect((refusal as CircuitOpenError).breakerName).toBe('upstream');
+    expect(upstream.requests.get('/ok')).toBeUndefined();
+    expect(upstream.total()).toBe(1);
+    expect(upstream.connections.opened).toBe(1);
+    expect(breaker.snapshot().totals.rejected.total).toBe(1);
+  });
+
+  it('refuses through undici fetch: the breaker error is the cause, nothing reaches the server', async () => {
+    const upstream = await server();
+    const breaker = breakerOf({ timeoutMs: false });
+    breaker.isolate();
+    const dispatcher = agentWith({ breaker });
+
+    const error = await undiciFetch(`${upstream.origin}/ok`, { dispatcher }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as TypeError).cause).toBeInstanceOf(CircuitOpenError);
+    expect(upstream.connections.opened).toBe(0);
+    expect(upstream.total()).toBe(0);
+    expect(breaker.snapshot().totals.rejected.total).toBe(1);
+  });
+
+  it("Node's global fetch goes through it, with the dispatcher option and with setGlobalDispatcher()", async () => {
+    const upstream = await server();
+    const breaker = breakerOf({ consecutiveFailures: 1, timeoutMs: false });
+    const dispatcher = agentWith({ breaker });
+
+    const failed = await fetch(`${upstream.origin}/fail`, { dispatcher } as RequestInit);
+    expect(failed.status).toBe(500);
+    expect(await failed.text()).toBe('down');
+    expect(breaker.snapshot().totals.failures.total).toBe(1);
+    expect(breaker.state).toBe('open');
+
+    const previous = getGlobalDispatcher();
+    setGlobalDispatcher(dispatcher);
+    cleanups.push(() => setGlobalDispatcher(previous));
+    const error = await fetch(`${upstream.origin}/ok`).catch((e: unknown) => e);
+    expect((error as TypeError).cause).toBeInstanceOf(CircuitOpenError);
+    expect(breaker.snapshot().totals.rejected.total).toBe(1);
+    expect(upstream.requests.get('/ok')).toBeUndefined();
+    expect(upstream.connections.opened).toBe(1);
+  });
+
+  it("aborts a hung request at the breaker's deadline: the server sees its socket closed", async () => {
+    const upstream = await server();
+    const clock = new ManualClock();
+    const breaker = breakerOf({ timeoutMs: 500 }, clock);
+    const dispatcher = agentWith({ breaker });
+
+    const pending = request(`${upstream.origin}/hang`, { dispatcher }).catch((e: unknown) => e);
+    await upstream.whenRequests(1);
+    clock.advance(499);
+    expect(upstream.connections.closed).toBe(0);
+    clock.advance(1);
+
+    const error = await pending;
+    expect(error).toBeInstanceOf(CallTimeoutError);
+    await upstream.whenClosed(1);
+    // (undici then opens a spare connection, as it does after any aborted request: nothing is sent on it.)
+    expect(upstream.total()).toBe(1);
+    const { totals } = breaker.snapshot();
+    expect(totals.timeouts).toBe(1);
+    expect(totals.failures.total).toBe(1);
+  });
+
+  it("aborts a hung fetch at the deadline: fetch rejects with the breaker's timeout as cause", async () => {
+    const upstream = await server();
+    const clock = new ManualClock();
+    const breaker = breakerOf({ timeoutMs: 500 }, clock);
+    const dispatcher = agentWith({ breaker });
+
+    const pending = fetch(`${upstream.origin}/hang`, { dispatcher } as RequestInit).catch(
+      (e: unknown) => e,
+    );
+    await upstream.whenRequests(1);
+    clock.advance(500);
+
+    expect(((await pending) as TypeError).cause).toBeInstanceOf(CallTimeoutError);
+    await upstream.whenClosed(1);
+    expect(breaker.snapshot().totals.timeouts).toBe(1);
+  });
+
+  it("the caller's own abort is ignored by the breaker, and the socket is closed", async () => {
+    const upstream = await server();
+    const breaker = breakerOf({ consecutiveFailures: 1, timeoutMs: 500 });
+    const dispatcher = agentWith({ breaker });
+    const caller = new AbortController();
+
+    const pending = request(`${upstream.origin}/hang`, { dispatcher, signal: caller.signal }).catch(
+      (e: unknown) => e,
+    );
+    await upstream.whenRequests(1);
+    caller.abort(new Error('caller left'));
+
+    expect(((await pending) as Error).message).toBe('caller left');
+    await upstream.whenClosed(1);
+    const { totals } = breaker.snapshot();
+    expect(totals.ignored).toBe(1);
+    expect(totals.failures.total).toBe(0);
+    expect(breaker.state).toBe('closed');
+  });
+
+  it('a fetch aborted by its caller is ignored too', async () => {
+    const upstream = await server();
+    const breaker = breakerOf({ consecutiveFailures: 1, timeoutMs: 500 });
+    const dispatcher = agentWith({ breaker });
+    const caller = new AbortController();
+
+    const pending = fetch(`${upstream.origin}/hang`, {
+      dispatcher,
+      signal: caller.signal,
+    } as RequestInit).catch((e: unknown) => e);
+    await upstream.whenRequests(1);
+    caller.abort();
+
+    expect(((await pending) as Error).name).toBe('AbortError');
+    await upstream.whenClosed(1);
+    expect(breaker.snapshot().totals.ignored).toBe(1);
+    expect(breaker.state).toBe('closed');
+  });
+
+  it.each([
+    ['retry-after', '3', 3_000],
+    ['retry-after-ms', '1500', 1_500],
+    ['x-ms-retry-after-ms', '2500', 2_500],
+  ])('a 429 with %s: %s pauses the breaker for %i ms', async (header, value, pauseMs) => {
+    const upstream = await server();
+    const breaker = breakerOf({ timeoutMs: false });
+    const dispatcher = agentWith({ breaker });
+
+    const answer = await request(`${upstream.origin}/429?h=${header}&v=${value}`, { dispatcher });
+    expect(answer.statusCode).toBe(429);
+    expect(await answer.body.text()).toBe('slow down');
+    expect(breaker.snapshot().totals.overloads).toBe(1);
+    expect(breaker.snapshot().retryAfterMs).toBe(pauseMs);
+
+    const refusal = await request(`${upstream.origin}/ok`, { dispatcher }).catch((e: unknown) => e);
+    expect((refusal as CircuitOpenError).retryAfterMs).toBe(pauseMs);
+    expect(upstream.requests.get('/ok')).toBeUndefined();
+  });
+
+  it('a per-origin family opens each origin on its own', async () => {
+    const a = await server();
+    const b = await server();
+    const breaker = breakerOf({
+      consecutiveFailures: 1,
+      timeoutMs: false,
+      perKey: { maxKeys: 10 },
+    });
+    const dispatcher = agentWith({ breaker });
+
+    expect((await request(`${a.origin}/fail`, { dispatcher })).statusCode).toBe(500);
+    expect(breaker.forKey(a.origin).state).toBe('open');
+    expect(breaker.forKey(b.origin).state).toBe('closed');
+
+    const refusal = await request(`${a.origin}/ok`, { dispatcher }).catch((e: unknown) => e);
+    expect((refusal as CircuitOpenError).breakerName).toBe(`upstream[${a.origin}]`);
+    const fine = await request(`${b.origin}/ok`, { dispatcher });
+    expect(await fine.body.text()).toBe('ok');
+    expect((await request(`${b.origin}/fail`, { dispatcher })).statusCode).toBe(500);
+    expect(breaker.forKey(b.origin).state).toBe('open');
+
+    expect(a.total()).toBe(1);
+    expect(b.total()).toBe(2);
+    expect(new Set([...breaker.children()].map((child) => child.name))).toEqual(
+      new Set([`upstream[${a.origin}]`, `upstream[${b.origin}]`]),
+    );
+  });
+
+  it('an unread failure body is read for the caller, so its connection is reused', async () => {
+    const upstream = await server();
+    const breaker = breakerOf({ timeoutMs: false });
+    const dispatcher = agentWith({ breaker, failureBodyLimit: 4 << 20 }, { connections: 1 });
+
+    const failed = await fetch(`${upstream.origin}/big-fail?bytes=${1 << 20}`, {
+      dispatcher,
+    } as RequestInit);
+    expect(failed.status).toBe(500);
+    // Its body is never read; the next request gets the one connection.
+    const next = await fetch(`${upstream.origin}/ok`, { dispatcher } as RequestInit);
+    expect(await next.text()).toBe('ok');
+    expect(upstream.connections.opened).toBe(1);
+    expect(upstream.total()).toBe(2);
+    // The caller could still read the body in full.
+    expect((await failed.arrayBuffer()).byteLength).toBe(1 << 20);
+  });
+
+  it('a failure body past failureBodyLimit aborts the request and closes the connection', async () => {
+    const upstream = await server();
+    const breaker = breakerOf({ timeoutMs: false });
+    const dispatcher = agentWith({ breaker, failureBodyLimit: 1024 });
+
+    const failed = await request(`${upstream.origin}/big-fail?bytes=${1 << 20}`, { dispatcher });
+    expect(failed.statusCode).toBe(500);
+    const error = await failed.body.text().catch((e: unknown) => e);
+    expect((error as Error).message).toBe(
+      'Circuit breaker "upstream" counted this response as a failure and read its body for the caller so as not to hold the connection, but the body passed 1024 bytes ("failureBodyLimit"), so the request was aborted. Raise failureBodyLimit if such bodies must reach the caller whole.',
+    );
+    await upstream.whenClosed(1);
+    expect(breaker.snapshot().totals.failures.total).toBe(1);
+  });
+});
