@@ -1,6 +1,11 @@
 import type { Dispatcher } from 'undici';
-import { BreakerHookError, type Breaker, type CallPermit } from '../core/index.js';
-import { DEFAULT_CIRCUIT_KEY, keyFor } from '../circuit-key.js';
+import {
+  BreakerHookError,
+  FAMILY_DEFAULT_KEY,
+  type Breaker,
+  type CallPermit,
+} from '../core/index.js';
+import { keyFor } from '../circuit-key.js';
 import { BreakerDispatchHandler } from './breaker-dispatch.handler.js';
 import { originKeyOf } from './request-origin.js';
 import type { UndiciCircuitBreakerOptions } from './undici-circuit-breaker-options.interface.js';
@@ -15,7 +20,7 @@ const DEFAULT_FAILURE_BODY_LIMIT = 65_536;
  * option) or `setGlobalDispatcher()` (global `fetch` included).
  *
  * A refused request is never dispatched (no connection, nothing sent): the
- * caller gets the breaker's `CircuitOpenError` (from `fetch`, as the `cause`
+ * caller gets the breaker's `CallRejectedError` (from `fetch`, as the `cause`
  * of its `TypeError`). The call is settled when the response's status and
  * headers arrive, classified by the breaker's `classifyResult` (by default
  * 5xx and 408 fail, 429 and 503 with `Retry-After` report overload), or by
@@ -76,7 +81,7 @@ function familyKeyOf(
 ): string {
   if (key !== undefined)
     return keyFor(breaker, `${undiciMessages.site} option "key"`, key, request);
-  return originKeyOf(request.origin) ?? DEFAULT_CIRCUIT_KEY;
+  return originKeyOf(request.origin) ?? FAMILY_DEFAULT_KEY;
 }
 
 /** A `skip` that throws is the application's bug: reported once, and the request goes through the breaker. */
@@ -88,7 +93,7 @@ function skips(
   try {
     return skip(request) === true;
   } catch (fault) {
-    breaker.reportFault(
+    breaker.reportHookError(
       `skip@${undiciMessages.site}`,
       new BreakerHookError(undiciMessages.skipThrew(breaker.name, fault), fault),
     );

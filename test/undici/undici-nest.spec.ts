@@ -1,7 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Agent, type Dispatcher } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { CircuitBreakerModule, CircuitBreakerRegistry, CircuitOpenError } from '../../lib/index.js';
+import {
+  CircuitBreakerModule,
+  CircuitBreakerRegistry,
+  CallRejectedError,
+} from '../../lib/index.js';
 import { withCircuitBreaker } from '../../lib/undici/index.js';
 import { nestApps } from '../helpers/nest-app.js';
 import { startCountingServer } from './counting-server.js';
@@ -49,8 +53,8 @@ describe('withCircuitBreaker() in a Nest application', () => {
 
     expect((await client.get(`${a.origin}/fail`)).status).toBe(500);
     const refusal = await client.get(`${a.origin}/ok`).catch((e: unknown) => e);
-    expect((refusal as TypeError).cause).toBeInstanceOf(CircuitOpenError);
-    expect(((refusal as TypeError).cause as CircuitOpenError).breakerName).toBe(
+    expect((refusal as TypeError).cause).toBeInstanceOf(CallRejectedError);
+    expect(((refusal as TypeError).cause as CallRejectedError).breakerName).toBe(
       `upstream[${a.origin}]`,
     );
     expect(await (await client.get(`${b.origin}/ok`)).text()).toBe('ok');

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   Breaker,
   CallTimeoutError,
-  CircuitOpenError,
+  CallRejectedError,
   type BreakerOptions,
 } from '../../lib/core/index.js';
 import { ManualClock } from '../../lib/testing/manual-clock.js';
@@ -218,7 +218,7 @@ describe('withCircuitBreaker(): every permit is settled', () => {
 
     expect(await probe).toBeInstanceOf(CallTimeoutError);
     await upstream.whenClosed(1);
-    expect(next).toBeInstanceOf(CircuitOpenError);
+    expect(next).toBeInstanceOf(CallRejectedError);
     expect(breaker.state).toBe('open');
     expect(inFlight(breaker)).toBe(0);
   });
@@ -234,7 +234,7 @@ describe('withCircuitBreaker() with what undici composes around it', () => {
     await upstream.whenRequests(1);
     const refusal = await request(`${upstream.origin}/ok`, { dispatcher }).catch((e: unknown) => e);
 
-    expect((refusal as CircuitOpenError).code).toBe('BULKHEAD_FULL');
+    expect((refusal as CallRejectedError).code).toBe('BULKHEAD_FULL');
     expect(upstream.connections.opened).toBe(1);
     expect(upstream.total()).toBe(1);
     breaker.dispose();
@@ -259,7 +259,7 @@ describe('withCircuitBreaker() with what undici composes around it', () => {
         (e: unknown) => e,
       );
 
-      expect(error).toBeInstanceOf(CircuitOpenError);
+      expect(error).toBeInstanceOf(CallRejectedError);
       expect(upstream.total()).toBe(2);
       expect(breaker.snapshot().totals.failures.total).toBe(2);
       expect(breaker.snapshot().totals.rejected.total).toBe(1);
@@ -280,7 +280,7 @@ describe('withCircuitBreaker() options', () => {
       (e: unknown) => e,
     );
 
-    expect(refusal).toBeInstanceOf(CircuitOpenError);
+    expect(refusal).toBeInstanceOf(CallRejectedError);
     expect(upstream.total()).toBe(1);
     expect(breaker.snapshot().totals.admitted).toBe(0);
   });

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   Breaker,
   CallTimeoutError,
-  CircuitOpenError,
+  CallRejectedError,
   type BreakerOptions,
 } from '../../lib/core/index.js';
 import { ManualClock } from '../../lib/testing/manual-clock.js';
@@ -52,8 +52,8 @@ describe('withCircuitBreaker() against a real server', () => {
     expect(breaker.state).toBe('open');
 
     const refusal = await request(`${upstream.origin}/ok`, { dispatcher }).catch((e: unknown) => e);
-    expect(refusal).toBeInstanceOf(CircuitOpenError);
-    expect((refusal as CircuitOpenError).breakerName).toBe('upstream');
+    expect(refusal).toBeInstanceOf(CallRejectedError);
+    expect((refusal as CallRejectedError).breakerName).toBe('upstream');
     expect(upstream.requests.get('/ok')).toBeUndefined();
     expect(upstream.total()).toBe(1);
     expect(upstream.connections.opened).toBe(1);
@@ -70,7 +70,7 @@ describe('withCircuitBreaker() against a real server', () => {
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(TypeError);
-    expect((error as TypeError).cause).toBeInstanceOf(CircuitOpenError);
+    expect((error as TypeError).cause).toBeInstanceOf(CallRejectedError);
     expect(upstream.connections.opened).toBe(0);
     expect(upstream.total()).toBe(0);
     expect(breaker.snapshot().totals.rejected.total).toBe(1);
@@ -91,7 +91,7 @@ describe('withCircuitBreaker() against a real server', () => {
     setGlobalDispatcher(dispatcher);
     cleanups.push(() => setGlobalDispatcher(previous));
     const error = await fetch(`${upstream.origin}/ok`).catch((e: unknown) => e);
-    expect((error as TypeError).cause).toBeInstanceOf(CircuitOpenError);
+    expect((error as TypeError).cause).toBeInstanceOf(CallRejectedError);
     expect(breaker.snapshot().totals.rejected.total).toBe(1);
     expect(upstream.requests.get('/ok')).toBeUndefined();
     expect(upstream.connections.opened).toBe(1);
@@ -191,7 +191,7 @@ describe('withCircuitBreaker() against a real server', () => {
     expect(breaker.snapshot().retryAfterMs).toBe(pauseMs);
 
     const refusal = await request(`${upstream.origin}/ok`, { dispatcher }).catch((e: unknown) => e);
-    expect((refusal as CircuitOpenError).retryAfterMs).toBe(pauseMs);
+    expect((refusal as CallRejectedError).retryAfterMs).toBe(pauseMs);
     expect(upstream.requests.get('/ok')).toBeUndefined();
   });
 
@@ -210,7 +210,7 @@ describe('withCircuitBreaker() against a real server', () => {
     expect(breaker.forKey(b.origin).state).toBe('closed');
 
     const refusal = await request(`${a.origin}/ok`, { dispatcher }).catch((e: unknown) => e);
-    expect((refusal as CircuitOpenError).breakerName).toBe(`upstream[${a.origin}]`);
+    expect((refusal as CallRejectedError).breakerName).toBe(`upstream[${a.origin}]`);
     const fine = await request(`${b.origin}/ok`, { dispatcher });
     expect(await fine.body.text()).toBe('ok');
     expect((await request(`${b.origin}/fail`, { dispatcher })).statusCode).toBe(500);
