@@ -184,6 +184,19 @@ describe('Breaker tripping (closed → open)', () => {
     });
   });
 
+  it('by default, after a healthy window of 20 calls or more, 6 failures in a row open (a sudden streak)', async () => {
+    const breaker = new Breaker('defaults-sudden');
+    for (let i = 0; i < 20; i++) await run(breaker, succeed(1));
+    for (let i = 0; i < 5; i++) await run(breaker, fail());
+    expect(breaker.state).toBe('closed');
+    await run(breaker, fail());
+    expect(breaker.state).toBe('open');
+    expect(breaker.snapshot().lastTransition).toMatchObject({
+      reason: 'consecutive-failures',
+      consecutiveFailures: 6,
+    });
+  });
+
   it('by default, the 50% rate rule still opens on failures that never reach 10 in a row', async () => {
     const breaker = new Breaker('defaults-rate');
     // 9 failures, a success, 9 failures, a success: 90% over 20 calls, never 10 in a row.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveBreakerOptions } from '../../lib/core/options/resolve-options.js';
-import { tripReason } from '../../lib/core/state/trip-rules.js';
+import { suddenStreak, tripReason } from '../../lib/core/state/trip-rules.js';
 import { CountWindow } from '../../lib/core/window/count-window.js';
 import { TimeWindow } from '../../lib/core/window/time-window.js';
 import {
@@ -16,6 +16,15 @@ function countWindow(slots: number[]): CountWindow {
 }
 
 const clock = { monotonic: () => 0 };
+
+/** `before` calls, the first `failedBefore` of them failed, then a streak of `streak` failures. */
+function streakAfter(before: number, failedBefore: number, streak: number): CountWindow {
+  return countWindow([
+    ...Array<number>(failedBefore).fill(SLOT_FAILURE),
+    ...Array<number>(before - failedBefore).fill(SLOT_SUCCESS),
+    ...Array<number>(streak).fill(SLOT_FAILURE),
+  ]);
+}
 
 describe('tripReason (when a closed breaker must open)', () => {
   it('opens on the failure streak before any population is reached', () => {
@@ -86,5 +95,40 @@ describe('tripReason (when a closed breaker must open)', () => {
     expect(tripReason(config, window, 0, { monotonic: () => 5_000 })).toBe('failure-rate');
     expect(tripReason(config, window, 0, { monotonic: () => 30_000 })).toBeUndefined();
     expect(window.calls).toBe(0);
+  });
+
+  it('a sudden streak: 6 failures in a row open a default breaker whose window was healthy before them', () => {
+    const config = resolveBreakerOptions('sudden', {});
+    // 94 calls before the streak, none failed: 6 in a row are enough, 5 are not.
+    expect(tripReason(config, streakAfter(94, 0, 5), 5, clock)).toBeUndefined();
+    expect(tripReason(config, streakAfter(94, 0, 6), 6, clock)).toBe('consecutive-failures');
+    // Healthy is at most 10% failed before the streak: 9 of 90 is, 10 of 90 is not.
+    expect(tripReason(config, streakAfter(90, 9, 6), 6, clock)).toBe('consecutive-failures');
+    expect(tripReason(config, streakAfter(90, 10, 6), 6, clock)).toBeUndefined();
+    // A brownout's window (30% failed) needs the whole streak of 10.
+    expect(tripReason(config, streakAfter(90, 27, 9), 9, clock)).toBeUndefined();
+    expect(tripReason(config, streakAfter(90, 27, 10), 10, clock)).toBe('consecutive-failures');
+  });
+
+  it('a sudden streak needs minimumThroughput calls before it, and the whole streak in the window', () => {
+    const config = resolveBreakerOptions('sudden-population', {});
+    expect(tripReason(config, streakAfter(19, 0, 6), 6, clock)).toBeUndefined();
+    expect(tripReason(config, streakAfter(20, 0, 6), 6, clock)).toBe('consecutive-failures');
+    // The window holds 4 failures of a streak of 6 (the first two aged out): it says nothing about before.
+    expect(tripReason(config, streakAfter(40, 0, 4), 6, clock)).toBeUndefined();
+  });
+
+  it('no sudden streak without the rate rule beside it (consecutiveFailures alone, or false)', () => {
+    const classic = resolveBreakerOptions('classic', { consecutiveFailures: 10 });
+    expect(tripReason(classic, streakAfter(94, 0, 6), 6, clock)).toBeUndefined();
+    const rateOnly = resolveBreakerOptions('rate-only', { consecutiveFailures: false });
+    expect(tripReason(rateOnly, streakAfter(94, 0, 6), 6, clock)).toBeUndefined();
+    // A streak of 4 beside the rate rule: the sudden streak is 3.
+    const short = resolveBreakerOptions('short', { consecutiveFailures: 4, minimumThroughput: 20 });
+    expect(tripReason(short, streakAfter(50, 0, 3), 3, clock)).toBe('consecutive-failures');
+  });
+
+  it('the sudden streak is a little over half the streak, never more than it', () => {
+    expect([1, 2, 3, 4, 5, 10, 20].map(suddenStreak)).toEqual([1, 2, 3, 3, 4, 6, 11]);
   });
 });

@@ -108,7 +108,9 @@ export interface BreakerOptions {
   minimumThroughput?: number;
   /**
    * Opens after this many failures in a row. Default 10, beside the failure
-   * rate rule: whichever trips first opens the breaker. Given alone (without
+   * rate rule: whichever trips first opens the breaker. Beside the rate rule,
+   * ⌈N/2⌉ + 1 in a row (6 of 10) are enough when the window before them was
+   * healthy (at least `minimumThroughput` calls, at most 10 % failed). Given alone (without
    * `window`, `failureRateThreshold` or `minimumThroughput`) it is the only
    * trip rule. `false` turns it off, leaving the rate rule alone.
    */
