@@ -12,7 +12,6 @@ import {
 import { Breaker, type CallPermit } from './core/index.js';
 import { subscribeWithCallSignal } from './call-signal.js';
 import { FaultedCall } from './core/calls/faulted-call.js';
-import type { TrackedCall } from './core/calls/tracked-call.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import { keyFor } from './circuit-key.js';
 import { OptionChecker } from './core/options/option-checker.js';
@@ -245,7 +244,7 @@ class OperatorCall<T, R> {
 
   /** The breaker's own deadline (one timer for the process): it counts the timeout, we end the subscription. */
   private endAtDeadline(): void {
-    (this.permit as TrackedCall<unknown>).watchDeadline((error) => this.endWith(error));
+    this.permit.watchDeadline((error) => this.endWith(error));
   }
 
   /** The breaker decided the call (a deadline, an abandoned probe): the source is no longer wanted. */

@@ -7,7 +7,6 @@ import {
   type StatusObject,
 } from '@grpc/grpc-js';
 import { BreakerHookError, isCallRejected, type Breaker, type CallPermit } from '../core/index.js';
-import type { TrackedCall } from '../core/calls/tracked-call.js';
 import { keyFor } from '../circuit-key.js';
 import { grpcMessages } from './grpc.messages.js';
 import { settleByStatus } from './grpc-status.outcome.js';
@@ -150,8 +149,8 @@ export class GrpcBreakerCall implements InterceptingCallInterface {
       },
       { once: true },
     );
-    const watch = (permit as Partial<Pick<TrackedCall<unknown>, 'watchDeadline'>>).watchDeadline;
-    if (typeof watch === 'function') watch.call(permit, () => undefined);
+    // The breaker's deadline on its one timer: the permit's signal aborts, which cancels the call above.
+    permit.watchDeadline(() => undefined);
   }
 }
 

@@ -1,6 +1,5 @@
 import type { Dispatcher } from 'undici';
 import type { CallPermit } from '../core/index.js';
-import type { TrackedCall } from '../core/calls/tracked-call.js';
 import type { UndiciResponseHead } from './undici-circuit-breaker-options.interface.js';
 import { undiciMessages } from './undici.messages.js';
 
@@ -45,7 +44,7 @@ export class BreakerDispatchHandler implements Handler, Controller {
     // The breaker's deadline, on its one timer, told synchronously (the operator's way): track() would cost
     // two promises and a microtask per request. The permit is settled here, at the response's headers.
     if (this.permit.timeoutMs !== undefined)
-      (this.permit as TrackedCall<unknown>).watchDeadline((error) => this.onDeadline(error));
+      this.permit.watchDeadline((error) => this.onDeadline(error));
     // A probe the breaker gives up on (halfOpen.maxWaitMs) is told through its signal only.
     if (this.permit.probe) {
       const signal = this.permit.signal;

@@ -97,7 +97,6 @@ export class FaultedCall<T> implements CallPermit<T> {
   cancel(): void {
     this.tracked.cancel();
   }
-  /** @internal For a caller that settles the permit itself (the RxJS operator): told when the deadline passes. */
   watchDeadline(onExpired: (error: CallTimeoutError) => void): void {
     this.tracked.watchDeadline(onExpired);
   }

@@ -51,6 +51,16 @@ export interface CallPermit<T = unknown> {
    * underlying work cannot be aborted from here, pass a signal yourself).
    */
   track(result: T | PromiseLike<T>): Promise<T>;
+  /**
+   * Arms the breaker's deadline for a call you settle yourself, without a
+   * promise (an HTTP client's callbacks, a stream): if `timeoutMs` passes
+   * before you settle, the permit counts a timeout, its `signal` aborts and
+   * `onExpired` hears the `CallTimeoutError`, so you can stop the work and
+   * answer your caller. Nothing happens without a deadline, once settled, or
+   * when `track()` armed it already. The deadline waits on the breaker's one
+   * shared timer: no timer per call.
+   */
+  watchDeadline(onExpired: (error: CallTimeoutError) => void): void;
 }
 
 /**
@@ -305,13 +315,9 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     this.reject?.(error);
   }
 
-  /** @internal For a caller that settles the permit itself (the RxJS operator): told when the deadline passes. */
+  /** For a caller that settles the permit itself (`watchDeadline()`): told when the deadline passes. */
   private onExpired: ((error: CallTimeoutError) => void) | undefined = undefined;
 
-  /**
-   * @internal Arms the breaker's deadline for a call the caller settles itself:
-   * when it passes first, the permit counts the timeout and `onExpired` hears it.
-   */
   watchDeadline(onExpired: (error: CallTimeoutError) => void): void {
     if (this.settled || this.timeoutMs === undefined || this.queue !== undefined) return;
     this.onExpired = onExpired;

@@ -98,6 +98,9 @@ export class UncountedCall<T> implements CallPermit<T> {
     this.settle();
   }
 
+  /** A call let through uncounted has no deadline of the breaker's. */
+  watchDeadline(): void {}
+
   track(result: T | PromiseLike<T>): Promise<T> {
     this.settle();
     try {
