@@ -1,0 +1,149 @@
+import axios from 'axios';
+import type { AxiosAdapter, AxiosInstance, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
+import { Breaker } from '../core/index.js';
+import type { CallContext } from '../core/index.js';
+import type {
+  AxiosCircuitBreakerOptions,
+  AxiosTarget,
+} from './axios-circuit-breaker-options.interface.js';
+import { callerSignalOf } from './axios-caller-signal.js';
+import { requestOrigin } from './axios-request-origin.js';
+import { axiosMessages } from './axios.messages.js';
+
+/** The breaker of one wired instance, and how a request finds its breaker. */
+interface Wiring {
+  readonly breakerOf: (config: InternalAxiosRequestConfig) => Breaker;
+  readonly skip: ((config: InternalAxiosRequestConfig) => boolean) | undefined;
+}
+
+// The adapters this module made, by the wiring they belong to: a config sent again (a retry
+// sends error.config) already holds one, and must not be wrapped twice.
+const protectedAdapters = new WeakMap<AxiosAdapter, Wiring>();
+const wiredInstances = new WeakSet<AxiosInstance>();
+
+/**
+ * Puts `options.breaker` in front of every request of an axios instance (or
+ * of an `HttpService`'s `axiosRef`), and returns the function that takes it
+ * away again.
+ *
+ * A request interceptor wraps the adapter the request would use (its own
+ * `adapter`, or the instance's default), so the breaker decides before
+ * anything is sent: a refused request opens no connection and rejects with
+ * `CircuitOpenError`. The breaker's deadline aborts the request (its signal
+ * is the request's `signal`; the caller's `signal` and `cancelToken` still
+ * cancel it, and a cancelled request is `ignored`). A response, or the
+ * response of an `AxiosError` that `validateStatus` refused, is classified by
+ * its status and its `Retry-After`-style headers; an error without a response
+ * (refused connection, reset, axios' own `timeout`) is a failure.
+ *
+ * @publicApi
+ */
+export function withCircuitBreaker(
+  target: AxiosTarget,
+  options: AxiosCircuitBreakerOptions,
+): () => void {
+  const instance = instanceOf(target);
+  const wiring = wiringOf(options);
+  if (wiredInstances.has(instance))
+    throw new TypeError(axiosMessages.alreadyProtected(options.breaker.name));
+  wiredInstances.add(instance);
+  const id = instance.interceptors.request.use(
+    (config) => {
+      const current = config.adapter;
+      if (typeof current !== 'function' || protectedAdapters.get(current) !== wiring)
+        config.adapter = protectAdapter(
+          axios.getAdapter(current ?? axios.defaults.adapter, config),
+          wiring,
+        );
+      return config;
+    },
+    undefined,
+    { synchronous: true },
+  );
+  let wired = true;
+  return () => {
+    if (!wired) return;
+    wired = false;
+    instance.interceptors.request.eject(id);
+    wiredInstances.delete(instance);
+  };
+}
+
+function instanceOf(target: AxiosTarget): AxiosInstance {
+  const instance =
+    typeof target === 'object' && target !== null && 'axiosRef' in target
+      ? target.axiosRef
+      : target;
+  if (
+    typeof instance !== 'function' ||
+    typeof (instance as Partial<AxiosInstance>).interceptors?.request?.use !== 'function'
+  )
+    throw new TypeError(axiosMessages.notAnInstance(target));
+  return instance;
+}
+
+function wiringOf(options: AxiosCircuitBreakerOptions): Wiring {
+  const breaker = (options as Partial<AxiosCircuitBreakerOptions> | undefined)?.breaker;
+  if (!(breaker instanceof Breaker)) throw new TypeError(axiosMessages.noBreaker(breaker));
+  const { key, skip } = options;
+  if (key !== undefined && typeof key !== 'function')
+    throw new TypeError(axiosMessages.notAFunction(breaker.name, 'key', key));
+  if (skip !== undefined && typeof skip !== 'function')
+    throw new TypeError(axiosMessages.notAFunction(breaker.name, 'skip', skip));
+  // A family's children share its options: only the family itself has no parent.
+  const family = breaker.config.perKey !== undefined && breaker.parent === undefined;
+  if (key !== undefined && !family)
+    throw new TypeError(axiosMessages.keyWithoutFamily(breaker.name));
+  const breakerOf = !family
+    ? () => breaker
+    : key === undefined
+      ? (config: InternalAxiosRequestConfig) => breaker.forKey(requestOrigin(config))
+      : (config: InternalAxiosRequestConfig) =>
+          breaker.forKey(key(config) ?? requestOrigin(config));
+  return { breakerOf, skip };
+}
+
+/** The adapter `inner` behind the breaker of `wiring`. */
+function protectAdapter(inner: AxiosAdapter, wiring: Wiring): AxiosAdapter {
+  const adapter: AxiosAdapter = (config) => {
+    if (wiring.skip?.(config) === true) return inner(config);
+    const breaker = wiring.breakerOf(config);
+    const caller = callerSignalOf(config);
+    if (caller === undefined) return breaker.execute((call) => send(inner, config, call));
+    return breaker
+      .execute((call) => send(inner, config, call), { signal: caller.signal })
+      .finally(caller.dispose);
+  };
+  protectedAdapters.set(adapter, wiring);
+  return adapter;
+}
+
+/**
+ * Sends the request with the call's signal, which aborts at the breaker's
+ * deadline and when the caller cancels. The caller's config stays as it was,
+ * and is the one the response and its errors carry: a retry that sends
+ * `error.config` again must not inherit a signal that has already aborted.
+ */
+function send(
+  inner: AxiosAdapter,
+  config: InternalAxiosRequestConfig,
+  call: CallContext,
+): Promise<AxiosResponse> {
+  const signal = call.signal;
+  if (signal === undefined) return inner(config);
+  const sent = { ...config, signal };
+  return inner(sent).then(
+    (response) => {
+      if (response.config === sent) response.config = config;
+      return response;
+    },
+    (error: unknown) => {
+      const loose = error as { config?: unknown; response?: { config?: unknown } } | null;
+      if (typeof loose === 'object' && loose !== null) {
+        if (loose.config === sent) loose.config = config;
+        if (loose.response?.config === sent) loose.response.config = config;
+      }
+      throw error;
+    },
+  );
+}

@@ -1,0 +1,110 @@
+import { Agent } from 'node:http';
+import { HttpModule, HttpService } from '@nestjs/axios';
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { AxiosError } from 'axios';
+import { firstValueFrom } from 'rxjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { provideAxiosCircuitBreaker, withCircuitBreaker } from '../../lib/axios/index.js';
+import {
+  CallTimeoutError,
+  CircuitBreakerModule,
+  CircuitBreakerRegistry,
+  CircuitOpenError,
+} from '../../lib/index.js';
+import { ManualClock } from '../../lib/testing/index.js';
+import { countingServer, routes, type CountingServer } from './counting-server.js';
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!();
+});
+
+interface Started {
+  app: INestApplication;
+  http: HttpService;
+  registry: CircuitBreakerRegistry;
+  server: CountingServer;
+  clock: ManualClock;
+}
+
+/** The wiring the docs show: HttpModule, CircuitBreakerModule.forRoot() and the one provider. */
+async function start(): Promise<Started> {
+  const server = await countingServer(routes);
+  cleanups.push(() => server.close());
+  const agent = new Agent({ keepAlive: false });
+  cleanups.push(() => agent.destroy());
+  const clock = new ManualClock();
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      HttpModule.register({ baseURL: server.url, httpAgent: agent }),
+      CircuitBreakerModule.forRoot({
+        clock,
+        breakers: { upstream: { consecutiveFailures: 1, timeoutMs: 100 } },
+      }),
+    ],
+    providers: [provideAxiosCircuitBreaker(HttpService, 'upstream')],
+  }).compile();
+  const app = moduleRef.createNestApplication({ logger: false });
+  await app.init();
+  cleanups.push(() => app.close());
+  return {
+    app,
+    http: app.get(HttpService),
+    registry: app.get(CircuitBreakerRegistry),
+    server,
+    clock,
+  };
+}
+
+describe('provideAxiosCircuitBreaker(HttpService, name) in a Nest application', () => {
+  it('counts the Observable path and refuses with CircuitOpenError, sending nothing', async () => {
+    const { http, registry, server } = await start();
+
+    expect((await firstValueFrom(http.get('/ok'))).status).toBe(200);
+    const failed = await firstValueFrom(http.get('/fail')).catch((error: unknown) => error);
+    expect((failed as AxiosError).response?.status).toBe(500);
+    expect(registry.get('upstream').state).toBe('open');
+
+    const refused = await firstValueFrom(http.get('/ok')).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(CircuitOpenError);
+    expect(refused).toMatchObject({ breakerName: 'upstream', reason: 'open' });
+    expect({ connections: server.connections, requests: server.requests }).toEqual({
+      connections: 2,
+      requests: 2,
+    });
+  });
+
+  it('aborts at the deadline: the subscriber gets CallTimeoutError, the server a closed socket', async () => {
+    const { http, registry, server, clock } = await start();
+
+    const pending = firstValueFrom(http.get('/hang')).catch((error: unknown) => error);
+    await server.received(1);
+    clock.advance(100);
+    expect(await pending).toBeInstanceOf(CallTimeoutError);
+    await server.abandonedBy(1);
+    expect(registry.get('upstream').snapshot().totals.timeouts).toBe(1);
+  });
+
+  it('an unsubscribe cancels the request, which is ignored', async () => {
+    const { http, registry, server } = await start();
+
+    const subscription = http.get('/hang').subscribe({ error: () => undefined });
+    await server.received(1);
+    subscription.unsubscribe();
+    await server.abandonedBy(1);
+    const snapshot = registry.get('upstream').snapshot();
+    expect(snapshot.state).toBe('closed');
+    expect(snapshot.totals.ignored).toBe(1);
+    expect(snapshot.totals.failures.total).toBe(0);
+  });
+
+  it('takes the breaker away when the application closes', async () => {
+    const { app, http, registry } = await start();
+    const instance = http.axiosRef;
+
+    await app.close();
+    const unwrap = withCircuitBreaker(instance, { breaker: registry.get('upstream') });
+    unwrap();
+  });
+});
