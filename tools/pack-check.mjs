@@ -63,6 +63,7 @@ const INTEGRATION_DIRS = [
   'microservices',
   'websockets',
   'graphql',
+  'axios',
 ];
 /**
  * Members of the engine that are `@internal`: a consumer's autocomplete must never
