@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { Agent } from 'node:http';
 import axios, { AxiosError, type AxiosInstance } from 'axios';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -196,6 +197,35 @@ describe('withCircuitBreaker(axios instance)', () => {
     expect(snapshot.state).toBe('closed');
     expect(snapshot.totals.ignored).toBe(2);
     expect(snapshot.totals.failures.total).toBe(0);
+  });
+
+  it("leaves no listener on the caller's signal or cancel token, whatever the outcome", async () => {
+    const server = await upstream();
+    const http = client(server.url);
+    const clock = new ManualClock();
+    const breaker = breakerOf({ consecutiveFailures: 2, timeoutMs: 100 }, clock);
+    withCircuitBreaker(http, { breaker });
+    const signal = new AbortController().signal;
+    const source = axios.CancelToken.source();
+    const listeners = (): number =>
+      getEventListeners(signal, 'abort').length +
+      // axios keeps a token's subscribers in this field; nothing public counts them.
+      ((source.token as unknown as Record<string, unknown[] | undefined>)['_listeners']?.length ??
+        0);
+    const options = { signal, cancelToken: source.token };
+
+    await http.get('/ok', options);
+    expect(listeners()).toBe(0);
+    await rejectionOf(http.get('/fail', options));
+    expect(listeners()).toBe(0);
+    const hung = rejectionOf(http.get('/hang', options));
+    await server.received(3);
+    clock.advance(100);
+    expect(await hung).toBeInstanceOf(CallTimeoutError);
+    expect(listeners()).toBe(0);
+    expect(breaker.state).toBe('open');
+    expect(await rejectionOf(http.get('/ok', options))).toBeInstanceOf(CircuitOpenError);
+    expect(listeners()).toBe(0);
   });
 
   it('a per-key family opens per origin, each independently', async () => {
