@@ -16,11 +16,19 @@ interface Wiring {
   readonly skip: ((config: InternalAxiosRequestConfig) => boolean) | undefined;
   /** The protected form of each adapter requests used, made once (weakly: the fetch adapter may be made per request). */
   readonly adapters: WeakMap<AxiosAdapter, AxiosAdapter>;
+  /** False once taken away: a config that still holds one of its adapters (a retry) goes straight through. */
+  active: boolean;
 }
 
-// The adapters this module made, by the wiring they belong to: a config sent again (a retry
-// sends error.config) already holds one, and must not be wrapped twice.
-const protectedAdapters = new WeakMap<AxiosAdapter, Wiring>();
+/** A protected adapter: the wiring it belongs to, and the adapter it protects. */
+interface Protected {
+  readonly wiring: Wiring;
+  readonly inner: AxiosAdapter;
+}
+
+// The adapters this module made: a config sent again (a retry sends error.config) already holds
+// one, which must not be wrapped twice; one of a wiring taken away gives its own adapter back.
+const protectedAdapters = new WeakMap<AxiosAdapter, Protected>();
 const wiredInstances = new WeakSet<AxiosInstance>();
 
 /**
@@ -52,9 +60,10 @@ export function withCircuitBreaker(
   const id = instance.interceptors.request.use(
     (config) => {
       const current = config.adapter;
-      if (typeof current !== 'function' || protectedAdapters.get(current) !== wiring)
+      const made = typeof current === 'function' ? protectedAdapters.get(current) : undefined;
+      if (made?.wiring !== wiring)
         config.adapter = protectedAdapterOf(
-          axios.getAdapter(current ?? axios.defaults.adapter, config),
+          made?.inner ?? axios.getAdapter(current ?? axios.defaults.adapter, config),
           wiring,
         );
       return config;
@@ -62,10 +71,9 @@ export function withCircuitBreaker(
     undefined,
     { synchronous: true },
   );
-  let wired = true;
   return () => {
-    if (!wired) return;
-    wired = false;
+    if (!wiring.active) return;
+    wiring.active = false;
     instance.interceptors.request.eject(id);
     wiredInstances.delete(instance);
   };
@@ -102,7 +110,7 @@ function wiringOf(options: AxiosCircuitBreakerOptions): Wiring {
       ? (config: InternalAxiosRequestConfig) => breaker.forKey(requestOrigin(config))
       : (config: InternalAxiosRequestConfig) =>
           breaker.forKey(key(config) ?? requestOrigin(config));
-  return { breakerOf, skip, adapters: new WeakMap() };
+  return { breakerOf, skip, adapters: new WeakMap(), active: true };
 }
 
 function protectedAdapterOf(inner: AxiosAdapter, wiring: Wiring): AxiosAdapter {
@@ -117,7 +125,7 @@ function protectedAdapterOf(inner: AxiosAdapter, wiring: Wiring): AxiosAdapter {
 /** The adapter `inner` behind the breaker of `wiring`. */
 function protectAdapter(inner: AxiosAdapter, wiring: Wiring): AxiosAdapter {
   const adapter: AxiosAdapter = (config) => {
-    if (wiring.skip?.(config) === true) return inner(config);
+    if (!wiring.active || wiring.skip?.(config) === true) return inner(config);
     const breaker = wiring.breakerOf(config);
     const caller = callerSignalOf(config);
     if (caller === undefined) return breaker.execute((call) => send(inner, config, call));
@@ -125,7 +133,7 @@ function protectAdapter(inner: AxiosAdapter, wiring: Wiring): AxiosAdapter {
       .execute((call) => send(inner, config, call), { signal: caller.signal })
       .finally(caller.dispose);
   };
-  protectedAdapters.set(adapter, wiring);
+  protectedAdapters.set(adapter, { wiring, inner });
   return adapter;
 }
 

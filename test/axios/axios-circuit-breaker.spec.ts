@@ -304,15 +304,23 @@ describe('withCircuitBreaker(axios instance)', () => {
     const breaker = breakerOf({ consecutiveFailures: 1 });
     const unwrap = withCircuitBreaker(http, { breaker });
 
-    await rejectionOf(http.get('/fail'));
+    const failed = (await rejectionOf(http.get('/fail'))) as AxiosError;
     expect(await rejectionOf(http.get('/ok'))).toBeInstanceOf(CircuitOpenError);
     unwrap();
     unwrap();
     expect((await http.get('/ok')).status).toBe(200);
-    expect(server.requests).toBe(2);
-    // Once taken away, the instance may be wired again.
-    withCircuitBreaker(http, { breaker });
-    expect(await rejectionOf(http.get('/ok'))).toBeInstanceOf(CircuitOpenError);
+    // A config that still holds the protected adapter (a retry of error.config) goes straight through.
+    expect(((await rejectionOf(http.request(failed.config!))) as AxiosError).response?.status).toBe(
+      500,
+    );
+    expect(server.requests).toBe(3);
+    expect(breaker.snapshot().totals.admitted).toBe(1);
+    // Once taken away, the instance may be wired again; an old config goes through the new breaker only.
+    const next = breakerOf({ consecutiveFailures: 5 });
+    withCircuitBreaker(http, { breaker: next });
+    await rejectionOf(http.request(failed.config!));
+    expect(next.snapshot().totals.admitted).toBe(1);
+    expect(breaker.snapshot().totals.admitted).toBe(1);
   });
 
   it('refuses wiring mistakes with messages naming the breaker and the option', () => {
