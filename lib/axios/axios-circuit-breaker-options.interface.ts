@@ -16,7 +16,9 @@ export interface AxiosCircuitBreakerOptions {
   /**
    * The key of a request's child in a per-key family, from the request's
    * config as the adapter gets it (`baseURL` and `url` merged in).
-   * `undefined`: the request's origin. Only with a per-key family.
+   * `undefined` or `''`: the family's `DEFAULT_CIRCUIT_KEY`; a key function
+   * that throws is reported once and the request goes on under that key.
+   * Without `key`, the child is the request's origin. Only with a per-key family.
    */
   key?: (config: InternalAxiosRequestConfig) => string | undefined;
   /** Requests for which this returns `true` bypass the breaker: not counted, never refused. */

@@ -9,6 +9,10 @@ import type {
 import { callerSignalOf } from './axios-caller-signal.js';
 import { requestOrigin } from './axios-request-origin.js';
 import { axiosMessages } from './axios.messages.js';
+import { keyFor } from '../circuit-key.js';
+
+// Where a key function's faults are reported from (once per site, as for every key option).
+const KEY_SITE = 'withCircuitBreaker() of nestjs-circuit-breaker/axios';
 
 /** The breaker of one wired instance, and how a request finds its breaker. */
 interface Wiring {
@@ -109,7 +113,7 @@ function wiringOf(options: AxiosCircuitBreakerOptions): Wiring {
     : key === undefined
       ? (config: InternalAxiosRequestConfig) => breaker.forKey(requestOrigin(config))
       : (config: InternalAxiosRequestConfig) =>
-          breaker.forKey(key(config) ?? requestOrigin(config));
+          breaker.forKey(keyFor(breaker, KEY_SITE, key, config));
   return { breakerOf, skip, adapters: new WeakMap(), active: true };
 }
 

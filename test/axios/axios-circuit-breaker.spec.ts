@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { withCircuitBreaker } from '../../lib/axios/index.js';
 import { Breaker, CallTimeoutError, CircuitOpenError } from '../../lib/core/index.js';
 import type { BreakerOptions } from '../../lib/core/index.js';
+import { DEFAULT_CIRCUIT_KEY } from '../../lib/index.js';
 import { ManualClock } from '../../lib/testing/index.js';
 import { countingServer, routes, type CountingServer } from './counting-server.js';
 
@@ -257,18 +258,34 @@ describe('withCircuitBreaker(axios instance)', () => {
     expect([...breaker.children()].map((child) => child.key)).toEqual([server.url]);
   });
 
-  it('key chooses the child; undefined falls back to the origin', async () => {
+  it("key chooses the child; undefined, or a key function's fault, is the family's default key", async () => {
     const server = await upstream();
     const http = client(server.url);
-    const breaker = breakerOf({ perKey: {} });
+    const reported: Error[] = [];
+    const breaker = new Breaker(
+      'upstream',
+      { perKey: {} },
+      { clock: new ManualClock(), reportError: (error) => reported.push(error) },
+    );
     withCircuitBreaker(http, {
       breaker,
-      key: (config) => (config.url?.startsWith('/status') === true ? 'status' : undefined),
+      key: (config) => {
+        if (config.url === '/ok?throw') throw new Error('no tenant');
+        return config.url?.startsWith('/status') === true ? 'status' : undefined;
+      },
     });
 
     await http.get('/status/200');
     await http.get('/ok');
-    expect([...breaker.children()].map((child) => child.key)).toEqual(['status', server.url]);
+    await http.get('/ok?throw');
+    expect([...breaker.children()].map((child) => child.key)).toEqual([
+      'status',
+      DEFAULT_CIRCUIT_KEY,
+    ]);
+    expect(breaker.forKey(DEFAULT_CIRCUIT_KEY).snapshot().totals.successes).toBe(2);
+    expect(reported.map((error) => error.message)).toEqual([
+      `Circuit breaker "upstream" in withCircuitBreaker() of nestjs-circuit-breaker/axios: option "key" threw Error: no tenant; the call went on under the default key "${DEFAULT_CIRCUIT_KEY}". Make the key function return the target's key, or undefined when there is none. Later faults of this site's key function are not reported again.`,
+    ]);
   });
 
   it('skip bypasses the breaker: not counted, never refused', async () => {
