@@ -99,6 +99,38 @@ describe('provideAxiosCircuitBreaker(HttpService, name) in a Nest application', 
     expect(snapshot.totals.failures.total).toBe(0);
   });
 
+  it('a per-key family from forRoot() opens per origin', async () => {
+    const [a, b] = [await countingServer(routes), await countingServer(routes)];
+    cleanups.push(
+      () => a.close(),
+      () => b.close(),
+    );
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        HttpModule.register({}),
+        CircuitBreakerModule.forRoot({
+          clock: new ManualClock(),
+          breakers: { partners: { consecutiveFailures: 1, perKey: { maxKeys: 10 } } },
+        }),
+      ],
+      providers: [provideAxiosCircuitBreaker(HttpService, 'partners')],
+    }).compile();
+    const app = await moduleRef.createNestApplication({ logger: false }).init();
+    cleanups.push(() => app.close());
+    const http = app.get(HttpService);
+    const family = app.get(CircuitBreakerRegistry).get('partners');
+
+    await firstValueFrom(http.get(`${a.url}/fail`)).catch(() => undefined);
+    const refused = await firstValueFrom(http.get(`${a.url}/ok`)).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ breakerName: `partners[${a.url}]`, reason: 'open' });
+    expect((await firstValueFrom(http.get(`${b.url}/ok`))).status).toBe(200);
+    expect({ a: a.requests, b: b.requests }).toEqual({ a: 1, b: 1 });
+    expect([...family.children()].map((child) => [child.key, child.state])).toEqual([
+      [a.url, 'open'],
+      [b.url, 'closed'],
+    ]);
+  });
+
   it('takes the breaker away when the application closes', async () => {
     const { app, http, registry } = await start();
     const instance = http.axiosRef;
