@@ -1,4 +1,4 @@
-import type { InternalAxiosRequestConfig } from 'axios';
+import type { GenericAbortSignal, InternalAxiosRequestConfig } from 'axios';
 
 /** The caller's own way of cancelling a request, as one signal, and how to stop listening. @internal */
 export interface CallerSignal {
@@ -23,22 +23,61 @@ export function callerSignalOf(config: InternalAxiosRequestConfig): CallerSignal
     if (signal == null) return undefined;
     if (signal instanceof AbortSignal) return { signal, dispose: NOTHING_TO_DISPOSE };
   }
-  const controller = new AbortController();
-  const abort = (reason?: unknown): void => {
-    if (!controller.signal.aborted) controller.abort(reason);
-  };
-  const onAbort = (): void => abort((signal as { reason?: unknown } | undefined)?.reason);
-  const onCancel = (reason: unknown): void => abort(reason);
-  if (signal != null) {
-    if (signal.aborted) onAbort();
-    else signal.addEventListener?.('abort', onAbort);
+  return new CancelSignal(signal ?? undefined, cancelToken ?? undefined);
+}
+
+type Token = NonNullable<InternalAxiosRequestConfig['cancelToken']>;
+
+/**
+ * What the breaker uses of an `AbortSignal` (`aborted`, `reason`, the `abort`
+ * event), over a cancel token and a signal. Not an `AbortController`: making
+ * one costs more than the rest of the wrapper's work for a request, and
+ * `HttpService` gives every request a token. The request itself gets the
+ * call's own signal, a real one.
+ */
+class CancelSignal implements CallerSignal {
+  aborted = false;
+  reason: unknown = undefined;
+  private listeners: (() => void)[] = [];
+  private readonly onAbort = (): void => this.abort((this.source as { reason?: unknown }).reason);
+  private readonly onCancel = (reason: unknown): void => this.abort(reason);
+
+  constructor(
+    private readonly source: GenericAbortSignal | undefined,
+    private readonly token: Token | undefined,
+  ) {
+    if (source !== undefined) {
+      if (source.aborted) this.onAbort();
+      else source.addEventListener?.('abort', this.onAbort);
+    }
+    // Calls onCancel at once when the token was already cancelled.
+    token?.subscribe(this.onCancel);
   }
-  cancelToken?.subscribe(onCancel);
-  return {
-    signal: controller.signal,
-    dispose: () => {
-      signal?.removeEventListener?.('abort', onAbort);
-      cancelToken?.unsubscribe(onCancel);
-    },
+
+  get signal(): AbortSignal {
+    return this as unknown as AbortSignal;
+  }
+
+  addEventListener(type: string, listener: () => void): void {
+    if (type === 'abort') this.listeners.push(listener);
+  }
+
+  removeEventListener(type: string, listener: () => void): void {
+    if (type === 'abort') this.listeners = this.listeners.filter((l) => l !== listener);
+  }
+
+  readonly dispose = (): void => {
+    this.source?.removeEventListener?.('abort', this.onAbort);
+    this.token?.unsubscribe(this.onCancel);
+    this.listeners = [];
   };
+
+  private abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    const listeners = this.listeners;
+    this.listeners = [];
+    for (const listener of listeners) listener();
+  }
 }
