@@ -65,6 +65,7 @@ const INTEGRATION_DIRS = [
   'graphql',
   'grpc',
   'undici',
+  'axios',
 ];
 /**
  * Members of the engine that are `@internal`: a consumer's autocomplete must never

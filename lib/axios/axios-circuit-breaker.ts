@@ -1,0 +1,201 @@
+import axios from 'axios';
+import type { AxiosAdapter, AxiosInstance, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
+import { Breaker } from '../core/index.js';
+import type { CallContext } from '../core/index.js';
+import type {
+  AxiosCircuitBreakerOptions,
+  AxiosTarget,
+} from './axios-circuit-breaker-options.interface.js';
+import { callerSignalOf } from './axios-caller-signal.js';
+import { requestOrigin } from './axios-request-origin.js';
+import { axiosMessages } from './axios.messages.js';
+import { keyFor } from '../circuit-key.js';
+
+// Where a key function's faults are reported from (once per site, as for every key option).
+const KEY_SITE = 'withCircuitBreaker() of nestjs-circuit-breaker/axios';
+
+/** The breaker of one wired instance, and how a request finds its breaker. */
+interface Wiring {
+  readonly breakerOf: (config: InternalAxiosRequestConfig) => Breaker;
+  readonly skip: ((config: InternalAxiosRequestConfig) => boolean) | undefined;
+  /** The protected form of each adapter requests used, made once (weakly: the fetch adapter may be made per request). */
+  readonly adapters: WeakMap<AxiosAdapter, AxiosAdapter>;
+  /** False once taken away: a config that still holds one of its adapters (a retry) goes straight through. */
+  active: boolean;
+}
+
+/** A protected adapter: the wiring it belongs to, and the adapter it protects. */
+interface Protected {
+  readonly wiring: Wiring;
+  readonly inner: AxiosAdapter;
+}
+
+// The adapters this module made: a config sent again (a retry sends error.config) already holds
+// one, which must not be wrapped twice; one of a wiring taken away gives its own adapter back.
+const protectedAdapters = new WeakMap<AxiosAdapter, Protected>();
+const wiredInstances = new WeakSet<AxiosInstance>();
+
+/**
+ * Puts `options.breaker` in front of every request of an axios instance (or
+ * of an `HttpService`'s `axiosRef`), and returns the function that takes it
+ * away again.
+ *
+ * A request interceptor wraps the adapter the request would use (its own
+ * `adapter`, or the instance's default), so the breaker decides before
+ * anything is sent: a refused request opens no connection and rejects with
+ * `CallRejectedError`. The breaker's deadline aborts the request (its signal
+ * is the request's `signal`; the caller's `signal` and `cancelToken` still
+ * cancel it, and a cancelled request is `ignored`). A response, or the
+ * response of an `AxiosError` that `validateStatus` refused, is classified by
+ * its status and its `Retry-After`-style headers; an error without a response
+ * (refused connection, reset, axios' own `timeout`) is a failure.
+ *
+ * @publicApi
+ */
+export function withCircuitBreaker(
+  target: AxiosTarget,
+  options: AxiosCircuitBreakerOptions,
+): () => void {
+  const instance = instanceOf(target);
+  const wiring = wiringOf(options);
+  if (wiredInstances.has(instance))
+    throw new TypeError(axiosMessages.alreadyProtected(options.breaker.name));
+  wiredInstances.add(instance);
+  const id = instance.interceptors.request.use(
+    (config) => {
+      const current = config.adapter;
+      const made = typeof current === 'function' ? protectedAdapters.get(current) : undefined;
+      if (made?.wiring !== wiring)
+        config.adapter = protectedAdapterOf(
+          made?.inner ?? axios.getAdapter(current ?? axios.defaults.adapter, config),
+          wiring,
+        );
+      return config;
+    },
+    undefined,
+    { synchronous: true },
+  );
+  return () => {
+    if (!wiring.active) return;
+    wiring.active = false;
+    instance.interceptors.request.eject(id);
+    wiredInstances.delete(instance);
+  };
+}
+
+function instanceOf(target: AxiosTarget): AxiosInstance {
+  const instance =
+    typeof target === 'object' && target !== null && 'axiosRef' in target
+      ? target.axiosRef
+      : target;
+  if (
+    typeof instance !== 'function' ||
+    typeof (instance as Partial<AxiosInstance>).interceptors?.request?.use !== 'function'
+  )
+    throw new TypeError(axiosMessages.notAnInstance(target));
+  return instance;
+}
+
+function wiringOf(options: AxiosCircuitBreakerOptions): Wiring {
+  const breaker = (options as Partial<AxiosCircuitBreakerOptions> | undefined)?.breaker;
+  if (!(breaker instanceof Breaker)) throw new TypeError(axiosMessages.noBreaker(breaker));
+  const { key, skip } = options;
+  if (key !== undefined && typeof key !== 'function')
+    throw new TypeError(axiosMessages.notAFunction(breaker.name, 'key', key));
+  if (skip !== undefined && typeof skip !== 'function')
+    throw new TypeError(axiosMessages.notAFunction(breaker.name, 'skip', skip));
+  // A family's children share its options: only the family itself has no parent.
+  const family = breaker.config.perKey !== undefined && breaker.parent === undefined;
+  if (key !== undefined && !family)
+    throw new TypeError(axiosMessages.keyWithoutFamily(breaker.name));
+  const breakerOf = !family
+    ? () => breaker
+    : key === undefined
+      ? (config: InternalAxiosRequestConfig) => breaker.forKey(requestOrigin(config))
+      : (config: InternalAxiosRequestConfig) =>
+          breaker.forKey(keyFor(breaker, KEY_SITE, key, config));
+  return { breakerOf, skip, adapters: new WeakMap(), active: true };
+}
+
+function protectedAdapterOf(inner: AxiosAdapter, wiring: Wiring): AxiosAdapter {
+  let adapter = wiring.adapters.get(inner);
+  if (adapter === undefined) {
+    adapter = protectAdapter(inner, wiring);
+    wiring.adapters.set(inner, adapter);
+  }
+  return adapter;
+}
+
+/** The adapter `inner` behind the breaker of `wiring`. */
+function protectAdapter(inner: AxiosAdapter, wiring: Wiring): AxiosAdapter {
+  const adapter: AxiosAdapter = (config) => {
+    if (!wiring.active || wiring.skip?.(config) === true) return inner(config);
+    const breaker = wiring.breakerOf(config);
+    const caller = callerSignalOf(config);
+    if (caller === undefined) return breaker.execute((call) => send(inner, config, call));
+    return breaker
+      .execute((call) => send(inner, config, call), { signal: caller.signal })
+      .finally(caller.dispose);
+  };
+  protectedAdapters.set(adapter, { wiring, inner });
+  return adapter;
+}
+
+/**
+ * Sends the request with the call's signal, which aborts at the breaker's
+ * deadline and when the caller cancels. The caller's config stays as it was,
+ * and is the one the response and its errors carry: a retry that sends
+ * `error.config` again must not inherit a signal that has already aborted.
+ */
+function send(
+  inner: AxiosAdapter,
+  config: InternalAxiosRequestConfig,
+  call: CallContext,
+): Promise<AxiosResponse> {
+  const signal = call.signal;
+  if (signal === undefined) return inner(config);
+  const sent = withSignal(config, signal);
+  return inner(sent).then(
+    (response) => {
+      if (response.config === sent) response.config = config;
+      return response;
+    },
+    (error: unknown) => {
+      const loose = error as { config?: unknown; response?: { config?: unknown } } | null;
+      if (typeof loose === 'object' && loose !== null) {
+        if (loose.config === sent) loose.config = config;
+        if (loose.response?.config === sent) loose.response.config = config;
+      }
+      throw error;
+    },
+  );
+}
+
+/**
+ * A copy of `config` with `signal`. Copied key by key: the config axios hands
+ * its adapter is a dictionary-mode object, which object spread copies about
+ * four times slower, and this runs on every request.
+ */
+function withSignal(
+  config: InternalAxiosRequestConfig,
+  signal: AbortSignal,
+): InternalAxiosRequestConfig {
+  const copy = Object.create(Object.getPrototypeOf(config) as object | null) as Record<
+    string,
+    unknown
+  >;
+  const source = config as unknown as Record<string, unknown>;
+  for (const key of Object.keys(source)) {
+    // An own "__proto__" (JSON.parse makes one) stays a property: assigning it would set the prototype.
+    if (key === '__proto__')
+      Object.defineProperty(copy, key, {
+        value: source[key],
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    else copy[key] = source[key];
+  }
+  copy.signal = signal;
+  return copy as unknown as InternalAxiosRequestConfig;
+}

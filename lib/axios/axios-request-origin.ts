@@ -1,0 +1,29 @@
+import type { InternalAxiosRequestConfig } from 'axios';
+
+// A scheme, then "//": what axios itself takes for an absolute URL (isAbsoluteURL).
+const ABSOLUTE = /^([a-z][a-z\d+\-.]*:)?\/\//i;
+
+/**
+ * The origin a request goes to (`protocol//host:port`, the port left out when
+ * it is the scheme's own, as `URL#origin` writes it), from its `url` and
+ * `baseURL` joined as axios joins them. A URL that cannot be parsed is its
+ * own key: the request fails in the adapter, and is counted there.
+ *
+ * @internal
+ */
+export function requestOrigin(config: InternalAxiosRequestConfig): string {
+  const url = config.url ?? '';
+  const base = config.baseURL;
+  const full =
+    base === undefined || base === '' || (ABSOLUTE.test(url) && config.allowAbsoluteUrls !== false)
+      ? url
+      : url === ''
+        ? base
+        : `${base.replace(/\/+$/, '')}/${url.replace(/^\/+/, '')}`;
+  try {
+    // A relative URL in a browser goes to the page's own origin.
+    return new URL(full, (globalThis as { location?: { href?: string } }).location?.href).origin;
+  } catch {
+    return full;
+  }
+}
