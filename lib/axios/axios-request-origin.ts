@@ -1,11 +1,12 @@
 import type { InternalAxiosRequestConfig } from 'axios';
+import { originKeyOf } from '../request-origin.js';
 
 // A scheme, then "//": what axios itself takes for an absolute URL (isAbsoluteURL).
 const ABSOLUTE = /^([a-z][a-z\d+\-.]*:)?\/\//i;
 
 /**
- * The origin a request goes to (`protocol//host:port`, the port left out when
- * it is the scheme's own, as `URL#origin` writes it), from its `url` and
+ * The origin a request goes to, `protocol//host:port` with the port always
+ * written, as the undici client keys it (see `originKeyOf`), from its `url` and
  * `baseURL` joined as axios joins them. A URL that cannot be parsed is its
  * own key: the request fails in the adapter, and is counted there.
  *
@@ -22,7 +23,9 @@ export function requestOrigin(config: InternalAxiosRequestConfig): string {
         : `${base.replace(/\/+$/, '')}/${url.replace(/^\/+/, '')}`;
   try {
     // A relative URL in a browser goes to the page's own origin.
-    return new URL(full, (globalThis as { location?: { href?: string } }).location?.href).origin;
+    return originKeyOf(
+      new URL(full, (globalThis as { location?: { href?: string } }).location?.href),
+    )!;
   } catch {
     return full;
   }

@@ -7,7 +7,7 @@ import {
 } from '../core/index.js';
 import { keyFor } from '../circuit-key.js';
 import { BreakerDispatchHandler } from './breaker-dispatch.handler.js';
-import { originKeyOf } from './request-origin.js';
+import { originKeyOf } from '../request-origin.js';
 import type { UndiciCircuitBreakerOptions } from './undici-circuit-breaker-options.interface.js';
 import { undiciMessages } from './undici.messages.js';
 
