@@ -82,6 +82,9 @@ import { EXECUTE, MAY_WAIT, type Admit } from './calls/call-pipeline.js';
 import { permitOf, runFunction, runMethod } from './calls/call-entries.js';
 import { runPlain } from './calls/plain-run.js';
 import { pipelineOf } from './calls/pipeline-of.js';
+import { admitCall } from './calls/admit-call.js';
+import { NOT_TIMED } from './calls/call-tokens.js';
+import { TrackedCall } from './calls/tracked-call.js';
 import type { DeadlineScheduler } from './calls/deadline-scheduler.js';
 import { refitParts } from './calls/parts-of.js';
 import { evaluateTrip, settleCall } from './calls/settlement.js';
@@ -397,7 +400,19 @@ export class Breaker {
         throw new TypeError(breakerMessages.invalidSignal(this.name, signal));
       if (signal.aborted) return Promise.reject(signal.reason);
     }
-    const admission = this.pipeline<T>(this, signal, EXECUTE);
+    const pipeline = this.pipeline;
+    // The closed fast path, inline: no stage in the pipeline, closed, no overload pressure.
+    if (pipeline === admitCall && this.current === CLOSED && this.overload === undefined) {
+      this.counters.admitted++;
+      const token = this.generation;
+      if (signal === undefined && this.config.timeoutMs === undefined)
+        return runPlain(this, fn, token);
+      return new TrackedCall<T>(this, token, this.timed ? this.monotonic() : NOT_TIMED).run(
+        fn,
+        signal,
+      );
+    }
+    const admission = pipeline<T>(this, signal, EXECUTE);
     return typeof admission === 'number'
       ? runPlain(this, fn, admission)
       : runFunction(this, admission, fn, signal);

@@ -1,5 +1,8 @@
-import { runMethodPlain, runPlain, type PlainRunner } from './plain-run.js';
-import type { ProtectedCall } from './tracked-call.js';
+import { NOT_TIMED } from './call-tokens.js';
+import type { PlainRunner } from './plain-run.js';
+import type { CallContext, ProtectedCall } from './tracked-call.js';
+
+const NO_SIGNAL: CallContext = Object.freeze({ signal: undefined });
 
 /**
  * A call on the plain path that holds a bulkhead slot: its token and the
@@ -15,7 +18,7 @@ export class HeldCall<T> {
   ) {}
 
   run(fn: ProtectedCall<T>, _callerSignal?: AbortSignal): Promise<T> {
-    return runPlain(this.breaker, fn, this.token, this.onSettled);
+    return this.work(() => fn(NO_SIGNAL));
   }
 
   runMethod(
@@ -24,7 +27,25 @@ export class HeldCall<T> {
     thisArg: unknown,
     args: unknown[],
   ): Promise<T> {
-    return runMethodPlain(this.breaker, method, thisArg, args, this.token, this.onSettled);
+    return this.work(() => method.apply(thisArg, args));
+  }
+
+  /** `runPlain()` that gives the slot back as the call settles, before it is counted. */
+  private async work(call: () => T | PromiseLike<T>): Promise<T> {
+    const b = this.breaker;
+    const startedAt = b.timed ? b.monotonic() : NOT_TIMED;
+    const config = b.config;
+    let value: T;
+    try {
+      value = await call();
+    } catch (error) {
+      this.onSettled?.();
+      b.settle(this.token, b.classifyError(error, config), error, startedAt, undefined, config);
+      throw error;
+    }
+    this.onSettled?.();
+    b.settleValue(this.token, value, startedAt, config);
+    return value;
   }
 
   /** Takes the admission back (its caller left while it waited): nothing is counted. */
