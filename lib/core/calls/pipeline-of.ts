@@ -23,10 +23,12 @@ const withFaults = new WeakMap<ResolvedBreakerOptions, Admit>();
 export function pipelineOf(config: ResolvedBreakerOptions, faultInjection: boolean): Admit {
   const cache = faultInjection ? withFaults : withoutFaults;
   let admit = cache.get(config);
-  if (admit === undefined) {
-    admit = assemble({ stages: stagesOf(config, faultInjection), last: admitCall });
-    cache.set(config, admit);
-  }
+  if (admit !== undefined) return admit;
+  const stages = stagesOf(config, faultInjection);
+  // Most breakers use no stage: their pipeline is the admission alone, and nothing is cached for their options.
+  if (stages.length === 0) return admitCall;
+  admit = assemble({ stages, last: admitCall });
+  cache.set(config, admit);
   return admit;
 }
 
