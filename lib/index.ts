@@ -73,7 +73,6 @@ export type {
   HealthCheckSnapshot,
   HealthCheckContext,
   HealthCheckOptions,
-  ResolvedRecoveryOptions,
   ProtectedCall,
   ReconfigurationReset,
   ReconfiguredEvent,

@@ -57,7 +57,6 @@ export type {
   RampUpOptions,
   HealthCheckContext,
   HealthCheckOptions,
-  ResolvedRecoveryOptions,
 } from './recovery/recovery-options.interface.js';
 export { HealthCheckScheduler } from './recovery/health-check-scheduler.js';
 export type {

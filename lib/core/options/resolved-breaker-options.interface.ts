@@ -1,9 +1,9 @@
 import type { WindowOptions } from './breaker-options.js';
 import type { ErrorClassifier, ResultClassifier } from '../classify/classify.js';
-import type { ResolvedRecoveryOptions } from '../recovery/recovery-options.interface.js';
+import type { HealthCheckOptions } from '../recovery/recovery-options.interface.js';
 
 /** The options of one breaker after defaults and validation, as `breaker.config` shows them. @publicApi */
-export interface ResolvedBreakerOptions extends ResolvedRecoveryOptions {
+export interface ResolvedBreakerOptions {
   readonly window: Readonly<Required<WindowOptions>>;
   /** Whether the failure/slow rates may trip the breaker (false in the consecutive-only model). */
   readonly rateRule: boolean;
@@ -38,4 +38,17 @@ export interface ResolvedBreakerOptions extends ResolvedRecoveryOptions {
   readonly aggregate: { readonly openWhenOpenRatio: number; readonly minKeys: number } | undefined;
   /** `false`: never shared; `undefined`: shared when the module has a store; otherwise shared with this quorum (`'auto'`: from the replicas that report). */
   readonly share: false | { readonly quorum: number | 'auto' } | undefined;
+
+  readonly bulkhead:
+    | { readonly maxConcurrent: number; readonly maxQueue: number; readonly queueTimeoutMs: number }
+    | undefined;
+  readonly rampUp: { readonly durationMs: number; readonly initialRatio: number } | undefined;
+  readonly healthCheck:
+    | {
+        readonly fn: HealthCheckOptions['fn'];
+        readonly intervalMs: number;
+        readonly timeoutMs: number;
+        readonly onSuccess: 'half-open' | 'closed';
+      }
+    | undefined;
 }

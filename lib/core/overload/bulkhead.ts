@@ -1,9 +1,9 @@
 import type { BulkheadSnapshot } from '../snapshot/breaker-snapshot.js';
 import type { Deadline, DeadlineQueue, DeadlineScheduler } from '../calls/deadline-scheduler.js';
-import type { ResolvedRecoveryOptions } from '../recovery/recovery-options.interface.js';
+import type { ResolvedBreakerOptions } from '../options/resolved-breaker-options.interface.js';
 
 /** @internal The limits a bulkhead is judged by (a breaker's resolved `bulkhead`). */
-export type BulkheadLimits = NonNullable<ResolvedRecoveryOptions['bulkhead']>;
+export type BulkheadLimits = NonNullable<ResolvedBreakerOptions['bulkhead']>;
 
 /** How a wait in the queue ended. @internal */
 export const GRANTED = 0;

@@ -1,5 +1,5 @@
 import type { RampUpSnapshot } from '../snapshot/breaker-snapshot.js';
-import type { ResolvedRecoveryOptions } from '../recovery/recovery-options.interface.js';
+import type { ResolvedBreakerOptions } from '../options/resolved-breaker-options.interface.js';
 
 // The share grows continuously: a rejected caller may well pass a moment later.
 const MAX_RETRY_AFTER_MS = 1_000;
@@ -21,7 +21,7 @@ export class RampUp {
   private readonly until: number;
 
   constructor(
-    private readonly options: NonNullable<ResolvedRecoveryOptions['rampUp']>,
+    private readonly options: NonNullable<ResolvedBreakerOptions['rampUp']>,
     private readonly startedAt: number,
     /** The breaker's consecutive reopens when the recovery closed it: a ramp that fails reopens as one more. */
     readonly reopens: number,

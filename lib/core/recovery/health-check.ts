@@ -10,7 +10,7 @@ import {
   recoveredByHealthCheck,
   type RecoveryTarget,
 } from './recovery-host.js';
-import type { ResolvedRecoveryOptions } from './recovery-options.interface.js';
+import type { ResolvedBreakerOptions } from '../options/resolved-breaker-options.interface.js';
 
 /** What a health check needs of its breaker (every `Breaker` is one). @internal */
 export interface HealthCheckHost extends RecoveryTarget {
@@ -107,7 +107,7 @@ export class HealthCheck implements ScheduledTask {
     this.reschedule();
   }
 
-  private launch(options: NonNullable<ResolvedRecoveryOptions['healthCheck']>, now: number): void {
+  private launch(options: NonNullable<ResolvedBreakerOptions['healthCheck']>, now: number): void {
     const flight: InFlight = {
       startedAt: now,
       deadlineAt: now + options.timeoutMs,

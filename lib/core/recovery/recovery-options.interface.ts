@@ -58,19 +58,3 @@ export interface HealthCheckOptions {
   /** Where a success moves the breaker. Default `'half-open'` (live probes still decide). */
   onSuccess?: 'half-open' | 'closed';
 }
-
-/** The recovery options as `breaker.config` shows them. @publicApi */
-export interface ResolvedRecoveryOptions {
-  readonly bulkhead:
-    | { readonly maxConcurrent: number; readonly maxQueue: number; readonly queueTimeoutMs: number }
-    | undefined;
-  readonly rampUp: { readonly durationMs: number; readonly initialRatio: number } | undefined;
-  readonly healthCheck:
-    | {
-        readonly fn: HealthCheckOptions['fn'];
-        readonly intervalMs: number;
-        readonly timeoutMs: number;
-        readonly onSuccess: 'half-open' | 'closed';
-      }
-    | undefined;
-}

@@ -11,7 +11,8 @@ import {
   timerDuration,
 } from '../options/option-values.js';
 import { type TableEntry } from '../options/option-rules.js';
-import type { HealthCheckOptions, ResolvedRecoveryOptions } from './recovery-options.interface.js';
+import type { HealthCheckOptions } from './recovery-options.interface.js';
+import type { ResolvedBreakerOptions } from '../options/resolved-breaker-options.interface.js';
 
 export type * from './recovery-options.interface.js';
 
@@ -159,7 +160,7 @@ export const RECOVERY_RULES: readonly TableEntry<RecoveryFields, RecoveryGiven>[
 export function recoveryOptionsOf(
   fields: RecoveryFields,
   given: RecoveryGiven,
-): ResolvedRecoveryOptions {
+): Pick<ResolvedBreakerOptions, 'bulkhead' | 'rampUp' | 'healthCheck'> {
   const bulkhead =
     given.bulkhead === undefined
       ? undefined
