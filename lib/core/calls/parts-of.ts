@@ -1,4 +1,4 @@
-import { partsFor, type BreakerParts, type PartsHost } from './breaker-parts.js';
+import { partsFor, type PartsHost } from './breaker-parts.js';
 import type { ResolvedBreakerOptions } from '../options/resolve-options.js';
 import { RareState } from '../state/rare-state.js';
 
@@ -19,4 +19,3 @@ export function refitParts(
   else b.rare!.parts = undefined;
 }
 
-export type { BreakerParts };
