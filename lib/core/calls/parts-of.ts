@@ -18,4 +18,3 @@ export function refitParts(
   if (parts !== undefined) (b.rare ??= new RareState()).parts = parts;
   else b.rare!.parts = undefined;
 }
-
