@@ -770,7 +770,7 @@ export class Breaker {
     this.hub?.emit('retry', event);
   }
 
-  /** @internal The scheduler of this breaker's recovery probe: its registry's. */
+  /** @internal The scheduler of this breaker's health check: its registry's. */
   healthCheckScheduler(): HealthCheckScheduler {
     return healthCheckSchedulerOf(this.env);
   }

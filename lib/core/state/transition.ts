@@ -51,7 +51,7 @@ export interface MachineHost extends FamilyMember, CoordinatedBreaker {
 /**
  * Moves `breaker` to state `to`: the one place a state changes. Starts the
  * evidence, the window and the probe budget afresh as the new state needs,
- * tells the family, the listeners and the coordinator, and lets the guard
+ * tells the family, the listeners, the channels and the coordinator, and lets the parts
  * start a slow start or a health check.
  *
  * @internal
