@@ -112,7 +112,12 @@ export function transition(
     b.window.reset();
   }
   b.parent?.keyed!.childTransitioned(b, stateName(from), stateName(to), now);
-  if (b.hub !== undefined || b.env.coordinator !== undefined || b.env.channels !== undefined)
+  // Every Nest breaker has channels: the event is built only when someone listens on them.
+  if (
+    b.hub !== undefined ||
+    b.env.coordinator !== undefined ||
+    b.env.channels?.stateChange.hasSubscribers === true
+  )
     announce(b, from, to, reason, datedAt ?? now + toWall, toWall, proof);
   // A recovery that closes the breaker starts its slow start; opening starts its health check.
   b.rare?.parts?.transitioned(to, reason, now, reopens);
