@@ -18,6 +18,7 @@ import {
   permitWaitMs,
 } from './redis-breaker.durations.js';
 import { breakerKeys, type BreakerKeys } from './redis-breaker.keys.js';
+import { nextMoment } from './redis-breaker.moments.js';
 import type { FleetState } from './redis-breaker.signal.js';
 
 /** A transition of this replica's own that the fleet must hear about. @internal */
@@ -67,7 +68,7 @@ export class SharedBreaker {
   episode = 0;
   /** The latest own transition: replayed when sharing resumes after an outage. */
   lastOwn: WriteOp | undefined;
-  /** `Date.now()` when the fleet's state applied last came from a signal; 0 once a read of the state hash backs it. */
+  /** The moment (`nextMoment()`) the fleet's state applied last came from a signal; 0 once a read of the state hash backs it. */
   heardAt = 0;
   /** The breaker's open period is the fleet's, adopted (reason `shared-open`), not one of its own evidence. */
   adopted = false;
@@ -236,7 +237,7 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
   }
 
   /**
-   * A read sent at `sentAt` (`Date.now()`) found no state hash for `record`.
+   * A read sent at `sentAt` (a `nextMoment()`) found no state hash for `record`.
    * A fleet state heard on the channel before that read went out, and never
    * read back since, was never Redis' (every script writes the hash before
    * it publishes): a forged signal. It is undone: an open the breaker only
@@ -344,7 +345,7 @@ export class RedisBreakerCoordinator implements BreakerCoordinator {
     record.generation = fleet.generation;
     record.fleetOpen = fleet.state === 'open';
     if (fromHash) this.backed(record);
-    else record.heardAt = Date.now();
+    else record.heardAt = nextMoment();
     record.permit = NONE;
     if (fleet.state === 'open') {
       const until = Math.min(fleet.openUntil, now + longestOpenMs(breaker.config));

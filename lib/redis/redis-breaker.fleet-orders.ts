@@ -11,12 +11,13 @@ import { GENERATION_MAX_LEAD_MS } from './redis-breaker.constants.js';
 import type { SharedBreaker } from './redis-breaker.coordinator.js';
 import type { ConfigRecord, FleetOrder, ForceRecord } from './redis-breaker.fleet-records.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
+import { nextMoment } from './redis-breaker.moments.js';
 
 /** Where one shared breaker stands with the fleet's orders: made on its first order, most breakers never get one. */
 interface Orders {
   /** The generation of the force (or release) applied last. */
   force: number;
-  /** `Date.now()` when a force order was applied or written here: a read sent before that cannot undo it. */
+  /** The moment (`nextMoment()`) a force order was applied or written here: a read sent before that cannot undo it. */
   forceAt: number;
   /** The breaker holds the fleet's force (not a force of this replica's own). */
   held: boolean;
@@ -121,7 +122,7 @@ export class FleetOrders {
   }
 
   /**
-   * What a read sent at `sentAt` (`Date.now()`) found: `null` for no record
+   * What a read sent at `sentAt` (a `nextMoment()`) found: `null` for no record
    * (what this replica holds is written again), `undefined` for junk
    * (ignored). Redis holds the truth, unless an order was given or obeyed
    * here since the read went out. An order Redis lost is written again only
@@ -231,7 +232,7 @@ export class FleetOrders {
     }
     if (orders.pending === 0) orders.heardWhilePending = false;
     orders.force = Math.max(orders.force, generation);
-    orders.forceAt = Date.now();
+    orders.forceAt = nextMoment();
     orders.forceSeen = true;
   }
 
@@ -256,7 +257,7 @@ export class FleetOrders {
     orders.pending--;
     if (generation === undefined) return;
     orders.config = Math.max(orders.config, generation);
-    orders.configAt = Date.now();
+    orders.configAt = nextMoment();
     orders.configSeen = true;
   }
 
@@ -306,7 +307,7 @@ export class FleetOrders {
 
   private obeyForce(record: SharedBreaker, orders: Orders, force: ForceRecord): void {
     orders.force = force.generation;
-    orders.forceAt = Date.now();
+    orders.forceAt = nextMoment();
     const breaker = record.breaker;
     if (force.state === 'released') {
       if (orders.held) this.releaseHeld(orders, breaker);
@@ -364,7 +365,7 @@ export class FleetOrders {
 
   private obeyConfig(record: SharedBreaker, orders: Orders, config: ConfigRecord): void {
     orders.config = config.generation;
-    orders.configAt = Date.now();
+    orders.configAt = nextMoment();
     // The replica that wrote it applied it already.
     if (orders.patch !== undefined && JSON.stringify(orders.patch) === JSON.stringify(config.patch))
       return;

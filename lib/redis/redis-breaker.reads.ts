@@ -13,6 +13,7 @@ import type { CorruptKeys } from './redis-breaker.corrupt-keys.js';
 import type { SlotOutages } from './redis-breaker.slots.js';
 import { deferred, withDeadline } from './redis-breaker.deadline.js';
 import { redisBreakerMessages as messages } from './redis-breaker.messages.js';
+import { nextMoment } from './redis-breaker.moments.js';
 
 /** The hashes of one breaker as a read found them. @internal */
 export interface SharedHashes {
@@ -50,7 +51,7 @@ export interface ReadsLink {
   all(): SharedBreaker[];
   /** The followed breakers named `name`. */
   named(name: string): readonly SharedBreaker[];
-  /** What Redis holds for `record` (`HGETALL` of its state, force and config hashes), read at `sentAt` (`Date.now()` when the read went out). */
+  /** What Redis holds for `record` (`HGETALL` of its state, force and config hashes), read at `sentAt` (the moment the read went out, see `nextMoment`). */
   applyHashes(record: SharedBreaker, hashes: SharedHashes, sentAt: number): void;
 }
 
@@ -181,7 +182,7 @@ export class SharedStateReads {
     timedOut: () => string,
   ): Promise<void> {
     const { redis, connection, corrupt, slots } = this.link;
-    const sentAt = Date.now();
+    const sentAt = nextMoment();
     // A Cluster: a deadline per key, so that the keys of a dead node's slots time out alone.
     const each = <T>(reply: Promise<T>) =>
       redis.isCluster === true ? withDeadline(reply, timeoutMs, timedOut) : reply;

@@ -33,6 +33,7 @@ import {
   orderOf,
 } from '../../lib/redis/redis-breaker.fleet-records.js';
 import { FleetOrders, type RestoredOrder } from '../../lib/redis/redis-breaker.fleet-orders.js';
+import { nextMoment } from '../../lib/redis/redis-breaker.moments.js';
 import { FLEET_SCRIPTS } from '../../lib/redis/redis-breaker.fleet-scripts.js';
 import { FleetOrderError } from '../../lib/redis/index.js';
 import { ManualClock } from '../helpers/manual-clock.js';
@@ -312,7 +313,7 @@ describe('corrupt state: signals (in process)', () => {
           // (A forged close that looked real may have closed an open of its own already, as a real one would.)
           const ownOpen = own && breaker.lastDecidedState === 'open';
           // A read that went out after every message and found no state hash: none of them was Redis'.
-          coordinator.noneHeld(record, Date.now() + 1);
+          coordinator.noneHeld(record, nextMoment());
           expect(breaker.lastDecidedState).toBe(ownOpen ? 'open' : 'closed');
           expect([record.generation, record.fleetOpen]).toEqual([0, false]);
           // Its own open period again, not a forged longer one (the clock has not moved).
@@ -424,14 +425,14 @@ describe('corrupt state: fleet orders (in process)', () => {
               origin: 'x',
               at: T0,
             };
-            if (viaRead) orders.fromHashes(record, undefined, config, Date.now() + 1);
+            if (viaRead) orders.fromHashes(record, undefined, config, nextMoment());
             else orders.apply(record, config);
             if (applies(p)) applied = p;
             // The fleet's patch this replica merges its next order over is always one it applies.
             expect(orders.patchOf(record)).toEqual(applied);
           });
           // Redis loses the record: what is written back is the patch this replica applies, never a refused one.
-          orders.fromHashes(record, undefined, null, Date.now() + 2);
+          orders.fromHashes(record, undefined, null, nextMoment());
           for (const order of restored) {
             expect(order).toEqual({ kind: 'config', patch: applied });
             expect(applies((order as { patch: BreakerOptions }).patch)).toBe(true);
@@ -485,7 +486,7 @@ describe('corrupt state: fleet orders (in process)', () => {
           record,
           decodeForceHash('payments', hash),
           decodeConfigHash('payments', hash),
-          Date.now() + 1,
+          nextMoment(),
         );
         const now = clock.now();
         orders.fromHashes(
@@ -509,12 +510,12 @@ describe('corrupt state: fleet orders (in process)', () => {
             origin: 'a',
             at: now - 1,
           },
-          Date.now() + 2,
+          nextMoment(),
         );
         expect(breaker.snapshot().forced).toMatchObject({ state: 'open', reason: 'held' });
         expect(breaker.config.timeoutMs).toBe(1_234);
         // And what Redis lost, the replica that holds it writes again, and keeps obeying.
-        orders.fromHashes(record, null, null, Date.now() + 3);
+        orders.fromHashes(record, null, null, nextMoment());
         expect(breaker.snapshot().forced).toMatchObject({ state: 'open', reason: 'held' });
         expect(restored).toEqual([
           { kind: 'force', state: 'open', reason: 'held', by: undefined, until: 0 },
