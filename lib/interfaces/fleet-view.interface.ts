@@ -23,8 +23,16 @@ export interface FleetReplica {
 
 /** The fleet's view of one breaker that some replica reports not closed. @publicApi */
 export interface FleetBreaker {
-  /** The shared state as Redis holds it: `open` until `openUntil`, `closed`, or `none` (no shared state: it never opened fleet-wide, or it expired). */
-  shared: { state: 'open'; openUntil: number } | { state: 'closed' } | { state: 'none' };
+  /**
+   * The shared state as Redis holds it: `open` until `openUntil`, `closed`, or
+   * `none` (no shared state: it never opened fleet-wide, or it expired);
+   * `unavailable` when its Cluster slot did not answer (a master down).
+   */
+  shared:
+    | { state: 'open'; openUntil: number }
+    | { state: 'closed' }
+    | { state: 'none' }
+    | { state: 'unavailable' };
   /** How many listed replicas see it open (`open` or `isolated`), half-open, otherwise not closed. */
   replicasOpen: number;
   replicasHalfOpen: number;

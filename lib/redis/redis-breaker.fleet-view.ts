@@ -2,7 +2,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { BreakerState } from '../core/index.js';
 import type { FleetBreaker, FleetReplica, FleetView } from '../interfaces/fleet-view.interface.js';
 import type { RedisBreakerStoreOptions } from './redis-breaker-store-options.interface.js';
-import { evalCall, type ScriptCall } from './redis-breaker.commands.js';
+import { evalCall, outcome, type ScriptCall } from './redis-breaker.commands.js';
 import {
   KEY_TTL_MS,
   MAX_TIMER_MS,
@@ -293,19 +293,32 @@ export class ReplicaRegistry {
     return { at, replicas, breakers };
   }
 
-  /** The shared state hash of each breaker listed (bounded by the breakers not closed somewhere). */
+  /**
+   * The shared state hash of each breaker listed (bounded by the breakers not
+   * closed somewhere). On a Cluster, each key within its own deadline: a
+   * breaker whose slot is down reads as `unavailable`, and the others as
+   * Redis holds them (a single Redis that does not answer rejects the view).
+   */
   private async readShared(breakers: Record<string, FleetBreaker>): Promise<void> {
     const names = Object.keys(breakers);
     if (names.length === 0) return;
     const { redis, operationTimeoutMs } = this;
     const keyPrefix = this.store.keyPrefix;
-    const hashes = await withDeadline(
-      Promise.all(names.map((name) => redis.hgetall(breakerKeys(keyPrefix, name).state))),
-      operationTimeoutMs,
-      () => messages.timedOut('read', operationTimeoutMs),
-    );
+    const timedOut = () => messages.timedOut('read', operationTimeoutMs);
+    const each = (name: string) => {
+      const read = redis.hgetall(breakerKeys(keyPrefix, name).state);
+      return redis.isCluster === true
+        ? outcome(withDeadline(read, operationTimeoutMs, timedOut))
+        : read.then((value) => ({ value }));
+    };
+    const hashes = await withDeadline(Promise.all(names.map(each)), operationTimeoutMs, timedOut);
     names.forEach((name, i) => {
-      const fleet = decodeStateHash(name, hashes[i]!);
+      const { value, error } = hashes[i]! as { value?: Record<string, string>; error?: unknown };
+      if (error !== undefined) {
+        breakers[name]!.shared = { state: 'unavailable' };
+        return;
+      }
+      const fleet = decodeStateHash(name, value!);
       breakers[name]!.shared =
         fleet === undefined
           ? { state: 'none' }

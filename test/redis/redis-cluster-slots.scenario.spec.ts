@@ -90,7 +90,9 @@ async function victimFor(
  * reporting to the registry, whose slot answers, so the fleet view keeps
  * listing it (as not sharing) past the time its listing from before would have
  * expired. Before, a replica skipped its reports while any slot was down, and
- * dropped out of the view and of the quorum 'auto' count.
+ * dropped out of the view and of the quorum 'auto' count. A breaker of the dead
+ * master that opens is listed with its fleet state `unavailable` (the view
+ * rejected before).
  */
 async function reportsWithOneDown(prefix: string): Promise<void> {
   const { victim, dead } = await victimFor(prefix, 'neither');
@@ -115,7 +117,6 @@ async function reportsWithOneDown(prefix: string): Promise<void> {
     for (const s of stores) await s.store.hydrate(s.breakers);
     await cluster.kill(victim);
     // A read of every breaker in each store: those of the dead master fail, their slot is down, the store not shared.
-    // (Nothing opens: fleetView() reads the shared state of the breakers not closed, which it could not on that slot.)
     await Promise.all(stores.map((s) => s.store.reconcile()));
     await eventually(
       'a slot down in both stores',
@@ -143,6 +144,20 @@ async function reportsWithOneDown(prefix: string): Promise<void> {
       { id: 'a', shared: false, breakers: BREAKERS.length },
       { id: 'b', shared: false, breakers: BREAKERS.length },
     ]);
+    // A breaker of the dead master opens on a: the view still answers, its fleet state unavailable (it rejected).
+    const lone = dead[0]!;
+    await fail(stores[0]!.breakers[BREAKERS.indexOf(lone)]!);
+    const listed = await eventually(
+      `${lone} reported open`,
+      async () => (await stores[1]!.store.fleetView()).breakers[lone],
+      10_000,
+    );
+    expect(listed).toEqual({
+      shared: { state: 'unavailable' },
+      replicasOpen: 1,
+      replicasHalfOpen: 0,
+      replicasNotClosed: 1,
+    });
   } finally {
     for (const { store, redis } of opened) {
       await store.close();

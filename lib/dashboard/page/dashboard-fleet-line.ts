@@ -1,4 +1,4 @@
-import type { DashboardFleet } from '../dashboard-view.interface.js';
+import type { DashboardFleet, DashboardFleetView } from '../dashboard-view.interface.js';
 
 /**
  * The page's fleet line: this replica's view of the fleet and, with a store
@@ -10,6 +10,15 @@ import type { DashboardFleet } from '../dashboard-view.interface.js';
  */
 export function dashboardFleetLine(fleetBox: HTMLElement, fleet: DashboardFleet | undefined): void {
   const clockTime = (at: number) => new Date(at).toLocaleTimeString();
+  // The fleet's state of one breaker; `unavailable`: its Cluster slot did not answer, so it is not known now.
+  const fleetStateText = (shared: DashboardFleetView['breakers'][string]['shared']) =>
+    shared.state === 'open'
+      ? `open until ${clockTime(shared.openUntil)}`
+      : shared.state === 'closed'
+        ? 'closed'
+        : shared.state === 'unavailable'
+          ? 'unknown (its Redis node is down)'
+          : 'not shared';
   fleetBox.hidden = fleet === undefined;
   if (fleet === undefined) return;
   fleetBox.dataset.shared = String(fleet.shared ?? fleet.sharedNow === fleet.sharingBreakers);
@@ -61,9 +70,10 @@ export function dashboardFleetLine(fleetBox: HTMLElement, fleet: DashboardFleet 
     const shared = breaker.shared;
     const item = document.createElement('li');
     item.dataset.fleetBreaker = name;
-    item.dataset.state = shared.state === 'open' ? 'open' : 'closed';
+    item.dataset.state =
+      shared.state === 'open' ? 'open' : shared.state === 'unavailable' ? 'unknown' : 'closed';
     item.textContent =
-      `${name}: fleet ${shared.state === 'open' ? `open until ${clockTime(shared.openUntil)}` : shared.state === 'closed' ? 'closed' : 'not shared'}, ` +
+      `${name}: fleet ${fleetStateText(shared)}, ` +
       `open on ${breaker.replicasOpen} of ${replicas.length} replicas` +
       (breaker.replicasHalfOpen === 0 ? '' : `, half-open on ${breaker.replicasHalfOpen}`) +
       (breaker.replicasNotClosed > breaker.replicasOpen + breaker.replicasHalfOpen
