@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import {
   RedisBreakerConnection,
   type ConnectionOptions,
@@ -152,6 +152,9 @@ describe('RedisBreakerConnection: starting', () => {
   });
 
   it('retries a failed first subscription, one outage for all the failures, until it lands', async () => {
+    // The retry waits operationTimeoutMs (5 ms) on a timer: faked, or a loaded machine runs it before the first check.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    onTestFinished(() => void vi.useRealTimers());
     const t = setup();
     const refused = () => Promise.reject(new Error('NOPERM'));
     t.redis.duplicate = () => {
@@ -169,7 +172,9 @@ describe('RedisBreakerConnection: starting', () => {
       [UNREACHABLE('NOPERM')],
     ]);
     t.advance(40);
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    // The second try is refused too; the third lands.
+    await vi.advanceTimersByTimeAsync(5);
+    await vi.advanceTimersByTimeAsync(5);
     expect(t.subscriber().calls.filter((c) => c.startsWith('subscribe'))).toHaveLength(3);
     expect([t.connection.state, t.connection.errors, t.warnings.length]).toEqual(['shared', 2, 1]);
     expect([t.logs, t.recoveries()]).toEqual([[RESUMED(40)], 1]);

@@ -12,6 +12,7 @@ import {
   permitTtlMs,
 } from '../../lib/redis/redis-breaker.durations.js';
 import type { FleetState } from '../../lib/redis/redis-breaker.signal.js';
+import { nextMoment } from '../../lib/redis/redis-breaker.moments.js';
 import { deferred } from '../helpers/deferred.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import {
@@ -455,22 +456,23 @@ describe('RedisBreakerCoordinator: the fleet probe permit', () => {
 
 describe('RedisBreakerCoordinator: a state only heard, and a read that finds no state hash', () => {
   it('undoes an open heard and never read back, and keeps one that a read of its hash backed', () => {
-    // Date.now() stands still: reads are dated by it.
+    // Date.now() stands still: reads and signals are ordered by their moment, not their millisecond.
     vi.useFakeTimers({ now: 10_000 });
     const { clock, coordinator, breaker, record, reasons } = setup();
     const now = clock.now();
+    const readBefore = nextMoment();
     coordinator.apply(fleet('open', now, now + 5_000, now));
     expect(breaker.state).toBe('open');
     // A read that went out before the signal was heard says nothing about it.
-    coordinator.noneHeld(record, Date.now() - 1);
+    coordinator.noneHeld(record, readBefore);
     expect(breaker.state).toBe('open');
-    coordinator.noneHeld(record, Date.now() + 1);
+    coordinator.noneHeld(record, nextMoment());
     expect([breaker.state, record.generation, record.fleetOpen]).toEqual(['closed', 0, false]);
     expect(reasons).toEqual(['closed->open (shared-open)', 'open->closed (shared-close)']);
     // Heard, then read back from its hash: Redis' state, which a hash lost later does not undo.
     coordinator.apply(fleet('open', now + 1, now + 5_000, now));
     coordinator.apply(fleet('open', now + 1, now + 5_000, now), true);
-    coordinator.noneHeld(record, Date.now() + 1);
+    coordinator.noneHeld(record, nextMoment());
     expect([breaker.state, record.generation, record.fleetOpen]).toEqual(['open', now + 1, true]);
     coordinator.close();
   });
