@@ -1,9 +1,10 @@
-import { HttpModule } from '@nestjs/axios';
+import { HttpModule, HttpService } from '@nestjs/axios';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { APP_FILTER } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { CircuitBreakerModule } from 'nestjs-circuit-breaker';
+import { provideAxiosCircuitBreaker } from 'nestjs-circuit-breaker/axios';
 import { CircuitBreakerDashboardModule } from 'nestjs-circuit-breaker/dashboard';
 import { CircuitBreakerMetricsModule } from 'nestjs-circuit-breaker/prometheus';
 import { CircuitBreakerHealthModule } from 'nestjs-circuit-breaker/terminus';
@@ -15,6 +16,7 @@ import { CheckoutController } from './checkout/checkout.controller.js';
 import { HealthController } from './health/health.controller.js';
 import { InventoryController } from './inventory/inventory.controller.js';
 import { InventoryService } from './inventory/inventory.service.js';
+import { warehouseDispatcher } from './inventory/warehouse.dispatcher.js';
 import { MetricsController } from './metrics/metrics.controller.js';
 import { PricingController } from './pricing/pricing.controller.js';
 import { PricingService } from './pricing/pricing.service.js';
@@ -50,7 +52,9 @@ export class AppModule {
           guard: LoopbackGuard,
           control: dashboard.control ?? true,
         }),
-        HttpModule,
+        // register(): an axios instance of this application's own. Plain HttpModule would hand
+        // HttpService the process-wide default axios, and the pricing breaker would guard every axios call.
+        HttpModule.register({}),
       ],
       controllers: [
         CatalogController,
@@ -66,7 +70,11 @@ export class AppModule {
         // Upstream error statuses thrown by ensureOk(): 400/404 passed on, a pause as 503 + Retry-After, the rest 502.
         { provide: APP_FILTER, useClass: UpstreamHttpErrorFilter },
         CatalogService,
+        // Every request of this module's HttpService (only pricing uses it) goes through the pricing breaker.
+        provideAxiosCircuitBreaker(HttpService, 'pricing'),
         PricingService,
+        // fetch's dispatcher for the warehouses: one inventory breaker per origin.
+        warehouseDispatcher,
         InventoryService,
       ],
     };

@@ -268,10 +268,12 @@ describe('the sample application over real HTTP', () => {
     expect(snapshot.totals).toMatchObject({ overloads: 1, failures: { total: 0 } });
   });
 
-  it('a 429 with Retry-After pauses pricing without opening it', async () => {
+  it('a 429 with Retry-After pauses pricing without opening it: HttpService sends nothing while paused', async () => {
     sample.upstreams.primary.setBehaviour({ mode: 'overloaded', retryAfterSeconds: 3 });
     expect((await get('/pricing/1')).status).toBe(429);
+    const before = sample.upstreams.primary.requests;
     const paused = await get('/pricing/1');
+    expect(sample.upstreams.primary.requests).toBe(before);
     expect(paused.status).toBe(503);
     expect(paused.headers.get('retry-after')).toBe('3');
     expect(paused.body).toEqual({
@@ -298,11 +300,37 @@ describe('the sample application over real HTTP', () => {
       error: 'Gateway Timeout',
       message: 'A dependency did not answer in time; retry later.',
     });
-    expect(breakers.breaker('inventory', { key: 'a' }).snapshot().totals.timeouts).toBe(1);
+    // One child per origin: the dispatcher keys each request by its warehouse's protocol//host:port.
+    const warehouseA = sample.upstreams.warehouses.a.url;
+    expect(breakers.breaker('inventory', { key: warehouseA }).snapshot().totals.timeouts).toBe(1);
     expect((await get('/inventory/b/7')).body).toEqual({
       sku: '7',
       available: 7,
       warehouse: 'warehouse-b',
+    });
+  });
+
+  it("fetch through the warehouses' dispatcher: a 500 counts on that warehouse's child, and once it is open a request never reaches the warehouse", async () => {
+    const { a, b } = sample.upstreams.warehouses;
+    a.setBehaviour({ mode: 'failing' });
+    // A failure of the warehouse is the dependency's, not the client's: 502 (ensureOk() after the breaker).
+    expect((await get('/inventory/a/7')).status).toBe(502);
+    expect((await get('/inventory/a/7')).status).toBe(502);
+    const child = breakers.breaker('inventory', { key: a.url });
+    expect(child.state).toBe('open');
+    const before = a.requests;
+    const refused = await get('/inventory/a/7');
+    expect(a.requests).toBe(before);
+    // The refusal is fetch's TypeError's cause, rethrown as itself: the module's filter answers it.
+    expect([refused.status, refused.headers.get('retry-after')]).toEqual([
+      503,
+      String(Math.ceil(child.snapshot().retryAfterMs! / 1000)),
+    ]);
+    expect(breakers.breaker('inventory', { key: b.url }).state).toBe('closed');
+    expect((await get('/inventory/b/7')).status).toBe(200);
+    expect(breakers.breaker('inventory').snapshot().family).toMatchObject({
+      keys: 2,
+      unhealthyKeys: 1,
     });
   });
 
@@ -330,7 +358,7 @@ describe('the sample application over real HTTP', () => {
     expect((await get('/health/ready')).status).toBe(200);
   });
 
-  it('an injected overload on pricing (the operator) pauses it: 503 with Retry-After, no request sent', async () => {
+  it('an injected overload on pricing (its HttpService) pauses it: 503 with Retry-After, no request sent', async () => {
     const before = sample.upstreams.primary.requests;
     breakers.inject('pricing', { overload: { retryAfterMs: 3_000 } });
     // PricingService maps only axios errors to their status: the injected 429 reaches Nest's default filter (500).

@@ -1,4 +1,5 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
+import type { Observable } from 'rxjs';
 import { CatalogService, type Product } from './catalog.service.js';
 
 @Controller('catalog')
@@ -11,7 +12,7 @@ export class CatalogController {
   }
 
   @Get('search')
-  search(@Query('q') query = ''): Promise<Product[]> {
+  search(@Query('q') query = ''): Observable<Product[]> {
     return this.catalog.search(query);
   }
 }

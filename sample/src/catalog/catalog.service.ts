@@ -1,5 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CircuitBreaker, ensureOk, getCallSignal } from 'nestjs-circuit-breaker';
+import {
+  type Breaker,
+  CircuitBreaker,
+  circuitBreaker,
+  ensureOk,
+  getCallSignal,
+  InjectCircuitBreaker,
+} from 'nestjs-circuit-breaker';
+import { of, type Observable } from 'rxjs';
+import { fromFetch } from 'rxjs/fetch';
 import { UPSTREAMS, type Upstreams } from '../sample.config.js';
 
 export interface Product {
@@ -10,11 +19,16 @@ export interface Product {
 
 @Injectable()
 export class CatalogService {
-  constructor(@Inject(UPSTREAMS) private readonly upstreams: Upstreams) {}
+  constructor(
+    @Inject(UPSTREAMS) private readonly upstreams: Upstreams,
+    @InjectCircuitBreaker('catalog.search') private readonly searchBreaker: Breaker,
+  ) {}
 
   /**
-   * While the catalog is down (or its breaker open), the last good answer for
-   * the same id is served for up to a minute; past that, the error surfaces.
+   * The decorator: the method is the call. While the catalog is down (or its
+   * breaker open), the last good answer for the same id is served for up to a
+   * minute; past that, the error surfaces. A fallback is why this one keeps
+   * the decorator: the client wirings (pricing, inventory) have none.
    */
   @CircuitBreaker({
     name: 'catalog',
@@ -29,17 +43,15 @@ export class CatalogService {
     return (await ensureOk(response)).json() as Promise<Product>;
   }
 
-  /** Search degrades to no results rather than an error page. */
-  @CircuitBreaker({ name: 'catalog.search', fallback: 'noResults' })
-  async search(query: string): Promise<Product[]> {
-    const response = await fetch(
-      `${this.upstreams.primary}/search?q=${encodeURIComponent(query)}`,
-      { signal: getCallSignal() },
-    );
-    return (await ensureOk(response)).json() as Promise<Product[]>;
-  }
-
-  noResults(): Product[] {
-    return [];
+  /**
+   * The same with RxJS: the `circuitBreaker()` operator. `fromFetch()` sends
+   * its request when subscribed, which the breaker admits first, and aborts it
+   * when the deadline unsubscribes it. Search degrades to no results rather
+   * than an error page.
+   */
+  search(query: string): Observable<Product[]> {
+    return fromFetch(`${this.upstreams.primary}/search?q=${encodeURIComponent(query)}`, {
+      selector: async (response) => (await ensureOk(response)).json() as Promise<Product[]>,
+    }).pipe(circuitBreaker(this.searchBreaker, { fallback: () => of([]) }));
   }
 }
