@@ -64,6 +64,30 @@ export function isBreakerHttpError(
   return isCallRejected(exception) || exception instanceof CallTimeoutError;
 }
 
+/** How deep a wrapped breaker error is looked for: fetch wraps once; a client's own error may wrap that again. */
+const MAX_CAUSE_DEPTH = 3;
+
+/**
+ * The breaker error `exception` is, or the one it wraps as its `cause`:
+ * `fetch()` through a dispatcher with a breaker rejects with
+ * `TypeError('fetch failed')` whose cause is the refusal or the timeout.
+ * `undefined` when there is none.
+ *
+ * @internal
+ */
+export function breakerErrorIn(
+  exception: unknown,
+): CallRejectedError | CallTimeoutError | undefined {
+  let error = exception;
+  for (let depth = 0; depth <= MAX_CAUSE_DEPTH; depth++) {
+    if (isBreakerHttpError(error)) return error;
+    if (!(error instanceof Error) || error.cause === undefined || error.cause === error)
+      return undefined;
+    error = error.cause;
+  }
+  return undefined;
+}
+
 /**
  * The HTTP answer for a breaker error, or `undefined` for any other value: what
  * `CircuitBreakerExceptionFilter` sends, for a catch-all filter or an error

@@ -11,6 +11,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { CallTimeoutError, CallRejectedError } from './core/index.js';
 import {
   toHttpResponse,
+  breakerErrorIn,
   isBreakerHttpError,
   resolveHttpOptions,
   type CircuitBreakerHttpResponse,
@@ -22,8 +23,25 @@ import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import type { CircuitBreakerHttpOptions } from './interfaces/circuit-breaker-http-options.interface.js';
 
 /**
+ * What Nest's filter selection (`exception instanceof` each `@Catch()` type)
+ * sees as a breaker error wrapped in another: `fetch()` through a dispatcher
+ * with a breaker rejects with `TypeError('fetch failed')`, its cause the
+ * breaker's error. Any other error, a `TypeError` included, is not one, so
+ * the filter takes nothing from the application's own filters.
+ */
+// A class, as `@Catch()` takes: only its `instanceof` test is ever used.
+// oxlint-disable-next-line typescript/no-extraneous-class
+class WrappedBreakerError {
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return !isBreakerHttpError(value) && breakerErrorIn(value) !== undefined;
+  }
+}
+
+/**
  * Answers a `CallRejectedError` or a `CallTimeoutError` as the transport of
- * the request expects, without importing any transport's package:
+ * the request expects, without importing any transport's package; also one
+ * that another error wraps as its `cause` (as `fetch()` does through the
+ * `nestjs-circuit-breaker/undici` dispatcher):
  *
  * - HTTP (Express and Fastify, through the HTTP adapter): **503 Service
  *   Unavailable** with a `Retry-After` header (whole seconds, rounded up, at
@@ -64,7 +82,7 @@ import type { CircuitBreakerHttpOptions } from './interfaces/circuit-breaker-htt
  * @publicApi
  */
 @Injectable()
-@Catch(CallRejectedError, CallTimeoutError)
+@Catch(CallRejectedError, CallTimeoutError, WrappedBreakerError)
 export class CircuitBreakerExceptionFilter implements ExceptionFilter<unknown> {
   private readonly logger = new Logger('CircuitBreaker');
   private readonly options: CircuitBreakerHttpOptions;
@@ -77,18 +95,19 @@ export class CircuitBreakerExceptionFilter implements ExceptionFilter<unknown> {
     this.options = resolveHttpOptions(options ?? true) ?? {};
   }
 
-  catch(exception: unknown, host: ArgumentsHost): unknown {
-    if (!isBreakerHttpError(exception)) return false;
+  catch(thrown: unknown, host: ArgumentsHost): unknown {
+    const exception = breakerErrorIn(thrown);
+    if (exception === undefined) return false;
     const type = host.getType<string>();
     if (type !== 'http') {
       const answer = transportAnswers[type as keyof typeof transportAnswers];
       // A transport we do not know (a custom one): its own handling applies.
-      if (answer === undefined) throw exception;
+      if (answer === undefined) throw thrown;
       return answer(toErrorPayload(exception, this.options)!, host);
     }
     const adapter = this.adapterHost?.httpAdapter;
     // Built by hand without the HTTP adapter: nothing here can write the response.
-    if (adapter === undefined) throw exception;
+    if (adapter === undefined) throw thrown;
     const answer = this.answerFor(exception);
     const response = host.switchToHttp().getResponse<unknown>();
     for (const [name, value] of Object.entries(answer.headers))

@@ -321,7 +321,7 @@ describe('the sample application over real HTTP', () => {
     const before = a.requests;
     const refused = await get('/inventory/a/7');
     expect(a.requests).toBe(before);
-    // The refusal is fetch's TypeError's cause, rethrown as itself: the module's filter answers it.
+    // The refusal is fetch's TypeError's cause: the module's filter looks through it and answers.
     expect([refused.status, refused.headers.get('retry-after')]).toEqual([
       503,
       String(Math.ceil(child.snapshot().retryAfterMs! / 1000)),

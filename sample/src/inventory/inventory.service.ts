@@ -1,5 +1,5 @@
 import { Inject, Injectable, NotFoundException, type OnApplicationShutdown } from '@nestjs/common';
-import { CallRejectedError, CallTimeoutError, ensureOk } from 'nestjs-circuit-breaker';
+import { ensureOk } from 'nestjs-circuit-breaker';
 import type { Dispatcher } from 'undici';
 import { UPSTREAMS, type Upstreams } from '../sample.config.js';
 import { WAREHOUSE_DISPATCHER } from './warehouse.dispatcher.js';
@@ -17,13 +17,18 @@ export class InventoryService implements OnApplicationShutdown {
     @Inject(WAREHOUSE_DISPATCHER) private readonly dispatcher: Dispatcher,
   ) {}
 
-  /** Plain fetch: the dispatcher puts it through the warehouse's own breaker (warehouse.dispatcher.ts). */
+  /**
+   * Plain fetch: the dispatcher puts it through the warehouse's own breaker
+   * (warehouse.dispatcher.ts). A refusal or a timeout rejects as fetch's
+   * `TypeError`, its cause the breaker's error: the module's HTTP filter
+   * answers it (503 with Retry-After, or 504).
+   */
   async stock(warehouse: string, sku: string): Promise<Stock> {
     const base = this.upstreams.warehouses[warehouse];
     if (base === undefined) throw new NotFoundException(`no warehouse "${warehouse}"`);
     const response = await fetch(`${base}/stock/${encodeURIComponent(sku)}`, {
       dispatcher: this.dispatcher,
-    } as RequestInit).catch(breakerErrorOf);
+    } as RequestInit);
     return (await ensureOk(response)).json() as Promise<Stock>;
   }
 
@@ -31,14 +36,4 @@ export class InventoryService implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     await this.dispatcher.destroy();
   }
-}
-
-/**
- * fetch wraps every error in `TypeError: fetch failed`; the breaker's refusal
- * and its deadline are its `cause`. Rethrown as themselves, the module's HTTP
- * filter answers them: 503 with Retry-After, and 504.
- */
-function breakerErrorOf(error: unknown): never {
-  const cause = (error as { cause?: unknown }).cause;
-  throw cause instanceof CallRejectedError || cause instanceof CallTimeoutError ? cause : error;
 }
