@@ -1,6 +1,7 @@
 // What an HTTP run shows: the text table (stdout), HTTP-RESULTS.md and http.svg.
 
 import { DEFAULT_DEADLINE } from '../implementations.mjs';
+import { CLIENT_ROWS } from './client-rows.mjs';
 
 const MARK = { pass: '✅ pass', fail: '❌ FAIL', 'not run': '– not run' };
 
@@ -101,6 +102,7 @@ export function httpText(results) {
   for (const adapter of Object.keys(results.adapters)) {
     out.push('', `${adapter}`, textTable(adapterTable(results, adapter)));
   }
+  if (results.clients !== undefined) out.push('', clientsText(results.clients));
   out.push('', 'Targets', textTable(targetsTable(results)));
   return out.join('\n');
 }
@@ -135,6 +137,16 @@ export function httpMarkdown(results) {
     `- CPU: ${env.cpuModel}, ${env.cores} cores; load average ${env.loadAverageAtStart.join(' / ')} at the start, ${env.loadAverageAtEnd.join(' / ')} at the end (1 / 5 / 15 min; the machine was shared)`,
     `- Commit: ${env.commit}${env.dirty ? ' (lib/ had uncommitted changes)' : ''}; autocannon ${env.peers.autocannon}, opossum ${env.peers.opossum}, cockatiel ${env.peers.cockatiel}, ${env.redis}`,
     `- Run: ${describe(results)}; ${(results.durationMs / 1000).toFixed(0)} s in all${results.config.note ? ` (${results.config.note})` : ''}`,
+    ...(env.inbound
+      ? [
+          `- The Nest server rows are those of the full run of ${env.inbound.date} (commit ${env.inbound.commit}); this run measured the outbound clients only.`,
+        ]
+      : []),
+    ...(env.clients
+      ? [
+          `- The outbound client rows are those of the run of ${env.clients.date} (commit ${env.clients.commit}).`,
+        ]
+      : []),
     '',
     '![Requests per second relative to the bare route](http.svg)',
     '',
@@ -152,6 +164,17 @@ export function httpMarkdown(results) {
   for (const adapter of Object.keys(results.adapters)) {
     out.push(`## ${adapter}`, '', markdownTable(adapterTable(results, adapter)), '');
   }
+  if (results.clients !== undefined) {
+    const when = env.clients ?? env;
+    out.push(
+      '## Outbound clients',
+      '',
+      `What a breaker costs an outbound request (issue 28), measured ${when.date} at commit ${when.commit}: ${describeClients(results.clients)}. Ratios to the same client bare; the noise-floor rows are a second bare client against the first.`,
+      '',
+      clientsMarkdown(results.clients),
+      '',
+    );
+  }
   if (results.problems.length > 0) {
     out.push('## Problems', '');
     for (const p of results.problems) out.push(`- ${p}`);
@@ -159,6 +182,7 @@ export function httpMarkdown(results) {
   }
   out.push('## Notes', '');
   for (const n of HTTP_NOTES) out.push(`- ${n}`);
+  if (results.clients !== undefined) for (const n of CLIENT_NOTES) out.push(`- ${n}`);
   out.push('');
   return out.join('\n');
 }
@@ -253,3 +277,62 @@ export function httpSvg(results) {
     '',
   ].join('\n');
 }
+
+// The client rows (bench/http/clients.mjs): outbound requests through this package's client integrations.
+
+const ci = (r) => (r === undefined ? '' : `${r.ciLow.toFixed(3)}–${r.ciHigh.toFixed(3)}`);
+const ratio3 = (r) =>
+  r === undefined ? '' : `${r.median.toFixed(3)}x (${r.p25.toFixed(2)}–${r.p75.toFixed(2)})`;
+
+function clientsTable(clients) {
+  const rows = CLIENT_ROWS.map((row) => {
+    const m = clients.rows[row.id];
+    if (m === undefined) return [row.label, '–', 'not run', '', '', '', ''];
+    const base = m.vsBaseline;
+    return [
+      row.label,
+      num(m.rps.median),
+      base === undefined ? 'baseline' : ratio3(base.rps),
+      base === undefined ? '' : ci(base.rps),
+      m.cpuUsPerRequest.median.toFixed(1),
+      base === undefined ? '' : ratio3(base.cpu),
+      m.vsAlso === undefined ? '' : `${ratio3(m.vsAlso.rps)} of ${m.vsAlso.of}`,
+    ];
+  });
+  return {
+    headers: [
+      'client',
+      'req/s',
+      'req/s ratio (p25–p75)',
+      '95 % CI of the median',
+      'client CPU µs/req',
+      'CPU ratio (p25–p75)',
+      'also: req/s ratio',
+    ],
+    align: ['l', 'r', 'r', 'r', 'r', 'r', 'r'],
+    rows,
+  };
+}
+
+const describeClients = (clients) => {
+  const c = clients.config;
+  const pairs = Object.values(clients.rows).find((m) => m.vsBaseline !== undefined)?.vsBaseline.rps
+    .n;
+  return `${c.rounds} interleaved rounds (${pairs ?? 0} pairs per row) of segments of about ${c.segmentMs} ms, ${c.concurrency} requests in flight on ${c.concurrency} kept-alive connections, after a ${c.warmupMs} ms warm-up per row`;
+};
+
+export function clientsText(clients) {
+  return [`Outbound clients: ${describeClients(clients)}`, textTable(clientsTable(clients))].join(
+    '\n',
+  );
+}
+
+export function clientsMarkdown(clients) {
+  return markdownTable(clientsTable(clients));
+}
+
+export const CLIENT_NOTES = [
+  'The upstream is a plain `node:http` server in a process of its own on a loopback port, answering every request at once (200, an 18-byte JSON body with its length, kept-alive). The clients run in another process, so the CPU column (`process.cpuUsage()` of the client process over the segment, per request) is the client side alone.',
+  "Every client keeps 8 requests in flight on 8 kept-alive connections (`new Agent({ connections: 8 })`; for HttpService an `http.Agent` with `keepAlive` and `maxSockets: 8`) and reads every body (fetch: `arrayBuffer()`; `request()`: `body.arrayBuffer()`; HttpService: axios' JSON). Each row has a client of its own; the wired ones are built as docs/undici.md and docs/axios.md show: `new Agent().compose(withCircuitBreaker({ breaker }))`, and `HttpModule.register()` with `provideAxiosCircuitBreaker(HttpService, 'upstream')` in a Nest application context. Their breaker is a per-key family (`perKey: { maxKeys: 100 }`, one child per origin) with the defaults, so a 2 s deadline per request.",
+  'A segment is a fixed number of requests, sized in the warm-up so that it lasts about 100 ms on the bare client. Each row runs right beside its baseline (a pair of segments in alternating order), the pairs of a round in a fresh order. A ratio is taken within its pair; the table gives its median over the pairs, their 25th–75th percentiles, and a 95 % confidence interval of the median (from the order statistics). The noise-floor rows compare a second bare client with the first in the same way: how far apart two identical clients measure.',
+];
