@@ -128,6 +128,7 @@ async function runClientRows(clientCfg) {
     'warmup-ms': clientCfg.warmupMs,
     concurrency: clientCfg.concurrency,
   }).flatMap(([k, v]) => [`--${k}`, String(v)]);
+  if (!clientCfg.pin) args.push('--no-pin');
   const child = fork(CLIENTS, args, {
     execArgv: [],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

@@ -16,8 +16,10 @@
 // short rounds, so that the machine's slow drifts fall on both halves of a pair alike.
 
 import 'reflect-metadata';
-import { fork } from 'node:child_process';
+import { fork, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { Agent as HttpAgent } from 'node:http';
+import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { HttpModule, HttpService } from '@nestjs/axios';
@@ -33,14 +35,34 @@ import { seededRandom, tick } from '../harness.mjs';
 import { CLIENT_ROWS } from './client-rows.mjs';
 
 export const CLIENT_CONFIG = {
-  full: { rounds: 80, segmentMs: 100, warmupMs: 1500, concurrency: 8 },
-  quick: { rounds: 10, segmentMs: 100, warmupMs: 400, concurrency: 8 },
+  full: { rounds: 150, segmentMs: 100, warmupMs: 1500, concurrency: 8, pin: true },
+  quick: { rounds: 10, segmentMs: 100, warmupMs: 400, concurrency: 8, pin: true },
 };
 
 // What the docs show: a per-key family, one child per origin, with the default options (a 2 s deadline).
 const FAMILY = { perKey: { maxKeys: 100 } };
 
-async function startUpstream() {
+/** This process's scheduling priority: its nice value, and its autogroup's where Linux has one. */
+function priority() {
+  let autogroup;
+  try {
+    autogroup = Number(/nice (-?\d+)/.exec(readFileSync('/proc/self/autogroup', 'utf8'))?.[1]);
+  } catch {
+    autogroup = undefined;
+  }
+  return {
+    nice: os.getPriority(),
+    autogroupNice: Number.isFinite(autogroup) ? autogroup : undefined,
+  };
+}
+
+/** Pins a process to one CPU (Linux, with taskset on PATH); says whether it could. */
+function pin(pid, cpu) {
+  const r = spawnSync('taskset', ['-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
+  return r.error === undefined && r.status === 0;
+}
+
+export async function startUpstream() {
   const child = fork(fileURLToPath(new URL('./upstream.mjs', import.meta.url)), [], {
     execArgv: [],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -53,6 +75,7 @@ async function startUpstream() {
   });
   return {
     port,
+    pid: child.pid,
     close: async () => {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.send({ cmd: 'close' });
@@ -89,7 +112,7 @@ async function httpServiceApp(origin, concurrency, wired) {
 }
 
 /** Per row: one request (resolving to its status), and what to check and close at the end. */
-async function makeClients(rows, origin, concurrency) {
+export async function makeClients(rows, origin, concurrency) {
   const url = `${origin}/item`;
   const out = new Map();
   for (const row of rows) {
@@ -124,7 +147,7 @@ async function makeClients(rows, origin, concurrency) {
 }
 
 /** `count` requests through `send`, `concurrency` at a time: requests/s and this process's CPU per request. */
-async function segment(send, count, concurrency) {
+export async function segment(send, count, concurrency) {
   let left = count;
   let wrong = 0;
   let errors = 0;
@@ -172,6 +195,8 @@ export async function runClients(cfg, rowIds) {
   );
   const rows = CLIENT_ROWS.filter((r) => wanted.has(r.id));
   const upstream = await startUpstream();
+  // On two cores: the clients on one, the upstream on the other, each with its core's caches to itself.
+  const pinned = cfg.pin === true && pin(process.pid, 0) && pin(upstream.pid, 1);
   const origin = `http://127.0.0.1:${upstream.port}`;
   const clients = await makeClients(rows, origin, cfg.concurrency);
   const samples = [];
@@ -229,7 +254,7 @@ export async function runClients(cfg, rowIds) {
       problems.push(
         `${s.row} round ${s.round + 1}: ${s.wrongStatus} answers with another status, ${s.errors} errors`,
       );
-  return { config: { ...cfg }, samples, problems };
+  return { config: { ...cfg, pinned, priority: priority() }, samples, problems };
 }
 
 function parseArgs(argv) {
@@ -245,6 +270,7 @@ function parseArgs(argv) {
     ['--concurrency', 'concurrency'],
   ])
     if (value(flag) !== undefined) cfg[key] = Number(value(flag));
+  if (argv.includes('--no-pin')) cfg.pin = false;
   return { cfg, rows: value('--rows')?.split(',') };
 }
 

@@ -318,7 +318,13 @@ const describeClients = (clients) => {
   const c = clients.config;
   const pairs = Object.values(clients.rows).find((m) => m.vsBaseline !== undefined)?.vsBaseline.rps
     .n;
-  return `${c.rounds} interleaved rounds (${pairs ?? 0} pairs per row) of segments of about ${c.segmentMs} ms, ${c.concurrency} requests in flight on ${c.concurrency} kept-alive connections, after a ${c.warmupMs} ms warm-up per row`;
+  const where = [
+    c.pinned ? 'the clients pinned to one CPU and the upstream to the other' : undefined,
+    c.priority?.nice < 0 || c.priority?.autogroupNice < 0
+      ? `at raised priority (nice ${c.priority.nice}, autogroup nice ${c.priority.autogroupNice ?? 'n/a'})`
+      : undefined,
+  ].filter((w) => w !== undefined);
+  return `${c.rounds} interleaved rounds (${pairs ?? 0} pairs per row) of segments of about ${c.segmentMs} ms, ${c.concurrency} requests in flight on ${c.concurrency} kept-alive connections, after a ${c.warmupMs} ms warm-up per row${where.length > 0 ? `; ${where.join(', ')}` : ''}`;
 };
 
 export function clientsText(clients) {
