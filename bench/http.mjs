@@ -35,6 +35,7 @@ import { evaluateHttpTargets } from './http/targets.mjs';
 import { httpMarkdown, httpSvg, httpText } from './http/report.mjs';
 import { aggregateClients } from './http/client-aggregate.mjs';
 import { CLIENT_CONFIG } from './http/clients.mjs';
+import { DEFAULT_DEADLINE } from './implementations.mjs';
 import { appendRun, environment, writeRelease } from './results/history.mjs';
 import { readFileSync, writeFileSync } from 'node:fs';
 
@@ -122,6 +123,7 @@ async function startServer(adapter, redisPort) {
 
 /** The client rows, in a child process of their own (which starts its own upstream): their samples. */
 async function runClientRows(clientCfg) {
+  const t0 = performance.now();
   const args = Object.entries({
     rounds: clientCfg.rounds,
     'segment-ms': clientCfg.segmentMs,
@@ -139,7 +141,7 @@ async function runClientRows(clientCfg) {
       reject(new Error(`the client rows exited (${code ?? signal}) before their result`)),
     );
   });
-  return { ...result, rows: aggregateClients(result.samples) };
+  return { ...result, rows: aggregateClients(result.samples), durationMs: performance.now() - t0 };
 }
 
 /** One row on one server for `seconds`: requests, latencies (ms, exact), server CPU, statuses. */
@@ -211,25 +213,43 @@ function redisServerVersion() {
   return probe.error === undefined && probe.status === 0 ? probe.stdout.trim() : undefined;
 }
 
-/** The part this run did not measure, from the committed results (the Nest servers' or the clients'). */
+/**
+ * The part this run did not measure, from the committed results: a run of the clients alone keeps
+ * the Nest servers' run (its environment heads the report) and records its own under
+ * `environment.clients`; a run of the servers alone keeps the clients' rows with theirs.
+ */
 function carryOver(results, args) {
   const file = fileURLToPath(new URL('./http-results.json', import.meta.url));
   const previous = JSON.parse(readFileSync(file, 'utf8'));
   if (!args.inbound) {
-    for (const key of ['config', 'rows', 'adapters', 'samples']) results[key] = previous[key];
-    results.environment.inbound = {
-      date: previous.environment.date,
-      commit: previous.environment.commit,
-    };
+    const own = results.environment;
+    for (const key of [
+      'mode',
+      'config',
+      'rows',
+      'adapters',
+      'samples',
+      'environment',
+      'durationMs',
+    ])
+      results[key] = previous[key];
+    results.environment.clients = clientEnvironment(own, results.clients);
     results.problems.push(...previous.problems.filter((p) => !p.startsWith('clients: ')));
   } else if (previous.clients !== undefined) {
     results.clients = previous.clients;
-    results.environment.clients = previous.environment.clients ?? {
-      date: previous.environment.date,
-      commit: previous.environment.commit,
-    };
+    results.environment.clients =
+      previous.environment.clients ?? clientEnvironment(previous.environment, previous.clients);
   }
 }
+
+const clientEnvironment = (env, clients) => ({
+  date: env.date,
+  commit: env.commit,
+  dirty: env.dirty,
+  loadAverageAtStart: env.loadAverageAtStart,
+  loadAverageAtEnd: env.loadAverageAtEnd,
+  durationMs: clients?.durationMs,
+});
 
 /** The files a full run writes, from its results. */
 function writeReports(results) {
@@ -380,7 +400,7 @@ async function main() {
     kind: 'http',
     mode: args.quick ? 'quick' : args.write ? 'full' : 'partial',
     environment: { ...env, redis: redisVersion ?? 'none' },
-    config: { ...cfg, keys: KEYS, adapters: args.adapters },
+    config: { ...cfg, keys: KEYS, adapters: args.adapters, defaultDeadline: DEFAULT_DEADLINE },
     rows: ROWS.map(({ id, label, status, baseline, also, pending, peer, redis: r }) => ({
       id,
       label,
@@ -397,18 +417,19 @@ async function main() {
     problems,
     clients,
   };
+  results.durationMs = performance.now() - started;
+  results.environment.loadAverageAtEnd = os.loadavg().map((l) => Number(l.toFixed(2)));
   // A run that measured one part and writes the files keeps the other part of the last full run.
   if (args.write && (!args.inbound || !args.clients)) carryOver(results, args);
   results.targets = evaluateHttpTargets(results);
-  results.durationMs = performance.now() - started;
-  results.environment.loadAverageAtEnd = os.loadavg().map((l) => Number(l.toFixed(2)));
 
   console.log(httpText(results));
   console.log(`\nhttp ${results.mode} run: ${(results.durationMs / 1000).toFixed(1)} s`);
-  appendRun(results, { committed: args.write });
+  // The logs and the release file hold the Nest servers' metrics: a run of the clients alone adds none.
+  appendRun(results, { committed: args.write && args.inbound });
   if (args.write) {
     writeReports(results);
-    writeRelease(results);
+    if (args.inbound) writeRelease(results);
   }
   if (problems.length > 0) {
     for (const p of problems) console.log(`PROBLEM: ${p}`);
