@@ -356,6 +356,26 @@ export function clientsMarkdown(clients) {
   return markdownTable(clientsTable(clients));
 }
 
+/** The compact table of the README and docs/benchmarks.md: each client's rows against its bare one. */
+export function clientsSummaryMarkdown(clients) {
+  const rows = CLIENT_ROWS.flatMap((row) => {
+    const base = clients.rows[row.id]?.vsBaseline;
+    return base === undefined
+      ? []
+      : [[row.label, ratio3(base.rps), ci(base.rps), ratio3(base.cpu)]];
+  });
+  return markdownTable({
+    headers: [
+      'client (against the same client bare)',
+      'req/s ratio (p25–p75)',
+      '95 % CI of the median',
+      'client CPU ratio',
+    ],
+    align: ['l', 'r', 'r', 'r'],
+    rows,
+  });
+}
+
 export const CLIENT_NOTES = [
   'The upstream is a plain `node:http` server in a process of its own on a loopback port, answering every request at once (200, an 18-byte JSON body with its length, kept-alive). The clients run in another process, so the CPU column (`process.cpuUsage()` of the client process over the segment, per request) is the client side alone.',
   "Every client keeps 8 requests in flight on 8 kept-alive connections (`new Agent({ connections: 8 })`; for HttpService an `http.Agent` with `keepAlive` and `maxSockets: 8`) and reads every body (fetch: `arrayBuffer()`; `request()`: `body.arrayBuffer()`; HttpService: axios' JSON). Each row has a client of its own; the wired ones are built as docs/undici.md and docs/axios.md show: `new Agent().compose(withCircuitBreaker({ breaker }))`, and `HttpModule.register()` with `provideAxiosCircuitBreaker(HttpService, 'upstream')` in a Nest application context. Their breaker is a per-key family (`perKey: { maxKeys: 100 }`, one child per origin) with the defaults, so a 2 s deadline per request.",
