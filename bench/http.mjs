@@ -35,6 +35,7 @@ import { evaluateHttpTargets } from './http/targets.mjs';
 import { httpMarkdown, httpSvg, httpText } from './http/report.mjs';
 import { aggregateClients } from './http/client-aggregate.mjs';
 import { CLIENT_CONFIG } from './http/clients.mjs';
+import { CLIENT_ROWS } from './http/client-rows.mjs';
 import { DEFAULT_DEADLINE } from './implementations.mjs';
 import { appendRun, environment, writeRelease } from './results/history.mjs';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -122,7 +123,7 @@ async function startServer(adapter, redisPort) {
 }
 
 /** The client rows, in a child process of their own (which starts its own upstream): their samples. */
-async function runClientRows(clientCfg) {
+async function runClientRows(clientCfg, quick) {
   const t0 = performance.now();
   const args = Object.entries({
     rounds: clientCfg.rounds,
@@ -131,6 +132,14 @@ async function runClientRows(clientCfg) {
     concurrency: clientCfg.concurrency,
   }).flatMap(([k, v]) => [`--${k}`, String(v)]);
   if (!clientCfg.pin) args.push('--no-pin');
+  // The quick run (CI's) measures the wired rows only, with what they are compared with.
+  if (quick)
+    args.push(
+      '--rows',
+      CLIENT_ROWS.filter((r) => r.wired)
+        .map((r) => r.id)
+        .join(','),
+    );
   const child = fork(CLIENTS, args, {
     execArgv: [],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -386,7 +395,7 @@ async function main() {
   let clients;
   if (args.clients) {
     process.stderr.write('· outbound clients…\n');
-    clients = await runClientRows(args.clientCfg);
+    clients = await runClientRows(args.clientCfg, args.quick);
     for (const p of clients.problems) problems.push(`clients: ${p}`);
   }
   for (const s of samples) {

@@ -36,7 +36,7 @@ import { CLIENT_ROWS } from './client-rows.mjs';
 
 export const CLIENT_CONFIG = {
   full: { rounds: 150, segmentMs: 100, warmupMs: 1500, concurrency: 8, pin: true },
-  quick: { rounds: 10, segmentMs: 100, warmupMs: 400, concurrency: 8, pin: true },
+  quick: { rounds: 8, segmentMs: 100, warmupMs: 300, concurrency: 8, pin: true },
 };
 
 // What the docs show: a per-key family, one child per origin, with the default options (a 2 s deadline).
