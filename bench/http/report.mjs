@@ -286,7 +286,7 @@ export function httpSvg(results) {
     '  .target { stroke: #d9480f; stroke-dasharray: 4 3; stroke-width: 1.2; }',
     '</style>',
     `<rect width="${W}" height="${H}" fill="#fff"/>`,
-    '<text x="10" y="20" class="h">Nest under autocannon: requests/s relative to the bare route (open rows: to the bare 503 route)</text>',
+    `<text x="10" y="20" class="h">${results.clients ? 'Requests/s relative to bare: Nest under autocannon (open rows: to the bare 503 route), and outbound clients' : 'Nest under autocannon: requests/s relative to the bare route (open rows: to the bare 503 route)'}</text>`,
     `<text x="10" y="38" class="v">Bar: median over rounds of the ratio within a pair of segments; black line: 25th to 75th percentile${results.clients ? ' (clients: 95 % CI of the median)' : ''}; dashed: 0.97x. Right of 1x is faster.</text>`,
     ...grid,
     ...parts,
