@@ -3,9 +3,13 @@
 //   npm run bench:http                full run (about 12 minutes on 2 cores); writes bench/http-results.json,
 //                                     bench/HTTP-RESULTS.md, bench/http.svg and the results history
 //   npm run bench:http -- --quick     short run (about 2.5 minutes): prints the table, logs the run locally
+//   npm run bench:http -- --clients   the outbound client rows only (bench/http/clients.mjs, about 3 minutes)
 //
 // Directly (after npm run build): node bench/http.mjs [--quick] [--write] [--seconds S] [--rounds N]
-//   [--adapters express,fastify] [--rows bare,decorated,...] [--connections C]
+//   [--adapters express,fastify] [--rows bare,decorated,...] [--connections C] [--clients | --no-clients]
+//
+// A run that writes and measures only one part (the Nest servers or the clients) keeps the other
+// part of bench/http-results.json as it was.
 //
 // One Nest application per HTTP adapter (bench/http/server.mjs), each in a child
 // process of its own on a loopback port chosen by the OS; autocannon runs here, so
@@ -29,10 +33,15 @@ import { ADAPTERS, ROWS } from './http/rows.mjs';
 import { aggregate } from './http/aggregate.mjs';
 import { evaluateHttpTargets } from './http/targets.mjs';
 import { httpMarkdown, httpSvg, httpText } from './http/report.mjs';
+import { aggregateClients } from './http/client-aggregate.mjs';
+import { CLIENT_CONFIG } from './http/clients.mjs';
+import { CLIENT_ROWS } from './http/client-rows.mjs';
+import { DEFAULT_DEADLINE } from './implementations.mjs';
 import { appendRun, environment, writeRelease } from './results/history.mjs';
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const SERVER = fileURLToPath(new URL('./http/server.mjs', import.meta.url));
+const CLIENTS = fileURLToPath(new URL('./http/clients.mjs', import.meta.url));
 const KEYS = 10_000;
 
 const CONFIG = {
@@ -55,13 +64,19 @@ function parseArgs(argv) {
   if (value('--connections') !== undefined) cfg.connections = Number(value('--connections'));
   const list = (name) => value(name)?.split(',');
   const partial = list('--adapters') !== undefined || list('--rows') !== undefined;
+  const clientsOnly = argv.includes('--clients');
   return {
     quick,
     cfg,
+    inbound: !clientsOnly,
+    clients: !argv.includes('--no-clients') && !partial,
+    clientCfg: { ...CLIENT_CONFIG[quick ? 'quick' : 'full'] },
     adapters: list('--adapters') ?? ADAPTERS,
     rows: list('--rows'),
     // A full run of every row writes the committed files; anything else only prints, unless --write.
-    write: argv.includes('--write') || (!quick && !partial && value('--seconds') === undefined),
+    write:
+      argv.includes('--write') ||
+      (!quick && !partial && !clientsOnly && value('--seconds') === undefined),
   };
 }
 
@@ -105,6 +120,37 @@ async function startServer(adapter, redisPort) {
     },
     kill: () => child.kill('SIGKILL'),
   };
+}
+
+/** The client rows, in a child process of their own (which starts its own upstream): their samples. */
+async function runClientRows(clientCfg, quick) {
+  const t0 = performance.now();
+  const args = Object.entries({
+    rounds: clientCfg.rounds,
+    'segment-ms': clientCfg.segmentMs,
+    'warmup-ms': clientCfg.warmupMs,
+    concurrency: clientCfg.concurrency,
+  }).flatMap(([k, v]) => [`--${k}`, String(v)]);
+  if (!clientCfg.pin) args.push('--no-pin');
+  // The quick run (CI's) measures the wired rows only, with what they are compared with.
+  if (quick)
+    args.push(
+      '--rows',
+      CLIENT_ROWS.filter((r) => r.wired)
+        .map((r) => r.id)
+        .join(','),
+    );
+  const child = fork(CLIENTS, args, {
+    execArgv: [],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const result = await new Promise((resolve, reject) => {
+    child.once('message', (m) => resolve(m.result));
+    child.once('exit', (code, signal) =>
+      reject(new Error(`the client rows exited (${code ?? signal}) before their result`)),
+    );
+  });
+  return { ...result, rows: aggregateClients(result.samples), durationMs: performance.now() - t0 };
 }
 
 /** One row on one server for `seconds`: requests, latencies (ms, exact), server CPU, statuses. */
@@ -176,6 +222,44 @@ function redisServerVersion() {
   return probe.error === undefined && probe.status === 0 ? probe.stdout.trim() : undefined;
 }
 
+/**
+ * The part this run did not measure, from the committed results: a run of the clients alone keeps
+ * the Nest servers' run (its environment heads the report) and records its own under
+ * `environment.clients`; a run of the servers alone keeps the clients' rows with theirs.
+ */
+function carryOver(results, args) {
+  const file = fileURLToPath(new URL('./http-results.json', import.meta.url));
+  const previous = JSON.parse(readFileSync(file, 'utf8'));
+  if (!args.inbound) {
+    const own = results.environment;
+    for (const key of [
+      'mode',
+      'config',
+      'rows',
+      'adapters',
+      'samples',
+      'environment',
+      'durationMs',
+    ])
+      results[key] = previous[key];
+    results.environment.clients = clientEnvironment(own, results.clients);
+    results.problems.push(...previous.problems.filter((p) => !p.startsWith('clients: ')));
+  } else if (previous.clients !== undefined) {
+    results.clients = previous.clients;
+    results.environment.clients =
+      previous.environment.clients ?? clientEnvironment(previous.environment, previous.clients);
+  }
+}
+
+const clientEnvironment = (env, clients) => ({
+  date: env.date,
+  commit: env.commit,
+  dirty: env.dirty,
+  loadAverageAtStart: env.loadAverageAtStart,
+  loadAverageAtEnd: env.loadAverageAtEnd,
+  durationMs: clients?.durationMs,
+});
+
 /** The files a full run writes, from its results. */
 function writeReports(results) {
   const here = (name) => fileURLToPath(new URL(name, import.meta.url));
@@ -188,6 +272,8 @@ function writeReports(results) {
 /** --from <file>: the same run's samples aggregated, judged and written again; nothing is measured or logged. */
 function rerender(file) {
   const results = JSON.parse(readFileSync(file, 'utf8'));
+  if (results.clients !== undefined)
+    results.clients.rows = aggregateClients(results.clients.samples);
   const measured = new Set(results.samples.map((s) => s.row));
   results.adapters = aggregate(
     results.samples,
@@ -215,7 +301,8 @@ async function main() {
   );
   // A row is always measured with its baseline (and the row it is also compared with).
   const wanted = new Set(rows.flatMap((r) => [r.id, r.baseline, r.also]));
-  const ordered = ROWS.filter((r) => wanted.has(r.id));
+  const ordered = args.inbound ? ROWS.filter((r) => wanted.has(r.id)) : [];
+  const adapters = args.inbound ? args.adapters : [];
 
   let redis;
   if (redisVersion !== undefined && ordered.some((r) => r.redis)) {
@@ -233,7 +320,7 @@ async function main() {
   const samples = [];
   const problems = [];
   try {
-    for (const adapter of args.adapters) servers.push(await startServer(adapter, redis?.port));
+    for (const adapter of adapters) servers.push(await startServer(adapter, redis?.port));
     const random = seededRandom(18);
     const paired = ordered.filter((r) => r.baseline !== r.id);
     const total = (ordered.length + paired.length * cfg.rounds) * servers.length;
@@ -305,6 +392,12 @@ async function main() {
     for (const server of servers) await server.close().catch(() => server.kill());
     await redis?.stop();
   }
+  let clients;
+  if (args.clients) {
+    process.stderr.write('· outbound clients…\n');
+    clients = await runClientRows(args.clientCfg, args.quick);
+    for (const p of clients.problems) problems.push(`clients: ${p}`);
+  }
   for (const s of samples) {
     if (s.wrongStatus > 0 || s.errors > 0)
       problems.push(
@@ -316,7 +409,7 @@ async function main() {
     kind: 'http',
     mode: args.quick ? 'quick' : args.write ? 'full' : 'partial',
     environment: { ...env, redis: redisVersion ?? 'none' },
-    config: { ...cfg, keys: KEYS, adapters: args.adapters },
+    config: { ...cfg, keys: KEYS, adapters: args.adapters, defaultDeadline: DEFAULT_DEADLINE },
     rows: ROWS.map(({ id, label, status, baseline, also, pending, peer, redis: r }) => ({
       id,
       label,
@@ -328,20 +421,24 @@ async function main() {
         (r && redisVersion === undefined ? 'skipped: no redis-server on PATH' : undefined),
       peer,
     })),
-    adapters: aggregate(samples, ordered, args.adapters),
+    adapters: aggregate(samples, ordered, adapters),
     samples,
     problems,
+    clients,
   };
-  results.targets = evaluateHttpTargets(results);
   results.durationMs = performance.now() - started;
   results.environment.loadAverageAtEnd = os.loadavg().map((l) => Number(l.toFixed(2)));
+  // A run that measured one part and writes the files keeps the other part of the last full run.
+  if (args.write && (!args.inbound || !args.clients)) carryOver(results, args);
+  results.targets = evaluateHttpTargets(results);
 
   console.log(httpText(results));
   console.log(`\nhttp ${results.mode} run: ${(results.durationMs / 1000).toFixed(1)} s`);
-  appendRun(results, { committed: args.write });
+  // The logs and the release file hold the Nest servers' metrics: a run of the clients alone adds none.
+  appendRun(results, { committed: args.write && args.inbound });
   if (args.write) {
     writeReports(results);
-    writeRelease(results);
+    if (args.inbound) writeRelease(results);
   }
   if (problems.length > 0) {
     for (const p of problems) console.log(`PROBLEM: ${p}`);

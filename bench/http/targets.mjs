@@ -62,5 +62,39 @@ export function evaluateHttpTargets(results) {
       (v) => v <= 1 / 0.95,
     );
   }
+  clientTargets(results.clients?.rows, targets);
   return targets;
+}
+
+/** Issue 28: each client through its integration at least 0.97x the same client bare (requests/s). */
+function clientTargets(rows, targets) {
+  if (rows === undefined) return;
+  for (const [id, label] of [
+    [
+      'fetch-breaker',
+      'global fetch through withCircuitBreaker() at least 0.97x bare fetch (requests/s)',
+    ],
+    [
+      'request-breaker',
+      "undici's request() through withCircuitBreaker() at least 0.97x bare (requests/s)",
+    ],
+    [
+      'http-service-breaker',
+      'HttpService with provideAxiosCircuitBreaker() at least 0.97x bare HttpService (requests/s)',
+    ],
+  ]) {
+    const ratio = rows[id]?.vsBaseline?.rps;
+    targets.push(
+      ratio === undefined
+        ? { id: `clients:${id}-rps`, adapter: 'clients', label, status: 'not run' }
+        : {
+            id: `clients:${id}-rps`,
+            adapter: 'clients',
+            label,
+            value: ratio.median,
+            shown: `${fmt(ratio)}, 95 % CI of the median ${ratio.ciLow.toFixed(3)}–${ratio.ciHigh.toFixed(3)}`,
+            status: ratio.median >= 0.97 ? 'pass' : 'fail',
+          },
+    );
+  }
 }
