@@ -147,6 +147,14 @@ export class Breaker {
   wallOffset: number;
   /** @internal */
   generation = 0;
+  /**
+   * @internal The token of the first call admitted in this generation: a call's
+   * token is its admission number (`counters.admitted` when it was admitted), so
+   * a token below it belongs to an earlier generation.
+   */
+  generationStart = 0;
+  /** @internal The token of the current streak's first failing call: only calls admitted from it on end or extend the streak. */
+  streakStart = 0;
   /** @internal When the open period ends (monotonic). */
   openUntilAt = 0;
   /** @internal How many times it reopened in a row. */
@@ -403,8 +411,7 @@ export class Breaker {
     const pipeline = this.pipeline;
     // The closed fast path, inline: no stage in the pipeline, closed, no overload pressure.
     if (pipeline === admitCall && this.current === CLOSED && this.overload === undefined) {
-      this.counters.admitted++;
-      const token = this.generation;
+      const token = this.counters.admitted++;
       if (signal === undefined && this.config.timeoutMs === undefined)
         return runPlain(this, fn, token);
       return new TrackedCall<T>(this, token, this.timed ? this.monotonic() : NOT_TIMED).run(
@@ -619,14 +626,11 @@ export class Breaker {
   // ---------------------------------------------------------------------------
   // Admission
 
-  /** @internal A token (the generation; a negative probe id for probes), the rejection, or an admission with a fault. */
+  /** @internal A token (the admission number; a negative probe id for probes), the rejection, or an admission with a fault. */
   admitOwn(): number | CallRejectedError {
     if (this.current === CLOSED) {
       // Without overload pressure, the plain path itself has nothing more to check (injected faults are a stage of their own).
-      if (this.overload === undefined) {
-        this.counters.admitted++;
-        return this.generation;
-      }
+      if (this.overload === undefined) return this.counters.admitted++;
       return applyDecision(this, this.monotonic());
     }
     const now = this.monotonic();
@@ -663,7 +667,8 @@ export class Breaker {
    * decorated method that returned an Observable: its subscriptions are the calls).
    */
   withdrawAdmission(token: number): void {
-    this.counters.admitted--;
+    // Not taken off `admitted`: that numbers the calls, and must only grow.
+    this.counters.rare.withdrawn++;
     const round = this.round;
     if (token >= 0 || round === undefined || !round.remove(-token)) return;
     round.admitted--;
@@ -689,7 +694,7 @@ export class Breaker {
     // current closed generation that nobody times (no duration listeners, no slow
     // calls, no time window) or classifies by hand.
     if (
-      token === this.generation &&
+      token >= this.generationStart &&
       this.current === CLOSED &&
       !this.timed &&
       this.overload === undefined &&
@@ -699,7 +704,8 @@ export class Breaker {
         defaultClassifyResult(value, config.overloadK !== 0) === 'success')
     ) {
       this.counters.successes++;
-      this.consecutiveFailures = 0;
+      // A call admitted before the streak's first failing call tells nothing of the dependency since.
+      if (token >= this.streakStart) this.consecutiveFailures = 0;
       const w = this.window;
       w.record(SLOT_SUCCESS, 0);
       // A success can only trip a window that already holds failures (when it completes the minimum population).
