@@ -153,7 +153,11 @@ export class Breaker {
    * a token below it belongs to an earlier generation.
    */
   generationStart = 0;
-  /** @internal The token of the current streak's first failing call: only calls admitted from it on end or extend the streak. */
+  /**
+   * @internal The token of the current (or last) streak's first failing call,
+   * never below `generationStart`: only calls admitted from it on end or extend
+   * the streak, and only their successes take the closed fast path.
+   */
   streakStart = 0;
   /** @internal When the open period ends (monotonic). */
   openUntilAt = 0;
@@ -694,7 +698,8 @@ export class Breaker {
     // current closed generation that nobody times (no duration listeners, no slow
     // calls, no time window) or classifies by hand.
     if (
-      token >= this.generationStart &&
+      // At least the streak's start, so at least the generation's: the general path handles the rest.
+      token >= this.streakStart &&
       this.current === CLOSED &&
       !this.timed &&
       this.overload === undefined &&
@@ -704,8 +709,7 @@ export class Breaker {
         defaultClassifyResult(value, config.overloadK !== 0) === 'success')
     ) {
       this.counters.successes++;
-      // A call admitted before the streak's first failing call tells nothing of the dependency since.
-      if (token >= this.streakStart) this.consecutiveFailures = 0;
+      this.consecutiveFailures = 0;
       const w = this.window;
       w.record(SLOT_SUCCESS, 0);
       // A success can only trip a window that already holds failures (when it completes the minimum population).

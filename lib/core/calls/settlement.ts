@@ -54,8 +54,8 @@ export interface SettledBreaker {
  * Counts one settled call, judged by `config` (the options it started under):
  * the totals and events always, the window, the streak and the trip rules
  * only for the current generation of a closed (or metrics-only) breaker, and
- * a probe's round. The closed success the breaker settles itself
- * (`settleValue`) never comes here.
+ * a probe's round. A closed success admitted from the streak's start on,
+ * the breaker settles itself (`settleValue`): it never comes here.
  *
  * @internal
  */

@@ -38,6 +38,7 @@ export interface MachineHost extends FamilyMember, CoordinatedBreaker {
   wallOffset: number;
   generation: number;
   generationStart: number;
+  streakStart: number;
   openUntilAt: number;
   reopens: number;
   consecutiveFailures: number;
@@ -90,7 +91,7 @@ export function transition(
   // From the current readings: `now` may be when the transition was due, earlier than this moment.
   const toWall = (b.wallOffset = b.env.clock.now() - b.monotonic());
   b.generation++;
-  b.generationStart = b.counters.admitted;
+  b.streakStart = b.generationStart = b.counters.admitted;
   if (b.round !== undefined) abandonProbes(b.round, b.counters, b.hub);
   b.round = undefined;
   b.consecutiveFailures = 0;
