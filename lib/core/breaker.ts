@@ -147,6 +147,18 @@ export class Breaker {
   wallOffset: number;
   /** @internal */
   generation = 0;
+  /**
+   * @internal The token of the first call admitted in this generation: a call's
+   * token is its admission number (`counters.admitted` when it was admitted), so
+   * a token below it belongs to an earlier generation.
+   */
+  generationStart = 0;
+  /**
+   * @internal The token of the current (or last) streak's first failing call,
+   * never below `generationStart`: only calls admitted from it on end or extend
+   * the streak, and only their successes take the closed fast path.
+   */
+  streakStart = 0;
   /** @internal When the open period ends (monotonic). */
   openUntilAt = 0;
   /** @internal How many times it reopened in a row. */
@@ -403,8 +415,7 @@ export class Breaker {
     const pipeline = this.pipeline;
     // The closed fast path, inline: no stage in the pipeline, closed, no overload pressure.
     if (pipeline === admitCall && this.current === CLOSED && this.overload === undefined) {
-      this.counters.admitted++;
-      const token = this.generation;
+      const token = this.counters.admitted++;
       if (signal === undefined && this.config.timeoutMs === undefined)
         return runPlain(this, fn, token);
       return new TrackedCall<T>(this, token, this.timed ? this.monotonic() : NOT_TIMED).run(
@@ -619,14 +630,11 @@ export class Breaker {
   // ---------------------------------------------------------------------------
   // Admission
 
-  /** @internal A token (the generation; a negative probe id for probes), the rejection, or an admission with a fault. */
+  /** @internal A token (the admission number; a negative probe id for probes), the rejection, or an admission with a fault. */
   admitOwn(): number | CallRejectedError {
     if (this.current === CLOSED) {
       // Without overload pressure, the plain path itself has nothing more to check (injected faults are a stage of their own).
-      if (this.overload === undefined) {
-        this.counters.admitted++;
-        return this.generation;
-      }
+      if (this.overload === undefined) return this.counters.admitted++;
       return applyDecision(this, this.monotonic());
     }
     const now = this.monotonic();
@@ -663,7 +671,8 @@ export class Breaker {
    * decorated method that returned an Observable: its subscriptions are the calls).
    */
   withdrawAdmission(token: number): void {
-    this.counters.admitted--;
+    // Not taken off `admitted`: that numbers the calls, and must only grow.
+    this.counters.rare.withdrawn++;
     const round = this.round;
     if (token >= 0 || round === undefined || !round.remove(-token)) return;
     round.admitted--;
@@ -689,7 +698,8 @@ export class Breaker {
     // current closed generation that nobody times (no duration listeners, no slow
     // calls, no time window) or classifies by hand.
     if (
-      token === this.generation &&
+      // At least the streak's start, so at least the generation's: the general path handles the rest.
+      token >= this.streakStart &&
       this.current === CLOSED &&
       !this.timed &&
       this.overload === undefined &&

@@ -26,7 +26,7 @@ interface ModelConfig {
 }
 
 type Outcome = 's' | 'f' | 'i';
-type Ticket = { gen: number; probeId?: number };
+type Ticket = { gen: number; order: number; probeId?: number };
 
 class ModelBreaker {
   state: 'closed' | 'open' | 'half-open' | 'isolated' = 'closed';
@@ -35,6 +35,9 @@ class ModelBreaker {
   reopens = 0;
   outcomes: Outcome[] = [];
   streak = 0;
+  /** Calls admitted so far; the order of the streak's first failing call. */
+  admitted = 0;
+  streakStart = 0;
   probes: { id: number; start: number }[] = [];
   probesAdmitted = 0;
   probeSuccesses = 0;
@@ -60,7 +63,7 @@ class ModelBreaker {
 
   admit(now: number): Ticket | string {
     if (this.state === 'isolated') return 'isolated';
-    if (this.state === 'closed') return { gen: this.gen };
+    if (this.state === 'closed') return { gen: this.gen, order: this.admitted++ };
     this.tick(now);
     if (this.state === 'open') return 'open';
     if (this.probesAdmitted >= this.c.maxProbes || this.probes.length >= this.c.maxConcurrent)
@@ -68,7 +71,7 @@ class ModelBreaker {
     this.probesAdmitted++;
     const id = this.nextProbeId++;
     this.probes.push({ id, start: now });
-    return { gen: this.gen, probeId: id };
+    return { gen: this.gen, order: this.admitted++, probeId: id };
   }
 
   settle(ticket: Ticket, outcome: Outcome, now: number): void {
@@ -88,7 +91,13 @@ class ModelBreaker {
     if (outcome === 'i' || ticket.gen !== this.gen || this.state !== 'closed') return;
     this.outcomes.push(outcome);
     if (this.outcomes.length > this.c.windowSize) this.outcomes.shift();
-    this.streak = outcome === 'f' ? this.streak + 1 : 0;
+    // A call admitted before the streak's first failing call neither ends nor extends it.
+    if (outcome === 's') {
+      if (ticket.order >= this.streakStart) this.streak = 0;
+    } else if (this.streak === 0) {
+      this.streakStart = ticket.order;
+      this.streak = 1;
+    } else if (ticket.order >= this.streakStart) this.streak++;
     const failures = this.outcomes.filter((o) => o === 'f').length;
     if (this.c.consecutive !== undefined && this.streak >= this.c.consecutive) this.to('open', now);
     else if (

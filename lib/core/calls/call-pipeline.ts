@@ -20,7 +20,7 @@ export interface PipelineBreaker extends CallOwner {
   /** A family's overflow child: its family, which counts each key's calls on it. */
   readonly overflowCalls: OverflowCalls | undefined;
   monotonic(): number;
-  /** The state's admission: a token (the generation; a negative probe id for a probe), or the rejection. */
+  /** The state's admission: a token (the admission number; a negative probe id for a probe), or the rejection. */
   admitOwn(): number | CallRejectedError;
   /** Whether this is a child whose family is not closed: its calls pass the family's gate first. */
   underFamilyGate(): boolean;

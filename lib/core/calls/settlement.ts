@@ -31,11 +31,12 @@ export interface SettledBreaker {
   readonly counters: BreakerCounters;
   readonly hub: BreakerEventHub | undefined;
   readonly timed: boolean;
-  readonly generation: number;
+  readonly generationStart: number;
   readonly current: StateCode;
   readonly window: OutcomeWindow;
   readonly round: HalfOpenRound | undefined;
   consecutiveFailures: number;
+  streakStart: number;
   overload: OverloadPressure | undefined;
   /** The slow start, when the options add one (`BreakerParts`). */
   readonly rare: { readonly parts: BreakerParts | undefined } | undefined;
@@ -53,8 +54,8 @@ export interface SettledBreaker {
  * Counts one settled call, judged by `config` (the options it started under):
  * the totals and events always, the window, the streak and the trip rules
  * only for the current generation of a closed (or metrics-only) breaker, and
- * a probe's round. The closed success the breaker settles itself
- * (`settleValue`) never comes here.
+ * a probe's round. A closed success admitted from the streak's start on,
+ * the breaker settles itself (`settleValue`): it never comes here.
  *
  * @internal
  */
@@ -80,12 +81,18 @@ export function settleCall(
     settleProbe(b, -token, outcome === 'success' && (slot & SLOT_SLOW) === 0, subject);
     return;
   }
-  if (token !== b.generation) return;
+  if (token < b.generationStart) return;
   const state = b.current;
   if (state !== CLOSED && state !== METRICS_ONLY) return;
   b.window.record(slot, now);
-  if (outcome === 'failure') b.consecutiveFailures++;
-  else if (outcome === 'success') b.consecutiveFailures = 0;
+  // The streak is about the calls admitted from its first failing one on: a call admitted before
+  // it (in flight when the dependency went down) neither ends it nor extends it.
+  if (outcome === 'failure') {
+    if (b.consecutiveFailures === 0) {
+      b.streakStart = token;
+      b.consecutiveFailures = 1;
+    } else if (token >= b.streakStart) b.consecutiveFailures++;
+  } else if (outcome === 'success' && token >= b.streakStart) b.consecutiveFailures = 0;
   if (state !== CLOSED) return;
   if (outcome === 'overload') {
     onOverload(b, subject);
@@ -163,7 +170,7 @@ function countOutcome(
  */
 function rampTrip(b: SettledBreaker, token: number, subject: unknown): void {
   const parts = b.rare?.parts;
-  if (parts?.ramp === undefined || b.current !== CLOSED || token !== b.generation) return;
+  if (parts?.ramp === undefined || b.current !== CLOSED || token < b.generationStart) return;
   const now = b.monotonic();
   const reason = parts.rampTrip(b.config, b.window, now);
   if (reason !== undefined)

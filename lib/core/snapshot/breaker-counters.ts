@@ -51,6 +51,8 @@ class RareCounters {
   msMetricsOnly = 0;
   /** `reconfigure()` calls that put options in force. */
   reconfigurations = 0;
+  /** Admissions taken back (`withdrawAdmission()`): not calls after all. */
+  withdrawn = 0;
 }
 
 const NONE = Object.freeze(new RareCounters());
@@ -64,6 +66,11 @@ const NONE = Object.freeze(new RareCounters());
  * @internal
  */
 export class BreakerCounters {
+  /**
+   * Every admission ever made, withdrawn ones included: it only grows, so each
+   * admitted call takes it as its number (its token). The total shown is this
+   * less the withdrawn ones.
+   */
   admitted = 0;
   successes = 0;
   private more: RareCounters | undefined = undefined;
@@ -138,7 +145,7 @@ export class BreakerCounters {
       other: rare.failedOther,
     };
     return {
-      admitted: this.admitted,
+      admitted: this.admitted - rare.withdrawn,
       rejected: {
         ...rejected,
         total:

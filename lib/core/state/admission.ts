@@ -32,7 +32,7 @@ export interface AdmittingBreaker {
 /**
  * Applies what the state decided for a call at `now` (after the transitions
  * due were made): counts the call, takes its probe permit, sheds it under
- * overload, or rejects it. Returns the call's token (the generation; a
+ * overload, or rejects it. Returns the call's token (its admission number; a
  * negative probe id for a probe) or the rejection. (Injected faults are a
  * stage of their own: `faults/fault-stage.ts`.)
  *
@@ -52,8 +52,7 @@ export function applyDecision(b: AdmittingBreaker, now: number): number | CallRe
         const shed = shedUnderOverload(b, now);
         if (shed !== undefined) return shed;
       }
-      b.counters.admitted++;
-      return b.generation;
+      return b.counters.admitted++;
   }
 }
 

@@ -128,6 +128,7 @@ export function resetToClosed(b: MachineHost): void {
     return;
   }
   b.generation++;
+  b.streakStart = b.generationStart = b.counters.admitted;
   b.window.reset();
   b.consecutiveFailures = 0;
   b.reopens = 0;

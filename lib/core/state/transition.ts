@@ -37,6 +37,8 @@ export interface MachineHost extends FamilyMember, CoordinatedBreaker {
   sinceAt: number;
   wallOffset: number;
   generation: number;
+  generationStart: number;
+  streakStart: number;
   openUntilAt: number;
   reopens: number;
   consecutiveFailures: number;
@@ -89,6 +91,7 @@ export function transition(
   // From the current readings: `now` may be when the transition was due, earlier than this moment.
   const toWall = (b.wallOffset = b.env.clock.now() - b.monotonic());
   b.generation++;
+  b.streakStart = b.generationStart = b.counters.admitted;
   if (b.round !== undefined) abandonProbes(b.round, b.counters, b.hub);
   b.round = undefined;
   b.consecutiveFailures = 0;
