@@ -736,8 +736,12 @@ export class Breaker {
   }
 
   /** @internal How `config` (the options a call started under) counts a call that threw `error`. */
-  classifyError(error: unknown, config: ResolvedBreakerOptions = this.config): CallOutcome {
-    return classifyWith(this, 'classify', error, config);
+  classifyError(
+    error: unknown,
+    config: ResolvedBreakerOptions = this.config,
+    decided?: 'failure' | 'overload',
+  ): CallOutcome {
+    return classifyWith(this, 'classify', error, config, decided);
   }
 
   /** @internal How `config` counts a call that resolved with `value`. */

@@ -10,7 +10,8 @@ import { GrpcStatusError } from './grpc-status.error.js';
  * dependency's valid answers (`INVALID_ARGUMENT`, `NOT_FOUND`...) succeed,
  * `CANCELLED` is ignored, the rest fail with a `GrpcStatusError` (overload
  * for `RESOURCE_EXHAUSTED` and a remote breaker's `UNAVAILABLE` that says
- * when to retry), which carries the server's pause from the trailing metadata.
+ * when to retry), which carries the server's pause from the trailing metadata;
+ * the table's outcome goes with it (`permit.fail(error, outcome)`).
  *
  * @internal
  */
@@ -25,14 +26,12 @@ export function settleByStatus(
     return;
   }
   const retryAfterMs = retryAfterOfMetadata(status.metadata, now);
-  const error = GrpcStatusError.of(method, status, retryAfterMs, false);
+  const error = GrpcStatusError.of(method, status, retryAfterMs);
   const outcome = classifyGrpcError(error);
   if (outcome === 'success') permit.succeed(status);
   else if (outcome === 'ignored') permit.release();
-  else
-    permit.fail(
-      outcome === 'overload' ? GrpcStatusError.of(method, status, retryAfterMs, true) : error,
-    );
+  // The table decided: the breaker's `classify` may still overrule it, its default classification does not.
+  else permit.fail(error, outcome);
 }
 
 /**

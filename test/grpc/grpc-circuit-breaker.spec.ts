@@ -352,8 +352,22 @@ describe('withCircuitBreaker() on a grpc-js client, against a real server', () =
       code: status.INTERNAL,
       details: 'boom',
       retryAfterMs: 40,
-      status: undefined,
     });
+    expect(seen[0]).not.toHaveProperty('status');
+  });
+
+  it('an overload is counted from the status table, without an HTTP status on the error', async () => {
+    const breaker = new Breaker('overload-error', {}, { clock, random: () => 0.999 });
+    const seen: unknown[] = [];
+    breaker.on('failure', (event) => seen.push([event.category, event.error]));
+    upstream.answer = { code: status.RESOURCE_EXHAUSTED, trailers: { 'retry-after-ms': '700' } };
+    await unary(clientOf(breaker), 'lookup');
+    expect(seen).toHaveLength(1);
+    const [category, error] = seen[0] as [string, GrpcStatusError];
+    expect(category).toBe('overload');
+    expect(error).toMatchObject({ code: status.RESOURCE_EXHAUSTED, retryAfterMs: 700 });
+    expect(error).not.toHaveProperty('status');
+    expect(breaker.snapshot().pausedUntil).toBe(clock.now() + 700);
   });
 });
 

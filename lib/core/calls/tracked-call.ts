@@ -39,8 +39,15 @@ export interface CallPermit<T = unknown> {
   readonly signal: AbortSignal;
   /** The call resolved with `value` (classified with `classifyResult`). */
   succeed(value?: unknown): CallOutcome;
-  /** The call failed with `error` (classified with `classify`). */
-  fail(error: unknown): CallOutcome;
+  /**
+   * The call failed with `error` (classified with `classify`). A caller that
+   * has read the answer itself (a gRPC status, a response's pause hint) gives
+   * `outcome`: it replaces the default classification (`classify`, when it
+   * answers, still decides first). `'overload'` counts as overload, with the
+   * pause `retryAfterOf(error)` reads (`error.retryAfterMs`, its headers), as
+   * an HTTP 429 does; a failure when the breaker's `overload` is `false`.
+   */
+  fail(error: unknown, outcome?: 'failure' | 'overload'): CallOutcome;
   /** The call ran out of time: counted as a failure. */
   timeOut(error: CallTimeoutError): void;
   /** The call's outcome is unknown or irrelevant (the caller went away): `ignored`, and its signal aborts (an `AbortError`). */
@@ -83,7 +90,11 @@ export interface CallOwner {
     startedAt: number,
     config: ResolvedBreakerOptions,
   ): CallOutcome;
-  classifyError(error: unknown, config: ResolvedBreakerOptions): CallOutcome;
+  classifyError(
+    error: unknown,
+    config: ResolvedBreakerOptions,
+    decided?: 'failure' | 'overload',
+  ): CallOutcome;
   settle(
     token: number,
     outcome: CallOutcome,
@@ -260,18 +271,20 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     return outcome;
   }
 
-  fail(error: unknown): CallOutcome {
+  fail(error: unknown, decided?: 'failure' | 'overload'): CallOutcome {
     if (this.settled) return this.countedAs();
+    if (decided !== undefined && decided !== 'failure' && decided !== 'overload')
+      throw new TypeError(breakerMessages.invalidFailedOutcome(this.breaker.name, decided));
     this.finish();
     // The caller's own abort says nothing about the dependency.
     const config = this.config;
     const outcome = this.callerSignal?.aborted
       ? 'ignored'
-      : this.breaker.classifyError(error, config);
+      : this.breaker.classifyError(error, config, decided);
     this.outcome = outcome;
     this.breaker.settle(this.token, outcome, error, this.startedAt, undefined, config);
     if (outcome === 'ignored') this.parentCall?.release();
-    else this.parentCall?.fail(error);
+    else this.parentCall?.fail(error, decided);
     this.reject?.(error);
     return outcome;
   }

@@ -44,6 +44,8 @@ export const breakerMessages = {
     `Circuit breaker "${breaker}": forKey() takes a string key, got ${key === null ? 'null' : typeof key}. Pass the target's host, endpoint or tenant as a string.`,
   permitSettled: (breaker: string) =>
     `Circuit breaker "${breaker}": this permit was already settled. Settle each permit once, with one of succeed(), fail(), timeOut(), release() or track().`,
+  invalidFailedOutcome: (breaker: string, outcome: unknown) =>
+    `Circuit breaker "${breaker}": permit.fail(error, outcome) got outcome ${describeValue(outcome)}; expected 'failure', 'overload' or undefined. The permit was not settled; pass one of those (succeed() for a success, release() to ignore the call).`,
   rejected: (breaker: string, reason: string) =>
     `Circuit breaker "${breaker}" rejected the call: ${reasonText(reason)}.`,
   timedOut: (breaker: string, timeoutMs: number) =>
