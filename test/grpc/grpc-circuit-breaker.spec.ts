@@ -124,6 +124,49 @@ describe('withCircuitBreaker() on a grpc-js client, against a real server', () =
     },
   );
 
+  it.each([
+    ['grpc-retry-pushback-ms', '1500', 1_500],
+    ['retry-after-ms', '1500', 1_500],
+  ])(
+    'UNAVAILABLE with %s: %s is overload with that pause, as a 503 with Retry-After',
+    async (header, value, pauseMs) => {
+      const breaker = new Breaker('shedding', {}, { clock, random: () => 0.999 });
+      const seen: unknown[] = [];
+      breaker.on('failure', (event) => seen.push(event.category));
+      const client = clientOf(breaker);
+      upstream.answer = { code: status.UNAVAILABLE, trailers: { [header]: value } };
+      await unary(client, 'lookup');
+      expect(seen).toEqual(['overload']);
+      expect(breaker.snapshot()).toMatchObject({
+        state: 'closed',
+        pausedUntil: clock.now() + pauseMs,
+        totals: { overloads: 1, failures: { total: 0 } },
+      });
+      expect(await unary(client, 'lookup')).toMatchObject({
+        error: { code: status.UNAVAILABLE, details: expect.stringContaining('rejected') },
+      });
+      expect(upstream.received).toHaveLength(1);
+    },
+  );
+
+  it('a failure counts in the category its status gives, as an HTTP status does', async () => {
+    const breaker = new Breaker('categories', {}, { clock });
+    const seen: unknown[] = [];
+    breaker.on('failure', (event) => seen.push(event.category));
+    const client = clientOf(breaker);
+    for (const code of [status.DEADLINE_EXCEEDED, status.UNAVAILABLE, status.INTERNAL]) {
+      upstream.answer = { code };
+      await unary(client, 'lookup');
+    }
+    expect(seen).toEqual(['timeout', 'connection', 'server']);
+    expect(breaker.snapshot().totals.failures).toMatchObject({
+      total: 3,
+      timeout: 1,
+      connection: 1,
+      server: 1,
+    });
+  });
+
   it("a remote breaker's UNAVAILABLE that says when to retry is overload: a pause, not a failure", async () => {
     const breaker = new Breaker(
       'remote',
@@ -139,13 +182,13 @@ describe('withCircuitBreaker() on a grpc-js client, against a real server', () =
     expect(breaker.snapshot().totals).toMatchObject({ overloads: 1, failures: { total: 0 } });
   });
 
-  it('a failure with a pushback opens the breaker for at least that long', async () => {
+  it('a failure with a pushback (INTERNAL) opens the breaker for at least that long', async () => {
     const breaker = new Breaker(
       'pushback',
       { consecutiveFailures: 1, openDurationMs: 1_000 },
       { clock },
     );
-    upstream.answer = { code: status.UNAVAILABLE, trailers: { 'grpc-retry-pushback-ms': '5000' } };
+    upstream.answer = { code: status.INTERNAL, trailers: { 'grpc-retry-pushback-ms': '5000' } };
     await unary(clientOf(breaker), 'lookup');
     expect(breaker.snapshot()).toMatchObject({
       state: 'open',
