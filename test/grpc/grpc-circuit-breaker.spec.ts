@@ -1,5 +1,5 @@
 import { connectivityState, status, type Client } from '@grpc/grpc-js';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Breaker, CallTimeoutError, FAMILY_DEFAULT_KEY } from '../../lib/index.js';
 import { GrpcStatusError, withCircuitBreaker } from '../../lib/grpc/index.js';
 import { ManualClock } from '../../lib/testing/index.js';
@@ -209,6 +209,44 @@ describe('withCircuitBreaker() on a grpc-js client, against a real server', () =
     await upstream.cancellations(1);
     expect(upstream.cancelled).toEqual(['/shop.Catalog/Lookup']);
     expect(breaker.snapshot().totals.failures).toMatchObject({ total: 1, timeout: 1 });
+  });
+
+  it("a call's deadline replaces the breaker's for that call: cancelled at it, counted a timeout", async () => {
+    const breaker = new Breaker('deadline', { timeoutMs: 250 }, { clock });
+    upstream.answer = 'hang';
+    // grpc-js measures deadlines against Date.now(), and so does the interceptor: held still here.
+    const now = Date.now();
+    const wall = vi.spyOn(Date, 'now').mockReturnValue(now);
+    try {
+      const { outcome } = startUnary(clientOf(breaker), 'lookup', { deadline: now + 5_000 });
+      await upstream.receivedCalls(1);
+      clock.advance(4_999);
+      expect(upstream.cancelled).toEqual([]);
+      clock.advance(1);
+      expect((await outcome).error).toMatchObject({
+        code: status.DEADLINE_EXCEEDED,
+        details: new CallTimeoutError('deadline', 5_000).message,
+      });
+      await upstream.cancellations(1);
+      expect(breaker.snapshot().totals).toMatchObject({
+        timeouts: 1,
+        failures: { total: 1, timeout: 1 },
+      });
+    } finally {
+      wall.mockRestore();
+    }
+  });
+
+  it("a call without a deadline, or with Infinity, keeps the breaker's", async () => {
+    const breaker = new Breaker('no-deadline', { timeoutMs: 250 }, { clock });
+    upstream.answer = 'hang';
+    const { outcome } = startUnary(clientOf(breaker), 'lookup', { deadline: Infinity });
+    await upstream.receivedCalls(1);
+    clock.advance(250);
+    expect((await outcome).error).toMatchObject({
+      code: status.DEADLINE_EXCEEDED,
+      details: new CallTimeoutError('no-deadline', 250).message,
+    });
   });
 
   it("the caller's own cancel is ignored", async () => {

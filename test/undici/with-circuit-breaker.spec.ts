@@ -119,6 +119,40 @@ describe('withCircuitBreaker() against a real server', () => {
     expect(totals.failures.total).toBe(1);
   });
 
+  it("timeoutMs(request): a request's own deadline replaces the breaker's", async () => {
+    const upstream = await server();
+    const clock = new ManualClock();
+    const breaker = breakerOf({ timeoutMs: 500 }, clock);
+    const dispatcher = agentWith({
+      breaker,
+      timeoutMs: (dispatched) => (dispatched.path.startsWith('/hang?long') ? 5_000 : undefined),
+    });
+    const pending = request(`${upstream.origin}/hang?long`, { dispatcher }).catch(
+      (e: unknown) => e,
+    );
+    await upstream.whenRequests(1);
+    clock.advance(4_999);
+    expect(upstream.connections.closed).toBe(0);
+    clock.advance(1);
+    expect(await pending).toEqual(new CallTimeoutError('upstream', 5_000));
+    await upstream.whenClosed(1);
+    expect(breaker.snapshot().totals.timeouts).toBe(1);
+  });
+
+  it('a request deadline the breaker refuses errors the request, which is not sent', async () => {
+    const upstream = await server();
+    const breaker = breakerOf({ timeoutMs: 500 });
+    const dispatcher = agentWith({ breaker, timeoutMs: () => false });
+    const error = await request(`${upstream.origin}/ok`, { dispatcher }).catch((e: unknown) => e);
+    expect(error).toEqual(
+      new TypeError(
+        'Circuit breaker "upstream": acquire() option "timeoutMs" is false, but the breaker has a deadline of 500 ms, which one call may change but not remove. Pass a longer deadline for this call, or build the breaker with timeoutMs: false.',
+      ),
+    );
+    expect(upstream.total()).toBe(0);
+    expect(breaker.snapshot().totals.admitted).toBe(0);
+  });
+
   it("aborts a hung fetch at the deadline: fetch rejects with the breaker's timeout as cause", async () => {
     const upstream = await server();
     const clock = new ManualClock();

@@ -120,7 +120,8 @@ export interface CallOwner {
  */
 export class TrackedCall<T> implements CallPermit<T>, Deadline {
   outcome: CallOutcome | 'timeout' | undefined = undefined;
-  readonly timeoutMs: number | undefined;
+  /** The breaker's deadline, or the call's own (`setDeadline()`). */
+  timeoutMs: number | undefined;
   private settled = false;
   /** @internal While the deadline is pending: its place in the scheduler. */
   dueAt = 0;
@@ -157,6 +158,17 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
 
   get probe(): boolean {
     return this.token < 0;
+  }
+
+  /**
+   * @internal The call's own deadline (`execute(fn, { timeoutMs })`), set
+   * before it runs: it replaces the breaker's; a probe keeps the shorter of it
+   * and its own, since its round gives up on it at its own anyway.
+   */
+  setDeadline(timeoutMs: number | undefined): void {
+    const own = this.timeoutMs;
+    if (this.token < 0 && own !== undefined && (timeoutMs === undefined || own < timeoutMs)) return;
+    this.timeoutMs = timeoutMs;
   }
 
   get signal(): AbortSignal {
