@@ -81,6 +81,7 @@ import type { BreakerParts } from './calls/breaker-parts.js';
 import { EXECUTE, MAY_WAIT, type Admit } from './calls/call-pipeline.js';
 import { permitOf, runFunction, runMethod } from './calls/call-entries.js';
 import { callDeadlineOf, withDeadline } from './calls/call-deadline.js';
+import { observeCall } from './calls/observed-call.js';
 import { runPlain } from './calls/plain-run.js';
 import { pipelineOf } from './calls/pipeline-of.js';
 import { admitCall } from './calls/admit-call.js';
@@ -408,6 +409,10 @@ export class Breaker {
         throw new TypeError(breakerMessages.invalidSignal(this.name, signal));
       if (signal.aborted) return Promise.reject(signal.reason);
     }
+    // Every Nest breaker has channels: with nobody on the call channels, the call goes on as without.
+    const calls = this.env.calls;
+    if (calls !== undefined && (calls.start.hasSubscribers || calls.settle.hasSubscribers))
+      return observeCall(this, fn, signal, options?.timeoutMs, calls);
     if (options !== undefined && options.timeoutMs !== undefined)
       return this.executeWithin(fn, signal, options.timeoutMs);
     const pipeline = this.pipeline;
