@@ -36,10 +36,11 @@ export interface BreakerDeps {
    */
   healthCheckScheduler?: HealthCheckScheduler;
   /**
-   * Where the breakers publish their refusals and transitions for tracers and
-   * APM agents: `breakerChannels()` of `nestjs-circuit-breaker/diagnostics` gives Node's
-   * diagnostics channels (what a Nest module's breakers use). With nobody
-   * subscribed, publishing costs one read of `hasSubscribers`. Default: none.
+   * Where the breakers publish their refusals, transitions and calls for
+   * tracers and APM agents: `breakerChannels()` of `nestjs-circuit-breaker/diagnostics`
+   * gives Node's diagnostics channels (what a Nest module's breakers use).
+   * With nobody subscribed, publishing costs one read of `hasSubscribers`
+   * per channel. Default: none.
    */
   channels?: BreakerChannels;
 }
