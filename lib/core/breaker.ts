@@ -81,7 +81,7 @@ import type { BreakerParts } from './calls/breaker-parts.js';
 import { EXECUTE, MAY_WAIT, type Admit } from './calls/call-pipeline.js';
 import { permitOf, runFunction, runMethod } from './calls/call-entries.js';
 import { callDeadlineOf, withDeadline } from './calls/call-deadline.js';
-import { observeCall } from './calls/observed-call.js';
+import { observeCall, observePermit } from './calls/observed-call.js';
 import { runPlain } from './calls/plain-run.js';
 import { pipelineOf } from './calls/pipeline-of.js';
 import { admitCall } from './calls/admit-call.js';
@@ -480,6 +480,9 @@ export class Breaker {
     if (this.keyed !== undefined)
       throw new TypeError(breakerMessages.familyMisuse(this.name, 'acquire'));
     const given = options?.timeoutMs;
+    const calls = this.env.calls;
+    if (calls !== undefined && (calls.start.hasSubscribers || calls.settle.hasSubscribers))
+      return observePermit<T>(this, given, calls);
     if (given === undefined) return permitOf(this.pipeline<T>(this, undefined, 0)) as CallPermit<T>;
     const timeoutMs = callDeadlineOf(this, given, 'acquire');
     return permitOf(withDeadline(this.pipeline<T>(this, undefined, 0), timeoutMs)) as CallPermit<T>;

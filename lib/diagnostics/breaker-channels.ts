@@ -13,7 +13,7 @@ export const BREAKER_CHANNEL_NAMES = Object.freeze({
   rejected: 'nestjs-circuit-breaker:rejected',
   /** A breaker changed state: a `BreakerStateChangeMessage`. */
   stateChange: 'nestjs-circuit-breaker:state-change',
-  /** A call came to `execute()`: a `BreakerCallMessage`. */
+  /** A call came to `execute()` or `acquire()`: a `BreakerCallMessage`. */
   callStart: 'nestjs-circuit-breaker:call-start',
   /** That call settled: the same `BreakerCallMessage`, with `result` or `error`. */
   callSettle: 'nestjs-circuit-breaker:call-settle',

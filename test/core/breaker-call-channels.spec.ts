@@ -77,11 +77,45 @@ describe('call channels (deps.channels.callStart / callSettle)', () => {
     ]);
   });
 
+  it('publish the calls of acquire() when the permit settles, by whichever way', async () => {
+    const { all, callStart, callSettle } = channels();
+    callStart.subscribed = callSettle.subscribed = true;
+    const clock = new ManualClock();
+    const breaker = new Breaker(
+      'permits',
+      { consecutiveFailures: 3, timeoutMs: 100 },
+      { clock, channels: all },
+    );
+    breaker.acquire().succeed('value');
+    const down = new Error('down');
+    breaker.acquire().fail(down);
+    breaker.acquire().release();
+    const expiring = breaker.acquire({ timeoutMs: 50 });
+    expiring.watchDeadline(() => {});
+    expect(callSettle.messages).toHaveLength(3);
+    clock.advance(50);
+    breaker.force('open', { reason: 'test' });
+    expect(() => breaker.acquire()).toThrow(CallRejectedError);
+    expect(callStart.messages).toHaveLength(5);
+    expect(
+      callSettle.messages.map(({ result, error, ...rest }) => ({ ...rest, result, error })),
+    ).toEqual([
+      { breaker: 'permits', result: 'value', error: undefined },
+      { breaker: 'permits', result: undefined, error: down },
+      { breaker: 'permits', result: undefined, error: undefined },
+      { breaker: 'permits', result: undefined, error: new CallTimeoutError('permits', 50) },
+      { breaker: 'permits', result: undefined, error: expect.any(CallRejectedError) },
+    ]);
+    expect(callSettle.messages[2]).toEqual({ breaker: 'permits' });
+    expect(callSettle.objects).toEqual(callStart.objects);
+  });
+
   it('with nobody subscribed, publish nothing and read each hasSubscribers once per call', async () => {
     const { all, callStart, callSettle } = channels();
     const breaker = new Breaker('quiet', { timeoutMs: false }, { channels: all });
     for (let i = 0; i < 3; i++) await breaker.execute(() => i);
-    expect([callStart.reads, callSettle.reads]).toEqual([3, 3]);
+    breaker.acquire().succeed(1);
+    expect([callStart.reads, callSettle.reads]).toEqual([4, 4]);
     expect([callStart.objects, callSettle.objects]).toEqual([[], []]);
   });
 

@@ -15,6 +15,8 @@ import {
 import { ManualClock } from '../../lib/testing/manual-clock.js';
 import { withCircuitBreaker, type UndiciCircuitBreakerOptions } from '../../lib/undici/index.js';
 import { startCountingServer, type CountingServer } from './counting-server.js';
+import { BREAKER_CHANNEL_NAMES, breakerChannels } from '../../lib/diagnostics/index.js';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -151,6 +153,30 @@ describe('withCircuitBreaker() against a real server', () => {
     );
     expect(upstream.total()).toBe(0);
     expect(breaker.snapshot().totals.admitted).toBe(0);
+  });
+
+  it('each request is on the call channels: call-start, then call-settle with the response head', async () => {
+    const upstream = await server();
+    const seen: [string, Record<string, unknown>][] = [];
+    const onStart = (m: unknown) => seen.push(['start', { ...(m as object) }]);
+    const onSettle = (m: unknown) => seen.push(['settle', { ...(m as object) }]);
+    subscribe(BREAKER_CHANNEL_NAMES.callStart, onStart);
+    subscribe(BREAKER_CHANNEL_NAMES.callSettle, onSettle);
+    cleanups.push(() => {
+      unsubscribe(BREAKER_CHANNEL_NAMES.callStart, onStart);
+      unsubscribe(BREAKER_CHANNEL_NAMES.callSettle, onSettle);
+    });
+    const breaker = new Breaker(
+      'traced',
+      { timeoutMs: false },
+      { clock: new ManualClock(), channels: breakerChannels() },
+    );
+    const response = await request(`${upstream.origin}/ok`, { dispatcher: agentWith({ breaker }) });
+    await response.body.dump();
+    expect(seen).toEqual([
+      ['start', { breaker: 'traced' }],
+      ['settle', { breaker: 'traced', result: expect.objectContaining({ status: 200 }) }],
+    ]);
   });
 
   it("aborts a hung fetch at the deadline: fetch rejects with the breaker's timeout as cause", async () => {

@@ -2,9 +2,15 @@ import type { BreakerCallMessage } from '../ports/breaker-channels.js';
 import type { CallChannels } from '../ports/breaker-environment.js';
 import { EXECUTE, MAY_WAIT, type Admit, type PipelineBreaker } from './call-pipeline.js';
 import { callDeadlineOf, withDeadline } from './call-deadline.js';
-import { runFunction } from './call-entries.js';
+import { permitOf, runFunction } from './call-entries.js';
+import { FaultedCall } from './faulted-call.js';
 import { runPlain } from './plain-run.js';
-import type { ProtectedCall } from './tracked-call.js';
+import {
+  TrackedCall,
+  type CallObserver,
+  type CallPermit,
+  type ProtectedCall,
+} from './tracked-call.js';
 
 /** What an observed call reads of its breaker. @internal */
 export interface ObservedBreaker extends PipelineBreaker {
@@ -56,6 +62,57 @@ export function observeCall<T>(
     },
   );
   return result;
+}
+
+/**
+ * `acquire()` while someone listens on the call channels: `callStart` now,
+ * `callSettle` when the permit is settled, by whichever way (`succeed`,
+ * `fail`, its deadline, `release`: neither `result` nor `error`). A refusal
+ * settles at once, with the `CallRejectedError`; a call let through uncounted
+ * (forced `disabled`), which the breaker does not follow, too, with neither. @internal
+ */
+export function observePermit<T>(
+  b: ObservedBreaker,
+  given: number | false | undefined,
+  calls: CallChannels,
+): CallPermit<T> {
+  const timeoutMs = given === undefined ? undefined : callDeadlineOf(b, given, 'acquire');
+  const message: BreakerCallMessage = { breaker: b.name };
+  publish(calls.start, message);
+  let permit: CallPermit<T>;
+  try {
+    const admission = b.pipeline<T>(b, undefined, 0);
+    permit = permitOf(
+      given === undefined ? admission : withDeadline(admission, timeoutMs),
+    ) as CallPermit<T>;
+  } catch (error) {
+    message.error = error;
+    publish(calls.settle, message);
+    throw error;
+  }
+  const tracked =
+    permit instanceof FaultedCall
+      ? permit.tracked
+      : permit instanceof TrackedCall
+        ? permit
+        : undefined;
+  if (tracked === undefined) publish(calls.settle, message);
+  else tracked.observer = new SettleObserver(message, calls.settle);
+  return permit;
+}
+
+/** Publishes a permit's settlement on `callSettle`. */
+class SettleObserver implements CallObserver {
+  constructor(
+    private readonly message: BreakerCallMessage,
+    private readonly channel: CallChannels['settle'],
+  ) {}
+
+  settled(resolved: boolean, subject: unknown): void {
+    if (resolved) this.message.result = subject;
+    else if (subject !== undefined) this.message.error = subject;
+    publish(this.channel, this.message);
+  }
 }
 
 /** Publishes when someone listens; a subscriber that throws is the channel's business, never the call's. */

@@ -142,6 +142,8 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
   parentCall: TrackedCall<T> | undefined = undefined;
   /** @internal Told once, when the call settles by any path: a bulkhead's slot is given back. */
   onSettled: (() => void) | undefined = undefined;
+  /** @internal Set by `acquire()` while someone listens on the call channels: told how the call settled. */
+  observer: CallObserver | undefined = undefined;
 
   /** The options the call started under: what judges it, whatever `reconfigure()` puts in force meanwhile. */
   private readonly config: ResolvedBreakerOptions;
@@ -279,6 +281,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
       this.config,
     ));
     this.parentCall?.succeed(value);
+    this.observer?.settled(true, value);
     this.resolve?.(value as T);
     return outcome;
   }
@@ -297,6 +300,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     this.breaker.settle(this.token, outcome, error, this.startedAt, undefined, config);
     if (outcome === 'ignored') this.parentCall?.release();
     else this.parentCall?.fail(error, decided);
+    this.observer?.settled(false, error);
     this.reject?.(error);
     return outcome;
   }
@@ -308,6 +312,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     this.controller?.abort(error);
     this.breaker.settleTimeout(this.token, error, this.startedAt, this.config);
     this.parentCall?.timeOut(error);
+    this.observer?.settled(false, error);
     this.reject?.(error);
   }
 
@@ -319,6 +324,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     this.controller?.abort();
     this.breaker.settle(this.token, 'ignored', undefined, this.startedAt, undefined);
     this.parentCall?.release();
+    this.observer?.settled(false, undefined);
   }
 
   /** @internal Takes the admission back: this was not a call after all. */
@@ -328,6 +334,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     this.outcome = 'ignored';
     this.breaker.withdrawAdmission(this.token);
     this.parentCall?.cancel();
+    this.observer?.settled(false, undefined);
   }
 
   /** The breaker gave up on this probe and has counted it as failed: settle the caller only. */
@@ -337,6 +344,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     this.outcome = 'timeout';
     this.controller?.abort(error);
     this.parentCall?.timeOut(error);
+    this.observer?.settled(false, error);
     this.reject?.(error);
   }
 
@@ -365,6 +373,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     this.controller?.abort(reason);
     this.breaker.settle(this.token, 'ignored', reason, this.startedAt, undefined);
     this.parentCall?.release();
+    this.observer?.settled(false, reason);
     this.reject?.(reason);
   }
 
@@ -379,6 +388,12 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
   private countedAs(): CallOutcome {
     return this.outcome === 'timeout' ? 'failure' : (this.outcome ?? 'ignored');
   }
+}
+
+/** @internal What is told of a call settled by hand, for the call channels (`acquire()`). */
+export interface CallObserver {
+  /** `resolved`: `subject` is the value; otherwise the error, or `undefined` for a call released or withdrawn. */
+  settled(resolved: boolean, subject: unknown): void;
 }
 
 /** What `fn` receives: the call's signal, made when first read. */

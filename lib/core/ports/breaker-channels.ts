@@ -26,18 +26,18 @@ export interface BreakerChannels {
   /** A breaker changed state: a `BreakerStateChangeMessage`. */
   readonly stateChange: BreakerChannel;
   /**
-   * A call came to `execute()`: a `BreakerCallMessage`, before the breaker
+   * A call came to `execute()` or `acquire()`: a `BreakerCallMessage`, before the breaker
    * decides. Optional: channels without it (and without `callSettle`) cost a
    * call nothing.
    */
   readonly callStart?: BreakerChannel;
-  /** A call of `execute()` settled: the same `BreakerCallMessage` as its `callStart`, with `result` or `error` set. */
+  /** That call settled (a permit: when it was settled): the same `BreakerCallMessage` as its `callStart`, with `result` or `error` set. */
   readonly callSettle?: BreakerChannel;
 }
 
 /**
  * What `BreakerChannels.callStart` and `callSettle` publish for one call of
- * `execute()`: one object for both (as Node's tracing channels pass one
+ * `execute()` or `acquire()`: one object for both (as Node's tracing channels pass one
  * context), so a subscriber can keep its span or its start time on it.
  *
  * @publicApi
