@@ -23,6 +23,15 @@ export interface AxiosCircuitBreakerOptions {
   key?: (config: InternalAxiosRequestConfig) => string | undefined;
   /** Requests for which this returns `true` bypass the breaker: not counted, never refused. */
   skip?: (config: InternalAxiosRequestConfig) => boolean;
+  /**
+   * The deadline of a request in milliseconds, instead of the breaker's
+   * `timeoutMs`; `undefined`: the breaker's. `false` (none) only on a breaker
+   * built with `timeoutMs: false`. axios' own `timeout` is not read: it is
+   * often an instance-wide default, which would silently replace the deadline
+   * the breaker was given; to use it, `timeoutMs: (config) => config.timeout || undefined`.
+   * A value the breaker refuses rejects the request, which is not sent.
+   */
+  timeoutMs?: (config: InternalAxiosRequestConfig) => number | false | undefined;
 }
 
 /**

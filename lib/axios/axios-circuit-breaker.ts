@@ -18,6 +18,7 @@ const KEY_SITE = 'withCircuitBreaker() of nestjs-circuit-breaker/axios';
 interface Wiring {
   readonly breakerOf: (config: InternalAxiosRequestConfig) => Breaker;
   readonly skip: ((config: InternalAxiosRequestConfig) => boolean) | undefined;
+  readonly timeoutMs: AxiosCircuitBreakerOptions['timeoutMs'];
   /** The protected form of each adapter requests used, made once (weakly: the fetch adapter may be made per request). */
   readonly adapters: WeakMap<AxiosAdapter, AxiosAdapter>;
   /** False once taken away: a config that still holds one of its adapters (a retry) goes straight through. */
@@ -99,9 +100,11 @@ function instanceOf(target: AxiosTarget): AxiosInstance {
 function wiringOf(options: AxiosCircuitBreakerOptions): Wiring {
   const breaker = (options as Partial<AxiosCircuitBreakerOptions> | undefined)?.breaker;
   if (!(breaker instanceof Breaker)) throw new TypeError(axiosMessages.noBreaker(breaker));
-  const { key, skip } = options;
+  const { key, skip, timeoutMs } = options;
   if (key !== undefined && typeof key !== 'function')
     throw new TypeError(axiosMessages.notAFunction(breaker.name, 'key', key));
+  if (timeoutMs !== undefined && typeof timeoutMs !== 'function')
+    throw new TypeError(axiosMessages.notAFunction(breaker.name, 'timeoutMs', timeoutMs));
   if (skip !== undefined && typeof skip !== 'function')
     throw new TypeError(axiosMessages.notAFunction(breaker.name, 'skip', skip));
   // A family's children share its options: only the family itself has no parent.
@@ -114,7 +117,7 @@ function wiringOf(options: AxiosCircuitBreakerOptions): Wiring {
       ? (config: InternalAxiosRequestConfig) => breaker.forKey(requestOrigin(config))
       : (config: InternalAxiosRequestConfig) =>
           breaker.forKey(keyFor(breaker, KEY_SITE, key, config));
-  return { breakerOf, skip, adapters: new WeakMap(), active: true };
+  return { breakerOf, skip, timeoutMs, adapters: new WeakMap(), active: true };
 }
 
 function protectedAdapterOf(inner: AxiosAdapter, wiring: Wiring): AxiosAdapter {
@@ -131,10 +134,14 @@ function protectAdapter(inner: AxiosAdapter, wiring: Wiring): AxiosAdapter {
   const adapter: AxiosAdapter = (config) => {
     if (!wiring.active || wiring.skip?.(config) === true) return inner(config);
     const breaker = wiring.breakerOf(config);
+    const timeoutMs = wiring.timeoutMs?.(config);
     const caller = callerSignalOf(config);
-    if (caller === undefined) return breaker.execute((call) => send(inner, config, call));
+    if (caller === undefined)
+      return timeoutMs === undefined
+        ? breaker.execute((call) => send(inner, config, call))
+        : breaker.execute((call) => send(inner, config, call), { timeoutMs });
     return breaker
-      .execute((call) => send(inner, config, call), { signal: caller.signal })
+      .execute((call) => send(inner, config, call), { signal: caller.signal, timeoutMs })
       .finally(caller.dispose);
   };
   protectedAdapters.set(adapter, { wiring, inner });

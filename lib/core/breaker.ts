@@ -80,6 +80,8 @@ import { isAbortSignal } from './calls/abort-signal.js';
 import type { BreakerParts } from './calls/breaker-parts.js';
 import { EXECUTE, MAY_WAIT, type Admit } from './calls/call-pipeline.js';
 import { permitOf, runFunction, runMethod } from './calls/call-entries.js';
+import { callDeadlineOf, withDeadline } from './calls/call-deadline.js';
+import { observeCall, observePermit } from './calls/observed-call.js';
 import { runPlain } from './calls/plain-run.js';
 import { pipelineOf } from './calls/pipeline-of.js';
 import { admitCall } from './calls/admit-call.js';
@@ -100,6 +102,13 @@ import { publishRejection } from './ports/channel-messages.js';
 export interface ExecuteOptions {
   /** The caller's signal: aborting it aborts the call, which is then `ignored`. */
   signal?: AbortSignal;
+  /**
+   * This call's deadline in milliseconds, instead of the breaker's
+   * `timeoutMs` (longer or shorter); on a probe, the shorter of it and the
+   * probe's. `false` (no deadline) is accepted only by a breaker built with
+   * `timeoutMs: false`: a call may change the breaker's deadline, not remove it.
+   */
+  timeoutMs?: number | false;
 }
 
 /**
@@ -412,6 +421,12 @@ export class Breaker {
         throw new TypeError(breakerMessages.invalidSignal(this.name, signal));
       if (signal.aborted) return Promise.reject(signal.reason);
     }
+    // Every Nest breaker has channels: with nobody on the call channels, the call goes on as without.
+    const calls = this.env.calls;
+    if (calls !== undefined && (calls.start.hasSubscribers || calls.settle.hasSubscribers))
+      return observeCall(this, fn, signal, options?.timeoutMs, calls);
+    if (options !== undefined && options.timeoutMs !== undefined)
+      return this.executeWithin(fn, signal, options.timeoutMs);
     const pipeline = this.pipeline;
     // The closed fast path, inline: no stage in the pipeline, closed, no overload pressure.
     if (pipeline === admitCall && this.current === CLOSED && this.overload === undefined) {
@@ -427,6 +442,17 @@ export class Breaker {
     return typeof admission === 'number'
       ? runPlain(this, fn, admission)
       : runFunction(this, admission, fn, signal);
+  }
+
+  /** `execute()` with a deadline of the call's own: never the plain path, whose calls have none. */
+  private executeWithin<T>(
+    fn: ProtectedCall<T>,
+    signal: AbortSignal | undefined,
+    given: number | false,
+  ): Promise<T> {
+    const timeoutMs = callDeadlineOf(this, given, 'execute');
+    const admission = withDeadline(this.pipeline<T>(this, signal, MAY_WAIT), timeoutMs);
+    return runFunction(this, admission, fn, signal);
   }
 
   /**
@@ -458,12 +484,19 @@ export class Breaker {
    * `CallRejectedError`. Settle it with `succeed`/`fail`/`timeOut`/`release`, or
    * hand it the call's promise with `track()` to get the breaker's deadline and
    * classification. A probe that is never settled still expires after
-   * `halfOpen.maxWaitMs`.
+   * `halfOpen.maxWaitMs`. `options.timeoutMs` is the call's own deadline, as
+   * for `execute()`.
    */
-  acquire<T = unknown>(): CallPermit<T> {
+  acquire<T = unknown>(options?: Pick<ExecuteOptions, 'timeoutMs'>): CallPermit<T> {
     if (this.keyed !== undefined)
       throw new TypeError(breakerMessages.familyMisuse(this.name, 'acquire'));
-    return permitOf(this.pipeline<T>(this, undefined, 0)) as CallPermit<T>;
+    const given = options?.timeoutMs;
+    const calls = this.env.calls;
+    if (calls !== undefined && (calls.start.hasSubscribers || calls.settle.hasSubscribers))
+      return observePermit<T>(this, given, calls);
+    if (given === undefined) return permitOf(this.pipeline<T>(this, undefined, 0)) as CallPermit<T>;
+    const timeoutMs = callDeadlineOf(this, given, 'acquire');
+    return permitOf(withDeadline(this.pipeline<T>(this, undefined, 0), timeoutMs)) as CallPermit<T>;
   }
 
   /**
@@ -746,8 +779,12 @@ export class Breaker {
   }
 
   /** @internal How `config` (the options a call started under) counts a call that threw `error`. */
-  classifyError(error: unknown, config: ResolvedBreakerOptions = this.config): CallOutcome {
-    return classifyWith(this, 'classify', error, config);
+  classifyError(
+    error: unknown,
+    config: ResolvedBreakerOptions = this.config,
+    decided?: 'failure' | 'overload',
+  ): CallOutcome {
+    return classifyWith(this, 'classify', error, config, decided);
   }
 
   /** @internal How `config` counts a call that resolved with `value`. */

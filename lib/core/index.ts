@@ -4,6 +4,7 @@ export type { BreakerDeps } from './ports/breaker-environment.js';
 export type {
   BreakerChannel,
   BreakerChannels,
+  BreakerCallMessage,
   BreakerRejectedMessage,
   BreakerStateChangeMessage,
 } from './ports/breaker-channels.js';

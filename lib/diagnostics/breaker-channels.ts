@@ -13,6 +13,10 @@ export const BREAKER_CHANNEL_NAMES = Object.freeze({
   rejected: 'nestjs-circuit-breaker:rejected',
   /** A breaker changed state: a `BreakerStateChangeMessage`. */
   stateChange: 'nestjs-circuit-breaker:state-change',
+  /** A call came to `execute()` or `acquire()`: a `BreakerCallMessage`. */
+  callStart: 'nestjs-circuit-breaker:call-start',
+  /** That call settled: the same `BreakerCallMessage`, with `result` or `error`. */
+  callSettle: 'nestjs-circuit-breaker:call-settle',
 } as const);
 
 let channels: BreakerChannels | undefined;
@@ -27,5 +31,7 @@ export function breakerChannels(): BreakerChannels {
   return (channels ??= Object.freeze({
     rejected: channel(BREAKER_CHANNEL_NAMES.rejected),
     stateChange: channel(BREAKER_CHANNEL_NAMES.stateChange),
+    callStart: channel(BREAKER_CHANNEL_NAMES.callStart),
+    callSettle: channel(BREAKER_CHANNEL_NAMES.callSettle),
   }));
 }

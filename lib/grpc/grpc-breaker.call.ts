@@ -62,7 +62,7 @@ export class GrpcBreakerCall implements InterceptingCallInterface {
     const target = this.targetOf(request);
     let permit: CallPermit;
     try {
-      permit = target.acquire();
+      permit = target.acquire(deadlineOf(this.options, Date.now()));
     } catch (refusal) {
       return answer(listener, refusalStatus(target, refusal));
     }
@@ -152,6 +152,26 @@ export class GrpcBreakerCall implements InterceptingCallInterface {
     // The breaker's deadline on its one timer: the permit's signal aborts, which cancels the call above.
     permit.watchDeadline(() => undefined);
   }
+}
+
+// The longest deadline a timer can wait for: a call's deadline further away than this is capped.
+const MAX_DEADLINE_MS = 2_147_483_647;
+
+/**
+ * The call's own `deadline` (a `Date` or milliseconds since the epoch), as
+ * the breaker's deadline for that call: the time left until it, so that a
+ * call given 30 s is not cut at the breaker's 2 s, and one given 100 ms is
+ * counted a timeout by the breaker. Measured against `Date.now()`, as grpc-js
+ * measures it (not the breaker's clock, which tests may hold). No deadline, `Infinity` (grpc-js's none:
+ * a call cannot remove the breaker's) and one already past (grpc-js ends the
+ * call at once, and its `DEADLINE_EXCEEDED` counts): the breaker's.
+ */
+function deadlineOf(options: InterceptorOptions, now: number): { timeoutMs: number } | undefined {
+  const deadline: unknown = options.deadline;
+  const at = deadline instanceof Date ? deadline.getTime() : deadline;
+  if (typeof at !== 'number' || !Number.isFinite(at)) return undefined;
+  const left = Math.ceil(at - now);
+  return left > 0 ? { timeoutMs: Math.min(left, MAX_DEADLINE_MS) } : undefined;
 }
 
 function requestOf(options: InterceptorOptions, metadata: Metadata): GrpcRequest {

@@ -20,7 +20,8 @@ import { grpcMessages } from './grpc.messages.js';
  * `circuit-breaker-reason` and `retry-after-ms` in its trailing metadata. An
  * admitted call is counted by its status, as `classifyGrpcError()` reads it,
  * with the server's pause (`grpc-retry-pushback-ms`, `retry-after-ms`) from
- * the trailing metadata; the breaker's deadline cancels it
+ * the trailing metadata; the breaker's deadline (or the call's own
+ * `deadline` option, which replaces it) cancels it
  * (`DEADLINE_EXCEEDED`); the caller's own cancel is ignored. A per-key
  * family gets one child per method path, or per `key`. Every call type is
  * settled at its status: a server stream is one call, from its start to its

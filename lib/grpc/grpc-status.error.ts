@@ -8,12 +8,9 @@ import type { Metadata, StatusObject } from '@grpc/grpc-js';
  * (`grpc-retry-pushback-ms`, gRPC's own, or `retry-after-ms` and the other
  * hints `retryAfterOf()` reads). It is what the breaker's `classify`, its
  * `failure` events and its last failure see; the caller still gets grpc-js's
- * own `ServiceError`.
- *
- * `status` is 429 for a status the table reads as overload
- * (`RESOURCE_EXHAUSTED`, and a remote breaker's `UNAVAILABLE` that says when
- * to retry), so that a breaker's default classification counts it as
- * overload, as it does an HTTP 429; `undefined` otherwise.
+ * own `ServiceError`. Whether it counts as a failure or an overload is
+ * decided by the status table, and given to the breaker with the error
+ * (`permit.fail(error, outcome)`).
  *
  * @publicApi
  */
@@ -26,26 +23,17 @@ export class GrpcStatusError extends Error {
     readonly details: string,
     readonly metadata: Metadata,
     readonly retryAfterMs: number | undefined,
-    readonly status: 429 | undefined,
   ) {
     super(`${method} ended with gRPC status ${code}: ${details}`);
   }
 
-  /** @internal The error for a status of `method`; `overload` when the table reads the status as overload. */
+  /** @internal The error for a status of `method`. */
   static of(
     method: string,
     status: StatusObject,
     retryAfterMs: number | undefined,
-    overload: boolean,
   ): GrpcStatusError {
-    return new GrpcStatusError(
-      method,
-      status.code,
-      status.details,
-      status.metadata,
-      retryAfterMs,
-      overload ? 429 : undefined,
-    );
+    return new GrpcStatusError(method, status.code, status.details, status.metadata, retryAfterMs);
   }
 }
 Object.defineProperty(GrpcStatusError.prototype, 'name', { value: 'GrpcStatusError' });

@@ -1,7 +1,6 @@
-import { status as Status, type Metadata, type StatusObject } from '@grpc/grpc-js';
+import { status as Status, type StatusObject } from '@grpc/grpc-js';
 import type { CallPermit } from '../core/index.js';
-import { retryAfterFromHeaders } from '../core/classify/classify.js';
-import { classifyGrpcError } from '../microservices/grpc-status.classifier.js';
+import { classifyGrpcError, grpcPauseOf } from '../microservices/grpc-status.classifier.js';
 import { GrpcStatusError } from './grpc-status.error.js';
 
 /**
@@ -9,8 +8,8 @@ import { GrpcStatusError } from './grpc-status.error.js';
  * package's gRPC status table (`classifyGrpcError`) reads it: `OK` and the
  * dependency's valid answers (`INVALID_ARGUMENT`, `NOT_FOUND`...) succeed,
  * `CANCELLED` is ignored, the rest fail with a `GrpcStatusError` (overload
- * for `RESOURCE_EXHAUSTED` and a remote breaker's `UNAVAILABLE` that says
- * when to retry), which carries the server's pause from the trailing metadata.
+ * for `RESOURCE_EXHAUSTED` and an `UNAVAILABLE` that says when to retry), which carries the server's pause from the trailing metadata;
+ * the table's outcome goes with it (`permit.fail(error, outcome)`).
  *
  * @internal
  */
@@ -24,36 +23,11 @@ export function settleByStatus(
     permit.succeed(status);
     return;
   }
-  const retryAfterMs = retryAfterOfMetadata(status.metadata, now);
-  const error = GrpcStatusError.of(method, status, retryAfterMs, false);
+  const retryAfterMs = grpcPauseOf(status.metadata, now);
+  const error = GrpcStatusError.of(method, status, retryAfterMs);
   const outcome = classifyGrpcError(error);
   if (outcome === 'success') permit.succeed(status);
   else if (outcome === 'ignored') permit.release();
-  else
-    permit.fail(
-      outcome === 'overload' ? GrpcStatusError.of(method, status, retryAfterMs, true) : error,
-    );
-}
-
-/**
- * The pause trailing metadata asks for: `grpc-retry-pushback-ms`, which gRPC
- * servers send for its retry policy (gRFC A6: milliseconds; a negative or
- * unreadable value is no pause), then the HTTP hints `retryAfterOf()` reads
- * (`retry-after-ms`, `x-ms-retry-after-ms`, `retry-after`, `ratelimit`...),
- * all read by the one parser of the engine.
- *
- * @internal
- */
-export function retryAfterOfMetadata(
-  metadata: Metadata | undefined,
-  now: number,
-): number | undefined {
-  if (metadata === undefined || metadata === null) return undefined;
-  const map = metadata.getMap();
-  const pushback = map['grpc-retry-pushback-ms'];
-  return (
-    (typeof pushback === 'string'
-      ? retryAfterFromHeaders({ 'retry-after-ms': pushback }, now)
-      : undefined) ?? retryAfterFromHeaders(map, now)
-  );
+  // The table decided: the breaker's `classify` may still overrule it, its default classification does not.
+  else permit.fail(error, outcome);
 }

@@ -1,4 +1,5 @@
 import type { CallOutcome } from '../core/index.js';
+import { retryAfterFromHeaders, retryAfterOf } from '../core/classify/classify.js';
 import { classifyRpcError } from './rpc-error.classifier.js';
 
 /**
@@ -34,8 +35,9 @@ const GRPC_OUTCOMES: readonly (CallOutcome | 'overload-or-failure')[] = [
  * breaker's `classify` option: `UNAVAILABLE`, `DEADLINE_EXCEEDED`,
  * `INTERNAL`, `UNKNOWN`, `UNIMPLEMENTED` and `DATA_LOSS` fail;
  * `RESOURCE_EXHAUSTED` is `overload` (a failure with `overload: false`), and
- * so is a remote breaker's `UNAVAILABLE` that says when to retry (its
- * `circuit-breaker-code` and `retry-after-ms` metadata);
+ * so is an `UNAVAILABLE` that says when to retry (`grpc-retry-pushback-ms`,
+ * `retry-after-ms` or another pause hint in its trailing metadata, or a
+ * `retryAfterMs` on the error), as a 503 with `Retry-After` is;
  * `INVALID_ARGUMENT`, `NOT_FOUND`, `ALREADY_EXISTS`, `PERMISSION_DENIED`,
  * `UNAUTHENTICATED`, `FAILED_PRECONDITION`, `ABORTED` and `OUT_OF_RANGE` are
  * the dependency's valid answers (success); `CANCELLED` is ignored. Any other
@@ -47,7 +49,7 @@ export function classifyGrpcError(error: unknown, overload = true): CallOutcome 
   const code = grpcCodeOf(error);
   if (code === undefined) return classifyRpcError(error, overload);
   const outcome = GRPC_OUTCOMES[code]!;
-  if (outcome === 'overload-or-failure' || (code === UNAVAILABLE && remoteBreakerWaits(error)))
+  if (outcome === 'overload-or-failure' || (code === UNAVAILABLE && pauseHinted(error)))
     return overload ? 'overload' : 'failure';
   return outcome;
 }
@@ -55,22 +57,43 @@ export function classifyGrpcError(error: unknown, overload = true): CallOutcome 
 const UNAVAILABLE = 14;
 
 /**
- * Whether an `UNAVAILABLE` is a remote breaker's answer that says when to
- * retry (this package's filters put `circuit-breaker-code` and
- * `retry-after-ms` in the trailing metadata): back off, as for a 503 with
- * `Retry-After`, rather than open.
+ * Whether an `UNAVAILABLE` says when to retry, as a 503 with `Retry-After`
+ * does: a `retryAfterMs` on the error (`GrpcStatusError`), or a pause hint in
+ * its trailing metadata (`grpc-retry-pushback-ms`, `retry-after-ms`, which a
+ * remote breaker of this package sends, and the other hints `retryAfterOf()`
+ * reads). Then the server is shedding load: back off, rather than open.
  */
-function remoteBreakerWaits(error: unknown): boolean {
+function pauseHinted(error: unknown): boolean {
+  if (retryAfterOf(error, 0) !== undefined) return true;
   try {
-    const metadata = (error as { metadata?: unknown }).metadata as
-      { get?: (key: string) => unknown[]; getMap?: () => Record<string, unknown> } | undefined;
-    if (typeof metadata !== 'object' || metadata === null) return false;
-    const read = (key: string): unknown =>
-      typeof metadata.get === 'function' ? metadata.get(key)[0] : metadata.getMap?.()[key];
-    return read('circuit-breaker-code') === 'CIRCUIT_OPEN' && read('retry-after-ms') !== undefined;
+    return grpcPauseOf((error as { metadata?: unknown }).metadata, 0) !== undefined;
   } catch {
     return false;
   }
+}
+
+/**
+ * The pause gRPC trailing metadata asks for, in milliseconds from `now`:
+ * `grpc-retry-pushback-ms`, which gRPC servers send for the client's retry
+ * policy (gRFC A6: milliseconds; a negative or unreadable value is no pause),
+ * then the HTTP hints `retryAfterOf()` reads (`retry-after-ms`,
+ * `x-ms-retry-after-ms`, `retry-after`, `ratelimit`...), all read by the one
+ * parser of the engine. `metadata` is grpc-js `Metadata` (its `getMap()`) or
+ * a plain object of keys; `undefined` for anything else.
+ *
+ * @internal
+ */
+export function grpcPauseOf(metadata: unknown, now: number): number | undefined {
+  if (typeof metadata !== 'object' || metadata === null) return undefined;
+  const getMap = (metadata as { getMap?: unknown }).getMap;
+  const map: unknown = typeof getMap === 'function' ? getMap.call(metadata) : metadata;
+  if (typeof map !== 'object' || map === null) return undefined;
+  const pushback = (map as Record<string, unknown>)['grpc-retry-pushback-ms'];
+  return (
+    (typeof pushback === 'string'
+      ? retryAfterFromHeaders({ 'retry-after-ms': pushback }, now)
+      : undefined) ?? retryAfterFromHeaders(map, now)
+  );
 }
 
 /** The gRPC status code of an error shaped as grpc-js makes them, or `undefined`. */

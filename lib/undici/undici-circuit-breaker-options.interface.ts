@@ -22,6 +22,14 @@ export interface UndiciCircuitBreakerOptions {
   /** Requests for which it answers `true` bypass the breaker: not admitted, not counted. */
   skip?: (request: Dispatcher.DispatchOptions) => boolean;
   /**
+   * The deadline of a request in milliseconds, instead of the breaker's
+   * `timeoutMs` (a report that takes long, a health check that must be
+   * quick); `undefined`: the breaker's. `false` (none) only on a breaker
+   * built with `timeoutMs: false`. A value the breaker refuses errors the
+   * request, which is not sent.
+   */
+  timeoutMs?: (request: Dispatcher.DispatchOptions) => number | false | undefined;
+  /**
    * How much of the body of a response counted as a failure (5xx, 429...) is
    * read for the caller at once, whether the caller reads it or not, so that
    * an unread error body does not hold its connection. Past it the request

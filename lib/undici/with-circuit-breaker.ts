@@ -24,8 +24,9 @@ const DEFAULT_FAILURE_BODY_LIMIT = 65_536;
  * of its `TypeError`). The call is settled when the response's status and
  * headers arrive, classified by the breaker's `classifyResult` (by default
  * 5xx and 408 fail, 429 and 503 with `Retry-After` report overload), or by
- * the error before them. The breaker's deadline aborts the request if the
- * headers have not come; the body's download is not under it. The caller's
+ * the error before them. The breaker's deadline (or the request's own, from
+ * `timeoutMs`) aborts the request if the headers have not come; the body's
+ * download is not under it. The caller's
  * own abort is `ignored`.
  *
  * @publicApi
@@ -33,7 +34,7 @@ const DEFAULT_FAILURE_BODY_LIMIT = 65_536;
 export function withCircuitBreaker(
   options: UndiciCircuitBreakerOptions,
 ): Dispatcher.DispatcherComposeInterceptor {
-  const { breaker, key, skip } = options ?? ({} as UndiciCircuitBreakerOptions);
+  const { breaker, key, skip, timeoutMs } = options ?? ({} as UndiciCircuitBreakerOptions);
   checkOptions(options);
   const failureBodyLimit = options.failureBodyLimit ?? DEFAULT_FAILURE_BODY_LIMIT;
   const family = breaker.config.perKey !== undefined;
@@ -45,7 +46,10 @@ export function withCircuitBreaker(
       const target = targetOf(request);
       let permit: CallPermit;
       try {
-        permit = target.acquire();
+        // A deadline the breaker refuses (or a timeoutMs that throws) errors the request, unsent.
+        permit = target.acquire(
+          timeoutMs === undefined ? undefined : { timeoutMs: timeoutMs(request) },
+        );
       } catch (refusal) {
         return refuse(handler, refusal as Error);
       }
@@ -60,7 +64,9 @@ function checkOptions(options: UndiciCircuitBreakerOptions | undefined): void {
   const breaker = options?.breaker;
   if (typeof breaker !== 'object' || breaker === null || typeof breaker.acquire !== 'function')
     throw new TypeError(undiciMessages.notABreaker(breaker));
-  const { key, skip, failureBodyLimit } = options!;
+  const { key, skip, timeoutMs, failureBodyLimit } = options!;
+  if (timeoutMs !== undefined && typeof timeoutMs !== 'function')
+    throw new TypeError(undiciMessages.notAFunction(breaker.name, 'timeoutMs', timeoutMs));
   if (key !== undefined && typeof key !== 'function')
     throw new TypeError(undiciMessages.notAFunction(breaker.name, 'key', key));
   if (skip !== undefined && typeof skip !== 'function')

@@ -98,6 +98,41 @@ describe('withCircuitBreaker(axios instance)', () => {
     expect(snapshot.totals.timeouts).toBe(1);
   });
 
+  it("timeoutMs(config): a request's own deadline replaces the breaker's; axios' timeout is not read", async () => {
+    const server = await upstream();
+    const http = client(server.url);
+    const clock = new ManualClock();
+    const breaker = breakerOf({ timeoutMs: 100 }, clock);
+    withCircuitBreaker(http, {
+      breaker,
+      timeoutMs: (config) => (config.url === '/hang' ? 3_000 : undefined),
+    });
+
+    // axios' own timeout (60 s here) is left to axios: the breaker's deadline is the request's.
+    const pending = rejectionOf(http.get('/hang', { timeout: 60_000 }));
+    await server.received(1);
+    clock.advance(2_999);
+    expect(server.abandoned).toBe(0);
+    clock.advance(1);
+    expect(await pending).toEqual(new CallTimeoutError('upstream', 3_000));
+    await server.abandonedBy(1);
+    expect(breaker.snapshot().totals.timeouts).toBe(1);
+  });
+
+  it('a request deadline the breaker refuses rejects the request, which is not sent', async () => {
+    const server = await upstream();
+    const http = client(server.url);
+    const breaker = breakerOf({});
+    withCircuitBreaker(http, { breaker, timeoutMs: () => -5 });
+    const error = await rejectionOf(http.get('/ok'));
+    expect(error).toEqual(
+      new TypeError(
+        'Circuit breaker "upstream": execute() option "timeoutMs" must be a positive number of milliseconds up to 2147483647, or false on a breaker built with timeoutMs: false; got -5. Pass this call\'s deadline, or leave it out for the breaker\'s.',
+      ),
+    );
+    expect(server.requests).toBe(0);
+  });
+
   it.each([
     ['retry-after', '3', 3000],
     ['retry-after-ms', '1500', 1500],

@@ -96,6 +96,26 @@ describe('default classification', () => {
     expect(failureCategoryOf(httpError(408))).toBe('timeout');
     expect(failureCategoryOf(new Error('?'))).toBe('other');
   });
+
+  it('names the categories of gRPC statuses as of their HTTP counterparts', () => {
+    const grpc = (code: number) =>
+      Object.assign(new Error(`${code}`), { code, details: 'x', metadata: {} });
+    // UNKNOWN, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNIMPLEMENTED, INTERNAL, UNAVAILABLE, DATA_LOSS.
+    expect([2, 4, 8, 12, 13, 14, 15].map((code) => failureCategoryOf(grpc(code)))).toEqual([
+      'server',
+      'timeout',
+      'server',
+      'server',
+      'server',
+      'connection',
+      'server',
+    ]);
+    // The metadata alone marks a gRPC error too (a ServiceError without details).
+    expect(failureCategoryOf({ code: 4, metadata: {} })).toBe('timeout');
+    // A bare numeric code (a database driver's) is not a gRPC status.
+    expect(failureCategoryOf(Object.assign(new Error('dup'), { code: 14 }))).toBe('other');
+    expect(failureCategoryOf({ code: 17, details: 'x' })).toBe('other');
+  });
 });
 
 describe('Retry-After', () => {

@@ -55,6 +55,33 @@ describe("Node's diagnostics channels", () => {
     expect(breakerChannels()).toBe(breakerChannels());
   });
 
+  it('carry the start and the settlement of each call, one message for both', async () => {
+    const seen: [string, Record<string, unknown>, unknown][] = [];
+    const onStart = (m: unknown) => seen.push(['start', { ...(m as object) }, m]);
+    const onSettle = (m: unknown) => seen.push(['settle', { ...(m as object) }, m]);
+    subscribe(BREAKER_CHANNEL_NAMES.callStart, onStart);
+    subscribe(BREAKER_CHANNEL_NAMES.callSettle, onSettle);
+    startApp.onCleanup(() => {
+      unsubscribe(BREAKER_CHANNEL_NAMES.callStart, onStart);
+      unsubscribe(BREAKER_CHANNEL_NAMES.callSettle, onSettle);
+    });
+    expect(BREAKER_CHANNEL_NAMES).toMatchObject({
+      callStart: 'nestjs-circuit-breaker:call-start',
+      callSettle: 'nestjs-circuit-breaker:call-settle',
+    });
+    const breaker = new Breaker(
+      'calls',
+      { timeoutMs: false },
+      { clock: new ManualClock(5_000), channels: breakerChannels() },
+    );
+    await expect(breaker.execute(async () => 'ok')).resolves.toBe('ok');
+    expect(seen.map(([phase, copy]) => [phase, copy])).toEqual([
+      ['start', { breaker: 'calls' }],
+      ['settle', { breaker: 'calls', result: 'ok' }],
+    ]);
+    expect(seen[1]![2]).toBe(seen[0]![2]);
+  });
+
   it("carry a Nest module's breakers without any option", async () => {
     const { rejected, changes } = listen();
     const app = await startApp([

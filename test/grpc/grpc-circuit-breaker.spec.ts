@@ -1,5 +1,5 @@
 import { connectivityState, status, type Client } from '@grpc/grpc-js';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Breaker, CallTimeoutError, FAMILY_DEFAULT_KEY } from '../../lib/index.js';
 import { GrpcStatusError, withCircuitBreaker } from '../../lib/grpc/index.js';
 import { ManualClock } from '../../lib/testing/index.js';
@@ -124,6 +124,49 @@ describe('withCircuitBreaker() on a grpc-js client, against a real server', () =
     },
   );
 
+  it.each([
+    ['grpc-retry-pushback-ms', '1500', 1_500],
+    ['retry-after-ms', '1500', 1_500],
+  ])(
+    'UNAVAILABLE with %s: %s is overload with that pause, as a 503 with Retry-After',
+    async (header, value, pauseMs) => {
+      const breaker = new Breaker('shedding', {}, { clock, random: () => 0.999 });
+      const seen: unknown[] = [];
+      breaker.on('failure', (event) => seen.push(event.category));
+      const client = clientOf(breaker);
+      upstream.answer = { code: status.UNAVAILABLE, trailers: { [header]: value } };
+      await unary(client, 'lookup');
+      expect(seen).toEqual(['overload']);
+      expect(breaker.snapshot()).toMatchObject({
+        state: 'closed',
+        pausedUntil: clock.now() + pauseMs,
+        totals: { overloads: 1, failures: { total: 0 } },
+      });
+      expect(await unary(client, 'lookup')).toMatchObject({
+        error: { code: status.UNAVAILABLE, details: expect.stringContaining('rejected') },
+      });
+      expect(upstream.received).toHaveLength(1);
+    },
+  );
+
+  it('a failure counts in the category its status gives, as an HTTP status does', async () => {
+    const breaker = new Breaker('categories', {}, { clock });
+    const seen: unknown[] = [];
+    breaker.on('failure', (event) => seen.push(event.category));
+    const client = clientOf(breaker);
+    for (const code of [status.DEADLINE_EXCEEDED, status.UNAVAILABLE, status.INTERNAL]) {
+      upstream.answer = { code };
+      await unary(client, 'lookup');
+    }
+    expect(seen).toEqual(['timeout', 'connection', 'server']);
+    expect(breaker.snapshot().totals.failures).toMatchObject({
+      total: 3,
+      timeout: 1,
+      connection: 1,
+      server: 1,
+    });
+  });
+
   it("a remote breaker's UNAVAILABLE that says when to retry is overload: a pause, not a failure", async () => {
     const breaker = new Breaker(
       'remote',
@@ -139,13 +182,13 @@ describe('withCircuitBreaker() on a grpc-js client, against a real server', () =
     expect(breaker.snapshot().totals).toMatchObject({ overloads: 1, failures: { total: 0 } });
   });
 
-  it('a failure with a pushback opens the breaker for at least that long', async () => {
+  it('a failure with a pushback (INTERNAL) opens the breaker for at least that long', async () => {
     const breaker = new Breaker(
       'pushback',
       { consecutiveFailures: 1, openDurationMs: 1_000 },
       { clock },
     );
-    upstream.answer = { code: status.UNAVAILABLE, trailers: { 'grpc-retry-pushback-ms': '5000' } };
+    upstream.answer = { code: status.INTERNAL, trailers: { 'grpc-retry-pushback-ms': '5000' } };
     await unary(clientOf(breaker), 'lookup');
     expect(breaker.snapshot()).toMatchObject({
       state: 'open',
@@ -166,6 +209,44 @@ describe('withCircuitBreaker() on a grpc-js client, against a real server', () =
     await upstream.cancellations(1);
     expect(upstream.cancelled).toEqual(['/shop.Catalog/Lookup']);
     expect(breaker.snapshot().totals.failures).toMatchObject({ total: 1, timeout: 1 });
+  });
+
+  it("a call's deadline replaces the breaker's for that call: cancelled at it, counted a timeout", async () => {
+    const breaker = new Breaker('deadline', { timeoutMs: 250 }, { clock });
+    upstream.answer = 'hang';
+    // grpc-js measures deadlines against Date.now(), and so does the interceptor: held still here.
+    const now = Date.now();
+    const wall = vi.spyOn(Date, 'now').mockReturnValue(now);
+    try {
+      const { outcome } = startUnary(clientOf(breaker), 'lookup', { deadline: now + 5_000 });
+      await upstream.receivedCalls(1);
+      clock.advance(4_999);
+      expect(upstream.cancelled).toEqual([]);
+      clock.advance(1);
+      expect((await outcome).error).toMatchObject({
+        code: status.DEADLINE_EXCEEDED,
+        details: new CallTimeoutError('deadline', 5_000).message,
+      });
+      await upstream.cancellations(1);
+      expect(breaker.snapshot().totals).toMatchObject({
+        timeouts: 1,
+        failures: { total: 1, timeout: 1 },
+      });
+    } finally {
+      wall.mockRestore();
+    }
+  });
+
+  it("a call without a deadline, or with Infinity, keeps the breaker's", async () => {
+    const breaker = new Breaker('no-deadline', { timeoutMs: 250 }, { clock });
+    upstream.answer = 'hang';
+    const { outcome } = startUnary(clientOf(breaker), 'lookup', { deadline: Infinity });
+    await upstream.receivedCalls(1);
+    clock.advance(250);
+    expect((await outcome).error).toMatchObject({
+      code: status.DEADLINE_EXCEEDED,
+      details: new CallTimeoutError('no-deadline', 250).message,
+    });
   });
 
   it("the caller's own cancel is ignored", async () => {
@@ -352,8 +433,22 @@ describe('withCircuitBreaker() on a grpc-js client, against a real server', () =
       code: status.INTERNAL,
       details: 'boom',
       retryAfterMs: 40,
-      status: undefined,
     });
+    expect(seen[0]).not.toHaveProperty('status');
+  });
+
+  it('an overload is counted from the status table, without an HTTP status on the error', async () => {
+    const breaker = new Breaker('overload-error', {}, { clock, random: () => 0.999 });
+    const seen: unknown[] = [];
+    breaker.on('failure', (event) => seen.push([event.category, event.error]));
+    upstream.answer = { code: status.RESOURCE_EXHAUSTED, trailers: { 'retry-after-ms': '700' } };
+    await unary(clientOf(breaker), 'lookup');
+    expect(seen).toHaveLength(1);
+    const [category, error] = seen[0] as [string, GrpcStatusError];
+    expect(category).toBe('overload');
+    expect(error).toMatchObject({ code: status.RESOURCE_EXHAUSTED, retryAfterMs: 700 });
+    expect(error).not.toHaveProperty('status');
+    expect(breaker.snapshot().pausedUntil).toBe(clock.now() + 700);
   });
 });
 

@@ -153,11 +153,15 @@ export function unary(
 export function startUnary(
   client: Client & Record<string, Function>,
   name: string,
+  options: object = {},
 ): { call: { cancel(): void }; outcome: Promise<{ value?: unknown; error?: ServiceError }> } {
   let call!: { cancel(): void };
   const outcome = new Promise<{ value?: unknown; error?: ServiceError }>((resolve) => {
-    call = client[name]!({}, new Metadata(), {}, (error: ServiceError | null, value: unknown) =>
-      resolve(error ? { error } : { value }),
+    call = client[name]!(
+      {},
+      new Metadata(),
+      options,
+      (error: ServiceError | null, value: unknown) => resolve(error ? { error } : { value }),
     );
   });
   return { call, outcome };

@@ -63,6 +63,39 @@ describe('classifyGrpcError', () => {
     expect(classifyGrpcError({ code: 5, details: 'not found' })).toBe('success');
     expect(classifyGrpcError({ statusCode: 404 })).toBe('success');
   });
+
+  it('an UNAVAILABLE with a pause hint is overload, as a 503 with Retry-After is', () => {
+    const unavailable = (metadata: object, extra: object = {}) =>
+      Object.assign(
+        new Error('14 UNAVAILABLE'),
+        { code: 14, details: 'shedding', metadata },
+        extra,
+      );
+    const results = [
+      classifyGrpcError(unavailable({ 'grpc-retry-pushback-ms': '250' })),
+      classifyGrpcError(unavailable({ 'retry-after-ms': '250' })),
+      classifyGrpcError(unavailable({ 'retry-after': '1' })),
+      classifyGrpcError(unavailable({}, { retryAfterMs: 250 })),
+      // gRFC A6: a negative pushback says "do not retry", no pause.
+      classifyGrpcError(unavailable({ 'grpc-retry-pushback-ms': '-1' })),
+      classifyGrpcError(unavailable({ 'circuit-breaker-code': 'CIRCUIT_OPEN' })),
+      classifyGrpcError(unavailable({})),
+      classifyGrpcError(unavailable({ 'grpc-retry-pushback-ms': '250' }), false),
+      // grpc-js Metadata: read through getMap().
+      classifyGrpcError(unavailable({ getMap: () => ({ 'grpc-retry-pushback-ms': '10' }) })),
+    ];
+    expect(results).toEqual([
+      'overload',
+      'overload',
+      'overload',
+      'overload',
+      'failure',
+      'failure',
+      'failure',
+      'failure',
+      'overload',
+    ]);
+  });
 });
 
 describe('classifyRpcError', () => {

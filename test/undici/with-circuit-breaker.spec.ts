@@ -15,6 +15,8 @@ import {
 import { ManualClock } from '../../lib/testing/manual-clock.js';
 import { withCircuitBreaker, type UndiciCircuitBreakerOptions } from '../../lib/undici/index.js';
 import { startCountingServer, type CountingServer } from './counting-server.js';
+import { BREAKER_CHANNEL_NAMES, breakerChannels } from '../../lib/diagnostics/index.js';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -117,6 +119,64 @@ describe('withCircuitBreaker() against a real server', () => {
     const { totals } = breaker.snapshot();
     expect(totals.timeouts).toBe(1);
     expect(totals.failures.total).toBe(1);
+  });
+
+  it("timeoutMs(request): a request's own deadline replaces the breaker's", async () => {
+    const upstream = await server();
+    const clock = new ManualClock();
+    const breaker = breakerOf({ timeoutMs: 500 }, clock);
+    const dispatcher = agentWith({
+      breaker,
+      timeoutMs: (dispatched) => (dispatched.path.startsWith('/hang?long') ? 5_000 : undefined),
+    });
+    const pending = request(`${upstream.origin}/hang?long`, { dispatcher }).catch(
+      (e: unknown) => e,
+    );
+    await upstream.whenRequests(1);
+    clock.advance(4_999);
+    expect(upstream.connections.closed).toBe(0);
+    clock.advance(1);
+    expect(await pending).toEqual(new CallTimeoutError('upstream', 5_000));
+    await upstream.whenClosed(1);
+    expect(breaker.snapshot().totals.timeouts).toBe(1);
+  });
+
+  it('a request deadline the breaker refuses errors the request, which is not sent', async () => {
+    const upstream = await server();
+    const breaker = breakerOf({ timeoutMs: 500 });
+    const dispatcher = agentWith({ breaker, timeoutMs: () => false });
+    const error = await request(`${upstream.origin}/ok`, { dispatcher }).catch((e: unknown) => e);
+    expect(error).toEqual(
+      new TypeError(
+        'Circuit breaker "upstream": acquire() option "timeoutMs" is false, but the breaker has a deadline of 500 ms, which one call may change but not remove. Pass a longer deadline for this call, or build the breaker with timeoutMs: false.',
+      ),
+    );
+    expect(upstream.total()).toBe(0);
+    expect(breaker.snapshot().totals.admitted).toBe(0);
+  });
+
+  it('each request is on the call channels: call-start, then call-settle with the response head', async () => {
+    const upstream = await server();
+    const seen: [string, Record<string, unknown>][] = [];
+    const onStart = (m: unknown) => seen.push(['start', { ...(m as object) }]);
+    const onSettle = (m: unknown) => seen.push(['settle', { ...(m as object) }]);
+    subscribe(BREAKER_CHANNEL_NAMES.callStart, onStart);
+    subscribe(BREAKER_CHANNEL_NAMES.callSettle, onSettle);
+    cleanups.push(() => {
+      unsubscribe(BREAKER_CHANNEL_NAMES.callStart, onStart);
+      unsubscribe(BREAKER_CHANNEL_NAMES.callSettle, onSettle);
+    });
+    const breaker = new Breaker(
+      'traced',
+      { timeoutMs: false },
+      { clock: new ManualClock(), channels: breakerChannels() },
+    );
+    const response = await request(`${upstream.origin}/ok`, { dispatcher: agentWith({ breaker }) });
+    await response.body.dump();
+    expect(seen).toEqual([
+      ['start', { breaker: 'traced' }],
+      ['settle', { breaker: 'traced', result: expect.objectContaining({ status: 200 }) }],
+    ]);
   });
 
   it("aborts a hung fetch at the deadline: fetch rejects with the breaker's timeout as cause", async () => {

@@ -81,8 +81,8 @@ export class FaultedCall<T> implements CallPermit<T> {
   succeed(value?: unknown): CallOutcome {
     return this.tracked.succeed(value);
   }
-  fail(error: unknown): CallOutcome {
-    return this.tracked.fail(error);
+  fail(error: unknown, outcome?: 'failure' | 'overload'): CallOutcome {
+    return this.tracked.fail(error, outcome);
   }
   timeOut(error: CallTimeoutError): void {
     this.tracked.timeOut(error);

@@ -39,8 +39,15 @@ export interface CallPermit<T = unknown> {
   readonly signal: AbortSignal;
   /** The call resolved with `value` (classified with `classifyResult`). */
   succeed(value?: unknown): CallOutcome;
-  /** The call failed with `error` (classified with `classify`). */
-  fail(error: unknown): CallOutcome;
+  /**
+   * The call failed with `error` (classified with `classify`). A caller that
+   * has read the answer itself (a gRPC status, a response's pause hint) gives
+   * `outcome`: it replaces the default classification (`classify`, when it
+   * answers, still decides first). `'overload'` counts as overload, with the
+   * pause `retryAfterOf(error)` reads (`error.retryAfterMs`, its headers), as
+   * an HTTP 429 does; a failure when the breaker's `overload` is `false`.
+   */
+  fail(error: unknown, outcome?: 'failure' | 'overload'): CallOutcome;
   /** The call ran out of time: counted as a failure. */
   timeOut(error: CallTimeoutError): void;
   /** The call's outcome is unknown or irrelevant (the caller went away): `ignored`, and its signal aborts (an `AbortError`). */
@@ -83,7 +90,11 @@ export interface CallOwner {
     startedAt: number,
     config: ResolvedBreakerOptions,
   ): CallOutcome;
-  classifyError(error: unknown, config: ResolvedBreakerOptions): CallOutcome;
+  classifyError(
+    error: unknown,
+    config: ResolvedBreakerOptions,
+    decided?: 'failure' | 'overload',
+  ): CallOutcome;
   settle(
     token: number,
     outcome: CallOutcome,
@@ -109,7 +120,8 @@ export interface CallOwner {
  */
 export class TrackedCall<T> implements CallPermit<T>, Deadline {
   outcome: CallOutcome | 'timeout' | undefined = undefined;
-  readonly timeoutMs: number | undefined;
+  /** The breaker's deadline, or the call's own (`setDeadline()`). */
+  timeoutMs: number | undefined;
   private settled = false;
   /** @internal While the deadline is pending: its place in the scheduler. */
   dueAt = 0;
@@ -130,6 +142,8 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
   parentCall: TrackedCall<T> | undefined = undefined;
   /** @internal Told once, when the call settles by any path: a bulkhead's slot is given back. */
   onSettled: (() => void) | undefined = undefined;
+  /** @internal Set by `acquire()` while someone listens on the call channels: told how the call settled. */
+  observer: CallObserver | undefined = undefined;
 
   /** The options the call started under: what judges it, whatever `reconfigure()` puts in force meanwhile. */
   private readonly config: ResolvedBreakerOptions;
@@ -146,6 +160,17 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
 
   get probe(): boolean {
     return this.token < 0;
+  }
+
+  /**
+   * @internal The call's own deadline (`execute(fn, { timeoutMs })`), set
+   * before it runs: it replaces the breaker's; a probe keeps the shorter of it
+   * and its own, since its round gives up on it at its own anyway.
+   */
+  setDeadline(timeoutMs: number | undefined): void {
+    const own = this.timeoutMs;
+    if (this.token < 0 && own !== undefined && (timeoutMs === undefined || own < timeoutMs)) return;
+    this.timeoutMs = timeoutMs;
   }
 
   get signal(): AbortSignal {
@@ -256,22 +281,26 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
       this.config,
     ));
     this.parentCall?.succeed(value);
+    this.observer?.settled(true, value);
     this.resolve?.(value as T);
     return outcome;
   }
 
-  fail(error: unknown): CallOutcome {
+  fail(error: unknown, decided?: 'failure' | 'overload'): CallOutcome {
     if (this.settled) return this.countedAs();
+    if (decided !== undefined && decided !== 'failure' && decided !== 'overload')
+      throw new TypeError(breakerMessages.invalidFailedOutcome(this.breaker.name, decided));
     this.finish();
     // The caller's own abort says nothing about the dependency.
     const config = this.config;
     const outcome = this.callerSignal?.aborted
       ? 'ignored'
-      : this.breaker.classifyError(error, config);
+      : this.breaker.classifyError(error, config, decided);
     this.outcome = outcome;
     this.breaker.settle(this.token, outcome, error, this.startedAt, undefined, config);
     if (outcome === 'ignored') this.parentCall?.release();
-    else this.parentCall?.fail(error);
+    else this.parentCall?.fail(error, decided);
+    this.observer?.settled(false, error);
     this.reject?.(error);
     return outcome;
   }
@@ -283,6 +312,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     this.controller?.abort(error);
     this.breaker.settleTimeout(this.token, error, this.startedAt, this.config);
     this.parentCall?.timeOut(error);
+    this.observer?.settled(false, error);
     this.reject?.(error);
   }
 
@@ -294,6 +324,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     this.controller?.abort();
     this.breaker.settle(this.token, 'ignored', undefined, this.startedAt, undefined);
     this.parentCall?.release();
+    this.observer?.settled(false, undefined);
   }
 
   /** @internal Takes the admission back: this was not a call after all. */
@@ -303,6 +334,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     this.outcome = 'ignored';
     this.breaker.withdrawAdmission(this.token);
     this.parentCall?.cancel();
+    this.observer?.settled(false, undefined);
   }
 
   /** The breaker gave up on this probe and has counted it as failed: settle the caller only. */
@@ -312,6 +344,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     this.outcome = 'timeout';
     this.controller?.abort(error);
     this.parentCall?.timeOut(error);
+    this.observer?.settled(false, error);
     this.reject?.(error);
   }
 
@@ -340,6 +373,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     this.controller?.abort(reason);
     this.breaker.settle(this.token, 'ignored', reason, this.startedAt, undefined);
     this.parentCall?.release();
+    this.observer?.settled(false, reason);
     this.reject?.(reason);
   }
 
@@ -354,6 +388,12 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
   private countedAs(): CallOutcome {
     return this.outcome === 'timeout' ? 'failure' : (this.outcome ?? 'ignored');
   }
+}
+
+/** @internal What is told of a call settled by hand, for the call channels (`acquire()`). */
+export interface CallObserver {
+  /** `resolved`: `subject` is the value; otherwise the error, or `undefined` for a call released or withdrawn. */
+  settled(resolved: boolean, subject: unknown): void;
 }
 
 /** What `fn` receives: the call's signal, made when first read. */

@@ -167,10 +167,34 @@ function readFailureCategory(error: Loose): FailureCategory {
       return 'timeout';
     if (CONNECTION_CODES.has(code) || code.startsWith('UND_ERR_')) return 'connection';
   }
+  const grpc = grpcCategoryOf(error);
+  if (grpc !== undefined) return grpc;
   const status = readHttpStatus(error);
   if (status === 408) return 'timeout';
   if (status !== undefined) return 'server';
   return 'other';
+}
+
+const GRPC_DEADLINE_EXCEEDED = 4;
+const GRPC_UNAVAILABLE = 14;
+
+/**
+ * The category of a gRPC status (an integer `code` of 0-16 with `details` or
+ * `metadata`, as grpc-js errors and `GrpcStatusError` carry it), as an HTTP
+ * status gets one: `DEADLINE_EXCEEDED` is a timeout, `UNAVAILABLE` a
+ * connection failure (grpc-js's status for a refused, reset or unresolved
+ * connection), any other status the server's. `undefined` for anything else.
+ */
+function grpcCategoryOf(error: Loose): FailureCategory | undefined {
+  const code = error.code;
+  if (typeof code !== 'number' || !Number.isInteger(code) || code < 0 || code > 16)
+    return undefined;
+  const metadata = error.metadata;
+  // A numeric code alone is too common (database drivers use them).
+  if (typeof error.details !== 'string' && (typeof metadata !== 'object' || metadata === null))
+    return undefined;
+  if (code === GRPC_DEADLINE_EXCEEDED) return 'timeout';
+  return code === GRPC_UNAVAILABLE ? 'connection' : 'server';
 }
 
 /**

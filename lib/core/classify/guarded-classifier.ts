@@ -61,12 +61,17 @@ export function classifyWith(
   subject: unknown,
   /** The options the call started under. */
   config: ResolvedBreakerOptions = breaker.config,
+  /** What the caller decided (`permit.fail(error, outcome)`): replaces the default classification. */
+  decided?: 'failure' | 'overload',
 ): CallOutcome {
   const classifier = config[option];
   if (classifier !== undefined) {
     const outcome = runClassifier(breaker.name, option, classifier, subject, breaker);
     if (outcome !== undefined) return outcome;
   }
+  // With `overload: false`, an overload is a failure, as the default classification counts a 429.
+  if (decided !== undefined)
+    return decided === 'overload' && config.overloadK === 0 ? 'failure' : decided;
   return option === 'classify'
     ? defaultClassifyError(subject, config.overloadK !== 0)
     : defaultClassifyResult(subject, config.overloadK !== 0);

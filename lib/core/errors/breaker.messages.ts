@@ -44,6 +44,12 @@ export const breakerMessages = {
     `Circuit breaker "${breaker}": forKey() takes a string key, got ${key === null ? 'null' : typeof key}. Pass the target's host, endpoint or tenant as a string.`,
   permitSettled: (breaker: string) =>
     `Circuit breaker "${breaker}": this permit was already settled. Settle each permit once, with one of succeed(), fail(), timeOut(), release() or track().`,
+  invalidCallDeadline: (breaker: string, entry: string, value: unknown) =>
+    `Circuit breaker "${breaker}": ${entry}() option "timeoutMs" must be a positive number of milliseconds up to 2147483647, or false on a breaker built with timeoutMs: false; got ${describeValue(value)}. Pass this call's deadline, or leave it out for the breaker's.`,
+  callDeadlineRemoved: (breaker: string, entry: string, ownMs: number) =>
+    `Circuit breaker "${breaker}": ${entry}() option "timeoutMs" is false, but the breaker has a deadline of ${ownMs} ms, which one call may change but not remove. Pass a longer deadline for this call, or build the breaker with timeoutMs: false.`,
+  invalidFailedOutcome: (breaker: string, outcome: unknown) =>
+    `Circuit breaker "${breaker}": permit.fail(error, outcome) got outcome ${describeValue(outcome)}; expected 'failure', 'overload' or undefined. The permit was not settled; pass one of those (succeed() for a success, release() to ignore the call).`,
   rejected: (breaker: string, reason: string) =>
     `Circuit breaker "${breaker}" rejected the call: ${reasonText(reason)}.`,
   timedOut: (breaker: string, timeoutMs: number) =>

@@ -25,6 +25,34 @@ export interface BreakerChannels {
   readonly rejected: BreakerChannel;
   /** A breaker changed state: a `BreakerStateChangeMessage`. */
   readonly stateChange: BreakerChannel;
+  /**
+   * A call came to `execute()` or `acquire()`: a `BreakerCallMessage`, before the breaker
+   * decides. Optional: channels without it (and without `callSettle`) cost a
+   * call nothing.
+   */
+  readonly callStart?: BreakerChannel;
+  /** That call settled (a permit: when it was settled): the same `BreakerCallMessage` as its `callStart`, with `result` or `error` set. */
+  readonly callSettle?: BreakerChannel;
+}
+
+/**
+ * What `BreakerChannels.callStart` and `callSettle` publish for one call of
+ * `execute()` or `acquire()`: one object for both (as Node's tracing channels pass one
+ * context), so a subscriber can keep its span or its start time on it.
+ *
+ * @publicApi
+ */
+export interface BreakerCallMessage {
+  /** The breaker's name (`family[key]` for a child of a per-key family). */
+  readonly breaker: string;
+  /** Set before `callSettle` when the call resolved: its value. */
+  result?: unknown;
+  /**
+   * Set before `callSettle` when the call rejected: the function's error, or
+   * the breaker's `CallRejectedError` or `CallTimeoutError`, or the caller's
+   * abort reason.
+   */
+  error?: unknown;
 }
 
 /** What `BreakerChannels.rejected` publishes for each refused call. @publicApi */

@@ -1,4 +1,4 @@
-import type { BreakerChannels } from './breaker-channels.js';
+import type { BreakerChannel, BreakerChannels } from './breaker-channels.js';
 import type { BreakerCoordinator } from './breaker-coordinator.interface.js';
 import { breakerMessages } from '../errors/breaker.messages.js';
 import { monotonicOf, systemClock, type Clock, type RandomSource } from './clock.js';
@@ -36,10 +36,11 @@ export interface BreakerDeps {
    */
   healthCheckScheduler?: HealthCheckScheduler;
   /**
-   * Where the breakers publish their refusals and transitions for tracers and
-   * APM agents: `breakerChannels()` of `nestjs-circuit-breaker/diagnostics` gives Node's
-   * diagnostics channels (what a Nest module's breakers use). With nobody
-   * subscribed, publishing costs one read of `hasSubscribers`. Default: none.
+   * Where the breakers publish their refusals, transitions and calls for
+   * tracers and APM agents: `breakerChannels()` of `nestjs-circuit-breaker/diagnostics`
+   * gives Node's diagnostics channels (what a Nest module's breakers use).
+   * With nobody subscribed, publishing costs one read of `hasSubscribers`
+   * per channel. Default: none.
    */
   channels?: BreakerChannels;
 }
@@ -64,6 +65,24 @@ export interface BreakerEnvironment {
   readonly faultInjection: boolean;
   readonly healthCheckScheduler: HealthCheckScheduler | undefined;
   readonly channels: BreakerChannels | undefined;
+  /** The call channels of `channels`, when it has any (the other one a silent channel): what `execute()` checks. */
+  readonly calls: CallChannels | undefined;
+}
+
+/** A call's two channels. @internal */
+export interface CallChannels {
+  readonly start: BreakerChannel;
+  readonly settle: BreakerChannel;
+}
+
+/** The channel of a pair that was not given: nobody ever listens. */
+const SILENT: BreakerChannel = Object.freeze({ hasSubscribers: false, publish() {} });
+
+function callChannelsOf(channels: BreakerChannels | undefined): CallChannels | undefined {
+  if (channels === undefined) return undefined;
+  const { callStart, callSettle } = channels;
+  if (callStart === undefined && callSettle === undefined) return undefined;
+  return Object.freeze({ start: callStart ?? SILENT, settle: callSettle ?? SILENT });
 }
 
 function defaultReportError(error: Error): void {
@@ -80,6 +99,7 @@ const DEFAULT_ENVIRONMENT: BreakerEnvironment = Object.freeze({
   faultInjection: false,
   healthCheckScheduler: undefined,
   channels: undefined,
+  calls: undefined,
 });
 
 const environments = new WeakMap<object, BreakerEnvironment>();
@@ -120,6 +140,7 @@ export function environmentOf(name: string, deps: BreakerDeps | undefined): Brea
           faultInjection: faultInjection === true,
           healthCheckScheduler,
           channels,
+          calls: callChannelsOf(channels),
         });
   environments.set(deps, environment);
   return environment;
@@ -209,8 +230,9 @@ function checkDeps(name: string, deps: BreakerDeps): void {
 /** `deps.channels`: each channel an object with `hasSubscribers` and `publish()`, as Node's diagnostics channels are. */
 function checkChannels(name: string, channels: BreakerChannels | undefined): void {
   if (channels === undefined) return;
-  for (const which of ['rejected', 'stateChange'] as const) {
+  for (const which of ['rejected', 'stateChange', 'callStart', 'callSettle'] as const) {
     const channel = (channels as Partial<BreakerChannels> | null)?.[which];
+    if (channel === undefined && (which === 'callStart' || which === 'callSettle')) continue;
     if (typeof channel !== 'object' || channel === null || typeof channel.publish !== 'function')
       throw new TypeError(
         breakerMessages.invalidDep(

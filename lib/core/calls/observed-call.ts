@@ -1,0 +1,126 @@
+import type { BreakerCallMessage } from '../ports/breaker-channels.js';
+import type { CallChannels } from '../ports/breaker-environment.js';
+import { EXECUTE, MAY_WAIT, type Admit, type PipelineBreaker } from './call-pipeline.js';
+import { callDeadlineOf, withDeadline } from './call-deadline.js';
+import { permitOf, runFunction } from './call-entries.js';
+import { FaultedCall } from './faulted-call.js';
+import { runPlain } from './plain-run.js';
+import {
+  TrackedCall,
+  type CallObserver,
+  type CallPermit,
+  type ProtectedCall,
+} from './tracked-call.js';
+
+/** What an observed call reads of its breaker. @internal */
+export interface ObservedBreaker extends PipelineBreaker {
+  readonly pipeline: Admit;
+}
+
+/**
+ * `execute()` while someone listens on the call channels: the general path
+ * (the pipeline, then the ticket), between a `callStart` and a `callSettle`
+ * of one message. Only a call that found a subscriber comes here, so the
+ * closed path of the others stays as it is. @internal
+ */
+export function observeCall<T>(
+  b: ObservedBreaker,
+  fn: ProtectedCall<T>,
+  signal: AbortSignal | undefined,
+  given: number | false | undefined,
+  calls: CallChannels,
+): Promise<T> {
+  // Checked before anything is published or admitted, as execute() checks its other options.
+  const timeoutMs = given === undefined ? undefined : callDeadlineOf(b, given, 'execute');
+  const message: BreakerCallMessage = { breaker: b.name };
+  publish(calls.start, message);
+  let result: Promise<T>;
+  try {
+    const admission =
+      given === undefined
+        ? b.pipeline<T>(b, signal, EXECUTE)
+        : withDeadline(b.pipeline<T>(b, signal, MAY_WAIT), timeoutMs);
+    result =
+      typeof admission === 'number'
+        ? runPlain(b, fn, admission)
+        : runFunction(b, admission, fn, signal);
+  } catch (error) {
+    // A stage's own fault: the caller gets it, as without channels; the subscriber hears of it.
+    message.error = error;
+    publish(calls.settle, message);
+    throw error;
+  }
+  const settle = calls.settle;
+  result.then(
+    (value) => {
+      message.result = value;
+      publish(settle, message);
+    },
+    (error: unknown) => {
+      message.error = error;
+      publish(settle, message);
+    },
+  );
+  return result;
+}
+
+/**
+ * `acquire()` while someone listens on the call channels: `callStart` now,
+ * `callSettle` when the permit is settled, by whichever way (`succeed`,
+ * `fail`, its deadline, `release`: neither `result` nor `error`). A refusal
+ * settles at once, with the `CallRejectedError`; a call let through uncounted
+ * (forced `disabled`), which the breaker does not follow, too, with neither. @internal
+ */
+export function observePermit<T>(
+  b: ObservedBreaker,
+  given: number | false | undefined,
+  calls: CallChannels,
+): CallPermit<T> {
+  const timeoutMs = given === undefined ? undefined : callDeadlineOf(b, given, 'acquire');
+  const message: BreakerCallMessage = { breaker: b.name };
+  publish(calls.start, message);
+  let permit: CallPermit<T>;
+  try {
+    const admission = b.pipeline<T>(b, undefined, 0);
+    permit = permitOf(
+      given === undefined ? admission : withDeadline(admission, timeoutMs),
+    ) as CallPermit<T>;
+  } catch (error) {
+    message.error = error;
+    publish(calls.settle, message);
+    throw error;
+  }
+  const tracked =
+    permit instanceof FaultedCall
+      ? permit.tracked
+      : permit instanceof TrackedCall
+        ? permit
+        : undefined;
+  if (tracked === undefined) publish(calls.settle, message);
+  else tracked.observer = new SettleObserver(message, calls.settle);
+  return permit;
+}
+
+/** Publishes a permit's settlement on `callSettle`. */
+class SettleObserver implements CallObserver {
+  constructor(
+    private readonly message: BreakerCallMessage,
+    private readonly channel: CallChannels['settle'],
+  ) {}
+
+  settled(resolved: boolean, subject: unknown): void {
+    if (resolved) this.message.result = subject;
+    else if (subject !== undefined) this.message.error = subject;
+    publish(this.channel, this.message);
+  }
+}
+
+/** Publishes when someone listens; a subscriber that throws is the channel's business, never the call's. */
+function publish(channel: CallChannels['start'], message: BreakerCallMessage): void {
+  if (!channel.hasSubscribers) return;
+  try {
+    channel.publish(message);
+  } catch {
+    // A channel given by hand that throws: the call goes on, as with a listener.
+  }
+}
