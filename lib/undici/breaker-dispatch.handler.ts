@@ -52,13 +52,38 @@ export class BreakerDispatchHandler implements Handler, Controller {
         once: true,
       });
     }
+    let dispatched = false;
+    let started: boolean | PromiseLike<boolean>;
     try {
-      return dispatch(request, this);
+      // Through the permit: an injected fault (faultInjection) applies here, before anything is sent.
+      started = this.permit.perform(() => {
+        dispatched = true;
+        return dispatch(request, this);
+      });
     } catch (error) {
       // A request undici would not even take says nothing about the dependency.
-      this.permit.release();
-      throw error;
+      if (dispatched) {
+        this.permit.release();
+        throw error;
+      }
+      this.injected(error as Error);
+      return true;
     }
+    if (typeof started === 'boolean') return started;
+    // A fault's latency first: the request goes out after it, unless the fault fails it, or the deadline or a
+    // release ends the wait (then the caller has heard already, or hears it here).
+    started.then(undefined, (error: unknown) => {
+      if (dispatched) this.permit.release();
+      this.injected(error as Error);
+    });
+    return true;
+  }
+
+  /** An injected failure (or the end of its latency): counted as the call's failure, and the caller hears it. */
+  private injected(error: Error): void {
+    if (this.done) return;
+    if (this.abortReason === null) this.permit.fail(error);
+    this.finish(this.abortReason ?? error);
   }
 
   // The controller the caller's handler is given.

@@ -3,7 +3,12 @@ import { Agent } from 'node:http';
 import axios, { AxiosError, type AxiosInstance } from 'axios';
 import { afterEach, describe, expect, it } from 'vitest';
 import { withCircuitBreaker } from '../../lib/axios/index.js';
-import { Breaker, CallTimeoutError, CallRejectedError } from '../../lib/core/index.js';
+import {
+  Breaker,
+  CallTimeoutError,
+  CallRejectedError,
+  InjectedFaultError,
+} from '../../lib/core/index.js';
 import type { BreakerOptions } from '../../lib/core/index.js';
 import { FAMILY_DEFAULT_KEY } from '../../lib/index.js';
 import { ManualClock } from '../../lib/testing/index.js';
@@ -41,6 +46,22 @@ async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
 }
 
 describe('withCircuitBreaker(axios instance)', () => {
+  it('gives a request the injected fault instead of sending it', async () => {
+    const server = await upstream();
+    const http = client(server.url);
+    const breaker = new Breaker('upstream', {}, { clock: new ManualClock(), faultInjection: true });
+    const fault = breaker.injectFault({ fail: true });
+    withCircuitBreaker(http, { breaker });
+
+    const error = await rejectionOf(http.get('/ok'));
+    expect([error instanceof InjectedFaultError, server.requests, fault.injected]).toEqual([
+      true,
+      0,
+      1,
+    ]);
+    expect(breaker.snapshot().totals.failures.total).toBe(1);
+  });
+
   it('counts 5xx as failures, then refuses without opening a connection', async () => {
     const server = await upstream();
     const http = client(server.url);

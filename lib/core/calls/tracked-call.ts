@@ -68,6 +68,15 @@ export interface CallPermit<T = unknown> {
    * shared timer: no timer per call.
    */
   watchDeadline(onExpired: (error: CallTimeoutError) => void): void;
+  /**
+   * Starts `work`, the call itself, for a caller that runs it (an HTTP
+   * client's dispatch, a stream): `work()`. On a breaker built with
+   * `faultInjection`, an injected fault applies here: after its latency
+   * (cut short by `signal`), its failure is thrown, or the promise rejects,
+   * instead of starting `work`; settle the permit with `fail(error)` as for
+   * any failure. `execute()` and `track()` callers need not call it.
+   */
+  perform<R>(work: () => R | PromiseLike<R>): R | PromiseLike<R>;
 }
 
 /**
@@ -350,6 +359,10 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
 
   /** For a caller that settles the permit itself (`watchDeadline()`): told when the deadline passes. */
   private onExpired: ((error: CallTimeoutError) => void) | undefined = undefined;
+
+  perform<R>(work: () => R | PromiseLike<R>): R | PromiseLike<R> {
+    return work();
+  }
 
   watchDeadline(onExpired: (error: CallTimeoutError) => void): void {
     if (this.settled || this.timeoutMs === undefined || this.queue !== undefined) return;

@@ -101,6 +101,10 @@ export class UncountedCall<T> implements CallPermit<T> {
   /** A call let through uncounted has no deadline of the breaker's. */
   watchDeadline(): void {}
 
+  perform<R>(work: () => R | PromiseLike<R>): R | PromiseLike<R> {
+    return work();
+  }
+
   track(result: T | PromiseLike<T>): Promise<T> {
     this.settle();
     try {

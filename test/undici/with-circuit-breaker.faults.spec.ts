@@ -1,0 +1,90 @@
+import { Agent, request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Breaker, InjectedFaultError } from '../../lib/core/index.js';
+import { ManualClock } from '../../lib/testing/manual-clock.js';
+import { withCircuitBreaker } from '../../lib/undici/index.js';
+import { startCountingServer, type CountingServer } from './counting-server.js';
+
+// Injected faults (deps.faultInjection) through the dispatcher: acquire() gives the interceptor a permit whose
+// perform() applies the fault before anything is sent. Before, the request went out and its real answer counted.
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!();
+});
+
+async function server(): Promise<CountingServer> {
+  const started = await startCountingServer();
+  cleanups.push(() => started.close());
+  return started;
+}
+
+function setup(clock = new ManualClock()) {
+  const breaker = new Breaker('upstream', { timeoutMs: 2_000 }, { clock, faultInjection: true });
+  const agent = new Agent();
+  cleanups.push(() => agent.destroy());
+  return { breaker, clock, dispatcher: agent.compose(withCircuitBreaker({ breaker })) };
+}
+
+const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe('withCircuitBreaker() with an injected fault', () => {
+  it('fails fetch and request() with the injected error, counts the failure, and sends nothing', async () => {
+    const upstream = await server();
+    const { breaker, dispatcher } = setup();
+    const fault = breaker.injectFault({ fail: true });
+
+    const viaFetch = await fetch(`${upstream.origin}/ok`, { dispatcher } as RequestInit).catch(
+      (error: TypeError) => error.cause,
+    );
+    const viaRequest = await request(`${upstream.origin}/ok`, { dispatcher }).catch(
+      (e: unknown) => e,
+    );
+
+    expect([
+      viaFetch instanceof InjectedFaultError,
+      viaRequest instanceof InjectedFaultError,
+    ]).toEqual([true, true]);
+    expect([upstream.total(), fault.injected, breaker.snapshot().totals.failures.total]).toEqual([
+      0, 2, 2,
+    ]);
+  });
+
+  it("sends the request after the fault's latency, on the breaker's clock", async () => {
+    const upstream = await server();
+    const { breaker, clock, dispatcher } = setup();
+    breaker.injectFault({ latencyMs: 500 });
+
+    const answer = request(`${upstream.origin}/ok`, { dispatcher });
+    await tick();
+    clock.advance(499);
+    await tick();
+    expect(upstream.total()).toBe(0);
+    clock.advance(1);
+    const response = await answer;
+    expect([response.statusCode, await response.body.text(), upstream.total()]).toEqual([
+      200,
+      'ok',
+      1,
+    ]);
+    expect(breaker.snapshot().totals.successes).toBe(1);
+  });
+
+  it('ends a latency past the deadline with the timeout, and sends nothing', async () => {
+    const upstream = await server();
+    const { breaker, clock, dispatcher } = setup();
+    breaker.injectFault({ latencyMs: 5_000 });
+
+    const answer = request(`${upstream.origin}/ok`, { dispatcher }).catch((e: unknown) => e);
+    await tick();
+    clock.advance(2_000);
+    const error = (await answer) as Error;
+    clock.advance(3_000);
+    await tick();
+    expect([error.name, upstream.total(), breaker.snapshot().totals.timeouts]).toEqual([
+      'CallTimeoutError',
+      0,
+      1,
+    ]);
+  });
+});
