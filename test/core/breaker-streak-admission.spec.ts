@@ -100,6 +100,22 @@ describe.each([
   });
 });
 
+describe('consecutiveFailures given alone', () => {
+  it('opens on its count of failures however concurrent calls end: three in flight failing in reverse order', async () => {
+    const breaker = new Breaker(
+      'classic',
+      { consecutiveFailures: 3 },
+      { clock: new ManualClock() },
+    );
+    const calls = [inFlight(breaker), inFlight(breaker), inFlight(breaker)];
+    await calls[2]!.fail();
+    await calls[1]!.fail();
+    expect(breaker.state).toBe('closed');
+    await calls[0]!.fail();
+    expect(breaker.state).toBe('open');
+  });
+});
+
 describe('Call numbering across generations and withdrawals', () => {
   it('a call admitted before reset() counts for nothing after it, whatever it brings', async () => {
     const breaker = new Breaker('generations', { consecutiveFailures: 2 });
@@ -135,14 +151,25 @@ const steps = fc.array(
 );
 
 describe('A failure streak (property)', () => {
-  it('a call admitted before the streak began neither ends nor extends it; a success admitted after always ends it', async () => {
+  it('beside the rate rule, a call admitted before the streak began neither ends nor extends it; alone, every call counts', async () => {
     await fc.assert(
-      fc.asyncProperty(steps, fc.boolean(), async (plan, generalPath) => {
-        // The streak rule alone: it opens at exactly 4 in the model's count. Slow-call
-        // detection (never slow: the clock stands still) sends successes down the general path.
+      fc.asyncProperty(steps, fc.boolean(), fc.boolean(), async (plan, generalPath, withRate) => {
+        // It opens at exactly 4 in the model's count. Beside it, a rate rule that never judges (more calls
+        // than a plan makes): only the streak's counting changes. Slow-call detection (never slow: the
+        // clock stands still) sends successes down the general path.
         const breaker = new Breaker(
           'property',
-          { consecutiveFailures: 4, ...(generalPath ? { slowCallDurationMs: 1_000 } : {}) },
+          {
+            consecutiveFailures: 4,
+            ...(withRate
+              ? {
+                  failureRateThreshold: 0.5,
+                  minimumThroughput: 100,
+                  window: { type: 'count', size: 100 },
+                }
+              : {}),
+            ...(generalPath ? { slowCallDurationMs: 1_000 } : {}),
+          },
           { clock: new ManualClock() },
         );
         const open: { order: number; call: ReturnType<typeof inFlight> }[] = [];
@@ -157,15 +184,16 @@ describe('A failure streak (property)', () => {
           }
           if (open.length === 0) continue;
           const [{ order, call }] = open.splice(step.newest ? -1 : 0, 1);
+          const current = order >= streakStart || !withRate;
           if (step.ok) {
             await call.succeed();
-            if (order >= streakStart) streak = 0;
+            if (current) streak = 0;
           } else {
             await call.fail();
             if (streak === 0) {
               streakStart = order;
               streak = 1;
-            } else if (order >= streakStart) streak++;
+            } else if (current) streak++;
           }
           expect(breaker.state).toBe(streak >= 4 ? 'open' : 'closed');
         }
@@ -189,6 +217,7 @@ describe('A failure streak (property)', () => {
               { kind: 'settle', newest: true, ok: false },
             ],
             false,
+            true,
           ],
         ],
       },

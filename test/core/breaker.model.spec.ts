@@ -91,13 +91,15 @@ class ModelBreaker {
     if (outcome === 'i' || ticket.gen !== this.gen || this.state !== 'closed') return;
     this.outcomes.push(outcome);
     if (this.outcomes.length > this.c.windowSize) this.outcomes.shift();
-    // A call admitted before the streak's first failing call neither ends nor extends it.
+    // Beside the rate rule, a call admitted before the streak's first failing call neither ends nor
+    // extends it; the streak rule alone counts every call.
+    const current = ticket.order >= this.streakStart || !this.c.rateRule;
     if (outcome === 's') {
-      if (ticket.order >= this.streakStart) this.streak = 0;
+      if (current) this.streak = 0;
     } else if (this.streak === 0) {
       this.streakStart = ticket.order;
       this.streak = 1;
-    } else if (ticket.order >= this.streakStart) this.streak++;
+    } else if (current) this.streak++;
     const failures = this.outcomes.filter((o) => o === 'f').length;
     if (this.c.consecutive !== undefined && this.streak >= this.c.consecutive) this.to('open', now);
     else if (

@@ -85,14 +85,16 @@ export function settleCall(
   const state = b.current;
   if (state !== CLOSED && state !== METRICS_ONLY) return;
   b.window.record(slot, now);
-  // The streak is about the calls admitted from its first failing one on: a call admitted before
-  // it (in flight when the dependency went down) neither ends it nor extends it.
+  // Beside the rate rule, the streak is about the calls admitted from its first failing one on: a
+  // call admitted before it (in flight when the dependency went down) neither ends it nor extends it.
+  // Given alone, consecutiveFailures keeps the classic count, whatever order concurrent calls end in.
+  const current = token >= b.streakStart || !config.rateRule;
   if (outcome === 'failure') {
     if (b.consecutiveFailures === 0) {
       b.streakStart = token;
       b.consecutiveFailures = 1;
-    } else if (token >= b.streakStart) b.consecutiveFailures++;
-  } else if (outcome === 'success' && token >= b.streakStart) b.consecutiveFailures = 0;
+    } else if (current) b.consecutiveFailures++;
+  } else if (outcome === 'success' && current) b.consecutiveFailures = 0;
   if (state !== CLOSED) return;
   if (outcome === 'overload') {
     onOverload(b, subject);

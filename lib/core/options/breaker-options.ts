@@ -110,11 +110,12 @@ export interface BreakerOptions {
    * Opens after this many failures in a row. Default 10, beside the failure
    * rate rule: whichever trips first opens the breaker. Beside the rate rule,
    * ⌈N/2⌉ + 1 in a row (6 of 10) are enough when the window before them was
-   * healthy (at least `minimumThroughput` calls, at most 10 % failed). A call
-   * admitted before the streak's first failing call (in flight when the
+   * healthy (at least `minimumThroughput` calls, at most 10 % failed), and a
+   * call admitted before the streak's first failing call (in flight when the
    * dependency went down) neither ends nor extends it. Given alone (without
    * `window`, `failureRateThreshold` or `minimumThroughput`) it is the only
-   * trip rule. `false` turns it off, leaving the rate rule alone.
+   * trip rule, and counts every call as it ends. `false` turns it off,
+   * leaving the rate rule alone.
    */
   consecutiveFailures?: number | false;
   /** A call that takes at least this long is slow, whether it succeeded or failed. */
