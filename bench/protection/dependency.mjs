@@ -24,12 +24,21 @@ function httpError(status, message, retryAfterMs) {
   return error;
 }
 
+/** A refused connection as Node's `net` reports it: a `code`, not only a message. */
+function refused() {
+  const error = new Error('connect ECONNREFUSED 10.0.0.1:443');
+  error.code = 'ECONNREFUSED';
+  error.errno = -111;
+  error.syscall = 'connect';
+  return error;
+}
+
 function abortError(signal) {
   return signal.reason instanceof Error ? signal.reason : new Error('aborted');
 }
 
 /**
- * A condition: `mode` is `healthy`, `down` (refused at once), `hung` (never
+ * A condition: `mode` is `healthy`, `down` (refused at once, `ECONNREFUSED`), `hung` (never
  * answers) or `shedding` (429 + Retry-After past `maxQueue`); `capacity` is
  * the share of the healthy throughput it can serve, `latency` multiplies the
  * service time and `addedMs` is added to it, `failRate` is the share of served
@@ -86,7 +95,7 @@ export class Dependency {
   /** A health endpoint: answers at once unless the dependency is down or hung. */
   health() {
     const mode = this.condition.mode;
-    if (mode === 'down') return Promise.reject(new Error('ECONNREFUSED'));
+    if (mode === 'down') return Promise.reject(refused());
     if (mode === 'hung') return new Promise(() => {});
     return Promise.resolve('ok');
   }
@@ -113,7 +122,7 @@ export class Dependency {
         fn();
       };
       if (c.mode === 'down') {
-        setTimeout(() => job.done(() => reject(new Error('ECONNREFUSED'))), 1);
+        setTimeout(() => job.done(() => reject(refused())), 1);
         return;
       }
       if (c.mode === 'hung') return;

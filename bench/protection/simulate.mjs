@@ -51,8 +51,9 @@ function makeCaller(scenario, time, stats) {
     const started = time.now;
     let reached = false;
     const controller = new AbortController();
+    // The reason an HTTP client's timeout gives (`AbortSignal.timeout`: a TimeoutError).
     const timer = setTimeout(
-      () => controller.abort(new Error('client timeout')),
+      () => controller.abort(new DOMException('client timeout', 'TimeoutError')),
       scenario.clientTimeoutMs,
     );
     const fn = (signal) => {

@@ -174,6 +174,8 @@ export class Breaker {
   reopens = 0;
   /** @internal */
   consecutiveFailures = 0;
+  /** @internal Whether every failure of the current streak said the dependency could not be reached. */
+  streakUnreachable = false;
   /** @internal What only some breakers need (the last failure and transition, hook errors reported, a force, an injected fault), made when first needed. */
   rare: RareState | undefined = undefined;
   /** @internal Only while the dependency reports overload: its pause and the evidence client-side throttling sheds by. */

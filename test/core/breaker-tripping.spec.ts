@@ -197,6 +197,34 @@ describe('Breaker tripping (closed → open)', () => {
     });
   });
 
+  it('by default, after a clean window, 4 refused connections or timeouts in a row open (unreachable)', async () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const timedOut = new DOMException('client timeout', 'TimeoutError');
+    const breaker = new Breaker('defaults-unreachable');
+    for (let i = 0; i < 20; i++) await run(breaker, succeed(1));
+    for (let i = 0; i < 3; i++) await run(breaker, fail(i === 1 ? timedOut : refused));
+    expect(breaker.state).toBe('closed');
+    await run(breaker, fail(refused));
+    expect(breaker.state).toBe('open');
+    expect(breaker.snapshot().lastTransition).toMatchObject({
+      reason: 'consecutive-failures',
+      consecutiveFailures: 4,
+    });
+  });
+
+  it('by default, a streak with an answer in it (a 5xx) needs the sudden streak of 6, not 4', async () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const breaker = new Breaker('defaults-answered');
+    for (let i = 0; i < 20; i++) await run(breaker, succeed(1));
+    // A 503 first, then refused connections: the streak is not all unreachable.
+    await run(breaker, fail(httpError(503)));
+    for (let i = 0; i < 4; i++) await run(breaker, fail(refused));
+    expect(breaker.state).toBe('closed');
+    await run(breaker, fail(refused));
+    expect(breaker.state).toBe('open');
+    expect(breaker.snapshot().lastTransition).toMatchObject({ consecutiveFailures: 6 });
+  });
+
   it('by default, the 50% rate rule still opens on failures that never reach 10 in a row', async () => {
     const breaker = new Breaker('defaults-rate');
     // 9 failures, a success, 9 failures, a success: 90% over 20 calls, never 10 in a row.

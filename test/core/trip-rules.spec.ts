@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveBreakerOptions } from '../../lib/core/options/resolve-options.js';
-import { suddenStreak, tripReason } from '../../lib/core/state/trip-rules.js';
+import fc from 'fast-check';
+import { suddenStreak, tripReason, unreachableStreak } from '../../lib/core/state/trip-rules.js';
 import { CountWindow } from '../../lib/core/window/count-window.js';
 import { TimeWindow } from '../../lib/core/window/time-window.js';
 import {
@@ -130,5 +131,52 @@ describe('tripReason (when a closed breaker must open)', () => {
 
   it('the sudden streak is a little over half the streak, never more than it', () => {
     expect([1, 2, 3, 4, 5, 10, 20].map(suddenStreak)).toEqual([1, 2, 3, 3, 4, 6, 11]);
+  });
+
+  it('an unreachable streak: 4 refused or timed-out calls in a row open a default breaker whose window was clean', () => {
+    const config = resolveBreakerOptions('unreachable', {});
+    expect(tripReason(config, streakAfter(94, 0, 3), 3, clock, true)).toBeUndefined();
+    expect(tripReason(config, streakAfter(94, 0, 4), 4, clock, true)).toBe('consecutive-failures');
+    // The same 4 failures answered (a 5xx): the sudden streak of 6 applies.
+    expect(tripReason(config, streakAfter(94, 0, 4), 4, clock, false)).toBeUndefined();
+    // Clean is at most 5% failed before the streak: 4 of 80 is, 5 of 80 is not (6 in a row then).
+    expect(tripReason(config, streakAfter(80, 4, 4), 4, clock, true)).toBe('consecutive-failures');
+    expect(tripReason(config, streakAfter(80, 5, 4), 4, clock, true)).toBeUndefined();
+    expect(tripReason(config, streakAfter(80, 5, 6), 6, clock, true)).toBe('consecutive-failures');
+    // It needs minimumThroughput calls before it too.
+    expect(tripReason(config, streakAfter(19, 0, 4), 4, clock, true)).toBeUndefined();
+    expect(tripReason(config, streakAfter(20, 0, 4), 4, clock, true)).toBe('consecutive-failures');
+  });
+
+  it('the unreachable streak is a little under half the streak, at least 3, never more than the sudden streak', () => {
+    expect([1, 2, 3, 4, 5, 6, 10, 20].map(unreachableStreak)).toEqual([1, 2, 3, 3, 3, 3, 4, 9]);
+  });
+
+  it('over any window, the unreachable streak opens exactly where its rule says, and wherever the others would', () => {
+    const config = resolveBreakerOptions('unreachable-property', {});
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 90 }),
+        fc.integer({ min: 0, max: 10 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (before, streak, share) => {
+          const failedBefore = Math.floor(before * share);
+          const window = streakAfter(before, failedBefore, streak);
+          const answered = tripReason(config, window, streak, clock, false);
+          const unreachable = tripReason(config, window, streak, clock, true);
+          // Unreachable never keeps closed what an answered streak would open.
+          if (answered !== undefined) expect(unreachable).toBe(answered);
+          const calls = before + streak;
+          const failures = failedBefore + streak;
+          const clean = before >= 20 && failedBefore / before <= 0.05;
+          const expected =
+            streak >= 10 || (streak >= 4 && clean)
+              ? 'consecutive-failures'
+              : (answered ?? (calls >= 20 && failures / calls >= 0.5 ? 'failure-rate' : undefined));
+          expect(unreachable).toBe(expected);
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });

@@ -37,6 +37,8 @@ export interface SettledBreaker {
   readonly round: HalfOpenRound | undefined;
   consecutiveFailures: number;
   streakStart: number;
+  /** Whether every failure of the current streak said the dependency could not be reached. */
+  streakUnreachable: boolean;
   overload: OverloadPressure | undefined;
   /** The slow start, when the options add one (`BreakerParts`). */
   readonly rare: { readonly parts: BreakerParts | undefined } | undefined;
@@ -72,7 +74,8 @@ export function settleCall(
   // A call admitted before anyone needed durations (a listener added since) reports 0.
   const durationMs = b.timed && startedAt === startedAt ? now - startedAt : 0;
   const probe = token < 0;
-  const slot = countOutcome(b, outcome, subject, category, durationMs, probe, config);
+  const cat = outcome === 'failure' ? (category ?? failureCategoryOf(subject)) : undefined;
+  const slot = countOutcome(b, outcome, subject, cat, durationMs, probe, config);
   if (slot === undefined) {
     if (probe) releaseProbe(b, -token);
     return;
@@ -90,10 +93,15 @@ export function settleCall(
   // Given alone, consecutiveFailures keeps the classic count, whatever order concurrent calls end in.
   const current = token >= b.streakStart || !config.rateRule;
   if (outcome === 'failure') {
+    const unreachable = cat === 'connection' || cat === 'timeout';
     if (b.consecutiveFailures === 0) {
       b.streakStart = token;
       b.consecutiveFailures = 1;
-    } else if (current) b.consecutiveFailures++;
+      b.streakUnreachable = unreachable;
+    } else if (current) {
+      b.consecutiveFailures++;
+      b.streakUnreachable &&= unreachable;
+    }
   } else if (outcome === 'success' && current) b.consecutiveFailures = 0;
   if (state !== CLOSED) return;
   if (outcome === 'overload') {
@@ -114,7 +122,7 @@ export function settleCall(
  * @internal
  */
 export function evaluateTrip(b: SettledBreaker, failure: unknown): void {
-  const reason = tripReason(b.config, b.window, b.consecutiveFailures, b);
+  const reason = tripReason(b.config, b.window, b.consecutiveFailures, b, b.streakUnreachable);
   if (reason !== undefined)
     b.transition(OPEN, reason, b.monotonic(), retryAfterOf(failure, b.env.clock.now()));
 }
@@ -137,7 +145,7 @@ function countOutcome(
     slot = SLOT_SUCCESS;
     hub?.emit('success', { durationMs, probe });
   } else if (outcome === 'failure') {
-    const cat = category ?? failureCategoryOf(subject);
+    const cat = category ?? 'other';
     counters.fail(cat);
     b.noteFailure(subject, cat);
     slot = SLOT_FAILURE;
