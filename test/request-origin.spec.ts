@@ -22,4 +22,26 @@ describe('the origin key of the HTTP clients', () => {
       } as InternalAxiosRequestConfig),
     ).toBe('https://api.example.com:443');
   });
+
+  it('keys an http(s) URL by the part before its path as the URL parser keys the whole URL', () => {
+    for (const url of [
+      'HTTP://API.Example.COM/v1',
+      'https://user:p%40ss@api.example.com:8443/v1?q=1#f',
+      'http://api.example.com\\path',
+      'http://api.example.com?x=1',
+      'http://api.example.com#top',
+      'http://api.exa\tmple.com/x',
+      'https://[::1]:443/x',
+      'http://api.example.com./x',
+      'http://0x7f.1/x',
+    ]) {
+      const parsed = originKeyOf(new URL(url));
+      expect(requestOrigin({ url } as InternalAxiosRequestConfig)).toBe(parsed);
+    }
+    // What the URL parser refuses is its own key, as before.
+    for (const url of ['http://api.example.com:99999/x', 'http://[bad/x', 'http:///x'])
+      expect(requestOrigin({ url } as InternalAxiosRequestConfig)).toBe(
+        url === 'http:///x' ? 'http://x:80' : url,
+      );
+  });
 });
