@@ -32,8 +32,8 @@ type Token = NonNullable<InternalAxiosRequestConfig['cancelToken']>;
  * What the breaker uses of an `AbortSignal` (`aborted`, `reason`, the `abort`
  * event), over a cancel token and a signal. Not an `AbortController`: making
  * one costs more than the rest of the wrapper's work for a request, and
- * `HttpService` gives every request a token. The request itself gets the
- * call's own signal, a real one.
+ * `HttpService` gives every request a token. The request itself gets a
+ * `RequestSignal`, aborted when the call ends first.
  */
 class CancelSignal implements CallerSignal {
   aborted = false;

@@ -7,6 +7,7 @@ import type {
   AxiosTarget,
 } from './axios-circuit-breaker-options.interface.js';
 import { callerSignalOf } from './axios-caller-signal.js';
+import { RequestSignal } from './axios-request-signal.js';
 import { requestOrigin } from './axios-request-origin.js';
 import { axiosMessages } from './axios.messages.js';
 import { keyFor } from '../circuit-key.js';
@@ -136,38 +137,57 @@ function protectAdapter(inner: AxiosAdapter, wiring: Wiring): AxiosAdapter {
     const breaker = wiring.breakerOf(config);
     const timeoutMs = wiring.timeoutMs?.(config);
     const caller = callerSignalOf(config);
-    if (caller === undefined)
-      return timeoutMs === undefined
-        ? breaker.execute((call) => send(inner, config, call))
-        : breaker.execute((call) => send(inner, config, call), { timeoutMs });
-    return breaker
-      .execute((call) => send(inner, config, call), { signal: caller.signal, timeoutMs })
-      .finally(caller.dispose);
+    const signal = new RequestSignal();
+    const call = (context: CallContext): Promise<AxiosResponse> =>
+      send(inner, config, context, signal);
+    const result =
+      caller !== undefined
+        ? breaker.execute(call, { signal: caller.signal, timeoutMs })
+        : timeoutMs === undefined
+          ? breaker.execute(call)
+          : breaker.execute(call, { timeoutMs });
+    // Whatever ended the call before the request did (its deadline, the caller, an abandoned probe) aborts it.
+    return result.then(
+      (response) => {
+        caller?.dispose();
+        return response;
+      },
+      (error: unknown) => {
+        caller?.dispose();
+        signal.abort(error);
+        throw error;
+      },
+    );
   };
   protectedAdapters.set(adapter, { wiring, inner });
   return adapter;
 }
 
 /**
- * Sends the request with the call's signal, which aborts at the breaker's
- * deadline and when the caller cancels. The caller's config stays as it was,
- * and is the one the response and its errors carry: a retry that sends
- * `error.config` again must not inherit a signal that has already aborted.
+ * Sends the request with a signal the breaker aborts (see `RequestSignal`)
+ * when the call can be aborted: a call with a deadline, a caller that can
+ * cancel, or a probe. The caller's config stays as it was, and is the one the
+ * response and its errors carry: a retry that sends `error.config` again must
+ * not inherit a signal that has already aborted.
  */
 function send(
   inner: AxiosAdapter,
   config: InternalAxiosRequestConfig,
   call: CallContext,
+  signal: RequestSignal,
 ): Promise<AxiosResponse> {
-  const signal = call.signal;
-  if (signal === undefined) return inner(config);
-  const sent = withSignal(config, signal);
+  // A call that nothing can abort has its signal as a plain field (undefined); a call that can makes an
+  // AbortController only when its signal is read, which the request's own signal makes unnecessary.
+  if (Object.hasOwn(call, 'signal') && call.signal === undefined) return inner(config);
+  const sent = withSignal(config, signal as unknown as AbortSignal);
   return inner(sent).then(
     (response) => {
+      signal.settled = true;
       if (response.config === sent) response.config = config;
       return response;
     },
     (error: unknown) => {
+      signal.settled = true;
       const loose = error as { config?: unknown; response?: { config?: unknown } } | null;
       if (typeof loose === 'object' && loose !== null) {
         if (loose.config === sent) loose.config = config;

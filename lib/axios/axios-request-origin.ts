@@ -18,12 +18,31 @@ const HTTP_ORIGIN = /^https?:\/\/[^/\\?#]+/i;
 export function requestOrigin(config: InternalAxiosRequestConfig): string {
   const url = config.url ?? '';
   const base = config.baseURL;
-  const full =
-    base === undefined || base === '' || (ABSOLUTE.test(url) && config.allowAbsoluteUrls !== false)
-      ? url
-      : url === ''
-        ? base
-        : `${base.replace(/\/+$/, '')}/${url.replace(/^\/+/, '')}`;
+  if (
+    base === undefined ||
+    base === '' ||
+    (ABSOLUTE.test(url) && config.allowAbsoluteUrls !== false)
+  )
+    return originOf(url);
+  // Joined with a "/", a relative URL cannot change the authority of an http(s) base: its key is the base's.
+  if (base === lastBase) return lastKey;
+  const origin = HTTP_ORIGIN.exec(base);
+  if (origin !== null) {
+    const key = originKeyOf(origin[0]);
+    if (key !== undefined) {
+      lastBase = base;
+      lastKey = key;
+      return key;
+    }
+  }
+  return originOf(url === '' ? base : `${base.replace(/\/+$/, '')}/${url.replace(/^\/+/, '')}`);
+}
+
+// The base of the last request that had one: an instance's requests share theirs (HttpService's baseURL).
+let lastBase: string | undefined = undefined;
+let lastKey = '';
+
+function originOf(full: string): string {
   // The common case without a URL parsed per request: its origin part parses as the whole URL's origin.
   const origin = HTTP_ORIGIN.exec(full);
   if (origin !== null) return originKeyOf(origin[0]) ?? full;
