@@ -130,16 +130,34 @@ function protectedAdapterOf(inner: AxiosAdapter, wiring: Wiring): AxiosAdapter {
   return adapter;
 }
 
+// axios' own adapters that use of the request's signal only `aborted` and its `abort` event: they get a
+// RequestSignal. Any other adapter (axios' fetch adapter, yours) may hand it to what wants a real AbortSignal.
+const LIGHT_SIGNAL_ADAPTERS = new Set(['http', 'xhr']);
+
 /** The adapter `inner` behind the breaker of `wiring`. */
 function protectAdapter(inner: AxiosAdapter, wiring: Wiring): AxiosAdapter {
+  const light = LIGHT_SIGNAL_ADAPTERS.has(String((inner as { adapterName?: unknown }).adapterName));
   const adapter: AxiosAdapter = (config) => {
     if (!wiring.active || wiring.skip?.(config) === true) return inner(config);
     const breaker = wiring.breakerOf(config);
     const timeoutMs = wiring.timeoutMs?.(config);
     const caller = callerSignalOf(config);
+    if (!light) {
+      const call = (context: CallContext): Promise<AxiosResponse> =>
+        send(inner, config, context.signal);
+      if (caller === undefined)
+        return timeoutMs === undefined
+          ? breaker.execute(call)
+          : breaker.execute(call, { timeoutMs });
+      return breaker.execute(call, { signal: caller.signal, timeoutMs }).finally(caller.dispose);
+    }
     const signal = new RequestSignal();
     const call = (context: CallContext): Promise<AxiosResponse> =>
-      send(inner, config, context, signal);
+      // A call that nothing can abort has its signal as a plain field (undefined); one that can makes an
+      // AbortController when its signal is read, which the request's own signal makes unnecessary.
+      Object.hasOwn(context, 'signal') && context.signal === undefined
+        ? inner(config)
+        : send(inner, config, signal);
     const result =
       caller !== undefined
         ? breaker.execute(call, { signal: caller.signal, timeoutMs })
@@ -164,30 +182,28 @@ function protectAdapter(inner: AxiosAdapter, wiring: Wiring): AxiosAdapter {
 }
 
 /**
- * Sends the request with a signal the breaker aborts (see `RequestSignal`)
- * when the call can be aborted: a call with a deadline, a caller that can
- * cancel, or a probe. The caller's config stays as it was, and is the one the
+ * Sends the request with `signal`: the call's own (aborted at the breaker's
+ * deadline and when the caller cancels), or a `RequestSignal` the adapter
+ * aborts then. The caller's config stays as it was, and is the one the
  * response and its errors carry: a retry that sends `error.config` again must
  * not inherit a signal that has already aborted.
  */
 function send(
   inner: AxiosAdapter,
   config: InternalAxiosRequestConfig,
-  call: CallContext,
-  signal: RequestSignal,
+  signal: AbortSignal | RequestSignal | undefined,
 ): Promise<AxiosResponse> {
-  // A call that nothing can abort has its signal as a plain field (undefined); a call that can makes an
-  // AbortController only when its signal is read, which the request's own signal makes unnecessary.
-  if (Object.hasOwn(call, 'signal') && call.signal === undefined) return inner(config);
-  const sent = withSignal(config, signal as unknown as AbortSignal);
+  if (signal === undefined) return inner(config);
+  const sent = withSignal(config, signal as AbortSignal);
+  const light = signal instanceof RequestSignal ? signal : undefined;
   return inner(sent).then(
     (response) => {
-      signal.settled = true;
+      if (light !== undefined) light.settled = true;
       if (response.config === sent) response.config = config;
       return response;
     },
     (error: unknown) => {
-      signal.settled = true;
+      if (light !== undefined) light.settled = true;
       const loose = error as { config?: unknown; response?: { config?: unknown } } | null;
       if (typeof loose === 'object' && loose !== null) {
         if (loose.config === sent) loose.config = config;
