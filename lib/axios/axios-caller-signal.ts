@@ -32,14 +32,17 @@ type Token = NonNullable<InternalAxiosRequestConfig['cancelToken']>;
  * What the breaker uses of an `AbortSignal` (`aborted`, `reason`, the `abort`
  * event), over a cancel token and a signal. Not an `AbortController`: making
  * one costs more than the rest of the wrapper's work for a request, and
- * `HttpService` gives every request a token. The request itself gets the
- * call's own signal, a real one.
+ * `HttpService` gives every request a token. The request itself gets a
+ * `RequestSignal`, aborted when the call ends first.
  */
 class CancelSignal implements CallerSignal {
   aborted = false;
   reason: unknown = undefined;
-  private listeners: (() => void)[] = [];
-  private readonly onAbort = (): void => this.abort((this.source as { reason?: unknown }).reason);
+  // The breaker listens once per call: one listener in a field, an array only past it.
+  private listener: (() => void) | undefined = undefined;
+  private more: (() => void)[] | undefined = undefined;
+  // Made only when there is a signal to listen to: HttpService's requests have a token and no signal.
+  private readonly onAbort: (() => void) | undefined;
   private readonly onCancel = (reason: unknown): void => this.abort(reason);
 
   constructor(
@@ -47,6 +50,7 @@ class CancelSignal implements CallerSignal {
     private readonly token: Token | undefined,
   ) {
     if (source !== undefined) {
+      this.onAbort = () => this.abort((source as { reason?: unknown }).reason);
       if (source.aborted) this.onAbort();
       else source.addEventListener?.('abort', this.onAbort);
     }
@@ -59,25 +63,33 @@ class CancelSignal implements CallerSignal {
   }
 
   addEventListener(type: string, listener: () => void): void {
-    if (type === 'abort') this.listeners.push(listener);
+    if (type !== 'abort') return;
+    if (this.listener === undefined) this.listener = listener;
+    else (this.more ??= []).push(listener);
   }
 
   removeEventListener(type: string, listener: () => void): void {
-    if (type === 'abort') this.listeners = this.listeners.filter((l) => l !== listener);
+    if (type !== 'abort') return;
+    if (this.listener === listener) this.listener = this.more?.shift();
+    else if (this.more !== undefined) this.more = this.more.filter((l) => l !== listener);
   }
 
   readonly dispose = (): void => {
-    this.source?.removeEventListener?.('abort', this.onAbort);
+    if (this.onAbort !== undefined) this.source?.removeEventListener?.('abort', this.onAbort);
     this.token?.unsubscribe(this.onCancel);
-    this.listeners = [];
+    this.listener = undefined;
+    this.more = undefined;
   };
 
   private abort(reason: unknown): void {
     if (this.aborted) return;
     this.aborted = true;
     this.reason = reason;
-    const listeners = this.listeners;
-    this.listeners = [];
-    for (const listener of listeners) listener();
+    const first = this.listener;
+    const more = this.more;
+    this.listener = undefined;
+    this.more = undefined;
+    first?.();
+    if (more !== undefined) for (const listener of more) listener();
   }
 }

@@ -7,6 +7,7 @@ import type {
   AxiosTarget,
 } from './axios-circuit-breaker-options.interface.js';
 import { callerSignalOf } from './axios-caller-signal.js';
+import { RequestSignal } from './axios-request-signal.js';
 import { requestOrigin } from './axios-request-origin.js';
 import { axiosMessages } from './axios.messages.js';
 import { keyFor } from '../circuit-key.js';
@@ -129,45 +130,80 @@ function protectedAdapterOf(inner: AxiosAdapter, wiring: Wiring): AxiosAdapter {
   return adapter;
 }
 
+// axios' own adapters that use of the request's signal only `aborted` and its `abort` event: they get a
+// RequestSignal. Any other adapter (axios' fetch adapter, yours) may hand it to what wants a real AbortSignal.
+const LIGHT_SIGNAL_ADAPTERS = new Set(['http', 'xhr']);
+
 /** The adapter `inner` behind the breaker of `wiring`. */
 function protectAdapter(inner: AxiosAdapter, wiring: Wiring): AxiosAdapter {
+  const light = LIGHT_SIGNAL_ADAPTERS.has(String((inner as { adapterName?: unknown }).adapterName));
   const adapter: AxiosAdapter = (config) => {
     if (!wiring.active || wiring.skip?.(config) === true) return inner(config);
     const breaker = wiring.breakerOf(config);
     const timeoutMs = wiring.timeoutMs?.(config);
     const caller = callerSignalOf(config);
-    if (caller === undefined)
-      return timeoutMs === undefined
-        ? breaker.execute((call) => send(inner, config, call))
-        : breaker.execute((call) => send(inner, config, call), { timeoutMs });
-    return breaker
-      .execute((call) => send(inner, config, call), { signal: caller.signal, timeoutMs })
-      .finally(caller.dispose);
+    if (!light) {
+      const call = (context: CallContext): Promise<AxiosResponse> =>
+        send(inner, config, context.signal);
+      if (caller === undefined)
+        return timeoutMs === undefined
+          ? breaker.execute(call)
+          : breaker.execute(call, { timeoutMs });
+      return breaker.execute(call, { signal: caller.signal, timeoutMs }).finally(caller.dispose);
+    }
+    const signal = new RequestSignal();
+    const call = (context: CallContext): Promise<AxiosResponse> =>
+      // A call that nothing can abort has its signal as a plain field (undefined); one that can makes an
+      // AbortController when its signal is read, which the request's own signal makes unnecessary.
+      Object.hasOwn(context, 'signal') && context.signal === undefined
+        ? inner(config)
+        : send(inner, config, signal);
+    const result =
+      caller !== undefined
+        ? breaker.execute(call, { signal: caller.signal, timeoutMs })
+        : timeoutMs === undefined
+          ? breaker.execute(call)
+          : breaker.execute(call, { timeoutMs });
+    // Whatever ended the call before the request did (its deadline, the caller, an abandoned probe) aborts it.
+    return result.then(
+      (response) => {
+        caller?.dispose();
+        return response;
+      },
+      (error: unknown) => {
+        caller?.dispose();
+        signal.abort(error);
+        throw error;
+      },
+    );
   };
   protectedAdapters.set(adapter, { wiring, inner });
   return adapter;
 }
 
 /**
- * Sends the request with the call's signal, which aborts at the breaker's
- * deadline and when the caller cancels. The caller's config stays as it was,
- * and is the one the response and its errors carry: a retry that sends
- * `error.config` again must not inherit a signal that has already aborted.
+ * Sends the request with `signal`: the call's own (aborted at the breaker's
+ * deadline and when the caller cancels), or a `RequestSignal` the adapter
+ * aborts then. The caller's config stays as it was, and is the one the
+ * response and its errors carry: a retry that sends `error.config` again must
+ * not inherit a signal that has already aborted.
  */
 function send(
   inner: AxiosAdapter,
   config: InternalAxiosRequestConfig,
-  call: CallContext,
+  signal: AbortSignal | RequestSignal | undefined,
 ): Promise<AxiosResponse> {
-  const signal = call.signal;
   if (signal === undefined) return inner(config);
-  const sent = withSignal(config, signal);
+  const sent = withSignal(config, signal as AbortSignal);
+  const light = signal instanceof RequestSignal ? signal : undefined;
   return inner(sent).then(
     (response) => {
+      if (light !== undefined) light.settled = true;
       if (response.config === sent) response.config = config;
       return response;
     },
     (error: unknown) => {
+      if (light !== undefined) light.settled = true;
       const loose = error as { config?: unknown; response?: { config?: unknown } } | null;
       if (typeof loose === 'object' && loose !== null) {
         if (loose.config === sent) loose.config = config;

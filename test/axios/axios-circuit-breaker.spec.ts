@@ -119,6 +119,58 @@ describe('withCircuitBreaker(axios instance)', () => {
     expect(snapshot.totals.timeouts).toBe(1);
   });
 
+  it("aborts a request through axios' fetch adapter at the deadline too", async () => {
+    const server = await upstream();
+    const http = client(server.url);
+    const clock = new ManualClock();
+    const breaker = breakerOf({ timeoutMs: 100 }, clock);
+    withCircuitBreaker(http, { breaker });
+
+    const pending = rejectionOf(http.get('/hang', { adapter: 'fetch' }));
+    await server.received(1);
+    clock.advance(100);
+    expect(await pending).toBeInstanceOf(CallTimeoutError);
+    await server.abandonedBy(1);
+    expect(server.abandoned).toBe(1);
+  });
+
+  it("gives an adapter of yours a real AbortSignal that aborts with the breaker's reason", async () => {
+    const clock = new ManualClock();
+    const breaker = breakerOf({ timeoutMs: 100 }, clock);
+    const heard: { self: boolean; reason: unknown; aborted: boolean }[] = [];
+    let settle: (() => void) | undefined;
+    const instance = axios.create({
+      baseURL: 'http://127.0.0.1:9',
+      adapter: (config) =>
+        new Promise((resolve) => {
+          const signal = config.signal!;
+          expect(signal).toBeInstanceOf(AbortSignal);
+          signal.addEventListener!('abort', function (this: unknown) {
+            heard.push({
+              self: this === signal,
+              reason: (signal as { reason?: unknown }).reason,
+              aborted: signal.aborted!,
+            });
+          });
+          settle = () => resolve({ data: '', status: 200, statusText: 'OK', headers: {}, config });
+        }),
+    });
+    withCircuitBreaker(instance, { breaker });
+
+    const timedOut = rejectionOf(instance.get('/a'));
+    clock.advance(100);
+    const error = await timedOut;
+    expect(error).toBeInstanceOf(CallTimeoutError);
+    expect(heard).toEqual([{ self: true, reason: error, aborted: true }]);
+
+    heard.length = 0;
+    const answered = instance.get('/b');
+    settle!();
+    expect((await answered).status).toBe(200);
+    clock.advance(100);
+    expect(heard).toEqual([]);
+  });
+
   it("timeoutMs(config): a request's own deadline replaces the breaker's; axios' timeout is not read", async () => {
     const server = await upstream();
     const http = client(server.url);
