@@ -16,6 +16,8 @@ import { breakerOperator } from './circuit-breaker.operator.js';
 import { methodKeyFor } from './circuit-key.js';
 import type { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 import { FaultedCall } from './core/calls/faulted-call.js';
+import { observeMethod, observeWaitingPermit } from './core/calls/observed-call.js';
+import type { WithSignal } from './core/calls/tracked-call.js';
 import { FallbackRunner, raise } from './fallback/fallback-runner.js';
 import { callUnder, countedAs, countsAsFailed, shapeOf } from './decorated-method-result.js';
 import type { CircuitBreakerFallback } from './interfaces/circuit-breaker-method-options.interface.js';
@@ -143,7 +145,8 @@ export class DecoratedMethod {
   ): Promise<unknown> {
     // A Promise method reports a missing module as a rejection, like any other failure of the call.
     if (instance?.[REGISTRY_PROPERTY] === undefined) return Promise.reject(this.missingRegistry());
-    return this.breakerOf(instance).executeMethod(
+    return executeMethodOf(
+      this.breakerOf(instance),
       original as (...a: unknown[]) => Promise<unknown>,
       instance,
       args,
@@ -192,7 +195,8 @@ export class DecoratedMethod {
 
     // A Promise method without a fallback (but with a key) needs nothing the breaker's execute() does not do.
     if (this.kind === 'promise' && this.fallback === undefined) {
-      return breaker.executeMethod(
+      return executeMethodOf(
+        breaker,
         original as (...a: unknown[]) => Promise<unknown>,
         instance,
         args,
@@ -205,7 +209,7 @@ export class DecoratedMethod {
     let admitted: CallPermit | Promise<CallPermit>;
     try {
       // A Promise method waits for a bulkhead slot as it does without a fallback; others cannot wait.
-      admitted = this.kind === 'promise' ? breaker.acquireWaiting() : breaker.acquire();
+      admitted = this.kind === 'promise' ? acquireWaitingOf(breaker) : breaker.acquire();
     } catch (rejection) {
       return this.refused(registry, breaker, instance, rejection, args);
     }
@@ -302,7 +306,8 @@ export class DecoratedMethod {
   ): Promise<unknown> {
     if (this.fallbacks === undefined) {
       const attempt = () =>
-        breaker.executeMethod(
+        executeMethodOf(
+          breaker,
           original as (...a: unknown[]) => Promise<unknown>,
           instance,
           args,
@@ -330,7 +335,7 @@ export class DecoratedMethod {
       };
       let admitted: CallPermit | Promise<CallPermit>;
       try {
-        admitted = breaker.acquireWaiting();
+        admitted = acquireWaitingOf(breaker);
       } catch (rejection) {
         return Promise.reject(rejection);
       }
@@ -397,4 +402,40 @@ export class DecoratedMethod {
   ): void {
     this.fallbacks?.remember(registry, breaker, args, value);
   }
+}
+
+/*
+ * A decorated method's calls go on the call channels (`callStart`,
+ * `callSettle`) as `execute()`'s and `acquire()`'s do. While nobody listens,
+ * each call reads the channels' `hasSubscribers` once, and takes the path it
+ * takes without channels.
+ */
+
+/** Whether someone listens on `breaker`'s call channels (a family: its own misuse error comes first). */
+function observed(breaker: Breaker): boolean {
+  const calls = breaker.env.calls;
+  return (
+    calls !== undefined &&
+    (calls.start.hasSubscribers || calls.settle.hasSubscribers) &&
+    breaker.keyed === undefined
+  );
+}
+
+/** `breaker.executeMethod()`, published on the call channels while someone listens. */
+function executeMethodOf(
+  breaker: Breaker,
+  method: (...args: unknown[]) => Promise<unknown>,
+  thisArg: unknown,
+  args: unknown[],
+  withSignal: WithSignal<unknown>,
+): Promise<unknown> {
+  if (observed(breaker))
+    return observeMethod(breaker, method, thisArg, args, withSignal, breaker.env.calls!);
+  return breaker.executeMethod(method, thisArg, args, withSignal);
+}
+
+/** `breaker.acquireWaiting()`, published on the call channels while someone listens. */
+function acquireWaitingOf(breaker: Breaker): CallPermit | Promise<CallPermit> {
+  if (observed(breaker)) return observeWaitingPermit(breaker, breaker.env.calls!);
+  return breaker.acquireWaiting();
 }

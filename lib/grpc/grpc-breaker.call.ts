@@ -6,7 +6,13 @@ import {
   type NextCall,
   type StatusObject,
 } from '@grpc/grpc-js';
-import { BreakerHookError, isCallRejected, type Breaker, type CallPermit } from '../core/index.js';
+import {
+  BreakerHookError,
+  InjectedFaultError,
+  isCallRejected,
+  type Breaker,
+  type CallPermit,
+} from '../core/index.js';
 import { keyFor } from '../circuit-key.js';
 import { grpcMessages } from './grpc.messages.js';
 import { settleByStatus } from './grpc-status.outcome.js';
@@ -45,6 +51,12 @@ export class GrpcBreakerCall implements InterceptingCallInterface {
   private permit: CallPermit | undefined;
   /** A cancel that came before `start`: the status the call ends with, without being made. */
   private cancelled: StatusObject | undefined;
+  /** The caller's listener, for a call that ends without being made. */
+  private listener: Listener | undefined;
+  /** During a fault's latency: what the caller sent, for the call once it is made. */
+  private waiting: ((inner: InterceptingCallInterface) => void)[] | undefined;
+  /** Whether the caller has been answered without the call being made. */
+  private ended = false;
 
   constructor(
     private readonly options: InterceptorOptions,
@@ -67,6 +79,86 @@ export class GrpcBreakerCall implements InterceptingCallInterface {
       return answer(listener, refusalStatus(target, refusal));
     }
     this.permit = permit;
+    this.listener = listener;
+    this.endWhenBreakerDecides(permit);
+    let made = false;
+    let started: void | PromiseLike<void>;
+    try {
+      // Through the permit: an injected fault (faultInjection) applies here, before the call is made.
+      started = permit.perform(() => {
+        made = true;
+        this.makeCall(metadata, listener, request, target, permit);
+      });
+    } catch (error) {
+      if (made) throw error;
+      return this.endUnmade(error);
+    }
+    if (started === undefined) return;
+    // A fault's latency first: what the caller sends meanwhile waits for the call, which may never be made.
+    this.waiting ??= [];
+    started.then(undefined, (error: unknown) => {
+      if (!made) return this.endUnmade(error);
+      // grpc-js could not start the call after the latency (counted by makeCall()): nobody to throw to.
+      this.ended = true;
+      const details = grpcMessages.startFailed(target.name, error);
+      answer(listener, { code: Status.INTERNAL, details, metadata: new Metadata() });
+    });
+  }
+
+  cancelWithStatus(status: Status, details: string): void {
+    const inner = this.inner;
+    if (inner === undefined) {
+      this.cancelled ??= { code: status, details, metadata: new Metadata() };
+      if (this.waiting === undefined || this.ended) return;
+      // During a fault's latency: the call is never made, and the caller hears its own status.
+      this.ended = true;
+      this.waiting = undefined;
+      this.permit!.release();
+      return answer(this.listener!, this.cancelled);
+    }
+    // The caller (or an interceptor above) gave up: says nothing about the dependency.
+    this.permit?.release();
+    inner.cancelWithStatus(status, details);
+  }
+
+  getPeer(): string {
+    return this.inner?.getPeer() ?? '';
+  }
+
+  sendMessageWithContext(context: object, message: unknown): void {
+    this.send((inner) => inner.sendMessageWithContext(context, message));
+  }
+
+  sendMessage(message: unknown): void {
+    this.send((inner) => inner.sendMessage(message));
+  }
+
+  startRead(): void {
+    this.send((inner) => inner.startRead());
+  }
+
+  halfClose(): void {
+    this.send((inner) => inner.halfClose());
+  }
+
+  getAuthContext(): ReturnType<InterceptingCallInterface['getAuthContext']> {
+    return this.inner?.getAuthContext() ?? null;
+  }
+
+  /** Hands `step` to the call, or keeps it, in order, while a fault's latency delays the call. */
+  private send(step: (inner: InterceptingCallInterface) => void): void {
+    if (this.waiting !== undefined) this.waiting.push(step);
+    else if (this.inner !== undefined) step(this.inner);
+  }
+
+  /** The real call, with `permit` settled by its status; then what the caller sent during a latency. */
+  private makeCall(
+    metadata: Metadata,
+    listener: Listener,
+    request: GrpcRequest,
+    target: Breaker,
+    permit: CallPermit,
+  ): void {
     try {
       this.inner = this.nextCall(this.options);
       this.inner.start(metadata, {
@@ -86,42 +178,31 @@ export class GrpcBreakerCall implements InterceptingCallInterface {
       permit.fail(error);
       throw error;
     }
-    this.endWhenBreakerDecides(permit, this.inner);
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    for (const step of waiting ?? []) step(this.inner);
   }
 
-  cancelWithStatus(status: Status, details: string): void {
-    const inner = this.inner;
-    if (inner === undefined) {
-      this.cancelled ??= { code: status, details, metadata: new Metadata() };
-      return;
-    }
-    // The caller (or an interceptor above) gave up: says nothing about the dependency.
-    this.permit?.release();
-    inner.cancelWithStatus(status, details);
-  }
-
-  getPeer(): string {
-    return this.inner?.getPeer() ?? '';
-  }
-
-  sendMessageWithContext(context: object, message: unknown): void {
-    this.inner?.sendMessageWithContext(context, message);
-  }
-
-  sendMessage(message: unknown): void {
-    this.inner?.sendMessage(message);
-  }
-
-  startRead(): void {
-    this.inner?.startRead();
-  }
-
-  halfClose(): void {
-    this.inner?.halfClose();
-  }
-
-  getAuthContext(): ReturnType<InterceptingCallInterface['getAuthContext']> {
-    return this.inner?.getAuthContext() ?? null;
+  /**
+   * Ends a call the permit's `perform()` did not make: the breaker's deadline
+   * (or a probe it gave up on) during a fault's latency answers
+   * `DEADLINE_EXCEEDED` (counted already); an injected failure is counted and
+   * answered with the status a real failure of its kind has (`injectedStatus`).
+   */
+  private endUnmade(error: unknown): void {
+    this.waiting = undefined;
+    if (this.ended) return;
+    this.ended = true;
+    const permit = this.permit!;
+    const signal = permit.signal;
+    if (signal.aborted && error === signal.reason)
+      return answer(this.listener!, {
+        code: Status.DEADLINE_EXCEEDED,
+        details: reasonText(error),
+        metadata: new Metadata(),
+      });
+    permit.fail(error);
+    answer(this.listener!, injectedStatus(error));
   }
 
   /** The breaker itself, or the child of the call's key in a per-key family. */
@@ -138,14 +219,15 @@ export class GrpcBreakerCall implements InterceptingCallInterface {
    * has counted the call, so the real one is cancelled (the server sees its
    * stream reset) and the caller gets `DEADLINE_EXCEEDED`.
    */
-  private endWhenBreakerDecides(permit: CallPermit, inner: InterceptingCallInterface): void {
+  private endWhenBreakerDecides(permit: CallPermit): void {
     if (permit.timeoutMs === undefined && !permit.probe) return;
     permit.signal.addEventListener(
       'abort',
       () => {
         // release() aborts the signal too: the caller's cancel, already on its way.
         if (permit.outcome === 'ignored') return;
-        inner.cancelWithStatus(Status.DEADLINE_EXCEEDED, reasonText(permit.signal.reason));
+        // Before the call is made (a fault's latency), the end of the wait answers the caller: endUnmade().
+        this.inner?.cancelWithStatus(Status.DEADLINE_EXCEEDED, reasonText(permit.signal.reason));
       },
       { once: true },
     );
@@ -217,6 +299,40 @@ function refusalStatus(target: Breaker, refusal: unknown): StatusObject {
   if (refusal.retryAfterMs !== undefined)
     metadata.set('retry-after-ms', String(refusal.retryAfterMs));
   return { code: Status.UNAVAILABLE, details: refusal.message, metadata };
+}
+
+/**
+ * The status of a call an injected fault failed, as a real failure of its
+ * kind ends: `UNAVAILABLE` for a failure (the server could not be reached or
+ * could not serve, the code the status table counts against it); for an
+ * overload, `UNAVAILABLE` with `grpc-retry-pushback-ms` (gRPC's own pause,
+ * gRFC A6) when it asks for a pause, `RESOURCE_EXHAUSTED` when it does not:
+ * both read as an overload by the table, in a caller further up as here.
+ * An error of the user's own (`fail: error`) ends as a server handler's error
+ * does in grpc-js: its gRPC `code` if it has one, else `UNKNOWN`.
+ */
+function injectedStatus(error: unknown): StatusObject {
+  const metadata = new Metadata();
+  if (error instanceof InjectedFaultError) {
+    const details = error.message;
+    if (error.fault === 'failure') return { code: Status.UNAVAILABLE, details, metadata };
+    if (error.retryAfterMs === undefined)
+      return { code: Status.RESOURCE_EXHAUSTED, details, metadata };
+    metadata.set('grpc-retry-pushback-ms', String(error.retryAfterMs));
+    return { code: Status.UNAVAILABLE, details, metadata };
+  }
+  const { code, details } = (typeof error === 'object' && error !== null ? error : {}) as {
+    code?: unknown;
+    details?: unknown;
+  };
+  return {
+    code:
+      typeof code === 'number' && Number.isInteger(code) && code > 0 && code <= 16
+        ? code
+        : Status.UNKNOWN,
+    details: typeof details === 'string' ? details : reasonText(error),
+    metadata,
+  };
 }
 
 /**

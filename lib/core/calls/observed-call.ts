@@ -2,7 +2,7 @@ import type { BreakerCallMessage } from '../ports/breaker-channels.js';
 import type { CallChannels } from '../ports/breaker-environment.js';
 import { EXECUTE, MAY_WAIT, type Admit, type PipelineBreaker } from './call-pipeline.js';
 import { callDeadlineOf, withDeadline } from './call-deadline.js';
-import { permitOf, runFunction } from './call-entries.js';
+import { permitOf, runFunction, runMethod } from './call-entries.js';
 import { FaultedCall } from './faulted-call.js';
 import { runPlain } from './plain-run.js';
 import {
@@ -10,6 +10,7 @@ import {
   type CallObserver,
   type CallPermit,
   type ProtectedCall,
+  type WithSignal,
 } from './tracked-call.js';
 
 /** What an observed call reads of its breaker. @internal */
@@ -50,7 +51,43 @@ export function observeCall<T>(
     publish(calls.settle, message);
     throw error;
   }
-  const settle = calls.settle;
+  publishWhenSettled(result, message, calls.settle);
+  return result;
+}
+
+/**
+ * A decorated method's call (`executeMethod()`) while someone listens on the
+ * call channels: as `observeCall()`, with the method run as the ticket says.
+ * The decorator comes here only when it found a subscriber. @internal
+ */
+export function observeMethod<T>(
+  b: ObservedBreaker,
+  method: (...args: any[]) => T | PromiseLike<T>,
+  thisArg: unknown,
+  args: unknown[],
+  withSignal: WithSignal<T>,
+  calls: CallChannels,
+): Promise<T> {
+  const message: BreakerCallMessage = { breaker: b.name };
+  publish(calls.start, message);
+  let result: Promise<T>;
+  try {
+    result = runMethod(b, b.pipeline<T>(b, undefined, EXECUTE), method, thisArg, args, withSignal);
+  } catch (error) {
+    message.error = error;
+    publish(calls.settle, message);
+    throw error;
+  }
+  publishWhenSettled(result, message, calls.settle);
+  return result;
+}
+
+/** Publishes `message` on `settle` once `result` settles, with its value or its error. */
+function publishWhenSettled<T>(
+  result: Promise<T>,
+  message: BreakerCallMessage,
+  settle: CallChannels['settle'],
+): void {
   result.then(
     (value) => {
       message.result = value;
@@ -61,7 +98,6 @@ export function observeCall<T>(
       publish(settle, message);
     },
   );
-  return result;
 }
 
 /**
@@ -90,14 +126,51 @@ export function observePermit<T>(
     publish(calls.settle, message);
     throw error;
   }
+  return observed(permit, message, calls.settle);
+}
+
+/**
+ * A decorated method's `acquireWaiting()` while someone listens on the call
+ * channels: as `observePermit()`, for a caller that may wait for a bulkhead
+ * slot (the permit, or its rejection, may come as a promise). @internal
+ */
+export function observeWaitingPermit<T>(
+  b: ObservedBreaker,
+  calls: CallChannels,
+): CallPermit<T> | Promise<CallPermit<T>> {
+  const message: BreakerCallMessage = { breaker: b.name };
+  publish(calls.start, message);
+  const settle = calls.settle;
+  const refused = (error: unknown): never => {
+    message.error = error;
+    publish(settle, message);
+    throw error;
+  };
+  let admitted: CallPermit<T> | Promise<CallPermit<T>>;
+  try {
+    admitted = permitOf(b.pipeline<T>(b, undefined, MAY_WAIT));
+  } catch (error) {
+    return refused(error);
+  }
+  if (admitted instanceof Promise)
+    return admitted.then((permit) => observed(permit, message, settle), refused);
+  return observed(admitted, message, settle);
+}
+
+/** `permit`, whose settlement publishes `message` on `settle`; a call the breaker does not follow, at once. */
+function observed<T>(
+  permit: CallPermit<T>,
+  message: BreakerCallMessage,
+  settle: CallChannels['settle'],
+): CallPermit<T> {
   const tracked =
     permit instanceof FaultedCall
       ? permit.tracked
       : permit instanceof TrackedCall
         ? permit
         : undefined;
-  if (tracked === undefined) publish(calls.settle, message);
-  else tracked.observer = new SettleObserver(message, calls.settle);
+  if (tracked === undefined) publish(settle, message);
+  else tracked.observer = new SettleObserver(message, settle);
   return permit;
 }
 
