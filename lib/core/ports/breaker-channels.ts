@@ -26,9 +26,9 @@ export interface BreakerChannels {
   /** A breaker changed state: a `BreakerStateChangeMessage`. */
   readonly stateChange: BreakerChannel;
   /**
-   * A call came to `execute()` or `acquire()`: a `BreakerCallMessage`, before the breaker
-   * decides. Optional: channels without it (and without `callSettle`) cost a
-   * call nothing.
+   * A call came to `execute()`, `acquire()` or a decorated method: a
+   * `BreakerCallMessage`, before the breaker decides. Optional: channels
+   * without it (and without `callSettle`) cost a call nothing.
    */
   readonly callStart?: BreakerChannel;
   /** That call settled (a permit: when it was settled): the same `BreakerCallMessage` as its `callStart`, with `result` or `error` set. */
