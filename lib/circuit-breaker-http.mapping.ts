@@ -64,28 +64,29 @@ export function isBreakerHttpError(
   return isCallRejected(exception) || exception instanceof CallTimeoutError;
 }
 
-/** How deep a wrapped breaker error is looked for: fetch wraps once; a client's own error may wrap that again. */
-const MAX_CAUSE_DEPTH = 3;
-
 /**
- * The breaker error `exception` is, or the one it wraps as its `cause`:
- * `fetch()` through a dispatcher with a breaker rejects with
+ * The breaker error `exception` is, or the one a `TypeError` wraps as its
+ * `cause`: `fetch()` through a dispatcher with a breaker rejects with
  * `TypeError('fetch failed')` whose cause is the refusal or the timeout.
- * `undefined` when there is none.
+ * Only that wrapping: an application's own error with a breaker error as its
+ * cause (`new BadGatewayException('...', { cause })`) stays the
+ * application's. `undefined` when there is none.
  *
  * @internal
  */
 export function breakerErrorIn(
   exception: unknown,
 ): CallRejectedError | CallTimeoutError | undefined {
-  let error = exception;
-  for (let depth = 0; depth <= MAX_CAUSE_DEPTH; depth++) {
-    if (isBreakerHttpError(error)) return error;
-    if (!(error instanceof Error) || error.cause === undefined || error.cause === error)
-      return undefined;
-    error = error.cause;
+  if (isBreakerHttpError(exception)) return exception;
+  if (!(exception instanceof TypeError)) return undefined;
+  let cause: unknown;
+  try {
+    cause = exception.cause;
+  } catch {
+    // A cause that throws when read is no breaker error (and must not break Nest's choice of filter).
+    return undefined;
   }
-  return undefined;
+  return isBreakerHttpError(cause) ? cause : undefined;
 }
 
 /**

@@ -24,10 +24,11 @@ import type { CircuitBreakerHttpOptions } from './interfaces/circuit-breaker-htt
 
 /**
  * What Nest's filter selection (`exception instanceof` each `@Catch()` type)
- * sees as a breaker error wrapped in another: `fetch()` through a dispatcher
+ * sees as a breaker error wrapped by fetch: `fetch()` through a dispatcher
  * with a breaker rejects with `TypeError('fetch failed')`, its cause the
- * breaker's error. Any other error, a `TypeError` included, is not one, so
- * the filter takes nothing from the application's own filters.
+ * breaker's error. Any other error, another `TypeError` or an application's
+ * own exception with a breaker error as its cause, is not one, so the filter
+ * takes nothing from the application's own filters.
  */
 // A class, as `@Catch()` takes: only its `instanceof` test is ever used.
 // oxlint-disable-next-line typescript/no-extraneous-class
@@ -40,7 +41,7 @@ class WrappedBreakerError {
 /**
  * Answers a `CallRejectedError` or a `CallTimeoutError` as the transport of
  * the request expects, without importing any transport's package; also one
- * that another error wraps as its `cause` (as `fetch()` does through the
+ * that a `TypeError` wraps as its `cause` (as `fetch()` does through the
  * `nestjs-circuit-breaker/undici` dispatcher):
  *
  * - HTTP (Express and Fastify, through the HTTP adapter): **503 Service

@@ -1,10 +1,21 @@
-import { Controller, Get, Inject, Module, type INestApplication } from '@nestjs/common';
+import {
+  BadGatewayException,
+  Controller,
+  Get,
+  Inject,
+  Module,
+  type INestApplication,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CircuitBreakerModule, CircuitBreakerRegistry } from '../../lib/index.js';
+import {
+  CallRejectedError,
+  CircuitBreakerModule,
+  CircuitBreakerRegistry,
+} from '../../lib/index.js';
 import { withCircuitBreaker } from '../../lib/undici/index.js';
 
 // fetch() through the dispatcher rejects with TypeError('fetch failed'), its cause the breaker's error: the module's
@@ -44,6 +55,14 @@ async function app(upstreamUrl: string): Promise<string> {
     @Get('bug')
     bug(): never {
       throw new TypeError('a bug of the application');
+    }
+
+    @Get('own')
+    own(): never {
+      // The application answers a refusal its own way: its exception, the refusal as its cause.
+      throw new BadGatewayException('partners down', {
+        cause: new CallRejectedError('partners', 'open', 'open', 30_000),
+      });
     }
   }
 
@@ -87,6 +106,13 @@ describe('httpFilter and fetch through the undici dispatcher', () => {
       body.statusCode,
       server.calls(),
     ]).toEqual([503, '30', 503, 1]);
+  });
+
+  it("leaves the application's own exception to it, whatever its cause: its 502", async () => {
+    const server = await upstream(200);
+    const url = await app(server.url);
+    const answer = await fetch(`${url}/own`);
+    expect([answer.status, answer.headers.get('retry-after')]).toEqual([502, null]);
   });
 
   it('leaves any other TypeError to Nest: its own 500', async () => {
