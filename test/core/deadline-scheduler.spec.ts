@@ -24,6 +24,21 @@ describe('DeadlineScheduler', () => {
     vi.useRealTimers();
   });
 
+  it('keeps no queue for a length nobody waits with any more, except the one used last', () => {
+    const scheduler = new DeadlineScheduler();
+    const expired: string[] = [];
+    // Per-call deadlines of ever new lengths, settled before they are due (removed), or expired.
+    for (let i = 0; i < 1_000; i++) {
+      const d = deadline(`r${i}`, expired);
+      scheduler.add(d, 1_000 + i);
+      scheduler.remove(d);
+    }
+    expect([scheduler.size, scheduler.queueCount]).toEqual([0, 1]);
+    for (let i = 0; i < 100; i++) scheduler.add(deadline(`e${i}`, expired), 10 + i);
+    vi.advanceTimersByTime(200);
+    expect([expired.length, scheduler.size, scheduler.queueCount]).toEqual([100, 0, 1]);
+  });
+
   it('expires each deadline at its time, across timeouts, with one timer', () => {
     const scheduler = new DeadlineScheduler();
     const expired: string[] = [];

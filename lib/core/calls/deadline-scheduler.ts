@@ -116,12 +116,28 @@ export class DeadlineScheduler {
     if (queue === undefined) return;
     if (queue.unstamped === deadline) queue.unstamped = deadline.next;
     this.unlink(queue, deadline);
+    this.dropIfEmpty(queue);
     if (this.waiting === 0 && this.cancelTimer !== undefined) this.disarm();
+  }
+
+  /**
+   * Forgets a queue nobody waits in, unless it is the one used last (most
+   * breakers use one deadline, and keep their queue): per-call deadlines of
+   * ever new lengths (a gRPC deadline propagated from a caller) must not
+   * leave a queue each behind, nor make every timer walk them all.
+   */
+  private dropIfEmpty(queue: DeadlineQueue): void {
+    if (queue.head === undefined && queue !== this.last) this.queues.delete(queue.timeoutMs);
   }
 
   /** How many calls wait for their deadline (for tests and diagnostics). */
   get size(): number {
     return this.waiting;
+  }
+
+  /** How many deadline lengths it keeps a queue for (for tests). */
+  get queueCount(): number {
+    return this.queues.size;
   }
 
   private queueOf(timeoutMs: number): DeadlineQueue {
@@ -130,7 +146,11 @@ export class DeadlineScheduler {
       queue = new DeadlineQueue(timeoutMs);
       this.queues.set(timeoutMs, queue);
     }
-    return (this.last = queue);
+    const previous = this.last;
+    this.last = queue;
+    // The queue used last was kept for its length; once another is, it goes if nobody waits in it.
+    if (previous !== undefined && previous !== queue) this.dropIfEmpty(previous);
+    return queue;
   }
 
   private unlink(queue: DeadlineQueue, deadline: Deadline): void {
@@ -213,6 +233,7 @@ export class DeadlineScheduler {
         head = queue.head;
       }
       if (head !== undefined && head.dueAt < next) next = head.dueAt;
+      else if (head === undefined) this.dropIfEmpty(queue);
     }
     if (next !== Number.POSITIVE_INFINITY) this.arm(next, now);
     // Expired after the bookkeeping: an expiry may settle other calls, or start new ones.
