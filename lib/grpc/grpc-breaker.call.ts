@@ -100,6 +100,7 @@ export class GrpcBreakerCall implements InterceptingCallInterface {
       if (!made) return this.endUnmade(error);
       // grpc-js could not start the call after the latency (counted by makeCall()): nobody to throw to.
       this.ended = true;
+      this.waiting = undefined;
       const details = grpcMessages.startFailed(target.name, error);
       answer(listener, { code: Status.INTERNAL, details, metadata: new Metadata() });
     });

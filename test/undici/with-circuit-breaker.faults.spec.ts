@@ -70,6 +70,25 @@ describe('withCircuitBreaker() with an injected fault', () => {
     expect(breaker.snapshot().totals.successes).toBe(1);
   });
 
+  it('sends nothing when the deadline passes in the same clock step as the latency ends', async () => {
+    const upstream = await server();
+    const { breaker, clock, dispatcher } = setup();
+    breaker.injectFault({ latencyMs: 1_500 });
+
+    const answer = request(`${upstream.origin}/ok`, { dispatcher }).catch((e: unknown) => e);
+    await tick();
+    // One synchronous step: the latency ends at 1.5 s, the deadline at 2 s, before either one's callbacks run.
+    clock.advance(2_000);
+    const error = (await answer) as Error;
+    await tick();
+    await tick();
+    expect([error.name, upstream.connections.opened, upstream.total()]).toEqual([
+      'CallTimeoutError',
+      0,
+      0,
+    ]);
+  });
+
   it('ends a latency past the deadline with the timeout, and sends nothing', async () => {
     const upstream = await server();
     const { breaker, clock, dispatcher } = setup();

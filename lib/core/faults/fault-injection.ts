@@ -162,7 +162,11 @@ export class FaultPlan implements InjectedFault {
     synchronous = false,
   ): T | PromiseLike<T> {
     if (this.fault.latencyMs === 0 || synchronous) return this.after(work);
-    return wait(scheduler, this.fault.latencyMs, signal).then(() => this.after(work));
+    return wait(scheduler, this.fault.latencyMs, signal).then(() => {
+      // The deadline (or a release) may come in the same timer pass as the latency's end, after it.
+      if (signal?.aborted) throw signal.reason;
+      return this.after(work);
+    });
   }
 
   private after<T>(work: () => T | PromiseLike<T>): T | PromiseLike<T> {
