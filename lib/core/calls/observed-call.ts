@@ -33,24 +33,15 @@ export function observeCall<T>(
 ): Promise<T> {
   // Checked before anything is published or admitted, as execute() checks its other options.
   const timeoutMs = given === undefined ? undefined : callDeadlineOf(b, given, 'execute');
-  const message: BreakerCallMessage = { breaker: b.name };
-  publish(calls.start, message);
-  let result: Promise<T>;
-  try {
+  const [message, result] = begin(b, calls, () => {
     const admission =
       given === undefined
         ? b.pipeline<T>(b, signal, EXECUTE)
         : withDeadline(b.pipeline<T>(b, signal, MAY_WAIT), timeoutMs);
-    result =
-      typeof admission === 'number'
-        ? runPlain(b, fn, admission)
-        : runFunction(b, admission, fn, signal);
-  } catch (error) {
-    // A stage's own fault: the caller gets it, as without channels; the subscriber hears of it.
-    message.error = error;
-    publish(calls.settle, message);
-    throw error;
-  }
+    return typeof admission === 'number'
+      ? runPlain(b, fn, admission)
+      : runFunction(b, admission, fn, signal);
+  });
   publishWhenSettled(result, message, calls.settle);
   return result;
 }
@@ -68,18 +59,32 @@ export function observeMethod<T>(
   withSignal: WithSignal<T>,
   calls: CallChannels,
 ): Promise<T> {
+  const [message, result] = begin(b, calls, () =>
+    runMethod(b, b.pipeline<T>(b, undefined, EXECUTE), method, thisArg, args, withSignal),
+  );
+  publishWhenSettled(result, message, calls.settle);
+  return result;
+}
+
+/**
+ * Publishes a call's `callStart` and runs `admit` (its admission, and for
+ * `execute()` its start): what `admit` throws (a stage's own fault, a
+ * refusal of `acquire()`) is the call's settlement, published, and thrown on.
+ */
+function begin<R>(
+  b: ObservedBreaker,
+  calls: CallChannels,
+  admit: () => R,
+): [BreakerCallMessage, R] {
   const message: BreakerCallMessage = { breaker: b.name };
   publish(calls.start, message);
-  let result: Promise<T>;
   try {
-    result = runMethod(b, b.pipeline<T>(b, undefined, EXECUTE), method, thisArg, args, withSignal);
+    return [message, admit()];
   } catch (error) {
     message.error = error;
     publish(calls.settle, message);
     throw error;
   }
-  publishWhenSettled(result, message, calls.settle);
-  return result;
 }
 
 /** Publishes `message` on `settle` once `result` settles, with its value or its error. */
@@ -113,19 +118,12 @@ export function observePermit<T>(
   calls: CallChannels,
 ): CallPermit<T> {
   const timeoutMs = given === undefined ? undefined : callDeadlineOf(b, given, 'acquire');
-  const message: BreakerCallMessage = { breaker: b.name };
-  publish(calls.start, message);
-  let permit: CallPermit<T>;
-  try {
+  const [message, permit] = begin(b, calls, () => {
     const admission = b.pipeline<T>(b, undefined, 0);
-    permit = permitOf(
+    return permitOf(
       given === undefined ? admission : withDeadline(admission, timeoutMs),
     ) as CallPermit<T>;
-  } catch (error) {
-    message.error = error;
-    publish(calls.settle, message);
-    throw error;
-  }
+  });
   return observed(permit, message, calls.settle);
 }
 
@@ -138,22 +136,19 @@ export function observeWaitingPermit<T>(
   b: ObservedBreaker,
   calls: CallChannels,
 ): CallPermit<T> | Promise<CallPermit<T>> {
-  const message: BreakerCallMessage = { breaker: b.name };
-  publish(calls.start, message);
+  const [message, admitted] = begin(b, calls, () =>
+    permitOf(b.pipeline<T>(b, undefined, MAY_WAIT)),
+  );
   const settle = calls.settle;
-  const refused = (error: unknown): never => {
-    message.error = error;
-    publish(settle, message);
-    throw error;
-  };
-  let admitted: CallPermit<T> | Promise<CallPermit<T>>;
-  try {
-    admitted = permitOf(b.pipeline<T>(b, undefined, MAY_WAIT));
-  } catch (error) {
-    return refused(error);
-  }
   if (admitted instanceof Promise)
-    return admitted.then((permit) => observed(permit, message, settle), refused);
+    return admitted.then(
+      (permit) => observed(permit, message, settle),
+      (error: unknown) => {
+        message.error = error;
+        publish(settle, message);
+        throw error;
+      },
+    );
   return observed(admitted, message, settle);
 }
 
