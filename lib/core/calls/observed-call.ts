@@ -18,6 +18,11 @@ export interface ObservedBreaker extends PipelineBreaker {
   readonly pipeline: Admit;
 }
 
+/** Whether anyone listens on a breaker's call channels now (a breaker without any: never). @internal */
+export function isObserved(calls: CallChannels | undefined): calls is CallChannels {
+  return calls !== undefined && (calls.start.hasSubscribers || calls.settle.hasSubscribers);
+}
+
 /**
  * `execute()` while someone listens on the call channels: the general path
  * (the pipeline, then the ticket), between a `callStart` and a `callSettle`
