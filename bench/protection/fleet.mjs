@@ -1,6 +1,6 @@
 // Shared state for scenario 9, in virtual time: a `BreakerCoordinator` (the
 // engine's public port, the one the Redis store implements) that does what
-// docs/many-replicas.md and lib/redis/README.md document, with no Redis in
+// docs/many-replicas.md and docs/redis-store.md document, with no Redis in
 // between. What is modelled:
 //
 // - a replica's own trip is a report; once `quorum` distinct replicas report

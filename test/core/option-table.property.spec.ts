@@ -1,8 +1,8 @@
 /**
  * The tables of option rules (`lib/core/options/options-table.ts`, retry's) against
- * what docs/engine.md documents, with fixed seeds:
+ * what docs/options.md documents, with fixed seeds:
  * - a valid option set resolves to what it gives, and every option it leaves
- *   out to its documented default (the table in docs/engine.md, written out
+ *   out to its documented default (the table in docs/options.md, written out
  *   here as a model, not read from the code);
  * - every option of the table, given a value no option takes, is refused with
  *   a `BreakerConfigError` naming the breaker and that option, whatever the
@@ -142,7 +142,7 @@ function structuredCloneWithFunctions(value: Options): Options {
   return copy;
 }
 
-/** docs/engine.md, "Options and defaults", as a function of the options given. */
+/** docs/options.md, "Breaker options and defaults", as a function of the options given. */
 function documented(o: Options) {
   const window =
     o.window === undefined

@@ -19,7 +19,7 @@ import { RECOVERY_RULES, type RecoveryFields } from '../recovery/recovery-option
  * The table of a breaker's options: one entry per option, in the order they
  * are checked (an option whose default depends on another comes after it),
  * and an entry per pair that cannot go together, where the pair is known.
- * The defaults are those of `BREAKER_DEFAULTS` and docs/engine.md.
+ * The defaults are those of `BREAKER_DEFAULTS` and docs/options.md.
  */
 
 /** @internal The fields a breaker's rules resolve, before they are put together as `ResolvedBreakerOptions`. */
