@@ -121,6 +121,33 @@ interface VitestReport {
   testResults: { name: string; assertionResults: { fullName: string; status: string }[] }[];
 }
 
+/** Runs one of the application's npm scripts; every test it ran, as `file: name status`. */
+function runTests(app: string, script: string): Set<string> {
+  const report = join(app, `${script.replace(':', '-')}-report.json`);
+  const args = [
+    'run',
+    script,
+    '--',
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile.json=${report}`,
+  ];
+  const result = run('npm', args, app);
+  expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
+  const json = JSON.parse(readFileSync(report, 'utf8')) as VitestReport;
+  const tests = json.testResults.flatMap((file) =>
+    file.assertionResults.map(
+      (test) => `${file.name.slice(app.length + 1)}: ${test.fullName} ${test.status}`,
+    ),
+  );
+  expect([json.success, json.numPassedTests, json.numTotalTests]).toEqual([
+    true,
+    tests.length,
+    tests.length,
+  ]);
+  return new Set(tests);
+}
+
 describe('docs/testing.md: the recipe for a nest new app, in a CommonJS application', () => {
   let work: string;
   let app: string;
@@ -171,28 +198,18 @@ describe('docs/testing.md: the recipe for a nest new app, in a CommonJS applicat
   }, 60_000);
 
   it("runs the page's spec and the specs nest new wrote with the application's npm test", () => {
-    const args = [
-      'test',
-      '--',
-      '--reporter=default',
-      '--reporter=json',
-      '--outputFile.json=report.json',
-    ];
-    const result = run('npm', args, app);
-    expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
-    const report = JSON.parse(readFileSync(join(app, 'report.json'), 'utf8')) as VitestReport;
-    const tests = report.testResults.flatMap((file) =>
-      file.assertionResults.map(
-        (test) => `${file.name.slice(app.length + 1)}: ${test.fullName} ${test.status}`,
-      ),
-    );
-    expect(new Set(tests)).toEqual(
+    expect(runTests(app, 'test')).toEqual(
       new Set([
         'src/app.controller.spec.ts: AppController root should return "Hello World!" passed',
         'src/catalog.breaker.spec.ts: the catalog breaker answers 503 while the catalog is down, and recovers passed',
         'test/app.e2e-spec.ts: AppController (e2e) / (GET) passed',
       ]),
     );
-    expect([report.success, report.numPassedTests, report.numTotalTests]).toEqual([true, 3, 3]);
+  }, 120_000);
+
+  it('runs the end-to-end spec alone with npm run test:e2e', () => {
+    expect(runTests(app, 'test:e2e')).toEqual(
+      new Set(['test/app.e2e-spec.ts: AppController (e2e) / (GET) passed']),
+    );
   }, 120_000);
 });
