@@ -52,6 +52,8 @@ export default defineConfig({
             ...configDefaults.exclude,
             'test/core/**/!(*.e2e).spec.ts',
             'test/redis/**',
+            // Applications that tests install and run with their own vitest (test/tools/nest-new-recipe.spec.ts).
+            'test/fixtures/**',
             ...PURE_OUTSIDE_CORE,
           ],
         },
