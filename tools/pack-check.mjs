@@ -400,6 +400,26 @@ function checkOperatorAssets(installed) {
   ok('operator assets present', OPERATOR_ASSETS.join(', '));
 }
 
+/**
+ * What npm's page and `npm bugs`/`npm repo`/`npm home` read: without them the
+ * package page has no link back to the source, the issues or the docs.
+ */
+function checkMetadata(pkg) {
+  const url = (value) => (typeof value === 'string' ? value : value?.url);
+  const problems = [];
+  const repository = url(pkg.repository);
+  if (!/^git\+https:\/\/\S+\.git$/.test(repository ?? ''))
+    problems.push(
+      `"repository" should be { "type": "git", "url": "git+https://….git" }, not ${JSON.stringify(pkg.repository)}`,
+    );
+  if (!/^https:\/\/\S+$/.test(pkg.homepage ?? ''))
+    problems.push(`"homepage" should be an https URL, not ${JSON.stringify(pkg.homepage)}`);
+  if (!/^https:\/\/\S+$/.test(url(pkg.bugs) ?? ''))
+    problems.push(`"bugs" should be an https URL or { "url" }, not ${JSON.stringify(pkg.bugs)}`);
+  if (problems.length > 0) fail(`package.json lacks its links:\n  ${problems.join('\n  ')}`);
+  ok('repository, homepage and bugs set', repository);
+}
+
 function checkExportTargets(installed, pkg) {
   const targets = [];
   const walk = (value) => {
@@ -877,6 +897,7 @@ let exitCode = 0;
 try {
   checkDistBuilt();
   const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8'));
+  checkMetadata(pkg);
   for (const [name, meta] of Object.entries(pkg.peerDependenciesMeta ?? {})) {
     if (meta?.optional && !optionalPeerOf(name)) OPTIONAL_PEERS.push(name);
   }
