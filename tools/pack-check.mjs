@@ -13,6 +13,12 @@
 // repo's TypeScript 7 under `nodenext`; ESM (`.mts`) with TypeScript 5.9 and 7 under
 // `nodenext`, and TypeScript 7 under `bundler`.
 //
+// Before installing: package.json has its repository, homepage and bugs; every
+// file of the tarball is of a kind listed in SHIPPED_KINDS, with the reason users
+// need it (no sources, no maps, no docs); every relative link and image of a
+// shipped Markdown file resolves to a shipped file, and every absolute link into
+// the repository to a file git tracks (these are reported first and fail last).
+//
 // It does not build: run `npm run build` first. Only the TypeScript 5.9 consumer
 // needs the network (or npm's cache): it installs `typescript@5.9.3` itself, so
 // this repo keeps its own TypeScript. The tarball has no dependencies, and the
@@ -340,8 +346,56 @@ function pack(into) {
   const tarball = join(into, info.filename);
   if (!existsSync(tarball))
     fail(`npm pack said it wrote ${info.filename}, but ${tarball} is not there`);
-  ok('npm pack', `${info.filename}, ${info.entryCount} files, ${(info.size / 1024).toFixed(1)} kB`);
-  return tarball;
+  ok(
+    'npm pack',
+    `${info.filename}, ${info.entryCount} files, ${kB(info.size)} packed, ${kB(info.unpackedSize)} unpacked`,
+  );
+  return { tarball, files: info.files };
+}
+
+const kB = (bytes) => `${(bytes / 1000).toFixed(1)} kB`;
+
+/**
+ * Every kind of file the tarball holds, with the reason a user needs it. A file of
+ * no listed kind fails the check: TypeScript sources, source maps and declaration
+ * maps (which point to sources that are not shipped, so a debugger or an editor gets
+ * nothing from them), docs and images stay in the repository, where the README's
+ * links point.
+ */
+const SHIPPED_KINDS = [
+  ['dist/**/*.js', /^dist\/.*\.js$/, 'the code: ES modules, loaded by import and require(esm)'],
+  ['dist/**/*.d.ts', /^dist\/.*\.d\.ts$/, 'the types of every entry point'],
+  ['package.json', /^package\.json$/, 'exports, peers, engines'],
+  ['README.md', /^README\.md$/, "npm's page and the way into the docs"],
+  ['CHANGELOG.md', /^CHANGELOG\.md$/, 'what changed, and the old name of each rename'],
+  ['LICENSE', /^LICENSE$/, 'the MIT licence asks for its notice in every copy'],
+  [
+    'operator/*',
+    /^operator\/[^/]+\.(json|yml)$/,
+    'the Grafana dashboard, the alert rules and their promtool test, used by path',
+  ],
+];
+
+function checkShippedKinds(files) {
+  const kinds = SHIPPED_KINDS.map(([name, , why]) => ({ name, why, count: 0, bytes: 0 }));
+  const strays = [];
+  for (const { path, size } of files) {
+    const index = SHIPPED_KINDS.findIndex(([, pattern]) => pattern.test(path));
+    if (index === -1) strays.push(path);
+    else {
+      kinds[index].count += 1;
+      kinds[index].bytes += size;
+    }
+  }
+  if (strays.length > 0) {
+    fail(
+      `the tarball holds files of no kind listed in SHIPPED_KINDS (tools/pack-check.mjs); ship them only with a reason, or leave them out of package.json "files":\n  ${strays.slice(0, 20).join('\n  ')}${strays.length > 20 ? `\n  ... and ${strays.length - 20} more` : ''}`,
+    );
+  }
+  ok(
+    'every shipped file has a reason',
+    kinds.map(({ name, count, bytes }) => `${name}: ${count}, ${kB(bytes)}`).join('; '),
+  );
 }
 
 function install(tarball, app, pkg) {
@@ -385,6 +439,111 @@ function install(tarball, app, pkg) {
   }
   ok('npm install tarball', `peers linked: ${peers.join(', ') || 'none'}`);
   return installed;
+}
+
+// ---------------------------------------------------------------- links
+
+/** Targets of the links and images of a Markdown file, with their line: inline, reference and HTML. */
+function linksOf(text) {
+  const links = [];
+  let fence = null;
+  text.split('\n').forEach((raw, index) => {
+    const opening = raw.match(/^\s*(`{3,}|~{3,})/);
+    if (fence) {
+      if (opening && opening[1][0] === fence[0] && opening[1].length >= fence.length) fence = null;
+      return;
+    }
+    if (opening) {
+      fence = opening[1];
+      return;
+    }
+    const line = raw.replace(/(`+)[^`]*?\1/g, ''); // code spans hold no links
+    const add = (target) => links.push({ line: index + 1, target });
+    for (const m of line.matchAll(/\]\(\s*(?:<([^>]*)>|([^\s)]+))(?:\s+["'(][^)]*)?\)/g))
+      add(m[1] ?? m[2]);
+    const reference = line.match(/^\s{0,3}\[[^\]]+\]:\s*<?([^\s>]+)/);
+    if (reference) add(reference[1]);
+    for (const m of line.matchAll(
+      /<(?:img|a|source)\b[^>]*?\b(?:src|href|srcset)\s*=\s*(["'])(.*?)\1/gi,
+    ))
+      add(m[2]);
+  });
+  return links;
+}
+
+const IMAGE = /\.(png|svg|jpe?g|gif|webp)$/i;
+
+/** The repository's web address, from package.json "repository" (git+https://host/owner/name.git). */
+const repositoryWebUrl = (pkg) =>
+  (typeof pkg.repository === 'string' ? pkg.repository : (pkg.repository?.url ?? ''))
+    .replace(/^git\+/, '')
+    .replace(/\.git$/, '');
+
+/**
+ * Every relative link and image of a shipped Markdown file must resolve to a shipped
+ * file: the README is read on npm's page, in an editor from node_modules and on
+ * GitHub, and only links to what the tarball holds work in all three. A link to a
+ * file that stays in the repository is absolute, to its `blob/main/<path>` (`tree/`
+ * for a folder, `raw/` for an image); those are checked against the files git
+ * tracks here, so that a renamed file does not leave a dead link on npm. Returns the
+ * problems, one line each (`file:line: target (why)`).
+ */
+function markdownLinkProblems(files, pkg) {
+  const shipped = new Set(files.map(({ path }) => path));
+  const folders = new Set(
+    files.flatMap(({ path }) =>
+      path
+        .split('/')
+        .slice(0, -1)
+        .map((_, i, parts) => parts.slice(0, i + 1).join('/')),
+    ),
+  );
+  const tracked = spawnSync('git', ['ls-files'], { cwd: repo, encoding: 'utf8' });
+  const inRepo = new Set(tracked.status === 0 ? tracked.stdout.split('\n').filter(Boolean) : []);
+  const repoFolders = new Set(
+    [...inRepo].flatMap((path) =>
+      path
+        .split('/')
+        .slice(0, -1)
+        .map((_, i, parts) => parts.slice(0, i + 1).join('/')),
+    ),
+  );
+  const web = repositoryWebUrl(pkg);
+  const [, owner, name] = web.match(/^https:\/\/github\.com\/([^/]+)\/([^/]+)$/) ?? [];
+  const absolute = owner
+    ? new RegExp(
+        `^(?:${web.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}/(?:blob|tree|raw)/[^/]+|https://raw\\.githubusercontent\\.com/${owner}/${name}/[^/]+)/([^#?]*)`,
+      )
+    : null;
+  const problems = [];
+  for (const file of shipped) {
+    if (!file.endsWith('.md')) continue;
+    const text = readFileSync(join(repo, file), 'utf8');
+    for (const { line, target } of linksOf(text)) {
+      const where = `${file}:${line}: ${target}`;
+      const toRepo = absolute && target.match(absolute);
+      if (toRepo) {
+        const path = decodeURIComponent(toRepo[1]).replace(/\/$/, '');
+        if (tracked.status === 0 && !inRepo.has(path) && !repoFolders.has(path))
+          problems.push(`${where} (no such file in the repository)`);
+        else if (IMAGE.test(path) && target.includes('/blob/') && !target.includes('raw=true'))
+          problems.push(
+            `${where} (an image from blob/ is a web page: use ${web}/raw/main/${path})`,
+          );
+        continue;
+      }
+      if (/^[a-z][a-z\d+.-]*:/i.test(target) || target.startsWith('//') || target.startsWith('#'))
+        continue;
+      const path = decodeURIComponent(target.replace(/[#?].*$/, ''));
+      const resolved = join(dirname(file), path).split(sep).join('/').replace(/\/$/, '');
+      if (resolved.startsWith('..')) problems.push(`${where} (outside the package)`);
+      else if (!shipped.has(resolved) && !folders.has(resolved))
+        problems.push(
+          `${where} (${resolved} is not shipped: link to ${web}/${IMAGE.test(resolved) ? 'raw' : repoFolders.has(resolved) ? 'tree' : 'blob'}/main/${resolved}, or ship it)`,
+        );
+    }
+  }
+  return problems;
 }
 
 /** Files the package ships for operators and documents by path: `files` in package.json must keep them. */
@@ -901,7 +1060,15 @@ try {
   for (const [name, meta] of Object.entries(pkg.peerDependenciesMeta ?? {})) {
     if (meta?.optional && !optionalPeerOf(name)) OPTIONAL_PEERS.push(name);
   }
-  const tarball = pack(work);
+  const { tarball, files } = pack(work);
+  checkShippedKinds(files);
+  // reported now, failed at the end: the checks after it say more about a broken build
+  const linkProblems = markdownLinkProblems(files, pkg);
+  if (linkProblems.length === 0) ok('every relative link of the shipped Markdown is shipped');
+  else
+    note(
+      `${linkProblems.length} links of the shipped Markdown are dead from the tarball (failing at the end)`,
+    );
   const app = join(work, 'app');
   const installed = install(tarball, app, pkg);
   checkExportTargets(installed, pkg);
@@ -914,6 +1081,11 @@ try {
   probe(app, 'probe.cjs', CJS_PROBE, 3);
   checkTypesVersions(pkg);
   await checkTypeScriptConsumers(tarball, work, pkg);
+  if (linkProblems.length > 0) {
+    fail(
+      `links of the shipped Markdown that do not work from the installed package:\n  ${linkProblems.join('\n  ')}`,
+    );
+  }
   console.log(`pack-check passed in ${((Date.now() - started) / 1000).toFixed(1)}s`);
 } catch (error) {
   exitCode = 1;
