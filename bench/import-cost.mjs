@@ -81,8 +81,9 @@ function sample({ target, cwd }) {
 
 const cases = [];
 for (const [label, root] of [['this build', here], ...(baseline ? [['baseline', baseline]] : [])]) {
-  if (!existsSync(join(root, 'dist', 'index.js')))
-    throw new Error(`${root}/dist/index.js is missing: run \`npm run build\` there first`);
+  const main = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).main;
+  if (!existsSync(join(root, main)))
+    throw new Error(`${join(root, main)} is missing: run \`npm run build\` there first`);
   for (const { subpath, file } of entriesOf(root)) {
     if (only && !only.includes(subpath)) continue;
     const target = pathToFileURL(file).href;

@@ -330,8 +330,8 @@ const optionalPeerOf = (spec) =>
 // ---------------------------------------------------------------- checks
 
 function checkDistBuilt() {
-  if (!existsSync(join(repo, 'dist', 'index.js'))) {
-    fail('dist/index.js is missing: run `npm run build` first (pack-check does not build)');
+  if (!existsSync(join(repo, 'dist', 'bundle', 'index.js'))) {
+    fail('dist/bundle/index.js is missing: run `npm run build` first (pack-check does not build)');
   }
 }
 
@@ -363,7 +363,11 @@ const kB = (bytes) => `${(bytes / 1000).toFixed(1)} kB`;
  * links point.
  */
 const SHIPPED_KINDS = [
-  ['dist/**/*.js', /^dist\/.*\.js$/, 'the code: ES modules, loaded by import and require(esm)'],
+  [
+    'dist/bundle/**/*.js',
+    /^dist\/bundle\/.*\.js$/,
+    'the code: one module per entry point and the chunks they share (tools/bundle.mjs)',
+  ],
   ['dist/**/*.d.ts', /^dist\/.*\.d\.ts$/, 'the types of every entry point'],
   ['package.json', /^package\.json$/, 'exports, peers, engines'],
   ['README.md', /^README\.md$/, "npm's page and the way into the docs"],
@@ -746,7 +750,8 @@ function checkNoInternals(installed) {
 }
 
 function checkImportGraph(installed, pkg) {
-  const entry = join(installed, 'dist', 'index.js');
+  const entry = join(installed, pkg.exports['.'].default);
+  const base = dirname(entry); // where the subpaths' folders are: dist/bundle/dashboard, ...
   const declared = new Set([
     ...Object.keys(pkg.dependencies ?? {}),
     ...Object.keys(pkg.peerDependencies ?? {}),
@@ -765,11 +770,11 @@ function checkImportGraph(installed, pkg) {
     for (const spec of specifiersOf(readFileSync(file, 'utf8'))) {
       if (isRelative(spec)) {
         const target = resolve(dirname(file), spec);
-        if (relative(join(installed, 'dist'), target).split(sep)[0] === 'dashboard')
+        if (relative(base, target).split(sep)[0] === 'dashboard')
           problems.push(`${chain(file)} imports '${spec}': the dashboard is an optional subpath`);
         if (!existsSync(target))
           problems.push(`${chain(file)} imports '${spec}', which is not in the tarball`);
-        else if (relative(join(installed, 'dist'), target).split(sep)[0] === 'testing')
+        else if (relative(base, target).split(sep)[0] === 'testing')
           problems.push(
             `${chain(file)} imports the testing kit ('${spec}'): only tests may load it`,
           );
