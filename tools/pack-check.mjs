@@ -13,6 +13,12 @@
 // repo's TypeScript 7 under `nodenext`; ESM (`.mts`) with TypeScript 5.9 and 7 under
 // `nodenext`, and TypeScript 7 under `bundler`.
 //
+// Before installing: package.json has its repository, homepage and bugs; every
+// file of the tarball is of a kind listed in SHIPPED_KINDS, with the reason users
+// need it (no sources, no maps, no docs); every relative link and image of a
+// shipped Markdown file resolves to a shipped file, and every absolute link into
+// the repository to a file git tracks (these are reported first and fail last).
+//
 // It does not build: run `npm run build` first. Only the TypeScript 5.9 consumer
 // needs the network (or npm's cache): it installs `typescript@5.9.3` itself, so
 // this repo keeps its own TypeScript. The tarball has no dependencies, and the
@@ -35,6 +41,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { markdownLinkProblems } from './pack-links.mjs';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const started = Date.now();
@@ -324,8 +331,8 @@ const optionalPeerOf = (spec) =>
 // ---------------------------------------------------------------- checks
 
 function checkDistBuilt() {
-  if (!existsSync(join(repo, 'dist', 'index.js'))) {
-    fail('dist/index.js is missing: run `npm run build` first (pack-check does not build)');
+  if (!existsSync(join(repo, 'dist', 'bundle', 'index.js'))) {
+    fail('dist/bundle/index.js is missing: run `npm run build` first (pack-check does not build)');
   }
 }
 
@@ -340,8 +347,60 @@ function pack(into) {
   const tarball = join(into, info.filename);
   if (!existsSync(tarball))
     fail(`npm pack said it wrote ${info.filename}, but ${tarball} is not there`);
-  ok('npm pack', `${info.filename}, ${info.entryCount} files, ${(info.size / 1024).toFixed(1)} kB`);
-  return tarball;
+  ok(
+    'npm pack',
+    `${info.filename}, ${info.entryCount} files, ${kB(info.size)} packed, ${kB(info.unpackedSize)} unpacked`,
+  );
+  return { tarball, files: info.files };
+}
+
+const kB = (bytes) => `${(bytes / 1000).toFixed(1)} kB`;
+
+/**
+ * Every kind of file the tarball holds, with the reason a user needs it. A file of
+ * no listed kind fails the check: TypeScript sources, source maps and declaration
+ * maps (which point to sources that are not shipped, so a debugger or an editor gets
+ * nothing from them), docs and images stay in the repository, where the README's
+ * links point.
+ */
+const SHIPPED_KINDS = [
+  [
+    'dist/bundle/**/*.js',
+    /^dist\/bundle\/.*\.js$/,
+    'the code: one module per entry point and the chunks they share (tools/bundle.mjs)',
+  ],
+  ['dist/**/*.d.ts', /^dist\/.*\.d\.ts$/, 'the types of every entry point'],
+  ['package.json', /^package\.json$/, 'exports, peers, engines'],
+  ['README.md', /^README\.md$/, "npm's page and the way into the docs"],
+  ['CHANGELOG.md', /^CHANGELOG\.md$/, 'what changed, and the old name of each rename'],
+  ['LICENSE', /^LICENSE$/, 'the MIT licence asks for its notice in every copy'],
+  [
+    'operator/*',
+    /^operator\/[^/]+\.(json|yml)$/,
+    'the Grafana dashboard, the alert rules and their promtool test, used by path',
+  ],
+];
+
+function checkShippedKinds(files) {
+  const kinds = SHIPPED_KINDS.map(([name, , why]) => ({ name, why, count: 0, bytes: 0 }));
+  const strays = [];
+  for (const { path, size } of files) {
+    const index = SHIPPED_KINDS.findIndex(([, pattern]) => pattern.test(path));
+    if (index === -1) strays.push(path);
+    else {
+      kinds[index].count += 1;
+      kinds[index].bytes += size;
+    }
+  }
+  if (strays.length > 0) {
+    fail(
+      `the tarball holds files of no kind listed in SHIPPED_KINDS (tools/pack-check.mjs); ship them only with a reason, or leave them out of package.json "files":\n  ${strays.slice(0, 20).join('\n  ')}${strays.length > 20 ? `\n  ... and ${strays.length - 20} more` : ''}`,
+    );
+  }
+  ok(
+    'every shipped file has a reason',
+    kinds.map(({ name, count, bytes }) => `${name}: ${count}, ${kB(bytes)}`).join('; '),
+  );
 }
 
 function install(tarball, app, pkg) {
@@ -398,6 +457,26 @@ function checkOperatorAssets(installed) {
     );
   JSON.parse(readFileSync(join(installed, OPERATOR_ASSETS[0]), 'utf8'));
   ok('operator assets present', OPERATOR_ASSETS.join(', '));
+}
+
+/**
+ * What npm's page and `npm bugs`/`npm repo`/`npm home` read: without them the
+ * package page has no link back to the source, the issues or the docs.
+ */
+function checkMetadata(pkg) {
+  const url = (value) => (typeof value === 'string' ? value : value?.url);
+  const problems = [];
+  const repository = url(pkg.repository);
+  if (!/^git\+https:\/\/\S+\.git$/.test(repository ?? ''))
+    problems.push(
+      `"repository" should be { "type": "git", "url": "git+https://….git" }, not ${JSON.stringify(pkg.repository)}`,
+    );
+  if (!/^https:\/\/\S+$/.test(pkg.homepage ?? ''))
+    problems.push(`"homepage" should be an https URL, not ${JSON.stringify(pkg.homepage)}`);
+  if (!/^https:\/\/\S+$/.test(url(pkg.bugs) ?? ''))
+    problems.push(`"bugs" should be an https URL or { "url" }, not ${JSON.stringify(pkg.bugs)}`);
+  if (problems.length > 0) fail(`package.json lacks its links:\n  ${problems.join('\n  ')}`);
+  ok('repository, homepage and bugs set', repository);
 }
 
 function checkExportTargets(installed, pkg) {
@@ -567,7 +646,8 @@ function checkNoInternals(installed) {
 }
 
 function checkImportGraph(installed, pkg) {
-  const entry = join(installed, 'dist', 'index.js');
+  const entry = join(installed, pkg.exports['.'].default);
+  const base = dirname(entry); // where the subpaths' folders are: dist/bundle/dashboard, ...
   const declared = new Set([
     ...Object.keys(pkg.dependencies ?? {}),
     ...Object.keys(pkg.peerDependencies ?? {}),
@@ -586,11 +666,11 @@ function checkImportGraph(installed, pkg) {
     for (const spec of specifiersOf(readFileSync(file, 'utf8'))) {
       if (isRelative(spec)) {
         const target = resolve(dirname(file), spec);
-        if (relative(join(installed, 'dist'), target).split(sep)[0] === 'dashboard')
+        if (relative(base, target).split(sep)[0] === 'dashboard')
           problems.push(`${chain(file)} imports '${spec}': the dashboard is an optional subpath`);
         if (!existsSync(target))
           problems.push(`${chain(file)} imports '${spec}', which is not in the tarball`);
-        else if (relative(join(installed, 'dist'), target).split(sep)[0] === 'testing')
+        else if (relative(base, target).split(sep)[0] === 'testing')
           problems.push(
             `${chain(file)} imports the testing kit ('${spec}'): only tests may load it`,
           );
@@ -877,10 +957,25 @@ let exitCode = 0;
 try {
   checkDistBuilt();
   const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8'));
+  checkMetadata(pkg);
   for (const [name, meta] of Object.entries(pkg.peerDependenciesMeta ?? {})) {
     if (meta?.optional && !optionalPeerOf(name)) OPTIONAL_PEERS.push(name);
   }
-  const tarball = pack(work);
+  const { tarball, files } = pack(work);
+  checkShippedKinds(files);
+  // reported now, failed at the end: the checks after it say more about a broken build
+  const tracked = spawnSync('git', ['ls-files'], { cwd: repo, encoding: 'utf8' });
+  const linkProblems = markdownLinkProblems({
+    files,
+    pkg,
+    readText: (file) => readFileSync(join(repo, file), 'utf8'),
+    tracked: tracked.status === 0 ? tracked.stdout.split('\n').filter(Boolean) : undefined,
+  });
+  if (linkProblems.length === 0) ok('every relative link of the shipped Markdown is shipped');
+  else
+    note(
+      `${linkProblems.length} links of the shipped Markdown are dead from the tarball (failing at the end)`,
+    );
   const app = join(work, 'app');
   const installed = install(tarball, app, pkg);
   checkExportTargets(installed, pkg);
@@ -893,6 +988,11 @@ try {
   probe(app, 'probe.cjs', CJS_PROBE, 3);
   checkTypesVersions(pkg);
   await checkTypeScriptConsumers(tarball, work, pkg);
+  if (linkProblems.length > 0) {
+    fail(
+      `links of the shipped Markdown that do not work from the installed package:\n  ${linkProblems.join('\n  ')}`,
+    );
+  }
   console.log(`pack-check passed in ${((Date.now() - started) / 1000).toFixed(1)}s`);
 } catch (error) {
   exitCode = 1;
