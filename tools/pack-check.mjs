@@ -360,8 +360,9 @@ const kB = (bytes) => `${(bytes / 1000).toFixed(1)} kB`;
  * Every kind of file the tarball holds, with the reason a user needs it. A file of
  * no listed kind fails the check: TypeScript sources, source maps and declaration
  * maps (which point to sources that are not shipped, so a debugger or an editor gets
- * nothing from them), docs and images stay in the repository, where the README's
- * links point.
+ * nothing from them) and images stay in the repository, where the README's links
+ * point. The docs pages ship: the README's and the CHANGELOG's links to them then
+ * work from node_modules too, in the version installed.
  */
 const SHIPPED_KINDS = [
   [
@@ -373,6 +374,16 @@ const SHIPPED_KINDS = [
   ['package.json', /^package\.json$/, 'exports, peers, engines'],
   ['README.md', /^README\.md$/, "npm's page and the way into the docs"],
   ['CHANGELOG.md', /^CHANGELOG\.md$/, 'what changed, and the old name of each rename'],
+  [
+    'docs/*.md',
+    /^docs\/[^/]+\.md$/,
+    'the docs pages the README and the CHANGELOG link to, for the version installed',
+  ],
+  [
+    'lib/redis/README.md',
+    /^lib\/redis\/README\.md$/,
+    "the Redis store's set-up page, which the docs link to",
+  ],
   ['LICENSE', /^LICENSE$/, 'the MIT licence asks for its notice in every copy'],
   [
     'operator/*',

@@ -80,11 +80,15 @@ function packPackage(work: string): string {
     'docs',
     'lib',
     'operator',
+    'tools/bundle.mjs',
   ]) {
     cpSync(join(repo, entry), join(stage, entry), { recursive: true });
   }
   const build = ['-p', join(repo, 'tsconfig.build.json'), '--outDir', join(stage, 'dist')];
   succeeded(run(tsc, build, repo), 'tsc -p tsconfig.build.json');
+  // The rest of `npm run build`: the bundle the package ships (its bundler from the repo's node_modules).
+  symlinkSync(join(repo, 'node_modules'), join(stage, 'node_modules'), 'dir');
+  succeeded(run(process.execPath, [join(stage, 'tools', 'bundle.mjs')], stage), 'tools/bundle.mjs');
   const packed = succeeded(
     run('npm', ['pack', '--json', '--pack-destination', work], stage),
     'npm pack',
