@@ -86,6 +86,9 @@ const node = process.version;
 const RESULTS = fileURLToPath(new URL('../PROTECTION-RESULTS.md', import.meta.url));
 const main = readFileSync(RESULTS, 'utf8');
 const mainNode = /Node (v\d+\.\d+\.\d+)/.exec(main)?.[1] ?? 'unknown';
+// Rows of another seed, or of a quick run, are shown but not compared.
+const mainSeed = Number(/seed (\d+)/.exec(main)?.[1]);
+const mainQuick = /seed \d+, quick run/.test(main);
 const PEER_ROWS = ['none', 'opossum', 'cockatielConsecutive', 'cockatielSampling'];
 function mainRows(title) {
   const start = main.indexOf(`## ${title}\n`);
@@ -143,13 +146,15 @@ for (const section of plan) {
     const other = before.find((l) => l.startsWith(`| ${installedPeers[name].label} |`));
     // A quick run sweeps fewer outage lengths than the main results' full run.
     const differs =
-      quick && section.runs.length > 1
-        ? ['not compared (a quick run sweeps fewer lengths)']
-        : other === undefined
-          ? ['no row']
-          : COLUMNS.filter((_, i) => cells(line)[i] !== cells(other)[i]).map((c) =>
-              c.replace(/ \|$/, ''),
-            );
+      mainSeed !== seed
+        ? [`not compared (PROTECTION-RESULTS.md ran seed ${mainSeed})`]
+        : (quick || mainQuick) && section.runs.length > 1
+          ? ['not compared (a quick run sweeps fewer lengths)']
+          : other === undefined
+            ? ['no row']
+            : COLUMNS.filter((_, i) => cells(line)[i] !== cells(other)[i]).map((c) =>
+                c.replace(/ \|$/, ''),
+              );
     same.push({ id, name, tag, differs });
   }
   sections.push(
