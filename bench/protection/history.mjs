@@ -30,10 +30,11 @@ export function outcome(figures) {
 }
 
 /**
- * Appends one line: `kind` (`protection`, `protection-candidates`), the seed,
- * and `results`: `[{ scenario, run, implementation, figures }]`.
+ * Appends one line: `kind` (`protection`, `protection-candidates`, `protection-current-peers`), the seed,
+ * and `results`: `[{ scenario, run, implementation, figures }]`; `peers` (`{ opossum,
+ * cockatiel }`) when the peers' rows ran other versions than the ones installed here.
  */
-export function appendProtectionRun(kind, { seed, quick, results }) {
+export function appendProtectionRun(kind, { seed, quick, results, peers }) {
   const env = environment();
   const line = {
     kind,
@@ -43,7 +44,7 @@ export function appendProtectionRun(kind, { seed, quick, results }) {
     dirty: env.dirty,
     version: env.version,
     node: env.node,
-    peers: { opossum: env.peers.opossum, cockatiel: env.peers.cockatiel },
+    peers: peers ?? { opossum: env.peers.opossum, cockatiel: env.peers.cockatiel },
     seed,
     results: results.map((r) => ({
       scenario: r.scenario,
