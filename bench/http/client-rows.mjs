@@ -35,6 +35,14 @@ export const CLIENT_ROWS = [
     wired: true,
   },
   {
+    id: 'fetch-breaker-dispatcher',
+    client: 'fetch',
+    label: 'global fetch, Agent wrapped by withCircuitBreaker(agent, ...) (closed)',
+    baseline: 'fetch-bare',
+    wired: true,
+    form: 'dispatcher',
+  },
+  {
     id: 'request-bare',
     client: 'request',
     label: "undici's request(), bare Agent",
@@ -61,6 +69,14 @@ export const CLIENT_ROWS = [
     baseline: 'request-bare',
     also: 'request-composed',
     wired: true,
+  },
+  {
+    id: 'request-breaker-dispatcher',
+    client: 'request',
+    label: "undici's request(), Agent wrapped by withCircuitBreaker(agent, ...) (closed)",
+    baseline: 'request-bare',
+    wired: true,
+    form: 'dispatcher',
   },
   {
     id: 'http-service-bare',
