@@ -3,7 +3,8 @@
 // in the same round. A second bare client of each kind, compared with the first, is the noise floor.
 // undici's compose() translates every handler between its two handler APIs, whatever the
 // interceptor: a pass-through interceptor shows that cost, and the breaker rows are also compared
-// with it (`also`).
+// with it (`also`). The dispatcher form, withCircuitBreaker(agent, options), hands the Agent the
+// client's handler untranslated; its rows are also compared with the interceptor form.
 
 export const CLIENT_ROWS = [
   {
@@ -39,6 +40,7 @@ export const CLIENT_ROWS = [
     client: 'fetch',
     label: 'global fetch, Agent wrapped by withCircuitBreaker(agent, ...) (closed)',
     baseline: 'fetch-bare',
+    also: 'fetch-breaker',
     wired: true,
     form: 'dispatcher',
   },
@@ -75,6 +77,7 @@ export const CLIENT_ROWS = [
     client: 'request',
     label: "undici's request(), Agent wrapped by withCircuitBreaker(agent, ...) (closed)",
     baseline: 'request-bare',
+    also: 'request-breaker',
     wired: true,
     form: 'dispatcher',
   },
