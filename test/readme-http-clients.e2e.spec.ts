@@ -65,7 +65,7 @@ export const partnersDispatcher = {
   provide: PARTNERS,
   inject: [CircuitBreakerRegistry],
   useFactory: (registry: CircuitBreakerRegistry) =>
-    new Agent().compose(withCircuitBreaker({ breaker: registry.get('partners') })),
+    withCircuitBreaker(new Agent(), { breaker: registry.get('partners') }),
 };
 
 // ---- README: "Protect an HTTP client", the HttpService block ----

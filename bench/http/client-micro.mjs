@@ -3,6 +3,7 @@
 //
 //   npm run build && node bench/http/client-micro.mjs [rounds]
 //   ROWS=breaker node --cpu-prof bench/http/client-micro.mjs   (one row, for a profile)
+//   CLOCK=cpu node bench/http/client-micro.mjs                 (CPU time: on a loaded machine)
 //
 // undici's request() goes through a stub dispatcher answering like undici's client (200, three
 // headers, an 18-byte body, after the same handler unwrapping as an Agent): bare, composed with a
@@ -59,6 +60,11 @@ const viaUndici = (dispatcher) => async () => {
   const { body } = await request(`${ORIGIN}/item`, { dispatcher });
   await body.arrayBuffer();
 };
+const viaFetch = (dispatcher) => async () => {
+  const response = await fetch(`${ORIGIN}/item`, { dispatcher });
+  await response.arrayBuffer();
+};
+const passThrough = (dispatch) => (opts, handler) => dispatch(opts, handler);
 const stubAdapter = (config) =>
   Promise.resolve({
     data: { id: 1, ok: true },
@@ -76,11 +82,20 @@ const viaHttpService = (wired) => {
 
 const ALL = {
   'request() bare': viaUndici(stub),
-  'request() pass-through': viaUndici(
-    stub.compose((dispatch) => (opts, handler) => dispatch(opts, handler)),
-  ),
+  'request() pass-through': viaUndici(stub.compose(passThrough)),
   'request() breaker': viaUndici(
     stub.compose(withCircuitBreaker({ breaker: new Breaker('micro-undici', FAMILY) })),
+  ),
+  'request() dispatcher': viaUndici(
+    withCircuitBreaker(stub, { breaker: new Breaker('micro-undici-d', FAMILY) }),
+  ),
+  'fetch() bare': viaFetch(stub),
+  'fetch() pass-through': viaFetch(stub.compose(passThrough)),
+  'fetch() breaker': viaFetch(
+    stub.compose(withCircuitBreaker({ breaker: new Breaker('micro-fetch', FAMILY) })),
+  ),
+  'fetch() dispatcher': viaFetch(
+    withCircuitBreaker(stub, { breaker: new Breaker('micro-fetch-d', FAMILY) }),
   ),
   'HttpService bare': viaHttpService(false),
   'HttpService breaker': viaHttpService(true),
@@ -90,9 +105,18 @@ const rows = Object.entries(ALL).filter(
   ([k]) => only === undefined || only.some((o) => k.includes(o)),
 );
 
+// CLOCK=cpu: this process's CPU time instead of the wall clock (on a loaded machine, time spent
+// preempted is not the client's cost).
+const cpuClock = process.env.CLOCK === 'cpu';
+
 async function batch(send, n) {
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   for (let i = 0; i < n; i++) await send();
+  if (cpuClock) {
+    const cpu = process.cpuUsage(cpu0);
+    return ((cpu.user + cpu.system) * 1e3) / n;
+  }
   return ((performance.now() - t0) * 1e6) / n;
 }
 

@@ -3,7 +3,8 @@
 // in the same round. A second bare client of each kind, compared with the first, is the noise floor.
 // undici's compose() translates every handler between its two handler APIs, whatever the
 // interceptor: a pass-through interceptor shows that cost, and the breaker rows are also compared
-// with it (`also`).
+// with it (`also`). The dispatcher form, withCircuitBreaker(agent, options), hands the Agent the
+// client's handler untranslated; its rows are also compared with the interceptor form.
 
 export const CLIENT_ROWS = [
   {
@@ -35,6 +36,15 @@ export const CLIENT_ROWS = [
     wired: true,
   },
   {
+    id: 'fetch-breaker-dispatcher',
+    client: 'fetch',
+    label: 'global fetch, Agent wrapped by withCircuitBreaker(agent, ...) (closed)',
+    baseline: 'fetch-bare',
+    also: 'fetch-breaker',
+    wired: true,
+    form: 'dispatcher',
+  },
+  {
     id: 'request-bare',
     client: 'request',
     label: "undici's request(), bare Agent",
@@ -61,6 +71,15 @@ export const CLIENT_ROWS = [
     baseline: 'request-bare',
     also: 'request-composed',
     wired: true,
+  },
+  {
+    id: 'request-breaker-dispatcher',
+    client: 'request',
+    label: "undici's request(), Agent wrapped by withCircuitBreaker(agent, ...) (closed)",
+    baseline: 'request-bare',
+    also: 'request-breaker',
+    wired: true,
+    form: 'dispatcher',
   },
   {
     id: 'http-service-bare',

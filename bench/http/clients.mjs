@@ -120,7 +120,9 @@ export async function makeClients(rows, origin, concurrency) {
       const agent = new Agent({ connections: concurrency, pipelining: 1 });
       const breaker = row.wired ? new Breaker(row.id, FAMILY) : undefined;
       const dispatcher = breaker
-        ? agent.compose(withCircuitBreaker({ breaker }))
+        ? row.form === 'dispatcher'
+          ? withCircuitBreaker(agent, { breaker })
+          : agent.compose(withCircuitBreaker({ breaker }))
         : row.composed
           ? agent.compose((dispatch) => (options, handler) => dispatch(options, handler))
           : agent;

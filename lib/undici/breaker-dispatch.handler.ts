@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { CallPermit } from '../core/index.js';
 import type { UndiciResponseHead } from './undici-circuit-breaker-options.interface.js';
+import { dispatchThroughPermit, type PermitDispatch } from './permit-dispatch.js';
 import { undiciMessages } from './undici.messages.js';
 
 type Controller = Dispatcher.DispatchController;
@@ -17,7 +18,7 @@ type Headers = UndiciResponseHead['headers'];
  *
  * @internal
  */
-export class BreakerDispatchHandler implements Handler, Controller {
+export class BreakerDispatchHandler implements Handler, Controller, PermitDispatch {
   private upstream: Controller | undefined = undefined;
   /** Whether the caller's handler has had its last word. */
   private done = false;
@@ -31,9 +32,11 @@ export class BreakerDispatchHandler implements Handler, Controller {
   /** The end of a failure's response that came while its body was held. */
   private heldEnd: Headers | undefined = undefined;
   private flushing = false;
+  /** Whether the caller's handler was started already, before a fault's latency. */
+  private callerStarted = false;
 
   constructor(
-    private readonly permit: CallPermit,
+    readonly permit: CallPermit,
     private readonly handler: Handler,
     private readonly breakerName: string,
     private readonly failureBodyLimit: number,
@@ -41,49 +44,26 @@ export class BreakerDispatchHandler implements Handler, Controller {
 
   /** Dispatches the request; the breaker's deadline runs from here. */
   start(dispatch: Dispatcher.Dispatch, request: Dispatcher.DispatchOptions): boolean {
-    // The breaker's deadline, on its one timer, told synchronously (the operator's way): track() would cost
-    // two promises and a microtask per request. The permit is settled here, at the response's headers.
-    if (this.permit.timeoutMs !== undefined)
-      this.permit.watchDeadline((error) => this.onDeadline(error));
-    // A probe the breaker gives up on (halfOpen.maxWaitMs) is told through its signal only.
-    if (this.permit.probe) {
-      const signal = this.permit.signal;
-      signal.addEventListener('abort', () => this.onDeadline(signal.reason as Error), {
-        once: true,
-      });
-    }
-    let dispatched = false;
-    let started: boolean | PromiseLike<boolean>;
-    try {
-      // Through the permit: an injected fault (faultInjection) applies here, before anything is sent.
-      started = this.permit.perform(() => {
-        dispatched = true;
-        return dispatch(request, this);
-      });
-    } catch (error) {
-      // A request undici would not even take says nothing about the dependency.
-      if (dispatched) {
-        this.permit.release();
-        throw error;
-      }
-      this.injected(error as Error);
-      return true;
-    }
-    if (typeof started === 'boolean') return started;
-    // A fault's latency first: the request goes out after it, unless the fault fails it, or the deadline or a
-    // release ends the wait (then the caller has heard already, or hears it here).
-    started.then(undefined, (error: unknown) => {
-      if (dispatched) this.permit.release();
-      this.injected(error as Error);
-    });
-    return true;
+    return dispatchThroughPermit(this, () => dispatch(request, this));
   }
 
-  /** An injected failure (or the end of its latency): counted as the call's failure, and the caller hears it. */
-  private injected(error: Error): void {
+  injected(error: Error): void {
     if (this.done) return;
     if (this.abortReason === null) this.permit.fail(error);
     this.finish(this.abortReason ?? error);
+  }
+
+  release(): void {
+    this.permit.release();
+  }
+
+  startCaller(): void {
+    this.callerStarted = true;
+    try {
+      this.handler.onRequestStart?.(this, undefined);
+    } catch (error) {
+      this.abort(error as Error);
+    }
   }
 
   // The controller the caller's handler is given.
@@ -128,6 +108,8 @@ export class BreakerDispatchHandler implements Handler, Controller {
     this.upstream = controller;
     // Aborted while undici still queued it: by the caller, or at the deadline (the caller already has its error).
     if (this.abortReason !== null) return controller.abort(this.abortReason);
+    // Started already, before a fault's latency: this controller reaches the one undici gave now.
+    if (this.callerStarted) return;
     try {
       this.handler.onRequestStart?.(this, context);
     } catch (error) {
@@ -210,7 +192,7 @@ export class BreakerDispatchHandler implements Handler, Controller {
   }
 
   /** The breaker's deadline passed before the headers (or a probe expired): abort the request itself. */
-  private onDeadline(error: Error): void {
+  onDeadline(error: Error): void {
     // The signal also aborts when the caller gives up (the permit is then ignored): only a timeout aborts here.
     if (this.permit.outcome !== 'timeout' || this.abortReason !== null) return;
     this.abortReason = error;
@@ -264,6 +246,6 @@ function headOf(
 }
 
 /** undici's own refusal of a malformed request (no origin, a bad header): the caller's mistake. */
-function isInvalidArgument(error: Error): boolean {
+export function isInvalidArgument(error: Error): boolean {
   return (error as { code?: unknown }).code === 'UND_ERR_INVALID_ARG';
 }

@@ -15,6 +15,10 @@ export const undiciMessages = {
     `${SITE} needs option "breaker", a Breaker, got ${describeValue(value)}. Pass one, e.g. withCircuitBreaker({ breaker: registry.get('upstream') }).`,
   notAFunction: (name: string, option: string, value: unknown) =>
     `${SITE} for circuit breaker "${name}": option "${option}" must be a function of the request, got ${describeValue(value)}. Pass a function, or leave the option out.`,
+  notADispatcher: (value: unknown) =>
+    `${SITE} takes an undici dispatcher (an Agent, a Pool...) and the options, got ${describeValue(value)} as the dispatcher. Pass one, e.g. withCircuitBreaker(new Agent(), { breaker }), or only the options for compose().`,
+  /** undici's own message for an abort without a reason. */
+  aborted: 'Request aborted',
   keyWithoutFamily: (name: string) =>
     circuitBreakerMessages.keyMismatch(name, `${SITE} option "key"`, false),
   skipThrew: (name: string, fault: unknown) =>

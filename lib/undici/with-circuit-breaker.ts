@@ -7,6 +7,7 @@ import {
 } from '../core/index.js';
 import { keyFor } from '../circuit-key.js';
 import { BreakerDispatchHandler } from './breaker-dispatch.handler.js';
+import { BreakerLegacyHandler } from './breaker-legacy.handler.js';
 import { originKeyOf } from '../request-origin.js';
 import type { UndiciCircuitBreakerOptions } from './undici-circuit-breaker-options.interface.js';
 import { undiciMessages } from './undici.messages.js';
@@ -14,10 +15,15 @@ import { undiciMessages } from './undici.messages.js';
 const DEFAULT_FAILURE_BODY_LIMIT = 65_536;
 
 /**
- * An undici interceptor that puts every request of a dispatcher through a
- * circuit breaker: `new Agent().compose(withCircuitBreaker({ breaker }))`,
- * then that dispatcher for undici's `request()`, `fetch` (its `dispatcher`
- * option) or `setGlobalDispatcher()` (global `fetch` included).
+ * Puts every request of an undici dispatcher through a circuit breaker, in
+ * one of two forms. `withCircuitBreaker(new Agent(), { breaker })` returns
+ * that dispatcher with the breaker in front of it (the faster form: the
+ * handlers of `fetch` and `request()` reach the dispatcher as they are);
+ * `new Agent().compose(withCircuitBreaker({ breaker }))` is the same as an
+ * interceptor, to compose with others (undici's `compose()` converts each
+ * handler between its two handler APIs). Either is the dispatcher for
+ * undici's `request()`, `fetch` (its `dispatcher` option) or
+ * `setGlobalDispatcher()` (global `fetch` included).
  *
  * A refused request is never dispatched (no connection, nothing sent): the
  * caller gets the breaker's `CallRejectedError` (from `fetch`, as the `cause`
@@ -33,31 +39,85 @@ const DEFAULT_FAILURE_BODY_LIMIT = 65_536;
  */
 export function withCircuitBreaker(
   options: UndiciCircuitBreakerOptions,
-): Dispatcher.DispatcherComposeInterceptor {
+): Dispatcher.DispatcherComposeInterceptor;
+/**
+ * The dispatcher form: `dispatcher` with the breaker in front of it. Its
+ * other methods (`close()`, `destroy()`, `compose()`...) are the
+ * dispatcher's own.
+ */
+export function withCircuitBreaker<D extends Dispatcher>(
+  dispatcher: D,
+  options: UndiciCircuitBreakerOptions,
+): D;
+export function withCircuitBreaker<D extends Dispatcher>(
+  first: UndiciCircuitBreakerOptions | D,
+  second?: UndiciCircuitBreakerOptions,
+): Dispatcher.DispatcherComposeInterceptor | D {
+  if (second === undefined) {
+    const admit = admission(first as UndiciCircuitBreakerOptions);
+    return (dispatch) =>
+      function dispatchThroughBreaker(request, handler) {
+        return admit(request, handler, dispatch, undefined);
+      };
+  }
+  const inner = first as D;
+  if (typeof inner !== 'object' || inner === null || typeof inner.dispatch !== 'function')
+    throw new TypeError(undiciMessages.notADispatcher(inner));
+  const admit = admission(second);
+  const dispatch = inner.dispatch.bind(inner);
+  const dispatchThroughBreaker = (
+    request: Dispatcher.DispatchOptions,
+    handler: Dispatcher.DispatchHandler,
+  ): boolean => admit(request, handler, dispatch, inner);
+  // As undici's own compose() returns: the dispatcher, its dispatch() replaced. Its other methods run on the
+  // dispatcher itself (a getter, close(), events), so its state stays its own; nothing extends undici's classes.
+  return new Proxy(inner, {
+    get: (target, property) =>
+      property === 'dispatch' ? dispatchThroughBreaker : Reflect.get(target, property),
+  });
+}
+
+type Admit = (
+  request: Dispatcher.DispatchOptions,
+  handler: Dispatcher.DispatchHandler,
+  dispatch: Dispatcher.Dispatch,
+  inner: Dispatcher | undefined,
+) => boolean;
+
+/**
+ * How each request is admitted: skipped, refused, or dispatched under a
+ * permit. With the dispatcher at hand (`inner`), a handler of undici's older
+ * API (what `fetch` and `request()` give) gets a handler of that API, handed
+ * to the dispatcher as it expects it.
+ */
+function admission(options: UndiciCircuitBreakerOptions): Admit {
   const { breaker, key, skip, timeoutMs } = options ?? ({} as UndiciCircuitBreakerOptions);
   checkOptions(options);
   const failureBodyLimit = options.failureBodyLimit ?? DEFAULT_FAILURE_BODY_LIMIT;
   const family = breaker.config.perKey !== undefined;
-  const targetOf = (request: Dispatcher.DispatchOptions): Breaker =>
-    family ? breaker.forKey(familyKeyOf(breaker, key, request)) : breaker;
-  return (dispatch) =>
-    function dispatchThroughBreaker(request, handler) {
-      if (skip !== undefined && skips(breaker, skip, request)) return dispatch(request, handler);
-      const target = targetOf(request);
-      let permit: CallPermit;
-      try {
-        // A deadline the breaker refuses (or a timeoutMs that throws) errors the request, unsent.
-        permit = target.acquire(
-          timeoutMs === undefined ? undefined : { timeoutMs: timeoutMs(request) },
-        );
-      } catch (refusal) {
-        return refuse(handler, refusal as Error);
-      }
-      return new BreakerDispatchHandler(permit, handler, target.name, failureBodyLimit).start(
-        dispatch,
+  return (request, handler, dispatch, inner) => {
+    if (skip !== undefined && skips(breaker, skip, request)) return dispatch(request, handler);
+    const target = family ? breaker.forKey(familyKeyOf(breaker, key, request)) : breaker;
+    const legacy = inner !== undefined && typeof handler.onRequestStart !== 'function';
+    let permit: CallPermit;
+    try {
+      // A deadline the breaker refuses (or a timeoutMs that throws) errors the request, unsent.
+      permit = target.acquire(
+        timeoutMs === undefined ? undefined : { timeoutMs: timeoutMs(request) },
+      );
+    } catch (refusal) {
+      return legacy ? refuseLegacy(handler, refusal as Error) : refuse(handler, refusal as Error);
+    }
+    if (legacy)
+      return new BreakerLegacyHandler(permit, handler, target.name, failureBodyLimit).start(
+        inner,
         request,
       );
-    };
+    return new BreakerDispatchHandler(permit, handler, target.name, failureBodyLimit).start(
+      dispatch,
+      request,
+    );
+  };
 }
 
 function checkOptions(options: UndiciCircuitBreakerOptions | undefined): void {
@@ -105,6 +165,13 @@ function skips(
     );
     return false;
   }
+}
+
+/** The refusal, told to a handler of undici's older API as undici tells an error before the request starts. */
+function refuseLegacy(handler: Dispatcher.DispatchHandler, refusal: Error): boolean {
+  if (typeof handler.onError !== 'function') throw refusal;
+  handler.onError(refusal);
+  return false;
 }
 
 /** The refusal, told to the caller's handler as undici tells an error before the request starts. */

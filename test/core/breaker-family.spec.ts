@@ -50,6 +50,37 @@ describe('per-key families', () => {
     expect(family.snapshot().family).toMatchObject({ keys: 3, evicted: 1 });
   });
 
+  it('keeps the order and time of use when one key is used many times in a row', () => {
+    const clock = new ManualClock();
+    const family = new Breaker('recent', { perKey: { maxKeys: 3, idleMs: 1_000 } }, { clock });
+    const a = family.forKey('a');
+    family.forKey('b');
+    family.forKey('a');
+    expect(family.forKey('a')).toBe(a);
+    clock.advance(600);
+    family.forKey('a'); // used again: not idle at 1 100 ms
+    clock.advance(500);
+    family.forKey('c'); // b is idle
+    expect([...family.children()].map((child) => child.key)).toEqual(['a', 'c']);
+    family.forKey('d');
+    family.forKey('d');
+    family.forKey('e'); // evicts a, the least recently used
+    expect([...family.children()].map((child) => child.key)).toEqual(['c', 'd', 'e']);
+    expect(family.snapshot().family).toMatchObject({ keys: 3, evicted: 2 });
+  });
+
+  it('gives a new child to the key used last once its child is evicted', () => {
+    const family = new Breaker('single', { perKey: { maxKeys: 1 } });
+    const x = family.forKey('x');
+    expect(family.forKey('x')).toBe(x);
+    family.forKey('y'); // evicts x
+    const again = family.forKey('x'); // evicts y
+    expect(again).not.toBe(x);
+    expect(family.forKey('x')).toBe(again);
+    expect([...family.children()].map((child) => child.key)).toEqual(['x']);
+    expect(family.snapshot().family).toMatchObject({ keys: 1, evicted: 2 });
+  });
+
   it('shares one overflow child when every held child is failing, so memory stays bounded', async () => {
     const family = new Breaker('full', { perKey: { maxKeys: 2 }, consecutiveFailures: 1 });
     await fail(family.forKey('a'));

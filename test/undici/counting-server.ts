@@ -35,6 +35,11 @@ const ROUTES: Record<string, Route> = {
     res.setHeader(query.get('h')!, query.get('v')!);
     res.end('slow down');
   },
+  '/headers': (_req, res) => {
+    res.setHeader('x-many', ['1', '2']);
+    res.setHeader('X-Mixed-Case', 'Yes');
+    res.end('ok');
+  },
   '/big-fail': (req, res) => {
     const bytes = Number(new URL(req.url!, 'http://x').searchParams.get('bytes'));
     res.statusCode = 500;

@@ -1,5 +1,5 @@
 import { Agent, request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Breaker, InjectedFaultError } from '../../lib/core/index.js';
 import { ManualClock } from '../../lib/testing/manual-clock.js';
 import { withCircuitBreaker } from '../../lib/undici/index.js';
@@ -7,6 +7,10 @@ import { startCountingServer, type CountingServer } from './counting-server.js';
 
 // Injected faults (deps.faultInjection) through the dispatcher: acquire() gives the interceptor a permit whose
 // perform() applies the fault before anything is sent. Before, the request went out and its real answer counted.
+
+/** The two forms: the interceptor for compose(), and the dispatcher wrapping the Agent. */
+const FORMS = ['compose', 'dispatcher'] as const;
+let form: (typeof FORMS)[number] = 'compose';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -23,12 +27,20 @@ function setup(clock = new ManualClock()) {
   const breaker = new Breaker('upstream', { timeoutMs: 2_000 }, { clock, faultInjection: true });
   const agent = new Agent();
   cleanups.push(() => agent.destroy());
-  return { breaker, clock, dispatcher: agent.compose(withCircuitBreaker({ breaker })) };
+  const dispatcher =
+    form === 'compose'
+      ? agent.compose(withCircuitBreaker({ breaker }))
+      : withCircuitBreaker(agent, { breaker });
+  return { breaker, clock, dispatcher };
 }
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-describe('withCircuitBreaker() with an injected fault', () => {
+describe.each(FORMS)('withCircuitBreaker() with an injected fault (%s form)', (each) => {
+  beforeEach(() => {
+    form = each;
+  });
+
   it('fails fetch and request() with the injected error, counts the failure, and sends nothing', async () => {
     const upstream = await server();
     const { breaker, dispatcher } = setup();
@@ -104,6 +116,32 @@ describe('withCircuitBreaker() with an injected fault', () => {
       'CallTimeoutError',
       0,
       1,
+    ]);
+  });
+
+  it("hears the caller's abort during the fault's latency at once, counted as ignored", async () => {
+    const upstream = await server();
+    const { breaker, clock, dispatcher } = setup();
+    breaker.injectFault({ latencyMs: 1_000 });
+    const caller = new AbortController();
+    let heard: unknown = 'nothing yet';
+
+    void request(`${upstream.origin}/ok`, { dispatcher, signal: caller.signal }).then(
+      () => (heard = 'a response'),
+      (error: unknown) => (heard = error),
+    );
+    await tick();
+    const reason = new Error('the caller gave up');
+    caller.abort(reason);
+    await tick();
+    await tick();
+    // Heard on no clock at all: not after the latency (1 s), nor at the deadline (2 s) as a timeout.
+    expect(heard).toBe(reason);
+    clock.advance(2_000);
+    await tick();
+    const { totals } = breaker.snapshot();
+    expect([upstream.total(), totals.ignored, totals.timeouts, totals.failures.total]).toEqual([
+      0, 1, 0, 0,
     ]);
   });
 });

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Agent, interceptors, request, type Dispatcher } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   Breaker,
   CallTimeoutError,
@@ -11,6 +11,10 @@ import {
 import { ManualClock } from '../../lib/testing/manual-clock.js';
 import { withCircuitBreaker, type UndiciCircuitBreakerOptions } from '../../lib/undici/index.js';
 import { startCountingServer, type CountingServer } from './counting-server.js';
+
+/** The two forms: the interceptor for compose(), and the dispatcher wrapping the Agent. */
+const FORMS = ['compose', 'dispatcher'] as const;
+let form: (typeof FORMS)[number] = 'compose';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -35,10 +39,12 @@ function inFlight(breaker: Breaker): number {
 function agentWith(
   options: UndiciCircuitBreakerOptions,
   agentOptions: Agent.Options = {},
-): ReturnType<Agent['compose']> {
+): Dispatcher {
   const agent = new Agent(agentOptions);
   cleanups.push(() => agent.destroy());
-  return agent.compose(withCircuitBreaker(options));
+  return form === 'compose'
+    ? agent.compose(withCircuitBreaker(options))
+    : withCircuitBreaker(agent, options);
 }
 
 /** Dispatches with a handler of the caller's own; resolves with its last word. */
@@ -57,7 +63,11 @@ function dispatchWith(
   });
 }
 
-describe('withCircuitBreaker(): every permit is settled', () => {
+describe.each(FORMS)('withCircuitBreaker(): every permit is settled (%s form)', (each) => {
+  beforeEach(() => {
+    form = each;
+  });
+
   it('a handler that throws at the headers: the call is counted and its permit given back', async () => {
     const upstream = await server();
     const breaker = breakerOf({ timeoutMs: 500 });
@@ -268,7 +278,11 @@ describe('withCircuitBreaker() with what undici composes around it', () => {
   );
 });
 
-describe('withCircuitBreaker() options', () => {
+describe.each(FORMS)('withCircuitBreaker() options (%s form)', (each) => {
+  beforeEach(() => {
+    form = each;
+  });
+
   it('skip: the request bypasses the breaker, even an open one, and is not counted', async () => {
     const upstream = await server();
     const breaker = breakerOf({ timeoutMs: false });

@@ -4,8 +4,9 @@ import {
   getGlobalDispatcher,
   request,
   setGlobalDispatcher,
+  type Dispatcher,
 } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   Breaker,
   CallTimeoutError,
@@ -13,10 +14,18 @@ import {
   type BreakerOptions,
 } from '../../lib/core/index.js';
 import { ManualClock } from '../../lib/testing/manual-clock.js';
-import { withCircuitBreaker, type UndiciCircuitBreakerOptions } from '../../lib/undici/index.js';
+import {
+  withCircuitBreaker,
+  type UndiciCircuitBreakerOptions,
+  type UndiciResponseHead,
+} from '../../lib/undici/index.js';
 import { startCountingServer, type CountingServer } from './counting-server.js';
 import { BREAKER_CHANNEL_NAMES, breakerChannels } from '../../lib/diagnostics/index.js';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+
+/** The two forms: the interceptor for compose(), and the dispatcher wrapping the Agent. */
+const FORMS = ['compose', 'dispatcher'] as const;
+let form: (typeof FORMS)[number] = 'compose';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -36,13 +45,47 @@ function breakerOf(options: BreakerOptions, clock = new ManualClock()): Breaker 
 function agentWith(
   options: UndiciCircuitBreakerOptions,
   agentOptions: Agent.Options = {},
-): ReturnType<Agent['compose']> {
+): Dispatcher {
   const agent = new Agent(agentOptions);
   cleanups.push(() => agent.destroy());
-  return agent.compose(withCircuitBreaker(options));
+  return form === 'compose'
+    ? agent.compose(withCircuitBreaker(options))
+    : withCircuitBreaker(agent, options);
 }
 
-describe('withCircuitBreaker() against a real server', () => {
+describe.each(FORMS)('withCircuitBreaker() against a real server (%s form)', (each) => {
+  beforeEach(() => {
+    form = each;
+  });
+
+  it('gives a classifier of its own the headers as undici parses them', async () => {
+    const upstream = await server();
+    const seen: unknown[] = [];
+    const breaker = breakerOf({
+      timeoutMs: false,
+      classifyResult: (result) => {
+        const { status, statusText, headers } = result as UndiciResponseHead;
+        const { 'x-many': many, 'x-mixed-case': mixed } = { ...headers };
+        seen.push([
+          status,
+          statusText,
+          many,
+          mixed,
+          'date' in headers,
+          Object.keys(headers).length,
+        ]);
+        return 'success';
+      },
+    });
+    const response = await request(`${upstream.origin}/headers`, {
+      dispatcher: agentWith({ breaker }),
+    });
+    await response.body.text();
+    expect(seen).toEqual([
+      [200, 'OK', ['1', '2'], 'Yes', true, Object.keys(response.headers).length],
+    ]);
+  });
+
   it('refuses without opening a connection when the breaker is open, through request()', async () => {
     const upstream = await server();
     const breaker = breakerOf({ consecutiveFailures: 1, timeoutMs: false });
@@ -314,5 +357,39 @@ describe('withCircuitBreaker() against a real server', () => {
     );
     await upstream.whenClosed(1);
     expect(breaker.snapshot().totals.failures.total).toBe(1);
+  });
+});
+
+describe('withCircuitBreaker(agent, options), the dispatcher form', () => {
+  it("is the agent's dispatcher otherwise: compose(), close() and its state are the agent's", async () => {
+    const upstream = await server();
+    const breaker = breakerOf({ timeoutMs: false });
+    const agent = new Agent();
+    const dispatcher = withCircuitBreaker(agent, { breaker });
+    const seen: string[] = [];
+    const composed = dispatcher.compose((dispatch) => (options, handler) => {
+      seen.push(options.path);
+      return dispatch(options, handler);
+    });
+
+    const response = await request(`${upstream.origin}/ok`, { dispatcher: composed });
+    expect([response.statusCode, await response.body.text(), seen]).toEqual([200, 'ok', ['/ok']]);
+    const viaMethod = await dispatcher.request({
+      origin: upstream.origin,
+      path: '/fail',
+      method: 'GET',
+    });
+    expect([viaMethod.statusCode, await viaMethod.body.text()]).toEqual([500, 'down']);
+    expect(breaker.snapshot().totals).toMatchObject({ successes: 1, failures: { total: 1 } });
+
+    await dispatcher.close();
+    expect([agent.closed, dispatcher.closed]).toEqual([true, true]);
+  });
+
+  it('refuses what is not a dispatcher, naming what it got', () => {
+    const breaker = breakerOf({});
+    expect(() => withCircuitBreaker({} as Agent, { breaker })).toThrow(
+      'withCircuitBreaker() takes an undici dispatcher (an Agent, a Pool...) and the options, got an object as the dispatcher. Pass one, e.g. withCircuitBreaker(new Agent(), { breaker }), or only the options for compose().',
+    );
   });
 });

@@ -117,6 +117,12 @@ export interface FamilyOwner {
  */
 export class BreakerFamily<Child extends FamilyChild> implements FamilyTransitions {
   private readonly children = new Map<string, Child>();
+  /**
+   * The key last in `children`'s order (the most recently used) and its
+   * child: a lookup of it again needs neither the map nor a re-insertion.
+   */
+  private recentKey: string | undefined = undefined;
+  private recentChild: Child | undefined = undefined;
   private overflow: Child | undefined;
   private childListeners: ((child: Child) => void)[] | undefined;
   private evictListeners: ((child: Child) => void)[] | undefined;
@@ -169,12 +175,18 @@ export class BreakerFamily<Child extends FamilyChild> implements FamilyTransitio
       key.charCodeAt(0) === MARK_CODE
     )
       key = this.bound(key);
+    // The key used last is last in the map's order already: one comparison, no hashing, no re-insertion.
+    if (key === this.recentKey) {
+      const recent = this.recentChild!;
+      if (this.idleMs !== undefined) recent.lastUsedAt = this.owner.monotonic();
+      return recent;
+    }
     const children = this.children;
     const existing = children.get(key);
     if (existing !== undefined) {
       // Re-insertion keeps the map in least-recently-used order.
       children.delete(key);
-      children.set(key, existing);
+      this.insertLast(key, existing);
       if (this.idleMs !== undefined) existing.lastUsedAt = this.owner.monotonic();
       return existing;
     }
@@ -197,8 +209,15 @@ export class BreakerFamily<Child extends FamilyChild> implements FamilyTransitio
     this.born(child);
     // A time is a boxed number: store it only when idle eviction needs it.
     if (this.idleMs !== undefined) child.lastUsedAt = now;
-    children.set(key, child);
+    this.insertLast(key, child);
     return child;
+  }
+
+  /** Puts `key` last in the order of use (absent from the map), and remembers it as the most recent. */
+  private insertLast(key: string, child: Child): void {
+    this.children.set(key, child);
+    this.recentKey = key;
+    this.recentChild = child;
   }
 
   /**
@@ -375,7 +394,7 @@ export class BreakerFamily<Child extends FamilyChild> implements FamilyTransitio
         return true;
       }
       this.children.delete(key);
-      this.children.set(key, child);
+      this.insertLast(key, child);
     }
     return false;
   }
@@ -416,6 +435,10 @@ export class BreakerFamily<Child extends FamilyChild> implements FamilyTransitio
    */
   private remove(key: string, child: Child): void {
     this.children.delete(key);
+    if (key === this.recentKey) {
+      this.recentKey = undefined;
+      this.recentChild = undefined;
+    }
     const bulkhead = child.busyBulkhead();
     if (bulkhead !== undefined) (this.retained ??= new Map()).set(key, bulkhead);
     this.evicted++;

@@ -14,6 +14,6 @@ export const WAREHOUSE_DISPATCHER = Symbol('WAREHOUSE_DISPATCHER');
 export const warehouseDispatcher: FactoryProvider<Dispatcher> = {
   provide: WAREHOUSE_DISPATCHER,
   useFactory: (registry: CircuitBreakerRegistry) =>
-    new Agent().compose(withCircuitBreaker({ breaker: registry.get('inventory') })),
+    withCircuitBreaker(new Agent(), { breaker: registry.get('inventory') }),
   inject: [CircuitBreakerRegistry],
 };
