@@ -1,4 +1,4 @@
-import { status, type Client } from '@grpc/grpc-js';
+import { Metadata, status, type Client, type ServiceError } from '@grpc/grpc-js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Breaker } from '../../lib/index.js';
 import { withCircuitBreaker } from '../../lib/grpc/index.js';
@@ -13,6 +13,25 @@ type CatalogClient = Client & Record<string, Function>;
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const MESSAGES = [{ n: 1 }, { n: 2 }, { n: 3 }];
+
+/**
+ * A client stream written as a caller that minds back-pressure does: each write's callback, the end's, `finish`,
+ * and the answer, in the order they came. Resolves once the answer has come and the ticks after it have run.
+ */
+function writeAndWatch(client: CatalogClient): { events: string[]; answered: Promise<void> } {
+  const events: string[] = [];
+  const answered = new Promise<void>((resolve) => {
+    const call = client.tally!(new Metadata(), {}, (error: ServiceError | null) => {
+      events.push(`answer ${error?.code ?? 'ok'}`);
+      resolve();
+    });
+    call.on('finish', () => events.push('finish'));
+    call.write({ n: 1 }, () => events.push('write 1'));
+    call.write({ n: 2 }, () => events.push('write 2'));
+    call.end(() => events.push('end'));
+  }).then(tick);
+  return { events, answered };
+}
 
 describe('withCircuitBreaker() on client-streaming and bidirectional grpc-js calls', () => {
   let upstream: CatalogUpstream;
@@ -130,5 +149,30 @@ describe('withCircuitBreaker() on client-streaming and bidirectional grpc-js cal
     expect(error!.code).toBe(status.DEADLINE_EXCEEDED);
     expect([upstream.received, upstream.messages]).toEqual([['/shop.Catalog/Price'], []]);
     expect(breaker.snapshot().totals).toMatchObject({ timeouts: 1, successes: 1 });
+  });
+
+  it("completes the caller's writes and end of a stream it refuses, as grpc-js does those of a failed call", async () => {
+    breaker.force('open', { reason: 'maintenance' });
+
+    const { events, answered } = writeAndWatch(client);
+    await answered;
+
+    expect(events).toEqual(['answer 14', 'write 1', 'write 2', 'end', 'finish']);
+    expect(upstream.messages).toEqual([]);
+  });
+
+  it('completes the writes held during a latency when the call ends without being made', async () => {
+    breaker.injectFault({ latencyMs: 5_000, rate: 0.5 });
+
+    const { events, answered } = writeAndWatch(client);
+    await tick();
+    expect(await unary(client, 'price')).toEqual({ value: { ok: true } });
+    expect(events).toEqual([]);
+    clock.advance(2_000);
+    await answered;
+
+    // The stream sends its next message once the last is written: only the first was held.
+    expect(events).toEqual(['write 1', 'answer 4', 'write 2', 'end', 'finish']);
+    expect([upstream.received, upstream.messages]).toEqual([['/shop.Catalog/Price'], []]);
   });
 });
