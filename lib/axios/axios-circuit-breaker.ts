@@ -143,42 +143,22 @@ function protectAdapter(inner: AxiosAdapter, wiring: Wiring): AxiosAdapter {
     const timeoutMs = wiring.timeoutMs?.(config);
     const caller = callerSignalOf(config);
     const slot = new SignalSlot(config);
-    if (!light) {
-      const call = (context: CallContext): Promise<AxiosResponse> =>
-        send(inner, slot, context.signal);
-      const result =
-        caller !== undefined
-          ? breaker.execute(call, { signal: caller.signal, timeoutMs })
-          : timeoutMs === undefined
-            ? breaker.execute(call)
-            : breaker.execute(call, { timeoutMs });
-      return result.then(
-        (response) => {
-          caller?.dispose();
-          slot.restore();
-          return response;
-        },
-        (error: unknown) => {
-          caller?.dispose();
-          slot.restore();
-          throw error;
-        },
-      );
-    }
-    const signal = new RequestSignal();
+    // axios' own adapters get a RequestSignal; any other, the call's own AbortSignal.
+    const signal = light ? new RequestSignal() : undefined;
     const call = (context: CallContext): Promise<AxiosResponse> =>
-      // A call that nothing can abort has its signal as a plain field (undefined); one that can makes an
-      // AbortController when its signal is read, which the request's own signal makes unnecessary.
-      Object.hasOwn(context, 'signal') && context.signal === undefined
-        ? inner(config)
-        : send(inner, slot, signal);
+      signal === undefined
+        ? send(inner, slot, context.signal)
+        : // A call that nothing can abort has its signal as a plain field (undefined); one that can makes an
+          // AbortController when its signal is read, which the request's own signal makes unnecessary.
+          Object.hasOwn(context, 'signal') && context.signal === undefined
+          ? inner(config)
+          : send(inner, slot, signal);
     const result =
       caller !== undefined
         ? breaker.execute(call, { signal: caller.signal, timeoutMs })
         : timeoutMs === undefined
           ? breaker.execute(call)
           : breaker.execute(call, { timeoutMs });
-    // Whatever ended the call before the request did (its deadline, the caller, an abandoned probe) aborts it.
     return result.then(
       (response) => {
         caller?.dispose();
@@ -188,7 +168,8 @@ function protectAdapter(inner: AxiosAdapter, wiring: Wiring): AxiosAdapter {
       (error: unknown) => {
         caller?.dispose();
         slot.restore();
-        signal.abort(error);
+        // Whatever ended the call before the request did (its deadline, the caller, an abandoned probe) aborts it.
+        signal?.abort(error);
         throw error;
       },
     );
