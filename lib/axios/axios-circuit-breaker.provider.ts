@@ -5,6 +5,8 @@ import type {
   AxiosTarget,
 } from './axios-circuit-breaker-options.interface.js';
 import { withCircuitBreaker } from './axios-circuit-breaker.js';
+import { isDefaultAxiosInstance } from './axios-default-instance.js';
+import { axiosMessages } from './axios.messages.js';
 
 /**
  * A provider that puts the registry's breaker `breakerName` in front of every
@@ -14,7 +16,9 @@ import { withCircuitBreaker } from './axios-circuit-breaker.js';
  * module is destroyed:
  * `providers: [provideAxiosCircuitBreaker(HttpService, 'upstream')]`.
  * The client is passed by the caller, so this entry point never loads
- * @nestjs/axios itself.
+ * @nestjs/axios itself. A client that is axios' process-wide default
+ * instance (plain `HttpModule`, without `register()`) is refused at start-up:
+ * its breaker would be in front of every axios call of the process.
  *
  * @publicApi
  */
@@ -27,6 +31,8 @@ export function provideAxiosCircuitBreaker(
     provide: Symbol(`nestjs-circuit-breaker.axios:${breakerName}`),
     inject: [client, CircuitBreakerRegistry],
     useFactory: (target: AxiosTarget, registry: CircuitBreakerRegistry) => {
+      if (isDefaultAxiosInstance(target))
+        throw new TypeError(axiosMessages.defaultInstance(breakerName));
       const unwrap = withCircuitBreaker(target, { ...options, breaker: registry.get(breakerName) });
       return { onModuleDestroy: unwrap };
     },

@@ -142,37 +142,34 @@ function protectAdapter(inner: AxiosAdapter, wiring: Wiring): AxiosAdapter {
     const breaker = wiring.breakerOf(config);
     const timeoutMs = wiring.timeoutMs?.(config);
     const caller = callerSignalOf(config);
-    if (!light) {
-      const call = (context: CallContext): Promise<AxiosResponse> =>
-        send(inner, config, context.signal);
-      if (caller === undefined)
-        return timeoutMs === undefined
-          ? breaker.execute(call)
-          : breaker.execute(call, { timeoutMs });
-      return breaker.execute(call, { signal: caller.signal, timeoutMs }).finally(caller.dispose);
-    }
-    const signal = new RequestSignal();
+    const slot = new SignalSlot(config);
+    // axios' own adapters get a RequestSignal; any other, the call's own AbortSignal.
+    const signal = light ? new RequestSignal() : undefined;
     const call = (context: CallContext): Promise<AxiosResponse> =>
-      // A call that nothing can abort has its signal as a plain field (undefined); one that can makes an
-      // AbortController when its signal is read, which the request's own signal makes unnecessary.
-      Object.hasOwn(context, 'signal') && context.signal === undefined
-        ? inner(config)
-        : send(inner, config, signal);
+      signal === undefined
+        ? send(inner, slot, context.signal)
+        : // A call that nothing can abort has its signal as a plain field (undefined); one that can makes an
+          // AbortController when its signal is read, which the request's own signal makes unnecessary.
+          Object.hasOwn(context, 'signal') && context.signal === undefined
+          ? inner(config)
+          : send(inner, slot, signal);
     const result =
       caller !== undefined
         ? breaker.execute(call, { signal: caller.signal, timeoutMs })
         : timeoutMs === undefined
           ? breaker.execute(call)
           : breaker.execute(call, { timeoutMs });
-    // Whatever ended the call before the request did (its deadline, the caller, an abandoned probe) aborts it.
     return result.then(
       (response) => {
         caller?.dispose();
+        slot.restore();
         return response;
       },
       (error: unknown) => {
         caller?.dispose();
-        signal.abort(error);
+        slot.restore();
+        // Whatever ended the call before the request did (its deadline, the caller, an abandoned probe) aborts it.
+        signal?.abort(error);
         throw error;
       },
     );
@@ -182,19 +179,84 @@ function protectAdapter(inner: AxiosAdapter, wiring: Wiring): AxiosAdapter {
 }
 
 /**
+ * Where a request's signal goes: the config axios hands an adapter is its own
+ * copy for this request (merged from the instance's defaults and the caller's
+ * config, then flattened), so the call's signal is set on it while the
+ * request runs, and the caller's own (or none) put back before the response
+ * or its error is seen, by axios too (which reads `config.signal` again when
+ * the adapter settles): a retry that sends `error.config` again must not
+ * inherit a signal that has already aborted. Setting one field costs a
+ * fraction of copying the config, which has some thirty of them.
+ */
+class SignalSlot {
+  private readonly own: boolean;
+  private readonly callers: InternalAxiosRequestConfig['signal'];
+
+  constructor(readonly config: InternalAxiosRequestConfig) {
+    this.own = Object.hasOwn(config, 'signal');
+    this.callers = config.signal;
+  }
+
+  /** Whether the config can take a signal (an adapter called with a frozen one gets a copy). */
+  get writable(): boolean {
+    return Object.isExtensible(this.config);
+  }
+
+  set(signal: AbortSignal | RequestSignal): void {
+    this.config.signal = signal as AbortSignal;
+  }
+
+  /** Puts the caller's signal back, once the request or the call has ended (whichever is first). */
+  restore(): void {
+    const config = this.config;
+    if (config.signal === this.callers) return;
+    if (this.own) config.signal = this.callers;
+    else delete config.signal;
+  }
+}
+
+/**
  * Sends the request with `signal`: the call's own (aborted at the breaker's
  * deadline and when the caller cancels), or a `RequestSignal` the adapter
- * aborts then. The caller's config stays as it was, and is the one the
- * response and its errors carry: a retry that sends `error.config` again must
- * not inherit a signal that has already aborted.
+ * aborts then, set on the config for as long as the request runs.
  */
 function send(
   inner: AxiosAdapter,
-  config: InternalAxiosRequestConfig,
+  slot: SignalSlot,
   signal: AbortSignal | RequestSignal | undefined,
 ): Promise<AxiosResponse> {
-  if (signal === undefined) return inner(config);
-  const sent = withSignal(config, signal as AbortSignal);
+  if (signal === undefined) return inner(slot.config);
+  if (!slot.writable) return sendCopy(inner, slot.config, signal as AbortSignal);
+  const light = signal instanceof RequestSignal ? signal : undefined;
+  slot.set(signal);
+  let sent: Promise<AxiosResponse>;
+  try {
+    sent = inner(slot.config);
+  } catch (error) {
+    slot.restore();
+    throw error;
+  }
+  return sent.then(
+    (response) => {
+      if (light !== undefined) light.settled = true;
+      slot.restore();
+      return response;
+    },
+    (error: unknown) => {
+      if (light !== undefined) light.settled = true;
+      slot.restore();
+      throw error;
+    },
+  );
+}
+
+/** `send()` for a config that cannot take the signal: a copy with it, replaced by `config` in what comes back. */
+function sendCopy(
+  inner: AxiosAdapter,
+  config: InternalAxiosRequestConfig,
+  signal: AbortSignal,
+): Promise<AxiosResponse> {
+  const sent = withSignal(config, signal);
   const light = signal instanceof RequestSignal ? signal : undefined;
   return inner(sent).then(
     (response) => {
@@ -217,7 +279,7 @@ function send(
 /**
  * A copy of `config` with `signal`. Copied key by key: the config axios hands
  * its adapter is a dictionary-mode object, which object spread copies about
- * four times slower, and this runs on every request.
+ * four times slower.
  */
 function withSignal(
   config: InternalAxiosRequestConfig,

@@ -35,6 +35,11 @@ const KEY_SITE = 'withCircuitBreaker()';
 
 type Listener = Partial<InterceptingListener>;
 
+/** What grpc-js passes with a message: its `callback` tells the caller's stream the write is done. */
+interface MessageContext {
+  callback?: (error?: Error | null) => void;
+}
+
 /**
  * One gRPC call under a breaker, the innermost call of its interceptor: at
  * `start` it asks the breaker, and either makes the real call (through
@@ -55,6 +60,8 @@ export class GrpcBreakerCall implements InterceptingCallInterface {
   private listener: Listener | undefined;
   /** During a fault's latency: what the caller sent, for the call once it is made. */
   private waiting: ((inner: InterceptingCallInterface) => void)[] | undefined;
+  /** The contexts of the messages `waiting` holds: their write callbacks, for a call never made. */
+  private held: MessageContext[] | undefined;
   /** Whether the caller has been answered without the call being made. */
   private ended = false;
 
@@ -100,7 +107,7 @@ export class GrpcBreakerCall implements InterceptingCallInterface {
       if (!made) return this.endUnmade(error);
       // grpc-js could not start the call after the latency (counted by makeCall()): nobody to throw to.
       this.ended = true;
-      this.waiting = undefined;
+      this.dropWaiting();
       const details = grpcMessages.startFailed(target.name, error);
       answer(listener, { code: Status.INTERNAL, details, metadata: new Metadata() });
     });
@@ -113,7 +120,7 @@ export class GrpcBreakerCall implements InterceptingCallInterface {
       if (this.waiting === undefined || this.ended) return;
       // During a fault's latency: the call is never made, and the caller hears its own status.
       this.ended = true;
-      this.waiting = undefined;
+      this.dropWaiting();
       this.permit!.release();
       return answer(this.listener!, this.cancelled);
     }
@@ -126,8 +133,8 @@ export class GrpcBreakerCall implements InterceptingCallInterface {
     return this.inner?.getPeer() ?? '';
   }
 
-  sendMessageWithContext(context: object, message: unknown): void {
-    this.send((inner) => inner.sendMessageWithContext(context, message));
+  sendMessageWithContext(context: MessageContext, message: unknown): void {
+    this.send((inner) => inner.sendMessageWithContext(context, message), context);
   }
 
   sendMessage(message: unknown): void {
@@ -146,10 +153,27 @@ export class GrpcBreakerCall implements InterceptingCallInterface {
     return this.inner?.getAuthContext() ?? null;
   }
 
-  /** Hands `step` to the call, or keeps it, in order, while a fault's latency delays the call. */
-  private send(step: (inner: InterceptingCallInterface) => void): void {
-    if (this.waiting !== undefined) this.waiting.push(step);
-    else if (this.inner !== undefined) step(this.inner);
+  /**
+   * Hands `step` to the call, or keeps it, in order, while a fault's latency
+   * delays the call. A message for a call that is never made (refused,
+   * ended during the latency) is done at once: grpc-js completes the writes
+   * of a call that failed too, and a caller's stream waits for each write's
+   * callback before the next one, its end and its `finish`.
+   */
+  private send(step: (inner: InterceptingCallInterface) => void, context?: MessageContext): void {
+    if (this.waiting !== undefined) {
+      this.waiting.push(step);
+      if (context !== undefined) (this.held ??= []).push(context);
+    } else if (this.inner !== undefined) step(this.inner);
+    else if (context !== undefined) written([context]);
+  }
+
+  /** Forgets what the caller sent during a latency, for a call that is never made: its writes are done. */
+  private dropWaiting(): void {
+    this.waiting = undefined;
+    const held = this.held;
+    this.held = undefined;
+    if (held !== undefined) written(held);
   }
 
   /** The real call, with `permit` settled by its status; then what the caller sent during a latency. */
@@ -181,6 +205,7 @@ export class GrpcBreakerCall implements InterceptingCallInterface {
     }
     const waiting = this.waiting;
     this.waiting = undefined;
+    this.held = undefined;
     for (const step of waiting ?? []) step(this.inner);
   }
 
@@ -191,7 +216,7 @@ export class GrpcBreakerCall implements InterceptingCallInterface {
    * answered with the status a real failure of its kind has (`injectedStatus`).
    */
   private endUnmade(error: unknown): void {
-    this.waiting = undefined;
+    this.dropWaiting();
     if (this.ended) return;
     this.ended = true;
     const permit = this.permit!;
@@ -343,6 +368,13 @@ function injectedStatus(error: unknown): StatusObject {
  */
 function answer(listener: Listener, status: StatusObject): void {
   process.nextTick(() => listener.onReceiveStatus?.(status));
+}
+
+/** Tells the caller's stream that these writes are done, on the next tick, as grpc-js does. */
+function written(contexts: MessageContext[]): void {
+  process.nextTick(() => {
+    for (const context of contexts) context.callback?.();
+  });
 }
 
 function reasonText(reason: unknown): string {

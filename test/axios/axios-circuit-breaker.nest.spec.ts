@@ -2,7 +2,7 @@ import { Agent } from 'node:http';
 import { HttpModule, HttpService } from '@nestjs/axios';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { AxiosError } from 'axios';
+import axios, { AxiosError } from 'axios';
 import { firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { provideAxiosCircuitBreaker, withCircuitBreaker } from '../../lib/axios/index.js';
@@ -129,6 +129,44 @@ describe('provideAxiosCircuitBreaker(HttpService, name) in a Nest application', 
       [a.url, 'open'],
       [b.url, 'closed'],
     ]);
+  });
+
+  it("refuses axios' default instance at start-up (plain HttpModule, or axios under a token)", async () => {
+    const defaultInstanceOf = (name: string) =>
+      `provideAxiosCircuitBreaker(client, "${name}"): client is axios' process-wide default instance (plain HttpModule, without register(), gives it to HttpService), so circuit breaker "${name}" would be in front of every axios call of the process. Import HttpModule.register({...}) (or registerAsync()) in this module, so that its HttpService has an instance of its own; to protect every axios call of the process on purpose, call withCircuitBreaker(axios, { breaker }) yourself.`;
+    const interceptors = () =>
+      (axios.interceptors.request as unknown as { handlers: unknown[] }).handlers.filter(
+        (handler) => handler !== null,
+      ).length;
+    const before = interceptors();
+    const breakers = { upstream: { consecutiveFailures: 1 } };
+
+    const plain = Test.createTestingModule({
+      imports: [HttpModule, CircuitBreakerModule.forRoot({ breakers })],
+      providers: [provideAxiosCircuitBreaker(HttpService, 'upstream')],
+    }).compile();
+    await expect(plain).rejects.toThrow(new TypeError(defaultInstanceOf('upstream')));
+    const token = Test.createTestingModule({
+      imports: [CircuitBreakerModule.forRoot({ breakers })],
+      providers: [
+        { provide: 'AXIOS', useValue: axios },
+        provideAxiosCircuitBreaker('AXIOS', 'upstream'),
+      ],
+    }).compile();
+    await expect(token).rejects.toThrow(new TypeError(defaultInstanceOf('upstream')));
+
+    // Nothing was wired: the default instance has the interceptors it had, and takes a breaker directly.
+    expect(interceptors()).toBe(before);
+    const app = await Test.createTestingModule({
+      imports: [HttpModule, CircuitBreakerModule.forRoot({ breakers })],
+    }).compile();
+    cleanups.push(() => app.close());
+    const unwrap = withCircuitBreaker(app.get(HttpService), {
+      breaker: app.get(CircuitBreakerRegistry).get('upstream'),
+    });
+    expect(interceptors()).toBe(before + 1);
+    unwrap();
+    expect(interceptors()).toBe(before);
   });
 
   it('takes the breaker away when the application closes', async () => {

@@ -423,6 +423,44 @@ describe('withCircuitBreaker(axios instance)', () => {
     expect(breaker.snapshot().totals.failures.server).toBe(2);
   });
 
+  it("hands back the caller's own signal on response.config and error.config, whatever ended the call", async () => {
+    const server = await upstream();
+    const clock = new ManualClock();
+    const breaker = breakerOf({ consecutiveFailures: 5, timeoutMs: 100 }, clock);
+    const seen: unknown[] = [];
+    const hang = new Promise<never>(() => undefined);
+    const instance = axios.create({
+      baseURL: server.url,
+      httpAgent: new Agent({ keepAlive: false }),
+      adapter: [
+        (config) => {
+          seen.push(config.signal);
+          return config.url === '/hang' ? hang : axios.getAdapter('http')(config);
+        },
+      ],
+    });
+    withCircuitBreaker(instance, { breaker });
+    const own = new AbortController().signal;
+
+    const ok = await instance.get('/ok', { signal: own });
+    const failed = (await rejectionOf(instance.get('/fail', { signal: own }))) as AxiosError;
+    const bare = (await rejectionOf(instance.get('/fail'))) as AxiosError;
+    const hung = rejectionOf(instance.get('/hang', { signal: own }));
+    clock.advance(100);
+    const timedOut = await hung;
+
+    expect(seen).toHaveLength(4);
+    expect(seen.every((signal) => signal instanceof AbortSignal && signal !== own)).toBe(true);
+    expect([ok.config.signal, failed.config?.signal, failed.response?.config.signal]).toEqual([
+      own,
+      own,
+      own,
+    ]);
+    expect(bare.config !== undefined && 'signal' in bare.config).toBe(false);
+    expect(timedOut).toBeInstanceOf(CallTimeoutError);
+    expect(breaker.snapshot().totals).toMatchObject({ successes: 1, timeouts: 1 });
+  });
+
   it('the function it returns takes the breaker away', async () => {
     const server = await upstream();
     const http = client(server.url);

@@ -7,6 +7,8 @@ import {
   status,
   type Client,
   type ClientOptions,
+  type ServerDuplexStream,
+  type ServerReadableStream,
   type ServerUnaryCall,
   type ServerWritableStream,
   type ServiceDefinition,
@@ -21,10 +23,10 @@ const json = {
   deserialize: (bytes: Buffer): unknown => JSON.parse(bytes.toString('utf8')),
 };
 
-function method(path: string, responseStream: boolean) {
+function method(path: string, responseStream: boolean, requestStream = false) {
   return {
     path,
-    requestStream: false,
+    requestStream,
     responseStream,
     requestSerialize: json.serialize,
     requestDeserialize: json.deserialize,
@@ -33,11 +35,18 @@ function method(path: string, responseStream: boolean) {
   };
 }
 
-/** `shop.Catalog`: a unary `Lookup` and `Price`, and a server-streaming `Watch`. */
+/**
+ * `shop.Catalog`: a unary `Lookup` and `Price`, a server-streaming `Watch`, a
+ * client-streaming `Tally` (answers the messages it read, once the client
+ * ends) and a bidirectional `Echo` (answers each message as it comes, ends
+ * when the client does).
+ */
 export const catalogService: ServiceDefinition = {
   lookup: method('/shop.Catalog/Lookup', false),
   price: method('/shop.Catalog/Price', false),
   watch: method('/shop.Catalog/Watch', true),
+  tally: method('/shop.Catalog/Tally', false, true),
+  echo: method('/shop.Catalog/Echo', true, true),
 };
 
 /** What the server answers a unary call with: a value, or a status with trailing metadata. */
@@ -50,6 +59,8 @@ export type Answer =
 export class CatalogUpstream {
   readonly received: string[] = [];
   readonly cancelled: string[] = [];
+  /** The messages the client-streaming and bidirectional calls read, in the order they arrived. */
+  readonly messages: unknown[] = [];
   answer: Answer = { value: { ok: true } };
   /** Per method path, instead of `answer`. */
   readonly answers: Record<string, Answer> = {};
@@ -66,6 +77,9 @@ export class CatalogUpstream {
       price: (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) =>
         this.unary('/shop.Catalog/Price', call, callback),
       watch: (call: ServerWritableStream<unknown, unknown>) => this.watch(call),
+      tally: (call: ServerReadableStream<unknown, unknown>, callback: sendUnaryData<unknown>) =>
+        this.tally(call, callback),
+      echo: (call: ServerDuplexStream<unknown, unknown>) => this.echo(call),
     });
     this.port = await new Promise<number>((resolve, reject) =>
       this.server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, port) =>
@@ -127,6 +141,32 @@ export class CatalogUpstream {
     if ('value' in end) call.end();
     else call.emit('error', statusOf(end));
   }
+
+  private tally(
+    call: ServerReadableStream<unknown, unknown>,
+    callback: sendUnaryData<unknown>,
+  ): void {
+    const path = '/shop.Catalog/Tally';
+    this.note(this.received, path);
+    call.on('cancelled', () => this.note(this.cancelled, path));
+    const read: unknown[] = [];
+    call.on('data', (message: unknown) => {
+      read.push(message);
+      this.messages.push(message);
+    });
+    call.on('end', () => callback(null, { read }));
+  }
+
+  private echo(call: ServerDuplexStream<unknown, unknown>): void {
+    const path = '/shop.Catalog/Echo';
+    this.note(this.received, path);
+    call.on('cancelled', () => this.note(this.cancelled, path));
+    call.on('data', (message: unknown) => {
+      this.messages.push(message);
+      call.write({ echo: message });
+    });
+    call.on('end', () => call.end());
+  }
 }
 
 function statusOf(answer: { code: status; details?: string; trailers?: Record<string, string> }) {
@@ -182,5 +222,40 @@ export function readStream(
     });
     call.on('error', (e: ServiceError) => (error = e));
     call.on('status', (s: StatusObject) => resolve({ messages, status: s, error }));
+  });
+}
+
+/** A client-streaming `Tally`: writes `messages`, ends, and resolves with its answer or error. Never rejects. */
+export function tally(
+  client: Client & Record<string, Function>,
+  messages: unknown[],
+  options: object = {},
+): Promise<{ value?: unknown; error?: ServiceError }> {
+  return new Promise((resolve) => {
+    const call = client.tally!(
+      new Metadata(),
+      options,
+      (error: ServiceError | null, value: unknown) => resolve(error ? { error } : { value }),
+    );
+    for (const message of messages) call.write(message);
+    call.end();
+  });
+}
+
+/** A bidirectional `Echo`: writes `messages`, ends, and reads to the end. Never rejects. */
+export function echo(
+  client: Client & Record<string, Function>,
+  messages: unknown[],
+  options: object = {},
+): Promise<{ messages: unknown[]; status: StatusObject; error?: ServiceError }> {
+  return new Promise((resolve) => {
+    const read: unknown[] = [];
+    let error: ServiceError | undefined;
+    const call = client.echo!(new Metadata(), options);
+    call.on('data', (message: unknown) => read.push(message));
+    call.on('error', (e: ServiceError) => (error = e));
+    call.on('status', (s: StatusObject) => resolve({ messages: read, status: s, error }));
+    for (const message of messages) call.write(message);
+    call.end();
   });
 }
