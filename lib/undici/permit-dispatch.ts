@@ -22,7 +22,7 @@ export interface PermitDispatch {
   release(): void;
 }
 
-/** Dispatches one request through its permit; the breaker's deadline runs from here. */
+/** Dispatches one request through its permit; the breaker's deadline runs from here. @internal */
 export function dispatchThroughPermit(call: PermitDispatch, dispatch: () => boolean): boolean {
   const permit = call.permit;
   // The breaker's deadline, on its one timer, told synchronously (the operator's way): track() would cost
