@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-// docs/testing.md, "Test a `nest new` app with Vitest", as a user follows it: the package is
+// docs/testing-nest-new.md, "Test a `nest new` app with Vitest", as a user follows it: the package is
 // built and packed as npm publishes it, installed offline into a copy of the CommonJS application
 // `nest new` writes (test/fixtures/nest-new-app/, from @nestjs/schematics 12's `ts` template), the
 // page's blocks are written into it as they are on the page, and the application's own
@@ -22,7 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const fixture = join(repo, 'test', 'fixtures', 'nest-new-app');
-const page = readFileSync(join(repo, 'docs', 'testing.md'), 'utf8');
+const page = readFileSync(join(repo, 'docs', 'testing-nest-new.md'), 'utf8');
 
 /** What `npm install` would put in the application's node_modules, taken from this repository's. */
 const INSTALLED = [
@@ -44,9 +44,9 @@ const INSTALLED = [
 function recipeBlock(name: string): string {
   const marker = `<!-- recipe:${name} -->`;
   const at = page.indexOf(marker);
-  if (at < 0) throw new Error(`docs/testing.md has no ${marker}`);
+  if (at < 0) throw new Error(`docs/testing-nest-new.md has no ${marker}`);
   const block = /```\w*\n([\s\S]*?)\n```/.exec(page.slice(at + marker.length));
-  if (!block) throw new Error(`docs/testing.md has no code block after ${marker}`);
+  if (!block) throw new Error(`docs/testing-nest-new.md has no code block after ${marker}`);
   return `${block[1]}\n`;
 }
 
@@ -152,7 +152,7 @@ function runTests(app: string, script: string): Set<string> {
   return new Set(tests);
 }
 
-describe('docs/testing.md: the recipe for a nest new app, in a CommonJS application', () => {
+describe('docs/testing-nest-new.md: the recipe for a nest new app, in a CommonJS application', () => {
   let work: string;
   let app: string;
 
