@@ -1,5 +1,6 @@
 import {
   Agent,
+  RetryAgent,
   fetch as undiciFetch,
   getGlobalDispatcher,
   request,
@@ -73,6 +74,10 @@ describe.each(FORMS)('withCircuitBreaker() against a real server (%s form)', (ea
           mixed,
           'date' in headers,
           Object.keys(headers).length,
+          // A plain object, as undici's own: its methods, a copy and a clone work as on any object.
+          Object.getPrototypeOf(headers) === Object.prototype,
+          Object.prototype.hasOwnProperty.call(headers, 'x-many') && headers.hasOwnProperty('date'),
+          structuredClone(headers)['x-mixed-case'],
         ]);
         return 'success';
       },
@@ -82,7 +87,7 @@ describe.each(FORMS)('withCircuitBreaker() against a real server (%s form)', (ea
     });
     await response.body.text();
     expect(seen).toEqual([
-      [200, 'OK', ['1', '2'], 'Yes', true, Object.keys(response.headers).length],
+      [200, 'OK', ['1', '2'], 'Yes', true, Object.keys(response.headers).length, true, true, 'Yes'],
     ]);
   });
 
@@ -384,6 +389,24 @@ describe('withCircuitBreaker(agent, options), the dispatcher form', () => {
 
     await dispatcher.close();
     expect([agent.closed, dispatcher.closed]).toEqual([true, true]);
+  });
+
+  it('closes a dispatcher with private fields (a RetryAgent), and its requests still pass the breaker', async () => {
+    const upstream = await server();
+    const breaker = breakerOf({ timeoutMs: false });
+    const retrying = new RetryAgent(new Agent(), { maxRetries: 0 });
+    const dispatcher = withCircuitBreaker(retrying, { breaker });
+    const response = await request(`${upstream.origin}/ok`, { dispatcher });
+    const viaMethod = await dispatcher.request({
+      origin: upstream.origin,
+      path: '/ok',
+      method: 'GET',
+    });
+    expect([await response.body.text(), await viaMethod.body.text()]).toEqual(['ok', 'ok']);
+    expect(breaker.snapshot().totals.successes).toBe(2);
+    // Run on the proxy, RetryAgent's close() read its #agent from the wrong object and threw.
+    await dispatcher.close();
+    expect(dispatcher.close).toBe(dispatcher.close);
   });
 
   it('refuses what is not a dispatcher, naming what it got', () => {
