@@ -69,13 +69,33 @@ export function withCircuitBreaker<D extends Dispatcher>(
     request: Dispatcher.DispatchOptions,
     handler: Dispatcher.DispatchHandler,
   ): boolean => admit(request, handler, dispatch, inner);
-  // As undici's own compose() returns: the dispatcher, its dispatch() replaced. Its other methods run on the
-  // dispatcher itself (a getter, close(), events), so its state stays its own; nothing extends undici's classes.
+  // As undici's own compose() returns, the dispatcher with its dispatch() replaced; nothing extends undici's
+  // classes. Its getters and most methods run on the dispatcher itself (close() of a dispatcher with #private
+  // fields, a RetryAgent, throws on any other `this`); those that send through `this.dispatch` run on the proxy.
+  // Bound once per method, so that a method read twice is the same function (an event listener's removal).
+  const bound = new WeakMap<(...args: unknown[]) => unknown, unknown>();
   return new Proxy(inner, {
-    get: (target, property) =>
-      property === 'dispatch' ? dispatchThroughBreaker : Reflect.get(target, property),
+    get: (target, property) => {
+      if (property === 'dispatch') return dispatchThroughBreaker;
+      const value: unknown = Reflect.get(target, property);
+      if (typeof value !== 'function' || THROUGH_DISPATCH.has(property)) return value;
+      let own = bound.get(value as (...args: unknown[]) => unknown);
+      if (own === undefined)
+        bound.set(value as (...args: unknown[]) => unknown, (own = value.bind(target)));
+      return own;
+    },
   });
 }
+
+/** undici's methods that send through `this.dispatch()`: on the proxy, so that they go through the breaker. */
+const THROUGH_DISPATCH: ReadonlySet<PropertyKey> = new Set([
+  'request',
+  'stream',
+  'pipeline',
+  'connect',
+  'upgrade',
+  'compose',
+]);
 
 type Admit = (
   request: Dispatcher.DispatchOptions,
