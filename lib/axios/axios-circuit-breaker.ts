@@ -179,7 +179,8 @@ function protectAdapter(inner: AxiosAdapter, wiring: Wiring): AxiosAdapter {
 }
 
 /**
- * Where a request's signal goes: the config axios hands an adapter is its own
+ * Where a request's signal goes, for axios' own adapters (any other gets a
+ * copy of the config): the config axios hands an adapter is its own
  * copy for this request (merged from the instance's defaults and the caller's
  * config, then flattened), so the call's signal is set on it while the
  * request runs, and the caller's own (or none) put back before the response
@@ -226,8 +227,12 @@ function send(
   signal: AbortSignal | RequestSignal | undefined,
 ): Promise<AxiosResponse> {
   if (signal === undefined) return inner(slot.config);
-  if (!slot.writable) return sendCopy(inner, slot.config, signal as AbortSignal);
-  const light = signal instanceof RequestSignal ? signal : undefined;
+  // Only axios' own adapters (a RequestSignal) read the signal before their first await: once a call
+  // ended first, the caller's signal goes back on the config while the adapter may still run. Any
+  // other adapter gets a copy with the call's signal, which no restore can reach.
+  if (!(signal instanceof RequestSignal) || !slot.writable)
+    return sendCopy(inner, slot.config, signal as AbortSignal);
+  const light = signal;
   slot.set(signal);
   let sent: Promise<AxiosResponse>;
   try {
@@ -238,12 +243,12 @@ function send(
   }
   return sent.then(
     (response) => {
-      if (light !== undefined) light.settled = true;
+      light.settled = true;
       slot.restore();
       return response;
     },
     (error: unknown) => {
-      if (light !== undefined) light.settled = true;
+      light.settled = true;
       slot.restore();
       throw error;
     },

@@ -461,6 +461,34 @@ describe('withCircuitBreaker(axios instance)', () => {
     expect(breaker.snapshot().totals).toMatchObject({ successes: 1, timeouts: 1 });
   });
 
+  it("an adapter of your own still sees the call's aborted signal after the deadline ended the call", async () => {
+    const clock = new ManualClock();
+    const breaker = breakerOf({ timeoutMs: 100 }, clock);
+    let resume: () => void = () => undefined;
+    const later = new Promise<void>((resolve) => (resume = resolve));
+    const read: { aborted: boolean; reason: unknown }[] = [];
+    const instance = axios.create({
+      adapter: [
+        async (config) => {
+          await later;
+          // Read after an await, as a custom adapter may: the request must still be abortable.
+          read.push({ aborted: config.signal?.aborted === true, reason: config.signal?.reason });
+          throw new Error('not sent');
+        },
+      ],
+    });
+    withCircuitBreaker(instance, { breaker });
+
+    const pending = rejectionOf(instance.get('http://upstream.test/slow'));
+    clock.advance(100);
+    const error = await pending;
+    resume();
+    await new Promise((resolve) => setImmediate(resolve));
+
+    expect(error).toBeInstanceOf(CallTimeoutError);
+    expect(read).toEqual([{ aborted: true, reason: error }]);
+  });
+
   it('the function it returns takes the breaker away', async () => {
     const server = await upstream();
     const http = client(server.url);
