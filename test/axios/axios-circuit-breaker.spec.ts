@@ -472,7 +472,8 @@ describe('withCircuitBreaker(axios instance)', () => {
         async (config) => {
           await later;
           // Read after an await, as a custom adapter may: the request must still be abortable.
-          read.push({ aborted: config.signal?.aborted === true, reason: config.signal?.reason });
+          const signal = config.signal as AbortSignal | undefined;
+          read.push({ aborted: signal?.aborted === true, reason: signal?.reason });
           throw new Error('not sent');
         },
       ],
