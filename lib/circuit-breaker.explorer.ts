@@ -106,6 +106,55 @@ export class CircuitBreakerExplorer {
         if (typeof fn === 'function') usesOf(fn, `${className}.${name}`);
       }
     }
+    if (this.limitsGlobally()) uses.push(...this.unnamedHandlers());
+    return uses;
+  }
+
+  /** Whether `ConcurrencyLimitInterceptor` is registered with `APP_INTERCEPTOR` (`useClass` or `useExisting`). */
+  private limitsGlobally(): boolean {
+    for (const module of this.modules.values()) {
+      for (const [token, wrapper] of module.providers) {
+        if (typeof token !== 'string' || !token.startsWith('APP_INTERCEPTOR')) continue;
+        const inject = (wrapper as { inject?: unknown[] }).inject;
+        if (
+          wrapper.metatype === ConcurrencyLimitInterceptor ||
+          (inject?.length === 1 && inject[0] === ConcurrencyLimitInterceptor)
+        )
+          return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The route and message handlers of the application's controllers that name
+   * no limiter (on the method or the class): under the global interceptor each
+   * uses the limiter `'default'`. One use per class is enough for the check.
+   */
+  private unnamedHandlers(): ConcurrencyLimitUse[] {
+    const uses: ConcurrencyLimitUse[] = [];
+    for (const wrapper of this.discovery.getControllers()) {
+      const prototype = wrapper.metatype?.prototype as object | undefined;
+      if (
+        prototype === undefined ||
+        Reflect.getMetadata(CONCURRENCY_LIMIT_METADATA, prototype.constructor)
+      )
+        continue;
+      const className = (prototype.constructor as { name: string }).name;
+      const handler = this.scanner.getAllMethodNames(prototype).find((name) => {
+        const fn = (prototype as Record<string, unknown>)[name];
+        return (
+          typeof fn === 'function' &&
+          (Reflect.hasMetadata('path', fn) || Reflect.hasMetadata('microservices:pattern', fn)) &&
+          Reflect.getMetadata(CONCURRENCY_LIMIT_METADATA, fn) === undefined
+        );
+      });
+      if (handler !== undefined)
+        uses.push({
+          name: undefined,
+          site: `ConcurrencyLimitInterceptor (APP_INTERCEPTOR) on ${className}.${handler}`,
+        });
+    }
     return uses;
   }
 

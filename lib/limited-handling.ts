@@ -1,5 +1,5 @@
 import type { CallHandler } from '@nestjs/common';
-import { Observable, type Subscription } from 'rxjs';
+import { Observable, type Subscriber, type Subscription } from 'rxjs';
 import {
   isCallRejected,
   type CallRejectedError,
@@ -80,17 +80,25 @@ export function limitedHandling(next: CallHandler, how: LimitedHandling): Observ
   });
 }
 
-/** A queued request: it runs once given a place, unless its subscriber or its client left meanwhile. */
+/**
+ * A queued request: it runs once given a place, unless its subscriber or its
+ * client left meanwhile. A client that went away is answered with nothing (an
+ * empty result): there is nobody to tell, and an error would only be logged
+ * as the application's.
+ */
 function wait(
   ticket: Promise<LimitPermit>,
   controller: AbortController,
   how: LimitedHandling,
-  subscriber: { closed: boolean; error(error: unknown): void },
+  subscriber: Subscriber<unknown>,
   run: (permit: LimitPermit) => void,
 ): void {
   const connection = how.connection();
+  let gone = false;
   const onClose = () => {
-    if (connection?.writableEnded === false) controller.abort();
+    if (connection?.writableEnded !== false) return;
+    gone = true;
+    controller.abort();
   };
   connection?.once('close', onClose);
   ticket.then(
@@ -101,7 +109,10 @@ function wait(
     },
     (error: unknown) => {
       connection?.off('close', onClose);
-      subscriber.error(isCallRejected(error) ? how.refuse(error) : error);
+      if (gone) {
+        subscriber.next(undefined);
+        subscriber.complete();
+      } else subscriber.error(isCallRejected(error) ? how.refuse(error) : error);
     },
   );
 }

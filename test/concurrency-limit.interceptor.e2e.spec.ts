@@ -18,6 +18,7 @@ import {
 } from '../lib/index.js';
 import { deferred } from './helpers/deferred.js';
 import { HTTP_PLATFORMS, platformApps } from './helpers/http-platforms.js';
+import { CapturingLogger } from './helpers/nest-app.js';
 
 /** What ran behind the interceptor, in order: the pipe and the handler, with the request's id. */
 const ran: string[] = [];
@@ -214,6 +215,7 @@ describe.each(HTTP_PLATFORMS)('ConcurrencyLimitInterceptor on %s', (platform) =>
     const limiter = nest.get(CircuitBreakerRegistry).limiter('api');
     const first = get(url, '/work?id=a');
     await gate('a').started.promise;
+    const logged = vi.spyOn(CapturingLogger.prototype, 'error');
     const client = new AbortController();
     const abandoned = get(url, '/work?id=b', { signal: client.signal }).catch(
       (error: unknown) => (error as Error).name,
@@ -226,8 +228,10 @@ describe.each(HTTP_PLATFORMS)('ConcurrencyLimitInterceptor on %s', (platform) =>
     await first;
     gate('c').held.resolve(3);
     expect((await get(url, '/work?id=c')).status).toBe(200);
-    // The abandoned request never ran.
+    // The abandoned request never ran, and nothing was logged about it: nobody was there to answer.
     expect(ran).toEqual(['pipe a', 'handler a', 'pipe c', 'handler c']);
+    expect(logged).not.toHaveBeenCalled();
+    logged.mockRestore();
     expect(limiter.snapshot()).toMatchObject({ inFlight: 0, queued: 0 });
   });
 

@@ -1,4 +1,5 @@
 import { Controller, Get, Injectable, Module, UseInterceptors } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
 import { describe, expect, it } from 'vitest';
 import {
   BreakerConfigError,
@@ -103,6 +104,45 @@ describe('concurrency limiters in CircuitBreakerModule', () => {
     ).rejects.toThrow(
       'Concurrency limiter "default" used by @UseInterceptors(ConcurrencyLimitInterceptor) on ReportsController is not defined. Defined limiters: "api". ',
     );
+  });
+
+  it('fails start-up when the global interceptor serves a route without a name and no "default" limiter', async () => {
+    @Controller()
+    class ExportsController {
+      @Get('named')
+      @ConcurrencyLimit('api')
+      named() {
+        return [];
+      }
+
+      @Get('exports')
+      exports() {
+        return [];
+      }
+    }
+    await expect(
+      start([CircuitBreakerModule.forRoot({ limiters: { api: {} } })], {
+        controllers: [ExportsController],
+        providers: [{ provide: APP_INTERCEPTOR, useClass: ConcurrencyLimitInterceptor }],
+      }),
+    ).rejects.toThrow(
+      'Concurrency limiter "default" used by ConcurrencyLimitInterceptor (APP_INTERCEPTOR) on ExportsController.exports is not defined. Defined limiters: "api". ',
+    );
+    // Every route names its limiter: no "default" needed.
+    @Controller()
+    @ConcurrencyLimit('api')
+    class NamedController {
+      @Get('all')
+      all() {
+        return [];
+      }
+    }
+    await expect(
+      start([CircuitBreakerModule.forRoot({ limiters: { api: {} } })], {
+        controllers: [NamedController],
+        providers: [{ provide: APP_INTERCEPTOR, useClass: ConcurrencyLimitInterceptor }],
+      }),
+    ).resolves.toBeDefined();
   });
 
   it('fails start-up when the interceptor is used and the module defines no limiter', async () => {
