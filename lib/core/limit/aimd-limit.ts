@@ -20,12 +20,12 @@ const BACKOFF = 0.9;
  */
 export class AimdLimit implements LimitAlgorithm {
   private current: number;
-  private estimate: number;
+  /** Good samples since the limit last grew. */
+  private good = 0;
   private lastCutAt = -Infinity;
 
   constructor(private readonly options: ResolvedLimitOptions) {
-    this.estimate = options.initialLimit;
-    this.current = Math.floor(options.initialLimit);
+    this.current = options.initialLimit;
   }
 
   get limit(): number {
@@ -36,15 +36,11 @@ export class AimdLimit implements LimitAlgorithm {
     if (dropped) {
       if (startedAt < this.lastCutAt) return;
       this.lastCutAt = startedAt + Math.max(0, rttMs);
-      this.set(this.estimate * BACKOFF);
-    } else if (inFlight * 2 >= this.current) {
-      this.set(this.estimate + 1 / this.current);
+      this.good = 0;
+      this.current = Math.max(this.options.minLimit, Math.floor(this.current * BACKOFF));
+    } else if (inFlight * 2 >= this.current && ++this.good >= this.current) {
+      this.good = 0;
+      this.current = Math.min(this.options.maxLimit, this.current + 1);
     }
-  }
-
-  private set(estimate: number): void {
-    const { minLimit, maxLimit } = this.options;
-    this.estimate = Math.min(maxLimit, Math.max(minLimit, estimate));
-    this.current = Math.floor(this.estimate);
   }
 }
