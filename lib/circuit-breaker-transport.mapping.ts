@@ -19,16 +19,19 @@ import { announcedRetryAfterMs } from './retry-after-header.js';
  */
 export interface CircuitBreakerErrorPayload {
   status: 'error';
-  /** `CIRCUIT_OPEN`: the call was not attempted; `CALL_TIMEOUT`: it did not answer in time. */
-  code: 'CIRCUIT_OPEN' | 'CALL_TIMEOUT';
+  /**
+   * `CIRCUIT_OPEN`: the call was not attempted; `LOAD_SHED`: a concurrency limiter shed the request (it was not
+   * run); `CALL_TIMEOUT`: it did not answer in time.
+   */
+  code: 'CIRCUIT_OPEN' | 'LOAD_SHED' | 'CALL_TIMEOUT';
   /** Names nothing internal, unless `details`. */
   message: string;
   /** `CIRCUIT_OPEN` only, when the breaker knows: how long until a call may be admitted (whole ms, at most a day). */
   retryAfterMs?: number;
   /** With `details: true` only: the breaker's name. */
   breaker?: string;
-  /** With `details: true`, `CIRCUIT_OPEN` only: why the call was rejected. */
-  reason?: RejectionReason;
+  /** With `details: true`, `CIRCUIT_OPEN` and `LOAD_SHED` only: why the call was rejected. */
+  reason?: RejectionReason | 'shed';
   /** With `details: true`, `CALL_TIMEOUT` only: the deadline it missed. */
   timeoutMs?: number;
 }
@@ -59,7 +62,7 @@ export function toErrorPayload(
     const retryAfterMs = announcedRetryAfterMs(open.retryAfterMs);
     return {
       status: 'error',
-      code: 'CIRCUIT_OPEN',
+      code: open.code === 'LOAD_SHED' ? 'LOAD_SHED' : 'CIRCUIT_OPEN',
       message: details ? open.message : circuitBreakerMessages.httpUnavailable(),
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
       ...(details ? { breaker: open.breakerName, reason: open.reason } : {}),

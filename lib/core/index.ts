@@ -81,6 +81,14 @@ export type {
   RejectionReason,
   TransitionReason,
 } from './state/breaker-state.js';
+export { ConcurrencyLimiter } from './limit/concurrency-limiter.js';
+export type { LimitPermit } from './limit/concurrency-limiter.js';
+export { CRITICALITIES } from './limit/criticality.js';
+export type { Criticality } from './limit/criticality.js';
+export { LIMIT_DEFAULTS } from './limit/limit-options.js';
+export type { ConcurrencyLimitOptions, LimitAlgorithmName } from './limit/limit-options.js';
+export type { ConcurrencyLimitSnapshot } from './limit/limit-snapshot.js';
+export type { RejectionCode } from './errors/breaker.errors.js';
 export {
   BreakerConfigError,
   BreakerHookError,

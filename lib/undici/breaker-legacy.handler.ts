@@ -106,6 +106,11 @@ export class BreakerLegacyHandler implements Handler, PermitDispatch {
     this.handler.onBodySent?.(chunkSize, totalBytesSent);
   }
 
+  /** The request's body is all sent: undici's older API tells handlers that have this hook. */
+  onRequestSent(): void {
+    (this.handler as { onRequestSent?: () => void }).onRequestSent?.();
+  }
+
   onUpgrade(
     statusCode: number,
     headers: RawHeaders,

@@ -9,7 +9,6 @@ import {
   type CallRejectedError,
   type Clock,
   type InjectedFault,
-  type RejectionReason,
 } from '../../lib/core/index.js';
 import { getCallSignal } from '../../lib/call-signal.js';
 import { REGISTRY_PROPERTY } from '../../lib/circuit-breaker.constants.js';
@@ -127,7 +126,7 @@ interface Caller {
   settled: number;
   result: { ok: boolean; value: unknown } | undefined;
   fallbackErrors: unknown[];
-  refusal: RejectionReason | undefined;
+  refusal: CallRejectedError['reason'] | undefined;
 }
 
 interface Retained {

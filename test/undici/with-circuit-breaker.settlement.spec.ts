@@ -278,6 +278,32 @@ describe('withCircuitBreaker() with what undici composes around it', () => {
   );
 });
 
+describe("withCircuitBreaker() with a handler of undici's older API", () => {
+  it('the handler hears every hook undici gives it, onRequestSent and onBodySent included', async () => {
+    const upstream = await server();
+    const agent = new Agent();
+    cleanups.push(() => agent.destroy());
+    const dispatcher = withCircuitBreaker(agent, { breaker: breakerOf({ timeoutMs: false }) });
+    const heard: string[] = [];
+    await new Promise<void>((resolve, reject) => {
+      const url = new URL(`${upstream.origin}/ok`);
+      dispatcher.dispatch(
+        { origin: url.origin, path: url.pathname, method: 'POST', body: 'ping' },
+        {
+          onConnect: () => heard.push('connect'),
+          onBodySent: (chunk: unknown) => heard.push(`body sent ${String(chunk)}`),
+          onRequestSent: () => heard.push('request sent'),
+          onHeaders: (status: number) => (heard.push(`headers ${status}`), true),
+          onData: () => true,
+          onComplete: () => (heard.push('complete'), resolve()),
+          onError: reject,
+        } as unknown as Dispatcher.DispatchHandler,
+      );
+    });
+    expect(heard).toEqual(['connect', 'body sent ping', 'request sent', 'headers 200', 'complete']);
+  });
+});
+
 describe.each(FORMS)('withCircuitBreaker() options (%s form)', (each) => {
   beforeEach(() => {
     form = each;

@@ -19,7 +19,10 @@ const REJECTION_BRAND = Symbol.for('nestjs-circuit-breaker.rejection');
  * - `isolated`: absent; only `reset()` ends isolation;
  * - `bulkhead-full`: absent (a slot frees when a call settles); its `code` is
  *   `BULKHEAD_FULL`, so that it is never mistaken for an open circuit;
- * - `ramp-up`: until the slow start ends, at most 1 s.
+ * - `ramp-up`: until the slow start ends, at most 1 s;
+ * - `shed`: a nominal 1 s. Only a concurrency limiter sheds (`breakerName` is
+ *   the limiter's name, `state` is `closed`: a limiter has no circuit); its
+ *   `code` is `LOAD_SHED`.
  *
  * `cause` is the last failure the breaker saw, when there was one.
  *
@@ -27,13 +30,16 @@ const REJECTION_BRAND = Symbol.for('nestjs-circuit-breaker.rejection');
  */
 export class CallRejectedError extends Error {
   declare readonly name: 'CallRejectedError';
-  /** `CIRCUIT_OPEN`, or `BULKHEAD_FULL` for reason `bulkhead-full` (the circuit may well be closed). */
-  readonly code: 'CIRCUIT_OPEN' | 'BULKHEAD_FULL';
+  /**
+   * `CIRCUIT_OPEN`; `BULKHEAD_FULL` for reason `bulkhead-full` (the circuit may well be closed);
+   * `LOAD_SHED` for reason `shed` (a concurrency limiter refused it).
+   */
+  readonly code: RejectionCode;
 
   constructor(
     readonly breakerName: string,
     readonly state: BreakerState,
-    readonly reason: RejectionReason,
+    readonly reason: RejectionReason | 'shed',
     readonly retryAfterMs: number | undefined,
     cause?: unknown,
   ) {
@@ -50,8 +56,12 @@ export class CallRejectedError extends Error {
   }
 }
 
-function codeOf(reason: RejectionReason): 'CIRCUIT_OPEN' | 'BULKHEAD_FULL' {
-  return reason === 'bulkhead-full' ? 'BULKHEAD_FULL' : 'CIRCUIT_OPEN';
+/** The stable code of a refusal, what crosses the wire. @publicApi */
+export type RejectionCode = 'CIRCUIT_OPEN' | 'BULKHEAD_FULL' | 'LOAD_SHED';
+
+function codeOf(reason: RejectionReason | 'shed'): RejectionCode {
+  if (reason === 'bulkhead-full') return 'BULKHEAD_FULL';
+  return reason === 'shed' ? 'LOAD_SHED' : 'CIRCUIT_OPEN';
 }
 Object.defineProperty(CallRejectedError.prototype, 'name', { value: 'CallRejectedError' });
 Object.defineProperty(CallRejectedError.prototype, REJECTION_BRAND, { value: true });
@@ -84,7 +94,7 @@ Object.defineProperties(CallRejectedError.prototype, {
 export function createRejection(
   breakerName: string,
   state: BreakerState,
-  reason: RejectionReason,
+  reason: RejectionReason | 'shed',
   retryAfterMs: number | undefined,
   cause: unknown,
 ): CallRejectedError {
@@ -97,7 +107,7 @@ const Rejection = function (
   this: Record<string, unknown>,
   breakerName: string,
   state: BreakerState,
-  reason: RejectionReason,
+  reason: RejectionReason | 'shed',
   retryAfterMs: number | undefined,
   cause: unknown,
 ) {
@@ -110,7 +120,7 @@ const Rejection = function (
 } as unknown as new (
   breakerName: string,
   state: BreakerState,
-  reason: RejectionReason,
+  reason: RejectionReason | 'shed',
   retryAfterMs: number | undefined,
   cause: unknown,
 ) => CallRejectedError;

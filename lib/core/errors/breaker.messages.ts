@@ -51,7 +51,9 @@ export const breakerMessages = {
   invalidFailedOutcome: (breaker: string, outcome: unknown) =>
     `Circuit breaker "${breaker}": permit.fail(error, outcome) got outcome ${describeValue(outcome)}; expected 'failure', 'overload' or undefined. The permit was not settled; pass one of those (succeed() for a success, release() to ignore the call).`,
   rejected: (breaker: string, reason: string) =>
-    `Circuit breaker "${breaker}" rejected the call: ${reasonText(reason)}.`,
+    reason === 'shed'
+      ? `Concurrency limiter "${breaker}" shed the request: too many requests are in progress.`
+      : `Circuit breaker "${breaker}" rejected the call: ${reasonText(reason)}.`,
   timedOut: (breaker: string, timeoutMs: number) =>
     `Circuit breaker "${breaker}": the call did not settle within ${timeoutMs} ms and was aborted.`,
   invalidDep: (breaker: string, dep: string, value: unknown, expected: string) =>
