@@ -4,7 +4,7 @@
 
 import { windowFigures } from './figures.mjs';
 import { mixFigures, mixScore, meetsTargets, queueSettings, searchFixedMix } from './mix.mjs';
-import { hasAlgorithm, limiterRow, noLimit } from './rows.mjs';
+import { adaptiveAlgorithms, limiterRow, noLimit } from './rows.mjs';
 import { unloaded } from './scenarios.mjs';
 import { simulateLimit } from './simulate.mjs';
 import { driftSection, searchFixedStep, stallSection, stepSection } from './steps.mjs';
@@ -30,7 +30,7 @@ export function rowsOf(core) {
       initialLimit: limit,
       ...queue,
     });
-  const algorithms = ['gradient', 'aimd'].filter((a) => hasAlgorithm(core, a));
+  const algorithms = adaptiveAlgorithms(core);
   const adaptive = (algorithm, queue = { maxQueue: 0 }) =>
     limiterRow(core, `${algorithm}${queueText(queue)}`, `${algorithm}${queueText(queue)}`, {
       algorithm,
@@ -93,13 +93,23 @@ export async function limitBenchmark(core, { seed = 1, log = () => {} } = {}) {
   log('steps');
   const mixed = await mixSection(rows, seed);
   log('mix');
-  const tierOptions = { algorithm: rows.algorithms[0], ...mixed.best.queue };
-  const tiers = await tierFigures(core, tierOptions, seed);
+  const tierLimits = [
+    {
+      text: `limiter (${rows.algorithms[0]}, defaults)`,
+      options: { algorithm: rows.algorithms[0] },
+    },
+    {
+      text: `limiter (${rows.algorithms[0]}${queueText(mixed.best.queue)})`,
+      options: { algorithm: rows.algorithms[0], ...mixed.best.queue },
+    },
+    // The dependency's own concurrency: the bulkhead someone who knew it would set.
+    { text: 'limiter (fixed 20)', options: { algorithm: 'fixed', initialLimit: 20 } },
+  ];
+  const tiers = await tierFigures(core, tierLimits, seed);
   log('tiers');
   return {
     algorithms: rows.algorithms,
     p99,
-    tierOptions,
     steps,
     mixed,
     tiers,

@@ -15,16 +15,12 @@ import { FIXED_SEARCH } from './steps.mjs';
 export const QUEUE_SIZES = [2, 4, 8, 16, 32];
 export const QUEUE_TIMEOUTS_MS = [100, 250, 1000];
 
-/** `[{ maxQueue, queueTimeoutMs, text }]`: no queue, then every size with every deadline. */
+/** `[{ maxQueue, queueTimeoutMs? }]`: no queue, then every size with every deadline. */
 export function queueSettings(sizes = QUEUE_SIZES, timeouts = QUEUE_TIMEOUTS_MS) {
   return [
-    { maxQueue: 0, text: 'no queue' },
+    { maxQueue: 0 },
     ...sizes.flatMap((maxQueue) =>
-      timeouts.map((queueTimeoutMs) => ({
-        maxQueue,
-        queueTimeoutMs,
-        text: `maxQueue ${maxQueue}, queueTimeoutMs ${queueTimeoutMs}`,
-      })),
+      timeouts.map((queueTimeoutMs) => ({ maxQueue, queueTimeoutMs })),
     ),
   ];
 }

@@ -72,12 +72,12 @@ function mixPart(mixed, algorithm) {
   ];
 }
 
-function tierPart(tiers, options) {
+function tierPart(tiers) {
   return [
     '',
     '## 4. Two tiers: the retry storm of the protection benchmark',
     '',
-    `Scenario 6 of [PROTECTION-RESULTS.md](PROTECTION-RESULTS.md) (100 calls/s; the callee's dependency of 20 slots at ~50 ms drops to 70% of the load for 10 s from 30 s; each caller retries 3 times at once; a 1 s client timeout). The callee may have the inbound limiter in front of its dependency (\`${JSON.stringify(options)}\`), answering a shed request 503 + Retry-After 1 s; the caller may have this package's breaker with \`withRetry\` (its default budget), which honours that answer. Columns as in PROTECTION-RESULTS.md: "recover" is the time from the dependency's recovery to one second of arrivals at >= 95% of the success ratio before.`,
+    `Scenario 6 of [PROTECTION-RESULTS.md](PROTECTION-RESULTS.md) (100 calls/s; the callee's dependency of 20 slots at ~50 ms drops to 70% of the load for 10 s from 30 s; each caller retries 3 times at once; a 1 s client timeout). The callee may have the inbound limiter in front of its dependency (the default algorithm with its defaults, with the best queue of section 2, and 'fixed' at the dependency's 20 slots), answering a shed request 503 + Retry-After 1 s (and, as in section 1, ending a permit with \`drop()\` when the caller had given up before the dependency answered); the caller may have this package's breaker with \`withRetry\` (its default budget), which honours that answer. Columns as in PROTECTION-RESULTS.md: "recover" is the time from the dependency's recovery to one second of arrivals at >= 95% of the success ratio before.`,
     '',
     HEADER,
     ...tiers.map((t) => tableRow(t.row.label, [t.figures])),
@@ -94,7 +94,7 @@ export function resultsPage(results, meta) {
     '## 3. Beside a fixed bulkhead and no limit',
     '',
     "The 'fixed' rows (at the best limit by search) and the no-limit rows of sections 1 and 2.",
-    ...tierPart(results.tiers, results.tierOptions),
+    ...tierPart(results.tiers),
     '',
   ].join('\n');
 }

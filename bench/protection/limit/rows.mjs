@@ -20,11 +20,22 @@ export function limiterRow(core, name, label, options) {
   };
 }
 
-/** Whether `core` knows `algorithm` (the gradient limit lands after the others). */
-export function hasAlgorithm(core, algorithm) {
-  try {
-    return new core.ConcurrencyLimiter('probe', { algorithm }).snapshot().algorithm === algorithm;
-  } catch {
-    return false;
-  }
+/**
+ * The adaptive algorithms `core` has: 'aimd', and 'gradient' once it is more than a name for
+ * AIMD (until it lands, the options accept it and build AIMD). The probe: 20 requests at once
+ * whose latency rises tenfold; AIMD hears only drops and grows, a gradient limit shrinks.
+ */
+export function adaptiveAlgorithms(core) {
+  const limitAfter = (algorithm) => {
+    let now = 0;
+    const clock = { now: () => now, monotonic: () => now, setTimer: () => () => {} };
+    const limiter = new core.ConcurrencyLimiter('probe', { algorithm }, { clock });
+    for (let round = 0; round < 50; round++) {
+      const permits = Array.from({ length: 20 }, () => limiter.tryAcquire());
+      now += round < 10 ? 10 : 100;
+      for (const permit of permits) if (!(permit instanceof Error)) permit.succeed();
+    }
+    return limiter.snapshot().limit;
+  };
+  return limitAfter('gradient') === limitAfter('aimd') ? ['aimd'] : ['gradient', 'aimd'];
 }

@@ -48,8 +48,9 @@ export function limitCallee(dependency, limiter) {
       throw shedAnswer();
     }
     const served = serve([]);
+    // Served after the caller gave up (its timeout, its breaker's deadline): an overload sign.
     served.then(
-      () => permit.succeed(),
+      () => (signals.some((signal) => signal.aborted) ? permit.drop() : permit.succeed()),
       () => permit.drop(),
     );
     return signals.length === 0 ? served : Promise.race([served, abortedBy(signals)]);
@@ -57,35 +58,40 @@ export function limitCallee(dependency, limiter) {
   return dependency;
 }
 
-/** The four rows: both sides, the callee's limiter alone, the caller's breaker alone, neither. */
-export function tierRows(core, limitOptions) {
+/**
+ * The rows: for each of `limits` (`[{ text, options }]`, the callee's limiter) both sides and
+ * the callee alone; then the caller's breaker alone, and neither.
+ */
+export function tierRows(core, limits) {
   const { oursRetry } = oursImplementations(core);
-  const limited = (context) =>
+  const plain = { call: (fn) => fn(undefined) };
+  const limited = (context, options) =>
     limitCallee(
       context.dependency,
-      new core.ConcurrencyLimiter('callee', limitOptions, { clock: context.time.clock }),
+      new core.ConcurrencyLimiter('callee', options, { clock: context.time.clock }),
     );
-  const plain = { call: (fn) => fn(undefined) };
   return [
-    {
-      name: 'both',
-      label: 'both: caller breaker + withRetry, callee limiter',
-      make: (context) => (limited(context), oursRetry.make(context)),
-    },
-    {
-      name: 'callee',
-      label: 'callee limiter alone (naive retries)',
-      make: (context) => (limited(context), plain),
-    },
+    ...limits.flatMap(({ text, options }) => [
+      {
+        name: `both ${text}`,
+        label: `both: caller breaker + withRetry, callee ${text}`,
+        make: (context) => (limited(context, options), oursRetry.make(context)),
+      },
+      {
+        name: `callee ${text}`,
+        label: `callee ${text} alone (naive retries)`,
+        make: (context) => (limited(context, options), plain),
+      },
+    ]),
     { name: 'caller', label: 'caller breaker + withRetry alone', make: oursRetry.make },
     { name: 'neither', label: 'neither (naive retries)', make: () => plain },
   ];
 }
 
 /** The retry storm through each row: `[{ row, figures }]` (the figures of bench/protection/simulate.mjs). */
-export async function tierFigures(core, limitOptions, seed, afterMs = 60_000) {
+export async function tierFigures(core, limits, seed, afterMs = 60_000) {
   const out = [];
-  for (const row of tierRows(core, limitOptions)) {
+  for (const row of tierRows(core, limits)) {
     out.push({ row, figures: await simulate(retryStorm(afterMs), row, { seed }) });
   }
   return out;
