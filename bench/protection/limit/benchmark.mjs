@@ -39,14 +39,20 @@ export function rowsOf(core) {
   return { fixedRow, algorithms, adaptive };
 }
 
-async function stepSections(rows, p99, seed) {
+/** Sections 1 and 3: each algorithm with no queue and with the mix's best queue, the fixed limits of the searches, no limit. */
+async function stepSections(rows, p99, seed, mixed) {
   const search = await searchFixedStep(rows.fixedRow, p99, seed);
+  const best = mixed.best.queue;
   const list = [
-    rows.fixedRow(search.limit),
+    { ...rows.fixedRow(search.limit), label: `fixed ${search.limit} (best by search)` },
     ...rows.algorithms.map((a) => rows.adaptive(a)),
+    ...rows.algorithms.map((a) => rows.adaptive(a, best)),
+    {
+      ...rows.fixedRow(mixed.queuedFixed, best),
+      label: `fixed ${mixed.queuedFixed}${queueText(best)} (best for the mix)`,
+    },
     noLimit,
   ];
-  list[0].label = `fixed ${search.limit} (best by search)`;
   const step = await stepSection(list, p99, seed);
   const drift = await driftSection(list, seed);
   const stall = await stallSection(list, seed);
@@ -81,7 +87,12 @@ async function mixSection(rows, seed) {
     },
     { label: 'no limit', figures: await mixFigures(noLimit, seed) },
   );
-  return { measured, best, meeting: measured.filter((m) => meetsTargets(m.figures)) };
+  return {
+    measured,
+    best,
+    queuedFixed: queued.limit,
+    meeting: measured.filter((m) => meetsTargets(m.figures)),
+  };
 }
 
 /** Every section's figures and table lines, and the charts by file name (./report.mjs writes the page). */
@@ -89,10 +100,10 @@ export async function limitBenchmark(core, { seed = 1, log = () => {} } = {}) {
   const rows = rowsOf(core);
   const p99 = await unloadedP99(seed);
   log('unloaded');
-  const steps = await stepSections(rows, p99, seed);
-  log('steps');
   const mixed = await mixSection(rows, seed);
   log('mix');
+  const steps = await stepSections(rows, p99, seed, mixed);
+  log('steps');
   const tierLimits = [
     {
       text: `limiter (${rows.algorithms[0]}, defaults)`,

@@ -24,6 +24,8 @@ function stepPart(steps, p99) {
     '',
     '![The step load: the limit, goodput and p99 over time](protection/charts/limit-step-load.svg)',
     '',
+    "Rows with a queue use the best queue of section 2 (the criticality mix); the last 'fixed' row is the best fixed limit with that queue.",
+    '',
     `Per step, from 10 s after it begins (the settled part): the limit's mean; the time from the step to the first second from which its 1 s mean stays within 20% of ${TRUE_LIMIT} for 5 s ("never" if it does not); the share shed; goodput; p50 and p99 of the requests served (in brackets: x the unloaded p99, ${fixed(p99)} ms; issue 30's target at 2x overload, the 200 rps step: at most 2).`,
     '',
     ...steps.step.lines,
