@@ -47,32 +47,50 @@ function panel(lines, top, title, max) {
   return parts.join('\n');
 }
 
-/** `rows`: `[{ label, series }]` from `simulate()`. */
-export function chart(title, rows) {
-  const goodput = rows.map((row) => ({
-    values: perSecond(row.series.successes, row.series.bucketMs),
-  }));
-  const load = rows.map((row) => ({ values: perSecond(row.series.depCalls, row.series.bucketMs) }));
-  const loadMax = Math.max(100, ...load.flatMap((line) => line.values));
-  const height = 2 * PANEL + 110;
-  const legend = rows.map((row, i) => {
+/**
+ * Panels stacked, one line per label in each, with a legend: `panels` is
+ * `[{ title, max, lines }]`, `lines[i]` the per-second values of `labels[i]`.
+ */
+export function panelsChart(title, labels, panels) {
+  const height = panels.length * (PANEL + 40) + 30;
+  const legend = labels.map((text, i) => {
     const yy = 50 + i * 30;
-    const label = row.label.length > 34 ? `${row.label.slice(0, 33)}…` : row.label;
+    const label = text.length > 34 ? `${text.slice(0, 33)}…` : text;
     return `<rect x="${WIDTH - RIGHT + 12}" y="${yy - 9}" width="12" height="3" fill="${COLORS[i % COLORS.length]}"/><text x="${WIDTH - RIGHT + 28}" y="${yy}" font-size="10">${escape(label)}</text>`;
   });
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" font-family="sans-serif">`,
     `<rect width="100%" height="100%" fill="white"/>`,
     `<text x="${LEFT}" y="18" font-size="14" font-weight="bold">${escape(title)}</text>`,
-    panel(goodput, 45, 'goodput: successful calls/s (by arrival)', 150),
-    panel(
-      load,
-      45 + PANEL + 40,
-      'load on the dependency: calls/s it received',
-      Math.ceil(loadMax / 50) * 50,
+    ...panels.map((p, i) =>
+      panel(
+        p.lines.map((values) => ({ values })),
+        45 + i * (PANEL + 40),
+        p.title,
+        p.max,
+      ),
     ),
     ...legend,
     '</svg>',
     '',
   ].join('\n');
+}
+
+/** `rows`: `[{ label, series }]` from `simulate()`. */
+export function chart(title, rows) {
+  const goodput = rows.map((row) => perSecond(row.series.successes, row.series.bucketMs));
+  const load = rows.map((row) => perSecond(row.series.depCalls, row.series.bucketMs));
+  const loadMax = Math.max(100, ...load.flat());
+  return panelsChart(
+    title,
+    rows.map((row) => row.label),
+    [
+      { title: 'goodput: successful calls/s (by arrival)', max: 150, lines: goodput },
+      {
+        title: 'load on the dependency: calls/s it received',
+        max: Math.ceil(loadMax / 50) * 50,
+        lines: load,
+      },
+    ],
+  );
 }

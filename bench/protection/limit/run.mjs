@@ -1,0 +1,45 @@
+// npm run bench:limit [-- --seed N]: issue 30's limit scenarios through this
+// package's ConcurrencyLimiter (dist/core) in the protection simulator's
+// virtual time; writes bench/LIMIT-RESULTS.md and its charts in
+// bench/protection/charts/.
+
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import * as core from '../../../dist/core/index.js';
+import { fixed } from '../summary.mjs';
+import { limitBenchmark } from './benchmark.mjs';
+import { resultsPage } from './report.mjs';
+
+const args = process.argv.slice(2);
+const seedAt = args.indexOf('--seed');
+const seed = seedAt === -1 ? 1 : Number(args[seedAt + 1]);
+
+function commitOf() {
+  const git = (...a) => execFileSync('git', a, { encoding: 'utf8' }).trim();
+  try {
+    return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--', 'lib', 'bench') === '' ? '' : ' (with uncommitted changes)'}`;
+  } catch {
+    return 'unknown';
+  }
+}
+
+const started = Date.now();
+const results = await limitBenchmark(core, {
+  seed,
+  log: (section) => process.stdout.write(`${section} `),
+});
+const chartsDir = new URL('../charts/', import.meta.url);
+mkdirSync(chartsDir, { recursive: true });
+for (const [name, svg] of Object.entries(results.charts)) {
+  writeFileSync(new URL(name, chartsDir), svg);
+}
+const page = resultsPage(results, {
+  seed,
+  commit: commitOf(),
+  node: process.version,
+  wallS: fixed((Date.now() - started) / 1000),
+});
+const file = fileURLToPath(new URL('../../LIMIT-RESULTS.md', import.meta.url));
+writeFileSync(file, page);
+process.stdout.write(`\nwrote ${file}\n`);
