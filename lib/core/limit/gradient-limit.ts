@@ -45,10 +45,11 @@ const MAX_RTT_MS = 1e9;
  *   measured at no more requests in flight: latency that rose because the
  *   limit rose never becomes the baseline.
  * - A drifting baseline (#165, #37): no single sample sets it, windows do,
- *   each at the upper bound of its mean; a real rise (a deploy that makes every
- *   request slower) is learned once the limit has come down to where the old
- *   baseline was measured and latency stayed high: the limit dips, then
- *   recovers, within about two spans.
+ *   each at the upper bound of its mean. A real rise (a deploy that makes every
+ *   request slower) is learned once the old baseline has left both spans and
+ *   the limit has come down to the in-flight count it was measured at: the
+ *   limit dips meanwhile (on a saturated server, to its floor for about 20
+ *   windows), then climbs back.
  * - Dips while the minimum is re-measured (Envoy #9007, #11579): nothing
  *   forces the limit down to measure; the baseline comes from the traffic.
  * - Collapse after a pause: a stall makes one or two windows slow; no window
