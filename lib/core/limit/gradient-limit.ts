@@ -42,8 +42,8 @@ const MAX_RTT_MS = 1e9;
  *   baseline is an average of loaded latencies, the gradient reaches 1 and the
  *   headroom adds up for ever. Here the baseline is the lowest window of the
  *   last 20 to 40, and a higher one replaces a lower one only if it was
- *   measured at no more requests in flight: latency that rose because the
- *   limit rose never becomes the baseline.
+ *   measured at no more requests in flight (on average over its window):
+ *   latency that rose because the limit rose never becomes the baseline.
  * - A drifting baseline (#165, #37): no single sample sets it, windows do,
  *   each at the upper bound of its mean. A real rise (a deploy that makes every
  *   request slower) is learned once the old baseline has left both spans and
@@ -66,7 +66,7 @@ export class GradientLimit implements LimitAlgorithm {
   private estimate: number;
   /** The no-load latency, as a logarithm of ms; NaN before the first window. */
   private baseline = Number.NaN;
-  /** The in-flight peak of the window the baseline came from. */
+  /** The mean in-flight count of the window the baseline came from. */
   private baselineInFlight = 0;
   private spanMin = Infinity;
   private spanInFlight = 0;
@@ -81,6 +81,7 @@ export class GradientLimit implements LimitAlgorithm {
   private sum = 0;
   private sumSquares = 0;
   private maxInFlight = 0;
+  private sumInFlight = 0;
   private dropped = false;
 
   constructor(private readonly options: ResolvedLimitOptions) {
@@ -108,6 +109,7 @@ export class GradientLimit implements LimitAlgorithm {
     this.sum += x;
     this.sumSquares += x * x;
     if (inFlight > this.maxInFlight) this.maxInFlight = inFlight;
+    this.sumInFlight += inFlight;
     if (dropped) this.dropped = true;
     if (this.count >= WINDOW_MIN_SAMPLES && end - this.windowStart >= WINDOW_MIN_MS)
       this.closeWindow();
@@ -118,11 +120,12 @@ export class GradientLimit implements LimitAlgorithm {
     const mean = this.sum / n;
     const standardError = Math.sqrt(Math.max(0, this.sumSquares / n - mean * mean) / n);
     if (!Number.isNaN(this.baseline)) this.adjust(mean - QUEUE_Z * standardError);
-    this.learnBaseline(mean + BASELINE_Z * standardError, this.maxInFlight);
+    this.learnBaseline(mean + BASELINE_Z * standardError, this.sumInFlight / n);
     this.count = 0;
     this.sum = 0;
     this.sumSquares = 0;
     this.maxInFlight = 0;
+    this.sumInFlight = 0;
     this.dropped = false;
   }
 
@@ -145,7 +148,7 @@ export class GradientLimit implements LimitAlgorithm {
     this.set(estimate + this.probe);
   }
 
-  /** A window's upper bound (a logarithm) and in-flight peak: the baseline moves down at once, up only as above. */
+  /** A window's upper bound (a logarithm) and mean in-flight count: the baseline falls at once, rises as above. */
   private learnBaseline(candidate: number, inFlight: number): void {
     if (candidate < this.spanMin) {
       this.spanMin = candidate;
