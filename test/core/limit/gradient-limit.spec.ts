@@ -114,6 +114,25 @@ describe('GradientLimit', () => {
       expect(limit.baselineMs).toBeCloseTo(20, 9);
     });
 
+    it('takes a slower baseline only from windows at no more requests in flight (on average)', () => {
+      const limit = gradient({ initialLimit: 10, minLimit: 10, maxLimit: 10 });
+      const feed = new Feed(limit);
+      feed.window(flat(20), 10);
+      // Slower at twice the requests in flight: queueing, never a baseline, however long it lasts.
+      for (let i = 0; i < 60; i++) feed.window(flat(40), 20);
+      expect(limit.baselineMs).toBeCloseTo(20, 9);
+      // Slower at no more in flight on average (9.5, though one request saw 20): the latency without load
+      // rose. It is taken once the windows at 20 in flight have left both spans (of 20 windows each).
+      const inFlight = [20, ...flat(9, 20)];
+      let windows = 0;
+      while (limit.baselineMs < 39 && windows < 60) {
+        feed.window(flat(40), inFlight);
+        windows++;
+      }
+      expect(windows).toBe(20);
+      expect(limit.baselineMs).toBeCloseTo(40, 5);
+    });
+
     it('learns a real rise of latency (every request twice as slow after a deploy) and recovers', () => {
       const limit = gradient({ initialLimit: 5 });
       const feed = new Feed(limit);

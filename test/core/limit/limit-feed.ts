@@ -21,10 +21,11 @@ export class Feed {
     private readonly spacingMs = 50,
   ) {}
 
-  /** Requests ending one after another, then the limit. */
-  window(rtts: readonly number[], inFlight: number, dropped = -1): number {
+  /** Requests ending one after another (`inFlight`: for all, or for each), then the limit. */
+  window(rtts: readonly number[], inFlight: number | readonly number[], dropped = -1): number {
     rtts.forEach((rtt, i) => {
-      this.algorithm.sample(this.now - rtt, rtt, inFlight, i === dropped);
+      const held = typeof inFlight === 'number' ? inFlight : inFlight[i]!;
+      this.algorithm.sample(this.now - rtt, rtt, held, i === dropped);
       this.now += this.spacingMs;
     });
     return this.algorithm.limit;
