@@ -3,7 +3,14 @@
 // Markdown lines and SVG charts.
 
 import { windowFigures } from './figures.mjs';
-import { mixFigures, mixScore, meetsTargets, queueSettings, searchFixedMix } from './mix.mjs';
+import {
+  mixChart,
+  mixFigures,
+  mixScore,
+  meetsTargets,
+  queueSettings,
+  searchFixedMix,
+} from './mix.mjs';
 import { adaptiveAlgorithms, limiterRow, noLimit } from './rows.mjs';
 import { unloaded } from './scenarios.mjs';
 import { simulateLimit } from './simulate.mjs';
@@ -87,8 +94,16 @@ async function mixSection(rows, seed) {
     },
     { label: 'no limit', figures: await mixFigures(noLimit, seed) },
   );
+  const charted = [
+    ...rows.algorithms.flatMap((a) => [
+      byAlgorithm[a][0],
+      byAlgorithm[a].find((m) => m.label === rows.adaptive(a, best.queue).label),
+    ]),
+    ...measured.slice(-3),
+  ];
   return {
     measured,
+    charted,
     best,
     queuedFixed: queued.limit,
     meeting: measured.filter((m) => meetsTargets(m.figures)),
@@ -124,6 +139,10 @@ export async function limitBenchmark(core, { seed = 1, log = () => {} } = {}) {
     steps,
     mixed,
     tiers,
-    charts: { 'limit-step-load.svg': steps.step.chart },
+    charts: {
+      'limit-step-load.svg': steps.step.chart,
+      'limit-drift.svg': steps.drift.chart,
+      'limit-mix.svg': mixChart(mixed.charted),
+    },
   };
 }

@@ -5,6 +5,7 @@
 // goodput at least 95% of the critical offered up to 4x; total goodput at
 // capacity.
 
+import { panelsChart } from '../chart.mjs';
 import { fixed } from '../summary.mjs';
 import { windowFigures } from './figures.mjs';
 import { CAPACITY, MIX_LOADS, mix } from './scenarios.mjs';
@@ -101,4 +102,25 @@ export function mixTables(measured) {
     ),
     ...table('p99 latency of the critical requests served, ms:', (f) => ms(f.criticalP99Ms)),
   ];
+}
+
+/** Critical and total goodput against the offered load, a line per entry of `measured`. */
+export function mixChart(measured) {
+  return panelsChart(
+    'Criticality mix: 20% critical, 80% sheddable',
+    measured.map((m) => m.label),
+    [
+      {
+        title: 'critical goodput: % of the critical requests offered',
+        max: 100,
+        lines: measured.map((m) => m.figures.map((f) => f.criticalPct)),
+      },
+      {
+        title: 'total goodput: requests/s answered within 1 s',
+        max: 150,
+        lines: measured.map((m) => m.figures.map((f) => f.goodput)),
+      },
+    ],
+    { every: 1, text: (i) => `${MIX_LOADS[i]}x` },
+  );
 }

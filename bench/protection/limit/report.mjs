@@ -38,6 +38,8 @@ function stepPart(steps, p99) {
     '',
     '### Drift: 1.2x capacity (120 rps) for 10 minutes',
     '',
+    '![Drift: the limit and goodput over 10 minutes at 1.2x](protection/charts/limit-drift.svg)',
+    '',
     'Does the limit creep up under mild overload (Netflix/concurrency-limits#134)? Its least-squares slope from the second minute (limit units per minute; 0 is no drift), and its mean in the first and the last minute. Shed, goodput and p99 from the second minute.',
     '',
     ...steps.drift.lines,
@@ -67,6 +69,8 @@ function mixPart(mixed, algorithm) {
   return [
     '',
     '## 2. Criticality mix: 0.5x to 4x capacity, 20% critical, 80% sheddable',
+    '',
+    '![Criticality mix: critical and total goodput against the load](protection/charts/limit-mix.svg)',
     '',
     `Each load for 60 s, figures from 10 s. Each algorithm with no queue and with every \`maxQueue\` and \`queueTimeoutMs\` below; 'fixed' at the best limit by search (the same ranking as the queues: the worst critical goodput, capped at 95%, then total goodput from 1x), with no queue and with the best queue of the default algorithm; no limit. "targets": at least 95% of the critical requests answered within 1 s at every load, and total goodput at least 90% of capacity from 1x.`,
     ...mixTables(mixed.measured),
