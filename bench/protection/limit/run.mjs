@@ -18,13 +18,23 @@ const seed = seedAt === -1 ? 1 : Number(args[seedAt + 1]);
 function commitOf() {
   const git = (...a) => execFileSync('git', a, { encoding: 'utf8' }).trim();
   try {
-    return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--', 'lib', 'bench') === '' ? '' : ' (with uncommitted changes)'}`;
+    // The code that ran: the engine and the simulator (not the pages and charts a run writes).
+    const dirty = git(
+      'status',
+      '--porcelain',
+      '--',
+      'lib',
+      'bench/protection',
+      ':!bench/protection/charts',
+    );
+    return `${git('rev-parse', '--short', 'HEAD')}${dirty === '' ? '' : ' (with uncommitted changes)'}`;
   } catch {
     return 'unknown';
   }
 }
 
 const started = Date.now();
+const commit = commitOf();
 const results = await limitBenchmark(core, {
   seed,
   log: (section) => process.stdout.write(`${section} `),
@@ -36,7 +46,7 @@ for (const [name, svg] of Object.entries(results.charts)) {
 }
 const page = resultsPage(results, {
   seed,
-  commit: commitOf(),
+  commit,
   node: process.version,
   wallS: fixed((Date.now() - started) / 1000),
 });
