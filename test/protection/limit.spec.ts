@@ -66,7 +66,8 @@ describe('limit: the ConcurrencyLimiter in front of the server of Netflix Exampl
   it('1. stall: 500 ms of pause under 0.9x does not take the limit to its floor', async () => {
     const result = await simulateLimit(scenarios.stall(), aimd, seed);
     const f = stallFigures(result, 60_000, 500);
-    expect(f.minAfter).toBeGreaterThanOrEqual(100); // 125, as before it
+    // 125 before and after: it never leaves 20% of where it was.
+    expect(f.minAfter).toBeGreaterThanOrEqual(0.8 * f.before);
     expect(f.backMs).toBe(0);
   });
 

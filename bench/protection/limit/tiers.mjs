@@ -5,8 +5,9 @@
 // callers may have this package's outbound breaker with withRetry (the
 // `oursRetry` row of bench/protection/ours.mjs). A shed request is answered
 // 503 + Retry-After 1 s, which the breaker honours. The callee's limiter
-// holds a place until the dependency has served the request: the server
-// cannot tell that the caller gave up.
+// holds a place until the dependency has served the request (the server
+// cannot tell that the caller gave up), and counts an answer later than the
+// callers' 1 s timeout as a timeout (drop()), as in section 1.
 
 import { oursImplementations } from '../ours.mjs';
 import { retryStorm } from '../scenarios.mjs';
@@ -31,10 +32,15 @@ function abortedBy(signals) {
   });
 }
 
-/** Puts `limiter` in front of `dependency`: its requests take a place first, or get a 503. */
-export function limitCallee(dependency, limiter) {
+/**
+ * Puts `limiter` in front of `dependency`: its requests take a place first, or get a 503. A place
+ * is held until the dependency has answered; an answer later than `deadlineMs` after the request
+ * arrived ends it with drop().
+ */
+export function limitCallee(dependency, limiter, time, deadlineMs) {
   const serve = dependency.request.bind(dependency);
   dependency.request = async (signals) => {
+    const arrivedAt = time.now;
     let permit;
     try {
       permit = await limiter.acquire('critical');
@@ -48,9 +54,10 @@ export function limitCallee(dependency, limiter) {
       throw shedAnswer();
     }
     const served = serve([]);
-    // Served after the caller gave up (its timeout, its breaker's deadline): an overload sign.
+    // As in section 1: answered within the callers' timeout, a latency sample; later, a timeout
+    // (the overload sign drop() is for). The callee cannot tell that a caller gave up earlier.
     served.then(
-      () => (signals.some((signal) => signal.aborted) ? permit.drop() : permit.succeed()),
+      () => (time.now - arrivedAt <= deadlineMs ? permit.succeed() : permit.drop()),
       () => permit.drop(),
     );
     return signals.length === 0 ? served : Promise.race([served, abortedBy(signals)]);
@@ -69,6 +76,8 @@ export function tierRows(core, limits) {
     limitCallee(
       context.dependency,
       new core.ConcurrencyLimiter('callee', options, { clock: context.time.clock }),
+      context.time,
+      retryStorm().clientTimeoutMs,
     );
   return [
     ...limits.flatMap(({ text, options }) => [
