@@ -101,6 +101,9 @@ export function mixTables(measured) {
       (f) => fixed(f.goodput, 1),
     ),
     ...table('p99 latency of the critical requests served, ms:', (f) => ms(f.criticalP99Ms)),
+    ...table('The mean limit (a queue of `maxQueue` is that many times this):', (f) =>
+      Number.isNaN(f.meanLimit) ? '–' : fixed(f.meanLimit, 1),
+    ),
   ];
 }
 
