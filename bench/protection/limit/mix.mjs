@@ -26,14 +26,14 @@ export function queueSettings(sizes = QUEUE_SIZES, timeouts = QUEUE_TIMEOUTS_MS)
   ];
 }
 
-/** The figures of one row at every load (from 10 s, when the limit has settled). */
+/** The figures of one row at every load, from 10 s after the load began. */
 export async function mixFigures(row, seed, loads = MIX_LOADS) {
   const out = [];
   for (const load of loads) {
     const scenario = mix({ load });
     const f = windowFigures(
       await simulateLimit(scenario, row, { seed }),
-      10_000,
+      scenario.phases[1].atMs + 10_000,
       scenario.durationMs,
     );
     out.push({

@@ -72,7 +72,7 @@ function mixPart(mixed, algorithm) {
     '',
     '![Criticality mix: critical and total goodput against the load](protection/charts/limit-mix.svg)',
     '',
-    `Each load for 60 s, figures from 10 s. Each algorithm with no queue and with every \`maxQueue\` and \`queueTimeoutMs\` below; 'fixed' at the best limit by search (the same ranking as the queues: the worst critical goodput, capped at 95%, then total goodput from 1x), with no queue and with the best queue of the default algorithm; no limit. "targets": at least 95% of the critical requests answered within 1 s at every load, and total goodput at least 90% of capacity from 1x.`,
+    `Each load for 60 s after 60 s at 0.5x (a running service whose load rises: a gradient limit started cold under overload takes minutes to come down from its initial 20), figures from 10 s after the load began. Each algorithm with no queue and with every \`maxQueue\` and \`queueTimeoutMs\` below; 'fixed' at the best limit by search (the same ranking as the queues: the worst critical goodput, capped at 95%, then total goodput from 1x), with no queue and with the best queue of the default algorithm; no limit. "targets": at least 95% of the critical requests answered within 1 s at every load, and total goodput at least 90% of capacity from 1x.`,
     ...mixTables(mixed.measured),
     ...recommendation(mixed, algorithm),
   ];
