@@ -128,6 +128,12 @@ export async function limitBenchmark(core, { seed = 1, log = () => {} } = {}) {
       text: `limiter (${rows.algorithms[0]}${queueText(mixed.best.queue)})`,
       options: { algorithm: rows.algorithms[0], ...mixed.best.queue },
     },
+    {
+      text: `limiter (${rows.algorithms[0]}, defaults), its 503 without Retry-After`,
+      options: { algorithm: rows.algorithms[0] },
+      retryAfterMs: undefined,
+      bothOnly: true,
+    },
     // The dependency's own concurrency: the bulkhead someone who knew it would set.
     { text: 'limiter (fixed 20)', options: { algorithm: 'fixed', initialLimit: 20 } },
   ];

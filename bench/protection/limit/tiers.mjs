@@ -13,11 +13,11 @@ import { oursImplementations } from '../ours.mjs';
 import { retryStorm } from '../scenarios.mjs';
 import { simulate } from '../simulate.mjs';
 
-/** The 503 a callee answers a shed request with, as an HTTP client reports it. */
-function shedAnswer() {
+/** The 503 a callee answers a shed request with, as an HTTP client reports it (Retry-After: 1 s, or none). */
+function shedAnswer(retryAfterMs) {
   const error = new Error('Service Unavailable');
   error.status = 503;
-  error.retryAfterMs = 1_000;
+  if (retryAfterMs !== undefined) error.retryAfterMs = retryAfterMs;
   return error;
 }
 
@@ -37,7 +37,7 @@ function abortedBy(signals) {
  * is held until the dependency has answered; an answer later than `deadlineMs` after the request
  * arrived ends it with drop().
  */
-export function limitCallee(dependency, limiter, time, deadlineMs) {
+export function limitCallee(dependency, limiter, time, deadlineMs, retryAfterMs = 1_000) {
   const serve = dependency.request.bind(dependency);
   dependency.request = async (signals) => {
     const arrivedAt = time.now;
@@ -51,7 +51,7 @@ export function limitCallee(dependency, limiter, time, deadlineMs) {
       dependency.received++; // the callee received it (serve() counts the others)
       // Answered at once, as the dependency's own refusals are: 1 ms on the wire.
       await new Promise((resolve) => setTimeout(resolve, 1));
-      throw shedAnswer();
+      throw shedAnswer(retryAfterMs);
     }
     const served = serve([]);
     // As in section 1: answered within the callers' timeout, a latency sample; later, a timeout
@@ -66,31 +66,37 @@ export function limitCallee(dependency, limiter, time, deadlineMs) {
 }
 
 /**
- * The rows: for each of `limits` (`[{ text, options }]`, the callee's limiter) both sides and
- * the callee alone; then the caller's breaker alone, and neither.
+ * The rows: for each of `limits` (`[{ text, options, retryAfterMs?, bothOnly? }]`: the callee's
+ * limiter, the Retry-After of its 503, 1 s unless given, undefined for none) both sides and the
+ * callee alone (unless `bothOnly`); then the caller's breaker alone, and neither.
  */
 export function tierRows(core, limits) {
   const { oursRetry } = oursImplementations(core);
   const plain = { call: (fn) => fn(undefined) };
-  const limited = (context, options) =>
+  const limited = (context, options, retryAfterMs) =>
     limitCallee(
       context.dependency,
       new core.ConcurrencyLimiter('callee', options, { clock: context.time.clock }),
       context.time,
       retryStorm().clientTimeoutMs,
+      retryAfterMs,
     );
   return [
-    ...limits.flatMap(({ text, options }) => [
+    ...limits.flatMap(({ text, options, retryAfterMs = 1_000, bothOnly = false }) => [
       {
         name: `both ${text}`,
         label: `both: caller breaker + withRetry, callee ${text}`,
-        make: (context) => (limited(context, options), oursRetry.make(context)),
+        make: (context) => (limited(context, options, retryAfterMs), oursRetry.make(context)),
       },
-      {
-        name: `callee ${text}`,
-        label: `callee ${text} alone (naive retries)`,
-        make: (context) => (limited(context, options), plain),
-      },
+      ...(bothOnly
+        ? []
+        : [
+            {
+              name: `callee ${text}`,
+              label: `callee ${text} alone (naive retries)`,
+              make: (context) => (limited(context, options, retryAfterMs), plain),
+            },
+          ]),
     ]),
     { name: 'caller', label: 'caller breaker + withRetry alone', make: oursRetry.make },
     { name: 'neither', label: 'neither (naive retries)', make: () => plain },
