@@ -32,7 +32,7 @@ const queueText = (queue) =>
 /** The rows this engine can build: 'fixed' at a limit, and the adaptive algorithms it knows. */
 export function rowsOf(core) {
   const fixedRow = (limit, queue = { maxQueue: 0 }) =>
-    limiterRow(core, `fixed-${limit}`, `fixed ${limit}${queueText(queue)}`, {
+    limiterRow(core, `fixed ${limit}${queueText(queue)}`, `fixed ${limit}${queueText(queue)}`, {
       algorithm: 'fixed',
       initialLimit: limit,
       ...queue,
@@ -131,7 +131,7 @@ export async function limitBenchmark(core, { seed = 1, log = () => {} } = {}) {
     {
       text: `limiter (${rows.algorithms[0]}, defaults), its 503 without Retry-After`,
       options: { algorithm: rows.algorithms[0] },
-      retryAfterMs: undefined,
+      noRetryAfter: true,
       bothOnly: true,
     },
     // The dependency's own concurrency: the bulkhead someone who knew it would set.

@@ -90,10 +90,33 @@ function tierPart(tiers) {
   ];
 }
 
+const listOf = (labels) =>
+  labels.length === 0 ? 'none' : labels.map((l) => `\`${l}\``).join(', ');
+
+/** Which rows meet each of issue 30's targets, from the figures below. */
+function targetsPart(results) {
+  const { list, step, drift, stall } = results.steps;
+  const limited = list.filter((row) => row.options !== undefined);
+  const which = (test) => limited.filter((row) => test(row.name)).map((row) => row.label);
+  const overloaded = (name) => step.figures[name].filter((s) => s.rate >= CAPACITY);
+  return [
+    '',
+    "## Against issue 30's targets",
+    '',
+    `- The limit settles within 20% of the true limit (${TRUE_LIMIT}) within 10 s of each step at or above capacity (200 and 100 rps): ${listOf(which((n) => overloaded(n).every((s) => s.settleMs !== undefined && s.settleMs <= 10_000)))}.`,
+    `- p99 within 2x the unloaded p99 at 2x overload (200 rps): ${listOf(which((n) => step.figures[n].find((s) => s.rate === 2 * CAPACITY).p99Ms <= 2 * results.p99))}.`,
+    `- No upward drift over 10 minutes at 1.2x (a slope of at most 0.05 a minute): ${listOf(which((n) => drift.figures[n].slope <= 0.05))}.`,
+    `- No collapse after the 500 ms stall (its minimum within 20% of the limit before): ${listOf(which((n) => stall.figures[n].minAfter >= 0.8 * stall.figures[n].before))}.`,
+    `- Critical goodput at least 95% up to 4x while total goodput stays at capacity: ${listOf(results.mixed.meeting.map((m) => m.label))}.`,
+    `- Two tiers, time to recover from the retry storm: ${results.tiers.map((t) => `${t.row.label}: ${t.figures.recoverMs === undefined ? 'not within the run' : `${fixed(t.figures.recoverMs / 1000, 1)} s`}`).join('; ')}.`,
+  ];
+}
+
 /** The whole page. */
 export function resultsPage(results, meta) {
   return [
     ...intro(results, meta),
+    ...targetsPart(results),
     ...stepPart(results.steps, results.p99),
     ...mixPart(results.mixed, results.algorithms[0]),
     '',

@@ -33,11 +33,12 @@ function abortedBy(signals) {
 }
 
 /**
- * Puts `limiter` in front of `dependency`: its requests take a place first, or get a 503. A place
+ * Puts `limiter` in front of `dependency`: its requests take a place first, or get a 503 (with
+ * `retryAfterMs`, when given). A place
  * is held until the dependency has answered; an answer later than `deadlineMs` after the request
  * arrived ends it with drop().
  */
-export function limitCallee(dependency, limiter, time, deadlineMs, retryAfterMs = 1_000) {
+export function limitCallee(dependency, limiter, time, deadlineMs, retryAfterMs) {
   const serve = dependency.request.bind(dependency);
   dependency.request = async (signals) => {
     const arrivedAt = time.now;
@@ -66,9 +67,9 @@ export function limitCallee(dependency, limiter, time, deadlineMs, retryAfterMs 
 }
 
 /**
- * The rows: for each of `limits` (`[{ text, options, retryAfterMs?, bothOnly? }]`: the callee's
- * limiter, the Retry-After of its 503, 1 s unless given, undefined for none) both sides and the
- * callee alone (unless `bothOnly`); then the caller's breaker alone, and neither.
+ * The rows: for each of `limits` (`[{ text, options, noRetryAfter?, bothOnly? }]`: the callee's
+ * limiter, and whether its 503 goes without the Retry-After of 1 s) both sides and the callee
+ * alone (unless `bothOnly`); then the caller's breaker alone, and neither.
  */
 export function tierRows(core, limits) {
   const { oursRetry } = oursImplementations(core);
@@ -82,22 +83,25 @@ export function tierRows(core, limits) {
       retryAfterMs,
     );
   return [
-    ...limits.flatMap(({ text, options, retryAfterMs = 1_000, bothOnly = false }) => [
-      {
-        name: `both ${text}`,
-        label: `both: caller breaker + withRetry, callee ${text}`,
-        make: (context) => (limited(context, options, retryAfterMs), oursRetry.make(context)),
-      },
-      ...(bothOnly
-        ? []
-        : [
-            {
-              name: `callee ${text}`,
-              label: `callee ${text} alone (naive retries)`,
-              make: (context) => (limited(context, options, retryAfterMs), plain),
-            },
-          ]),
-    ]),
+    ...limits.flatMap(({ text, options, noRetryAfter = false, bothOnly = false }) => {
+      const retryAfterMs = noRetryAfter ? undefined : 1_000;
+      return [
+        {
+          name: `both ${text}`,
+          label: `both: caller breaker + withRetry, callee ${text}`,
+          make: (context) => (limited(context, options, retryAfterMs), oursRetry.make(context)),
+        },
+        ...(bothOnly
+          ? []
+          : [
+              {
+                name: `callee ${text}`,
+                label: `callee ${text} alone (naive retries)`,
+                make: (context) => (limited(context, options, retryAfterMs), plain),
+              },
+            ]),
+      ];
+    }),
     { name: 'caller', label: 'caller breaker + withRetry alone', make: oursRetry.make },
     { name: 'neither', label: 'neither (naive retries)', make: () => plain },
   ];
