@@ -22,7 +22,7 @@ function perSecond(counts, bucketMs) {
   return out;
 }
 
-function panel(lines, top, title, max) {
+function panel(lines, top, title, max, axis = SECONDS) {
   const plotWidth = WIDTH - LEFT - RIGHT;
   const seconds = Math.max(...lines.map((line) => line.values.length));
   const x = (i) => LEFT + (i / Math.max(1, seconds - 1)) * plotWidth;
@@ -33,9 +33,9 @@ function panel(lines, top, title, max) {
     `<text x="${LEFT - 6}" y="${top + 4}" font-size="10" text-anchor="end">${max}</text>`,
     `<text x="${LEFT - 6}" y="${top + PANEL}" font-size="10" text-anchor="end">0</text>`,
   ];
-  for (let s = 0; s < seconds; s += 30) {
+  for (let s = 0; s < seconds; s += axis.every) {
     parts.push(
-      `<text x="${x(s)}" y="${top + PANEL + 12}" font-size="10" text-anchor="middle">${s} s</text>`,
+      `<text x="${x(s)}" y="${top + PANEL + 12}" font-size="10" text-anchor="middle">${escape(axis.text(s))}</text>`,
     );
   }
   lines.forEach((line, i) => {
@@ -47,11 +47,16 @@ function panel(lines, top, title, max) {
   return parts.join('\n');
 }
 
+/** The x axis of a chart over time: a tick every 30 s. */
+const SECONDS = { every: 30, text: (s) => `${s} s` };
+
 /**
  * Panels stacked, one line per label in each, with a legend: `panels` is
- * `[{ title, max, lines }]`, `lines[i]` the per-second values of `labels[i]`.
+ * `[{ title, max, lines }]`, `lines[i]` the values of `labels[i]`, one a
+ * second unless `axis` (`{ every, text(i) }`: a tick every `every` values)
+ * says what they are.
  */
-export function panelsChart(title, labels, panels) {
+export function panelsChart(title, labels, panels, axis = SECONDS) {
   const height = panels.length * (PANEL + 40) + 30;
   const legend = labels.map((text, i) => {
     const yy = 50 + i * 30;
@@ -68,6 +73,7 @@ export function panelsChart(title, labels, panels) {
         45 + i * (PANEL + 40),
         p.title,
         p.max,
+        axis,
       ),
     ),
     ...legend,

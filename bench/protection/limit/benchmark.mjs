@@ -3,7 +3,14 @@
 // Markdown lines and SVG charts.
 
 import { windowFigures } from './figures.mjs';
-import { mixFigures, mixScore, meetsTargets, queueSettings, searchFixedMix } from './mix.mjs';
+import {
+  mixChart,
+  mixFigures,
+  mixScore,
+  meetsTargets,
+  queueSettings,
+  searchFixedMix,
+} from './mix.mjs';
 import { adaptiveAlgorithms, limiterRow, noLimit } from './rows.mjs';
 import { unloaded } from './scenarios.mjs';
 import { simulateLimit } from './simulate.mjs';
@@ -25,7 +32,7 @@ const queueText = (queue) =>
 /** The rows this engine can build: 'fixed' at a limit, and the adaptive algorithms it knows. */
 export function rowsOf(core) {
   const fixedRow = (limit, queue = { maxQueue: 0 }) =>
-    limiterRow(core, `fixed-${limit}`, `fixed ${limit}${queueText(queue)}`, {
+    limiterRow(core, `fixed ${limit}${queueText(queue)}`, `fixed ${limit}${queueText(queue)}`, {
       algorithm: 'fixed',
       initialLimit: limit,
       ...queue,
@@ -87,8 +94,16 @@ async function mixSection(rows, seed) {
     },
     { label: 'no limit', figures: await mixFigures(noLimit, seed) },
   );
+  const charted = [
+    ...rows.algorithms.flatMap((a) => [
+      byAlgorithm[a][0],
+      byAlgorithm[a].find((m) => m.label === rows.adaptive(a, best.queue).label),
+    ]),
+    ...measured.slice(-3),
+  ];
   return {
     measured,
+    charted,
     best,
     queuedFixed: queued.limit,
     meeting: measured.filter((m) => meetsTargets(m.figures)),
@@ -113,6 +128,12 @@ export async function limitBenchmark(core, { seed = 1, log = () => {} } = {}) {
       text: `limiter (${rows.algorithms[0]}${queueText(mixed.best.queue)})`,
       options: { algorithm: rows.algorithms[0], ...mixed.best.queue },
     },
+    {
+      text: `limiter (${rows.algorithms[0]}, defaults), its 503 without Retry-After`,
+      options: { algorithm: rows.algorithms[0] },
+      noRetryAfter: true,
+      bothOnly: true,
+    },
     // The dependency's own concurrency: the bulkhead someone who knew it would set.
     { text: 'limiter (fixed 20)', options: { algorithm: 'fixed', initialLimit: 20 } },
   ];
@@ -124,6 +145,10 @@ export async function limitBenchmark(core, { seed = 1, log = () => {} } = {}) {
     steps,
     mixed,
     tiers,
-    charts: { 'limit-step-load.svg': steps.step.chart },
+    charts: {
+      'limit-step-load.svg': steps.step.chart,
+      'limit-drift.svg': steps.drift.chart,
+      'limit-mix.svg': mixChart(mixed.charted),
+    },
   };
 }

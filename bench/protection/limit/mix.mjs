@@ -5,6 +5,7 @@
 // goodput at least 95% of the critical offered up to 4x; total goodput at
 // capacity.
 
+import { panelsChart } from '../chart.mjs';
 import { fixed } from '../summary.mjs';
 import { windowFigures } from './figures.mjs';
 import { CAPACITY, MIX_LOADS, mix } from './scenarios.mjs';
@@ -25,14 +26,14 @@ export function queueSettings(sizes = QUEUE_SIZES, timeouts = QUEUE_TIMEOUTS_MS)
   ];
 }
 
-/** The figures of one row at every load (from 10 s, when the limit has settled). */
+/** The figures of one row at every load, from 10 s after the load began. */
 export async function mixFigures(row, seed, loads = MIX_LOADS) {
   const out = [];
   for (const load of loads) {
     const scenario = mix({ load });
     const f = windowFigures(
       await simulateLimit(scenario, row, { seed }),
-      10_000,
+      scenario.phases[1].atMs + 10_000,
       scenario.durationMs,
     );
     out.push({
@@ -100,5 +101,29 @@ export function mixTables(measured) {
       (f) => fixed(f.goodput, 1),
     ),
     ...table('p99 latency of the critical requests served, ms:', (f) => ms(f.criticalP99Ms)),
+    ...table('The mean limit (a queue of `maxQueue` is that many times this):', (f) =>
+      Number.isNaN(f.meanLimit) ? '–' : fixed(f.meanLimit, 1),
+    ),
   ];
+}
+
+/** Critical and total goodput against the offered load, a line per entry of `measured`. */
+export function mixChart(measured) {
+  return panelsChart(
+    'Criticality mix: 20% critical, 80% sheddable',
+    measured.map((m) => m.label),
+    [
+      {
+        title: 'critical goodput: % of the critical requests offered',
+        max: 100,
+        lines: measured.map((m) => m.figures.map((f) => f.criticalPct)),
+      },
+      {
+        title: 'total goodput: requests/s answered within 1 s',
+        max: 150,
+        lines: measured.map((m) => m.figures.map((f) => f.goodput)),
+      },
+    ],
+    { every: 1, text: (i) => `${MIX_LOADS[i]}x` },
+  );
 }

@@ -1,12 +1,13 @@
 // npm run bench:limit [-- --seed N]: issue 30's limit scenarios through this
 // package's ConcurrencyLimiter (dist/core) in the protection simulator's
 // virtual time; writes bench/LIMIT-RESULTS.md and its charts in
-// bench/protection/charts/.
+// bench/protection/charts/. `--core FILE --core-label TEXT` runs another
+// build's engine (FILE: its dist/core/index.js), named TEXT on the page: an
+// algorithm measured before it is merged here.
 
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import * as core from '../../../dist/core/index.js';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { fixed } from '../summary.mjs';
 import { limitBenchmark } from './benchmark.mjs';
 import { resultsPage } from './report.mjs';
@@ -14,17 +15,32 @@ import { resultsPage } from './report.mjs';
 const args = process.argv.slice(2);
 const seedAt = args.indexOf('--seed');
 const seed = seedAt === -1 ? 1 : Number(args[seedAt + 1]);
+const option = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const coreFile = option('--core');
+const core = await import(
+  coreFile === undefined ? '../../../dist/core/index.js' : pathToFileURL(coreFile).href
+);
 
 function commitOf() {
   const git = (...a) => execFileSync('git', a, { encoding: 'utf8' }).trim();
   try {
-    return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--', 'lib', 'bench') === '' ? '' : ' (with uncommitted changes)'}`;
+    // The code that ran: the engine and the simulator (not the pages and charts a run writes).
+    const dirty = git(
+      'status',
+      '--porcelain',
+      '--',
+      'lib',
+      'bench/protection',
+      ':!bench/protection/charts',
+    );
+    return `${git('rev-parse', '--short', 'HEAD')}${dirty === '' ? '' : ' (with uncommitted changes)'}`;
   } catch {
     return 'unknown';
   }
 }
 
 const started = Date.now();
+const commit = commitOf();
 const results = await limitBenchmark(core, {
   seed,
   log: (section) => process.stdout.write(`${section} `),
@@ -36,7 +52,8 @@ for (const [name, svg] of Object.entries(results.charts)) {
 }
 const page = resultsPage(results, {
   seed,
-  commit: commitOf(),
+  commit,
+  engine: coreFile === undefined ? undefined : (option('--core-label') ?? coreFile),
   node: process.version,
   wallS: fixed((Date.now() - started) / 1000),
 });

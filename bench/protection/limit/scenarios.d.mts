@@ -18,4 +18,5 @@ export function mix(options: {
   load: number;
   criticalShare?: number;
   durationMs?: number;
+  warmupMs?: number;
 }): LimitScenario;

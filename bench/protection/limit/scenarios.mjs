@@ -53,14 +53,22 @@ export function stall({ load = 0.9, atMs = 60_000, ms = 500, durationMs = 120_00
   };
 }
 
-/** Steady load at `load` x capacity, `criticalShare` of it critical, the rest sheddable. */
-export function mix({ load, criticalShare = 0.2, durationMs = 60_000 }) {
+/**
+ * `load` x capacity for `durationMs`, `criticalShare` of it critical and the rest sheddable, after
+ * `warmupMs` at half capacity: a running service whose load rises, so that a limit has learned
+ * the service unloaded first (a gradient limit started cold under overload takes minutes to
+ * come down from its initial limit).
+ */
+export function mix({ load, criticalShare = 0.2, durationMs = 60_000, warmupMs = 60_000 }) {
   return {
     ...base,
     name: `${load}x capacity, ${criticalShare * 100}% critical`,
-    phases: [{ atMs: 0, rate: load * CAPACITY }],
+    phases: [
+      { atMs: 0, rate: 0.5 * CAPACITY },
+      { atMs: warmupMs, rate: load * CAPACITY },
+    ],
     criticalShare,
-    durationMs,
+    durationMs: warmupMs + durationMs,
   };
 }
 

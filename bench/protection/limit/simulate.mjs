@@ -1,9 +1,9 @@
 // One limit scenario through one row (a limiter, or none), in virtual time:
 // open-loop Poisson arrivals at the rate of the scenario's current phase, each
 // with a criticality, through the row's limiter into the semaphore server of
-// Netflix's Example.java (./server.mjs). A request answered after its
-// client's timeout ends its permit with drop() (the server finds the
-// connection gone: an overload sign), any other with succeed(). Returns every request's outcome and
+// Netflix's Example.java (./server.mjs). A request answered later than the
+// clients' timeout after it arrived ends its permit with drop() (a timeout:
+// the server's deadline is its clients'), any other with succeed(). Returns every request's outcome and
 // the limit sampled every 100 ms; ./figures.mjs reads the figures from them.
 // Reproducible from `seed`: arrivals, service times and criticalities draw
 // from separate seeded streams, so every row sees the same arrivals.
@@ -52,7 +52,8 @@ function makeRequest(time, server, limiter, scenario, out) {
     const latency = time.now - arrivedAt;
     out.latency[i] = latency;
     out.outcome[i] = latency <= scenario.clientTimeoutMs ? OK : LATE;
-    // Answered after its client gave up: the server sees the connection gone, an overload sign.
+    // Answered after the clients' timeout: a timeout (the server's deadline is its clients'), the
+    // overload sign drop() is for. The server cannot tell that a client left earlier.
     if (out.outcome[i] === OK) permit?.succeed();
     else permit?.drop();
   };

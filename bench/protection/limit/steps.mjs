@@ -107,8 +107,10 @@ export async function driftSection(rows, seed) {
     '| :--- | ---: | ---: | ---: | ---: | ---: |',
   ];
   const figures = {};
+  const results = [];
   for (const row of rows) {
     const result = await simulateLimit(scenario, row, { seed });
+    results.push(result);
     const end = scenario.durationMs;
     const [first, last] = [
       windowFigures(result, 0, 60_000),
@@ -121,7 +123,27 @@ export async function driftSection(rows, seed) {
       `| ${row.label} | ${Number.isNaN(slope) ? '–' : fixed(slope, 3)} | ${row === noLimit ? '–' : `${fixed(first.meanLimit, 2)} / ${fixed(last.meanLimit, 2)}`} | ${fixed(all.shedPct, 1)} | ${fixed(all.goodput, 1)} | ${ms(all.p99Ms)} |`,
     );
   }
-  return { lines, figures };
+  return { lines, figures, chart: driftChart(scenario.name, rows, results) };
+}
+
+function driftChart(title, rows, results) {
+  const limits = results.map((r) => limitPerSecond(r).map((v) => (Number.isNaN(v) ? 0 : v)));
+  const goodput = results.map((r) =>
+    perSecond(r, (indices) => indices.filter((i) => r.outcome[i] === OK).length),
+  );
+  return panelsChart(
+    title,
+    rows.map((row) => row.label),
+    [
+      {
+        title: 'the limit (1 s mean; no limit: 0)',
+        max: Math.max(10, Math.ceil(Math.max(...limits.flat()) / 10) * 10),
+        lines: limits,
+      },
+      { title: 'goodput: requests/s answered within 1 s (by arrival)', max: 150, lines: goodput },
+    ],
+    { every: 60, text: (s) => `${s / 60} min` },
+  );
 }
 
 /** A 500 ms stall at 60 s under 0.9x: the limit's minimum after it and the time back. */
