@@ -14,6 +14,7 @@ const PURE_OUTSIDE_CORE = [
   'test/testing/manual-clock.spec.ts',
   'test/retry-after-header.spec.ts',
   'test/protection/protection.spec.ts',
+  'test/protection/limit.spec.ts',
 ];
 
 export default defineConfig({

@@ -22,7 +22,7 @@ function perSecond(counts, bucketMs) {
   return out;
 }
 
-function panel(lines, top, title, max) {
+function panel(lines, top, title, max, axis = SECONDS) {
   const plotWidth = WIDTH - LEFT - RIGHT;
   const seconds = Math.max(...lines.map((line) => line.values.length));
   const x = (i) => LEFT + (i / Math.max(1, seconds - 1)) * plotWidth;
@@ -33,9 +33,9 @@ function panel(lines, top, title, max) {
     `<text x="${LEFT - 6}" y="${top + 4}" font-size="10" text-anchor="end">${max}</text>`,
     `<text x="${LEFT - 6}" y="${top + PANEL}" font-size="10" text-anchor="end">0</text>`,
   ];
-  for (let s = 0; s < seconds; s += 30) {
+  for (let s = 0; s < seconds; s += axis.every) {
     parts.push(
-      `<text x="${x(s)}" y="${top + PANEL + 12}" font-size="10" text-anchor="middle">${s} s</text>`,
+      `<text x="${x(s)}" y="${top + PANEL + 12}" font-size="10" text-anchor="middle">${escape(axis.text(s))}</text>`,
     );
   }
   lines.forEach((line, i) => {
@@ -47,32 +47,56 @@ function panel(lines, top, title, max) {
   return parts.join('\n');
 }
 
-/** `rows`: `[{ label, series }]` from `simulate()`. */
-export function chart(title, rows) {
-  const goodput = rows.map((row) => ({
-    values: perSecond(row.series.successes, row.series.bucketMs),
-  }));
-  const load = rows.map((row) => ({ values: perSecond(row.series.depCalls, row.series.bucketMs) }));
-  const loadMax = Math.max(100, ...load.flatMap((line) => line.values));
-  const height = 2 * PANEL + 110;
-  const legend = rows.map((row, i) => {
+/** The x axis of a chart over time: a tick every 30 s. */
+const SECONDS = { every: 30, text: (s) => `${s} s` };
+
+/**
+ * Panels stacked, one line per label in each, with a legend: `panels` is
+ * `[{ title, max, lines }]`, `lines[i]` the values of `labels[i]`, one a
+ * second unless `axis` (`{ every, text(i) }`: a tick every `every` values)
+ * says what they are.
+ */
+export function panelsChart(title, labels, panels, axis = SECONDS) {
+  const height = panels.length * (PANEL + 40) + 30;
+  const legend = labels.map((text, i) => {
     const yy = 50 + i * 30;
-    const label = row.label.length > 34 ? `${row.label.slice(0, 33)}…` : row.label;
+    const label = text.length > 34 ? `${text.slice(0, 33)}…` : text;
     return `<rect x="${WIDTH - RIGHT + 12}" y="${yy - 9}" width="12" height="3" fill="${COLORS[i % COLORS.length]}"/><text x="${WIDTH - RIGHT + 28}" y="${yy}" font-size="10">${escape(label)}</text>`;
   });
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" font-family="sans-serif">`,
     `<rect width="100%" height="100%" fill="white"/>`,
     `<text x="${LEFT}" y="18" font-size="14" font-weight="bold">${escape(title)}</text>`,
-    panel(goodput, 45, 'goodput: successful calls/s (by arrival)', 150),
-    panel(
-      load,
-      45 + PANEL + 40,
-      'load on the dependency: calls/s it received',
-      Math.ceil(loadMax / 50) * 50,
+    ...panels.map((p, i) =>
+      panel(
+        p.lines.map((values) => ({ values })),
+        45 + i * (PANEL + 40),
+        p.title,
+        p.max,
+        axis,
+      ),
     ),
     ...legend,
     '</svg>',
     '',
   ].join('\n');
+}
+
+/** `rows`: `[{ label, series }]` from `simulate()`. */
+export function chart(title, rows) {
+  const goodput = rows.map((row) => perSecond(row.series.successes, row.series.bucketMs));
+  const load = rows.map((row) => perSecond(row.series.depCalls, row.series.bucketMs));
+  const loadMax = Math.max(100, ...load.flat());
+  return panelsChart(
+    title,
+    rows.map((row) => row.label),
+    [
+      { title: 'goodput: successful calls/s (by arrival)', max: 150, lines: goodput },
+      {
+        title: 'load on the dependency: calls/s it received',
+        max: Math.ceil(loadMax / 50) * 50,
+        lines: load,
+      },
+    ],
+  );
 }

@@ -1,0 +1,1 @@
+export function unloadedP99(seed: number): Promise<number>;
