@@ -18,6 +18,8 @@ function recordingLimiter(queued?: Promise<LimitPermit>) {
     return { succeed: end('succeed'), drop: end('drop'), release: end('release') };
   };
   const limiter = {
+    // A limiter given a wait has no free place: the request waits (with a signal).
+    snapshot: () => ({ inFlight: 1, limit: queued === undefined ? 2 : 1 }),
     tryAcquire: () => permit(),
     acquire: (_criticality: unknown, signal: AbortSignal) => {
       signals.push(signal);
@@ -111,6 +113,12 @@ describe('limitedHandling(): how a place ends', () => {
     await Promise.resolve();
     expect(ends).toEqual(['release']);
     expect(subscribed).toBe(0);
+  });
+
+  it('takes a free place without an abort signal, even from a limiter that queues', async () => {
+    const { limiter, ends, signals } = recordingLimiter();
+    await settle(handling(limiter, of(1), true));
+    expect([ends, signals]).toEqual([['succeed'], []]);
   });
 
   it('answers a refusal with what refuse() makes of it, without running the handler', async () => {
