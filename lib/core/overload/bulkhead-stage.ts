@@ -9,7 +9,11 @@ import {
 } from '../calls/call-pipeline.js';
 import { HeldCall } from '../calls/held-call.js';
 import { UncountedCall } from '../calls/uncounted-call.js';
+import type { SettledHook } from '../calls/tracked-call.js';
 import { DISMISSED, GRANTED, type Bulkhead } from './bulkhead.js';
+
+/** The hook of a call that has just taken a slot: the slot's way back, and for an adaptive cap the call's measurement. */
+type SlotHook = (bulkhead: Bulkhead) => SettledHook;
 
 /**
  * The concurrency cap (`bulkhead`): a call takes a free slot and gives it
@@ -17,30 +21,46 @@ import { DISMISSED, GRANTED, type Bulkhead } from './bulkhead.js';
  * wait, `acquire()`, is refused at once: `bulkhead-full`). A call forced
  * `disabled` passes uncounted and holds no slot. @internal
  */
-export const bulkheadStage: Stage = (next: Admit): Admit =>
-  function bulkheadCap<T>(
-    b: PipelineBreaker,
-    signal: AbortSignal | undefined,
-    flags: number,
-  ): Admission<T> {
-    const bulkhead = b.rare?.parts?.bulkhead;
-    if (bulkhead === undefined) return next<T>(b, signal, flags);
-    // A call holding a slot runs in a call object, which gives the slot back as it settles.
-    const holding = (): Ticket<T> => hold(b, next<T>(b, signal, flags), bulkhead);
-    if (bulkhead.tryEnter()) return holding();
-    if (b.lettingAllThrough) return next<T>(b, signal, flags);
-    if ((flags & MAY_WAIT) === 0) return b.stateRefusal() ?? b.reject('bulkhead-full', undefined);
-    return queue(b, bulkhead, signal, holding);
-  };
+export const bulkheadStage: Stage = capStage((bulkhead) => bulkhead.leave);
+
+/**
+ * The adaptive cap (`bulkhead.algorithm`): the bulkhead's stage, whose calls
+ * also tell the cap's algorithm how long they held their slot and how they
+ * ended. A separate stage, so that a fixed cap's calls pay nothing for it. @internal
+ */
+export const adaptiveBulkheadStage: Stage = capStage((bulkhead) => bulkhead.sampled());
+
+function capStage(slotHook: SlotHook): Stage {
+  return (next: Admit): Admit =>
+    function bulkheadCap<T>(
+      b: PipelineBreaker,
+      signal: AbortSignal | undefined,
+      flags: number,
+    ): Admission<T> {
+      const bulkhead = b.rare?.parts?.bulkhead;
+      if (bulkhead === undefined) return next<T>(b, signal, flags);
+      // A call holding a slot runs in a call object, which gives the slot back as it settles.
+      const holding = (): Ticket<T> => hold(b, next<T>(b, signal, flags), bulkhead, slotHook);
+      if (bulkhead.tryEnter()) return holding();
+      if (b.lettingAllThrough) return next<T>(b, signal, flags);
+      if ((flags & MAY_WAIT) === 0) return b.stateRefusal() ?? b.reject('bulkhead-full', undefined);
+      return queue(b, bulkhead, signal, holding);
+    };
+}
 
 /** `ticket`, holding a slot of `bulkhead` until it settles (given back at once when it holds none). */
-function hold<T>(b: PipelineBreaker, ticket: Admission<T>, bulkhead: Bulkhead): Ticket<T> {
+function hold<T>(
+  b: PipelineBreaker,
+  ticket: Admission<T>,
+  bulkhead: Bulkhead,
+  slotHook: SlotHook,
+): Ticket<T> {
   // The stages inside the bulkhead decide at once: only the bulkhead itself waits.
   const call = ticket as Ticket<T>;
-  if (typeof call === 'number') return new HeldCall<T>(b, call, bulkhead.leave);
+  if (typeof call === 'number') return new HeldCall<T>(b, call, slotHook(bulkhead));
   // A call let through uncounted (forced disabled) holds no slot: it is not the breaker's to cap.
   if (!isAdmittedCall(call) || call instanceof UncountedCall) bulkhead.leave();
-  else call.onSettled = bulkhead.leave;
+  else call.onSettled = slotHook(bulkhead);
   return call;
 }
 
