@@ -412,7 +412,12 @@ describe('Breaker adaptive bulkhead (bulkhead.algorithm)', () => {
     [
       { maxConcurrent: 5, minLimit: 2 },
       'bulkhead.minLimit',
-      `Circuit breaker "payments": option "bulkhead.minLimit" belongs to an adaptive cap and needs "bulkhead.algorithm" ('gradient' or 'aimd'). Add "bulkhead.algorithm" and remove "bulkhead.maxConcurrent", or remove "bulkhead.minLimit".`,
+      `Circuit breaker "payments": option "bulkhead.minLimit" belongs to an adaptive cap and needs "bulkhead.algorithm" ('gradient' or 'aimd'). Add "bulkhead.algorithm", or remove "bulkhead.minLimit" for a fixed cap ("bulkhead.maxConcurrent").`,
+    ],
+    [
+      { maxLimit: 50 },
+      'bulkhead.maxLimit',
+      `Circuit breaker "payments": option "bulkhead.maxLimit" belongs to an adaptive cap and needs "bulkhead.algorithm" ('gradient' or 'aimd'). Add "bulkhead.algorithm", or remove "bulkhead.maxLimit" for a fixed cap ("bulkhead.maxConcurrent").`,
     ],
     [
       { algorithm: 'aimd', minLimit: 5, maxLimit: 2 },

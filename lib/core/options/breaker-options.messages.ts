@@ -30,7 +30,7 @@ export const breakerOptionMessages = {
   fixedAndAdaptiveCap: (option: string, algorithmOption: string, initialOption: string) =>
     `option "${option}" is a fixed cap and "${algorithmOption}" an adaptive one: a bulkhead has one cap. Remove "${option}", or "${algorithmOption}" (an adaptive cap starts at "${initialOption}").`,
   limitWithoutAlgorithm: (option: string, algorithmOption: string, fixedOption: string) =>
-    `option "${option}" belongs to an adaptive cap and needs "${algorithmOption}" ('gradient' or 'aimd'). Add "${algorithmOption}" and remove "${fixedOption}", or remove "${option}".`,
+    `option "${option}" belongs to an adaptive cap and needs "${algorithmOption}" ('gradient' or 'aimd'). Add "${algorithmOption}", or remove "${option}" for a fixed cap ("${fixedOption}").`,
   maxLimitBelowMin: (option: string, value: number, minOption: string, min: number) =>
     `option "${option}" (${value}) is below "${minOption}" (${min}): no limit fits between them. Raise "${option}" or lower "${minOption}".`,
   initialLimitOutside: (

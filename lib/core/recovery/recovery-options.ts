@@ -124,6 +124,10 @@ const BULKHEAD_CAP_RULES: readonly TableEntry<RecoveryFields, RecoveryGiven>[] =
         check.pathOf('bulkhead.initialLimit'),
       ),
   },
+  // Before maxConcurrent's own check: a bound given without its algorithm is what to name, not a missing cap.
+  limitNeedsAlgorithm('initialLimit'),
+  limitNeedsAlgorithm('minLimit'),
+  limitNeedsAlgorithm('maxLimit'),
   {
     option: 'bulkhead.maxConcurrent',
     field: 'bulkheadMaxConcurrent',
@@ -131,9 +135,6 @@ const BULKHEAD_CAP_RULES: readonly TableEntry<RecoveryFields, RecoveryGiven>[] =
     required: true,
     when: (given) => !adaptive(given),
   },
-  limitNeedsAlgorithm('initialLimit'),
-  limitNeedsAlgorithm('minLimit'),
-  limitNeedsAlgorithm('maxLimit'),
   {
     option: 'bulkhead.minLimit',
     field: 'bulkheadMinLimit',
