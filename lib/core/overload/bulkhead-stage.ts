@@ -9,11 +9,7 @@ import {
 } from '../calls/call-pipeline.js';
 import { HeldCall } from '../calls/held-call.js';
 import { UncountedCall } from '../calls/uncounted-call.js';
-import type { SettledHook } from '../calls/tracked-call.js';
 import { DISMISSED, GRANTED, type Bulkhead } from './bulkhead.js';
-
-/** The hook of a call that has just taken a slot: the slot's way back, and for an adaptive cap the call's measurement. */
-type SlotHook = (bulkhead: Bulkhead) => SettledHook;
 
 /**
  * The concurrency cap (`bulkhead`): a call takes a free slot and gives it
@@ -21,16 +17,17 @@ type SlotHook = (bulkhead: Bulkhead) => SettledHook;
  * wait, `acquire()`, is refused at once: `bulkhead-full`). A call forced
  * `disabled` passes uncounted and holds no slot. @internal
  */
-export const bulkheadStage: Stage = capStage((bulkhead) => bulkhead.leave);
+export const bulkheadStage: Stage = capStage(false);
 
 /**
  * The adaptive cap (`bulkhead.algorithm`): the bulkhead's stage, whose calls
  * also tell the cap's algorithm how long they held their slot and how they
  * ended. A separate stage, so that a fixed cap's calls pay nothing for it. @internal
  */
-export const adaptiveBulkheadStage: Stage = capStage((bulkhead) => bulkhead.sampled());
+export const adaptiveBulkheadStage: Stage = capStage(true);
 
-function capStage(slotHook: SlotHook): Stage {
+/** The bulkhead's stage; `measured`: its calls are measured for an adaptive cap. */
+function capStage(measured: boolean): Stage {
   return (next: Admit): Admit =>
     function bulkheadCap<T>(
       b: PipelineBreaker,
@@ -40,7 +37,7 @@ function capStage(slotHook: SlotHook): Stage {
       const bulkhead = b.rare?.parts?.bulkhead;
       if (bulkhead === undefined) return next<T>(b, signal, flags);
       // A call holding a slot runs in a call object, which gives the slot back as it settles.
-      const holding = (): Ticket<T> => hold(b, next<T>(b, signal, flags), bulkhead, slotHook);
+      const holding = (): Ticket<T> => hold(b, next<T>(b, signal, flags), bulkhead, measured);
       if (bulkhead.tryEnter()) return holding();
       if (b.lettingAllThrough) return next<T>(b, signal, flags);
       if ((flags & MAY_WAIT) === 0) return b.stateRefusal() ?? b.reject('bulkhead-full', undefined);
@@ -48,19 +45,24 @@ function capStage(slotHook: SlotHook): Stage {
     };
 }
 
-/** `ticket`, holding a slot of `bulkhead` until it settles (given back at once when it holds none). */
+/**
+ * `ticket`, holding a slot of `bulkhead` until it settles (given back at once
+ * when it holds none); `measured`, the call's measurement goes to the
+ * adaptive cap's algorithm as it settles.
+ */
 function hold<T>(
   b: PipelineBreaker,
   ticket: Admission<T>,
   bulkhead: Bulkhead,
-  slotHook: SlotHook,
+  measured: boolean,
 ): Ticket<T> {
   // The stages inside the bulkhead decide at once: only the bulkhead itself waits.
   const call = ticket as Ticket<T>;
-  if (typeof call === 'number') return new HeldCall<T>(b, call, slotHook(bulkhead));
+  if (typeof call === 'number')
+    return new HeldCall<T>(b, call, measured ? bulkhead.sampled() : bulkhead.leave);
   // A call let through uncounted (forced disabled) holds no slot: it is not the breaker's to cap.
   if (!isAdmittedCall(call) || call instanceof UncountedCall) bulkhead.leave();
-  else call.onSettled = slotHook(bulkhead);
+  else call.onSettled = measured ? bulkhead.sampled() : bulkhead.leave;
   return call;
 }
 
