@@ -45,7 +45,7 @@ class Waiter implements Deadline {
 /**
  * The concurrency cap of one breaker: how many calls run, and who waits for
  * a slot. A slot that frees is handed straight to the oldest waiter, so a
- * call arriving meanwhile cannot overtake the queue. It knows nothing of
+ * call arriving meanwhile cannot overtake the queue. Its refusals are no
  * outcomes: whatever it refuses was never a call to the dependency.
  *
  * The cap is `maxConcurrent`, or the limit of an algorithm (`algorithm`)
