@@ -9,7 +9,7 @@ function intro(results, meta) {
   return [
     '# The concurrency limit under load (`npm run bench:limit`)',
     '',
-    `Commit ${meta.commit}${meta.engine === undefined ? '' : `, the engine of ${meta.engine}`}, Node ${meta.node}, seed ${meta.seed}, virtual time (${meta.wallS} s of wall time). How to run: \`npm run bench:limit\` (builds \`dist/\`, then \`node bench/protection/limit/run.mjs [--seed N]\`). Issue 30, "Measured in the protection simulator"; the code is in [protection/limit/](protection/limit/).`,
+    `Commit ${meta.commit}${meta.engine === undefined ? '' : `, the engine of ${meta.engine}`}, Node ${meta.node}, seed ${meta.seed}, virtual time (${meta.wallS} s of wall time). How to run: \`npm run bench:limit\` (builds \`dist/\`, then \`node bench/protection/limit/run.mjs [--seed N]\`${meta.engine === undefined ? '' : "; this page: `node bench/protection/limit/run.mjs --core <that build>/dist/core/index.js --core-label <its name>`, on another build's engine"}). Issue 30, "Measured in the protection simulator"; the code is in [protection/limit/](protection/limit/).`,
     '',
     `The server is the one of Netflix concurrency-limits' \`Example.java\`: concurrency ${SERVER.concurrency} behind a fair semaphore (requests beyond it wait in the server's own queue, unbounded), log-normal latency (LogNormal(mu ${SERVER.mu}, sigma ${SERVER.sigma}) scaled to a ${SERVER.meanMs} ms mean): ${CAPACITY} requests/s of capacity and a true limit of ${TRUE_LIMIT}. Poisson arrivals. Its unloaded p99 (the server alone at 10 rps): **${fixed(results.p99)} ms**. Clients give up after ${CLIENT_TIMEOUT_MS / 1000} s: goodput counts the requests answered within it, by arrival; the server cannot tell that a client left and serves every request it accepted.`,
     '',
