@@ -1,26 +1,46 @@
 import type { LimitAlgorithm } from './limit-algorithm.js';
 import type { ResolvedLimitOptions } from './limit-options.js';
 
-/** The share of the limit kept on an overload sign. */
+// Each drop takes a tenth off the limit, as TCP Reno takes half: a gentler cut
+// suits a limit that is a count of requests, not of packets.
 const BACKOFF = 0.9;
 
 /**
- * Additive increase, multiplicative decrease: one more place for a request
- * that ended well while the limit was in use, a tenth less for an overload
- * sign. It hears overload only from drops (timeouts, refusals downstream),
- * not from latency. @internal
+ * Additive increase, multiplicative decrease: the limit grows by one each time
+ * a full limit's worth of requests has ended well while the limit was in use
+ * (at least half of it in flight: a limit nobody reaches proves nothing), and
+ * shrinks by a tenth on a dropped request. One overload event is one cut: the
+ * drops of requests that started before the last cut (the same burst of
+ * timeouts) do not cut again, so a burst cannot take the limit to its floor.
+ *
+ * It reads no latency: its signal is `drop()` (timeouts, refusals for overload
+ * downstream). The gradient limit is the one that follows latency.
+ *
+ * @internal
  */
 export class AimdLimit implements LimitAlgorithm {
-  limit: number;
+  private current: number;
+  /** Good samples since the limit last grew. */
+  private good = 0;
+  private lastCutAt = -Infinity;
 
   constructor(private readonly options: ResolvedLimitOptions) {
-    this.limit = options.initialLimit;
+    this.current = options.initialLimit;
   }
 
-  sample(_startedAt: number, _rttMs: number, inFlight: number, dropped: boolean): void {
-    if (dropped) this.limit = Math.max(this.options.minLimit, Math.floor(this.limit * BACKOFF));
-    // A limit that is not used says nothing of the service: it does not grow.
-    else if (inFlight * 2 >= this.limit)
-      this.limit = Math.min(this.options.maxLimit, this.limit + 1);
+  get limit(): number {
+    return this.current;
+  }
+
+  sample(startedAt: number, rttMs: number, inFlight: number, dropped: boolean): void {
+    if (dropped) {
+      if (startedAt < this.lastCutAt) return;
+      this.lastCutAt = startedAt + Math.max(0, rttMs);
+      this.good = 0;
+      this.current = Math.max(this.options.minLimit, Math.floor(this.current * BACKOFF));
+    } else if (inFlight * 2 >= this.current && ++this.good >= this.current) {
+      this.good = 0;
+      this.current = Math.min(this.options.maxLimit, this.current + 1);
+    }
   }
 }

@@ -1,5 +1,6 @@
 import { AimdLimit } from './aimd-limit.js';
 import { FixedLimit } from './fixed-limit.js';
+import { GradientLimit } from './gradient-limit.js';
 import type { LimitAlgorithm } from './limit-algorithm.js';
 import type { ResolvedLimitOptions } from './limit-options.js';
 
@@ -9,7 +10,8 @@ export function limitAlgorithmOf(options: ResolvedLimitOptions): LimitAlgorithm 
     case 'fixed':
       return new FixedLimit(options.initialLimit);
     case 'aimd':
-    case 'gradient':
       return new AimdLimit(options);
+    case 'gradient':
+      return new GradientLimit(options);
   }
 }

@@ -35,7 +35,7 @@ export type ResolvedLimitOptions = Required<ConcurrencyLimitOptions>;
 
 /** The defaults of a concurrency limiter's options. @publicApi */
 export const LIMIT_DEFAULTS: Readonly<Required<ConcurrencyLimitOptions>> = Object.freeze({
-  algorithm: 'aimd',
+  algorithm: 'gradient',
   initialLimit: 20,
   minLimit: 1,
   maxLimit: 1000,
