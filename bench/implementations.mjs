@@ -108,6 +108,16 @@ export const implementations = {
       new Breaker('bench', { timeoutMs: false, bulkhead: { maxConcurrent: 1_000_000 } }),
     call: 'target.execute(dep)',
   },
+  // Issue 30: the cap an algorithm finds; each call tells it its time as it settles.
+  oursBulkheadAdaptive: {
+    label: 'ours + adaptive bulkhead (aimd, uncontended)',
+    create: () =>
+      new Breaker('bench', {
+        timeoutMs: false,
+        bulkhead: { algorithm: 'aimd', initialLimit: 1_000, maxLimit: 1_000_000 },
+      }),
+    call: 'target.execute(dep)',
+  },
   oursRampUp: {
     label: 'ours + rampUp (closed, not ramping)',
     create: () => new Breaker('bench', { timeoutMs: false, rampUp: { durationMs: 10_000 } }),

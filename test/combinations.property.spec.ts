@@ -15,7 +15,7 @@ import { FOUND } from './helpers/combination-examples.js';
 /**
  * Issue 25's suite over feature combinations: whole configurations (count or
  * time window, consecutive mode, deadline on or off, fallback, bulkhead with
- * queue, retry with budget, slow start, health check, per-key family, a
+ * queue (fixed or adaptive), retry with budget, slow start, health check, per-key family, a
  * random source that misbehaves) and hostile step sequences (calls, answers,
  * caller aborts, a slot handed over in the same tick as an abort or a new
  * call, clock moves, forced states and reconfigurations mid-run), on one fake
@@ -112,12 +112,24 @@ const combinationArb: fc.Arbitrary<Combination> = fc
   .map((c) => ({
     ...c,
     fallback: c.front === 'decorator' && c.fallback,
-    // A queue wait may not outlast the call's own deadline (refused at start-up).
-    bulkhead:
+    bulkhead: adaptiveOrNot(
+      // A queue wait may not outlast the call's own deadline (refused at start-up).
       c.bulkhead === undefined || c.timeoutMs === false
         ? c.bulkhead
         : { ...c.bulkhead, queueTimeoutMs: Math.min(c.bulkhead.queueTimeoutMs, c.timeoutMs) },
+      c.seed,
+    ),
   }));
+
+/**
+ * Half the bulkheads adaptive (`algorithm`, from `maxConcurrent` up to two more), read from the seed already
+ * drawn: a draw of its own would change every combination the fixed seed has always given.
+ */
+function adaptiveOrNot(bulkhead: Combination['bulkhead'], seed: number): Combination['bulkhead'] {
+  if (bulkhead === undefined || seed % 2 === 1) return bulkhead;
+  const algorithm = seed % 4 === 0 ? ('aimd' as const) : ('gradient' as const);
+  return { ...bulkhead, algorithm, maxLimit: bulkhead.maxConcurrent + 2 };
+}
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   {

@@ -16,6 +16,7 @@ export const RECOVERY_PATH_IDS = [
   'minimal',
   'ours',
   'oursBulkhead',
+  'oursBulkheadAdaptive',
   'oursRampUp',
   'oursRamping',
   'oursHealthCheck',
@@ -28,7 +29,7 @@ function recoveryPath(timing) {
     {
       title: 'Closed path with the recovery options',
       description:
-        'await b.execute(() => Promise.resolve(1)) with a bulkhead, a slow start, a health check or a retry policy',
+        'await b.execute(() => Promise.resolve(1)) with a bulkhead (fixed or adaptive), a slow start, a health check or a retry policy',
     },
     timing,
   );

@@ -21,7 +21,8 @@ export interface CircuitBreakerEnvConfig {
   breakers?: Record<string, BreakerOptions>;
 }
 
-type Kind = 'number' | 'number-or-false' | 'number-or-auto' | 'boolean' | 'false' | 'window-type';
+type Kind =
+  'number' | 'number-or-false' | 'number-or-auto' | 'boolean' | 'false' | 'window-type' | 'word';
 
 /** Every option a variable can set: the scalar ones (a classifier cannot come from a string). */
 const OPTIONS: readonly (readonly [path: string, kind: Kind])[] = [
@@ -55,6 +56,10 @@ const OPTIONS: readonly (readonly [path: string, kind: Kind])[] = [
   ['share', 'boolean'],
   ['share.quorum', 'number-or-auto'],
   ['bulkhead.maxConcurrent', 'number'],
+  ['bulkhead.algorithm', 'word'],
+  ['bulkhead.initialLimit', 'number'],
+  ['bulkhead.minLimit', 'number'],
+  ['bulkhead.maxLimit', 'number'],
   ['bulkhead.maxQueue', 'number'],
   ['bulkhead.queueTimeoutMs', 'number'],
   ['rampUp.durationMs', 'number'],
@@ -283,6 +288,8 @@ function parse(variable: string, text: string, kind: Kind): unknown {
     if (lower === 'count' || lower === 'time') return lower;
     throw new BreakerConfigError(envMessages.notAWindowType(variable, text), '', variable);
   }
+  // A name the options check (`bulkhead.algorithm`): their error names the variable.
+  if (kind === 'word') return text;
   if (kind === 'boolean' || kind === 'false') {
     if (lower === 'false') return false;
     if (lower === 'true' && kind === 'boolean') return true;

@@ -69,6 +69,26 @@ describe('circuitBreakerOptionsFromEnv()', () => {
     );
   });
 
+  it('reads an adaptive bulkhead, and names the variable of an algorithm it does not know', () => {
+    expect(
+      fromEnv({
+        CB_PAYMENTS_BULKHEAD_ALGORITHM: 'gradient',
+        CB_PAYMENTS_BULKHEAD_MIN_LIMIT: '2',
+        CB_PAYMENTS_BULKHEAD_MAX_LIMIT: '200',
+        CB_PAYMENTS_BULKHEAD_INITIAL_LIMIT: '10',
+      }),
+    ).toEqual({
+      breakers: {
+        payments: {
+          bulkhead: { algorithm: 'gradient', minLimit: 2, maxLimit: 200, initialLimit: 10 },
+        },
+      },
+    });
+    expect(errorOf(() => fromEnv({ CB_PAYMENTS_BULKHEAD_ALGORITHM: 'vegas' })).message).toBe(
+      `Circuit breaker "payments" (from the environment): option "CB_PAYMENTS_BULKHEAD_ALGORITHM" must be 'gradient' or 'aimd', got "vegas".`,
+    );
+  });
+
   it('gives nothing when no variable is set, so spreading it into forRoot() changes nothing', () => {
     expect(fromEnv({})).toEqual({});
   });

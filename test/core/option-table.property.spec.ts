@@ -88,13 +88,26 @@ const validOptions: fc.Arbitrary<Options> = fc
           { requiredKeys: [] },
         ),
       ),
-      bulkhead: fc.record(
-        {
-          maxConcurrent: fc.integer({ min: 1, max: 100 }),
-          maxQueue: fc.integer({ min: 0, max: 100 }),
-          queueTimeoutMs: timerMs,
-        },
-        { requiredKeys: ['maxConcurrent'] },
+      bulkhead: fc.oneof(
+        fc.record(
+          {
+            maxConcurrent: fc.integer({ min: 1, max: 100 }),
+            maxQueue: fc.integer({ min: 0, max: 100 }),
+            queueTimeoutMs: timerMs,
+          },
+          { requiredKeys: ['maxConcurrent'] },
+        ),
+        fc.record(
+          {
+            algorithm: fc.constantFrom('gradient', 'aimd'),
+            initialLimit: fc.integer({ min: 1, max: 2_000 }),
+            minLimit: fc.integer({ min: 1, max: 50 }),
+            maxLimit: fc.integer({ min: 1, max: 2_000 }),
+            maxQueue: fc.integer({ min: 0, max: 100 }),
+            queueTimeoutMs: timerMs,
+          },
+          { requiredKeys: ['algorithm'] },
+        ),
       ),
       rampUp: fc.record({ durationMs: ms, initialRatio: ratio }, { requiredKeys: ['durationMs'] }),
       healthCheck: fc.record(
@@ -129,6 +142,13 @@ function repair(options: Options): Options {
   const deadline = o.timeoutMs === false ? undefined : (o.timeoutMs ?? 2_000);
   if (o.bulkhead?.queueTimeoutMs !== undefined && deadline !== undefined)
     o.bulkhead.queueTimeoutMs = Math.min(o.bulkhead.queueTimeoutMs, deadline);
+  const limits = o.bulkhead;
+  if (limits?.algorithm !== undefined) {
+    if ((limits.maxLimit ?? 1_000) < (limits.minLimit ?? 1)) limits.maxLimit = limits.minLimit ?? 1;
+    const [min, max] = [limits.minLimit ?? 1, limits.maxLimit ?? 1_000];
+    if (limits.initialLimit !== undefined)
+      limits.initialLimit = Math.min(max, Math.max(min, limits.initialLimit));
+  }
   if (o.healthCheck?.timeoutMs > o.healthCheck?.intervalMs)
     o.healthCheck.timeoutMs = o.healthCheck.intervalMs;
   return o;
@@ -154,11 +174,23 @@ function documented(o: Options) {
   const maxProbes = o.halfOpen?.maxProbes ?? 1;
   const probeTimeoutMs = o.halfOpen?.probeTimeoutMs ?? timeoutMs;
   const given = (value: unknown, fallback: unknown) => (value === undefined ? fallback : value);
-  const bulkhead = o.bulkhead && {
-    maxConcurrent: o.bulkhead.maxConcurrent,
+  const queue = o.bulkhead && {
     maxQueue: o.bulkhead.maxQueue ?? 0,
     queueTimeoutMs: o.bulkhead.queueTimeoutMs ?? timeoutMs ?? 10_000,
   };
+  const minLimit = o.bulkhead?.minLimit ?? 1;
+  const maxLimit = o.bulkhead?.maxLimit ?? 1_000;
+  const bulkhead =
+    o.bulkhead &&
+    (o.bulkhead.algorithm === undefined
+      ? { maxConcurrent: o.bulkhead.maxConcurrent, ...queue }
+      : {
+          algorithm: o.bulkhead.algorithm,
+          initialLimit: o.bulkhead.initialLimit ?? Math.min(maxLimit, Math.max(minLimit, 20)),
+          minLimit,
+          maxLimit,
+          ...queue,
+        });
   const rampUp = o.rampUp && {
     durationMs: o.rampUp.durationMs,
     initialRatio: o.rampUp.initialRatio ?? 0.1,
@@ -231,6 +263,9 @@ const CONTEXT: Record<string, Options> = {
   'share.quorum': { share: {} },
   'bulkhead.maxQueue': { bulkhead: { maxConcurrent: 1 } },
   'bulkhead.queueTimeoutMs': { bulkhead: { maxConcurrent: 1 } },
+  'bulkhead.minLimit': { bulkhead: { algorithm: 'aimd' } },
+  'bulkhead.maxLimit': { bulkhead: { algorithm: 'aimd' } },
+  'bulkhead.initialLimit': { bulkhead: { algorithm: 'aimd' } },
   'rampUp.initialRatio': { rampUp: { durationMs: 1_000 } },
   'healthCheck.intervalMs': { healthCheck: { fn } },
   'healthCheck.timeoutMs': { healthCheck: { fn, intervalMs: 1_000 } },
@@ -240,7 +275,9 @@ const CONTEXT: Record<string, Options> = {
 /** Values no option takes (false is `timeoutMs`'s "no deadline", so it is not among them). */
 const refusedByAll = fc.oneof(
   fc.constantFrom(null, Number.NaN, 'nonsense', '', true, [], {}, new Date(0), 10n),
-  fc.string({ minLength: 1 }).filter((s) => !['half-open', 'closed', 'auto'].includes(s)),
+  fc
+    .string({ minLength: 1 })
+    .filter((s) => !['half-open', 'closed', 'auto', 'gradient', 'aimd'].includes(s)),
   fc.constant(Symbol('option')),
 );
 
@@ -296,7 +333,11 @@ describe('the table of breaker options', () => {
       'aggregate.openWhenOpenRatio',
       'aggregate.minKeys',
       'share.quorum',
+      'bulkhead.algorithm',
       'bulkhead.maxConcurrent',
+      'bulkhead.minLimit',
+      'bulkhead.maxLimit',
+      'bulkhead.initialLimit',
       'bulkhead.maxQueue',
       'bulkhead.queueTimeoutMs',
       'rampUp.durationMs',

@@ -41,7 +41,16 @@ export interface Combination {
     successesToClose: number;
     maxWaitMs: number;
   };
-  bulkhead: { maxConcurrent: number; maxQueue: number; queueTimeoutMs: number } | undefined;
+  /** With `algorithm`, an adaptive cap from `maxConcurrent` up to `maxLimit` (what the invariants hold it to). */
+  bulkhead:
+    | {
+        maxConcurrent: number;
+        maxQueue: number;
+        queueTimeoutMs: number;
+        algorithm?: 'gradient' | 'aimd';
+        maxLimit?: number;
+      }
+    | undefined;
   rampUp: { durationMs: number; initialRatio: number } | undefined;
   /** The health check's answers, in turn (true: healthy). */
   healthCheck:
@@ -172,6 +181,28 @@ function randomSource(c: Combination): () => number {
   };
 }
 
+/** A combination's bulkhead as options; `flip` (a reconfiguration) turns a fixed cap adaptive and back. */
+function bulkheadOf(
+  b: NonNullable<Combination['bulkhead']>,
+  flip: boolean,
+): NonNullable<BreakerOptions['bulkhead']> {
+  const { maxConcurrent, maxQueue, queueTimeoutMs } = b;
+  if ((b.algorithm !== undefined) === flip) return { maxConcurrent, maxQueue, queueTimeoutMs };
+  return {
+    algorithm: b.algorithm ?? 'aimd',
+    initialLimit: maxConcurrent,
+    minLimit: 1,
+    maxLimit: capOf(b),
+    maxQueue,
+    queueTimeoutMs,
+  };
+}
+
+/** The most calls a combination's bulkhead may hold at once: its fixed cap, or its adaptive cap's `maxLimit`. */
+function capOf(b: NonNullable<Combination['bulkhead']>): number {
+  return b.maxLimit ?? b.maxConcurrent;
+}
+
 /** The options of a configuration; `variant` is what a mid-run `reconfigure()` changes. */
 export function optionsOf(
   c: Combination,
@@ -205,7 +236,7 @@ export function optionsOf(
     halfOpen: c.halfOpen,
     classify: (error) =>
       error instanceof Error && error.message === IGNORED ? 'ignored' : defaultClassifyError(error),
-    ...(c.bulkhead === undefined ? {} : { bulkhead: c.bulkhead }),
+    ...(c.bulkhead === undefined ? {} : { bulkhead: bulkheadOf(c.bulkhead, flip) }),
     ...(c.rampUp === undefined ? {} : { rampUp: c.rampUp }),
     ...(c.healthCheck === undefined || healthCheckFn === undefined
       ? {}
@@ -656,7 +687,7 @@ function checkBounds(
         );
     }
     if (c.bulkhead !== undefined && s.bulkhead !== undefined) {
-      if (s.bulkhead.active > c.bulkhead.maxConcurrent || s.bulkhead.queued > c.bulkhead.maxQueue)
+      if (s.bulkhead.active > capOf(c.bulkhead) || s.bulkhead.queued > c.bulkhead.maxQueue)
         fail('the bulkhead cap is never exceeded', `${s.name}: ${JSON.stringify(s.bulkhead)}`);
     }
   }
@@ -665,10 +696,10 @@ function checkBounds(
   for (const i of invocations)
     if (i.ended === undefined && !i.exempt) perKey.set(i.key, (perKey.get(i.key) ?? 0) + 1);
   for (const [key, n] of perKey)
-    if (n > c.bulkhead.maxConcurrent)
+    if (n > capOf(c.bulkhead))
       fail(
         'the bulkhead cap is never exceeded',
-        `${n} calls run at once for key '${key}' (cap ${c.bulkhead.maxConcurrent})`,
+        `${n} calls run at once for key '${key}' (cap ${capOf(c.bulkhead)})`,
       );
 }
 

@@ -14,7 +14,13 @@ import {
 import { adaptiveAlgorithms, limiterRow, noLimit } from './rows.mjs';
 import { unloaded } from './scenarios.mjs';
 import { simulateLimit } from './simulate.mjs';
-import { driftSection, searchFixedStep, stallSection, stepSection } from './steps.mjs';
+import {
+  driftSection,
+  queueSweepSection,
+  searchFixedStep,
+  stallSection,
+  stepSection,
+} from './steps.mjs';
 import { tierFigures } from './tiers.mjs';
 
 /** The server alone at 10 rps: the p99 the others are held to. */
@@ -63,7 +69,14 @@ async function stepSections(rows, p99, seed, mixed) {
   const step = await stepSection(list, p99, seed);
   const drift = await driftSection(list, seed);
   const stall = await stallSection(list, seed);
-  return { search, list, step, drift, stall };
+  const sweep = await queueSweepSection(
+    queueSettings([2, 4, 8, 16, 32], [100, 250]).map((queue) =>
+      rows.adaptive(rows.algorithms[0], queue),
+    ),
+    p99,
+    seed,
+  );
+  return { search, list, step, drift, stall, sweep };
 }
 
 /**

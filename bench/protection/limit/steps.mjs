@@ -165,3 +165,22 @@ export async function stallSection(rows, seed) {
   }
   return { lines, figures };
 }
+
+/**
+ * The step load through `rows` (one algorithm with each queue): goodput at each step, the share
+ * shed at 90 rps, p99 at 200 rps, and whether it meets p99 within 2x the unloaded p99 there.
+ */
+export async function queueSweepSection(rows, unloadedP99, seed) {
+  const lines = [
+    '| row | goodput/s at 50 / 90 / 200 / 100 rps | shed % at 90 rps | p99 ms at 200 rps (x unloaded) |',
+    '| :--- | ---: | ---: | ---: |',
+  ];
+  for (const row of rows) {
+    const steps = stepFigures(await simulateLimit(stepLoad(), row, { seed }), TRUE_LIMIT);
+    const at = (rate) => steps.find((s) => s.rate === rate);
+    lines.push(
+      `| ${row.label} | ${steps.map((s) => fixed(s.goodput, 1)).join(' / ')} | ${fixed(at(90).shedPct, 1)} | ${ms(at(200).p99Ms)} (${fixed(at(200).p99Ms / unloadedP99, 2)}) |`,
+    );
+  }
+  return { lines };
+}

@@ -82,7 +82,7 @@ export class BreakerParts {
 
   private newBulkhead(limits: BulkheadLimits): Bulkhead {
     const idle = this.host.parent === undefined ? undefined : this.bulkheadIdle;
-    return new Bulkhead(limits, this.host.deadlines, idle);
+    return new Bulkhead(limits, this.host.deadlines, this.host, idle);
   }
 
   private readonly bulkheadIdle = (): void => this.host.bulkheadIdle();

@@ -1,7 +1,7 @@
 import type { CallOutcome } from '../state/breaker-state.js';
 import type { CallTimeoutError } from '../errors/breaker.errors.js';
 import type { FaultPlan } from '../faults/fault-injection.js';
-import type { TrackedCall, CallOwner, CallPermit } from './tracked-call.js';
+import type { TrackedCall, CallOwner, CallPermit, SettledHook } from './tracked-call.js';
 
 type Method<A extends unknown[], T> = (...args: A) => T | PromiseLike<T>;
 
@@ -37,11 +37,11 @@ export class FaultedCall<T> implements CallPermit<T> {
   get signal(): AbortSignal {
     return this.tracked.signal;
   }
-  /** @internal Told once, when the call settles: a bulkhead's slot is given back. */
-  get onSettled(): (() => void) | undefined {
+  /** @internal Told once, when the call has settled and been counted: a bulkhead's slot is given back. */
+  get onSettled(): SettledHook | undefined {
     return this.tracked.onSettled;
   }
-  set onSettled(leave: (() => void) | undefined) {
+  set onSettled(leave: SettledHook | undefined) {
     this.tracked.onSettled = leave;
   }
   /** @internal When the call is also a probe of its half-open family: the family's permit. */

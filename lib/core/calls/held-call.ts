@@ -1,6 +1,6 @@
 import { NOT_TIMED } from './call-tokens.js';
 import type { PlainRunner } from './plain-run.js';
-import type { CallContext, ProtectedCall } from './tracked-call.js';
+import type { CallContext, ProtectedCall, SettledHook } from './tracked-call.js';
 
 const NO_SIGNAL: CallContext = Object.freeze({ signal: undefined });
 
@@ -13,8 +13,8 @@ export class HeldCall<T> {
   constructor(
     private readonly breaker: PlainRunner,
     private readonly token: number,
-    /** Told once, as the call settles (before it is counted): the slot is given back. */
-    public onSettled: (() => void) | undefined,
+    /** Told once, as the call has settled and been counted: the slot is given back. */
+    public onSettled: SettledHook | undefined,
   ) {}
 
   run(fn: ProtectedCall<T>, _callerSignal?: AbortSignal): Promise<T> {
@@ -30,7 +30,7 @@ export class HeldCall<T> {
     return this.work(() => method.apply(thisArg, args));
   }
 
-  /** `runPlain()` that gives the slot back as the call settles, before it is counted. */
+  /** `runPlain()` that gives the slot back once the call is counted. */
   private async work(call: () => T | PromiseLike<T>): Promise<T> {
     const b = this.breaker;
     const startedAt = b.timed ? b.monotonic() : NOT_TIMED;
@@ -39,18 +39,19 @@ export class HeldCall<T> {
     try {
       value = await call();
     } catch (error) {
-      this.onSettled?.();
-      b.settle(this.token, b.classifyError(error, config), error, startedAt, undefined, config);
+      const outcome = b.classifyError(error, config);
+      b.settle(this.token, outcome, error, startedAt, undefined, config);
+      this.onSettled?.(outcome, error);
       throw error;
     }
-    this.onSettled?.();
-    b.settleValue(this.token, value, startedAt, config);
+    const outcome = b.settleValue(this.token, value, startedAt, config);
+    this.onSettled?.(outcome, value);
     return value;
   }
 
   /** Takes the admission back (its caller left while it waited): nothing is counted. */
   cancel(): void {
     this.breaker.withdrawAdmission(this.token);
-    this.onSettled?.();
+    this.onSettled?.(undefined, undefined);
   }
 }

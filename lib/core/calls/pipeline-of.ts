@@ -2,7 +2,7 @@ import type { ResolvedBreakerOptions } from '../options/resolve-options.js';
 import { familyGateStage } from '../family/family-gate-stage.js';
 import { overflowStage } from '../family/overflow-stage.js';
 import { faultStage } from '../faults/fault-stage.js';
-import { bulkheadStage } from '../overload/bulkhead-stage.js';
+import { adaptiveBulkheadStage, bulkheadStage } from '../overload/bulkhead-stage.js';
 import { rampUpStage } from '../overload/ramp-up-stage.js';
 import { admitCall } from './admit-call.js';
 import { assemble, type Admit, type Stage } from './call-pipeline.js';
@@ -37,7 +37,8 @@ export function stagesOf(config: ResolvedBreakerOptions, faultInjection: boolean
   const stages: Stage[] = [];
   if (config.perKey !== undefined && config.bulkhead !== undefined) stages.push(overflowStage);
   if (config.rampUp !== undefined) stages.push(rampUpStage);
-  if (config.bulkhead !== undefined) stages.push(bulkheadStage);
+  if (config.bulkhead !== undefined)
+    stages.push(config.bulkhead.algorithm === undefined ? bulkheadStage : adaptiveBulkheadStage);
   if (config.perKey !== undefined) stages.push(familyGateStage);
   if (faultInjection) stages.push(faultStage);
   return stages;

@@ -80,6 +80,15 @@ export interface CallPermit<T = unknown> {
 }
 
 /**
+ * Told once, when a call has settled and been counted: how it counted
+ * (`'timeout'` for a deadline the breaker enforced; `undefined` when its
+ * admission was withdrawn) and what it settled with (its value or error). A
+ * bulkhead gives the call's slot back by it, and an adaptive one measures
+ * the call. @internal
+ */
+export type SettledHook = (outcome: CallOutcome | 'timeout' | undefined, subject: unknown) => void;
+
+/**
  * The breaker's side of a tracked call: how it counts what the call did. The
  * call knows its breaker only through this, so the engine's files do not
  * import each other in a circle.
@@ -149,8 +158,8 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
   private reject: ((error: unknown) => void) | undefined = undefined;
   /** When the call is also a probe of its half-open family: the family's permit, settled alike. */
   parentCall: TrackedCall<T> | undefined = undefined;
-  /** @internal Told once, when the call settles by any path: a bulkhead's slot is given back. */
-  onSettled: (() => void) | undefined = undefined;
+  /** @internal Told once, when the call has settled by any path and been counted: a bulkhead's slot is given back. */
+  onSettled: SettledHook | undefined = undefined;
   /** @internal Set by `acquire()` while someone listens on the call channels: told how the call settled. */
   observer: CallObserver | undefined = undefined;
 
@@ -289,6 +298,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
       this.startedAt,
       this.config,
     ));
+    this.onSettled?.(outcome, value);
     this.parentCall?.succeed(value);
     this.observer?.settled(true, value);
     this.resolve?.(value as T);
@@ -307,6 +317,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
       : this.breaker.classifyError(error, config, decided);
     this.outcome = outcome;
     this.breaker.settle(this.token, outcome, error, this.startedAt, undefined, config);
+    this.onSettled?.(outcome, error);
     if (outcome === 'ignored') this.parentCall?.release();
     else this.parentCall?.fail(error, decided);
     this.observer?.settled(false, error);
@@ -320,6 +331,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     this.outcome = 'timeout';
     this.controller?.abort(error);
     this.breaker.settleTimeout(this.token, error, this.startedAt, this.config);
+    this.onSettled?.('timeout', error);
     this.parentCall?.timeOut(error);
     this.observer?.settled(false, error);
     this.reject?.(error);
@@ -332,6 +344,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     // The caller went away (an unsubscribed Observable): what the call started with its signal is not wanted any more.
     this.controller?.abort();
     this.breaker.settle(this.token, 'ignored', undefined, this.startedAt, undefined);
+    this.onSettled?.('ignored', undefined);
     this.parentCall?.release();
     this.observer?.settled(false, undefined);
   }
@@ -342,6 +355,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     this.finish();
     this.outcome = 'ignored';
     this.breaker.withdrawAdmission(this.token);
+    this.onSettled?.(undefined, undefined);
     this.parentCall?.cancel();
     this.observer?.settled(false, undefined);
   }
@@ -352,6 +366,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     this.finish();
     this.outcome = 'timeout';
     this.controller?.abort(error);
+    this.onSettled?.('timeout', error);
     this.parentCall?.timeOut(error);
     this.observer?.settled(false, error);
     this.reject?.(error);
@@ -385,6 +400,7 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     const reason: unknown = this.callerSignal!.reason;
     this.controller?.abort(reason);
     this.breaker.settle(this.token, 'ignored', reason, this.startedAt, undefined);
+    this.onSettled?.('ignored', reason);
     this.parentCall?.release();
     this.observer?.settled(false, reason);
     this.reject?.(reason);
@@ -395,7 +411,6 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     if (this.queue !== undefined) this.breaker.deadlines.remove(this);
     if (this.abortListener !== undefined)
       this.callerSignal!.removeEventListener('abort', this.abortListener);
-    this.onSettled?.();
   }
 
   private countedAs(): CallOutcome {

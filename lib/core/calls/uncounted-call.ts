@@ -1,5 +1,5 @@
 import type { CallOutcome } from '../state/breaker-state.js';
-import type { CallContext, CallPermit } from './tracked-call.js';
+import type { CallContext, CallPermit, SettledHook } from './tracked-call.js';
 
 /**
  * A call that a breaker forced `disabled` lets through without recording it:
@@ -15,7 +15,7 @@ export class UncountedCall<T> implements CallPermit<T> {
   outcome: CallOutcome | 'timeout' | undefined = undefined;
   private controller: AbortController | undefined = undefined;
   /** @internal Told once, when the call settles: a family counts the overflow child's calls by it. */
-  onSettled: (() => void) | undefined = undefined;
+  onSettled: SettledHook | undefined = undefined;
 
   constructor(private readonly callerSignal: AbortSignal | undefined) {}
 
@@ -118,7 +118,7 @@ export class UncountedCall<T> implements CallPermit<T> {
   private settle(): CallOutcome {
     if (this.outcome === undefined) {
       this.outcome = 'ignored';
-      this.onSettled?.();
+      this.onSettled?.('ignored', undefined);
     }
     return 'ignored';
   }

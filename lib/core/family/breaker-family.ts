@@ -58,6 +58,8 @@ export interface FamilyMember {
 
 /** What a family reads of a child's bulkhead (the family never uses one). @internal */
 export interface HeldSlots {
+  /** How many calls may hold a slot now: the fixed cap, or the adaptive one's limit. */
+  readonly cap: number;
   readonly active: number;
   readonly queued: number;
   readonly canQueue: boolean;

@@ -46,9 +46,9 @@ function endsWith<T>(ticket: Ticket<T>, end: () => void): Ticket<T> {
   call.onSettled =
     leave === undefined
       ? end
-      : () => {
+      : (outcome, subject) => {
           end();
-          leave();
+          leave(outcome, subject);
         };
   return call;
 }

@@ -27,6 +27,21 @@ export const breakerOptionMessages = {
     `option "${option}" (${value}) cannot exceed "${timeoutOption}" (${timeout}): a call would wait in the queue past its own deadline. Lower "${option}" or raise "${timeoutOption}".`,
   retryCapBelowFirst: (option: string, value: number, firstOption: string, first: number) =>
     `option "${option}" (${value}) is below "${firstOption}" (${first}): the first wait would already be past the cap. Raise "${option}" to at least ${first}, or lower "${firstOption}".`,
+  fixedAndAdaptiveCap: (option: string, algorithmOption: string, initialOption: string) =>
+    `option "${option}" is a fixed cap and "${algorithmOption}" an adaptive one: a bulkhead has one cap. Remove "${option}", or "${algorithmOption}" (an adaptive cap starts at "${initialOption}").`,
+  limitWithoutAlgorithm: (option: string, algorithmOption: string, fixedOption: string) =>
+    `option "${option}" belongs to an adaptive cap and needs "${algorithmOption}" ('gradient' or 'aimd'). Add "${algorithmOption}", or remove "${option}" for a fixed cap ("${fixedOption}").`,
+  maxLimitBelowMin: (option: string, value: number, minOption: string, min: number) =>
+    `option "${option}" (${value}) is below "${minOption}" (${min}): no limit fits between them. Raise "${option}" or lower "${minOption}".`,
+  initialLimitOutside: (
+    option: string,
+    value: number,
+    minOption: string,
+    min: number,
+    maxOption: string,
+    max: number,
+  ) =>
+    `option "${option}" (${value}) must be within "${minOption}" (${min}) and "${maxOption}" (${max}). Move it into that range, or widen the range.`,
   aggregateWithoutPerKey: (option: string) =>
     `option "${option}" needs "perKey": only a per-key family has targets to aggregate. Add perKey: { maxKeys }, or remove "${option}".`,
 };

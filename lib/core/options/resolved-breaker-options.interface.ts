@@ -1,6 +1,7 @@
 import type { WindowOptions } from './breaker-options.js';
 import type { ErrorClassifier, ResultClassifier } from '../classify/classify.js';
 import type { HealthCheckOptions } from '../recovery/recovery-options.interface.js';
+import type { LimitAlgorithmName } from '../limit/limit-options.js';
 
 /** The options of one breaker after defaults and validation, as `breaker.config` shows them. @publicApi */
 export interface ResolvedBreakerOptions {
@@ -39,8 +40,23 @@ export interface ResolvedBreakerOptions {
   /** `false`: never shared; `undefined`: shared when the module has a store; otherwise shared with this quorum (`'auto'`: from the replicas that report). */
   readonly share: false | { readonly quorum: number | 'auto' } | undefined;
 
+  /** A fixed cap (`maxConcurrent`), or an adaptive one (`algorithm` and its bounds). */
   readonly bulkhead:
-    | { readonly maxConcurrent: number; readonly maxQueue: number; readonly queueTimeoutMs: number }
+    | {
+        readonly maxConcurrent: number;
+        readonly algorithm?: undefined;
+        readonly maxQueue: number;
+        readonly queueTimeoutMs: number;
+      }
+    | {
+        readonly maxConcurrent?: undefined;
+        readonly algorithm: Exclude<LimitAlgorithmName, 'fixed'>;
+        readonly initialLimit: number;
+        readonly minLimit: number;
+        readonly maxLimit: number;
+        readonly maxQueue: number;
+        readonly queueTimeoutMs: number;
+      }
     | undefined;
   readonly rampUp: { readonly durationMs: number; readonly initialRatio: number } | undefined;
   readonly healthCheck:

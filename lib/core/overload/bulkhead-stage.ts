@@ -17,30 +17,52 @@ import { DISMISSED, GRANTED, type Bulkhead } from './bulkhead.js';
  * wait, `acquire()`, is refused at once: `bulkhead-full`). A call forced
  * `disabled` passes uncounted and holds no slot. @internal
  */
-export const bulkheadStage: Stage = (next: Admit): Admit =>
-  function bulkheadCap<T>(
-    b: PipelineBreaker,
-    signal: AbortSignal | undefined,
-    flags: number,
-  ): Admission<T> {
-    const bulkhead = b.rare?.parts?.bulkhead;
-    if (bulkhead === undefined) return next<T>(b, signal, flags);
-    // A call holding a slot runs in a call object, which gives the slot back as it settles.
-    const holding = (): Ticket<T> => hold(b, next<T>(b, signal, flags), bulkhead);
-    if (bulkhead.tryEnter()) return holding();
-    if (b.lettingAllThrough) return next<T>(b, signal, flags);
-    if ((flags & MAY_WAIT) === 0) return b.stateRefusal() ?? b.reject('bulkhead-full', undefined);
-    return queue(b, bulkhead, signal, holding);
-  };
+export const bulkheadStage: Stage = capStage(false);
 
-/** `ticket`, holding a slot of `bulkhead` until it settles (given back at once when it holds none). */
-function hold<T>(b: PipelineBreaker, ticket: Admission<T>, bulkhead: Bulkhead): Ticket<T> {
+/**
+ * The adaptive cap (`bulkhead.algorithm`): the bulkhead's stage, whose calls
+ * also tell the cap's algorithm how long they held their slot and how they
+ * ended. A separate stage, so that a fixed cap's calls pay nothing for it. @internal
+ */
+export const adaptiveBulkheadStage: Stage = capStage(true);
+
+/** The bulkhead's stage; `measured`: its calls are measured for an adaptive cap. */
+function capStage(measured: boolean): Stage {
+  return (next: Admit): Admit =>
+    function bulkheadCap<T>(
+      b: PipelineBreaker,
+      signal: AbortSignal | undefined,
+      flags: number,
+    ): Admission<T> {
+      const bulkhead = b.rare?.parts?.bulkhead;
+      if (bulkhead === undefined) return next<T>(b, signal, flags);
+      // A call holding a slot runs in a call object, which gives the slot back as it settles.
+      const holding = (): Ticket<T> => hold(b, next<T>(b, signal, flags), bulkhead, measured);
+      if (bulkhead.tryEnter()) return holding();
+      if (b.lettingAllThrough) return next<T>(b, signal, flags);
+      if ((flags & MAY_WAIT) === 0) return b.stateRefusal() ?? b.reject('bulkhead-full', undefined);
+      return queue(b, bulkhead, signal, holding);
+    };
+}
+
+/**
+ * `ticket`, holding a slot of `bulkhead` until it settles (given back at once
+ * when it holds none); `measured`, the call's measurement goes to the
+ * adaptive cap's algorithm as it settles.
+ */
+function hold<T>(
+  b: PipelineBreaker,
+  ticket: Admission<T>,
+  bulkhead: Bulkhead,
+  measured: boolean,
+): Ticket<T> {
   // The stages inside the bulkhead decide at once: only the bulkhead itself waits.
   const call = ticket as Ticket<T>;
-  if (typeof call === 'number') return new HeldCall<T>(b, call, bulkhead.leave);
+  if (typeof call === 'number')
+    return new HeldCall<T>(b, call, measured ? bulkhead.sampled() : bulkhead.leave);
   // A call let through uncounted (forced disabled) holds no slot: it is not the breaker's to cap.
   if (!isAdmittedCall(call) || call instanceof UncountedCall) bulkhead.leave();
-  else call.onSettled = bulkhead.leave;
+  else call.onSettled = measured ? bulkhead.sampled() : bulkhead.leave;
   return call;
 }
 

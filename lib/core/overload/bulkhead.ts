@@ -1,6 +1,9 @@
 import type { BulkheadSnapshot } from '../snapshot/breaker-snapshot.js';
 import type { Deadline, DeadlineQueue, DeadlineScheduler } from '../calls/deadline-scheduler.js';
+import type { SettledHook } from '../calls/tracked-call.js';
 import type { ResolvedBreakerOptions } from '../options/resolved-breaker-options.interface.js';
+import type { LimitAlgorithm } from '../limit/limit-algorithm.js';
+import { adaptiveCapOf, sampleOf } from './adaptive-cap.js';
 
 /** @internal The limits a bulkhead is judged by (a breaker's resolved `bulkhead`). */
 export type BulkheadLimits = NonNullable<ResolvedBreakerOptions['bulkhead']>;
@@ -42,14 +45,23 @@ class Waiter implements Deadline {
 /**
  * The concurrency cap of one breaker: how many calls run, and who waits for
  * a slot. A slot that frees is handed straight to the oldest waiter, so a
- * call arriving meanwhile cannot overtake the queue. It knows nothing of
+ * call arriving meanwhile cannot overtake the queue. Its refusals are no
  * outcomes: whatever it refuses was never a call to the dependency.
+ *
+ * The cap is `maxConcurrent`, or the limit of an algorithm (`algorithm`)
+ * that each call holding a slot tells, as it settles, how long it held it
+ * and how it ended (`sampled()`): a larger limit lets waiters in at once, a
+ * smaller one applies as calls settle.
  *
  * @internal
  */
 export class Bulkhead {
   active = 0;
   queued = 0;
+  /** How many calls may hold a slot now: `maxConcurrent`, or the algorithm's limit. */
+  cap: number;
+  /** An adaptive cap's algorithm: replaced when its options change. */
+  private algorithm: LimitAlgorithm | undefined;
   private head: Waiter | undefined = undefined;
   private tail: Waiter | undefined = undefined;
 
@@ -62,14 +74,41 @@ export class Bulkhead {
     private limits: BulkheadLimits,
     /** Where queue timeouts wait: the breaker's per-call deadline scheduler, so they follow its clock's timers. */
     private readonly deadlines: DeadlineScheduler,
+    /** The breaker's monotonic clock: how long an adaptive cap's calls held their slot. */
+    private readonly clock: { monotonic(): number },
     private readonly idle?: () => void,
-  ) {}
+  ) {
+    this.algorithm = adaptiveCapOf(limits, undefined, undefined);
+    this.cap = this.algorithm?.limit ?? limits.maxConcurrent!;
+  }
 
   /** Takes a slot if one is free. */
   tryEnter(): boolean {
-    if (this.active >= this.limits.maxConcurrent) return false;
+    if (this.active >= this.cap) return false;
     this.active++;
     return true;
+  }
+
+  /**
+   * The hook of a call that has just taken a slot, for an adaptive cap: as
+   * the call settles, its measurement goes to the algorithm it started under
+   * (none when `reconfigure()` replaced it meanwhile), then its slot is given
+   * back.
+   */
+  sampled(): SettledHook {
+    const algorithm = this.algorithm;
+    if (algorithm === undefined) return this.leave;
+    const startedAt = this.clock.monotonic();
+    const inFlight = this.active;
+    return (outcome, subject) => {
+      const dropped = sampleOf(outcome, subject);
+      if (dropped !== undefined && algorithm === this.algorithm) {
+        algorithm.sample(startedAt, this.clock.monotonic() - startedAt, inFlight, dropped);
+        this.cap = algorithm.limit;
+      }
+      this.leave();
+      this.letIn();
+    };
   }
 
   get canQueue(): boolean {
@@ -105,7 +144,7 @@ export class Bulkhead {
   /** Gives a slot back: to the oldest waiter, or to the pool. Bound, so that a call can hold it without a closure. */
   readonly leave = (): void => {
     const waiter = this.head;
-    if (waiter === undefined || this.active > this.limits.maxConcurrent) {
+    if (waiter === undefined || this.active > this.cap) {
       if (--this.active === 0 && this.queued === 0) this.idle?.();
       return;
     }
@@ -114,10 +153,23 @@ export class Bulkhead {
     waiter.settle(GRANTED);
   };
 
-  /** New limits (`reconfigure()`): a larger cap lets waiters in at once; a smaller one applies as calls settle. */
+  /**
+   * New limits (`reconfigure()`): a larger cap lets waiters in at once; a
+   * smaller one applies as calls settle. An adaptive cap whose algorithm and
+   * bounds are unchanged keeps its algorithm and what it measured; otherwise
+   * a new algorithm starts from the limit reached, within the new bounds.
+   */
   setLimits(limits: BulkheadLimits): void {
+    const previous = this.limits;
     this.limits = limits;
-    while (this.head !== undefined && this.active < limits.maxConcurrent) {
+    this.algorithm = adaptiveCapOf(limits, previous, this.algorithm);
+    this.cap = this.algorithm?.limit ?? limits.maxConcurrent!;
+    this.letIn();
+  }
+
+  /** Hands free slots to the oldest waiters, while the cap allows. */
+  private letIn(): void {
+    while (this.head !== undefined && this.active < this.cap) {
       this.active++;
       const waiter = this.head;
       this.drop(waiter);
@@ -151,8 +203,10 @@ export class Bulkhead {
   }
 
   snapshot(): BulkheadSnapshot {
+    const algorithm = this.limits.algorithm;
     return {
-      maxConcurrent: this.limits.maxConcurrent,
+      maxConcurrent: this.cap,
+      ...(algorithm === undefined ? {} : { algorithm }),
       maxQueue: this.limits.maxQueue,
       active: this.active,
       queued: this.queued,

@@ -1,15 +1,38 @@
+import type { LimitAlgorithmName } from '../limit/limit-options.js';
+
 /**
- * A concurrency cap inside the breaker. Calls past `maxConcurrent` wait in a
- * queue of `maxQueue` (at most `queueTimeoutMs`, and never past the call's
- * own `timeoutMs` or the caller's abort); past that they are rejected with
+ * A concurrency cap inside the breaker. Calls past the cap wait in a queue of
+ * `maxQueue` (at most `queueTimeoutMs`, and never past the call's own
+ * `timeoutMs` or the caller's abort); past that they are rejected with
  * reason `bulkhead-full` (code `BULKHEAD_FULL`). A full bulkhead says nothing
  * about the dependency: its rejections are never failures.
+ *
+ * The cap is fixed (`maxConcurrent`), or adaptive (`algorithm`): it then
+ * follows the calls that hold a slot, in the words of a
+ * `ConcurrencyLimitOptions` (`initialLimit`, `minLimit`, `maxLimit`), so one
+ * object can configure an inbound limiter and an outbound bulkhead alike. A
+ * call that succeeds reports how long it held its slot; a timeout or an
+ * overload (a 429, a 503, a `Retry-After`) makes the cap back off; other
+ * failures and ignored calls report nothing.
  *
  * @publicApi
  */
 export interface BulkheadOptions {
-  /** How many calls may run at once. */
-  maxConcurrent: number;
+  /** A fixed cap: how many calls may run at once. Required without `algorithm`, refused with it. */
+  maxConcurrent?: number;
+  /**
+   * An adaptive cap, found by this algorithm instead of `maxConcurrent`:
+   * `gradient` lowers it as latency rises above the latency measured without
+   * load, `aimd` adds one while it is used and cuts it on a timeout or an
+   * overload. Each breaker (each child of a per-key family) has its own.
+   */
+  algorithm?: Exclude<LimitAlgorithmName, 'fixed'>;
+  /** With `algorithm`: the cap before any measurement. Default 20, within `minLimit` and `maxLimit`. */
+  initialLimit?: number;
+  /** With `algorithm`: the cap never goes below this. Default 1. */
+  minLimit?: number;
+  /** With `algorithm`: the cap never goes above this. Default 1000. */
+  maxLimit?: number;
   /** How many calls may wait for a slot. Default 0 (reject at once). */
   maxQueue?: number;
   /** The longest a call waits in the queue. Default: the breaker's `timeoutMs`, else 10,000. */

@@ -12,6 +12,7 @@ import {
 } from '../options/option-values.js';
 import { type TableEntry } from '../options/option-rules.js';
 import type { HealthCheckOptions } from './recovery-options.interface.js';
+import { LIMIT_DEFAULTS, type LimitAlgorithmName } from '../limit/limit-options.js';
 import type { ResolvedBreakerOptions } from '../options/resolved-breaker-options.interface.js';
 
 export type * from './recovery-options.interface.js';
@@ -20,8 +21,16 @@ export type * from './recovery-options.interface.js';
 export const RECOVERY_KEYS = ['bulkhead', 'rampUp', 'healthCheck'] as const;
 const OBJECTS = {
   bulkhead: [
-    ['maxConcurrent', 'maxQueue', 'queueTimeoutMs'],
-    '{ maxConcurrent, maxQueue?, queueTimeoutMs? }',
+    [
+      'maxConcurrent',
+      'algorithm',
+      'initialLimit',
+      'minLimit',
+      'maxLimit',
+      'maxQueue',
+      'queueTimeoutMs',
+    ],
+    '{ maxConcurrent, maxQueue?, queueTimeoutMs? } or { algorithm, initialLimit?, minLimit?, maxLimit?, maxQueue?, queueTimeoutMs? }',
   ],
   rampUp: [['durationMs', 'initialRatio'], '{ durationMs, initialRatio? }'],
   healthCheck: [
@@ -51,7 +60,11 @@ export interface RecoveryGiven {
 /** @internal The fields the recovery rules resolve, and the breaker's deadline they read. */
 export interface RecoveryFields {
   timeoutMs: number | undefined;
+  bulkheadAlgorithm: AdaptiveAlgorithm | undefined;
   bulkheadMaxConcurrent: number;
+  bulkheadMinLimit: number;
+  bulkheadMaxLimit: number;
+  bulkheadInitialLimit: number;
   bulkheadMaxQueue: number;
   bulkheadQueueTimeoutMs: number;
   rampUpDurationMs: number;
@@ -64,18 +77,126 @@ export interface RecoveryFields {
 
 const TIMER = timerDuration(MAX_TIMER_MS);
 
+/** The algorithms of an adaptive bulkhead: a fixed cap is `maxConcurrent`. */
+type AdaptiveAlgorithm = Exclude<LimitAlgorithmName, 'fixed'>;
+const ADAPTIVE_ALGORITHMS: readonly AdaptiveAlgorithm[] = ['gradient', 'aimd'];
+
+/** The bulkhead's options as given (after the shape check). */
+function bulkheadOf(given: RecoveryGiven): Record<string, unknown> | undefined {
+  return given.bulkhead as Record<string, unknown> | undefined;
+}
+
+/** Whether the bulkhead asks for an adaptive cap. */
+function adaptive(given: RecoveryGiven): boolean {
+  return bulkheadOf(given)?.algorithm !== undefined;
+}
+
+/** An adaptive cap's option (`initialLimit`...) given to a fixed bulkhead: an error naming both. */
+function limitNeedsAlgorithm(key: string): TableEntry<RecoveryFields, RecoveryGiven> {
+  return {
+    option: `bulkhead.${key}`,
+    conflicts: (_fields, given) => bulkheadOf(given)?.[key] !== undefined && !adaptive(given),
+    message: (check) =>
+      breakerOptionMessages.limitWithoutAlgorithm(
+        check.pathOf(`bulkhead.${key}`),
+        check.pathOf('bulkhead.algorithm'),
+        check.pathOf('bulkhead.maxConcurrent'),
+      ),
+  };
+}
+
+/** The bulkhead's cap: `maxConcurrent`, or an algorithm and its bounds (as a concurrency limiter's). */
+const BULKHEAD_CAP_RULES: readonly TableEntry<RecoveryFields, RecoveryGiven>[] = [
+  {
+    option: 'bulkhead.algorithm',
+    field: 'bulkheadAlgorithm',
+    check: oneOf(ADAPTIVE_ALGORITHMS),
+    default: undefined,
+  },
+  {
+    option: 'bulkhead.maxConcurrent',
+    conflicts: (_fields, given) =>
+      bulkheadOf(given)?.maxConcurrent !== undefined && adaptive(given),
+    message: (check) =>
+      breakerOptionMessages.fixedAndAdaptiveCap(
+        check.pathOf('bulkhead.maxConcurrent'),
+        check.pathOf('bulkhead.algorithm'),
+        check.pathOf('bulkhead.initialLimit'),
+      ),
+  },
+  // Before maxConcurrent's own check: a bound given without its algorithm is what to name, not a missing cap.
+  limitNeedsAlgorithm('initialLimit'),
+  limitNeedsAlgorithm('minLimit'),
+  limitNeedsAlgorithm('maxLimit'),
+  {
+    option: 'bulkhead.maxConcurrent',
+    field: 'bulkheadMaxConcurrent',
+    check: integerFrom(1),
+    required: true,
+    when: (given) => !adaptive(given),
+  },
+  {
+    option: 'bulkhead.minLimit',
+    field: 'bulkheadMinLimit',
+    check: integerFrom(1),
+    default: LIMIT_DEFAULTS.minLimit,
+    when: adaptive,
+  },
+  {
+    option: 'bulkhead.maxLimit',
+    field: 'bulkheadMaxLimit',
+    check: integerFrom(1),
+    default: LIMIT_DEFAULTS.maxLimit,
+    when: adaptive,
+  },
+  {
+    option: 'bulkhead.maxLimit',
+    conflicts: (fields, given) =>
+      adaptive(given) && fields.bulkheadMaxLimit < fields.bulkheadMinLimit,
+    message: (check, fields) =>
+      breakerOptionMessages.maxLimitBelowMin(
+        check.pathOf('bulkhead.maxLimit'),
+        fields.bulkheadMaxLimit,
+        check.pathOf('bulkhead.minLimit'),
+        fields.bulkheadMinLimit,
+      ),
+  },
+  {
+    option: 'bulkhead.initialLimit',
+    field: 'bulkheadInitialLimit',
+    check: integerFrom(1),
+    derive: (fields) =>
+      Math.min(
+        fields.bulkheadMaxLimit,
+        Math.max(fields.bulkheadMinLimit, LIMIT_DEFAULTS.initialLimit),
+      ),
+    when: adaptive,
+  },
+  {
+    option: 'bulkhead.initialLimit',
+    conflicts: (fields, given) =>
+      adaptive(given) &&
+      (fields.bulkheadInitialLimit < fields.bulkheadMinLimit ||
+        fields.bulkheadInitialLimit > fields.bulkheadMaxLimit),
+    message: (check, fields) =>
+      breakerOptionMessages.initialLimitOutside(
+        check.pathOf('bulkhead.initialLimit'),
+        fields.bulkheadInitialLimit,
+        check.pathOf('bulkhead.minLimit'),
+        fields.bulkheadMinLimit,
+        check.pathOf('bulkhead.maxLimit'),
+        fields.bulkheadMaxLimit,
+      ),
+  },
+];
+
 /**
  * The recovery options' rules, after the breaker's (they read its `timeoutMs`).
  *
  * @internal
  */
 export const RECOVERY_RULES: readonly TableEntry<RecoveryFields, RecoveryGiven>[] = [
-  {
-    option: 'bulkhead.maxConcurrent',
-    field: 'bulkheadMaxConcurrent',
-    check: integerFrom(1),
-    required: true,
-  },
+  ...BULKHEAD_CAP_RULES,
   {
     option: 'bulkhead.maxQueue',
     field: 'bulkheadMaxQueue',
@@ -156,19 +277,31 @@ export const RECOVERY_RULES: readonly TableEntry<RecoveryFields, RecoveryGiven>[
   },
 ];
 
+/** The bulkhead resolved: its fixed cap, or its algorithm and bounds. */
+function bulkheadOptionsOf(
+  fields: RecoveryFields,
+): NonNullable<ResolvedBreakerOptions['bulkhead']> {
+  const maxQueue = fields.bulkheadMaxQueue;
+  const queueTimeoutMs = fields.bulkheadQueueTimeoutMs;
+  const algorithm = fields.bulkheadAlgorithm;
+  if (algorithm === undefined)
+    return Object.freeze({ maxConcurrent: fields.bulkheadMaxConcurrent, maxQueue, queueTimeoutMs });
+  return Object.freeze({
+    algorithm,
+    initialLimit: fields.bulkheadInitialLimit,
+    minLimit: fields.bulkheadMinLimit,
+    maxLimit: fields.bulkheadMaxLimit,
+    maxQueue,
+    queueTimeoutMs,
+  });
+}
+
 /** @internal The recovery options resolved, from their fields. */
 export function recoveryOptionsOf(
   fields: RecoveryFields,
   given: RecoveryGiven,
 ): Pick<ResolvedBreakerOptions, 'bulkhead' | 'rampUp' | 'healthCheck'> {
-  const bulkhead =
-    given.bulkhead === undefined
-      ? undefined
-      : Object.freeze({
-          maxConcurrent: fields.bulkheadMaxConcurrent,
-          maxQueue: fields.bulkheadMaxQueue,
-          queueTimeoutMs: fields.bulkheadQueueTimeoutMs,
-        });
+  const bulkhead = given.bulkhead === undefined ? undefined : bulkheadOptionsOf(fields);
   const rampUp =
     given.rampUp === undefined
       ? undefined

@@ -1,3 +1,4 @@
+import type { LimitAlgorithmName } from '../limit/limit-options.js';
 import type { InjectedFaultSnapshot } from '../faults/fault-injection.js';
 import type { ForcedStateSnapshot } from '../state/forced-state.js';
 import type { BreakerCoordination } from '../ports/breaker-coordinator.interface.js';
@@ -82,7 +83,10 @@ export interface RampUpSnapshot {
 
 /** @publicApi */
 export interface BulkheadSnapshot {
+  /** How many calls may run at once now: the fixed cap, or the limit the adaptive cap's algorithm has reached. */
   maxConcurrent: number;
+  /** With an adaptive cap (`bulkhead.algorithm`): its algorithm. */
+  algorithm?: Exclude<LimitAlgorithmName, 'fixed'>;
   maxQueue: number;
   /** Calls holding a slot now. */
   active: number;

@@ -60,7 +60,7 @@ export interface PeekSubject {
   readonly keyed: PeekFamily | undefined;
   /** The bulkhead in front of admission, if any. */
   readonly bulkheadSlots: HeldSlots | undefined;
-  readonly config: { readonly bulkhead: { readonly maxConcurrent: number } | undefined };
+  readonly config: { readonly bulkhead: object | undefined };
   /** Forced `disabled`: every call is let through uncounted, past the bulkhead too. */
   readonly lettingAllThrough: boolean;
   monotonic(): number;
@@ -87,7 +87,7 @@ export function peekAdmission(b: PeekSubject): AdmissionPeek {
   if (
     slots !== undefined &&
     b.keyed === undefined &&
-    slots.active >= b.config.bulkhead!.maxConcurrent &&
+    slots.active >= slots.cap &&
     !slots.canQueue &&
     !b.lettingAllThrough
   )
@@ -123,7 +123,7 @@ export function peekKey(family: PeekSubject, children: PeekFamily, key: string):
   if (child !== undefined) return peekAdmission(child);
   const kept = children.kept(key);
   const limits = family.config.bulkhead;
-  if (kept !== undefined && limits !== undefined && kept.active >= limits.maxConcurrent)
+  if (kept !== undefined && limits !== undefined && kept.active >= kept.cap)
     if (!kept.canQueue && !family.lettingAllThrough)
       return rejection(family, CLOSED, 'bulkhead-full', undefined);
   if (family.current === CLOSED && family.overload === undefined) return CLOSED_ADMITS;
