@@ -6,6 +6,14 @@ import { announcedRetryAfterMs, retryAfterHeader } from './retry-after-header.js
 /** The default JSON body of a 503 for a rejected call: nothing internal. */
 type UnavailableBody = { statusCode: 503; error: 'Service Unavailable'; message: string };
 
+/** The default JSON body of a 503 for a request a concurrency limiter shed: nothing internal. */
+type ShedBody = {
+  statusCode: 503;
+  error: 'Service Unavailable';
+  code: 'LOAD_SHED';
+  message: string;
+};
+
 /** The default JSON body of a 504 for a call that timed out: nothing internal. */
 type TimedOutBody = { statusCode: 504; error: 'Gateway Timeout'; message: string };
 
@@ -19,10 +27,12 @@ type TimedOutBody = { statusCode: 504; error: 'Gateway Timeout'; message: string
  */
 export type CircuitBreakerResponseBody =
   | { statusCode: 503; error: 'Service Unavailable'; message: string }
+  | { statusCode: 503; error: 'Service Unavailable'; code: 'LOAD_SHED'; message: string }
   | {
       statusCode: 503;
       error: 'Service Unavailable';
       message: string;
+      code?: 'LOAD_SHED';
       breaker: string;
       reason: CallRejectedError['reason'];
       retryAfterMs?: number;
@@ -121,11 +131,19 @@ function bodyOf(
     if (custom !== undefined) return custom;
   }
   if (isCallRejected(exception)) {
-    const body: UnavailableBody = {
-      statusCode: 503,
-      error: 'Service Unavailable',
-      message: circuitBreakerMessages.httpUnavailable(),
-    };
+    // A shed request is this service's own overload, not a dependency's: the body says so, with a code to branch on.
+    const body: UnavailableBody | ShedBody = isShed(exception)
+      ? {
+          statusCode: 503,
+          error: 'Service Unavailable',
+          code: 'LOAD_SHED',
+          message: circuitBreakerMessages.httpOverloaded(),
+        }
+      : {
+          statusCode: 503,
+          error: 'Service Unavailable',
+          message: circuitBreakerMessages.httpUnavailable(),
+        };
     if (options.details !== true) return body;
     const retryAfterMs = announcedRetryAfterMs(exception.retryAfterMs);
     const detailed: CircuitBreakerResponseBody = {
@@ -151,6 +169,11 @@ function bodyOf(
     timeoutMs: timeout.timeoutMs,
   };
   return detailed;
+}
+
+/** Whether a rejection is a concurrency limiter's refusal (reason `'shed'`). @internal */
+export function isShed(rejection: CallRejectedError): boolean {
+  return (rejection.reason as string) === 'shed';
 }
 
 /**

@@ -70,8 +70,8 @@ export interface BreakerGrpcError {
 
 /**
  * For a gRPC handler (its RPC context is the call's grpc-js `Metadata`), the
- * error grpc-js can send: `UNAVAILABLE` for `CIRCUIT_OPEN` (clients retry it
- * later, as they should), `DEADLINE_EXCEEDED` for `CALL_TIMEOUT`, with the
+ * error grpc-js can send: `UNAVAILABLE` for `CIRCUIT_OPEN` and `LOAD_SHED` (clients
+ * retry it later, as they should), `DEADLINE_EXCEEDED` for `CALL_TIMEOUT`, with the
  * payload's code and `retryAfterMs` in trailing metadata
  * (`circuit-breaker-code`, `retry-after-ms`). `undefined` for other RPC
  * transports. The metadata is made with the request metadata's own class, so
@@ -91,7 +91,7 @@ export function grpcError(
   }
   if (!isGrpcMetadata(context)) return undefined;
   const error: BreakerGrpcError = {
-    code: payload.code === 'CIRCUIT_OPEN' ? GRPC_UNAVAILABLE : GRPC_DEADLINE_EXCEEDED,
+    code: payload.code === 'CALL_TIMEOUT' ? GRPC_DEADLINE_EXCEEDED : GRPC_UNAVAILABLE,
     message: payload.message,
     details: payload.message,
   };

@@ -6,6 +6,7 @@ import {
 } from './core/index.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import { announcedRetryAfterMs } from './retry-after-header.js';
+import { isShed } from './circuit-breaker-http.mapping.js';
 
 /**
  * The payload a rejected or timed-out call answers with outside HTTP: the
@@ -26,7 +27,7 @@ export interface CircuitBreakerErrorPayload {
   code: 'CIRCUIT_OPEN' | 'LOAD_SHED' | 'CALL_TIMEOUT';
   /** Names nothing internal, unless `details`. */
   message: string;
-  /** `CIRCUIT_OPEN` only, when the breaker knows: how long until a call may be admitted (whole ms, at most a day). */
+  /** `CIRCUIT_OPEN` and `LOAD_SHED` only, when the breaker knows: how long until a call may be admitted (whole ms, at most a day). */
   retryAfterMs?: number;
   /** With `details: true` only: the breaker's name. */
   breaker?: string;
@@ -60,10 +61,15 @@ export function toErrorPayload(
   if (isCallRejected(exception)) {
     const open: CallRejectedError = exception;
     const retryAfterMs = announcedRetryAfterMs(open.retryAfterMs);
+    const shed = isShed(open);
     return {
       status: 'error',
-      code: open.code === 'LOAD_SHED' ? 'LOAD_SHED' : 'CIRCUIT_OPEN',
-      message: details ? open.message : circuitBreakerMessages.httpUnavailable(),
+      code: shed ? 'LOAD_SHED' : 'CIRCUIT_OPEN',
+      message: details
+        ? open.message
+        : shed
+          ? circuitBreakerMessages.httpOverloaded()
+          : circuitBreakerMessages.httpUnavailable(),
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
       ...(details ? { breaker: open.breakerName, reason: open.reason } : {}),
     };

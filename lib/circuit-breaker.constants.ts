@@ -43,3 +43,12 @@ export const CIRCUIT_INTERCEPTOR_METADATA = 'circuit-breaker:interceptor';
  * @internal
  */
 export const CIRCUIT_BREAKER_LOOKUP = Symbol.for('nestjs-circuit-breaker.registry-lookup');
+
+/** Metadata key of the limiter `@ConcurrencyLimit()` names, on a handler or a class. @internal */
+export const CONCURRENCY_LIMIT_METADATA = 'circuit-breaker:concurrency-limit';
+
+/** Metadata key of the criticality `@Criticality()` (or `@ConcurrencyLimit(name, { criticality })`) gives a handler or a class. @internal */
+export const CRITICALITY_METADATA = 'circuit-breaker:criticality';
+
+/** The limiter of a route under `ConcurrencyLimitInterceptor` that names none. @internal */
+export const DEFAULT_LIMITER = 'default';

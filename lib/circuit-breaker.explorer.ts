@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModulesContainer } from '@nestjs/core';
 import {
+  CONCURRENCY_LIMIT_METADATA,
   CIRCUIT_BREAKER_METADATA,
   CIRCUIT_BREAKER_ROOT,
   CIRCUIT_INTERCEPTOR_METADATA,
@@ -9,6 +10,11 @@ import {
 } from './circuit-breaker.constants.js';
 import type { CircuitInterception } from './circuit-interception.js';
 import type { CircuitRequirement } from './circuit-requirement.js';
+import type { ConcurrencyLimitUse } from './concurrency-limit-use.js';
+import { ConcurrencyLimitInterceptor } from './concurrency-limit.interceptor.js';
+
+/** Where `@UseInterceptors()` keeps its interceptors (Nest's `INTERCEPTORS_METADATA`). */
+const INTERCEPTORS_METADATA = '__interceptors__';
 import type { BreakerOptions } from './core/index.js';
 import type { BreakerInjection } from './decorators/inject-circuit-breaker.decorator.js';
 import { FeatureDefinition } from './feature-definition.js';
@@ -41,6 +47,7 @@ export interface DiscoveredBreakers {
   addFeature(definition: FeatureDefinition): void;
   addMethod(method: ExploredMethod): void;
   addInjection(name: string, site: string): void;
+  addLimiterUse(use: ConcurrencyLimitUse): void;
 }
 
 /**
@@ -68,6 +75,101 @@ export class CircuitBreakerExplorer {
     for (const definition of this.featureDefinitions()) into.addFeature(definition);
     for (const method of this.decoratedMethods()) into.addMethod(method);
     for (const [name, site] of this.injectedBreakers()) into.addInjection(name, site);
+    for (const use of this.limiterUses()) into.addLimiterUse(use);
+  }
+
+  /**
+   * The limiter every `@ConcurrencyLimit()` of the application's controllers
+   * and providers names (on a method or the class), and the default limiter
+   * for a class or method that binds `ConcurrencyLimitInterceptor` with
+   * `@UseInterceptors()` without naming one.
+   */
+  limiterUses(): ConcurrencyLimitUse[] {
+    const uses: ConcurrencyLimitUse[] = [];
+    const usesOf = (on: object, site: string) => {
+      const use = Reflect.getOwnMetadata(CONCURRENCY_LIMIT_METADATA, on) as
+        ConcurrencyLimitUse | undefined;
+      if (use !== undefined) return void uses.push(use);
+      const interceptors = Reflect.getOwnMetadata(INTERCEPTORS_METADATA, on) as
+        unknown[] | undefined;
+      if (interceptors?.includes(ConcurrencyLimitInterceptor))
+        uses.push({
+          name: undefined,
+          site: `@UseInterceptors(ConcurrencyLimitInterceptor) on ${site}`,
+        });
+    };
+    for (const prototype of this.prototypes()) {
+      const className = (prototype.constructor as { name: string }).name;
+      usesOf(prototype.constructor, className);
+      for (const name of this.scanner.getAllMethodNames(prototype)) {
+        const fn = (prototype as Record<string, unknown>)[name];
+        if (typeof fn === 'function') usesOf(fn, `${className}.${name}`);
+      }
+    }
+    if (this.limitsGlobally()) uses.push(...this.unnamedHandlers());
+    return uses;
+  }
+
+  /** Whether `ConcurrencyLimitInterceptor` is registered with `APP_INTERCEPTOR` (`useClass` or `useExisting`). */
+  private limitsGlobally(): boolean {
+    for (const module of this.modules.values()) {
+      for (const [token, wrapper] of module.providers) {
+        if (typeof token !== 'string' || !token.startsWith('APP_INTERCEPTOR')) continue;
+        const inject = (wrapper as { inject?: unknown[] }).inject;
+        if (
+          wrapper.metatype === ConcurrencyLimitInterceptor ||
+          (inject?.length === 1 && inject[0] === ConcurrencyLimitInterceptor)
+        )
+          return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The route and message handlers of the application's controllers that name
+   * no limiter (on the method or the class): under the global interceptor each
+   * uses the limiter `'default'`. One use per class is enough for the check.
+   */
+  private unnamedHandlers(): ConcurrencyLimitUse[] {
+    const uses: ConcurrencyLimitUse[] = [];
+    for (const wrapper of this.discovery.getControllers()) {
+      const prototype = wrapper.metatype?.prototype as object | undefined;
+      if (
+        prototype === undefined ||
+        Reflect.getMetadata(CONCURRENCY_LIMIT_METADATA, prototype.constructor)
+      )
+        continue;
+      const className = (prototype.constructor as { name: string }).name;
+      const handler = this.scanner.getAllMethodNames(prototype).find((name) => {
+        const fn = (prototype as Record<string, unknown>)[name];
+        return (
+          typeof fn === 'function' &&
+          (Reflect.hasMetadata('path', fn) || Reflect.hasMetadata('microservices:pattern', fn)) &&
+          Reflect.getMetadata(CONCURRENCY_LIMIT_METADATA, fn) === undefined
+        );
+      });
+      if (handler !== undefined)
+        uses.push({
+          name: undefined,
+          site: `ConcurrencyLimitInterceptor (APP_INTERCEPTOR) on ${className}.${handler}`,
+        });
+    }
+    return uses;
+  }
+
+  /** The prototypes of the application's providers and controllers, once each. */
+  private prototypes(): Set<object> {
+    const prototypes = new Set<object>();
+    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
+      // Request-scoped providers have no instance yet: their class is enough.
+      const prototype =
+        wrapper.metatype?.prototype ??
+        (wrapper.instance ? Object.getPrototypeOf(wrapper.instance) : undefined);
+      if (prototype !== undefined && prototype !== null && typeof prototype === 'object')
+        prototypes.add(prototype);
+    }
+    return prototypes;
   }
 
   /**
@@ -140,15 +242,7 @@ export class CircuitBreakerExplorer {
    * `@UseCircuitBreaker()` name (on a method or the class).
    */
   decoratedMethods(): ExploredMethod[] {
-    const prototypes = new Set<object>();
-    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
-      // Request-scoped providers have no instance yet: their class is enough.
-      const prototype =
-        wrapper.metatype?.prototype ??
-        (wrapper.instance ? Object.getPrototypeOf(wrapper.instance) : undefined);
-      if (prototype !== undefined && prototype !== null && typeof prototype === 'object')
-        prototypes.add(prototype);
-    }
+    const prototypes = this.prototypes();
     const methods = new Set<ExploredMethod>();
     const uses = new Set<CircuitRequirement | CircuitInterception>();
     const usesOf = (on: object) => {

@@ -1,5 +1,4 @@
 import {
-  HttpException,
   Inject,
   Injectable,
   Optional,
@@ -17,6 +16,7 @@ import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 import { checkRequiredBreakers, type CircuitRequirement } from './circuit-requirement.js';
 import { keyFor } from './circuit-key.js';
+import { refusalOf } from './http-refusal.js';
 import type { CircuitBreakerRequirement } from './interfaces/circuit-breaker-admission-options.interface.js';
 
 /** Where a class made by `requiring()` keeps its requirements: no public type names them. */
@@ -112,34 +112,6 @@ export class CircuitBreakerGuard implements CanActivate {
       answer.reason,
       answer.retryAfterMs,
     );
-    const adapter = this.adapterHost?.httpAdapter;
-    if (context.getType() !== 'http' || adapter === undefined || this.filter === undefined)
-      return rejection;
-    const response = this.filter.answerFor(rejection);
-    const reply = context.switchToHttp().getResponse<unknown>();
-    // The exception filter that sends the body (Nest's, or the application's) keeps what is already set.
-    for (const [name, value] of Object.entries(response.headers))
-      adapter.setHeader(reply, name, value);
-    return answerWithoutStack(response.body as Record<string, unknown>, response.status, rejection);
-  }
-}
-
-/**
- * The guard's 503 as an `HttpException`, built without capturing a stack: a
- * local rejection has no failing code to point at (`CallRejectedError` has no
- * stack either), and capturing one cost about 12 µs per rejected request,
- * more than the rest of the answer (bench:http, guard open).
- */
-function answerWithoutStack(
-  body: Record<string, unknown>,
-  status: number,
-  cause: CallRejectedError,
-): HttpException {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return new HttpException(body, status, { cause });
-  } finally {
-    Error.stackTraceLimit = limit;
+    return refusalOf(context, rejection, this.adapterHost, this.filter);
   }
 }

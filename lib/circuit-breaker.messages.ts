@@ -96,6 +96,8 @@ export const circuitBreakerMessages = {
     `CircuitBreakerModule: option "httpFilter.body" returned a body that cannot be sent as JSON (${describeFault(fault)}); the default body was sent instead. Return plain data: no cycles, no BigInt, no function. Later errors of this kind are not logged again.`,
   /** The public body of a 503: says what the client can do, names nothing internal. */
   httpUnavailable: () => 'A dependency is unavailable; retry later.',
+  /** The public body of a 503 for a request a concurrency limiter shed. */
+  httpOverloaded: () => 'The service is overloaded; retry later.',
   /** The public body of a 504. */
   httpTimedOut: () => 'A dependency did not answer in time; retry later.',
   badBreakerName: (where: string, name: unknown) => `${where}: ${breakerMessages.badName(name)}`,

@@ -1,6 +1,6 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { APP_FILTER, DiscoveryModule } from '@nestjs/core';
-import type { BreakerOptions } from './core/index.js';
+import type { BreakerOptions, ConcurrencyLimitOptions } from './core/index.js';
 import { CircuitBreakerEventPublisher } from './circuit-breaker-event.publisher.js';
 import { CircuitBreakerTransitionLogger } from './circuit-breaker-transition.logger.js';
 import { resolveHttpOptions } from './circuit-breaker-http.mapping.js';
@@ -31,6 +31,8 @@ import {
   injectedBreakerNames,
 } from './decorators/inject-circuit-breaker.decorator.js';
 import { FeatureDefinition } from './feature-definition.js';
+import { checkLimiterDefinitions, LIMITERS_FOR_FEATURE } from './concurrency-limit.options.js';
+import { concurrencyLimitMessages } from './concurrency-limit.messages.js';
 import { HTTP_FILTER_FIX } from './circuit-breaker-http.mapping.js';
 
 const EXTRAS = ['isGlobal', 'httpFilter'] as const;
@@ -46,6 +48,8 @@ const EXTRAS = ['isGlobal', 'httpFilter'] as const;
  *   feature module, or names them for a class Nest does not build as a
  *   provider, controller or enhancer; `@InjectCircuitBreaker(name)` needs no
  *   forFeature() otherwise (the root module provides every injected name).
+ * - `forFeatureLimiters({ name: options })`: defines concurrency limiters in a
+ *   feature module, as `forRoot({ limiters })` does in the root module.
  *
  * @publicApi
  */
@@ -113,6 +117,29 @@ export class CircuitBreakerModule extends ConfigurableCircuitBreakerModule {
       module: CircuitBreakerModule,
       providers: [...definitionProvider, ...providers],
       exports: providers.map((p) => p.provide),
+    };
+  }
+
+  /**
+   * Defines concurrency limiters in a feature module (for
+   * `@ConcurrencyLimit(name)`), as `forRoot({ limiters })` does: checked at
+   * start-up; a name defined twice is an error.
+   */
+  static forFeatureLimiters(limiters: Record<string, ConcurrencyLimitOptions>): DynamicModule {
+    const check = new OptionChecker(LIMITERS_FOR_FEATURE);
+    if (!check.isPlainObject('limiters', limiters))
+      throw new TypeError(concurrencyLimitMessages.invalidFeature(limiters));
+    const definitions = checkLimiterDefinitions(check, limiters, false);
+    if (definitions.length === 0)
+      throw new TypeError(concurrencyLimitMessages.invalidFeature(limiters));
+    return {
+      module: CircuitBreakerModule,
+      providers: [
+        {
+          provide: Symbol('CircuitBreakerLimiterFeature'),
+          useValue: new FeatureDefinition([], definitions),
+        },
+      ],
     };
   }
 }

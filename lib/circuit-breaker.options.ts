@@ -7,6 +7,11 @@ import {
   resolveBreakerOptions,
 } from './core/options/resolve-options.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
+import {
+  checkCriticalityOptions,
+  checkLimiterDefinitions,
+  type LimiterDefinition,
+} from './concurrency-limit.options.js';
 import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
 
 // The options of the module and of each breaker definition: checked once, merged over the defaults, kept as plain data.
@@ -122,6 +127,9 @@ export const MODULE_KEYS = [
   'eventEmitter',
   'store',
   'faultInjection',
+  'limiters',
+  'criticalityHeader',
+  'criticalityOf',
 ] as const;
 const LOG_LEVELS = ['verbose', 'debug', 'log', 'warn'] as const;
 
@@ -153,7 +161,14 @@ export function validateModuleOptions(given: unknown): CheckedModuleOptions {
   const defaults = checkDefaults(options.defaults, store);
   const merged = new Map<string, BreakerOptions>();
   const breakers = checkBreakers(check, options.breakers, defaults, store, merged);
-  return { options: { ...(options as CircuitBreakerModuleOptions), defaults, breakers }, merged };
+  checkCriticalityOptions(check, options.criticalityHeader, options.criticalityOf);
+  const limiters =
+    options.limiters === undefined ? [] : checkLimiterDefinitions(check, options.limiters, true);
+  return {
+    options: { ...(options as CircuitBreakerModuleOptions), defaults, breakers },
+    merged,
+    limiters,
+  };
 }
 
 /**
@@ -166,6 +181,8 @@ export function validateModuleOptions(given: unknown): CheckedModuleOptions {
 export interface CheckedModuleOptions {
   readonly options: CircuitBreakerModuleOptions;
   readonly merged: ReadonlyMap<string, BreakerOptions>;
+  /** The limiters of `limiters`, checked in their keys (their values when the engine builds them). */
+  readonly limiters: readonly LimiterDefinition[];
 }
 
 /** forRoot()'s options, read once, before each is checked. */

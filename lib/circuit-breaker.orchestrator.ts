@@ -11,6 +11,7 @@ import {
 import {
   Breaker,
   BreakerConfigError,
+  ConcurrencyLimiter,
   HealthCheckScheduler,
   type BreakerDeps,
   type BreakerOptions,
@@ -45,6 +46,11 @@ import {
   validateModuleOptions,
 } from './circuit-breaker.options.js';
 import { closestName } from './core/options/closest-name.js';
+import type { LimiterDefinition } from './concurrency-limit.options.js';
+import type { ConcurrencyLimitUse } from './concurrency-limit-use.js';
+import { concurrencyLimitMessages } from './concurrency-limit.messages.js';
+import type { CriticalityOptions } from './interfaces/concurrency-limit-options.interface.js';
+import { DEFAULT_LIMITER } from './circuit-breaker.constants.js';
 import { fleetOf } from './circuit-breaker.fleet.js';
 import type { FleetControl } from './interfaces/fleet-control.interface.js';
 import type { FeatureDefinition } from './feature-definition.js';
@@ -110,6 +116,10 @@ export class CircuitBreakerOrchestrator
   private readonly injectionSites = new Map<string, string>();
   /** Undefined names already reported, so that each is reported once. */
   private readonly reported = new Set<string>();
+  /** Where each concurrency limiter was defined, for conflict messages. */
+  private readonly limiterSites = new Map<string, string>();
+  /** The limiters the application's `@ConcurrencyLimit()` and interceptor bindings name, checked at init. */
+  private readonly limiterUses: ConcurrencyLimitUse[] = [];
 
   /** The module's clock and store, as checked: what the dashboard dates its state with and asks about the fleet. */
   get clock(): CircuitBreakerModuleOptions['clock'] {
@@ -118,6 +128,12 @@ export class CircuitBreakerOrchestrator
 
   get store(): CircuitBreakerModuleOptions['store'] {
     return this.options.store;
+  }
+
+  /** How a request's criticality is read, as the module's options say. */
+  get criticality(): CriticalityOptions {
+    const { criticalityHeader, criticalityOf } = this.options;
+    return { criticalityHeader, criticalityOf };
   }
 
   constructor(
@@ -151,6 +167,7 @@ export class CircuitBreakerOrchestrator
       this.configured.add(name);
       this.define(name, breakerOptions, FOR_ROOT, FOR_ROOT, checked.merged.get(name));
     }
+    for (const limiter of checked.limiters) this.defineLimiter(limiter);
     // forFeature() definitions and decorators that define a breaker do so before any provider can ask for it
     // by name (forFeature(['name']), injection), whatever the order in which modules are built.
     explorer?.explore(this);
@@ -167,6 +184,12 @@ export class CircuitBreakerOrchestrator
       this.configured.add(name);
       this.defineFeature(name, breakerOptions, FOR_FEATURE, definition);
     }
+    for (const limiter of definition.limiters) this.defineLimiter(limiter);
+  }
+
+  /** @internal From the explorer: a limiter a `@ConcurrencyLimit()` or an interceptor binding names. */
+  addLimiterUse(use: ConcurrencyLimitUse): void {
+    this.limiterUses.push(use);
   }
 
   /** @internal From the explorer: a `@CircuitBreaker()` method; one that gives options defines its breaker now. */
@@ -186,6 +209,7 @@ export class CircuitBreakerOrchestrator
    * `strict`, and a per-key breaker needs a `key` (and only it takes one).
    */
   onModuleInit(): void {
+    this.checkLimiterUses();
     for (const method of this.methods) {
       // `@CircuitBreaker()` without a name has a breaker of its own by design; a name given is a reference.
       const breaker = method.named
@@ -369,6 +393,27 @@ export class CircuitBreakerOrchestrator
       }
     }
     return result;
+  }
+
+  /** Every limiter a route names exists: a typo fails start-up, with the closest defined name. */
+  private checkLimiterUses(): void {
+    for (const { name = DEFAULT_LIMITER, site } of this.limiterUses) {
+      if (this.registry.findLimiter(name) !== undefined) continue;
+      const known = this.registry.limiterNames();
+      throw new BreakerConfigError(
+        concurrencyLimitMessages.unknownLimiter(name, site, closestName(name, known), known),
+        name,
+      );
+    }
+  }
+
+  /** Builds a limiter from its checked definition; a name defined twice is an error naming both sites. */
+  private defineLimiter({ name, options, site }: LimiterDefinition): void {
+    const first = this.limiterSites.get(name);
+    if (first !== undefined)
+      throw new BreakerConfigError(concurrencyLimitMessages.definedTwice(name, first, site), name);
+    this.limiterSites.set(name, site);
+    this.registry.addLimiter(new ConcurrencyLimiter(name, options, this.localDeps));
   }
 
   private define(

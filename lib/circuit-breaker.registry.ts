@@ -4,6 +4,8 @@ import type {
   Breaker,
   BreakerOptions,
   BreakerSnapshot,
+  ConcurrencyLimiter,
+  ConcurrencyLimitSnapshot,
   FaultInjectionOptions,
   InjectedFault,
   ReconfiguredEvent,
@@ -19,6 +21,9 @@ import { CircuitBreakerEvents } from './circuit-breaker.events.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import type { CircuitBreakerEvent } from './interfaces/circuit-breaker-event.interface.js';
 import type { CircuitBreakerModuleOptions } from './interfaces/circuit-breaker-module-options.interface.js';
+import type { CriticalityOptions } from './interfaces/concurrency-limit-options.interface.js';
+import { closestName } from './core/options/closest-name.js';
+import { concurrencyLimitMessages } from './concurrency-limit.messages.js';
 
 /**
  * What the registry asks of the orchestrator that builds its breakers
@@ -32,6 +37,8 @@ export interface RegistryOrchestrator {
   readonly fleet: FleetControl | undefined;
   readonly clock: CircuitBreakerModuleOptions['clock'];
   readonly store: CircuitBreakerModuleOptions['store'];
+  /** How `ConcurrencyLimitInterceptor` reads a request's criticality. */
+  readonly criticality: CriticalityOptions;
   resolve(name: string, options: BreakerOptions | undefined, site: string): Breaker;
   use(name: string, site: string): Breaker;
   reconfigure(name: string, patch: BreakerOptions): ReconfiguredEvent;
@@ -66,6 +73,7 @@ export class CircuitBreakerRegistry {
   readonly events: CircuitBreakerEvents;
 
   private readonly breakers = new Map<string, Breaker>();
+  private readonly limiters = new Map<string, ConcurrencyLimiter>();
   private attached: RegistryOrchestrator | undefined;
 
   /** @internal Nest builds the registry: its parameters are not public. */
@@ -210,6 +218,47 @@ export class CircuitBreakerRegistry {
   /** Names of every breaker, in creation order. */
   list(): string[] {
     return [...this.breakers.keys()];
+  }
+
+  /** @internal The orchestrator's: a limiter it has just built. */
+  addLimiter(limiter: ConcurrencyLimiter): void {
+    this.limiters.set(limiter.name, limiter);
+  }
+
+  /** @internal The limiter named `name`, or `undefined`. */
+  findLimiter(name: string): ConcurrencyLimiter | undefined {
+    return this.limiters.get(name);
+  }
+
+  /**
+   * The concurrency limiter named `name` (`forRoot({ limiters })`,
+   * `forFeatureLimiters()`); throws, naming the known limiters and the closest
+   * to a typo, when there is none.
+   */
+  limiter(name: string): ConcurrencyLimiter {
+    const limiter = this.limiters.get(name);
+    if (limiter === undefined) {
+      const known = [...this.limiters.keys()];
+      throw new Error(
+        concurrencyLimitMessages.unknownLimiter(
+          name,
+          'CircuitBreakerRegistry.limiter()',
+          closestName(name, known),
+          known,
+        ),
+      );
+    }
+    return limiter;
+  }
+
+  /** Names of every concurrency limiter, in creation order. */
+  limiterNames(): string[] {
+    return [...this.limiters.keys()];
+  }
+
+  /** A snapshot of every concurrency limiter, in creation order: its limit, in flight, queue and sheds. */
+  limiterSnapshots(): ConcurrencyLimitSnapshot[] {
+    return [...this.limiters.values()].map((limiter) => limiter.snapshot());
   }
 
   /** A snapshot of every breaker, in creation order. */

@@ -53,7 +53,6 @@ export type {
   ConcurrencyLimitOptions,
   ConcurrencyLimitSnapshot,
   CountWindowOptions,
-  Criticality,
   ErrorClassifier,
   ExecuteOptions,
   FailureCategory,
@@ -142,6 +141,14 @@ export { RequireCircuitBreaker } from './decorators/require-circuit-breaker.deco
 export { UseCircuitBreaker } from './decorators/use-circuit-breaker.decorator.js';
 export { CircuitBreakerGuard } from './circuit-breaker.guard.js';
 export { CircuitBreakerInterceptor } from './circuit-breaker.interceptor.js';
+export { ConcurrencyLimit } from './decorators/concurrency-limit.decorator.js';
+// The decorator and the engine's type of one name: the decorator's file declares both.
+export { Criticality } from './decorators/criticality.decorator.js';
+export { ConcurrencyLimitInterceptor } from './concurrency-limit.interceptor.js';
+export type {
+  ConcurrencyLimitMethodOptions,
+  CriticalityOptions,
+} from './interfaces/concurrency-limit-options.interface.js';
 export type {
   CircuitBreakerRequirement,
   UseCircuitBreakerOptions,

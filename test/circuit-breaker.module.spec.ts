@@ -145,7 +145,7 @@ describe('CircuitBreakerModule', () => {
         CircuitBreakerModule.forRootAsync({ useFactory: () => returned }),
       ])
         await expect(start([module])).rejects.toThrow(
-          'CircuitBreakerModule: unknown option "httpFilter". Known options: defaults, breakers, strict, clock, logging, eventEmitter, store, faultInjection.',
+          'CircuitBreakerModule: unknown option "httpFilter". Known options: defaults, breakers, strict, clock, logging, eventEmitter, store, faultInjection, limiters, criticalityHeader, criticalityOf.',
         );
       const beside = await start([
         CircuitBreakerModule.forRootAsync({ useFactory: () => ({}), httpFilter: true }),

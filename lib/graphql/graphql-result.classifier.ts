@@ -24,8 +24,8 @@ const OVERLOAD_CODES = new Set(['TOO_MANY_REQUESTS', 'RATE_LIMITED', 'RESOURCE_E
  *
  * - `INTERNAL_SERVER_ERROR`, `DOWNSTREAM_SERVICE_ERROR`, `SERVICE_UNAVAILABLE`,
  *   `GATEWAY_TIMEOUT`, `CALL_TIMEOUT`, and an error without a code, fail;
- * - a remote breaker's `CIRCUIT_OPEN` is `overload` when it carries
- *   `retryAfterMs`, a failure otherwise; `TOO_MANY_REQUESTS`, `RATE_LIMITED`
+ * - a remote breaker's `CIRCUIT_OPEN` (a remote limiter's `LOAD_SHED`) is
+ *   `overload` when it carries `retryAfterMs`, a failure otherwise; `TOO_MANY_REQUESTS`, `RATE_LIMITED`
  *   are `overload`;
  * - any other code (`BAD_USER_INPUT`, `GRAPHQL_VALIDATION_FAILED`,
  *   `UNAUTHENTICATED`, `FORBIDDEN`, an application's own) is the server's
@@ -75,9 +75,9 @@ function outcomeOf(error: unknown, overload: boolean): CallOutcome {
     typeof extensions === 'object' && extensions !== null ? (extensions as Loose).code : undefined;
   if (typeof code !== 'string') return 'failure';
   if (FAILURE_CODES.has(code)) return 'failure';
+  const refused = code === 'CIRCUIT_OPEN' || code === 'LOAD_SHED';
   const overloaded =
-    OVERLOAD_CODES.has(code) ||
-    (code === 'CIRCUIT_OPEN' && typeof (extensions as Loose).retryAfterMs === 'number');
+    OVERLOAD_CODES.has(code) || (refused && typeof (extensions as Loose).retryAfterMs === 'number');
   if (overloaded) return overload ? 'overload' : 'failure';
-  return code === 'CIRCUIT_OPEN' ? 'failure' : 'success';
+  return refused ? 'failure' : 'success';
 }

@@ -5,19 +5,32 @@ import type {
   Provider,
   Type,
 } from '@nestjs/common';
-import type { BreakerOptions, BreakerStore, Clock } from '../core/index.js';
+import type {
+  BreakerOptions,
+  BreakerStore,
+  Clock,
+  ConcurrencyLimitOptions,
+} from '../core/index.js';
 import type { CircuitBreakerHttpOptions } from './circuit-breaker-http-options.interface.js';
 import type {
   CircuitBreakerEventSink,
   CircuitBreakerLoggingOptions,
 } from './circuit-breaker-logging-options.interface.js';
+import type { CriticalityOptions } from './concurrency-limit-options.interface.js';
 
 /**
  * Options of `CircuitBreakerModule.forRoot()`.
  *
  * @publicApi
  */
-export interface CircuitBreakerModuleOptions {
+export interface CircuitBreakerModuleOptions extends CriticalityOptions {
+  /**
+   * Named concurrency limiters of this service's own work, built and validated
+   * at start-up: `ConcurrencyLimitInterceptor` and `@ConcurrencyLimit(name)`
+   * use them, `registry.limiter(name)` returns one. A route that names no
+   * limiter uses the one named `'default'`.
+   */
+  limiters?: Record<string, ConcurrencyLimitOptions>;
   /** Options every breaker starts from; a breaker's own options override them key by key (`halfOpen`, `backoff` merged too). */
   defaults?: BreakerOptions;
   /** Named breakers, built and validated at start-up. */

@@ -1,0 +1,142 @@
+import { HttpException } from '@nestjs/common';
+import { Observable, of, Subject, throwError, TimeoutError } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import { CallRejectedError, type ConcurrencyLimiter, type LimitPermit } from '../lib/index.js';
+import { limitedHandling } from '../lib/limited-handling.js';
+import { deferred } from './helpers/deferred.js';
+
+/** A limiter that always grants a place, and records how each place ended. */
+function recordingLimiter(queued?: Promise<LimitPermit>) {
+  const ends: string[] = [];
+  const signals: AbortSignal[] = [];
+  const permit = (): LimitPermit => {
+    let ended = false;
+    const end = (how: string) => () => {
+      if (!ended) ends.push(how);
+      ended = true;
+    };
+    return { succeed: end('succeed'), drop: end('drop'), release: end('release') };
+  };
+  const limiter = {
+    // A limiter given a wait has no free place: the request waits (with a signal).
+    snapshot: () => ({ inFlight: 1, limit: queued === undefined ? 2 : 1 }),
+    tryAcquire: () => permit(),
+    acquire: (_criticality: unknown, signal: AbortSignal) => {
+      signals.push(signal);
+      return queued ?? permit();
+    },
+  } as unknown as ConcurrencyLimiter;
+  return { limiter, ends, signals, permit };
+}
+
+const handling = (limiter: ConcurrencyLimiter, source: Observable<unknown>, queues = false) =>
+  limitedHandling(
+    { handle: () => source },
+    {
+      limiter,
+      criticality: 'critical',
+      queues,
+      connection: () => undefined,
+      refuse: (rejection) => rejection,
+    },
+  );
+
+const settle = (observable: Observable<unknown>) =>
+  new Promise<void>((resolve) =>
+    observable.subscribe({ error: () => resolve(), complete: resolve }),
+  );
+
+describe('limitedHandling(): how a place ends', () => {
+  it('succeeds when the handler completes: its time is a latency sample', async () => {
+    const { limiter, ends } = recordingLimiter();
+    await settle(handling(limiter, of({ ok: true })));
+    expect(ends).toEqual(['succeed']);
+  });
+
+  it.each([
+    ['a 503 HttpException', new HttpException('busy', 503)],
+    ['a 429 HttpException', new HttpException('slow down', 429)],
+    ['a 504 HttpException', new HttpException('too slow', 504)],
+    ["an outbound breaker's refusal", new CallRejectedError('payments', 'open', 'open', 5000)],
+    [
+      "a breaker's CallTimeoutError (by its code)",
+      Object.assign(new Error('late'), { code: 'CALL_TIMEOUT' }),
+    ],
+    ["RxJS's TimeoutError", new TimeoutError()],
+  ])('drops on %s: an overload sign, the limit backs off', async (_what, error) => {
+    const { limiter, ends } = recordingLimiter();
+    await settle(
+      handling(
+        limiter,
+        throwError(() => error),
+      ),
+    );
+    expect(ends).toEqual(['drop']);
+  });
+
+  it.each([
+    ['a 400 HttpException', new HttpException('bad input', 400)],
+    ['a 404 HttpException', new HttpException('no such order', 404)],
+    ['an unexpected error', new Error('null pointer')],
+  ])('only frees the place on %s: a failure path measures no capacity', async (_what, error) => {
+    const { limiter, ends } = recordingLimiter();
+    await settle(
+      handling(
+        limiter,
+        throwError(() => error),
+      ),
+    );
+    expect(ends).toEqual(['release']);
+  });
+
+  it('releases the place when the subscriber leaves before the handler settles', () => {
+    const { limiter, ends } = recordingLimiter();
+    const source = new Subject<unknown>();
+    const subscription = handling(limiter, source).subscribe();
+    expect(source.observed).toBe(true);
+    subscription.unsubscribe();
+    expect(source.observed).toBe(false);
+    expect(ends).toEqual(['release']);
+  });
+
+  it('leaves the queue when the subscriber leaves while waiting, and never runs the handler', async () => {
+    const wait = deferred<LimitPermit>();
+    const { limiter, ends, signals, permit } = recordingLimiter(wait.promise);
+    let subscribed = 0;
+    const source = new Observable(() => void subscribed++);
+    const subscription = handling(limiter, source, true).subscribe();
+    subscription.unsubscribe();
+    expect(signals[0]!.aborted).toBe(true);
+    // A place given at that very moment goes back at once.
+    wait.resolve(permit());
+    await wait.promise;
+    await Promise.resolve();
+    expect(ends).toEqual(['release']);
+    expect(subscribed).toBe(0);
+  });
+
+  it('takes a free place without an abort signal, even from a limiter that queues', async () => {
+    const { limiter, ends, signals } = recordingLimiter();
+    await settle(handling(limiter, of(1), true));
+    expect([ends, signals]).toEqual([['succeed'], []]);
+  });
+
+  it('answers a refusal with what refuse() makes of it, without running the handler', async () => {
+    const rejection = new CallRejectedError('api', 'closed', 'open', 1000);
+    const limiter = { tryAcquire: () => rejection } as unknown as ConcurrencyLimiter;
+    let subscribed = 0;
+    const errors: unknown[] = [];
+    limitedHandling(
+      { handle: () => new Observable(() => void subscribed++) },
+      {
+        limiter,
+        criticality: 'critical',
+        queues: false,
+        connection: () => undefined,
+        refuse: (refused) => new Error(`refused by ${refused.breakerName}`),
+      },
+    ).subscribe({ error: (error: unknown) => errors.push(error) });
+    expect(errors).toEqual([new Error('refused by api')]);
+    expect(subscribed).toBe(0);
+  });
+});
