@@ -4,6 +4,7 @@ import type {
   Breaker,
   BreakerOptions,
   BreakerSnapshot,
+  ConcurrencyLimiter,
   FaultInjectionOptions,
   InjectedFault,
   ReconfiguredEvent,
@@ -66,6 +67,7 @@ export class CircuitBreakerRegistry {
   readonly events: CircuitBreakerEvents;
 
   private readonly breakers = new Map<string, Breaker>();
+  private readonly limiters = new Map<string, ConcurrencyLimiter>();
   private attached: RegistryOrchestrator | undefined;
 
   /** @internal Nest builds the registry: its parameters are not public. */
@@ -210,6 +212,23 @@ export class CircuitBreakerRegistry {
   /** Names of every breaker, in creation order. */
   list(): string[] {
     return [...this.breakers.keys()];
+  }
+
+  /** @internal The orchestrator's: a limiter it has just built. */
+  addLimiter(limiter: ConcurrencyLimiter): void {
+    this.limiters.set(limiter.name, limiter);
+  }
+
+  /** The concurrency limiter named `name`. */
+  limiter(name: string): ConcurrencyLimiter {
+    const limiter = this.limiters.get(name);
+    if (limiter === undefined) throw new Error(`No concurrency limiter "${name}".`);
+    return limiter;
+  }
+
+  /** Names of every concurrency limiter, in creation order. */
+  limiterNames(): string[] {
+    return [...this.limiters.keys()];
   }
 
   /** A snapshot of every breaker, in creation order. */
