@@ -15,6 +15,7 @@ import {
   type Histogram,
   type Meter,
   type Observable,
+  type ObservableCounter,
   type ObservableGauge,
   type ObservableUpDownCounter,
 } from '@opentelemetry/api';
@@ -74,6 +75,9 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
   private readonly keys: ObservableUpDownCounter;
   private readonly configGeneration: ObservableGauge;
   private readonly configInfo: ObservableGauge;
+  private readonly limit: ObservableGauge;
+  private readonly limitRequests: ObservableGauge;
+  private readonly limitShed: ObservableCounter;
   private stop: (() => void) | undefined = undefined;
 
   private readonly breakers: CircuitBreakerRegistry;
@@ -159,6 +163,18 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
       description: DESCRIPTIONS.configInfo,
       unit: '1',
     });
+    this.limit = meter.createObservableGauge(NAMES.limit, {
+      description: DESCRIPTIONS.limit,
+      unit: '{request}',
+    });
+    this.limitRequests = meter.createObservableGauge(NAMES.limitRequests, {
+      description: DESCRIPTIONS.limitRequests,
+      unit: '{request}',
+    });
+    this.limitShed = meter.createObservableCounter(NAMES.limitShed, {
+      description: DESCRIPTIONS.limitShed,
+      unit: '{request}',
+    });
   }
 
   /** The instruments the batch callback observes. */
@@ -172,6 +188,9 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
       this.keys,
       this.configGeneration,
       this.configInfo,
+      this.limit,
+      this.limitRequests,
+      this.limitShed,
     ];
   }
 
@@ -216,7 +235,21 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
       }
     }
     this.observeFamiliesAndOptions(result);
+    this.observeLimiters(result);
   };
+
+  /** Per concurrency limiter: its limit, its requests, and what it shed by criticality. */
+  private observeLimiters(result: BatchObservableResult): void {
+    for (const name of this.breakers.limiterNames()) {
+      const { limit, inFlight, queued, shedBy } = this.breakers.limiter(name).snapshot();
+      const id = { [ATTR.name]: name };
+      result.observe(this.limit, limit, id);
+      result.observe(this.limitRequests, inFlight, { ...id, [ATTR.limitState]: 'in_flight' });
+      result.observe(this.limitRequests, queued, { ...id, [ATTR.limitState]: 'queued' });
+      for (const [criticality, shed] of Object.entries(shedBy))
+        result.observe(this.limitShed, shed, { ...id, [ATTR.criticality]: criticality });
+    }
+  }
 
   /** Per family and per breaker, never per key: bounded by the number of breakers, whatever keyAttribute says. */
   private observeFamiliesAndOptions(result: BatchObservableResult): void {
