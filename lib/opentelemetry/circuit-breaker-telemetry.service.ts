@@ -75,9 +75,7 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
   private readonly keys: ObservableUpDownCounter;
   private readonly configGeneration: ObservableGauge;
   private readonly configInfo: ObservableGauge;
-  private readonly limit: ObservableGauge;
-  private readonly limitRequests: ObservableGauge;
-  private readonly limitShed: ObservableCounter;
+  private readonly limits: LimiterInstruments;
   private stop: (() => void) | undefined = undefined;
 
   private readonly breakers: CircuitBreakerRegistry;
@@ -163,18 +161,7 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
       description: DESCRIPTIONS.configInfo,
       unit: '1',
     });
-    this.limit = meter.createObservableGauge(NAMES.limit, {
-      description: DESCRIPTIONS.limit,
-      unit: '{request}',
-    });
-    this.limitRequests = meter.createObservableGauge(NAMES.limitRequests, {
-      description: DESCRIPTIONS.limitRequests,
-      unit: '{request}',
-    });
-    this.limitShed = meter.createObservableCounter(NAMES.limitShed, {
-      description: DESCRIPTIONS.limitShed,
-      unit: '{request}',
-    });
+    this.limits = limiterInstruments(meter);
   }
 
   /** The instruments the batch callback observes. */
@@ -188,9 +175,9 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
       this.keys,
       this.configGeneration,
       this.configInfo,
-      this.limit,
-      this.limitRequests,
-      this.limitShed,
+      this.limits.limit,
+      this.limits.requests,
+      this.limits.shed,
     ];
   }
 
@@ -243,11 +230,12 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
     for (const name of this.breakers.limiterNames()) {
       const { limit, inFlight, queued, shedBy } = this.breakers.limiter(name).snapshot();
       const id = { [ATTR.name]: name };
-      result.observe(this.limit, limit, id);
-      result.observe(this.limitRequests, inFlight, { ...id, [ATTR.limitState]: 'in_flight' });
-      result.observe(this.limitRequests, queued, { ...id, [ATTR.limitState]: 'queued' });
+      const { limits } = this;
+      result.observe(limits.limit, limit, id);
+      result.observe(limits.requests, inFlight, { ...id, [ATTR.limitState]: 'in_flight' });
+      result.observe(limits.requests, queued, { ...id, [ATTR.limitState]: 'queued' });
       for (const [criticality, shed] of Object.entries(shedBy))
-        result.observe(this.limitShed, shed, { ...id, [ATTR.criticality]: criticality });
+        result.observe(limits.shed, shed, { ...id, [ATTR.criticality]: criticality });
     }
   }
 
@@ -316,4 +304,26 @@ function packageVersion(): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The instruments of the concurrency limiters. */
+interface LimiterInstruments {
+  readonly limit: ObservableGauge;
+  readonly requests: ObservableGauge;
+  readonly shed: ObservableCounter;
+}
+
+function limiterInstruments(meter: Meter): LimiterInstruments {
+  const unit = '{request}';
+  return {
+    limit: meter.createObservableGauge(NAMES.limit, { description: DESCRIPTIONS.limit, unit }),
+    requests: meter.createObservableGauge(NAMES.limitRequests, {
+      description: DESCRIPTIONS.limitRequests,
+      unit,
+    }),
+    shed: meter.createObservableCounter(NAMES.limitShed, {
+      description: DESCRIPTIONS.limitShed,
+      unit,
+    }),
+  };
 }
