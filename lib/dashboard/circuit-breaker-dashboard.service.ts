@@ -101,7 +101,13 @@ export class CircuitBreakerDashboardService implements OnModuleInit, OnModuleDes
     const fleet = fleetView(this.registry.orchestrator.store, breakers);
     if (fleet !== undefined && this.fleetPoller !== undefined)
       fleet.view = this.fleetPoller.current();
-    return { at: this.now(), breakers, ...(fleet === undefined ? {} : { fleet }) };
+    const limiters = this.registry.limiterSnapshots();
+    return {
+      at: this.now(),
+      breakers,
+      ...(fleet === undefined ? {} : { fleet }),
+      ...(limiters.length === 0 ? {} : { limiters }),
+    };
   }
 
   /** Streams open now. */

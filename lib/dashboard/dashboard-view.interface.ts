@@ -1,6 +1,7 @@
 import type {
   BreakerSnapshot,
   BreakerState,
+  ConcurrencyLimitSnapshot,
   TransitionEvidence,
   TransitionReason,
 } from '../core/index.js';
@@ -18,6 +19,8 @@ export interface DashboardState {
   breakers: DashboardBreaker[];
   /** With a module `store` (shared state): what this replica knows of its sharing. */
   fleet?: DashboardFleet;
+  /** In an application with concurrency limiters (`forRoot({ limiters })`): each one's snapshot. */
+  limiters?: ConcurrencyLimitSnapshot[];
 }
 
 /** One tile. @publicApi */

@@ -22,6 +22,9 @@ export const CIRCUIT_BREAKER_INSTRUMENTS = Object.freeze({
   keys: 'circuit_breaker.keys',
   configGeneration: 'circuit_breaker.config.generation',
   configInfo: 'circuit_breaker.config.info',
+  limit: 'circuit_breaker.limit',
+  limitRequests: 'circuit_breaker.limit.requests',
+  limitShed: 'circuit_breaker.limit.shed',
 });
 
 /** Attribute names. @publicApi */
@@ -43,6 +46,10 @@ export const CIRCUIT_BREAKER_ATTRIBUTES = Object.freeze({
   bulkheadState: 'circuit_breaker.bulkhead.state',
   retryResult: 'circuit_breaker.retry.result',
   healthCheckResult: 'circuit_breaker.health_check.result',
+  /** Of `circuit_breaker.limit.requests`: `in_flight` or `queued`. */
+  limitState: 'circuit_breaker.limit.state',
+  /** Of `circuit_breaker.limit.shed`: the shed requests' criticality. */
+  criticality: 'circuit_breaker.criticality',
   /** Of `circuit_breaker.config.info`: each threshold in force is `circuit_breaker.config.<threshold>` (`window`, `failure_rate_threshold`...). */
   configPrefix: 'circuit_breaker.config.',
 });

@@ -39,6 +39,12 @@ export const circuitBreakerTelemetryMessages = {
       'Retries of a retry policy through the circuit breaker (withRetry() or the decorator retry option), by result: scheduled, or budget-exhausted (refused by the retry budget).',
     healthChecks:
       'Active health checks (the healthCheck option, run while the circuit breaker is open) by result: succeeded or failed.',
+    limit:
+      'How many requests a concurrency limiter (forRoot({ limiters })) lets run at once now, as its algorithm found it.',
+    limitRequests:
+      'Requests holding a place of a concurrency limiter (in_flight) and waiting for one (queued).',
+    limitShed:
+      'Requests a concurrency limiter shed (refused, timed out in its queue, or sent out of it for a more important one), by criticality.',
     bulkheadCalls:
       'Calls holding a slot of the circuit breaker bulkhead (active) and waiting for one (queued); only breakers with a bulkhead report it.',
     windowCalls:

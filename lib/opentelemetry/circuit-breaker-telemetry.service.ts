@@ -15,6 +15,7 @@ import {
   type Histogram,
   type Meter,
   type Observable,
+  type ObservableCounter,
   type ObservableGauge,
   type ObservableUpDownCounter,
 } from '@opentelemetry/api';
@@ -74,6 +75,7 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
   private readonly keys: ObservableUpDownCounter;
   private readonly configGeneration: ObservableGauge;
   private readonly configInfo: ObservableGauge;
+  private readonly limits: LimiterInstruments;
   private stop: (() => void) | undefined = undefined;
 
   private readonly breakers: CircuitBreakerRegistry;
@@ -159,6 +161,7 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
       description: DESCRIPTIONS.configInfo,
       unit: '1',
     });
+    this.limits = limiterInstruments(meter);
   }
 
   /** The instruments the batch callback observes. */
@@ -172,6 +175,9 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
       this.keys,
       this.configGeneration,
       this.configInfo,
+      this.limits.limit,
+      this.limits.requests,
+      this.limits.shed,
     ];
   }
 
@@ -216,7 +222,21 @@ export class CircuitBreakerTelemetryService implements OnModuleInit, OnModuleDes
       }
     }
     this.observeFamiliesAndOptions(result);
+    this.observeLimiters(result);
   };
+
+  /** Per concurrency limiter: its limit, its requests, and what it shed by criticality. */
+  private observeLimiters(result: BatchObservableResult): void {
+    for (const { name, limit, inFlight, queued, shedBy } of this.breakers.limiterSnapshots()) {
+      const id = { [ATTR.name]: name };
+      const { limits } = this;
+      result.observe(limits.limit, limit, id);
+      result.observe(limits.requests, inFlight, { ...id, [ATTR.limitState]: 'in_flight' });
+      result.observe(limits.requests, queued, { ...id, [ATTR.limitState]: 'queued' });
+      for (const [criticality, shed] of Object.entries(shedBy))
+        result.observe(limits.shed, shed, { ...id, [ATTR.criticality]: criticality });
+    }
+  }
 
   /** Per family and per breaker, never per key: bounded by the number of breakers, whatever keyAttribute says. */
   private observeFamiliesAndOptions(result: BatchObservableResult): void {
@@ -283,4 +303,26 @@ function packageVersion(): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The instruments of the concurrency limiters. */
+interface LimiterInstruments {
+  readonly limit: ObservableGauge;
+  readonly requests: ObservableGauge;
+  readonly shed: ObservableCounter;
+}
+
+function limiterInstruments(meter: Meter): LimiterInstruments {
+  const unit = '{request}';
+  return {
+    limit: meter.createObservableGauge(NAMES.limit, { description: DESCRIPTIONS.limit, unit }),
+    requests: meter.createObservableGauge(NAMES.limitRequests, {
+      description: DESCRIPTIONS.limitRequests,
+      unit,
+    }),
+    shed: meter.createObservableCounter(NAMES.limitShed, {
+      description: DESCRIPTIONS.limitShed,
+      unit,
+    }),
+  };
 }

@@ -22,6 +22,9 @@ export const CIRCUIT_BREAKER_METRIC_NAMES = Object.freeze({
   keys: 'circuit_breaker_keys',
   configGeneration: 'circuit_breaker_config_generation',
   configInfo: 'circuit_breaker_config_info',
+  limit: 'circuit_breaker_limit',
+  limitRequests: 'circuit_breaker_limit_requests',
+  limitShed: 'circuit_breaker_limit_shed_total',
 });
 
 /**

@@ -1,6 +1,6 @@
-import { Gauge } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import type { CircuitBreakerRegistry } from '../circuit-breaker.registry.js';
-import type { BreakerSnapshot } from '../core/index.js';
+import type { BreakerSnapshot, ConcurrencyLimitSnapshot } from '../core/index.js';
 import { CONFIG_LABELS, configsOf } from '../metrics/breaker-config-info.js';
 import { familyStatesOf, snapshotsOf } from '../metrics/breaker-measurements.js';
 import {
@@ -62,6 +62,7 @@ export function registerGauges(
     ...stateGauges(id, () => liveSnapshots(live, keyLabel)),
     ...windowGauges(id, () => liveSnapshots(live, keyLabel)),
     ...familyGauges(live),
+    ...limiterGauges(() => liveLimiters(live)),
   ];
   for (const { name: metricName, help, labelNames: labels, write } of definitions) {
     metric(
@@ -82,9 +83,68 @@ export function registerGauges(
         }),
     );
   }
+  registerShedCounter(metric, registers, () => liveLimiters(live));
 }
 
 type Snapshots = () => Iterable<[Labels, BreakerSnapshot]>;
+
+/** Every concurrency limiter of every live application. */
+function* liveLimiters(live: Set<CircuitBreakerRegistry>): Generator<ConcurrencyLimitSnapshot> {
+  for (const registry of live) yield* registry.limiterSnapshots();
+}
+
+type LimiterSnapshots = () => Iterable<ConcurrencyLimitSnapshot>;
+
+/** Each limiter's limit, and the requests holding or awaiting a place: per limiter, never per request. */
+function limiterGauges(snapshots: LimiterSnapshots): GaugeDefinition[] {
+  return [
+    {
+      name: NAMES.limit,
+      help: HELP.limit,
+      labelNames: ['name'],
+      write: (gauge) => {
+        for (const { name, limit } of snapshots()) gauge.set({ name }, limit);
+      },
+    },
+    {
+      name: NAMES.limitRequests,
+      help: HELP.limitRequests,
+      labelNames: ['name', 'state'],
+      write: (gauge) => {
+        for (const { name, inFlight, queued } of snapshots()) {
+          gauge.set({ name, state: 'in_flight' }, inFlight);
+          gauge.set({ name, state: 'queued' }, queued);
+        }
+      },
+    },
+  ];
+}
+
+/** The shed requests, a counter read from the limiters' own totals on each scrape (they only grow). */
+function registerShedCounter(
+  metric: MetricFactory,
+  registers: NonNullable<CircuitBreakerMetricsOptions['registry']>[],
+  snapshots: LimiterSnapshots,
+): void {
+  metric(
+    'counter',
+    NAMES.limitShed,
+    ['name', 'criticality'],
+    (name, labelNames) =>
+      new Counter({
+        name,
+        help: HELP.limitShed,
+        labelNames,
+        registers,
+        collect() {
+          this.reset();
+          for (const { name: limiter, shedBy } of snapshots())
+            for (const [criticality, shed] of Object.entries(shedBy))
+              this.inc({ name: limiter, criticality }, shed);
+        },
+      }),
+  );
+}
 
 /** What state each breaker is in, whether it is forced, whether it shares its state. */
 function stateGauges(id: string[], snapshots: Snapshots): GaugeDefinition[] {

@@ -58,6 +58,12 @@ export const circuitBreakerMetricsMessages = {
     configInfo:
       'Always 1; its labels are the thresholds in force (window, failure_rate_threshold, minimum_throughput, consecutive_failures, slow_call_duration_ms, slow_call_rate_threshold, timeout_ms, open_duration_ms; empty when unset). ' +
       'One series per circuit breaker, replaced when a reconfiguration changes them.',
+    limit:
+      'How many requests a concurrency limiter (forRoot({ limiters })) lets run at once now, as its algorithm found it.',
+    limitRequests:
+      'Requests holding a place of a concurrency limiter (state="in_flight") and waiting for one (state="queued").',
+    limitShed:
+      'Requests a concurrency limiter shed (refused, timed out in its queue, or sent out of it for a more important one), by criticality.',
     callDuration:
       'Duration of the calls the circuit breaker let through, in seconds, whatever their outcome (success, failure, timeout, overload) except ignored.',
   },

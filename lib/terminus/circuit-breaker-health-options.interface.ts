@@ -23,6 +23,17 @@ export interface CircuitBreakerHealthOptions {
   forcedOpenStatus?: CircuitBreakerHealthStatus;
   /** What a half-open breaker reports. Default `'degraded'`. */
   halfOpenStatus?: CircuitBreakerHealthStatus;
+  /**
+   * Which concurrency limiters (`forRoot({ limiters })`) feed this check. Default: every limiter of the application;
+   * `[]` for none.
+   */
+  limiters?: readonly string[];
+  /**
+   * What a limiter that shed a request in the last 10 s reports. Default `'degraded'`: it is protecting this
+   * replica, which still serves what it can; `'down'` would take a busy replica out of rotation and push its load
+   * onto the others.
+   */
+  sheddingStatus?: CircuitBreakerHealthStatus;
   /** `false` hides breaker names and failure rates, for health endpoints exposed to the public: only counts remain. Default `true`. */
   details?: boolean;
 }

@@ -15,9 +15,13 @@ export const circuitBreakerHealthMessages = {
   subject: (key: unknown) =>
     `CircuitBreakerHealthIndicator.isHealthy(${typeof key === 'string' ? JSON.stringify(key) : '...'})`,
   expectedKey: 'a non-empty string',
-  expectedOptions: '{ breakers?, openStatus?, halfOpenStatus?, details? }',
+  expectedOptions:
+    '{ breakers?, limiters?, openStatus?, forcedOpenStatus?, halfOpenStatus?, sheddingStatus?, details? }',
   expectedBreakers: 'an array of breaker names',
   expectedBreakerName: 'a non-empty string',
+  expectedLimiters: 'an array of concurrency limiter names',
   unknownBreakers: (names: readonly string[]) =>
     `Unknown circuit breakers: ${names.map((n) => `"${n}"`).join(', ')}. Check the names given to isHealthy({ breakers }) against CircuitBreakerModule's breakers.`,
+  unknownLimiters: (names: readonly string[]) =>
+    `Unknown concurrency limiters: ${names.map((n) => `"${n}"`).join(', ')}. Check the names given to isHealthy({ limiters }) against CircuitBreakerModule's limiters.`,
 };

@@ -36,6 +36,17 @@ export interface CircuitBreakerHealthDetails {
   storeErrors?: number;
 }
 
+/** What the check reports per concurrency limiter when details are shown. @publicApi */
+export interface CircuitBreakerLimiterHealthDetails {
+  limit: number;
+  inFlight: number;
+  queued: number;
+  /** Requests shed since start. */
+  shed: number;
+  /** Whether it shed a request in the last 10 s. */
+  shedding: boolean;
+}
+
 const RANK: Record<CircuitBreakerHealthStatus, number> = { up: 0, degraded: 1, down: 2 };
 
 /**
@@ -75,13 +86,21 @@ export class CircuitBreakerHealthIndicator {
         openStatus = 'down',
         forcedOpenStatus = 'up',
         halfOpenStatus = 'degraded',
+        sheddingStatus = 'degraded',
         details = true,
         breakers: only,
+        limiters: onlyLimiters,
       } = checkOptions(key, options);
       const names = only ?? this.registry.list();
       const unknown = names.filter((name) => !this.registry.has(name));
       if (unknown.length > 0) {
         return indicator.down({ message: messages.unknownBreakers(unknown) });
+      }
+      const known = this.registry.limiterNames();
+      const limiterNames = onlyLimiters ?? known;
+      const unknownLimiters = limiterNames.filter((name) => !known.includes(name));
+      if (unknownLimiters.length > 0) {
+        return indicator.down({ message: messages.unknownLimiters(unknownLimiters) });
       }
       let status: CircuitBreakerHealthStatus = 'up';
       // `forced` appears only when a breaker is forced: bodies stay as they were for everyone else.
@@ -108,7 +127,18 @@ export class CircuitBreakerHealthIndicator {
         if (RANK[own] > RANK[status]) status = own;
         if (details) breakers[name] = detailsOf(snapshot);
       }
-      const data = details ? { ...counts, breakers } : counts;
+      const limits = limiterStates(this.registry, limiterNames, details);
+      if (limits.shedding > 0 && RANK[sheddingStatus] > RANK[status]) status = sheddingStatus;
+      // Limiters appear only in an application that has some: bodies stay as they were for everyone else.
+      const limiterData: Record<string, unknown> =
+        limiterNames.length === 0
+          ? {}
+          : details
+            ? { shedding: limits.shedding, limiters: limits.details }
+            : { shedding: limits.shedding };
+      const data: Record<string, unknown> = details
+        ? { ...counts, breakers, ...limiterData }
+        : { ...counts, ...limiterData };
       return status === 'up'
         ? indicator.up(data)
         : status === 'degraded'
@@ -122,6 +152,22 @@ export class CircuitBreakerHealthIndicator {
 
 const STATUSES = ['up', 'degraded', 'down'] as const;
 
+/** How many of `names` are shedding, and each one's details. */
+function limiterStates(
+  registry: CircuitBreakerRegistry,
+  names: readonly string[],
+  details: boolean,
+): { shedding: number; details: Record<string, CircuitBreakerLimiterHealthDetails> } {
+  let shedding = 0;
+  const all: Record<string, CircuitBreakerLimiterHealthDetails> = {};
+  for (const name of names) {
+    const { limit, inFlight, queued, shed, shedding: now } = registry.limiter(name).snapshot();
+    if (now) shedding++;
+    if (details) all[name] = { limit, inFlight, queued, shed, shedding: now };
+  }
+  return { shedding, details: all };
+}
+
 /** The options, read once and checked; an error names the option, for the `down` message. */
 function checkOptions(key: unknown, given: unknown): CircuitBreakerHealthOptions {
   const check = new OptionChecker(messages.subject(key));
@@ -129,7 +175,15 @@ function checkOptions(key: unknown, given: unknown): CircuitBreakerHealthOptions
   const options = check.record(
     '',
     given,
-    ['breakers', 'openStatus', 'forcedOpenStatus', 'halfOpenStatus', 'details'],
+    [
+      'breakers',
+      'limiters',
+      'openStatus',
+      'forcedOpenStatus',
+      'halfOpenStatus',
+      'sheddingStatus',
+      'details',
+    ],
     messages.expectedOptions,
   );
   if (options.openStatus !== undefined) check.oneOf('openStatus', options.openStatus, STATUSES);
@@ -137,27 +191,31 @@ function checkOptions(key: unknown, given: unknown): CircuitBreakerHealthOptions
     check.oneOf('forcedOpenStatus', options.forcedOpenStatus, STATUSES);
   if (options.halfOpenStatus !== undefined)
     check.oneOf('halfOpenStatus', options.halfOpenStatus, STATUSES);
+  if (options.sheddingStatus !== undefined)
+    check.oneOf('sheddingStatus', options.sheddingStatus, STATUSES);
   if (options.details !== undefined) check.boolean('details', options.details);
-  if (options.breakers !== undefined) options.breakers = breakerNames(check, options.breakers);
+  if (options.breakers !== undefined)
+    options.breakers = namesOf(check, 'breakers', options.breakers, messages.expectedBreakers);
+  if (options.limiters !== undefined)
+    options.limiters = namesOf(check, 'limiters', options.limiters, messages.expectedLimiters);
   return options as CircuitBreakerHealthOptions;
 }
 
-function breakerNames(check: OptionChecker, value: unknown): string[] {
-  const expected = messages.expectedBreakers;
+function namesOf(check: OptionChecker, option: string, value: unknown, expected: string): string[] {
   let array = false;
   try {
     array = Array.isArray(value);
   } catch {
     // A revoked Proxy: reported below as not an array.
   }
-  if (!array) check.invalid('breakers', value, expected);
-  const length = check.read(value as object, 'length', 'breakers') as number;
+  if (!array) check.invalid(option, value, expected);
+  const length = check.read(value as object, 'length', option) as number;
   const names: string[] = [];
   for (let i = 0; i < length; i++)
     names.push(
       check.string(
-        `breakers[${i}]`,
-        check.read(value as object, String(i), `breakers[${i}]`),
+        `${option}[${i}]`,
+        check.read(value as object, String(i), `${option}[${i}]`),
         messages.expectedBreakerName,
         (name) => name !== '',
         false,

@@ -7,7 +7,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   CircuitBreakerModule,
   CircuitBreakerRegistry,
+  ConcurrencyLimiter,
   type BreakerOptions,
+  type LimitPermit,
 } from '../../lib/index.js';
 import {
   CircuitBreakerDashboardModule,
@@ -127,6 +129,33 @@ describe.each(PLATFORMS)('the dashboard on %s', (platform) => {
     });
     const tick = await client.next((event) => event.type === 'snapshot', seen);
     expect((JSON.parse(tick.data) as DashboardState).breakers[0]!.snapshot.state).toBe('open');
+  });
+
+  it('answers <path>/state with every concurrency limiter, and no limiters field without any', async () => {
+    const { url, registry, clock } = await start(platform, { path: '/ops' });
+    const before = (await (await fetch(`${url}/ops/state`)).json()) as DashboardState;
+    expect(before.limiters).toBeUndefined();
+    registry.addLimiter(
+      new ConcurrencyLimiter('api', { algorithm: 'fixed', initialLimit: 1 }, { clock }),
+    );
+    const permit = registry.limiter('api').tryAcquire() as LimitPermit;
+    registry.limiter('api').tryAcquire('sheddable');
+    const state = (await (await fetch(`${url}/ops/state`)).json()) as DashboardState;
+    expect(state.limiters).toEqual([
+      {
+        name: 'api',
+        algorithm: 'fixed',
+        limit: 1,
+        inFlight: 1,
+        queued: 0,
+        maxQueue: 0,
+        admitted: 1,
+        shed: 1,
+        shedBy: { 'critical-plus': 0, critical: 0, 'sheddable-plus': 0, sheddable: 1 },
+        shedding: true,
+      },
+    ]);
+    permit.succeed();
   });
 
   it('answers <path>/state with the same state as JSON, with the top children of a family', async () => {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DashboardFleet } from '../../lib/dashboard/index.js';
 import { dashboardFleetLine } from '../../lib/dashboard/page/dashboard-fleet-line.js';
+import { dashboardLimiterLine } from '../../lib/dashboard/page/dashboard-limiter-line.js';
 
 // The page's fleet line outside a browser: a few elements' worth of DOM, enough for the text it writes.
 interface FakeElement {
@@ -9,7 +10,7 @@ interface FakeElement {
   hidden: boolean;
   children: FakeElement[];
   appendChild(child: FakeElement): FakeElement;
-  replaceChildren(): void;
+  replaceChildren(...children: FakeElement[]): void;
 }
 function element(): FakeElement {
   return {
@@ -21,8 +22,8 @@ function element(): FakeElement {
       this.children.push(child);
       return child;
     },
-    replaceChildren() {
-      this.children = [];
+    replaceChildren(...children: FakeElement[]) {
+      this.children = children;
     },
   };
 }
@@ -75,5 +76,53 @@ describe('the dashboard page fleet line', () => {
       ['unknown', 'down: fleet unknown (its Redis node is down), open on 1 of 1 replicas'],
       ['closed', 'up: fleet closed, open on 0 of 1 replicas, half-open on 1'],
     ]);
+  });
+});
+
+describe('the dashboard page limiter line', () => {
+  it('writes a line per limiter, marks the one shedding, and hides itself without limiters', () => {
+    (globalThis as { document?: unknown }).document = { createElement: element };
+    const box = element();
+    const shedBy = { 'critical-plus': 0, critical: 0, 'sheddable-plus': 0, sheddable: 0 };
+    dashboardLimiterLine(box as unknown as HTMLElement, [
+      {
+        name: 'api',
+        algorithm: 'gradient',
+        limit: 12,
+        inFlight: 12,
+        queued: 3,
+        maxQueue: 10,
+        admitted: 900,
+        shed: 42,
+        shedBy,
+        shedding: true,
+      },
+      {
+        name: 'jobs',
+        algorithm: 'fixed',
+        limit: 4,
+        inFlight: 1,
+        queued: 0,
+        maxQueue: 0,
+        admitted: 7,
+        shed: 0,
+        shedBy,
+        shedding: false,
+      },
+    ]);
+    expect(box.hidden).toBe(false);
+    const items = box.children[0]!.children;
+    expect(items.map((item) => [item.dataset, item.textContent])).toEqual([
+      [
+        { limiter: 'api', shedding: 'true' },
+        'api: limit 12 (gradient), 12 in flight, 3 queued, 42 shed since start, shedding now',
+      ],
+      [
+        { limiter: 'jobs', shedding: 'false' },
+        'jobs: limit 4 (fixed), 1 in flight, 0 queued, 0 shed since start',
+      ],
+    ]);
+    dashboardLimiterLine(box as unknown as HTMLElement, undefined);
+    expect(box.hidden).toBe(true);
   });
 });

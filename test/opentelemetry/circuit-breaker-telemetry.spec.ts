@@ -14,7 +14,9 @@ import {
   withRetry,
   CircuitBreakerModule,
   CircuitBreakerRegistry,
+  ConcurrencyLimiter,
   type BreakerOptions,
+  type LimitPermit,
 } from '../../lib/index.js';
 import {
   CircuitBreakerTelemetryModule,
@@ -335,6 +337,38 @@ describe('CircuitBreakerTelemetryModule', () => {
     ]);
     release();
     await running;
+  });
+
+  it('reports each concurrency limiter: circuit_breaker.limit, .limit.requests and .limit.shed by criticality', async () => {
+    const { reader, meterProvider } = sdk();
+    const clock = new ManualClock();
+    const { registry } = await start(clock, { payments: {} }, { meterProvider });
+    registry.addLimiter(
+      new ConcurrencyLimiter('api', { algorithm: 'fixed', initialLimit: 2 }, { clock }),
+    );
+    const api = registry.limiter('api');
+    const permits = [api.tryAcquire(), api.tryAcquire()] as LimitPermit[];
+    api.tryAcquire('sheddable');
+    api.tryAcquire('sheddable');
+    const collected = await collect(reader);
+    const name = { 'circuit_breaker.name': 'api' };
+    expect(points(collected, 'circuit_breaker.limit')).toEqual([{ attributes: name, value: 2 }]);
+    expect(points(collected, 'circuit_breaker.limit.requests')).toEqual([
+      { attributes: { ...name, 'circuit_breaker.limit.state': 'in_flight' }, value: 2 },
+      { attributes: { ...name, 'circuit_breaker.limit.state': 'queued' }, value: 0 },
+    ]);
+    expect(points(collected, 'circuit_breaker.limit.shed')).toEqual(
+      [
+        ['critical-plus', 0],
+        ['critical', 0],
+        ['sheddable-plus', 0],
+        ['sheddable', 2],
+      ].map(([criticality, value]) => ({
+        attributes: { ...name, 'circuit_breaker.criticality': criticality },
+        value,
+      })),
+    );
+    for (const permit of permits) permit.succeed();
   });
 
   it('counts circuit_breaker.retries by result', async () => {

@@ -6,7 +6,9 @@ import {
   withRetry,
   CircuitBreakerModule,
   CircuitBreakerRegistry,
+  ConcurrencyLimiter,
   type BreakerOptions,
+  type LimitPermit,
   type BreakerStore,
 } from '../../lib/index.js';
 import {
@@ -216,6 +218,9 @@ describe('CircuitBreakerMetricsModule', () => {
       '# TYPE shop_circuit_breaker_keys gauge',
       '# TYPE shop_circuit_breaker_config_generation gauge',
       '# TYPE shop_circuit_breaker_config_info gauge',
+      '# TYPE shop_circuit_breaker_limit gauge',
+      '# TYPE shop_circuit_breaker_limit_requests gauge',
+      '# TYPE shop_circuit_breaker_limit_shed_total counter',
       '# TYPE shop_circuit_breaker_calls_total counter',
       '# TYPE shop_circuit_breaker_fallbacks_total counter',
       '# TYPE shop_circuit_breaker_transitions_total counter',
@@ -234,6 +239,9 @@ describe('CircuitBreakerMetricsModule', () => {
       '# HELP shop_circuit_breaker_keys For a per-key circuit breaker family: how many of the children it holds (one per target) are in each state, without a label per key. A tenant outage shows here while the family itself stays closed.',
       '# HELP shop_circuit_breaker_config_generation The generation of the circuit breaker options in force: 1 for the options first in force, one more for each reconfiguration (reconfigure(), a fleet reconfiguration, a reload), counted as it happens.',
       '# HELP shop_circuit_breaker_config_info Always 1; its labels are the thresholds in force (window, failure_rate_threshold, minimum_throughput, consecutive_failures, slow_call_duration_ms, slow_call_rate_threshold, timeout_ms, open_duration_ms; empty when unset). One series per circuit breaker, replaced when a reconfiguration changes them.',
+      '# HELP shop_circuit_breaker_limit How many requests a concurrency limiter (forRoot({ limiters })) lets run at once now, as its algorithm found it.',
+      '# HELP shop_circuit_breaker_limit_requests Requests holding a place of a concurrency limiter (state="in_flight") and waiting for one (state="queued").',
+      '# HELP shop_circuit_breaker_limit_shed_total Requests a concurrency limiter shed (refused, timed out in its queue, or sent out of it for a more important one), by criticality.',
       '# HELP shop_circuit_breaker_calls_total Calls through the circuit breaker, each counted once, by outcome: success, failure, timeout, overload, ignored, rejected (not attempted; reason says why). Fallbacks served are counted in circuit_breaker_fallbacks_total.',
       '# HELP shop_circuit_breaker_fallbacks_total Calls answered by a fallback instead of their outcome (already counted in circuit_breaker_calls_total as rejected, failure, timeout or overload), by source: method, function, observable (the circuitBreaker() operator), lastGood.',
       '# HELP shop_circuit_breaker_transitions_total State changes of the circuit breaker.',
@@ -318,6 +326,45 @@ describe('CircuitBreakerMetricsModule', () => {
     expect(series(scrape, 'circuit_breaker_bulkhead_calls')).toEqual([
       'circuit_breaker_bulkhead_calls{name="inventory",state="active"} 0',
       'circuit_breaker_bulkhead_calls{name="inventory",state="queued"} 0',
+    ]);
+  });
+
+  it('shows each concurrency limiter: its limit, requests in flight and queued, shed by criticality', async () => {
+    const metrics = new Registry();
+    const clock = new ManualClock();
+    const { registry } = await start(clock, { search: {} }, { registry: metrics });
+    registry.addLimiter(
+      new ConcurrencyLimiter(
+        'api',
+        { algorithm: 'fixed', initialLimit: 1, maxQueue: 1 },
+        { clock },
+      ),
+    );
+    const api = registry.limiter('api');
+    const running = api.tryAcquire() as LimitPermit;
+    const queued = api.acquire('sheddable') as Promise<LimitPermit>;
+    api.tryAcquire('sheddable');
+    api.tryAcquire('critical-plus');
+    let scrape = await metrics.metrics();
+    expect(series(scrape, 'circuit_breaker_limit')).toEqual([
+      'circuit_breaker_limit{name="api"} 1',
+    ]);
+    expect(series(scrape, 'circuit_breaker_limit_requests')).toEqual([
+      'circuit_breaker_limit_requests{name="api",state="in_flight"} 1',
+      'circuit_breaker_limit_requests{name="api",state="queued"} 1',
+    ]);
+    expect(series(scrape, 'circuit_breaker_limit_shed_total')).toEqual([
+      'circuit_breaker_limit_shed_total{name="api",criticality="critical-plus"} 1',
+      'circuit_breaker_limit_shed_total{name="api",criticality="critical"} 0',
+      'circuit_breaker_limit_shed_total{name="api",criticality="sheddable-plus"} 0',
+      'circuit_breaker_limit_shed_total{name="api",criticality="sheddable"} 1',
+    ]);
+    running.succeed();
+    (await queued).succeed();
+    scrape = await metrics.metrics();
+    expect(series(scrape, 'circuit_breaker_limit_requests')).toEqual([
+      'circuit_breaker_limit_requests{name="api",state="in_flight"} 0',
+      'circuit_breaker_limit_requests{name="api",state="queued"} 0',
     ]);
   });
 

@@ -2,7 +2,12 @@ import { Controller, Get } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CircuitBreakerModule, CircuitBreakerRegistry } from '../../lib/index.js';
+import {
+  CircuitBreakerModule,
+  CircuitBreakerRegistry,
+  ConcurrencyLimiter,
+  type LimitPermit,
+} from '../../lib/index.js';
 import {
   CircuitBreakerHealthIndicator,
   CircuitBreakerHealthModule,
@@ -223,5 +228,57 @@ describe('CircuitBreakerHealthIndicator and forced breakers', () => {
       open: 0,
       forced: 2,
     });
+  });
+});
+
+describe('CircuitBreakerHealthIndicator with concurrency limiters', () => {
+  const limited = async () => {
+    const started = await start();
+    started.registry.addLimiter(
+      new ConcurrencyLimiter('api', { algorithm: 'fixed', initialLimit: 1 }, { clock }),
+    );
+    return started;
+  };
+
+  it('reports every limiter, up while none sheds', async () => {
+    const { server, registry } = await limited();
+    const permit = registry.limiter('api').tryAcquire() as LimitPermit;
+    const response = await request(server).get('/health/ready').expect(200);
+    expect(response.body.info.circuit_breakers).toMatchObject({
+      status: 'up',
+      shedding: 0,
+      limiters: { api: { limit: 1, inFlight: 1, queued: 0, shed: 0, shedding: false } },
+    });
+    permit.succeed();
+  });
+
+  it('is degraded, not down, for 10 s after a limiter sheds; sheddingStatus changes that', async () => {
+    const { server, registry } = await limited();
+    const api = registry.limiter('api');
+    const permit = api.tryAcquire() as LimitPermit;
+    api.tryAcquire();
+    permit.succeed();
+    const degraded = await request(server).get('/health/ready').expect(200);
+    expect(degraded.body.details.circuit_breakers).toMatchObject({
+      status: 'degraded',
+      shedding: 1,
+      limiters: { api: { inFlight: 0, shed: 1, shedding: true } },
+    });
+    options = { sheddingStatus: 'down' };
+    await request(server).get('/health/ready').expect(503);
+    clock.advance(10_000);
+    await request(server).get('/health/ready').expect(200);
+  });
+
+  it('takes the limiters named, none with [], and reports an unknown name as down', async () => {
+    const { server } = await limited();
+    options = { limiters: [] };
+    const none = await request(server).get('/health/ready').expect(200);
+    expect(none.body.info.circuit_breakers.limiters).toBeUndefined();
+    options = { limiters: ['apj'] };
+    const unknown = await request(server).get('/health/ready').expect(503);
+    expect(unknown.body.error.circuit_breakers.message).toBe(
+      'Unknown concurrency limiters: "apj". Check the names given to isHealthy({ limiters }) against CircuitBreakerModule\'s limiters.',
+    );
   });
 });

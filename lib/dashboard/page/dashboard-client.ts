@@ -14,6 +14,7 @@ import type {
   dashboardUnits,
 } from './dashboard-client-texts.js';
 import type { dashboardFleetLine } from './dashboard-fleet-line.js';
+import type { dashboardLimiterLine } from './dashboard-limiter-line.js';
 
 /**
  * The parts of the page's script, each a function sent as its own source
@@ -32,6 +33,7 @@ export interface DashboardClientParts {
   readonly rates: typeof dashboardRates;
   readonly clocks: typeof dashboardClocks;
   readonly fleetLine: typeof dashboardFleetLine;
+  readonly limiterLine: typeof dashboardLimiterLine;
 }
 
 /**
@@ -54,6 +56,7 @@ export function dashboardClient(parts: DashboardClientParts): void {
   const base = location.pathname.replace(/\/+$/, '');
   const status = document.getElementById('cb-status')!;
   const fleetBox = document.getElementById('cb-fleet')!;
+  const limiterBox = document.getElementById('cb-limiters')!;
   const reasonInput = document.getElementById('cb-reason') as HTMLInputElement | null;
 
   const units = parts.units();
@@ -87,6 +90,7 @@ export function dashboardClient(parts: DashboardClientParts): void {
     const state = JSON.parse((event as MessageEvent<string>).data) as DashboardState;
     for (const view of state.breakers) show(view, state.at, true);
     parts.fleetLine(fleetBox, state.fleet);
+    parts.limiterLine(limiterBox, state.limiters);
     setStatus(`live, updated ${units.clockTime(state.at)}`, true);
   });
   source.addEventListener('transitions', (event) => {

@@ -14,6 +14,9 @@ header.top h1 { font-size: 18px; margin: 0 auto 0 0; }
 #cb-fleet { margin: 12px 20px 0; padding: 8px 12px; border-radius: 6px; background: var(--card); border-left: 4px solid var(--closed); }
 #cb-fleet[data-shared="false"] { border-left-color: var(--open); }
 #cb-fleet ul { margin: 4px 0 0; padding-left: 18px; }
+#cb-limiters { margin: 12px 20px 0; padding: 8px 12px; border-radius: 6px; background: var(--card); border-left: 4px solid var(--closed); }
+#cb-limiters ul { margin: 0; padding-left: 18px; }
+#cb-limiters li[data-shedding="true"] { color: var(--half-open); }
 #cb-fleet li[data-state="open"], #cb-fleet [data-fleet="error"] { color: var(--open); }
 #cb-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 14px; padding: 16px 20px; }
 .tile { background: var(--card); border: 1px solid var(--line); border-top: 6px solid var(--state, var(--closed)); border-radius: 8px; padding: 12px 14px; }

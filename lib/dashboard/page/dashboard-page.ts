@@ -15,6 +15,7 @@ import {
   dashboardUnits,
 } from './dashboard-client-texts.js';
 import { dashboardFleetLine } from './dashboard-fleet-line.js';
+import { dashboardLimiterLine } from './dashboard-limiter-line.js';
 import { DASHBOARD_STYLES } from './dashboard-page.styles.js';
 
 /** The page of one dashboard, and the token its control requests must carry (`''` without control). @internal */
@@ -35,6 +36,7 @@ const CLIENT_PARTS: DashboardClientParts = {
   rates: dashboardRates,
   clocks: dashboardClocks,
   fleetLine: dashboardFleetLine,
+  limiterLine: dashboardLimiterLine,
 };
 
 const SCRIPT = `(${dashboardClient.toString()})({${Object.entries(CLIENT_PARTS)
@@ -96,6 +98,7 @@ export function dashboardPage(config: {
 <body>
 <header class="top"><h1>Circuit breakers</h1>${reason}<span id="cb-status" data-live="false">connecting…</span></header>
 <div id="cb-fleet" hidden></div>
+<div id="cb-limiters" hidden></div>
 <main id="cb-grid"></main>
 ${TILE}
 <script type="application/json" id="cb-config">${data}</script>
