@@ -1,4 +1,5 @@
 import { CallTimeoutError, isCallRejected, type CallRejectedError } from './core/index.js';
+import { CODE_HEADER } from './core/classify/classify.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import type { CircuitBreakerHttpOptions } from './interfaces/circuit-breaker-http-options.interface.js';
 import { announcedRetryAfterMs, retryAfterHeader } from './retry-after-header.js';
@@ -116,6 +117,8 @@ export function toHttpResponse(
     const retryAfter = retryAfterHeader(exception.retryAfterMs);
     const headers: Record<string, string> =
       retryAfter === undefined ? {} : { 'Retry-After': retryAfter };
+    // A shed request says so: a calling breaker counts it as overload, which asks for no pause.
+    if (exception.code === 'LOAD_SHED') headers[CODE_HEADER] = 'LOAD_SHED';
     return { status: 503, headers, body: bodyOf(exception, 503, options) };
   }
   return { status: 504, headers: {}, body: bodyOf(exception, 504, options) };

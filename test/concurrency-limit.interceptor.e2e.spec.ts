@@ -80,7 +80,7 @@ class PlainController {
   }
 }
 
-const FIXED_ONE = { algorithm: 'fixed' as const, initialLimit: 1 };
+const FIXED_ONE = { algorithm: 'fixed' as const, initialLimit: 1, maxQueue: 0 };
 
 describe.each(HTTP_PLATFORMS)('ConcurrencyLimitInterceptor on %s', (platform) => {
   const start = platformApps(platform);
@@ -91,13 +91,14 @@ describe.each(HTTP_PLATFORMS)('ConcurrencyLimitInterceptor on %s', (platform) =>
     });
   const get = (url: string, path: string, init: RequestInit = {}) => fetch(`${url}${path}`, init);
 
-  it('sheds a request beyond the limit with 503, Retry-After and LOAD_SHED before pipes and the handler run', async () => {
+  it('sheds a request beyond the limit with 503 and LOAD_SHED, no Retry-After, before pipes and the handler run', async () => {
     const { url, app: nest } = await app({ limiters: { api: FIXED_ONE } });
     const first = get(url, '/work?id=a');
     await gate('a').started.promise;
     const shed = await get(url, '/work?id=b');
     expect(shed.status).toBe(503);
-    expect(shed.headers.get('retry-after')).toBe('1');
+    expect(shed.headers.get('retry-after')).toBeNull();
+    expect(shed.headers.get('circuit-breaker-code')).toBe('LOAD_SHED');
     expect(await shed.json()).toEqual({
       statusCode: 503,
       error: 'Service Unavailable',
@@ -189,7 +190,10 @@ describe.each(HTTP_PLATFORMS)('ConcurrencyLimitInterceptor on %s', (platform) =>
     await vi.waitFor(() => expect(limiter.snapshot().queued).toBe(1));
     const critical = get(url, '/work?id=critical');
     const evicted = await batch;
-    expect([evicted.status, evicted.headers.get('retry-after')]).toEqual([503, '1']);
+    expect([evicted.status, evicted.headers.get('circuit-breaker-code')]).toEqual([
+      503,
+      'LOAD_SHED',
+    ]);
     // A critical request finding the queue full of critical ones is shed itself.
     expect((await get(url, '/work?id=late')).status).toBe(503);
     gate('a').held.resolve('a');

@@ -5,26 +5,29 @@ import { describe, expect, it } from 'vitest';
 import {
   CallRejectedError,
   CircuitBreakerExceptionFilter,
+  defaultClassifyError,
+  defaultClassifyResult,
+  retryAfterOf,
+  UpstreamHttpError,
   toErrorPayload,
   toHttpResponse,
 } from '../lib/index.js';
 import { classifyGraphQLResult } from '../lib/graphql/index.js';
-import { classifyRpcError } from '../lib/microservices/index.js';
+import { classifyGrpcError, classifyRpcError } from '../lib/microservices/index.js';
 
 /** What a concurrency limiter refuses a request with. */
-const shed = new CallRejectedError('api', 'closed', 'shed', 1_000);
+const shed = new CallRejectedError('api', 'closed', 'shed', undefined);
 const PAYLOAD = {
   status: 'error',
   code: 'LOAD_SHED',
   message: 'The service is overloaded; retry later.',
-  retryAfterMs: 1_000,
 };
 
 describe('the answers to a shed request', () => {
-  it('over HTTP: 503, Retry-After and a body that says the service itself is overloaded', () => {
+  it('over HTTP: 503, the LOAD_SHED header, no Retry-After, and a body that says the service itself is overloaded', () => {
     expect(toHttpResponse(shed)).toEqual({
       status: 503,
-      headers: { 'Retry-After': '1' },
+      headers: { 'circuit-breaker-code': 'LOAD_SHED' },
       body: {
         statusCode: 503,
         error: 'Service Unavailable',
@@ -39,7 +42,6 @@ describe('the answers to a shed request', () => {
       message: shed.message,
       breaker: 'api',
       reason: 'shed',
-      retryAfterMs: 1_000,
     });
   });
 
@@ -74,23 +76,36 @@ describe('the answers to a shed request', () => {
     )) as { code: number; metadata: Metadata };
     expect([error.code, error.metadata.getMap()]).toEqual([
       14,
-      { 'circuit-breaker-code': 'LOAD_SHED', 'retry-after-ms': '1000' },
+      { 'circuit-breaker-code': 'LOAD_SHED' },
     ]);
   });
 
-  it("is an overload for the calling service's classifiers when it says when to retry", () => {
+  it("is an overload for the calling service's classifiers, which asks for no pause", async () => {
     expect(classifyRpcError(PAYLOAD)).toBe('overload');
     expect(classifyRpcError(PAYLOAD, false)).toBe('failure');
-    expect(classifyRpcError({ ...PAYLOAD, retryAfterMs: undefined })).toBe('failure');
-    const extensions = { code: 'LOAD_SHED', retryAfterMs: 1_000 };
-    expect(classifyGraphQLResult({ data: null, errors: [{ message: 'm', extensions }] })).toBe(
-      'overload',
-    );
-    expect(
-      classifyGraphQLResult({
-        data: null,
-        errors: [{ message: 'm', extensions: { code: 'LOAD_SHED' } }],
-      }),
-    ).toBe('failure');
+    // A remote breaker's refusal stays a failure unless it says when to retry.
+    expect(classifyRpcError({ ...PAYLOAD, code: 'CIRCUIT_OPEN' })).toBe('failure');
+    const shedField = { message: 'm', extensions: { code: 'LOAD_SHED' } };
+    expect(classifyGraphQLResult({ data: null, errors: [shedField] })).toBe('overload');
+    const openField = { message: 'm', extensions: { code: 'CIRCUIT_OPEN' } };
+    expect(classifyGraphQLResult({ data: null, errors: [openField] })).toBe('failure');
+    // Over HTTP, by the header: a 503 without it (and without Retry-After) is a failure.
+    const answer = (headers: Record<string, string>) =>
+      UpstreamHttpError.from(new Response('overloaded', { status: 503, headers }));
+    const shedAnswer = await answer({ 'circuit-breaker-code': 'LOAD_SHED' });
+    expect(shedAnswer.upstreamCode).toBe('LOAD_SHED');
+    expect(defaultClassifyError(shedAnswer)).toBe('overload');
+    expect(retryAfterOf(shedAnswer, 0)).toBeUndefined();
+    expect(defaultClassifyError(await answer({}))).toBe('failure');
+    // The response itself, as a classifier of resolved values sees it.
+    const response = new Response(null, {
+      status: 503,
+      headers: { 'circuit-breaker-code': 'LOAD_SHED' },
+    });
+    expect(defaultClassifyResult(response)).toBe('overload');
+    // gRPC, by the trailing metadata a shed call carries.
+    const grpcShed = { code: 14, details: 'm', metadata: { 'circuit-breaker-code': 'LOAD_SHED' } };
+    expect(classifyGrpcError(grpcShed)).toBe('overload');
+    expect(classifyGrpcError({ ...grpcShed, metadata: {} })).toBe('failure');
   });
 });

@@ -77,7 +77,9 @@ function outcomeOf(error: unknown, overload: boolean): CallOutcome {
   if (FAILURE_CODES.has(code)) return 'failure';
   const refused = code === 'CIRCUIT_OPEN' || code === 'LOAD_SHED';
   const overloaded =
-    OVERLOAD_CODES.has(code) || (refused && typeof (extensions as Loose).retryAfterMs === 'number');
+    OVERLOAD_CODES.has(code) ||
+    code === 'LOAD_SHED' ||
+    (refused && typeof (extensions as Loose).retryAfterMs === 'number');
   if (overloaded) return overload ? 'overload' : 'failure';
   return refused ? 'failure' : 'success';
 }

@@ -61,15 +61,29 @@ const UNAVAILABLE = 14;
  * does: a `retryAfterMs` on the error (`GrpcStatusError`), or a pause hint in
  * its trailing metadata (`grpc-retry-pushback-ms`, `retry-after-ms`, which a
  * remote breaker of this package sends, and the other hints `retryAfterOf()`
- * reads). Then the server is shedding load: back off, rather than open.
+ * reads), or a remote limiter's `circuit-breaker-code: LOAD_SHED`. Then the
+ * server is shedding load: back off, rather than open.
  */
 function pauseHinted(error: unknown): boolean {
   if (retryAfterOf(error, 0) !== undefined) return true;
   try {
-    return grpcPauseOf((error as { metadata?: unknown }).metadata, 0) !== undefined;
+    const metadata = (error as { metadata?: unknown }).metadata;
+    return grpcPauseOf(metadata, 0) !== undefined || shedBy(metadata);
   } catch {
     return false;
   }
+}
+
+/** Whether trailing metadata says a remote concurrency limiter shed the call (`circuit-breaker-code: LOAD_SHED`). */
+function shedBy(metadata: unknown): boolean {
+  if (typeof metadata !== 'object' || metadata === null) return false;
+  const getMap = (metadata as { getMap?: unknown }).getMap;
+  const map: unknown = typeof getMap === 'function' ? getMap.call(metadata) : metadata;
+  return (
+    typeof map === 'object' &&
+    map !== null &&
+    (map as Record<string, unknown>)['circuit-breaker-code'] === 'LOAD_SHED'
+  );
 }
 
 /**

@@ -14,9 +14,10 @@ type Loose = Record<string, unknown>;
  *   `new RpcException(new BadRequestException().getResponse())`) counts as
  *   that status does over HTTP: a 4xx is the caller's, a success; 5xx and 408
  *   are failures; 429 is `overload`;
- * - a remote breaker's `CIRCUIT_OPEN` payload, and a remote limiter's
- *   `LOAD_SHED`, is `overload` when it says when to retry (as a 503 with
- *   `Retry-After` is), a failure otherwise;
+ * - a remote breaker's `CIRCUIT_OPEN` payload is `overload` when it says
+ *   when to retry (as a 503 with `Retry-After` is), a failure otherwise; a
+ *   remote limiter's `LOAD_SHED` is always `overload` (the service is at its
+ *   limit, not broken; it asks for no pause);
  *   `CALL_TIMEOUT` is a failure.
  *
  * `overload: false` (a breaker with `overload: false`) counts overloads as failures.
@@ -27,7 +28,8 @@ export function classifyRpcError(error: unknown, overload = true): CallOutcome {
   if (typeof error === 'object' && error !== null) {
     try {
       const code = (error as Loose).code;
-      if (code === 'CIRCUIT_OPEN' || code === 'LOAD_SHED')
+      if (code === 'LOAD_SHED') return overload ? 'overload' : 'failure';
+      if (code === 'CIRCUIT_OPEN')
         return overload && typeof (error as Loose).retryAfterMs === 'number'
           ? 'overload'
           : 'failure';

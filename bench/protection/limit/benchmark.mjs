@@ -32,7 +32,7 @@ export async function unloadedP99(seed) {
 
 const queueText = (queue) =>
   queue.maxQueue === 0
-    ? ''
+    ? ', no queue'
     : `, maxQueue ${queue.maxQueue}, queueTimeoutMs ${queue.queueTimeoutMs}`;
 
 /** The rows this engine can build: 'fixed' at a limit, and the adaptive algorithms it knows. */
@@ -49,7 +49,13 @@ export function rowsOf(core) {
       algorithm,
       ...queue,
     });
-  return { fixedRow, algorithms, adaptive };
+  // The limiter as a user gets it: every option at its default.
+  const { maxQueue, queueTimeoutMs } = core.LIMIT_DEFAULTS;
+  const defaults = {
+    ...adaptive(core.LIMIT_DEFAULTS.algorithm, { maxQueue, queueTimeoutMs }),
+    label: `${core.LIMIT_DEFAULTS.algorithm}, defaults (maxQueue ${maxQueue}, queueTimeoutMs ${queueTimeoutMs})`,
+  };
+  return { fixedRow, algorithms, adaptive, defaults };
 }
 
 /** Sections 1 and 3: each algorithm with no queue and with the mix's best queue, the fixed limits of the searches, no limit. */
@@ -58,6 +64,7 @@ async function stepSections(rows, p99, seed, mixed) {
   const best = mixed.best.queue;
   const list = [
     { ...rows.fixedRow(search.limit), label: `fixed ${search.limit} (best by search)` },
+    rows.defaults,
     ...rows.algorithms.map((a) => rows.adaptive(a)),
     ...rows.algorithms.map((a) => rows.adaptive(a, best)),
     {
@@ -70,7 +77,7 @@ async function stepSections(rows, p99, seed, mixed) {
   const drift = await driftSection(list, seed);
   const stall = await stallSection(list, seed);
   const sweep = await queueSweepSection(
-    queueSettings([2, 4, 8, 16, 32], [100, 250]).map((queue) =>
+    queueSettings([2, 4, 8, 16, 32], [100, 125, 250]).map((queue) =>
       rows.adaptive(rows.algorithms[0], queue),
     ),
     p99,
@@ -142,13 +149,21 @@ export async function limitBenchmark(core, { seed = 1, log = () => {} } = {}) {
       options: { algorithm: rows.algorithms[0], ...mixed.best.queue },
     },
     {
-      text: `limiter (${rows.algorithms[0]}, defaults), its 503 without Retry-After`,
+      text: `limiter (${rows.algorithms[0]}, defaults), its 503 with Retry-After 1 s (the first answer)`,
       options: { algorithm: rows.algorithms[0] },
-      noRetryAfter: true,
+      retryAfterMs: 1_000,
+      bothOnly: true,
+    },
+    {
+      text: `limiter (${rows.algorithms[0]}, no queue)`,
+      options: { algorithm: rows.algorithms[0], maxQueue: 0 },
       bothOnly: true,
     },
     // The dependency's own concurrency: the bulkhead someone who knew it would set.
-    { text: 'limiter (fixed 20)', options: { algorithm: 'fixed', initialLimit: 20 } },
+    {
+      text: 'limiter (fixed 20, no queue)',
+      options: { algorithm: 'fixed', initialLimit: 20, maxQueue: 0 },
+    },
   ];
   const tiers = await tierFigures(core, tierLimits, seed);
   log('tiers');

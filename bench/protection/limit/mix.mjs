@@ -14,7 +14,7 @@ import { FIXED_SEARCH } from './steps.mjs';
 
 /** The queues tried: none, then each bound with each deadline. */
 export const QUEUE_SIZES = [2, 4, 8, 16, 32];
-export const QUEUE_TIMEOUTS_MS = [100, 250, 1000];
+export const QUEUE_TIMEOUTS_MS = [100, 125, 250, 1000];
 
 /** `[{ maxQueue, queueTimeoutMs? }]`: no queue, then every size with every deadline. */
 export function queueSettings(sizes = QUEUE_SIZES, timeouts = QUEUE_TIMEOUTS_MS) {

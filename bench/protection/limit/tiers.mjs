@@ -4,7 +4,11 @@
 // may have the inbound limiter in front of the simulated dependency; the
 // callers may have this package's outbound breaker with withRetry (the
 // `oursRetry` row of bench/protection/ours.mjs). A shed request is answered
-// 503 + Retry-After 1 s, which the breaker honours. The callee's limiter
+// as the package's exception filter answers it: 503 with the header
+// `circuit-breaker-code: LOAD_SHED` and no Retry-After, which the caller's
+// breaker counts as overload (client-side throttling, no pause); a row may
+// force the answer of the first version, 503 + Retry-After 1 s, which the
+// breaker honours by pausing every call. The callee's limiter
 // holds a place until the dependency has served the request (the server
 // cannot tell that the caller gave up), and counts an answer later than the
 // callers' 1 s timeout as a timeout (drop()), as in section 1.
@@ -13,11 +17,20 @@ import { oursImplementations } from '../ours.mjs';
 import { retryStorm } from '../scenarios.mjs';
 import { simulate } from '../simulate.mjs';
 
-/** The 503 a callee answers a shed request with, as an HTTP client reports it (Retry-After: 1 s, or none). */
-function shedAnswer(retryAfterMs) {
+/**
+ * The 503 a callee answers a shed request with, as an HTTP client reports it: the package's
+ * answer to `refusal` (its code header, a Retry-After only when the refusal carries a pause), or
+ * with `retryAfterMs` forced.
+ */
+function shedAnswer(refusal, retryAfterMs) {
   const error = new Error('Service Unavailable');
   error.status = 503;
-  if (retryAfterMs !== undefined) error.retryAfterMs = retryAfterMs;
+  if (retryAfterMs !== undefined) {
+    error.retryAfterMs = retryAfterMs;
+    return error;
+  }
+  error.headers = { 'circuit-breaker-code': refusal.code };
+  if (refusal.retryAfterMs !== undefined) error.retryAfterMs = refusal.retryAfterMs;
   return error;
 }
 
@@ -33,8 +46,8 @@ function abortedBy(signals) {
 }
 
 /**
- * Puts `limiter` in front of `dependency`: its requests take a place first, or get a 503 (with
- * `retryAfterMs`, when given). A place
+ * Puts `limiter` in front of `dependency`: its requests take a place first, or get a 503 (the
+ * package's answer, or with `retryAfterMs` when given). A place
  * is held until the dependency has answered; an answer later than `deadlineMs` after the request
  * arrived ends it with drop().
  */
@@ -52,7 +65,7 @@ export function limitCallee(dependency, limiter, time, deadlineMs, retryAfterMs)
       dependency.received++; // the callee received it (serve() counts the others)
       // Answered at once, as the dependency's own refusals are: 1 ms on the wire.
       await new Promise((resolve) => setTimeout(resolve, 1));
-      throw shedAnswer(retryAfterMs);
+      throw shedAnswer(permit, retryAfterMs);
     }
     const served = serve([]);
     // As in section 1: answered within the callers' timeout, a latency sample; later, a timeout
@@ -67,9 +80,9 @@ export function limitCallee(dependency, limiter, time, deadlineMs, retryAfterMs)
 }
 
 /**
- * The rows: for each of `limits` (`[{ text, options, noRetryAfter?, bothOnly? }]`: the callee's
- * limiter, and whether its 503 goes without the Retry-After of 1 s) both sides and the callee
- * alone (unless `bothOnly`); then the caller's breaker alone, and neither.
+ * The rows: for each of `limits` (`[{ text, options, retryAfterMs?, bothOnly? }]`: the callee's
+ * limiter, and a Retry-After its 503 is forced to carry) both sides and the callee alone (unless
+ * `bothOnly`); then the caller's breaker alone, and neither.
  */
 export function tierRows(core, limits) {
   const { oursRetry } = oursImplementations(core);
@@ -83,8 +96,7 @@ export function tierRows(core, limits) {
       retryAfterMs,
     );
   return [
-    ...limits.flatMap(({ text, options, noRetryAfter = false, bothOnly = false }) => {
-      const retryAfterMs = noRetryAfter ? undefined : 1_000;
+    ...limits.flatMap(({ text, options, retryAfterMs, bothOnly = false }) => {
       return [
         {
           name: `both ${text}`,

@@ -93,7 +93,9 @@ function errorCodeOf(error: Loose): string | undefined {
 function classifyStatus(status: number, error: unknown, overload: boolean): CallOutcome {
   if (status === 429) return overload ? 'overload' : 'failure';
   if (status === 503)
-    return overload && retryAfterOf(error, 0) !== undefined ? 'overload' : 'failure';
+    return overload && (retryAfterOf(error, 0) !== undefined || isLoadShed(error))
+      ? 'overload'
+      : 'failure';
   if (status >= 500 || status === 408) return 'failure';
   // The dependency answered (a 400 is the caller's mistake, a 404 a valid answer).
   return 'success';
@@ -281,6 +283,39 @@ export function retryAfterFromHeaders(headers: unknown, now: number): number | u
     rateLimitResetOf(read('ratelimit')) ??
     rateLimitResetFieldOf(read('ratelimit-reset'), read('ratelimit-remaining'))
   );
+}
+
+/**
+ * The header a shed answer carries (`circuit-breaker-code: LOAD_SHED`, as
+ * gRPC metadata carries it): the service is at its concurrency limit, so the
+ * 503 is an overload, but it asks for no pause (a place frees as soon as a
+ * request ends). @internal
+ */
+export const CODE_HEADER = 'circuit-breaker-code';
+
+/** Whether an answer says it was shed by a concurrency limiter: its header, as a response or an error carries it. */
+function isLoadShed(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  try {
+    const loose = value as Loose;
+    const response =
+      typeof loose.response === 'object' && loose.response !== null
+        ? (loose.response as Loose)
+        : undefined;
+    return (
+      loose.upstreamCode === 'LOAD_SHED' ||
+      codeHeaderOf(loose.headers) === 'LOAD_SHED' ||
+      codeHeaderOf(response?.headers) === 'LOAD_SHED'
+    );
+  } catch {
+    return false;
+  }
+}
+
+/** The `circuit-breaker-code` header of `headers` (fetch `Headers`, axios', or a plain object). @internal */
+export function codeHeaderOf(headers: unknown): string | undefined {
+  if (typeof headers !== 'object' || headers === null) return undefined;
+  return headerReader(headers as Record<string, unknown>)(CODE_HEADER);
 }
 
 /** Reads one header as text (the first of a repeated one), by its lower-case name. */

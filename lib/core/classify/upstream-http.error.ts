@@ -1,5 +1,5 @@
 import { breakerMessages } from '../errors/breaker.messages.js';
-import { retryAfterFromHeaders } from './classify.js';
+import { codeHeaderOf, retryAfterFromHeaders } from './classify.js';
 
 /**
  * What `UpstreamHttpError.from()` and `ensureOk()` read of an HTTP response: a
@@ -41,7 +41,10 @@ const EXCERPT_BYTES = 4_096;
  *   may hold secrets, and this error ends up in logs and health details);
  * - `bodyExcerpt`: at most 500 characters of the answer, for logs and for an
  *   exception filter that wants the upstream's own message. Only the first
- *   4 KiB are read; the rest is cancelled, which frees the connection.
+ *   4 KiB are read; the rest is cancelled, which frees the connection;
+ * - `upstreamCode`: the `circuit-breaker-code` header of the answer, when it
+ *   has one: `LOAD_SHED` from a concurrency limiter of this package, which
+ *   makes a 503 an overload that asks for no pause.
  *
  * @publicApi
  */
@@ -55,6 +58,7 @@ export class UpstreamHttpError extends Error {
     readonly url: string,
     readonly retryAfterMs: number | undefined,
     readonly bodyExcerpt: string,
+    readonly upstreamCode?: string,
   ) {
     super(breakerMessages.upstreamAnswered(url, status, statusText));
   }
@@ -75,6 +79,7 @@ export class UpstreamHttpError extends Error {
       publicUrl(response.url),
       retryAfterMs,
       await excerptOf(response),
+      codeHeaderOf(response.headers),
     );
   }
 }

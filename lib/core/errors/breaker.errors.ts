@@ -20,9 +20,10 @@ const REJECTION_BRAND = Symbol.for('nestjs-circuit-breaker.rejection');
  * - `bulkhead-full`: absent (a slot frees when a call settles); its `code` is
  *   `BULKHEAD_FULL`, so that it is never mistaken for an open circuit;
  * - `ramp-up`: until the slow start ends, at most 1 s;
- * - `shed`: a nominal 1 s. Only a concurrency limiter sheds (`breakerName` is
- *   the limiter's name, `state` is `closed`: a limiter has no circuit); its
- *   `code` is `LOAD_SHED`.
+ * - `shed`: absent, as for `bulkhead-full` (a place frees when a request
+ *   ends; a pause of every caller would leave the service idle). Only a
+ *   concurrency limiter sheds (`breakerName` is the limiter's name, `state` is
+ *   `closed`: a limiter has no circuit); its `code` is `LOAD_SHED`.
  *
  * `cause` is the last failure the breaker saw, when there was one.
  *

@@ -14,8 +14,6 @@ import { EVICTED, GRANTED, LimitQueue, TIMED_OUT, Waiter, type WaitEnd } from '.
 import type { ConcurrencyLimitSnapshot } from './limit-snapshot.js';
 import { limitMessages } from './limit.messages.js';
 
-/** What a shed request is told to wait before it tries again: a nominal second (places free as requests end). */
-const RETRY_AFTER_MS = 1000;
 /** How long after its last shed request a limiter still reports `shedding`. */
 const SHEDDING_MS = 10_000;
 
@@ -75,8 +73,11 @@ class Place implements LimitPermit {
  * a bounded queue for `queueTimeoutMs`; a freed place goes to the most
  * important request waiting, and a full queue gives up its least important
  * request for a more important one. A shed request gets a
- * `CallRejectedError` with reason `shed` and code `LOAD_SHED`: the package's
- * exception filter answers it with 503 and `Retry-After`.
+ * `CallRejectedError` with reason `shed` and code `LOAD_SHED`, without
+ * `retryAfterMs`: the package's exception filter answers it with 503 and the
+ * header `circuit-breaker-code: LOAD_SHED`, which a calling breaker counts as
+ * overload (evidence for its client-side throttling), not as a failure and
+ * not as a pause for every call.
  *
  * No timer of its own: queue timeouts wait in the deadline scheduler of its
  * clock, as a breaker's deadlines do.
@@ -189,7 +190,8 @@ export class ConcurrencyLimiter {
     this.shed++;
     this.shedBy[criticality]++;
     this.lastShedAt = this.monotonic();
-    return createRejection(this.name, 'closed', 'shed', RETRY_AFTER_MS, undefined);
+    // No pause to ask of callers: a place frees as soon as a request ends (as a full bulkhead's).
+    return createRejection(this.name, 'closed', 'shed', undefined, undefined);
   }
 
   private wait(
