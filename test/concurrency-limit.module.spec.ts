@@ -26,7 +26,7 @@ describe('concurrency limiters in CircuitBreakerModule', () => {
     const registry = app.get(CircuitBreakerRegistry);
     expect(registry.limiterNames()).toEqual(['api', 'search']);
     expect(registry.limiter('api').snapshot()).toMatchObject({ name: 'api', limit: 3 });
-    expect(registry.limiterSnapshots().map((snapshot) => snapshot.maxQueue)).toEqual([0, 4]);
+    expect(registry.limiterSnapshots().map((snapshot) => snapshot.maxQueue)).toEqual([16, 4]);
     expect(() => registry.limiter('serach')).toThrow(
       'Concurrency limiter "serach" used by CircuitBreakerRegistry.limiter() is not defined. Did you mean "search"? ' +
         'Fix the name, or define "serach" in CircuitBreakerModule.forRoot({ limiters }) or forFeatureLimiters({ ... }).',

@@ -21,6 +21,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { checkBreakerDefinition, validateModuleOptions } from '../lib/circuit-breaker.options.js';
 import {
   Breaker,
+  ConcurrencyLimiter,
   BreakerConfigError,
   CircuitBreaker,
   CircuitBreakerModule,
@@ -1416,10 +1417,13 @@ describe('option fuzzing', () => {
 
   it(`CircuitBreakerHealthIndicator.isHealthy(key, options): ${RUNS.health} valid and ${RUNS.health} invalid`, () => {
     const payments = new Breaker('payments');
+    const api = new ConcurrencyLimiter('api');
     const registry = {
       list: () => ['payments'],
       has: (name: string) => name === 'payments',
       get: () => payments,
+      limiterNames: () => ['api'],
+      limiter: () => api,
     } as unknown as CircuitBreakerRegistry;
     const indicator = new CircuitBreakerHealthIndicator(registry, new HealthIndicatorService());
     const status = fc.constantFrom('up', 'degraded', 'down');
@@ -1438,13 +1442,23 @@ describe('option fuzzing', () => {
         invalid: fc.oneof(hostile, fc.constantFrom('Down', 'error', '')),
       },
       halfOpenStatus: { valid: status, invalid: fc.oneof(hostile, fc.constantFrom('Up', 'ok')) },
+      limiters: {
+        valid: fc.constantFrom<unknown>([], ['api'], ['api', 'api']),
+        invalid: fc.oneof(
+          notAPlainObject.filter((v) => !Array.isArray(v)),
+          fc.constant({}),
+          fc.constant([5]),
+          fc.constant(['']),
+        ),
+      },
+      sheddingStatus: { valid: status, invalid: fc.oneof(hostile, fc.constantFrom('Shed', '')) },
       details: { valid: fc.boolean(), invalid: notABoolean },
     };
     const valid = leaves(SPECS, Object.keys(SPECS));
     fc.assert(
       fc.property(valid, (options) => {
         count('health indicator', 'valid');
-        // A closed breaker: up whatever the statuses of open and half-open ones.
+        // A closed breaker and a limiter that never shed: up whatever the statuses of the others.
         expect(
           indicator.isHealthy('circuit_breakers', options as never).circuit_breakers.status,
         ).toBe('up');
@@ -1455,7 +1469,10 @@ describe('option fuzzing', () => {
       fc.tuple(valid, fc.constantFrom(...Object.keys(SPECS))).chain(([options, path]) =>
         SPECS[path]!.invalid.map((value) => ({
           options: { ...options, [path]: value },
-          path: path === 'breakers' && Array.isArray(value) ? 'breakers[0]' : path,
+          path:
+            (path === 'breakers' || path === 'limiters') && Array.isArray(value)
+              ? `${path}[0]`
+              : path,
         })),
       ),
       fc

@@ -148,7 +148,7 @@ describe.each(PLATFORMS)('the dashboard on %s', (platform) => {
         limit: 1,
         inFlight: 1,
         queued: 0,
-        maxQueue: 0,
+        maxQueue: 16,
         admitted: 1,
         shed: 1,
         shedBy: { 'critical-plus': 0, critical: 0, 'sheddable-plus': 0, sheddable: 1 },
