@@ -46,7 +46,15 @@ export function limitedHandling(next: CallHandler, how: LimitedHandling): Observ
     let inner: Subscription | undefined;
     const run = (granted: LimitPermit) => {
       permit = granted;
-      inner = next.handle().subscribe({
+      let result: Observable<unknown>;
+      try {
+        result = next.handle();
+      } catch (error) {
+        // A handler that throws before it has a result (not Nest's, which defers): its place is freed all the same.
+        granted.release();
+        return subscriber.error(error);
+      }
+      inner = result.subscribe({
         next: (value) => subscriber.next(value),
         error: (error: unknown) => {
           if (isOverloadSign(error)) granted.drop();
@@ -104,18 +112,23 @@ function wait(
     controller.abort();
   };
   connection?.once('close', onClose);
+  const leave = () => {
+    subscriber.next(undefined);
+    subscriber.complete();
+  };
   ticket.then(
     (permit) => {
       connection?.off('close', onClose);
-      if (subscriber.closed || controller.signal.aborted) permit.release();
-      else run(permit);
+      if (subscriber.closed || controller.signal.aborted) {
+        // Granted as its client went away (the same turn): freed, and the result still ends.
+        permit.release();
+        if (gone) leave();
+      } else run(permit);
     },
     (error: unknown) => {
       connection?.off('close', onClose);
-      if (gone) {
-        subscriber.next(undefined);
-        subscriber.complete();
-      } else subscriber.error(isCallRejected(error) ? how.refuse(error) : error);
+      if (gone) leave();
+      else subscriber.error(isCallRejected(error) ? how.refuse(error) : error);
     },
   );
 }

@@ -1,8 +1,10 @@
 import { HttpException } from '@nestjs/common';
 import { Observable, of, Subject, throwError, TimeoutError } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { CallRejectedError, type ConcurrencyLimiter, type LimitPermit } from '../lib/index.js';
-import { limitedHandling } from '../lib/limited-handling.js';
+import { EventEmitter } from 'node:events';
+import { CallRejectedError, ConcurrencyLimiter, type LimitPermit } from '../lib/index.js';
+import { limitedHandling, type ClientConnection } from '../lib/limited-handling.js';
+import { ManualClock } from '../lib/testing/manual-clock.js';
 import { deferred } from './helpers/deferred.js';
 
 /** A limiter that always grants a place, and records how each place ended. */
@@ -138,5 +140,65 @@ describe('limitedHandling(): how a place ends', () => {
     ).subscribe({ error: (error: unknown) => errors.push(error) });
     expect(errors).toEqual([new Error('refused by api')]);
     expect(subscribed).toBe(0);
+  });
+
+  it('frees the place and ends the result when a handler throws before it has a result', () => {
+    const { limiter, ends } = recordingLimiter();
+    const errors: unknown[] = [];
+    limitedHandling(
+      {
+        handle: () => {
+          throw new Error('no result');
+        },
+      },
+      {
+        limiter,
+        criticality: 'critical',
+        queues: false,
+        connection: () => undefined,
+        refuse: (rejection) => rejection,
+      },
+    ).subscribe({ error: (error: unknown) => errors.push(error) });
+    expect([ends, errors]).toEqual([['release'], [new Error('no result')]]);
+  });
+
+  it('ends the result of a request granted a place in the turn its client went away', async () => {
+    const limiter = new ConcurrencyLimiter(
+      'api',
+      { algorithm: 'fixed', initialLimit: 1, maxQueue: 4 },
+      { clock: new ManualClock() },
+    );
+    const held = limiter.tryAcquire() as LimitPermit;
+    const connection = Object.assign(new EventEmitter(), { writableEnded: false });
+    let ran = 0;
+    const events: string[] = [];
+    limitedHandling(
+      {
+        handle: () => {
+          ran++;
+          return of('answer');
+        },
+      },
+      {
+        limiter,
+        criticality: 'critical',
+        queues: true,
+        connection: () => connection as unknown as ClientConnection,
+        refuse: (rejection) => rejection,
+      },
+    ).subscribe({
+      next: (value) => events.push(`next ${String(value)}`),
+      error: () => events.push('error'),
+      complete: () => events.push('complete'),
+    });
+    // The place is granted at once; the waiting request learns it a microtask later, after its client left.
+    held.succeed();
+    connection.emit('close');
+    for (let i = 0; i < 4; i++) await Promise.resolve();
+    expect({ events, ran, inFlight: limiter.snapshot().inFlight }).toEqual({
+      events: ['next undefined', 'complete'],
+      ran: 0,
+      inFlight: 0,
+    });
   });
 });

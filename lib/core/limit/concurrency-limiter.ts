@@ -102,8 +102,8 @@ export class ConcurrencyLimiter {
   };
   private lastShedAt = -Infinity;
   private readonly expire = (waiter: Waiter): void => {
-    this.queue.remove(waiter);
-    waiter.settle(TIMED_OUT);
+    // The scheduler expires a batch: an earlier expiry of it may have granted this waiter, or aborted its wait.
+    if (this.queue.remove(waiter)) waiter.settle(TIMED_OUT);
   };
 
   constructor(name: string, options?: ConcurrencyLimitOptions, deps?: BreakerDeps) {

@@ -76,16 +76,17 @@ export class LimitQueue {
     return undefined;
   }
 
-  /** Takes `waiter` out; nothing when it is not queued any more. */
-  remove(waiter: Waiter): void {
+  /** Takes `waiter` out; nothing (and `false`) when it is not queued any more. */
+  remove(waiter: Waiter): boolean {
     const { before, after, rank } = waiter;
     if (before === undefined) {
-      if (this.heads[rank] !== waiter) return;
+      if (this.heads[rank] !== waiter) return false;
       this.heads[rank] = after;
     } else before.after = after;
     if (after === undefined) this.tails[rank] = before;
     else after.before = before;
     waiter.before = waiter.after = undefined;
     this.size--;
+    return true;
   }
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  Breaker,
   CallRejectedError,
   ConcurrencyLimiter,
   isCallRejected,
@@ -170,5 +171,70 @@ describe('ConcurrencyLimiter', () => {
     expect(() => new ConcurrencyLimiter('api').tryAcquire('urgent' as never)).toThrow(
       `Concurrency limiter "api": a request's criticality must be one of 'critical-plus', 'critical', 'sheddable-plus', 'sheddable', got "urgent".`,
     );
+  });
+
+  describe('a waiter whose queue timeout is due in the same batch as an earlier expiry', () => {
+    // One clock, one deadline scheduler: a breaker call's deadline and a waiter's timeout expire in one batch.
+    const setUp = () => {
+      const clock = new ManualClock();
+      const limiter = new ConcurrencyLimiter(
+        'api',
+        fixed(1, { maxQueue: 1, queueTimeoutMs: 100 }),
+        {
+          clock,
+        },
+      );
+      const breaker = new Breaker('dependency', { timeoutMs: 100 }, { clock });
+      const held = limiter.tryAcquire() as LimitPermit;
+      // The request holding the place calls a dependency; the call's deadline ends the request.
+      const onDeadline = (end: () => void) =>
+        void breaker
+          .execute(({ signal }) => {
+            signal!.addEventListener('abort', end);
+            return new Promise<never>(() => {});
+          })
+          .catch(() => undefined);
+      return { clock, limiter, held, onDeadline };
+    };
+
+    it('is granted by the earlier expiry, and not also shed by its own', async () => {
+      const { clock, limiter, held, onDeadline } = setUp();
+      onDeadline(() => held.drop());
+      const outcome = outcomeOf(limiter.acquire('critical') as Promise<LimitPermit>);
+
+      clock.advance(100);
+      await ticks();
+
+      expect(isCallRejected(outcome.value)).toBe(false);
+      expect(outcome.value).toBeDefined();
+      const { inFlight, admitted, shed, shedding } = limiter.snapshot();
+      expect({ inFlight, admitted, shed, shedding }).toEqual({
+        inFlight: 1,
+        admitted: 2,
+        shed: 0,
+        shedding: false,
+      });
+    });
+
+    it('left the queue by an abort in the earlier expiry, and is not also shed', async () => {
+      const { clock, limiter, onDeadline } = setUp();
+      const controller = new AbortController();
+      onDeadline(() => controller.abort(new Error('client left')));
+      const outcome = outcomeOf(
+        limiter.acquire('critical', controller.signal) as Promise<LimitPermit>,
+      );
+
+      clock.advance(100);
+      await ticks();
+
+      expect(String(outcome.error)).toBe('Error: client left');
+      const { inFlight, queued, shed, shedding } = limiter.snapshot();
+      expect({ inFlight, queued, shed, shedding }).toEqual({
+        inFlight: 1,
+        queued: 0,
+        shed: 0,
+        shedding: false,
+      });
+    });
   });
 });
