@@ -56,10 +56,12 @@ describe('limitedHandling(): how a place ends', () => {
   });
 
   it.each([
-    ['a 503 HttpException', new HttpException('busy', 503)],
-    ['a 429 HttpException', new HttpException('slow down', 429)],
     ['a 504 HttpException', new HttpException('too slow', 504)],
-    ["an outbound breaker's refusal", new CallRejectedError('payments', 'open', 'open', 5000)],
+    [
+      "an outbound breaker's full bulkhead",
+      new CallRejectedError('payments', 'closed', 'bulkhead-full', undefined),
+    ],
+    ["another limiter's shed", new CallRejectedError('reports', 'closed', 'shed', undefined)],
     [
       "a breaker's CallTimeoutError (by its code)",
       Object.assign(new Error('late'), { code: 'CALL_TIMEOUT' }),
@@ -80,6 +82,10 @@ describe('limitedHandling(): how a place ends', () => {
     ['a 400 HttpException', new HttpException('bad input', 400)],
     ['a 404 HttpException', new HttpException('no such order', 404)],
     ['an unexpected error', new Error('null pointer')],
+    // A dependency's trouble, not this service's: counted as overload, open circuits took the limit to 1.
+    ["an open circuit's refusal", new CallRejectedError('payments', 'open', 'open', 5000)],
+    ['a 503 HttpException passed on', new HttpException('busy', 503)],
+    ['a 429 HttpException passed on', new HttpException('slow down', 429)],
   ])('only frees the place on %s: a failure path measures no capacity', async (_what, error) => {
     const { limiter, ends } = recordingLimiter();
     await settle(
@@ -200,5 +206,19 @@ describe('limitedHandling(): how a place ends', () => {
       ran: 0,
       inFlight: 0,
     });
+  });
+});
+
+describe('a dependency that is down does not shrink the service it is behind', () => {
+  it('60 fast refusals of an open circuit leave an AIMD limit of 50 where it was', async () => {
+    const limiter = new ConcurrencyLimiter('api', { algorithm: 'aimd', initialLimit: 50 });
+    for (let i = 0; i < 60; i++)
+      await settle(
+        handling(
+          limiter,
+          throwError(() => new CallRejectedError('payments', 'open', 'open', 5000)),
+        ),
+      );
+    expect(limiter.snapshot()).toMatchObject({ limit: 50, inFlight: 0 });
   });
 });
