@@ -14,8 +14,13 @@ const SPAN_WINDOWS = 20;
 // seldom cut the limit).
 const BASELINE_Z = 2;
 const QUEUE_Z = 0.5;
+// Noise alone still reads about a third of the windows at the no-load latency
+// as slower than it; those move the limit, but only a window slower by this
+// many standard errors (queueing beyond its noise) makes growth start again
+// from its smallest step: growth is not held back by noise.
+const RESTART_Z = 2;
 // A window without queueing adds HEADROOM * sqrt(limit), then twice the last
-// addition while none queues, at most MAX_PROBE of the limit at once.
+// addition until one queues beyond its noise, at most MAX_PROBE of the limit at once.
 const HEADROOM = 0.05;
 const MAX_PROBE = 0.5;
 // A window with queueing moves the limit SMOOTHING of the way to
@@ -35,7 +40,8 @@ const MAX_RTT_MS = 1e9;
  * tail does not drag it about) with the no-load latency, the baseline. Slower
  * by more than its noise: the limit scales towards limit * baseline / latency
  * (the gradient). Not slower: the limit grows, by a small step that doubles
- * while no window queues. The integer limit is the estimate rounded down.
+ * until a window queues beyond its noise. The integer limit is the estimate
+ * rounded down.
  *
  * The failure modes of the published gradient limits, and what avoids them:
  * - Creeping up under mild overload (Netflix/concurrency-limits#134): there the
@@ -56,6 +62,12 @@ const MAX_RTT_MS = 1e9;
  *   takes more than a quarter off, and the stall's window is never a baseline.
  * - Growth while the limit is not used: a window whose in-flight peak stayed
  *   below half the limit never raises it (Netflix's app-limited rule).
+ * - Stuck low after a cut: at the no-load latency about a third of the windows
+ *   read slower by noise; had each restarted growth from its smallest step
+ *   (2% of a limit of 4), those cuts would cancel it, and a limit cut by an
+ *   incident would stay there after the service recovered (20 s in the retry
+ *   storm of bench/LIMIT-RESULTS.md, section 4). Only a window slower beyond
+ *   its noise (RESTART_Z) restarts growth.
  *
  * O(1) state and work per sample; no timer: windows close on samples.
  *
@@ -119,7 +131,7 @@ export class GradientLimit implements LimitAlgorithm {
     const n = this.count;
     const mean = this.sum / n;
     const standardError = Math.sqrt(Math.max(0, this.sumSquares / n - mean * mean) / n);
-    if (!Number.isNaN(this.baseline)) this.adjust(mean - QUEUE_Z * standardError);
+    if (!Number.isNaN(this.baseline)) this.adjust(mean, standardError);
     this.learnBaseline(mean + BASELINE_Z * standardError, this.sumInFlight / n);
     this.count = 0;
     this.sum = 0;
@@ -129,16 +141,17 @@ export class GradientLimit implements LimitAlgorithm {
     this.dropped = false;
   }
 
-  /** One window's step; `latency` is the window's lower bound (a logarithm). */
-  private adjust(latency: number): void {
+  /** One window's step, from its mean latency (a logarithm) and the mean's standard error. */
+  private adjust(mean: number, standardError: number): void {
     const estimate = this.estimate;
     if (this.dropped) {
       this.probe = 0;
       return this.set(estimate * DROP_BACKOFF);
     }
+    const latency = mean - QUEUE_Z * standardError;
     const gradient = Math.max(MIN_GRADIENT, Math.min(1, Math.exp(this.baseline - latency)));
     if (gradient < 1) {
-      this.probe = 0;
+      if (mean - RESTART_Z * standardError > this.baseline) this.probe = 0;
       const target = estimate * gradient + HEADROOM * Math.sqrt(estimate);
       return this.set(estimate + (target - estimate) * SMOOTHING);
     }
