@@ -4,7 +4,8 @@ import type { Combination, Step } from './combination-run.js';
  * What the combination suite found while it was written, shrunk: each run
  * first in every pass (fast-check's `examples`), so a fix is checked on its
  * own reproduction whatever the seed draws. `item` is issue 25's item, or
- * `N<n>` for a defect the issue does not list (each fixed with a regression test of its own).
+ * `N<n>` for a defect the issue does not list (each fixed with a regression test of its own),
+ * or `M<n>` for a defect of the suite's own model (fixed there, with a comment on why).
  * `found` is the seed of the search that found it, with the suite as it was then.
  */
 export interface FoundExample {
@@ -231,6 +232,21 @@ export const FOUND: FoundExample[] = [
         fallback: true,
       },
       [{ do: 'control', what: 'force-disabled' }, call(), { do: 'settle', pick: 0, outcome: 'f' }],
+    ],
+  },
+  {
+    item: 'M1',
+    found: 'seed 7',
+    invariant: 'a local refusal never counts as a dependency failure',
+    example: [
+      { ...BASE, front: 'decorator', fallback: true },
+      [
+        call(),
+        { do: 'settle', pick: 0, outcome: 'f' },
+        { do: 'advance', ms: 20 },
+        call(),
+        { do: 'advance', ms: 20 },
+      ],
     ],
   },
 ];

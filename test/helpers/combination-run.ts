@@ -113,6 +113,8 @@ interface Invocation {
   key: string;
   /** Let through a breaker forced `disabled`: no slot, no count, no deadline. */
   exempt: boolean;
+  /** The breakers that admitted it as a half-open probe (a child's, its family's gate). */
+  probeOf: Breaker[];
   signal: AbortSignal | undefined;
   /** What ended it first: our answer, its deadline, or its caller's abort. */
   ended: Outcome | 'deadline' | 'caller' | undefined;
@@ -292,6 +294,13 @@ export async function runCombination(
     };
     breaker.on('failure', () => r.failures++);
     breaker.on('rejected', () => r.rejections++);
+    breaker.on('probe', (event) => {
+      if (event.result === 'admitted') probesAdmitted.push(breaker);
+      else probesAdmitted.length = 0;
+    });
+    breaker.on('failure', (event) => {
+      if (event.probe && event.category === 'timeout') probeExpired(breaker, event.error);
+    });
     if (log !== undefined)
       for (const event of [
         'stateChange',
@@ -323,6 +332,24 @@ export async function runCombination(
   const order = () => ++events;
   const callers: Caller[] = [];
   const invocations: Invocation[] = [];
+  // The breakers that admitted a probe since the dependency was last reached: admission runs the call in the same tick.
+  const probesAdmitted: Breaker[] = [];
+  /**
+   * A probe unsettled after `halfOpen.maxWaitMs` is counted failed (category `timeout`): the breaker's own
+   * deadline, as `timeoutMs` is. The model once counted only a deadline that aborted the call's signal, and a
+   * call without one (no `timeoutMs`, no caller's signal) still ran, so the expiry looked like a local
+   * refusal counted as a failure, and its fallback like one for a call that succeeded. The probes of a round
+   * share one `maxWaitMs`: the one that expires is its breaker's earliest still running.
+   */
+  const probeExpired = (breaker: Breaker, error: unknown) => {
+    // A deadline that aborted its call's signal (its own `timeoutMs`, or an expiry) was seen as it came.
+    if (invocations.some((i) => i.error === error)) return;
+    const probe = invocations.find((i) => i.probeOf.includes(breaker) && i.ended === undefined);
+    if (probe === undefined) return;
+    probe.ended = 'deadline';
+    probe.endedAt = order();
+    probe.error = error;
+  };
   const running = () => invocations.filter((i) => i.ended === undefined);
 
   // What the dependency does: a call that waits until the step that answers it.
@@ -342,6 +369,7 @@ export async function runCombination(
       caller,
       key,
       exempt: target.snapshot().forced?.state === 'disabled',
+      probeOf: probesAdmitted.splice(0),
       signal,
       ended: undefined,
       endedAt: 0,
