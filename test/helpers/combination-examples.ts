@@ -235,6 +235,19 @@ export const FOUND: FoundExample[] = [
     ],
   },
   {
+    item: 'N7',
+    found: 'seed 1',
+    invariant: 'the bulkhead cap is never exceeded',
+    example: [
+      {
+        ...BASE,
+        bulkhead: { maxConcurrent: 1, maxQueue: 0, queueTimeoutMs: 20 },
+        perKey: { maxKeys: 1, idleMs: undefined },
+      },
+      [call(1), call(0), { do: 'settle', pick: 1, outcome: 'f' }, call(1)],
+    ],
+  },
+  {
     item: 'M1',
     found: 'seed 7',
     invariant: 'a local refusal never counts as a dependency failure',
