@@ -248,6 +248,28 @@ export const FOUND: FoundExample[] = [
     ],
   },
   {
+    item: 'N8',
+    found: 'seed 7',
+    invariant: 'the bulkhead cap is never exceeded',
+    example: [
+      {
+        ...BASE,
+        consecutive: 2,
+        bulkhead: { maxConcurrent: 1, maxQueue: 0, queueTimeoutMs: 20 },
+        perKey: { maxKeys: 1, idleMs: undefined },
+        retry: { attempts: 2, initialMs: 1, budget: false },
+        front: 'decorator',
+      },
+      [
+        call(2),
+        { do: 'settle', pick: 0, outcome: 'f' },
+        call(0),
+        { do: 'handover', pick: 0, next: 'call', target: 2, depth: 0 },
+        { do: 'advance', ms: 1 },
+      ],
+    ],
+  },
+  {
     item: 'M1',
     found: 'seed 7',
     invariant: 'a local refusal never counts as a dependency failure',

@@ -176,12 +176,14 @@ export class BreakerFamily<Child extends FamilyChild> implements FamilyTransitio
     return this.children.size + (this.overflow === undefined ? 0 : 1);
   }
 
-  child(key: string): Child {
+  /** `stored`: `key` is a child's own key, in its stored form already (`rejoin()`). */
+  child(key: string, stored?: boolean): Child {
     // The common key is a short plain string: three comparisons, no hashing.
     if (
-      typeof key !== 'string' ||
-      key.length > this.maxKeyLength ||
-      key.charCodeAt(0) === MARK_CODE
+      (typeof key !== 'string' ||
+        key.length > this.maxKeyLength ||
+        key.charCodeAt(0) === MARK_CODE) &&
+      stored !== true
     )
       key = this.bound(key);
     // The key used last is last in the map's order already: one comparison, no hashing, no re-insertion.
@@ -279,6 +281,16 @@ export class BreakerFamily<Child extends FamilyChild> implements FamilyTransitio
     const last = start.charCodeAt(start.length - 1);
     if (last >= 0xd800 && last <= 0xdbff) start = start.slice(0, -1);
     return `${MARK}${start}${MARK}${hash}`;
+  }
+
+  /**
+   * The child a new call of `child`'s target gets now: `child` while it is
+   * held, else its key's child (created, or the overflow child, as `child()`
+   * decides). What holds a child across time (a retry between attempts) asks
+   * this, so that its calls and the key's new ones share one bulkhead.
+   */
+  rejoin(child: Child): Child {
+    return this.holds(child) ? child : this.child(child.key!, true);
   }
 
   /** Whether `child` is still held (not evicted). */
