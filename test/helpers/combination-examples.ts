@@ -284,4 +284,28 @@ export const FOUND: FoundExample[] = [
       ],
     ],
   },
+  {
+    item: 'M2',
+    found: 'seed 8',
+    invariant: 'the bulkhead cap is never exceeded',
+    example: [
+      {
+        ...BASE,
+        window: { type: 'time', durationMs: 100, buckets: 1 },
+        consecutive: 1,
+        bulkhead: { maxConcurrent: 1, maxQueue: 0, queueTimeoutMs: 20 },
+        perKey: { maxKeys: 1, idleMs: undefined },
+        retry: { attempts: 2, initialMs: 1, budget: { ratio: 0, minPerSecond: 0.1 } },
+      },
+      [
+        { do: 'handover', pick: 0, next: 'call', target: 0, depth: 0 },
+        call(1),
+        { do: 'settle', pick: 0, outcome: 'f' },
+        call(0),
+        { do: 'control', what: 'force-disabled' },
+        { do: 'advance', ms: 1 },
+        { do: 'settle', pick: 0, outcome: 's' },
+      ],
+    ],
+  },
 ];

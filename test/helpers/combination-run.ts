@@ -2,6 +2,7 @@ import {
   Breaker,
   CallTimeoutError,
   defaultClassifyError,
+  FAMILY_OVERFLOW_KEY,
   InjectedFaultError,
   isCallRejected,
   withRetry,
@@ -352,6 +353,21 @@ export async function runCombination(
   };
   const running = () => invocations.filter((i) => i.ended === undefined);
 
+  /**
+   * The breaker a call on `target` runs on: a retry's next attempt goes to its key's child as it is then
+   * (`rejoined()`), not to the child its caller began on if the family evicted that one meanwhile; the model
+   * once read the first child's forced state, and took an attempt let through by the new one for a capped call.
+   */
+  const runsOn = (target: Breaker): Breaker => {
+    const held = [...root.children()];
+    if (target === root || held.includes(target)) return target;
+    return (
+      held.find((k) => k.key === target.key) ??
+      held.find((k) => k.key === FAMILY_OVERFLOW_KEY) ??
+      target
+    );
+  };
+
   // What the dependency does: a call that waits until the step that answers it.
   const dependency = (
     caller: Caller,
@@ -368,7 +384,7 @@ export async function runCombination(
     const invocation: Invocation = {
       caller,
       key,
-      exempt: target.snapshot().forced?.state === 'disabled',
+      exempt: runsOn(target).snapshot().forced?.state === 'disabled',
       probeOf: probesAdmitted.splice(0),
       signal,
       ended: undefined,
