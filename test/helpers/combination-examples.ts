@@ -308,4 +308,21 @@ export const FOUND: FoundExample[] = [
       ],
     ],
   },
+  {
+    item: 'M3',
+    found: 'seed 16',
+    invariant: 'the reported state matches the admission the next call gets',
+    example: [
+      {
+        ...BASE,
+        window: { type: 'time', durationMs: 100, buckets: 1 },
+        timeoutMs: 20,
+        bulkhead: { maxConcurrent: 1, maxQueue: 0, queueTimeoutMs: 20 },
+        rampUp: { durationMs: 50, initialRatio: 0.1 },
+        healthCheck: { intervalMs: 20, healthy: [true], onSuccess: 'closed' },
+        retry: { attempts: 2, initialMs: 1, budget: { ratio: 0, minPerSecond: 0 } },
+      },
+      [call(), { do: 'advance', ms: 40 }, call(), call(), { do: 'reconfigure', variant: 0 }],
+    ],
+  },
 ];
