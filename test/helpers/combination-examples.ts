@@ -325,4 +325,18 @@ export const FOUND: FoundExample[] = [
       [call(), { do: 'advance', ms: 40 }, call(), call(), { do: 'reconfigure', variant: 0 }],
     ],
   },
+  {
+    item: 'M4',
+    found: 'seed 48',
+    invariant: 'the reported state matches the admission the next call gets',
+    example: [
+      {
+        ...BASE,
+        bulkhead: { maxConcurrent: 1, maxQueue: 1, queueTimeoutMs: 20 },
+        perKey: { maxKeys: 1, idleMs: undefined },
+        front: 'decorator',
+      },
+      [call(2), call(2), call(3), call(2)],
+    ],
+  },
 ];

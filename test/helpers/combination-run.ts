@@ -638,7 +638,16 @@ export function useAdvance(advance: (ms: number) => Promise<void>): void {
 function queuedOn(root: Breaker, key: string, c: Combination): number {
   if (c.bulkhead === undefined) return 0;
   const target = c.perKey === undefined ? root : [...root.children()].find((k) => k.key === key);
-  return target?.snapshot().bulkhead?.queued ?? 0;
+  if (target !== undefined) return target.snapshot().bulkhead?.queued ?? 0;
+  // A key whose child was evicted with calls waiting: its next child takes that bulkhead over, queue and all.
+  // The model once counted none before the call and the whole queue after, so a call refused at once
+  // (bulkhead-full, as peek() said) looked queued (white-box: the family's kept bulkhead).
+  const family = root['keyed'] as unknown as { kept(key: string): KeptSlots | undefined };
+  return family.kept(key)?.slots.queued ?? 0;
+}
+
+interface KeptSlots {
+  slots: { queued: number };
 }
 
 function describe(event: object): string {
