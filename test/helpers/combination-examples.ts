@@ -339,4 +339,20 @@ export const FOUND: FoundExample[] = [
       [call(2), call(2), call(3), call(2)],
     ],
   },
+  {
+    item: 'M5',
+    found: 'seed 104',
+    invariant: 'a local refusal never counts as a dependency failure',
+    example: [
+      {
+        ...BASE,
+        window: { type: 'time', durationMs: 100, buckets: 1 },
+        timeoutMs: 20,
+        bulkhead: { maxConcurrent: 1, maxQueue: 1, queueTimeoutMs: 20 },
+        perKey: { maxKeys: 1, idleMs: undefined },
+        retry: { attempts: 2, initialMs: 1, budget: false },
+      },
+      [call(2), call(2), call(0), { do: 'control', what: 'disable' }, call(2)],
+    ],
+  },
 ];

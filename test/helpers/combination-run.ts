@@ -384,7 +384,10 @@ export async function runCombination(
     const invocation: Invocation = {
       caller,
       key,
-      exempt: runsOn(target).snapshot().forced?.state === 'disabled',
+      // A first attempt runs on its caller's child, even one evicted while the call waited for a slot.
+      exempt:
+        (caller.invocations.length === 0 ? target : runsOn(target)).snapshot().forced?.state ===
+        'disabled',
       probeOf: probesAdmitted.splice(0),
       signal,
       ended: undefined,
