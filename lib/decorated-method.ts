@@ -307,7 +307,7 @@ export class DecoratedMethod {
     if (this.fallbacks === undefined) {
       const attempt = () =>
         executeMethodOf(
-          breaker,
+          breaker.rejoined(),
           original as (...a: unknown[]) => Promise<unknown>,
           instance,
           args,
@@ -335,7 +335,8 @@ export class DecoratedMethod {
       };
       let admitted: CallPermit | Promise<CallPermit>;
       try {
-        admitted = acquireWaitingOf(breaker);
+        // Each attempt on the key's child as it is then (see `withRetry()`).
+        admitted = acquireWaitingOf(breaker.rejoined());
       } catch (rejection) {
         return Promise.reject(rejection);
       }

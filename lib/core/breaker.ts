@@ -836,6 +836,17 @@ export class Breaker {
     return healthCheckSchedulerOf(this.env);
   }
 
+  /**
+   * @internal The breaker a new call of this one's target goes to now: this
+   * one, or, for a child its family has evicted, its key's child now. A
+   * retry's next attempt asks it: the evicted child's bulkhead, idle as it
+   * went, had every slot free beside the key's new child's calls.
+   */
+  rejoined(): Breaker {
+    const family = this.parent?.keyed;
+    return family === undefined ? this : family.rejoin(this);
+  }
+
   /** @internal A family's child: one of its bulkheads holds and awaits no call any more. */
   bulkheadIdle(): void {
     this.parent!.keyed?.childIdle(this);

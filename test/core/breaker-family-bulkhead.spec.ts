@@ -145,19 +145,33 @@ describe('per-key family with a bulkhead: eviction and calls in flight', () => {
     expect(counted?.size).toBe(0);
   });
 
-  it('peekKey() on a key with a kept bulkhead answers for the overflow child its call would reach', async () => {
-    const f = family(1, 1);
+  it('a key sent to the overflow child with a kept bulkhead is capped by it there too', async () => {
+    const f = family(1, 2);
     const first = f.call('b');
     await ticks();
     // 'a' evicts 'b' (busy: its bulkhead is kept for it), then cannot go.
     f.breaker.forKey('a').isolate();
-    // A call on 'b' now goes to the overflow child (made by it), not to a child with the kept bulkhead.
+    // A call on 'b' now goes to the overflow child (made by it), and takes the kept bulkhead's other slot.
     expect(f.breaker.peekKey('b')).toMatchObject({ permitted: true, state: 'closed' });
     const second = f.call('b');
     await ticks();
+    expect(f.running.get('b')).toBe(2);
     expect([...f.breaker.children()].map((child) => child.key)).toEqual(['a', FAMILY_OVERFLOW_KEY]);
-    for (const gate of f.gates) gate.open();
-    expect(await Promise.all([first, second])).toEqual(['ran', 'ran']);
+    // The overflow child has a slot free, but 'b' runs its cap already (before the fix: a third call ran).
+    expect(f.breaker.forKey(FAMILY_OVERFLOW_KEY).snapshot().bulkhead).toMatchObject({ active: 1 });
+    expect(f.breaker.peekKey('b')).toMatchObject({ permitted: false, reason: 'bulkhead-full' });
+    expect(await f.call('b')).toBe('bulkhead-full');
+    f.gates[0]!.open();
+    expect(await first).toBe('ran');
+    // One of its calls over: 'b' may run one more, on the overflow child.
+    const third = f.call('b');
+    await ticks();
+    expect(f.running.get('b')).toBe(2);
+    for (const gate of f.gates.slice(1)) gate.open();
+    expect(await Promise.all([second, third])).toEqual(['ran', 'ran']);
+    expect(f.mostAtOnce()).toBe(2);
+    expect(retained(f.breaker)).toBe(0);
+    expect(f.breaker.peekKey('b')).toMatchObject({ permitted: true });
   });
 
   it("a waiting call moves with its bulkhead: the key's next child finds the slot and the queue taken", async () => {

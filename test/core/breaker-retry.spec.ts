@@ -374,6 +374,45 @@ describe('withRetry()', () => {
     expect(retries[0]!.delayMs).toBe(750);
   });
 
+  it("a per-key child's next attempt goes to its key's child now, not the one evicted meanwhile", async () => {
+    const family = new Breaker(
+      'inventory',
+      { timeoutMs: false, perKey: { maxKeys: 1 }, bulkhead: { maxConcurrent: 1, maxQueue: 0 } },
+      { clock },
+    );
+    const running: string[] = [];
+    const pending: (() => void)[] = [];
+    /** A call of `key` that runs until the test ends it (`fail`: the first attempt fails at once). */
+    const work = (key: string, fail: boolean) => () => {
+      if (fail) return Promise.reject(new Error('down'));
+      running.push(key);
+      return new Promise<string>((resolve) => pending.push(() => resolve(key)));
+    };
+    let attempts = 0;
+    const retried = withRetry(family.forKey('a'), {
+      attempts: 2,
+      backoff: NO_JITTER,
+      budget: false,
+    }).execute(() => work('a', attempts++ === 0)());
+    await vi.advanceTimersByTimeAsync(0);
+    // Between its attempts, 'b' evicts 'a' (closed, its bulkhead idle), then 'a' comes back with a call of its own.
+    const other = family.forKey('b').execute(work('b', false));
+    pending.shift()!();
+    expect(await other).toBe('b');
+    const own = family.forKey('a').execute(work('a', false));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(running).toEqual(['b', 'a']);
+    // The next attempt meets the key's child, its one slot taken (before the fix: a second call of 'a' ran).
+    const refused = expect(retried).rejects.toMatchObject({ reason: 'bulkhead-full' });
+    await elapse(100);
+    expect(running).toEqual(['b', 'a']);
+    await refused;
+    expect(attempts).toBe(1);
+    pending.shift()!();
+    expect(await own).toBe('a');
+    expect(family.snapshot().family).toMatchObject({ keys: 1, evicted: 2 });
+  });
+
   it('checks its options, naming the breaker and the option', () => {
     const breaker = new Breaker('payments');
     const error = (options: unknown) => {

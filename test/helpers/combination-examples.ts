@@ -4,7 +4,8 @@ import type { Combination, Step } from './combination-run.js';
  * What the combination suite found while it was written, shrunk: each run
  * first in every pass (fast-check's `examples`), so a fix is checked on its
  * own reproduction whatever the seed draws. `item` is issue 25's item, or
- * `N<n>` for a defect the issue does not list (each fixed with a regression test of its own).
+ * `N<n>` for a defect the issue does not list (each fixed with a regression test of its own),
+ * or `M<n>` for a defect of the suite's own model (fixed there, with a comment on why).
  * `found` is the seed of the search that found it, with the suite as it was then.
  */
 export interface FoundExample {
@@ -231,6 +232,127 @@ export const FOUND: FoundExample[] = [
         fallback: true,
       },
       [{ do: 'control', what: 'force-disabled' }, call(), { do: 'settle', pick: 0, outcome: 'f' }],
+    ],
+  },
+  {
+    item: 'N7',
+    found: 'seed 1',
+    invariant: 'the bulkhead cap is never exceeded',
+    example: [
+      {
+        ...BASE,
+        bulkhead: { maxConcurrent: 1, maxQueue: 0, queueTimeoutMs: 20 },
+        perKey: { maxKeys: 1, idleMs: undefined },
+      },
+      [call(1), call(0), { do: 'settle', pick: 1, outcome: 'f' }, call(1)],
+    ],
+  },
+  {
+    item: 'N8',
+    found: 'seed 7',
+    invariant: 'the bulkhead cap is never exceeded',
+    example: [
+      {
+        ...BASE,
+        consecutive: 2,
+        bulkhead: { maxConcurrent: 1, maxQueue: 0, queueTimeoutMs: 20 },
+        perKey: { maxKeys: 1, idleMs: undefined },
+        retry: { attempts: 2, initialMs: 1, budget: false },
+        front: 'decorator',
+      },
+      [
+        call(2),
+        { do: 'settle', pick: 0, outcome: 'f' },
+        call(0),
+        { do: 'handover', pick: 0, next: 'call', target: 2, depth: 0 },
+        { do: 'advance', ms: 1 },
+      ],
+    ],
+  },
+  {
+    item: 'M1',
+    found: 'seed 7',
+    invariant: 'a local refusal never counts as a dependency failure',
+    example: [
+      { ...BASE, front: 'decorator', fallback: true },
+      [
+        call(),
+        { do: 'settle', pick: 0, outcome: 'f' },
+        { do: 'advance', ms: 20 },
+        call(),
+        { do: 'advance', ms: 20 },
+      ],
+    ],
+  },
+  {
+    item: 'M2',
+    found: 'seed 8',
+    invariant: 'the bulkhead cap is never exceeded',
+    example: [
+      {
+        ...BASE,
+        window: { type: 'time', durationMs: 100, buckets: 1 },
+        consecutive: 1,
+        bulkhead: { maxConcurrent: 1, maxQueue: 0, queueTimeoutMs: 20 },
+        perKey: { maxKeys: 1, idleMs: undefined },
+        retry: { attempts: 2, initialMs: 1, budget: { ratio: 0, minPerSecond: 0.1 } },
+      },
+      [
+        { do: 'handover', pick: 0, next: 'call', target: 0, depth: 0 },
+        call(1),
+        { do: 'settle', pick: 0, outcome: 'f' },
+        call(0),
+        { do: 'control', what: 'force-disabled' },
+        { do: 'advance', ms: 1 },
+        { do: 'settle', pick: 0, outcome: 's' },
+      ],
+    ],
+  },
+  {
+    item: 'M3',
+    found: 'seed 16',
+    invariant: 'the reported state matches the admission the next call gets',
+    example: [
+      {
+        ...BASE,
+        window: { type: 'time', durationMs: 100, buckets: 1 },
+        timeoutMs: 20,
+        bulkhead: { maxConcurrent: 1, maxQueue: 0, queueTimeoutMs: 20 },
+        rampUp: { durationMs: 50, initialRatio: 0.1 },
+        healthCheck: { intervalMs: 20, healthy: [true], onSuccess: 'closed' },
+        retry: { attempts: 2, initialMs: 1, budget: { ratio: 0, minPerSecond: 0 } },
+      },
+      [call(), { do: 'advance', ms: 40 }, call(), call(), { do: 'reconfigure', variant: 0 }],
+    ],
+  },
+  {
+    item: 'M4',
+    found: 'seed 48',
+    invariant: 'the reported state matches the admission the next call gets',
+    example: [
+      {
+        ...BASE,
+        bulkhead: { maxConcurrent: 1, maxQueue: 1, queueTimeoutMs: 20 },
+        perKey: { maxKeys: 1, idleMs: undefined },
+        front: 'decorator',
+      },
+      [call(2), call(2), call(3), call(2)],
+    ],
+  },
+  {
+    item: 'M5',
+    found: 'seed 104',
+    invariant: 'a local refusal never counts as a dependency failure',
+    example: [
+      {
+        ...BASE,
+        window: { type: 'time', durationMs: 100, buckets: 1 },
+        timeoutMs: 20,
+        bulkhead: { maxConcurrent: 1, maxQueue: 1, queueTimeoutMs: 20 },
+        perKey: { maxKeys: 1, idleMs: undefined },
+        retry: { attempts: 2, initialMs: 1, budget: false },
+      },
+      [call(2), call(2), call(0), { do: 'control', what: 'disable' }, call(2)],
     ],
   },
 ];

@@ -38,6 +38,7 @@ export interface PipelineBreaker extends CallOwner {
 export interface OverflowCalls {
   claimOverflowCall(): string | undefined;
   overflowCallEnded(key: string): void;
+  keptSlots(key: string): { tryEnter(): boolean; readonly leave: () => void } | undefined;
 }
 
 /** A call object: what a call that needs more than the plain path runs in. @internal */

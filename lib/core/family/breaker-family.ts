@@ -63,6 +63,10 @@ export interface HeldSlots {
   readonly active: number;
   readonly queued: number;
   readonly canQueue: boolean;
+  /** Takes a slot if one is free (a call of its key on the overflow child). */
+  tryEnter(): boolean;
+  /** Gives a slot back. */
+  readonly leave: () => void;
 }
 
 /** What a family needs of a child to keep its key's bulkhead across eviction. @internal */
@@ -87,6 +91,8 @@ export interface FamilyTransitions {
   claimOverflowCall(): string | undefined;
   /** A call `claimOverflowCall()` gave to `key` settled, or never got a slot. */
   overflowCallEnded(key: string): void;
+  /** The bulkhead kept for `key` (as `claimOverflowCall()` gave it) since its child was evicted with calls in it. */
+  keptSlots(key: string): HeldSlots | undefined;
 }
 
 /**
@@ -112,7 +118,8 @@ export interface FamilyOwner {
  * stored in a bounded form. When no held child can go, new keys share one
  * overflow child. A child evicted with calls holding or waiting for a slot of
  * its bulkhead leaves that bulkhead to its key's next child, so the key's cap
- * holds across eviction; and a key with calls on the overflow child keeps
+ * holds across eviction (the key's calls sent to the overflow child meanwhile
+ * take a slot of it too); and a key with calls on the overflow child keeps
  * going there until they are over, so its cap holds as it moves off.
  *
  * @internal
@@ -169,12 +176,14 @@ export class BreakerFamily<Child extends FamilyChild> implements FamilyTransitio
     return this.children.size + (this.overflow === undefined ? 0 : 1);
   }
 
-  child(key: string): Child {
+  /** `stored`: `key` is a child's own key, in its stored form already (`rejoin()`). */
+  child(key: string, stored?: boolean): Child {
     // The common key is a short plain string: three comparisons, no hashing.
     if (
-      typeof key !== 'string' ||
-      key.length > this.maxKeyLength ||
-      key.charCodeAt(0) === MARK_CODE
+      (typeof key !== 'string' ||
+        key.length > this.maxKeyLength ||
+        key.charCodeAt(0) === MARK_CODE) &&
+      stored !== true
     )
       key = this.bound(key);
     // The key used last is last in the map's order already: one comparison, no hashing, no re-insertion.
@@ -239,15 +248,18 @@ export class BreakerFamily<Child extends FamilyChild> implements FamilyTransitio
 
   /**
    * The bulkhead kept for `key` since its child was evicted with calls in it,
-   * which the key's next child takes over (`find()`'s rules, touching nothing);
-   * none when a call on `key` would go to the overflow child instead.
+   * touching nothing, and whether the key's call would go to the overflow
+   * child: the key's next child takes it over, or, while the key's calls go
+   * to the overflow child, each of them takes a slot of it too.
    */
-  kept(key: string): HeldSlots | undefined {
+  kept(key: string): { slots: HeldSlots; onOverflow: boolean } | undefined {
     if (this.retained === undefined) return undefined;
     if (key.length > this.maxKeyLength || key.charCodeAt(0) === MARK_CODE) key = this.bound(key);
-    // A key sent to the overflow child (made by its call, when there is none yet) meets that child's bulkhead.
-    if (this.onOverflow?.has(key) === true || !this.canAdmitNew()) return undefined;
-    return this.retained.get(key);
+    const slots = this.retained.get(key);
+    if (slots === undefined) return undefined;
+    // A key sent to the overflow child (made by its call, when there is none yet): `child()`'s rule.
+    const onOverflow = this.onOverflow?.has(key) === true || !this.canAdmitNew();
+    return { slots, onOverflow };
   }
 
   /**
@@ -269,6 +281,16 @@ export class BreakerFamily<Child extends FamilyChild> implements FamilyTransitio
     const last = start.charCodeAt(start.length - 1);
     if (last >= 0xd800 && last <= 0xdbff) start = start.slice(0, -1);
     return `${MARK}${start}${MARK}${hash}`;
+  }
+
+  /**
+   * The child a new call of `child`'s target gets now: `child` while it is
+   * held, else its key's child (created, or the overflow child, as `child()`
+   * decides). What holds a child across time (a retry between attempts) asks
+   * this, so that its calls and the key's new ones share one bulkhead.
+   */
+  rejoin(child: Child): Child {
+    return this.holds(child) ? child : this.child(child.key!, true);
   }
 
   /** Whether `child` is still held (not evicted). */
@@ -347,6 +369,10 @@ export class BreakerFamily<Child extends FamilyChild> implements FamilyTransitio
     const calls = (this.onOverflow ??= new Map());
     calls.set(key, (calls.get(key) ?? 0) + 1);
     return key;
+  }
+
+  keptSlots(key: string): HeldSlots | undefined {
+    return this.retained?.get(key);
   }
 
   overflowCallEnded(key: string): void {

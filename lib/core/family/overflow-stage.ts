@@ -12,7 +12,11 @@ import {
 /**
  * A family's overflow child with a bulkhead: the family counts each key's
  * calls on it, so that a key moves off the overflow child only when they
- * are over. Every other breaker of the configuration passes straight on. @internal
+ * are over. A key whose evicted child's bulkhead still holds calls (kept for
+ * its next child) is capped by it here too: each of its calls takes a slot
+ * of it as well, or is refused (`bulkhead-full`) without waiting; before,
+ * the key ran its cap there and again here. Every other breaker of the
+ * configuration passes straight on. @internal
  */
 export const overflowStage: Stage = (next: Admit): Admit =>
   function overflowCount<T>(
@@ -23,7 +27,18 @@ export const overflowStage: Stage = (next: Admit): Admit =>
     const calls = b.overflowCalls;
     const key = calls?.claimOverflowCall();
     if (key === undefined) return next<T>(b, signal, flags);
-    const end = (): void => calls!.overflowCallEnded(key);
+    const kept = b.lettingAllThrough ? undefined : calls!.keptSlots(key);
+    if (kept !== undefined && !kept.tryEnter()) {
+      calls!.overflowCallEnded(key);
+      return b.reject('bulkhead-full', undefined);
+    }
+    const end =
+      kept === undefined
+        ? (): void => calls!.overflowCallEnded(key)
+        : (): void => {
+            calls!.overflowCallEnded(key);
+            kept.leave();
+          };
     const admission = next<T>(b, signal, flags & ~MAY_BE_PLAIN);
     if (!(admission instanceof Promise)) return endsWith(admission, end);
     return admission.then(

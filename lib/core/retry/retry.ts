@@ -57,7 +57,8 @@ export function withRetry(breaker: Breaker, options: RetryOptions): RetryingBrea
     execute: (fn, executeOptions) =>
       retryCall(
         breaker,
-        () => breaker.execute(fn, executeOptions),
+        // Each attempt on the key's child as it is then: one evicted meanwhile shares no bulkhead with it.
+        () => breaker.rejoined().execute(fn, executeOptions),
         policy,
         executeOptions?.signal,
         budget,

@@ -71,7 +71,7 @@ export interface PeekSubject {
 /** What `peekKey()` reads of a family. @internal */
 export interface PeekFamily {
   find(key: string): PeekSubject | undefined;
-  kept(key: string): HeldSlots | undefined;
+  kept(key: string): { slots: HeldSlots; onOverflow: boolean } | undefined;
 }
 
 /**
@@ -120,12 +120,15 @@ export function peekAdmission(b: PeekSubject): AdmissionPeek {
  */
 export function peekKey(family: PeekSubject, children: PeekFamily, key: string): AdmissionPeek {
   const child = children.find(key);
-  if (child !== undefined) return peekAdmission(child);
   const kept = children.kept(key);
   const limits = family.config.bulkhead;
-  if (kept !== undefined && limits !== undefined && kept.active >= kept.cap)
-    if (!kept.canQueue && !family.lettingAllThrough)
-      return rejection(family, CLOSED, 'bulkhead-full', undefined);
+  if (kept !== undefined && limits !== undefined && kept.slots.active >= kept.slots.cap) {
+    // The key's calls on the overflow child take a slot of its kept bulkhead too, and never wait for one.
+    const by = child ?? family;
+    if ((kept.onOverflow || !kept.slots.canQueue) && !by.lettingAllThrough)
+      return rejection(by, child?.current ?? CLOSED, 'bulkhead-full', undefined);
+  }
+  if (child !== undefined) return peekAdmission(child);
   if (family.current === CLOSED && family.overload === undefined) return CLOSED_ADMITS;
   const gate = decided(family, family.monotonic());
   return gate.permitted && gate.probe
