@@ -78,6 +78,43 @@ export function resolveLimitOptions(
     given.algorithm === undefined
       ? LIMIT_DEFAULTS.algorithm
       : (checker.oneOf('algorithm', given.algorithm, ALGORITHMS) as LimitAlgorithmName);
+  const { minLimit, maxLimit, initialLimit } = boundsOf(algorithm, given, count, checker);
+  const queueTimeoutMs =
+    given.queueTimeoutMs === undefined
+      ? LIMIT_DEFAULTS.queueTimeoutMs
+      : checker.number(
+          'queueTimeoutMs',
+          given.queueTimeoutMs,
+          { min: 0, minExclusive: true, max: MAX_TIMER_MS },
+          `a positive number of milliseconds up to ${MAX_TIMER_MS}`,
+        );
+  const maxQueue = count('maxQueue', 0);
+  // Nothing is silently ignored: a deadline for a queue that holds nobody says the options are not what was meant.
+  if (maxQueue === 0 && given.queueTimeoutMs !== undefined)
+    checker.fail(
+      'queueTimeoutMs',
+      'queueTimeoutMs applies to requests waiting in the queue, and maxQueue is 0: nobody waits. Give maxQueue, or leave queueTimeoutMs out.',
+    );
+  return Object.freeze({ algorithm, initialLimit, minLimit, maxLimit, maxQueue, queueTimeoutMs });
+}
+
+/** The limit's bounds and start; a fixed limit takes none (it never moves), and its limit is any count. */
+function boundsOf(
+  algorithm: LimitAlgorithmName,
+  given: Record<string, unknown>,
+  count: (option: string, min: number) => number,
+  checker: OptionChecker,
+): { minLimit: number; maxLimit: number; initialLimit: number } {
+  if (algorithm === 'fixed') {
+    for (const bound of ['minLimit', 'maxLimit'])
+      if (given[bound] !== undefined)
+        checker.fail(
+          bound,
+          `${bound} bounds an adaptive limit, and algorithm 'fixed' keeps initialLimit. Leave ${bound} out, or choose 'gradient' or 'aimd'.`,
+        );
+    const initialLimit = count('initialLimit', 1);
+    return { minLimit: initialLimit, maxLimit: initialLimit, initialLimit };
+  }
   const minLimit = count('minLimit', 1);
   const maxLimit = count('maxLimit', 1);
   if (maxLimit < minLimit)
@@ -91,21 +128,5 @@ export function resolveLimitOptions(
       'initialLimit',
       `initialLimit (${initialLimit}) must be within minLimit (${minLimit}) and maxLimit (${maxLimit}).`,
     );
-  const queueTimeoutMs =
-    given.queueTimeoutMs === undefined
-      ? LIMIT_DEFAULTS.queueTimeoutMs
-      : checker.number(
-          'queueTimeoutMs',
-          given.queueTimeoutMs,
-          { min: 0, minExclusive: true, max: MAX_TIMER_MS },
-          `a positive number of milliseconds up to ${MAX_TIMER_MS}`,
-        );
-  return Object.freeze({
-    algorithm,
-    initialLimit,
-    minLimit,
-    maxLimit,
-    maxQueue: count('maxQueue', 0),
-    queueTimeoutMs,
-  });
+  return { minLimit, maxLimit, initialLimit };
 }

@@ -11,7 +11,6 @@ import { ManualClock } from '../../../lib/testing/manual-clock.js';
 const fixed = (limit: number, more: object = {}) => ({
   algorithm: 'fixed' as const,
   initialLimit: limit,
-  minLimit: 1,
   ...more,
 });
 
@@ -166,6 +165,18 @@ describe('ConcurrencyLimiter', () => {
     expect(() => new ConcurrencyLimiter('api', { minLimit: 5, maxLimit: 4 })).toThrow(
       'Concurrency limiter "api": maxLimit (4) must not be below minLimit (5).',
     );
+    expect(
+      () => new ConcurrencyLimiter('api', { algorithm: 'fixed', initialLimit: 4, maxLimit: 8 }),
+    ).toThrow(
+      `Concurrency limiter "api": maxLimit bounds an adaptive limit, and algorithm 'fixed' keeps initialLimit. Leave maxLimit out, or choose 'gradient' or 'aimd'.`,
+    );
+    expect(() => new ConcurrencyLimiter('api', { maxQueue: 0, queueTimeoutMs: 50 })).toThrow(
+      'Concurrency limiter "api": queueTimeoutMs applies to requests waiting in the queue, and maxQueue is 0: nobody waits. Give maxQueue, or leave queueTimeoutMs out.',
+    );
+    // A fixed limit is any count: the adaptive bounds' defaults do not cap it.
+    expect(
+      new ConcurrencyLimiter('api', { algorithm: 'fixed', initialLimit: 5_000 }).snapshot().limit,
+    ).toBe(5_000);
     expect(() => new ConcurrencyLimiter('api', { minLimit: 50 })).not.toThrow();
     expect(new ConcurrencyLimiter('api', { minLimit: 50 }).snapshot().limit).toBe(50);
     expect(() => new ConcurrencyLimiter('api').tryAcquire('urgent' as never)).toThrow(
