@@ -23,6 +23,10 @@ export const concurrencyLimitMessages = {
     "Pass { search: { algorithm: 'fixed', initialLimit: 8 } }.",
   criticalityOfThrew: (fault: unknown) =>
     `CircuitBreakerModule: option "criticalityOf" threw ${describeFault(fault)}; the request's criticality was read from the header, the route or the default instead. Make it return a criticality or undefined. Later errors of this function are not reported again.`,
+  criticalityOfAnswered: (answer: unknown, suggestion: string | undefined) =>
+    `CircuitBreakerModule: option "criticalityOf" returned ${describeValue(answer)}, which is not a criticality; the request's criticality was read from the header, the route or the default instead.` +
+    (suggestion === undefined ? '' : ` Did you mean '${suggestion}'?`) +
+    ` Return 'critical-plus', 'critical', 'sheddable-plus', 'sheddable' or undefined. Later answers of this kind are not reported again.`,
   criticalityTwice: (site: string, criticality: string, earlier: string) =>
     `${site}: the criticality is given twice ('${criticality}' and '${earlier}'). Keep one.`,
   limitTwice: (site: string) => `${site} is given twice: a request takes one place. Keep one.`,

@@ -3,6 +3,7 @@ import type { Reflector } from '@nestjs/core';
 import { CRITICALITIES, type Criticality } from './core/index.js';
 import { CRITICALITY_METADATA } from './circuit-breaker.constants.js';
 import { concurrencyLimitMessages } from './concurrency-limit.messages.js';
+import { closestName } from './core/options/closest-name.js';
 import type { CriticalityOptions } from './interfaces/concurrency-limit-options.interface.js';
 
 const logger = new Logger('CircuitBreakerModule');
@@ -24,11 +25,19 @@ export function criticalityReader(
   const header = options.criticalityHeader?.toLowerCase();
   const of = options.criticalityOf;
   let reported = false;
+  let misnamed = false;
   return (context) => {
     if (of !== undefined) {
       try {
         const answer = of(context);
         if (isCriticality(answer)) return answer;
+        // undefined is "no opinion"; anything else is a mistake, said once (never an error to the client).
+        if (answer !== undefined && !misnamed) {
+          misnamed = true;
+          const suggestion =
+            typeof answer === 'string' ? closestName(answer, CRITICALITIES) : undefined;
+          logger.error(concurrencyLimitMessages.criticalityOfAnswered(answer, suggestion));
+        }
       } catch (fault) {
         if (!reported) logger.error(concurrencyLimitMessages.criticalityOfThrew(fault));
         reported = true;

@@ -53,14 +53,20 @@ describe("a request's criticality", () => {
     expect(of(context)).toBe('sheddable-plus');
     answer = undefined;
     expect(of(context)).toBe('critical-plus');
+    const logged = vi.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    answer = 'CRITICAL';
+    expect(of(context)).toBe('critical-plus');
     answer = 'urgent';
     expect(of(context)).toBe('critical-plus');
-    const logged = vi.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     answer = new Error('no user');
     expect(of(context)).toBe('critical-plus');
     expect(of(httpContext('export'))).toBe('sheddable');
-    // Reported once, not per request.
+    // Reported once each, not per request; a wrong answer is never an error to the client.
     expect(logged.mock.calls).toEqual([
+      [
+        'CircuitBreakerModule: option "criticalityOf" returned "CRITICAL", which is not a criticality; the request\'s criticality was read from the header, the route or the default instead. ' +
+          "Did you mean 'critical'? Return 'critical-plus', 'critical', 'sheddable-plus', 'sheddable' or undefined. Later answers of this kind are not reported again.",
+      ],
       [
         'CircuitBreakerModule: option "criticalityOf" threw Error: no user; the request\'s criticality was read from the header, the route or the default instead. ' +
           'Make it return a criticality or undefined. Later errors of this function are not reported again.',
