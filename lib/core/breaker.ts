@@ -869,7 +869,9 @@ export class Breaker {
   /** @internal A family's child: its bulkhead, if calls hold or wait for a slot of it (asked as it is evicted). */
   busyBulkhead(): Bulkhead | undefined {
     const bulkhead = this.rare?.parts?.bulkhead;
-    return bulkhead !== undefined && bulkhead.active + bulkhead.queued > 0 ? bulkhead : undefined;
+    return bulkhead !== undefined && bulkhead.active + bulkhead.queued + bulkhead.rejoining > 0
+      ? bulkhead
+      : undefined;
   }
 
   /**

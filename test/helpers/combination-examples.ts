@@ -270,6 +270,30 @@ export const FOUND: FoundExample[] = [
     ],
   },
   {
+    // An evicted child that opens sends away the waiters of the bulkhead kept for its key, the key's newer
+    // child's too; its last call then left it idle, and the family dropped it while a sent-away caller came
+    // back to take a slot of it, beside the calls the key's next child capped afresh.
+    item: 'N9',
+    found: 'seed 79',
+    invariant: 'the bulkhead cap is never exceeded',
+    example: [
+      {
+        ...BASE,
+        window: { type: 'time', durationMs: 100, buckets: 1 },
+        bulkhead: { maxConcurrent: 1, maxQueue: 1, queueTimeoutMs: 20 },
+        perKey: { maxKeys: 1, idleMs: undefined },
+      },
+      [
+        { do: 'handover', pick: 0, next: 'call', target: 992_983_674, depth: 0 },
+        call(0),
+        call(4),
+        call(0),
+        { do: 'settle', pick: 0, outcome: 'f' },
+        call(4),
+      ],
+    ],
+  },
+  {
     item: 'M1',
     found: 'seed 7',
     invariant: 'a local refusal never counts as a dependency failure',

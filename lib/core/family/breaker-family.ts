@@ -62,6 +62,8 @@ export interface HeldSlots {
   readonly cap: number;
   readonly active: number;
   readonly queued: number;
+  /** Callers sent away when a breaker opened, not back yet: they may take a slot again. */
+  readonly rejoining: number;
   readonly canQueue: boolean;
   /** Takes a slot if one is free (a call of its key on the overflow child). */
   tryEnter(): boolean;
@@ -359,7 +361,8 @@ export class BreakerFamily<Child extends FamilyChild> implements FamilyTransitio
     const retained = this.retained;
     if (retained === undefined) return;
     const kept = retained.get(child.key!);
-    if (kept !== undefined && kept.active + kept.queued === 0) retained.delete(child.key!);
+    if (kept !== undefined && kept.active + kept.queued + kept.rejoining === 0)
+      retained.delete(child.key!);
   }
 
   claimOverflowCall(): string | undefined {

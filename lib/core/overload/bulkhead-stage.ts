@@ -82,10 +82,14 @@ function queue<T>(
   if (refusal !== undefined) return refusal;
   return bulkhead.wait(signal).then((how): Admission<T> => {
     if (how === DISMISSED) {
-      const now = b.stateRefusal();
-      if (now !== undefined) throw now;
-      // Let in again before this turn came: it takes a free slot, or its place in the queue anew.
-      return bulkhead.tryEnter() ? holding() : queue(b, bulkhead, signal, holding);
+      try {
+        const now = b.stateRefusal();
+        if (now !== undefined) throw now;
+        // Let in again before this turn came: it takes a free slot, or its place in the queue anew.
+        return bulkhead.tryEnter() ? holding() : queue(b, bulkhead, signal, holding);
+      } finally {
+        bulkhead.rejoined();
+      }
     }
     if (how !== GRANTED) throw b.reject('bulkhead-full', undefined);
     // Aborted after the slot was handed over but before this turn: as an abort in the queue, nothing is counted.

@@ -58,6 +58,8 @@ class Waiter implements Deadline {
 export class Bulkhead {
   active = 0;
   queued = 0;
+  /** Callers sent away by `dismissAll()` that have not come back yet. */
+  rejoining = 0;
   /** How many calls may hold a slot now: `maxConcurrent`, or the algorithm's limit. */
   cap: number;
   /** An adaptive cap's algorithm: replaced when its options change. */
@@ -145,7 +147,7 @@ export class Bulkhead {
   readonly leave = (): void => {
     const waiter = this.head;
     if (waiter === undefined || this.active > this.cap) {
-      if (--this.active === 0 && this.queued === 0) this.idle?.();
+      if (--this.active === 0 && this.queued === 0 && this.rejoining === 0) this.idle?.();
       return;
     }
     this.drop(waiter);
@@ -178,10 +180,17 @@ export class Bulkhead {
     }
   }
 
-  /** Sends every waiter away without a slot (`DISMISSED`), oldest first. */
+  /**
+   * Sends every waiter away without a slot (`DISMISSED`), oldest first. Each
+   * is `rejoining` until its caller comes back (`rejoined()`): a caller let in
+   * again takes its slot here, so the bulkhead is not idle meanwhile (a family
+   * would drop the one it kept for the key, and the key's next child would cap
+   * its calls anew beside this caller's).
+   */
   dismissAll(): void {
     let waiter = this.head;
     while (waiter !== undefined) {
+      this.rejoining++;
       this.drop(waiter);
       this.deadlines.remove(waiter);
       waiter.settle(DISMISSED);
@@ -199,7 +208,12 @@ export class Bulkhead {
     if (after === undefined) this.tail = before;
     else after.before = before;
     waiter.before = waiter.after = undefined;
-    if (--this.queued === 0 && this.active === 0) this.idle?.();
+    if (--this.queued === 0 && this.active === 0 && this.rejoining === 0) this.idle?.();
+  }
+
+  /** A caller sent away by `dismissAll()` came back: it took a slot, queued again, or was refused. */
+  rejoined(): void {
+    if (--this.rejoining === 0 && this.active === 0 && this.queued === 0) this.idle?.();
   }
 
   snapshot(): BulkheadSnapshot {
