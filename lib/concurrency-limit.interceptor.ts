@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import type { Observable } from 'rxjs';
-import { BreakerConfigError, type ConcurrencyLimiter, type Criticality } from './core/index.js';
+import { BreakerConfigError, type Criticality } from './core/index.js';
 import { CONCURRENCY_LIMIT_METADATA, DEFAULT_LIMITER } from './circuit-breaker.constants.js';
 import { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
 import { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missing.error.js';
@@ -42,8 +42,6 @@ import { criticalityReader } from './request-criticality.js';
 export class ConcurrencyLimitInterceptor implements NestInterceptor {
   private readonly registry: CircuitBreakerRegistry;
   private readonly criticalityOf: (context: ExecutionContext) => Criticality;
-  /** Whether each limiter may queue: only then does a request need an abort signal. */
-  private readonly queues = new Map<ConcurrencyLimiter, boolean>();
 
   constructor(
     @Optional() @Inject(CircuitBreakerRegistry) registry: CircuitBreakerRegistry | undefined,
@@ -76,15 +74,10 @@ export class ConcurrencyLimitInterceptor implements NestInterceptor {
       [context.getHandler(), context.getClass()],
     );
     const limiter = this.registry.limiter(use?.name ?? DEFAULT_LIMITER);
-    let queues = this.queues.get(limiter);
-    if (queues === undefined) {
-      queues = limiter.snapshot().maxQueue > 0;
-      this.queues.set(limiter, queues);
-    }
     return limitedHandling(next, {
       limiter,
       criticality: this.criticalityOf(context),
-      queues,
+      queues: limiter.mayQueue,
       connection: () => connectionOf(context),
       refuse: (rejection) => refusalOf(context, rejection, this.adapterHost, this.filter),
     });

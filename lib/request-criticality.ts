@@ -1,6 +1,7 @@
 import { Logger, type ExecutionContext } from '@nestjs/common';
 import type { Reflector } from '@nestjs/core';
 import { CRITICALITIES, type Criticality } from './core/index.js';
+import { isCriticality } from './core/limit/criticality.js';
 import { CRITICALITY_METADATA } from './circuit-breaker.constants.js';
 import { concurrencyLimitMessages } from './concurrency-limit.messages.js';
 import { closestName } from './core/options/closest-name.js';
@@ -54,10 +55,6 @@ export function criticalityReader(
       ]) ?? 'critical'
     );
   };
-}
-
-function isCriticality(value: unknown): value is Criticality {
-  return typeof value === 'string' && (CRITICALITIES as readonly string[]).includes(value);
 }
 
 /**

@@ -21,7 +21,7 @@ function recordingLimiter(queued?: Promise<LimitPermit>) {
   };
   const limiter = {
     // A limiter given a wait has no free place: the request waits (with a signal).
-    snapshot: () => ({ inFlight: 1, limit: queued === undefined ? 2 : 1 }),
+    hasFreePlace: queued === undefined,
     tryAcquire: () => permit(),
     acquire: (_criticality: unknown, signal: AbortSignal) => {
       signals.push(signal);

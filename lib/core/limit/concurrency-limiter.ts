@@ -147,6 +147,20 @@ export class ConcurrencyLimiter {
     return this.wait(rank, criticality, signal);
   }
 
+  /**
+   * @internal Whether a request would take a place at once, without a
+   * snapshot: the Nest layer asks before it makes an abort signal (a few
+   * microseconds on Node 20) for a request that may wait.
+   */
+  get hasFreePlace(): boolean {
+    return this.inFlight < this.algorithm.limit;
+  }
+
+  /** @internal Whether a request may wait for a place (`maxQueue` > 0). */
+  get mayQueue(): boolean {
+    return this.options.maxQueue > 0;
+  }
+
   snapshot(): ConcurrencyLimitSnapshot {
     return {
       name: this.name,
