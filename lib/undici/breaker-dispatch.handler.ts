@@ -38,7 +38,8 @@ export class BreakerDispatchHandler implements Handler, Controller, PermitDispat
   constructor(
     readonly permit: CallPermit,
     private readonly handler: Handler,
-    private readonly breakerName: string,
+    /** Named only in an error: a family child's name is built when read. */
+    private readonly breaker: { readonly name: string },
     private readonly failureBodyLimit: number,
   ) {}
 
@@ -155,7 +156,7 @@ export class BreakerDispatchHandler implements Handler, Controller, PermitDispat
       this.bodyBudget -= chunk.length;
       if (this.bodyBudget < 0) {
         const error = new Error(
-          undiciMessages.failureBodyTooLarge(this.breakerName, this.failureBodyLimit),
+          undiciMessages.failureBodyTooLarge(this.breaker.name, this.failureBodyLimit),
         );
         this.abortReason = error;
         controller.abort(error);

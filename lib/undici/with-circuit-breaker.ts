@@ -129,11 +129,11 @@ function admission(options: UndiciCircuitBreakerOptions): Admit {
       return legacy ? refuseLegacy(handler, refusal as Error) : refuse(handler, refusal as Error);
     }
     if (legacy)
-      return new BreakerLegacyHandler(permit, handler, target.name, failureBodyLimit).start(
+      return new BreakerLegacyHandler(permit, handler, target, failureBodyLimit).start(
         inner,
         request,
       );
-    return new BreakerDispatchHandler(permit, handler, target.name, failureBodyLimit).start(
+    return new BreakerDispatchHandler(permit, handler, target, failureBodyLimit).start(
       dispatch,
       request,
     );

@@ -75,6 +75,30 @@ describe('default classification', () => {
     expect(defaultClassifyResult(null)).toBe('success');
   });
 
+  it('reads the headers of a resolved value only when its status can fail', () => {
+    const reads: number[] = [];
+    const response = (status: number, headers: () => unknown) => ({
+      status,
+      get headers() {
+        reads.push(status);
+        return headers();
+      },
+    });
+    const throwing = () => {
+      throw new Error('unreadable');
+    };
+    // A success status is a success whatever the headers: not read, not even when reading them throws.
+    expect(defaultClassifyResult(response(200, () => ({})))).toBe('success');
+    expect(defaultClassifyResult(response(404, throwing))).toBe('success');
+    expect(reads).toEqual([]);
+    // A status that can fail needs them: is it a response, and does a 503 ask for a pause?
+    expect(defaultClassifyResult(response(500, () => ({})))).toBe('failure');
+    expect(defaultClassifyResult(response(503, () => ({ 'retry-after': '1' })))).toBe('overload');
+    expect(defaultClassifyResult(response(502, throwing))).toBe('failure');
+    expect(defaultClassifyResult(response(429, () => undefined))).toBe('success');
+    expect(reads).toEqual([500, 503, 503, 502, 429]);
+  });
+
   it('finds the status where each client puts it', () => {
     expect(httpStatusOf(new HttpException('x', 418))).toBe(418);
     expect(httpStatusOf(httpError(502))).toBe(502);

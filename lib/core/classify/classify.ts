@@ -127,24 +127,38 @@ export function defaultClassifyError(error: unknown, overload = true): CallOutco
  * The default classification of a resolved call: an HTTP response (an object
  * with a numeric `status` and `headers`, such as a fetch `Response` or an
  * axios response accepted by `validateStatus`) is classified by its status;
- * any other value is a success. A value whose `status` or `headers` cannot be
- * read (a throwing getter, a revoked Proxy) is a failure.
+ * any other value is a success. The headers are read only for a status that
+ * can fail (5xx, 408, 429). A value whose `status` cannot be read (a throwing
+ * getter, a revoked Proxy), or whose `headers` cannot be read beside such a
+ * status, is a failure.
  *
  * @publicApi
  */
 export function defaultClassifyResult(value: unknown, overload = true): CallOutcome {
   if (typeof value !== 'object' || value === null) return 'success';
+  const loose = value as Loose;
   let status: unknown;
   try {
-    const loose = value as Loose;
     status = loose.status;
-    if (typeof status !== 'number' || typeof loose.headers !== 'object' || loose.headers === null)
-      return 'success';
   } catch {
     // A result that cannot even be read is no answer the caller can use.
     return 'failure';
   }
-  return isHttpStatus(status) ? classifyStatus(status, value, overload) : 'success';
+  // A status that counts as a success is one whether or not the value is an HTTP response: its headers are
+  // not read (a client that parses them on first read, as the undici integration does, is spared the parse).
+  if (!isHttpStatus(status) || !isFailingStatus(status)) return 'success';
+  try {
+    const headers = loose.headers;
+    if (typeof headers !== 'object' || headers === null) return 'success';
+  } catch {
+    return 'failure';
+  }
+  return classifyStatus(status, value, overload);
+}
+
+/** Whether a status alone can make a call anything but a success (5xx, 408, 429). */
+function isFailingStatus(status: number): boolean {
+  return status >= 500 || status === 408 || status === 429;
 }
 
 /**
