@@ -6,6 +6,15 @@ import {
   type TimerSource,
 } from '../../lib/core/calls/deadline-scheduler.js';
 
+/** Makes calls come densely: a burst within one millisecond, each settled at once. */
+function burst(scheduler: DeadlineScheduler, timeoutMs: number): void {
+  for (let i = 0; i < 32; i++) {
+    const d = deadline(`burst-${i}`, []);
+    scheduler.add(d, timeoutMs);
+    scheduler.remove(d);
+  }
+}
+
 function deadline(name: string, expired: string[]): Deadline {
   return {
     dueAt: 0,
@@ -46,9 +55,7 @@ describe('DeadlineScheduler', () => {
     vi.advanceTimersByTime(10);
     scheduler.add(deadline('b@60', expired), 50);
     scheduler.add(deadline('c@110', expired), 100);
-    // The deadline timer, and the stamp timer that gives the two new calls their due time.
-    expect(vi.getTimerCount()).toBe(2);
-    vi.advanceTimersByTime(0);
+    // The deadline timer alone: calls this sparse read the clock as they come, and need no stamp.
     expect(vi.getTimerCount()).toBe(1);
     vi.advanceTimersByTime(49);
     expect(expired).toEqual([]);
@@ -108,7 +115,7 @@ describe('DeadlineScheduler', () => {
     expect(expired).toEqual(['first', 'second']);
   });
 
-  it('calls that settle before their stamp never arm the deadline timer, nor read the clock', () => {
+  it('calls that come densely share one stamp: a clock reading a millisecond, whatever their number', () => {
     const scheduler = new DeadlineScheduler();
     const expired: string[] = [];
     const now = vi.spyOn(performance, 'now');
@@ -116,16 +123,40 @@ describe('DeadlineScheduler', () => {
       const d = deadline(`call-${i}`, expired);
       scheduler.add(d, 10_000);
       scheduler.remove(d);
-      // One stamp timer for every call made before it fires.
-      expect(vi.getTimerCount()).toBe(1);
       if (i % 100 === 99) vi.advanceTimersByTime(1);
     }
-    // Ten stamps, each reading the clock once; no deadline timer.
-    expect(now).toHaveBeenCalledTimes(10);
-    expect(vi.getTimerCount()).toBe(0);
+    // The first 32 read the clock (a burst); then one stamp for each millisecond's calls.
+    expect(now).toHaveBeenCalledTimes(32 + 10);
+    // The deadline timer the first call armed: it fires once with nothing to do, and goes.
+    expect(vi.getTimerCount()).toBe(1);
     vi.advanceTimersByTime(10_000);
     expect(expired).toEqual([]);
     expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('sparse calls read the clock each and arm no stamp; a quiet millisecond makes dense calls sparse again', () => {
+    const scheduler = new DeadlineScheduler();
+    const expired: string[] = [];
+    const now = vi.spyOn(performance, 'now');
+    for (let i = 0; i < 10; i++) {
+      const d = deadline(`sparse-${i}`, expired);
+      scheduler.add(d, 10_000);
+      scheduler.remove(d);
+      // Only the deadline timer, never a stamp timer.
+      expect(vi.getTimerCount()).toBe(1);
+      vi.advanceTimersByTime(1);
+    }
+    expect(now).toHaveBeenCalledTimes(10);
+    burst(scheduler, 10_000);
+    // Dense now: the next call waits for a stamp, which finds one call since it was armed.
+    scheduler.add(deadline('stamped', expired), 10_000);
+    expect(vi.getTimerCount()).toBe(2);
+    vi.advanceTimersByTime(1);
+    now.mockClear();
+    scheduler.add(deadline('sparse-again', expired), 10_000);
+    expect([now.mock.calls.length, vi.getTimerCount()]).toEqual([1, 1]);
+    vi.advanceTimersByTime(10_000);
+    expect(expired).toEqual(['stamped', 'sparse-again']);
   });
 
   it('re-arms a timer that is overdue, as one armed under another time base would be', () => {
@@ -157,8 +188,20 @@ describe('DeadlineScheduler', () => {
     expect(scheduler.size).toBe(0);
   });
 
-  it('a due time comes from the stamp: never before the start plus the timeout, later by what the stamp timer waited', () => {
+  it('a sparse call is due at exactly its start plus its timeout', () => {
     const scheduler = new DeadlineScheduler();
+    const at: number[] = [];
+    const call: Deadline = { ...deadline('call', []), expire: () => at.push(performance.now()) };
+    setTimeout(() => scheduler.add(call, 100), 10);
+    vi.advanceTimersByTime(109);
+    expect(at).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(at).toEqual([110]);
+  });
+
+  it("a dense call's due time comes from the stamp: never before the start plus the timeout, later by what the stamp timer waited", () => {
+    const scheduler = new DeadlineScheduler();
+    burst(scheduler, 1_000);
     const expired: string[] = [];
     const at: number[] = [];
     const late: Deadline = {
