@@ -25,6 +25,7 @@ export class BreakerDispatchHandler
   implements Handler, Controller, PermitDispatch, FailureBodyReader<Headers>
 {
   private upstream: Controller | undefined = undefined;
+  // The request's state, as the shared functions read and write it (BreakerRequest, FailureBodyReader).
   done = false;
   abortReason: Error | null = null;
   callerPaused = false;

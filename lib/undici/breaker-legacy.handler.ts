@@ -28,6 +28,7 @@ type Abort = (reason?: Error) => void;
 export class BreakerLegacyHandler implements Handler, PermitDispatch, FailureBodyReader<Trailers> {
   private upstreamAbort: Abort | undefined = undefined;
   private callerAbort: Abort | undefined = undefined;
+  // The request's state, as the shared functions read and write it (BreakerRequest, FailureBodyReader).
   done = false;
   abortReason: Error | null = null;
   callerPaused = false;
