@@ -1,12 +1,14 @@
 import type { Dispatcher } from 'undici';
 import type { CallPermit } from '../core/index.js';
-import { isInvalidArgument } from './breaker-dispatch.handler.js';
+import { bodyTooLarge, callerAborted, failed } from './breaker-request.js';
+import { failureBodyAfter, type FailureBody, type FailureBodyReader } from './failure-body.js';
 import { dispatchThroughPermit, type PermitDispatch } from './permit-dispatch.js';
 import { RawResponseHead } from './raw-response-head.js';
 import { undiciMessages } from './undici.messages.js';
 
 type Handler = Dispatcher.DispatchHandler;
 type RawHeaders = Buffer[] | string[] | null;
+type Trailers = string[] | null;
 type Abort = (reason?: Error) => void;
 
 /**
@@ -17,47 +19,39 @@ type Abort = (reason?: Error) => void;
  * the two APIs. It settles as `BreakerDispatchHandler` does: once, at the
  * response's headers, on an error before them, when the caller gives up, or
  * at the breaker's deadline, which aborts the request; and the caller's
- * handler hears exactly one last word.
+ * handler hears exactly one last word. What both handlers share is in
+ * `breaker-request.ts` and `failure-body.ts`: this class translates it to
+ * the older API.
  *
  * @internal
  */
-export class BreakerLegacyHandler implements Handler, PermitDispatch {
+export class BreakerLegacyHandler implements Handler, PermitDispatch, FailureBodyReader<Trailers> {
   private upstreamAbort: Abort | undefined = undefined;
   private callerAbort: Abort | undefined = undefined;
-  /** Whether the caller's handler has had its last word. */
-  private done = false;
-  /** Why this request was aborted from this side (the caller, the deadline, a failure body too large). */
-  private abortReason: Error | null = null;
-  private callerPaused = false;
-  /** While a failure's body is read for the caller: the bytes it may still take; -1 otherwise. */
-  private bodyBudget = -1;
-  /** What of a failure's body came while the caller was paused: given on resume, in order. */
-  private held: Buffer[] | undefined = undefined;
-  /** The end (its trailers) of a failure's response that came while its body was held. */
-  private heldEnd: string[] | null | undefined = undefined;
-  private flushing = false;
+  // The request's state, as the shared functions read and write it (BreakerRequest, FailureBodyReader).
+  done = false;
+  abortReason: Error | null = null;
+  callerPaused = false;
+  failureBody: FailureBody<Trailers> | undefined = undefined;
+  private dispatcher: Dispatcher | undefined = undefined;
+  private request: Dispatcher.DispatchOptions | undefined = undefined;
 
   constructor(
     readonly permit: CallPermit,
     private readonly handler: Handler,
-    /** Named only in an error: a family child's name is built when read. */
-    private readonly breaker: { readonly name: string },
-    private readonly failureBodyLimit: number,
+    readonly breaker: { readonly name: string },
+    readonly failureBodyLimit: number,
   ) {}
 
   /** Dispatches the request to `dispatcher`; the breaker's deadline runs from here. */
   start(dispatcher: Dispatcher, request: Dispatcher.DispatchOptions): boolean {
-    return dispatchThroughPermit(this, () => dispatcher.dispatch(request, this));
+    this.dispatcher = dispatcher;
+    this.request = request;
+    return dispatchThroughPermit(this);
   }
 
-  injected(error: Error): void {
-    if (this.done) return;
-    if (this.abortReason === null) this.permit.fail(error);
-    this.finish(this.abortReason ?? error);
-  }
-
-  release(): void {
-    this.permit.release();
+  send(): boolean {
+    return this.dispatcher!.dispatch(this.request!, this);
   }
 
   startCaller(): void {
@@ -68,6 +62,24 @@ export class BreakerLegacyHandler implements Handler, PermitDispatch {
     }
   }
 
+  abortUpstream(reason: Error): void {
+    this.upstreamAbort?.(reason);
+  }
+
+  tellError(error: Error): void {
+    this.handler.onError?.(error);
+  }
+
+  deliverChunk(chunk: Buffer): void {
+    if (this.handler.onData?.(chunk) === false) this.callerPaused = true;
+  }
+
+  deliverEnd(trailers: Trailers): void {
+    // Done once it returned: a handler that throws here hears undici's error next.
+    this.handler.onComplete?.(trailers);
+    this.done = true;
+  }
+
   /** The abort the caller's handler is given: its own, whatever undici's connection is at the time. */
   private abortOfCaller(): Abort {
     return (this.callerAbort ??= (reason) => this.abort(reason));
@@ -75,12 +87,13 @@ export class BreakerLegacyHandler implements Handler, PermitDispatch {
 
   /** The caller gave up (its signal, a fetch abort): not the dependency's fault. */
   private abort(reason: Error | undefined): void {
-    if (this.abortReason !== null) return;
-    this.abortReason = reason ?? new Error(undiciMessages.aborted);
-    this.permit.release();
-    this.upstreamAbort?.(this.abortReason);
-    // A response undici has finished (its end held here) gets no error from undici: the caller hears its own.
-    if (this.heldEnd !== undefined) this.finish(this.abortReason);
+    if (this.abortReason === null) callerAborted(this, reason ?? new Error(undiciMessages.aborted));
+  }
+
+  /** The resume given to a caller of a failure's body: what was held for it, as long as it does not pause again. */
+  private resume(): void {
+    this.callerPaused = false;
+    this.failureBody?.flush();
   }
 
   // The handler undici calls.
@@ -137,15 +150,10 @@ export class BreakerLegacyHandler implements Handler, PermitDispatch {
     if (statusCode >= 200) {
       const head = new RawResponseHead(statusCode, headers, statusText);
       const outcome = this.permit.succeed(head);
-      if (outcome !== 'success') head.detach();
-      if ((outcome === 'failure' || outcome === 'overload') && this.failureBodyLimit > 0) {
-        this.bodyBudget = this.failureBodyLimit;
-        // A failure's body keeps coming, held here for a paused caller: an unread error body must not hold the connection.
-        if (
-          this.handler.onHeaders?.(statusCode, headers, () => this.resume(), statusText) === false
-        )
-          this.callerPaused = true;
-        return true;
+      if (outcome !== 'success') {
+        head.detach();
+        if ((this.failureBody = failureBodyAfter(outcome, this)) !== undefined)
+          return this.failureHeaders(statusCode, headers, statusText);
       }
     }
     return this.handler.onHeaders?.(statusCode, headers, resume, statusText) !== false;
@@ -153,85 +161,25 @@ export class BreakerLegacyHandler implements Handler, PermitDispatch {
 
   onData(chunk: Buffer): boolean {
     if (this.done) return true;
-    if (this.bodyBudget < 0) return this.handler.onData?.(chunk) !== false;
-    this.bodyBudget -= chunk.length;
-    if (this.bodyBudget < 0) {
-      const error = new Error(
-        undiciMessages.failureBodyTooLarge(this.breaker.name, this.failureBodyLimit),
-      );
-      this.abortReason = error;
-      this.upstreamAbort?.(error);
-      this.finish(error);
-      return true;
-    }
-    // A paused caller hears nothing until it resumes: held for it.
-    if (this.held !== undefined || this.callerPaused) (this.held ??= []).push(chunk);
-    else if (this.handler.onData?.(chunk) === false) this.callerPaused = true;
+    if (this.failureBody === undefined) return this.handler.onData?.(chunk) !== false;
+    if (!this.failureBody.take(chunk)) bodyTooLarge(this);
     return true;
   }
 
-  onComplete(trailers: string[] | null): void {
-    if (this.done) return;
-    if (this.held !== undefined || (this.bodyBudget >= 0 && this.callerPaused)) {
-      this.held ??= [];
-      this.heldEnd = trailers;
-      return;
-    }
-    // Done once it returned: a handler that throws here hears undici's error next.
-    this.handler.onComplete?.(trailers);
-    this.done = true;
+  onComplete(trailers: Trailers): void {
+    if (this.done || this.failureBody?.holds(trailers) === true) return;
+    this.deliverEnd(trailers);
   }
 
   onError(error: Error): void {
-    if (this.done) return;
     // Settled already when the caller gave up or the headers came: then this is only the caller's news.
-    if (isInvalidArgument(error)) this.permit.release();
-    else this.permit.fail(error);
-    this.finish(error);
+    failed(this, error);
   }
 
-  onDeadline(error: Error): void {
-    // The signal also aborts when the caller gives up (the permit is then ignored): only a timeout aborts here.
-    if (this.permit.outcome !== 'timeout' || this.abortReason !== null) return;
-    this.abortReason = error;
-    this.upstreamAbort?.(error);
-    // Still queued in undici: the caller hears now, and the request is aborted when undici starts it.
-    this.finish(error);
-  }
-
-  /** The resume given to a caller of a failure's body: what was held for it, as long as it does not pause again. */
-  private resume(): void {
-    this.callerPaused = false;
-    if (this.held === undefined || this.flushing) return;
-    this.flushing = true;
-    try {
-      this.deliverHeld();
-    } catch (error) {
-      // What undici does when a handler throws: the request is aborted and the handler hears the error.
-      this.abortReason ??= error as Error;
-      this.upstreamAbort?.(error as Error);
-      this.finish(error as Error);
-    } finally {
-      this.flushing = false;
-    }
-  }
-
-  private deliverHeld(): void {
-    const held = this.held!;
-    while (held.length > 0 && !this.callerPaused && !this.done)
-      if (this.handler.onData?.(held.shift()!) === false) this.callerPaused = true;
-    if (held.length > 0 || this.callerPaused || this.done) return;
-    this.held = undefined;
-    const trailers = this.heldEnd;
-    if (trailers === undefined) return;
-    this.heldEnd = undefined;
-    this.handler.onComplete?.(trailers);
-    this.done = true;
-  }
-
-  private finish(error: Error): void {
-    if (this.done) return;
-    this.done = true;
-    this.handler.onError?.(error);
+  /** A failure's headers: its body keeps coming, held here for a paused caller (it must not hold the connection). */
+  private failureHeaders(statusCode: number, headers: Buffer[], statusText: string): boolean {
+    if (this.handler.onHeaders?.(statusCode, headers, () => this.resume(), statusText) === false)
+      this.callerPaused = true;
+    return true;
   }
 }

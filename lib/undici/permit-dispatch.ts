@@ -1,55 +1,67 @@
 import type { CallPermit } from '../core/index.js';
+// The engine's class, only to recognise its permits: a counted call's perform() is its work, at once.
+import { TrackedCall } from '../core/calls/tracked-call.js';
+import { expired, injected, type BreakerRequest } from './breaker-request.js';
 
 /**
- * What `dispatchThroughPermit()` needs of a request's handler: its permit,
- * and how it hears the deadline, an injected failure, and the start of a
+ * What `dispatchThroughPermit()` needs of a request's handler besides the
+ * request itself: how it is sent, and how its caller is started before a
  * fault's latency.
  *
  * @internal
  */
-export interface PermitDispatch {
-  readonly permit: CallPermit;
-  /** The breaker's deadline passed before the headers (or a probe expired). */
-  onDeadline(error: Error): void;
-  /** An injected failure (or the end of its latency): counted as the call's failure, and the caller hears it. */
-  injected(error: Error): void;
+export interface PermitDispatch extends BreakerRequest {
+  /** Sends the request to undici, with this handler: the work the permit performs. */
+  send(): boolean;
   /**
    * A fault's latency starts: the caller's handler is given its way to abort
    * now, not when undici starts the request after the latency.
    */
   startCaller(): void;
-  /** A dispatch undici would not even take (it threw): the permit is released, the caller hears nothing here. */
-  release(): void;
 }
 
 /** Dispatches one request through its permit; the breaker's deadline runs from here. @internal */
-export function dispatchThroughPermit(call: PermitDispatch, dispatch: () => boolean): boolean {
+export function dispatchThroughPermit(call: PermitDispatch): boolean {
   const permit = call.permit;
   // The breaker's deadline, on its one timer, told synchronously (the operator's way): track() would cost
   // two promises and a microtask per request. The permit is settled at the response's headers.
-  if (permit.timeoutMs !== undefined) permit.watchDeadline((error) => call.onDeadline(error));
+  if (permit.timeoutMs !== undefined) permit.watchDeadline((error) => expired(call, error));
   // A probe the breaker gives up on (halfOpen.maxWaitMs) is told through its signal only.
   if (permit.probe) {
     const signal = permit.signal;
-    signal.addEventListener('abort', () => call.onDeadline(signal.reason as Error), {
-      once: true,
-    });
+    signal.addEventListener('abort', () => expired(call, signal.reason as Error), { once: true });
   }
+  // A counted call's permit (no fault in place) only runs the work in perform(): sent here, without the
+  // closure perform() takes. A fault's permit, an uncounted one or another breaker's go through perform().
+  // Should TrackedCall.perform() ever do more than work(), this must follow it.
+  if (permit instanceof TrackedCall) {
+    try {
+      return call.send();
+    } catch (error) {
+      // A request undici would not even take says nothing about the dependency.
+      permit.release();
+      throw error;
+    }
+  }
+  return performThrough(permit, call);
+}
+
+/** The request sent through `permit.perform()`: an injected fault (faultInjection) applies, before anything is sent. */
+function performThrough(permit: CallPermit, call: PermitDispatch): boolean {
   let dispatched = false;
   let started: boolean | PromiseLike<boolean>;
   try {
-    // Through the permit: an injected fault (faultInjection) applies here, before anything is sent.
     started = permit.perform(() => {
       dispatched = true;
-      return dispatch();
+      return call.send();
     });
   } catch (error) {
     // A request undici would not even take says nothing about the dependency.
     if (dispatched) {
-      call.release();
+      permit.release();
       throw error;
     }
-    call.injected(error as Error);
+    injected(call, error as Error);
     return true;
   }
   if (typeof started === 'boolean') return started;
@@ -58,7 +70,7 @@ export function dispatchThroughPermit(call: PermitDispatch, dispatch: () => bool
   call.startCaller();
   started.then(undefined, (error: unknown) => {
     if (dispatched) permit.release();
-    call.injected(error as Error);
+    injected(call, error as Error);
   });
   return true;
 }
