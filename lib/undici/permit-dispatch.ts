@@ -1,6 +1,4 @@
 import type { CallPermit } from '../core/index.js';
-// The engine's class, only to recognise its permits: a counted call's perform() is its work, at once.
-import { TrackedCall } from '../core/calls/tracked-call.js';
 import { expired, injected, type BreakerRequest } from './breaker-request.js';
 
 /**
@@ -30,18 +28,6 @@ export function dispatchThroughPermit(call: PermitDispatch): boolean {
   if (permit.probe) {
     const signal = permit.signal;
     signal.addEventListener('abort', () => expired(call, signal.reason as Error), { once: true });
-  }
-  // A counted call's permit (no fault in place) only runs the work in perform(): sent here, without the
-  // closure perform() takes. A fault's permit, an uncounted one or another breaker's go through perform().
-  // Should TrackedCall.perform() ever do more than work(), this must follow it.
-  if (permit instanceof TrackedCall) {
-    try {
-      return call.send();
-    } catch (error) {
-      // A request undici would not even take says nothing about the dependency.
-      permit.release();
-      throw error;
-    }
   }
   return performThrough(permit, call);
 }
