@@ -1,5 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner, ModulesContainer } from '@nestjs/core';
+import {
+  APP_INTERCEPTOR,
+  ApplicationConfig,
+  DiscoveryService,
+  MetadataScanner,
+  ModulesContainer,
+} from '@nestjs/core';
 import {
   CONCURRENCY_LIMIT_METADATA,
   CIRCUIT_BREAKER_METADATA,
@@ -68,6 +74,7 @@ export class CircuitBreakerExplorer {
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly modules: ModulesContainer,
+    private readonly config: ApplicationConfig,
   ) {}
 
   /** Pushes every breaker definition and use of the application to `into`: features, then methods, then injections. */
@@ -106,24 +113,54 @@ export class CircuitBreakerExplorer {
         if (typeof fn === 'function') usesOf(fn, `${className}.${name}`);
       }
     }
-    if (this.limitsGlobally()) uses.push(...this.unnamedHandlers());
+    if (this.limitsGlobally()) uses.push(...this.unnamedHandlers(APP_INTERCEPTOR));
     return uses;
+  }
+
+  /**
+   * The default limiter for every handler that names none, when a global
+   * binding of `ConcurrencyLimitInterceptor` that `limiterUses()` cannot see
+   * exists: `APP_INTERCEPTOR` with `useFactory`, or `app.useGlobalInterceptors()`.
+   * Read from Nest's `ApplicationConfig`, which holds the built interceptors:
+   * once the application bootstraps, after `app.useGlobalInterceptors()`.
+   */
+  globalLimiterUses(): ConcurrencyLimitUse[] {
+    // Bound with useClass or useExisting: limiterUses() reported it already, and it was checked at init.
+    if (this.limitsGlobally()) return [];
+    const binding = this.globalBinding();
+    return binding === undefined ? [] : this.unnamedHandlers(binding);
   }
 
   /** Whether `ConcurrencyLimitInterceptor` is registered with `APP_INTERCEPTOR` (`useClass` or `useExisting`). */
   private limitsGlobally(): boolean {
-    for (const module of this.modules.values()) {
-      for (const [token, wrapper] of module.providers) {
-        if (typeof token !== 'string' || !token.startsWith('APP_INTERCEPTOR')) continue;
-        const inject = (wrapper as { inject?: unknown[] }).inject;
-        if (
-          wrapper.metatype === ConcurrencyLimitInterceptor ||
-          (inject?.length === 1 && inject[0] === ConcurrencyLimitInterceptor)
-        )
-          return true;
-      }
-    }
+    for (const [, wrapper] of this.appInterceptors()) if (bindsClass(wrapper)) return true;
     return false;
+  }
+
+  /**
+   * How `ConcurrencyLimitInterceptor` is bound globally, for messages
+   * (`APP_INTERCEPTOR`, `app.useGlobalInterceptors()`), or `undefined`.
+   * Static `APP_INTERCEPTOR` instances and those of `app.useGlobalInterceptors()`
+   * share one list; request-scoped ones are wrappers, built per request.
+   */
+  private globalBinding(): string | undefined {
+    const provided = new Set<unknown>(
+      [...this.appInterceptors()].map(([, wrapper]) => wrapper.instance),
+    );
+    for (const interceptor of this.config.getGlobalInterceptors())
+      if (interceptor instanceof ConcurrencyLimitInterceptor)
+        return provided.has(interceptor) ? APP_INTERCEPTOR : 'app.useGlobalInterceptors()';
+    // Request-scoped: no instance before a request; a factory's is unknown until then.
+    for (const wrapper of this.config.getGlobalRequestInterceptors())
+      if (bindsClass(wrapper)) return APP_INTERCEPTOR;
+    return undefined;
+  }
+
+  /** The `APP_INTERCEPTOR` providers of every module (Nest keys each `APP_INTERCEPTOR (UUID: ...)`). */
+  private *appInterceptors(): Generator<[string, ProviderWrapper]> {
+    for (const module of this.modules.values())
+      for (const [token, wrapper] of module.providers)
+        if (typeof token === 'string' && token.startsWith(APP_INTERCEPTOR)) yield [token, wrapper];
   }
 
   /**
@@ -131,7 +168,7 @@ export class CircuitBreakerExplorer {
    * no limiter (on the method or the class): under the global interceptor each
    * uses the limiter `'default'`. One use per class is enough for the check.
    */
-  private unnamedHandlers(): ConcurrencyLimitUse[] {
+  private unnamedHandlers(binding: string): ConcurrencyLimitUse[] {
     const uses: ConcurrencyLimitUse[] = [];
     for (const wrapper of this.discovery.getControllers()) {
       const prototype = wrapper.metatype?.prototype as object | undefined;
@@ -152,7 +189,7 @@ export class CircuitBreakerExplorer {
       if (handler !== undefined)
         uses.push({
           name: undefined,
-          site: `ConcurrencyLimitInterceptor (APP_INTERCEPTOR) on ${className}.${handler}`,
+          site: `ConcurrencyLimitInterceptor (${binding}) on ${className}.${handler}`,
         });
     }
     return uses;
@@ -308,6 +345,18 @@ function declaredImports(module: Module): unknown[] {
 
 /** A module of Nest's container, as ModulesContainer holds it. */
 type Module = NonNullable<ReturnType<ModulesContainer['get']>>;
+
+/** Whether an `APP_INTERCEPTOR` provider is `useClass` or `useExisting` of `ConcurrencyLimitInterceptor`. */
+function bindsClass(wrapper: { metatype: unknown; inject?: unknown }): boolean {
+  const inject = wrapper.inject as unknown[] | undefined;
+  return (
+    wrapper.metatype === ConcurrencyLimitInterceptor ||
+    (inject?.length === 1 && inject[0] === ConcurrencyLimitInterceptor)
+  );
+}
+
+/** One provider of a module, as Nest's container wraps it (Nest does not export the class). */
+type ProviderWrapper = Module['providers'] extends Map<unknown, infer Wrapper> ? Wrapper : never;
 
 /** Whether `imports` holds the registration tagged `tag`. */
 function declaresImport(imports: readonly unknown[], tag: RootTag): boolean {

@@ -140,7 +140,7 @@ export class CircuitBreakerOrchestrator
     @Inject(CIRCUIT_BREAKER_MODULE_OPTIONS) options: CircuitBreakerModuleOptions,
     @Inject(CIRCUIT_BREAKER_LOOKUP) private readonly registry: CircuitBreakerRegistry,
     private readonly events: CircuitBreakerEvents,
-    @Optional() explorer?: CircuitBreakerExplorer,
+    @Optional() private readonly explorer?: CircuitBreakerExplorer,
   ) {
     // Before anything else: two roots would build two registries, and the last would silently win.
     const roots = explorer?.rootRegistrations() ?? [];
@@ -228,11 +228,16 @@ export class CircuitBreakerOrchestrator
   }
 
   /**
-   * Reads the shared state of every shared breaker before the application
-   * serves, so that a replica started during an outage starts open. Bounded by
-   * the store's own deadline; never fails the start-up.
+   * Checks the limiter of the global bindings of `ConcurrencyLimitInterceptor`
+   * that exist only built (`useFactory`, `app.useGlobalInterceptors()`, called
+   * before `init()`), then reads the shared state of every shared breaker
+   * before the application serves, so that a replica started during an outage
+   * starts open: bounded by the store's own deadline, that never fails the
+   * start-up.
    */
   async onApplicationBootstrap(): Promise<void> {
+    // Global bindings of the limiter interceptor that only exist built: after app.useGlobalInterceptors().
+    this.checkLimiterUses(this.explorer?.globalLimiterUses() ?? []);
     this.bootstrapped = true;
     if (this.options.store !== undefined && this.shared.length > 0)
       await this.options.store.hydrate(this.shared);
@@ -396,8 +401,8 @@ export class CircuitBreakerOrchestrator
   }
 
   /** Every limiter a route names exists: a typo fails start-up, with the closest defined name. */
-  private checkLimiterUses(): void {
-    for (const { name = DEFAULT_LIMITER, site } of this.limiterUses) {
+  private checkLimiterUses(uses: readonly ConcurrencyLimitUse[] = this.limiterUses): void {
+    for (const { name = DEFAULT_LIMITER, site } of uses) {
       if (this.registry.findLimiter(name) !== undefined) continue;
       const known = this.registry.limiterNames();
       throw new BreakerConfigError(
