@@ -25,15 +25,17 @@ import { criticalityReader } from './request-criticality.js';
  * (`CircuitBreakerModule.forRoot({ limiters })`): each request takes a place
  * before pipes and the handler run, and frees it when the handler's result
  * settles. Beyond the limit (and the limiter's queue, where the most important
- * request waits first), the request is refused: over HTTP 503 with
- * `Retry-After` and the body of `CircuitBreakerExceptionFilter` (code
- * `LOAD_SHED`), elsewhere the `CallRejectedError` (reason `'shed'`) for the
- * transport's filter.
+ * request waits first), the request is refused: over HTTP 503 with the
+ * header `circuit-breaker-code: LOAD_SHED`, no `Retry-After` (a place frees
+ * as soon as any request ends), and the body of
+ * `CircuitBreakerExceptionFilter`; elsewhere the `CallRejectedError` (reason
+ * `'shed'`) for the transport's filter.
  *
  * Per route or controller with `@ConcurrencyLimit(name?)` (or
  * `@UseInterceptors(ConcurrencyLimitInterceptor)`), or for every route with
- * `{ provide: APP_INTERCEPTOR, useClass: ConcurrencyLimitInterceptor }`. A
- * route that names no limiter uses the one named `'default'`. Bound more than
+ * `APP_INTERCEPTOR` or `app.useGlobalInterceptors(app.get(ConcurrencyLimitInterceptor))`.
+ * A route that names no limiter uses the one named `'default'`: without one,
+ * start-up fails. Bound more than
  * once on a route, only the outermost binding takes a place.
  *
  * @publicApi

@@ -11,8 +11,9 @@ import { decorationSite } from './decoration-site.js';
  * `CircuitBreakerModule.forRoot({ limiters })`; without a name, the limiter
  * named `'default'`): a request takes a place before pipes and the handler
  * run, and frees it when the handler's result settles. Beyond the limit (and
- * the limiter's queue), the request is refused with 503 + `Retry-After`
- * (code `LOAD_SHED`) over HTTP, the `CallRejectedError` elsewhere.
+ * the limiter's queue), the request is refused with 503 and the header
+ * `circuit-breaker-code: LOAD_SHED` (no `Retry-After`) over HTTP, the
+ * `CallRejectedError` elsewhere.
  *
  * On a method, or a class (every handler; a method's own name wins). Binds
  * `ConcurrencyLimitInterceptor`; with the interceptor also global, a request
