@@ -432,3 +432,125 @@ describe('DeadlineScheduler (property)', () => {
     );
   });
 });
+
+describe('DeadlineScheduler when the event loop is late', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('a sparse call added while the deadline timer is overdue does not hold back the calls already due', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'], now: 0 });
+    const scheduler = new DeadlineScheduler();
+    const at: number[] = [];
+    scheduler.add({ ...deadline('due', []), expire: () => at.push(performance.now()) }, 50);
+    // A busy event loop: the clock reads 100 before the timer armed for 50 has run.
+    vi.spyOn(performance, 'now').mockReturnValueOnce(100);
+    scheduler.add(deadline('later', []), 1_000);
+    vi.advanceTimersByTime(60);
+    expect(at).toEqual([50]);
+  });
+
+  type Step =
+    | { kind: 'burst'; n: number; timeoutMs: number; removeMask: number; chainMs?: number }
+    | { kind: 'remove'; pick: number }
+    | { kind: 'advance'; ms: number }
+    | { kind: 'inTimer'; delay: number; n: number; timeoutMs: number };
+  const steps: fc.Arbitrary<Step> = fc.oneof(
+    fc.record({
+      kind: fc.constant('burst' as const),
+      // A few calls (sparse), or a burst that makes them dense.
+      n: fc.oneof(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 28, max: 70 })),
+      timeoutMs: fc.constantFrom(0, 1, 5, 10, 25),
+      removeMask: fc.nat(),
+      chainMs: fc.option(fc.constantFrom(0, 3, 10), { nil: undefined }),
+    }),
+    fc.record({ kind: fc.constant('remove' as const), pick: fc.nat() }),
+    fc.record({
+      kind: fc.constant('advance' as const),
+      ms: fc.oneof(fc.integer({ min: 0, max: 2 }), fc.integer({ min: 0, max: 30 })),
+    }),
+    fc.record({
+      kind: fc.constant('inTimer' as const),
+      delay: fc.integer({ min: 0, max: 3 }),
+      n: fc.oneof(fc.constant(1), fc.integer({ min: 30, max: 40 })),
+      timeoutMs: fc.constantFrom(1, 5, 10),
+    }),
+  );
+  interface Call {
+    timeoutMs: number;
+    addedAt: number;
+    removed: boolean;
+    expiredAt: number[];
+    deadline?: Deadline;
+  }
+
+  it('every call not removed expires once, at its start plus its timeout and at most 2 ms later, in order (property)', () => {
+    fc.assert(
+      fc.property(fc.array(steps, { maxLength: 40 }), (plan) => {
+        vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'], now: 0 });
+        const scheduler = new DeadlineScheduler();
+        const calls: Call[] = [];
+        const expiredInOrder = new Map<number, Call[]>();
+        const start = (timeoutMs: number, chainMs?: number): Call => {
+          const call: Call = {
+            timeoutMs,
+            addedAt: performance.now(),
+            removed: false,
+            expiredAt: [],
+          };
+          calls.push(call);
+          call.deadline = {
+            ...deadline('call', []),
+            expire: () => {
+              call.expiredAt.push(performance.now());
+              expiredInOrder.set(timeoutMs, [...(expiredInOrder.get(timeoutMs) ?? []), call]);
+              // An expiry that starts another call (a retry).
+              if (chainMs !== undefined) start(chainMs);
+            },
+          };
+          scheduler.add(call.deadline, timeoutMs);
+          return call;
+        };
+        const remove = (call: Call): void => {
+          if (call.removed || call.expiredAt.length > 0) return;
+          call.removed = true;
+          scheduler.remove(call.deadline!);
+        };
+        for (const step of plan) {
+          if (step.kind === 'burst')
+            for (let i = 0; i < step.n; i++) {
+              const call = start(step.timeoutMs, step.chainMs);
+              if ((step.removeMask >> (i % 30)) & 1) remove(call);
+            }
+          else if (step.kind === 'advance') vi.advanceTimersByTime(step.ms);
+          else if (step.kind === 'inTimer')
+            setTimeout(() => {
+              for (let i = 0; i < step.n; i++) start(step.timeoutMs);
+            }, step.delay);
+          else {
+            const waiting = calls.filter((c) => !c.removed && c.expiredAt.length === 0);
+            if (waiting.length > 0) remove(waiting[step.pick % waiting.length]!);
+          }
+        }
+        vi.advanceTimersByTime(200);
+        expect(scheduler.size).toBe(0);
+        for (const call of calls) {
+          if (call.removed) expect(call.expiredAt).toEqual([]);
+          else {
+            expect(call.expiredAt).toHaveLength(1);
+            const due = call.addedAt + call.timeoutMs;
+            expect(call.expiredAt[0]).toBeGreaterThanOrEqual(due);
+            expect(call.expiredAt[0]).toBeLessThanOrEqual(due + 2);
+          }
+        }
+        for (const expired of expiredInOrder.values())
+          for (let i = 1; i < expired.length; i++)
+            expect(expired[i]!.addedAt).toBeGreaterThanOrEqual(expired[i - 1]!.addedAt);
+        vi.advanceTimersByTime(200);
+        expect(vi.getTimerCount()).toBe(0);
+        vi.useRealTimers();
+      }),
+      { numRuns: 400, seed: 42 },
+    );
+  });
+});

@@ -90,6 +90,8 @@ export class DeadlineScheduler {
   private timer: ReturnType<typeof setTimeout> | undefined = undefined;
   private cancelTimer: (() => void) | undefined = undefined;
   private timerAt = Number.POSITIVE_INFINITY;
+  /** The `setTimeout` that armed the deadline timer: one armed under other timers (fake ones in tests) never fires. */
+  private timerArmedWith: typeof setTimeout | undefined = undefined;
   /** The zero-delay timer that gives the calls added since it was armed their due time. */
   private stampTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   /** The `setTimeout` that armed it: one armed before fake timers were installed (or after they were removed) never fires. */
@@ -124,9 +126,7 @@ export class DeadlineScheduler {
     if (this.source !== undefined || this.expiring || !this.dense) {
       const now = this.now();
       if (this.source === undefined && !this.expiring) this.countSparse(now);
-      const dueAt = (deadline.dueAt = now + timeoutMs);
-      // An overdue timer is re-armed too: one armed under another time base (fake timers in tests) would never fire.
-      if (dueAt < this.timerAt || this.timerAt < now) this.arm(dueAt, now);
+      this.armFor((deadline.dueAt = now + timeoutMs), now);
       return;
     }
     this.stampedCalls++;
@@ -197,6 +197,22 @@ export class DeadlineScheduler {
     this.waiting--;
   }
 
+  /**
+   * The timer for a call due at `dueAt`, unless it is armed for earlier. One
+   * that is overdue is left to fire: the event loop is late, and re-arming it
+   * for `dueAt` would hold back the calls already due. Unless it was armed
+   * under another time base (fake timers installed or removed since), where
+   * it never fires: then it is armed again for when it was due.
+   */
+  private armFor(dueAt: number, now: number): void {
+    if (dueAt < this.timerAt) this.arm(dueAt, now);
+    else if (
+      this.timerAt < now &&
+      (this.source !== undefined || this.timerArmedWith !== setTimeout)
+    )
+      this.arm(this.timerAt, now);
+  }
+
   private arm(dueAt: number, now: number): void {
     this.timerAt = dueAt;
     const source = this.source;
@@ -206,6 +222,7 @@ export class DeadlineScheduler {
       return;
     }
     if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timerArmedWith = setTimeout;
     this.timer = setTimeout(this.fire, timerDelay(dueAt - now));
     // A deadline must never be the reason a process stays alive.
     this.timer.unref?.();
@@ -235,9 +252,7 @@ export class DeadlineScheduler {
     }
     this.stampedCalls = 0;
     const earliest = this.stamp(now);
-    if (earliest === Number.POSITIVE_INFINITY) return;
-    // An overdue timer is re-armed too: one armed under another time base (fake timers in tests) would never fire.
-    if (earliest < this.timerAt || this.timerAt < now) this.arm(earliest, now);
+    if (earliest !== Number.POSITIVE_INFINITY) this.armFor(earliest, now);
   };
 
   /** Gives the calls without a due time theirs, from `now`; returns the earliest due time of all. */
