@@ -3,8 +3,14 @@ import type { CallPermit } from '../core/index.js';
 import { bodyTooLarge, callerAborted, failed } from './breaker-request.js';
 import { failureBodyAfter, type FailureBody, type FailureBodyReader } from './failure-body.js';
 import { dispatchThroughPermit, type PermitDispatch } from './permit-dispatch.js';
+import { channel } from 'node:diagnostics_channel';
+import { BREAKER_CHANNEL_NAMES } from '../diagnostics/breaker-channels.js';
 import { RawResponseHead } from './raw-response-head.js';
 import { undiciMessages } from './undici.messages.js';
+
+// A subscriber of settled calls is handed the head and may keep it: then its raw headers (views of the
+// socket's buffer) are parsed and let go. A success's head is otherwise parsed only if something reads it.
+const settled = channel(BREAKER_CHANNEL_NAMES.callSettle);
 
 type Handler = Dispatcher.DispatchHandler;
 type RawHeaders = Buffer[] | string[] | null;
@@ -154,7 +160,7 @@ export class BreakerLegacyHandler implements Handler, PermitDispatch, FailureBod
         head.detach();
         if ((this.failureBody = failureBodyAfter(outcome, this)) !== undefined)
           return this.failureHeaders(statusCode, headers, statusText);
-      }
+      } else if (settled.hasSubscribers) head.detach();
     }
     return this.handler.onHeaders?.(statusCode, headers, resume, statusText) !== false;
   }

@@ -8,8 +8,9 @@ type RawHeaders = Buffer[] | string[] | null;
  * A response's head as undici's handlers of the older API receive it (`fetch`
  * and `request()` use them): the headers are raw name and value pairs, parsed
  * into a plain object (as undici's own) when something first reads them. The
- * default classifier looks at them for 429 and 503 alone: other answers are
- * never parsed here.
+ * default classifier reads them only beside a status that can fail (5xx, 408,
+ * 429): a success is never parsed here, unless a subscriber of settled calls
+ * (which may keep the head) or a `classifyResult` reads them.
  *
  * @internal
  */

@@ -227,6 +227,28 @@ describe.each(FORMS)('withCircuitBreaker() against a real server (%s form)', (ea
     ]);
   });
 
+  it('a success head a subscriber of settled calls may keep holds parsed headers, not the raw ones', async () => {
+    const upstream = await server();
+    const heads: { headers: Record<string, unknown> }[] = [];
+    const onSettle = (m: unknown) =>
+      heads.push((m as { result: { headers: Record<string, unknown> } }).result);
+    subscribe(BREAKER_CHANNEL_NAMES.callSettle, onSettle);
+    cleanups.push(() => unsubscribe(BREAKER_CHANNEL_NAMES.callSettle, onSettle));
+    const breaker = new Breaker(
+      'kept',
+      { timeoutMs: false },
+      { clock: new ManualClock(), channels: breakerChannels() },
+    );
+    const response = await request(`${upstream.origin}/ok`, { dispatcher: agentWith({ breaker }) });
+    await response.body.dump();
+    expect(heads).toHaveLength(1);
+    // undici's raw header buffers are views of the socket's data: a kept head must not hold them.
+    expect(
+      Object.values(heads[0]!).filter((v) => Array.isArray(v) && Buffer.isBuffer(v[0])),
+    ).toEqual([]);
+    expect(heads[0]!.headers['content-length']).toBe('2');
+  });
+
   it("aborts a hung fetch at the deadline: fetch rejects with the breaker's timeout as cause", async () => {
     const upstream = await server();
     const clock = new ManualClock();
