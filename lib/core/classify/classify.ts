@@ -91,14 +91,19 @@ function errorCodeOf(error: Loose): string | undefined {
 }
 
 function classifyStatus(status: number, error: unknown, overload: boolean): CallOutcome {
+  // The dependency answered (a 400 is the caller's mistake, a 404 a valid answer).
+  if (!isFailingStatus(status)) return 'success';
   if (status === 429) return overload ? 'overload' : 'failure';
   if (status === 503)
     return overload && (retryAfterOf(error, 0) !== undefined || isLoadShed(error))
       ? 'overload'
       : 'failure';
-  if (status >= 500 || status === 408) return 'failure';
-  // The dependency answered (a 400 is the caller's mistake, a 404 a valid answer).
-  return 'success';
+  return 'failure';
+}
+
+/** Whether a status alone can make a call anything but a success (5xx, 408, 429): the only ones `classifyStatus` reads further. */
+function isFailingStatus(status: number): boolean {
+  return status >= 500 || status === 408 || status === 429;
 }
 
 /**
@@ -154,11 +159,6 @@ export function defaultClassifyResult(value: unknown, overload = true): CallOutc
     return 'failure';
   }
   return classifyStatus(status, value, overload);
-}
-
-/** Whether a status alone can make a call anything but a success (5xx, 408, 429). */
-function isFailingStatus(status: number): boolean {
-  return status >= 500 || status === 408 || status === 429;
 }
 
 /**
