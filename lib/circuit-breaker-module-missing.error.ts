@@ -1,3 +1,5 @@
+import { circuitBreakerMessages } from './circuit-breaker.messages.js';
+
 /**
  * Something that needs `CircuitBreakerModule` runs in an application (or a
  * module) that does not import it: a class with `@CircuitBreaker()` methods,
@@ -24,3 +26,21 @@ export class CircuitBreakerModuleMissingError extends Error {
 Object.defineProperty(CircuitBreakerModuleMissingError.prototype, 'name', {
   value: 'CircuitBreakerModuleMissingError',
 });
+
+/**
+ * What Nest injected for an enhancer's registry (guard, interceptor), or the
+ * error that fails start-up where it is used without the module: Nest builds
+ * an enhancer in the module that uses it. @internal
+ */
+export function requireModule<R>(
+  registry: R | undefined,
+  integration: string,
+  className: string,
+): R {
+  if (registry === undefined)
+    throw new CircuitBreakerModuleMissingError(
+      circuitBreakerMessages.integrationWithoutModule(integration),
+      className,
+    );
+  return registry;
+}

@@ -11,7 +11,7 @@ import { BreakerConfigError, CallRejectedError, type AdmissionPeek } from './cor
 import { deferredRejection } from './core/calls/deferred-rejection.js';
 import { REQUIRED_CIRCUITS_METADATA } from './circuit-breaker.constants.js';
 import { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
-import { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missing.error.js';
+import { requireModule } from './circuit-breaker-module-missing.error.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 import { checkRequiredBreakers, type CircuitRequirement } from './circuit-requirement.js';
@@ -49,17 +49,14 @@ export class CircuitBreakerGuard implements CanActivate {
     private readonly filter?: CircuitBreakerExceptionFilter,
   ) {
     // Nest builds the guard where it is used: without the module there, fail start-up saying so.
-    if (registry === undefined)
-      throw new CircuitBreakerModuleMissingError(
-        circuitBreakerMessages.integrationWithoutModule(
-          '@RequireCircuitBreaker() (CircuitBreakerGuard)',
-        ),
-        'CircuitBreakerGuard',
-      );
-    this.registry = registry;
+    this.registry = requireModule(
+      registry,
+      '@RequireCircuitBreaker() (CircuitBreakerGuard)',
+      'CircuitBreakerGuard',
+    );
     // What requiring() names is on no route's metadata, so the start-up check of names does not see it: check it here.
     for (const { name, key, site } of this.always()) {
-      const breaker = registry.orchestrator.use(name, site);
+      const breaker = this.registry.orchestrator.use(name, site);
       if (key !== undefined && breaker.config.perKey === undefined)
         throw new BreakerConfigError(circuitBreakerMessages.keyMismatch(name, site, false), name);
     }

@@ -10,8 +10,7 @@ import { Reflector } from '@nestjs/core';
 import { from, isObservable, of, type Observable } from 'rxjs';
 import { CIRCUIT_INTERCEPTOR_METADATA } from './circuit-breaker.constants.js';
 import { breakerOperator, type BreakerRecovery } from './circuit-breaker.operator.js';
-import { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missing.error.js';
-import { circuitBreakerMessages } from './circuit-breaker.messages.js';
+import { requireModule } from './circuit-breaker-module-missing.error.js';
 import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 import type { CircuitInterception } from './circuit-interception.js';
 
@@ -34,14 +33,11 @@ export class CircuitBreakerInterceptor implements NestInterceptor {
     @Inject(Reflector) private readonly reflector: Reflector,
   ) {
     // Nest builds the interceptor where it is used: without the module there, fail start-up saying so.
-    if (registry === undefined)
-      throw new CircuitBreakerModuleMissingError(
-        circuitBreakerMessages.integrationWithoutModule(
-          '@UseCircuitBreaker() (CircuitBreakerInterceptor)',
-        ),
-        'CircuitBreakerInterceptor',
-      );
-    this.registry = registry;
+    this.registry = requireModule(
+      registry,
+      '@UseCircuitBreaker() (CircuitBreakerInterceptor)',
+      'CircuitBreakerInterceptor',
+    );
   }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {

@@ -11,8 +11,7 @@ import type { Observable } from 'rxjs';
 import { BreakerConfigError, type Criticality } from './core/index.js';
 import { CONCURRENCY_LIMIT_METADATA, DEFAULT_LIMITER } from './circuit-breaker.constants.js';
 import { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
-import { CircuitBreakerModuleMissingError } from './circuit-breaker-module-missing.error.js';
-import { circuitBreakerMessages } from './circuit-breaker.messages.js';
+import { requireModule } from './circuit-breaker-module-missing.error.js';
 import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 import type { ConcurrencyLimitUse } from './concurrency-limit-use.js';
 import { concurrencyLimitMessages } from './concurrency-limit.messages.js';
@@ -54,17 +53,14 @@ export class ConcurrencyLimitInterceptor implements NestInterceptor {
     private readonly filter?: CircuitBreakerExceptionFilter,
   ) {
     // Nest builds the interceptor where it is used: without the module there, fail start-up saying so.
-    if (registry === undefined)
-      throw new CircuitBreakerModuleMissingError(
-        circuitBreakerMessages.integrationWithoutModule(
-          '@ConcurrencyLimit() (ConcurrencyLimitInterceptor)',
-        ),
-        'ConcurrencyLimitInterceptor',
-      );
-    if (registry.limiterNames().length === 0)
+    this.registry = requireModule(
+      registry,
+      '@ConcurrencyLimit() (ConcurrencyLimitInterceptor)',
+      'ConcurrencyLimitInterceptor',
+    );
+    if (this.registry.limiterNames().length === 0)
       throw new BreakerConfigError(concurrencyLimitMessages.noLimiters(), DEFAULT_LIMITER);
-    this.registry = registry;
-    this.criticalityOf = criticalityReader(registry.orchestrator.criticality, reflector);
+    this.criticalityOf = criticalityReader(this.registry.orchestrator.criticality, reflector);
   }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
