@@ -140,8 +140,13 @@ export function defaultClassifyError(error: unknown, overload = true): CallOutco
  * @publicApi
  */
 export function defaultClassifyResult(value: unknown, overload = true): CallOutcome {
-  if (typeof value !== 'object' || value === null) return 'success';
-  const loose = value as Loose;
+  return typeof value !== 'object' || value === null
+    ? 'success'
+    : classifyResponse(value as Loose, overload);
+}
+
+/** `defaultClassifyResult()` of an object: a response by its status, its headers read only beside a failing one. */
+function classifyResponse(loose: Loose, overload: boolean): CallOutcome {
   let status: unknown;
   try {
     status = loose.status;
@@ -158,7 +163,7 @@ export function defaultClassifyResult(value: unknown, overload = true): CallOutc
   } catch {
     return 'failure';
   }
-  return classifyStatus(status, value, overload);
+  return classifyStatus(status, loose, overload);
 }
 
 /**
