@@ -1,13 +1,13 @@
 import axios from 'axios';
-import type { AxiosAdapter, AxiosInstance, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
+import type { AxiosAdapter, AxiosInstance, InternalAxiosRequestConfig } from 'axios';
 import { Breaker } from '../core/index.js';
-import type { CallContext } from '../core/index.js';
+import type { CallPermit } from '../core/index.js';
 import type {
   AxiosCircuitBreakerOptions,
   AxiosTarget,
 } from './axios-circuit-breaker-options.interface.js';
-import { callerSignalOf } from './axios-caller-signal.js';
-import { RequestSignal } from './axios-request-signal.js';
+import { executeRequest } from './axios-executed-request.js';
+import { sendUnderPermit } from './axios-permit-request.js';
 import { requestOrigin } from './axios-request-origin.js';
 import { axiosMessages } from './axios.messages.js';
 import { keyFor } from '../circuit-key.js';
@@ -141,171 +141,24 @@ function protectAdapter(inner: AxiosAdapter, wiring: Wiring): AxiosAdapter {
     if (!wiring.active || wiring.skip?.(config) === true) return inner(config);
     const breaker = wiring.breakerOf(config);
     const timeoutMs = wiring.timeoutMs?.(config);
-    const caller = callerSignalOf(config);
-    const slot = new SignalSlot(config);
-    // axios' own adapters get a RequestSignal; any other, the call's own AbortSignal.
-    const signal = light ? new RequestSignal() : undefined;
-    const call = (context: CallContext): Promise<AxiosResponse> =>
-      signal === undefined
-        ? send(inner, slot, context.signal)
-        : // A call that nothing can abort has its signal as a plain field (undefined); one that can makes an
-          // AbortController when its signal is read, which the request's own signal makes unnecessary.
-          Object.hasOwn(context, 'signal') && context.signal === undefined
-          ? inner(config)
-          : send(inner, slot, signal);
-    const result =
-      caller !== undefined
-        ? breaker.execute(call, { signal: caller.signal, timeoutMs })
-        : timeoutMs === undefined
-          ? breaker.execute(call)
-          : breaker.execute(call, { timeoutMs });
-    return result.then(
-      (response) => {
-        caller?.dispose();
-        slot.restore();
-        return response;
-      },
-      (error: unknown) => {
-        caller?.dispose();
-        slot.restore();
-        // Whatever ended the call before the request did (its deadline, the caller, an abandoned probe) aborts it.
-        signal?.abort(error);
-        throw error;
-      },
-    );
+    // axios' own adapters settle when their signal aborts: the permit is enough, unless the request may queue.
+    if (!light || !Object.isExtensible(config) || mayQueue(breaker))
+      return executeRequest(inner, config, breaker, timeoutMs, light);
+    let permit: CallPermit;
+    try {
+      // A refusal, or a deadline the breaker refuses: the request is not sent.
+      permit = breaker.acquire(timeoutMs === undefined ? undefined : { timeoutMs });
+    } catch (refusal) {
+      return Promise.reject(refusal);
+    }
+    return sendUnderPermit(inner, config, permit);
   };
   protectedAdapters.set(adapter, { wiring, inner });
   return adapter;
 }
 
-/**
- * Where a request's signal goes, for axios' own adapters (any other gets a
- * copy of the config): the config axios hands an adapter is its own
- * copy for this request (merged from the instance's defaults and the caller's
- * config, then flattened), so the call's signal is set on it while the
- * request runs, and the caller's own (or none) put back before the response
- * or its error is seen, by axios too (which reads `config.signal` again when
- * the adapter settles): a retry that sends `error.config` again must not
- * inherit a signal that has already aborted. Setting one field costs a
- * fraction of copying the config, which has some thirty of them.
- */
-class SignalSlot {
-  private readonly own: boolean;
-  private readonly callers: InternalAxiosRequestConfig['signal'];
-
-  constructor(readonly config: InternalAxiosRequestConfig) {
-    this.own = Object.hasOwn(config, 'signal');
-    this.callers = config.signal;
-  }
-
-  /** Whether the config can take a signal (an adapter called with a frozen one gets a copy). */
-  get writable(): boolean {
-    return Object.isExtensible(this.config);
-  }
-
-  set(signal: AbortSignal | RequestSignal): void {
-    this.config.signal = signal as AbortSignal;
-  }
-
-  /** Puts the caller's signal back, once the request or the call has ended (whichever is first). */
-  restore(): void {
-    const config = this.config;
-    if (config.signal === this.callers) return;
-    if (this.own) config.signal = this.callers;
-    else delete config.signal;
-  }
-}
-
-/**
- * Sends the request with `signal`: the call's own (aborted at the breaker's
- * deadline and when the caller cancels), or a `RequestSignal` the adapter
- * aborts then, set on the config for as long as the request runs.
- */
-function send(
-  inner: AxiosAdapter,
-  slot: SignalSlot,
-  signal: AbortSignal | RequestSignal | undefined,
-): Promise<AxiosResponse> {
-  if (signal === undefined) return inner(slot.config);
-  // Only axios' own adapters (a RequestSignal) read the signal before their first await: once a call
-  // ended first, the caller's signal goes back on the config while the adapter may still run. Any
-  // other adapter gets a copy with the call's signal, which no restore can reach.
-  if (!(signal instanceof RequestSignal) || !slot.writable)
-    return sendCopy(inner, slot.config, signal as AbortSignal);
-  const light = signal;
-  slot.set(signal);
-  let sent: Promise<AxiosResponse>;
-  try {
-    sent = inner(slot.config);
-  } catch (error) {
-    slot.restore();
-    throw error;
-  }
-  return sent.then(
-    (response) => {
-      light.settled = true;
-      slot.restore();
-      return response;
-    },
-    (error: unknown) => {
-      light.settled = true;
-      slot.restore();
-      throw error;
-    },
-  );
-}
-
-/** `send()` for a config that cannot take the signal: a copy with it, replaced by `config` in what comes back. */
-function sendCopy(
-  inner: AxiosAdapter,
-  config: InternalAxiosRequestConfig,
-  signal: AbortSignal,
-): Promise<AxiosResponse> {
-  const sent = withSignal(config, signal);
-  const light = signal instanceof RequestSignal ? signal : undefined;
-  return inner(sent).then(
-    (response) => {
-      if (light !== undefined) light.settled = true;
-      if (response.config === sent) response.config = config;
-      return response;
-    },
-    (error: unknown) => {
-      if (light !== undefined) light.settled = true;
-      const loose = error as { config?: unknown; response?: { config?: unknown } } | null;
-      if (typeof loose === 'object' && loose !== null) {
-        if (loose.config === sent) loose.config = config;
-        if (loose.response?.config === sent) loose.response.config = config;
-      }
-      throw error;
-    },
-  );
-}
-
-/**
- * A copy of `config` with `signal`. Copied key by key: the config axios hands
- * its adapter is a dictionary-mode object, which object spread copies about
- * four times slower.
- */
-function withSignal(
-  config: InternalAxiosRequestConfig,
-  signal: AbortSignal,
-): InternalAxiosRequestConfig {
-  const copy = Object.create(Object.getPrototypeOf(config) as object | null) as Record<
-    string,
-    unknown
-  >;
-  const source = config as unknown as Record<string, unknown>;
-  for (const key of Object.keys(source)) {
-    // An own "__proto__" (JSON.parse makes one) stays a property: assigning it would set the prototype.
-    if (key === '__proto__')
-      Object.defineProperty(copy, key, {
-        value: source[key],
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    else copy[key] = source[key];
-  }
-  copy.signal = signal;
-  return copy as unknown as InternalAxiosRequestConfig;
+/** Whether a call may wait for a bulkhead slot: `acquire()` would refuse it instead. */
+function mayQueue(breaker: Breaker): boolean {
+  const bulkhead = breaker.config.bulkhead;
+  return bulkhead !== undefined && bulkhead.maxQueue > 0;
 }

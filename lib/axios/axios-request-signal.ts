@@ -1,3 +1,5 @@
+import type { GenericAbortSignal } from 'axios';
+
 /**
  * The signal a protected request is sent with: what axios' adapters use of
  * an `AbortSignal` (`aborted`, `reason`, the `abort` event, `onabort`,
@@ -6,6 +8,9 @@
  * settled. Not an `AbortController`'s: with its listener added and removed,
  * one of those costs a request more than everything else the breaker does
  * for it (about 10 µs and its garbage, on Node 20).
+ *
+ * Given the caller's own signal (`source`), it follows it: the caller's
+ * abort aborts the request, with the caller's reason, until `settle()`.
  *
  * @internal
  */
@@ -18,6 +23,15 @@ export class RequestSignal {
   // An adapter listens once per request: one listener in a field, an array only past it.
   private listener: ((this: RequestSignal, event: unknown) => void) | undefined = undefined;
   private more: ((this: RequestSignal, event: unknown) => void)[] | undefined = undefined;
+  // Made only when there is a caller's signal to follow: HttpService's requests have a token and no signal.
+  private readonly onSource: (() => void) | undefined = undefined;
+
+  constructor(private readonly source?: GenericAbortSignal) {
+    if (source === undefined) return;
+    this.onSource = () => this.abort((source as { reason?: unknown }).reason);
+    if (source.aborted) this.onSource();
+    else source.addEventListener?.('abort', this.onSource);
+  }
 
   addEventListener(type: string, listener: (this: RequestSignal, event: unknown) => void): void {
     if (type !== 'abort' || typeof listener !== 'function' || this.aborted) return;
@@ -33,6 +47,12 @@ export class RequestSignal {
 
   throwIfAborted(): void {
     if (this.aborted) throw this.reason;
+  }
+
+  /** The request has settled: nothing aborts it any more, and the caller's signal is let go. */
+  settle(): void {
+    this.settled = true;
+    if (this.onSource !== undefined) this.source!.removeEventListener?.('abort', this.onSource);
   }
 
   /** The breaker gave up on the call with `reason`: the request, if still going, is aborted. */

@@ -200,7 +200,7 @@ describe('withCircuitBreaker(axios instance)', () => {
     const error = await rejectionOf(http.get('/ok'));
     expect(error).toEqual(
       new TypeError(
-        'Circuit breaker "upstream": execute() option "timeoutMs" must be a positive number of milliseconds up to 2147483647, or false on a breaker built with timeoutMs: false; got -5. Pass this call\'s deadline, or leave it out for the breaker\'s.',
+        'Circuit breaker "upstream": acquire() option "timeoutMs" must be a positive number of milliseconds up to 2147483647, or false on a breaker built with timeoutMs: false; got -5. Pass this call\'s deadline, or leave it out for the breaker\'s.',
       ),
     );
     expect(server.requests).toBe(0);
