@@ -2,6 +2,21 @@ import { HttpException, type ExecutionContext } from '@nestjs/common';
 import type { HttpAdapterHost } from '@nestjs/core';
 import type { CallRejectedError } from './core/index.js';
 import type { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
+import { circuitBreakerMessages } from './circuit-breaker.messages.js';
+
+/**
+ * Fails a guard or an interceptor built by hand (`new`) without the two
+ * arguments that answer a refused HTTP request (Nest always injects them):
+ * it would answer 500 instead of 503, unnoticed until an outage. @internal
+ */
+export function requireAnswering(
+  adapterHost: HttpAdapterHost | undefined,
+  filter: CircuitBreakerExceptionFilter | undefined,
+  className: string,
+): void {
+  if (adapterHost === undefined || filter === undefined)
+    throw new TypeError(circuitBreakerMessages.answeringMissing(className));
+}
 
 /**
  * What a guard or an interceptor refuses a request with, before its handler

@@ -1,9 +1,17 @@
-import { Controller, Get, Injectable, Scope, type OnApplicationBootstrap } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  Injectable,
+  Scope,
+  type INestApplication,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
 import { APP_INTERCEPTOR, HttpAdapterHost, Reflector } from '@nestjs/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   BreakerConfigError,
   CircuitBreakerExceptionFilter,
+  CircuitBreakerGuard,
   CircuitBreakerModule,
   CircuitBreakerRegistry,
   ConcurrencyLimit,
@@ -102,6 +110,13 @@ const BINDINGS: [string, string, Pick<AppSetup, 'providers' | 'beforeInit'>][] =
   ],
 ];
 
+/** The two arguments a hand-built enhancer always has, and the two it is given without (as a JavaScript caller can). */
+function handBuilt(
+  app: INestApplication,
+): [CircuitBreakerRegistry, Reflector, HttpAdapterHost, CircuitBreakerExceptionFilter] {
+  return [app.get(CircuitBreakerRegistry), app.get(Reflector), undefined!, undefined!];
+}
+
 describe('the start-up check of a global ConcurrencyLimitInterceptor', () => {
   const start = nestApps();
   const app = (options: CircuitBreakerModuleOptions, setup: AppSetup) =>
@@ -174,6 +189,30 @@ describe('the start-up check of a global ConcurrencyLimitInterceptor', () => {
     expect(failure.message).toBe(missingDefault('APP_INTERCEPTOR'));
     expect(hooks).toEqual([]);
   });
+
+  it.each([
+    [
+      'ConcurrencyLimitInterceptor',
+      (nest: INestApplication) => new ConcurrencyLimitInterceptor(...handBuilt(nest)),
+    ],
+    [
+      'CircuitBreakerGuard',
+      (nest: INestApplication) => new CircuitBreakerGuard(...handBuilt(nest)),
+    ],
+  ] as const)(
+    '%s built with new without what answers 503 fails start-up, naming the two arguments',
+    async (className, build) => {
+      const failure = (await app(
+        { limiters: { default: {} } },
+        { beforeInit: (nest) => void build(nest) },
+      ).catch((error: unknown) => error)) as Error;
+      expect(failure).toBeInstanceOf(TypeError);
+      expect(failure.message).toBe(
+        `${className} built with new is missing its HttpAdapterHost or CircuitBreakerExceptionFilter: without them a refused HTTP request would answer 500 instead of 503. ` +
+          `Pass all four arguments, new ${className}(registry, reflector, app.get(HttpAdapterHost), app.get(CircuitBreakerExceptionFilter)), or let Nest build it (list it in a module's providers and use app.get(${className})).`,
+      );
+    },
+  );
 
   it('leaves alone an application that binds the interceptor only per route, with named limiters', async () => {
     @Controller()
