@@ -1,6 +1,8 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { getEventListeners } from 'node:events';
-import { Agent } from 'node:http';
+import { Agent, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Readable } from 'node:stream';
 import axios, { AxiosError, type AxiosInstance } from 'axios';
 import { afterEach, describe, expect, it } from 'vitest';
 import { withCircuitBreaker } from '../../lib/axios/index.js';
@@ -294,6 +296,65 @@ describe('review: what observers of a cancelled request see', () => {
       expect(axios.isCancel(settles[0]!.error)).toBe(true);
     },
   );
+});
+
+describe("review: responseType 'stream'", () => {
+  it("the caller's own signal still aborts the body after the headers, as it does without the breaker", async () => {
+    // An upstream that sends its headers and one chunk, then holds the body until the client goes.
+    let closed!: () => void;
+    const clientGone = new Promise<void>((resolve) => (closed = resolve));
+    const server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      response.write('first');
+      response.on('close', closed);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    );
+    const http = client(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const breaker = breakerOf({ timeoutMs: 1_000 }, new ManualClock());
+    withCircuitBreaker(http, { breaker });
+    const controller = new AbortController();
+
+    const response = await http.get<Readable>('/', {
+      responseType: 'stream',
+      signal: controller.signal,
+    });
+    const body = response.data;
+    const failed = new Promise<unknown>((resolve) => body.on('error', resolve));
+    body.resume();
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1);
+    controller.abort();
+
+    expect(body.destroyed).toBe(true);
+    expect(axios.isCancel(await failed)).toBe(true);
+    await clientGone;
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    expect(breaker.snapshot().totals).toMatchObject({ admitted: 1, successes: 1 });
+  });
+
+  it('lets go of the caller’s signal once a streamed body has been read to its end', async () => {
+    const server = await upstream();
+    const http = client(server.url);
+    const breaker = breakerOf({ timeoutMs: 1_000 }, new ManualClock());
+    withCircuitBreaker(http, { breaker });
+    const controller = new AbortController();
+
+    const response = await http.get<Readable>('/ok', {
+      responseType: 'stream',
+      signal: controller.signal,
+    });
+    const chunks: Buffer[] = [];
+    for await (const chunk of response.data) chunks.push(chunk as Buffer);
+
+    expect(Buffer.concat(chunks).toString()).toBe('{"status":200}');
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  });
 });
 
 describe("review: a per-key family's probe rides on a child's request", () => {
