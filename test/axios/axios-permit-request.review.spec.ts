@@ -241,61 +241,73 @@ describe('review: probes', () => {
   });
 });
 
-// Both fail since 331c02e (they passed on execute()): a released permit counts `ignored` with no subject, so the
-// cancel reaches neither the `ignored` event nor `call-settle`. Marked `it.fails` until the engine can carry it
-// (a reason for CallPermit.release(), say); turn them back into `it` then.
+// On execute() (before 331c02e) both carried the cancel; the permit path releases its permit with it.
 describe('review: what observers of a cancelled request see', () => {
-  it.fails(
-    "the ignored event of a request its caller cancelled carries the caller's cancel, as execute() gave it",
-    async () => {
-      const server = await upstream();
-      const http = client(server.url);
-      const breaker = breakerOf({ timeoutMs: 1_000 }, new ManualClock());
-      withCircuitBreaker(http, { breaker });
-      const errors: unknown[] = [];
-      breaker.on('ignored', ({ error }) => errors.push(error));
-      const source = axios.CancelToken.source();
+  it("a cancel during a fault's latency: the ignored event carries the token's reason", async () => {
+    const server = await upstream();
+    const http = client(server.url);
+    const breaker = breakerOf({ timeoutMs: 1_000 }, new ManualClock(), true);
+    breaker.injectFault({ latencyMs: 500 });
+    withCircuitBreaker(http, { breaker });
+    const errors: unknown[] = [];
+    breaker.on('ignored', ({ error }) => errors.push(error));
+    const source = axios.CancelToken.source();
 
-      const answer = rejectionOf(http.get('/hang', { cancelToken: source.token }));
-      await server.received(1);
-      source.cancel('gone');
-      const error = await answer;
+    const answer = rejectionOf(http.get('/ok', { cancelToken: source.token }));
+    await settled();
+    source.cancel('gone');
+    const error = await answer;
 
-      expect(axios.isCancel(error)).toBe(true);
-      expect(errors).toHaveLength(1);
-      expect(axios.isCancel(errors[0])).toBe(true);
-    },
-  );
+    expect(errors).toEqual([error]);
+    expect((error as Error).message).toBe('gone');
+    expect(server.requests).toBe(0);
+  });
 
-  it.fails(
-    'call-settle of a request its caller cancelled carries the CanceledError, as execute() published it',
-    async () => {
-      const server = await upstream();
-      const http = client(server.url);
-      const breaker = new Breaker(
-        'upstream',
-        { timeoutMs: 1_000 },
-        { clock: new ManualClock(), channels: breakerChannels() },
-      );
-      withCircuitBreaker(http, { breaker });
-      const settles: Record<string, unknown>[] = [];
-      const onSettle = (message: unknown): void => {
-        settles.push({ ...(message as object) });
-      };
-      subscribe(BREAKER_CHANNEL_NAMES.callSettle, onSettle);
-      cleanups.push(() => unsubscribe(BREAKER_CHANNEL_NAMES.callSettle, onSettle));
-      const source = axios.CancelToken.source();
+  it("the ignored event of a request its caller cancelled carries the caller's cancel, as execute() gave it", async () => {
+    const server = await upstream();
+    const http = client(server.url);
+    const breaker = breakerOf({ timeoutMs: 1_000 }, new ManualClock());
+    withCircuitBreaker(http, { breaker });
+    const errors: unknown[] = [];
+    breaker.on('ignored', ({ error }) => errors.push(error));
+    const source = axios.CancelToken.source();
 
-      const answer = rejectionOf(http.get('/hang', { cancelToken: source.token }));
-      await server.received(1);
-      source.cancel('gone');
-      await answer;
-      await settled();
+    const answer = rejectionOf(http.get('/hang', { cancelToken: source.token }));
+    await server.received(1);
+    source.cancel('gone');
+    const error = await answer;
 
-      expect(settles).toHaveLength(1);
-      expect(axios.isCancel(settles[0]!.error)).toBe(true);
-    },
-  );
+    expect(axios.isCancel(error)).toBe(true);
+    expect(errors).toHaveLength(1);
+    expect(axios.isCancel(errors[0])).toBe(true);
+  });
+
+  it('call-settle of a request its caller cancelled carries the CanceledError, as execute() published it', async () => {
+    const server = await upstream();
+    const http = client(server.url);
+    const breaker = new Breaker(
+      'upstream',
+      { timeoutMs: 1_000 },
+      { clock: new ManualClock(), channels: breakerChannels() },
+    );
+    withCircuitBreaker(http, { breaker });
+    const settles: Record<string, unknown>[] = [];
+    const onSettle = (message: unknown): void => {
+      settles.push({ ...(message as object) });
+    };
+    subscribe(BREAKER_CHANNEL_NAMES.callSettle, onSettle);
+    cleanups.push(() => unsubscribe(BREAKER_CHANNEL_NAMES.callSettle, onSettle));
+    const source = axios.CancelToken.source();
+
+    const answer = rejectionOf(http.get('/hang', { cancelToken: source.token }));
+    await server.received(1);
+    source.cancel('gone');
+    await answer;
+    await settled();
+
+    expect(settles).toHaveLength(1);
+    expect(axios.isCancel(settles[0]!.error)).toBe(true);
+  });
 });
 
 describe("review: responseType 'stream'", () => {
