@@ -1,5 +1,5 @@
 import axios from 'axios';
-import type { AxiosAdapter, AxiosInstance, InternalAxiosRequestConfig } from 'axios';
+import type { AxiosAdapter, AxiosInstance, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
 import { Breaker } from '../core/index.js';
 import type { CallPermit } from '../core/index.js';
 import type {
@@ -8,6 +8,7 @@ import type {
 } from './axios-circuit-breaker-options.interface.js';
 import { executeRequest } from './axios-executed-request.js';
 import { sendUnderPermit } from './axios-permit-request.js';
+import { cancellableBody } from './axios-stream-body.js';
 import { requestOrigin } from './axios-request-origin.js';
 import { axiosMessages } from './axios.messages.js';
 import { keyFor } from '../circuit-key.js';
@@ -141,20 +142,34 @@ function protectAdapter(inner: AxiosAdapter, wiring: Wiring): AxiosAdapter {
     if (!wiring.active || wiring.skip?.(config) === true) return inner(config);
     const breaker = wiring.breakerOf(config);
     const timeoutMs = wiring.timeoutMs?.(config);
-    // axios' own adapters settle when their signal aborts: the permit is enough, unless the request may queue.
-    if (!light || !Object.isExtensible(config) || mayQueue(breaker))
-      return executeRequest(inner, config, breaker, timeoutMs, light);
-    let permit: CallPermit;
-    try {
-      // A refusal, or a deadline the breaker refuses: the request is not sent.
-      permit = breaker.acquire(timeoutMs === undefined ? undefined : { timeoutMs });
-    } catch (refusal) {
-      return Promise.reject(refusal);
-    }
-    return sendUnderPermit(inner, config, permit);
+    if (!light) return executeRequest(inner, config, breaker, timeoutMs, light);
+    // The caller's own signal, read before the request's takes its place: it still aborts a streamed body.
+    const caller = config.responseType === 'stream' ? config.signal : undefined;
+    const sent = sendToOwnAdapter(inner, config, breaker, timeoutMs);
+    return caller == null ? sent : cancellableBody(sent, caller, config);
   };
   protectedAdapters.set(adapter, { wiring, inner });
   return adapter;
+}
+
+/** A request to one of axios' own adapters (`http`, `xhr`) through `breaker`. */
+function sendToOwnAdapter(
+  inner: AxiosAdapter,
+  config: InternalAxiosRequestConfig,
+  breaker: Breaker,
+  timeoutMs: number | false | undefined,
+): Promise<AxiosResponse> {
+  // They settle when their signal aborts: the permit is enough, unless the request may queue.
+  if (!Object.isExtensible(config) || mayQueue(breaker))
+    return executeRequest(inner, config, breaker, timeoutMs, true);
+  let permit: CallPermit;
+  try {
+    // A refusal, or a deadline the breaker refuses: the request is not sent.
+    permit = breaker.acquire(timeoutMs === undefined ? undefined : { timeoutMs });
+  } catch (refusal) {
+    return Promise.reject(refusal);
+  }
+  return sendUnderPermit(inner, config, permit);
 }
 
 /** Whether a call may wait for a bulkhead slot: `acquire()` would refuse it instead. */

@@ -66,9 +66,10 @@ export function sendUnderPermit(
         permit.fail(error);
         throw error;
       }
-      permit.release();
       // Cancelled during a fault's latency: what the adapter would have said.
-      throw dispatched ? error : cancelOf(slot);
+      const cancel = dispatched ? error : cancelOf(slot);
+      permit.release(cancel);
+      throw cancel;
     },
   );
 }
@@ -99,12 +100,13 @@ function watchAbandon(permit: CallPermit, end: (error: unknown) => void): void {
  */
 function followCaller(slot: SignalSlot, signal: RequestSignal, permit: CallPermit): () => void {
   const token = slot.config.cancelToken;
-  const release = (): void => permit.release();
-  token?.subscribe(release);
-  signal.addEventListener('abort', release);
+  const onCancel = (reason: unknown): void => permit.release(reason);
+  const onAbort = (): void => permit.release(cancelOf(slot));
+  token?.subscribe(onCancel);
+  signal.addEventListener('abort', onAbort);
   return () => {
-    token?.unsubscribe(release);
-    signal.removeEventListener('abort', release);
+    token?.unsubscribe(onCancel);
+    signal.removeEventListener('abort', onAbort);
   };
 }
 

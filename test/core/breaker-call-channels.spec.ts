@@ -110,6 +110,25 @@ describe('call channels (deps.channels.callStart / callSettle)', () => {
     expect(callSettle.objects).toEqual(callStart.objects);
   });
 
+  it("a permit released with a reason (the caller's cancel) settles with it as its error, and so does its ignored event", () => {
+    const { all, callSettle } = channels();
+    callSettle.subscribed = true;
+    const breaker = new Breaker(
+      'permits',
+      { timeoutMs: 100 },
+      { clock: new ManualClock(), channels: all },
+    );
+    const ignored: unknown[] = [];
+    breaker.on('ignored', ({ error }) => ignored.push(error));
+    const gone = new Error('gone');
+    const permit = breaker.acquire();
+    permit.release(gone);
+    permit.release(new Error('later'));
+    expect(callSettle.messages).toEqual([{ breaker: 'permits', error: gone }]);
+    expect(ignored).toEqual([gone]);
+    expect(breaker.snapshot().totals.ignored).toBe(1);
+  });
+
   it('with nobody subscribed, publish nothing and read each hasSubscribers once per call', async () => {
     const { all, callStart, callSettle } = channels();
     const breaker = new Breaker('quiet', { timeoutMs: false }, { channels: all });

@@ -87,8 +87,8 @@ export class FaultedCall<T> implements CallPermit<T> {
   timeOut(error: CallTimeoutError): void {
     this.tracked.timeOut(error);
   }
-  release(): void {
-    this.tracked.release();
+  release(reason?: unknown): void {
+    this.tracked.release(reason);
   }
   track(result: T | PromiseLike<T>): Promise<T> {
     return this.tracked.track(result);

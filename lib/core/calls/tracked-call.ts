@@ -50,8 +50,11 @@ export interface CallPermit<T = unknown> {
   fail(error: unknown, outcome?: 'failure' | 'overload'): CallOutcome;
   /** The call ran out of time: counted as a failure. */
   timeOut(error: CallTimeoutError): void;
-  /** The call's outcome is unknown or irrelevant (the caller went away): `ignored`, and its signal aborts (an `AbortError`). */
-  release(): void;
+  /**
+   * The call's outcome is unknown or irrelevant (the caller went away): `ignored`, and its signal aborts (an
+   * `AbortError`). `reason` (the caller's cancel, say) is what the `ignored` event and `call-settle` carry as the error.
+   */
+  release(reason?: unknown): void;
   /**
    * Settles the permit from the call's result: a value at once, a promise when it
    * settles or when the deadline passes (then with `CallTimeoutError`; the
@@ -337,16 +340,16 @@ export class TrackedCall<T> implements CallPermit<T>, Deadline {
     this.reject?.(error);
   }
 
-  release(): void {
+  release(reason?: unknown): void {
     if (this.settled) return;
     this.finish();
     this.outcome = 'ignored';
     // The caller went away (an unsubscribed Observable): what the call started with its signal is not wanted any more.
     this.controller?.abort();
-    this.breaker.settle(this.token, 'ignored', undefined, this.startedAt, undefined);
-    this.onSettled?.('ignored', undefined);
+    this.breaker.settle(this.token, 'ignored', reason, this.startedAt, undefined);
+    this.onSettled?.('ignored', reason);
     this.parentCall?.release();
-    this.observer?.settled(false, undefined);
+    this.observer?.settled(false, reason);
   }
 
   /** @internal Takes the admission back: this was not a call after all. */
