@@ -12,7 +12,7 @@ import { BREAKER_CHANNEL_NAMES, breakerChannels } from '../../lib/diagnostics/in
 import { ManualClock } from '../../lib/testing/index.js';
 import { countingServer, routes, type CountingServer } from './counting-server.js';
 
-// A review of the permit path (331c02e): requests to axios' own http adapter go out under acquire(),
+// How a request under the permit path ends: requests to axios' own http adapter go out under acquire(),
 // and what the breaker decides reaches them through their RequestSignal only.
 
 const cleanups: (() => unknown)[] = [];
@@ -50,7 +50,7 @@ async function settled(): Promise<void> {
   for (let i = 0; i < 10; i++) await Promise.resolve();
 }
 
-describe('review: what the permit path leaves behind', () => {
+describe('what the permit path leaves behind', () => {
   it("leaves no listener on the caller's own signal, whether the request answers, fails or times out", async () => {
     const server = await upstream();
     const http = client(server.url);
@@ -111,7 +111,7 @@ describe('review: what the permit path leaves behind', () => {
   });
 });
 
-describe('review: a retry of error.config', () => {
+describe('a retry of error.config', () => {
   it('goes through the breaker once more, without the signal of the first try', async () => {
     const server = await upstream();
     const http = client(server.url);
@@ -136,7 +136,7 @@ describe('review: a retry of error.config', () => {
   });
 });
 
-describe('review: redirects and the deadline', () => {
+describe('redirects and the deadline', () => {
   it('follows a redirect under one permit: one call, counted by the final answer', async () => {
     const server = await upstream();
     const http = client(server.url);
@@ -181,7 +181,7 @@ describe('review: redirects and the deadline', () => {
   });
 });
 
-describe('review: probes', () => {
+describe('probes', () => {
   it('a probe past halfOpen.probeTimeoutMs is aborted and fails; the breaker opens again', async () => {
     const server = await upstream();
     const http = client(server.url);
@@ -242,7 +242,7 @@ describe('review: probes', () => {
 });
 
 // On execute() (before 331c02e) both carried the cancel; the permit path releases its permit with it.
-describe('review: what observers of a cancelled request see', () => {
+describe('what observers of a cancelled request see', () => {
   it("a cancel during a fault's latency: the ignored event carries the token's reason", async () => {
     const server = await upstream();
     const http = client(server.url);
@@ -310,7 +310,7 @@ describe('review: what observers of a cancelled request see', () => {
   });
 });
 
-describe("review: responseType 'stream'", () => {
+describe("responseType 'stream'", () => {
   it("the caller's own signal still aborts the body after the headers, as it does without the breaker", async () => {
     // An upstream that sends its headers and one chunk, then holds the body until the client goes.
     let closed!: () => void;
@@ -369,7 +369,7 @@ describe("review: responseType 'stream'", () => {
   });
 });
 
-describe("review: a per-key family's probe rides on a child's request", () => {
+describe("a per-key family's probe rides on a child's request", () => {
   async function halfOpenFamily(): Promise<{
     http: AxiosInstance;
     family: Breaker;
