@@ -1,7 +1,7 @@
 import { getEventListeners } from 'node:events';
 import { Agent } from 'node:http';
 import axios, { AxiosError, type AxiosInstance } from 'axios';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { withCircuitBreaker } from '../../lib/axios/index.js';
 import {
   Breaker,
@@ -12,37 +12,10 @@ import {
 import type { BreakerOptions } from '../../lib/core/index.js';
 import { FAMILY_DEFAULT_KEY } from '../../lib/index.js';
 import { ManualClock } from '../../lib/testing/index.js';
-import { countingServer, routes, type CountingServer } from './counting-server.js';
-
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!();
-});
-
-async function upstream(): Promise<CountingServer> {
-  const server = await countingServer(routes);
-  cleanups.push(() => server.close());
-  return server;
-}
-
-/** An instance whose every request opens its own connection, so the server's count of connections means something. */
-function client(baseURL?: string): AxiosInstance {
-  const agent = new Agent({ keepAlive: false });
-  cleanups.push(() => agent.destroy());
-  return axios.create({ baseURL, httpAgent: agent });
-}
+import { upstream, client, rejectionOf } from './axios-fixtures.js';
 
 function breakerOf(options: BreakerOptions, clock = new ManualClock()): Breaker {
   return new Breaker('upstream', options, { clock });
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    (value) => {
-      throw new Error(`expected a rejection, got ${String(value)}`);
-    },
-    (error: unknown) => error,
-  );
 }
 
 describe('withCircuitBreaker(axios instance)', () => {

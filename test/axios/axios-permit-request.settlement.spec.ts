@@ -1,53 +1,23 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { getEventListeners } from 'node:events';
-import { Agent, createServer } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
 import axios, { AxiosError, type AxiosInstance } from 'axios';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { withCircuitBreaker } from '../../lib/axios/index.js';
 import { Breaker, CallRejectedError, CallTimeoutError } from '../../lib/core/index.js';
 import type { BreakerOptions } from '../../lib/core/index.js';
 import { BREAKER_CHANNEL_NAMES, breakerChannels } from '../../lib/diagnostics/index.js';
 import { ManualClock } from '../../lib/testing/index.js';
-import { countingServer, routes, type CountingServer } from './counting-server.js';
+import { cleanups, upstream, client, rejectionOf, settled } from './axios-fixtures.js';
+import type { CountingServer } from './counting-server.js';
 
 // How a request under the permit path ends: requests to axios' own http adapter go out under acquire(),
 // and what the breaker decides reaches them through their RequestSignal only.
 
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!();
-});
-
-async function upstream(): Promise<CountingServer> {
-  const server = await countingServer(routes);
-  cleanups.push(() => server.close());
-  return server;
-}
-
-function client(baseURL: string): AxiosInstance {
-  const agent = new Agent({ keepAlive: false });
-  cleanups.push(() => agent.destroy());
-  return axios.create({ baseURL, httpAgent: agent });
-}
-
 function breakerOf(options: BreakerOptions, clock: ManualClock, faults = false): Breaker {
   return new Breaker('upstream', options, { clock, faultInjection: faults });
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    (value) => {
-      throw new Error(`expected a rejection, got ${String(value)}`);
-    },
-    (error: unknown) => error,
-  );
-}
-
-/** Lets the promise reactions queued so far run. */
-async function settled(): Promise<void> {
-  for (let i = 0; i < 10; i++) await Promise.resolve();
 }
 
 describe('what the permit path leaves behind', () => {

@@ -1,48 +1,16 @@
-import { Agent } from 'node:http';
-import axios, { type AxiosInstance } from 'axios';
-import { afterEach, describe, expect, it } from 'vitest';
+import axios from 'axios';
+import { describe, expect, it } from 'vitest';
 import { withCircuitBreaker } from '../../lib/axios/index.js';
 import { Breaker, CallRejectedError, CallTimeoutError } from '../../lib/core/index.js';
 import type { BreakerOptions } from '../../lib/core/index.js';
 import { ManualClock } from '../../lib/testing/index.js';
-import { countingServer, routes, type CountingServer } from './counting-server.js';
+import { upstream, client, rejectionOf, settled } from './axios-fixtures.js';
 
 // Requests to axios' own http adapter go out under a permit, without breaker.execute() around them:
 // what the breaker decides reaches the request through its signal, and the caller through the adapter.
 
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!();
-});
-
-async function upstream(): Promise<CountingServer> {
-  const server = await countingServer(routes);
-  cleanups.push(() => server.close());
-  return server;
-}
-
-function client(baseURL: string): AxiosInstance {
-  const agent = new Agent({ keepAlive: false });
-  cleanups.push(() => agent.destroy());
-  return axios.create({ baseURL, httpAgent: agent });
-}
-
 function faulty(options: BreakerOptions, clock: ManualClock): Breaker {
   return new Breaker('upstream', options, { clock, faultInjection: true });
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    (value) => {
-      throw new Error(`expected a rejection, got ${String(value)}`);
-    },
-    (error: unknown) => error,
-  );
-}
-
-/** Lets the promise reactions queued so far run. */
-async function settled(): Promise<void> {
-  for (let i = 0; i < 10; i++) await Promise.resolve();
 }
 
 describe('a request to axios’ own adapter, under a permit', () => {
