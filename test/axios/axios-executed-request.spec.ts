@@ -1,34 +1,12 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import axios from 'axios';
 import { describe, expect, it } from 'vitest';
 import { withCircuitBreaker } from '../../lib/axios/index.js';
 import { Breaker } from '../../lib/core/index.js';
 import { ManualClock } from '../../lib/testing/index.js';
-import { cleanups } from './axios-fixtures.js';
+import { holdingUpstream } from './axios-fixtures.js';
 
 // Requests to any adapter but axios' own (its fetch adapter here) go through breaker.execute(),
 // with the call's own AbortSignal on a copy of their config.
-
-/** An upstream that sends its headers and one chunk, then holds the body until the client goes. */
-async function holdingUpstream(): Promise<{ url: string; clientGone: Promise<void> }> {
-  let closed!: () => void;
-  const clientGone = new Promise<void>((resolve) => (closed = resolve));
-  const server = createServer((_request, response) => {
-    response.writeHead(200, { 'content-type': 'text/plain' });
-    response.write('first');
-    response.on('close', closed);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, clientGone };
-}
 
 describe("a request through axios' fetch adapter", () => {
   it("the caller's own signal still aborts a streamed body after the headers, as it does without the breaker", async () => {

@@ -1,4 +1,5 @@
-import { Agent } from 'node:http';
+import { Agent, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import axios, { type AxiosInstance } from 'axios';
 import { afterEach } from 'vitest';
 import { countingServer, routes, type CountingServer } from './counting-server.js';
@@ -36,4 +37,24 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
 /** Lets the promise reactions queued so far run. */
 export async function settled(): Promise<void> {
   for (let i = 0; i < 10; i++) await Promise.resolve();
+}
+
+/** An upstream that sends its headers and one chunk, then holds the body until the client goes. */
+export async function holdingUpstream(): Promise<{ url: string; clientGone: Promise<void> }> {
+  let closed!: () => void;
+  const clientGone = new Promise<void>((resolve) => (closed = resolve));
+  const server = createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'text/plain' });
+    response.write('first');
+    response.on('close', closed);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, clientGone };
 }

@@ -1,7 +1,5 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { getEventListeners } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
 import axios, { AxiosError, type AxiosInstance } from 'axios';
 import { describe, expect, it } from 'vitest';
@@ -10,7 +8,14 @@ import { Breaker, CallRejectedError, CallTimeoutError } from '../../lib/core/ind
 import type { BreakerOptions } from '../../lib/core/index.js';
 import { BREAKER_CHANNEL_NAMES, breakerChannels } from '../../lib/diagnostics/index.js';
 import { ManualClock } from '../../lib/testing/index.js';
-import { cleanups, upstream, client, rejectionOf, settled } from './axios-fixtures.js';
+import {
+  cleanups,
+  holdingUpstream,
+  upstream,
+  client,
+  rejectionOf,
+  settled,
+} from './axios-fixtures.js';
 import type { CountingServer } from './counting-server.js';
 
 // How a request under the permit path ends: requests to axios' own http adapter go out under acquire(),
@@ -282,23 +287,8 @@ describe('what observers of a cancelled request see', () => {
 
 describe("responseType 'stream'", () => {
   it("the caller's own signal still aborts the body after the headers, as it does without the breaker", async () => {
-    // An upstream that sends its headers and one chunk, then holds the body until the client goes.
-    let closed!: () => void;
-    const clientGone = new Promise<void>((resolve) => (closed = resolve));
-    const server = createServer((_request, response) => {
-      response.writeHead(200, { 'content-type': 'text/plain' });
-      response.write('first');
-      response.on('close', closed);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    cleanups.push(
-      () =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    );
-    const http = client(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const { url, clientGone } = await holdingUpstream();
+    const http = client(url);
     const breaker = breakerOf({ timeoutMs: 1_000 }, new ManualClock());
     withCircuitBreaker(http, { breaker });
     const controller = new AbortController();
