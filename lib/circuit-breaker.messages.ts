@@ -62,6 +62,9 @@ export const circuitBreakerMessages = {
   answeringMissing: (className: string) =>
     `${className} built with new is missing its HttpAdapterHost or CircuitBreakerExceptionFilter: without them a refused HTTP request would answer 500 instead of 503. ` +
     `Pass all four arguments, new ${className}(registry, reflector, app.get(HttpAdapterHost), app.get(CircuitBreakerExceptionFilter)), or let Nest build it (list it in a module's providers and use app.get(${className})).`,
+  filterNotVisible: (className: string) =>
+    `${className} sees no CircuitBreakerExceptionFilter: without it a refused HTTP request would answer 500 instead of 503. ` +
+    `CircuitBreakerModule.forRoot() (or CircuitBreakerTestingModule.forRoot()) provides it beside CircuitBreakerRegistry: import that rather than providing CircuitBreakerRegistry yourself, or pass app.get(CircuitBreakerExceptionFilter) as the fourth argument of new ${className}().`,
   invalidInjectName: (value: unknown) =>
     `@InjectCircuitBreaker() takes a breaker name, a non-empty string, got ${describeValue(value)}. Pass the name, e.g. @InjectCircuitBreaker('payments').`,
   missingFallbackMethod: (qualifiedName: string, fallback: string) =>

@@ -5,17 +5,21 @@ import type { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 
 /**
- * Fails a guard or an interceptor built by hand (`new`) without the two
- * arguments that answer a refused HTTP request (Nest always injects them):
- * it would answer 500 instead of 503, unnoticed until an outage. @internal
+ * Fails a guard or an interceptor without the two arguments that answer a
+ * refused HTTP request: it would answer 500 instead of 503, unnoticed until
+ * an outage. Nest always injects `HttpAdapterHost`, so without it the class
+ * was built by hand (`new`); with it but no filter, Nest built it where a
+ * `CircuitBreakerRegistry` is provided other than by the module (a unit
+ * test's stand-in), or it was built by hand with three arguments. @internal
  */
 export function requireAnswering(
   adapterHost: HttpAdapterHost | undefined,
   filter: CircuitBreakerExceptionFilter | undefined,
   className: string,
 ): void {
-  if (adapterHost === undefined || filter === undefined)
+  if (adapterHost === undefined)
     throw new TypeError(circuitBreakerMessages.answeringMissing(className));
+  if (filter === undefined) throw new TypeError(circuitBreakerMessages.filterNotVisible(className));
 }
 
 /**

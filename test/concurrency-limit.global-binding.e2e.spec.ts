@@ -7,6 +7,7 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { APP_INTERCEPTOR, HttpAdapterHost, Reflector } from '@nestjs/core';
+import { Test } from '@nestjs/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   BreakerConfigError,
@@ -210,6 +211,24 @@ describe('the start-up check of a global ConcurrencyLimitInterceptor', () => {
       expect(failure.message).toBe(
         `${className} built with new is missing its HttpAdapterHost or CircuitBreakerExceptionFilter: without them a refused HTTP request would answer 500 instead of 503. ` +
           `Pass all four arguments, new ${className}(registry, reflector, app.get(HttpAdapterHost), app.get(CircuitBreakerExceptionFilter)), or let Nest build it (list it in a module's providers and use app.get(${className})).`,
+      );
+    },
+  );
+
+  it.each(['ConcurrencyLimitInterceptor', 'CircuitBreakerGuard'] as const)(
+    '%s that Nest builds beside a CircuitBreakerRegistry of your own, without the filter, fails start-up saying so',
+    async (className) => {
+      const built =
+        className === 'CircuitBreakerGuard' ? CircuitBreakerGuard : ConcurrencyLimitInterceptor;
+      const failure = (await Test.createTestingModule({
+        providers: [built, { provide: CircuitBreakerRegistry, useValue: {} }],
+      })
+        .compile()
+        .catch((error: unknown) => error)) as Error;
+      expect(failure).toBeInstanceOf(TypeError);
+      expect(failure.message).toBe(
+        `${className} sees no CircuitBreakerExceptionFilter: without it a refused HTTP request would answer 500 instead of 503. ` +
+          `CircuitBreakerModule.forRoot() (or CircuitBreakerTestingModule.forRoot()) provides it beside CircuitBreakerRegistry: import that rather than providing CircuitBreakerRegistry yourself, or pass app.get(CircuitBreakerExceptionFilter) as the fourth argument of new ${className}().`,
       );
     },
   );
