@@ -28,7 +28,7 @@ export function executeRequest(
   const signal = light ? new RequestSignal() : undefined;
   const call = (context: CallContext): Promise<AxiosResponse> =>
     signal === undefined
-      ? send(inner, slot, signalFor(context.signal, slot))
+      ? send(inner, slot, context.signal)
       : // A call that nothing can abort has its signal as a plain field (undefined); one that can makes an
         // AbortController when its signal is read, which the request's own signal makes unnecessary.
         Object.hasOwn(context, 'signal') && context.signal === undefined
@@ -54,23 +54,6 @@ export function executeRequest(
       throw error;
     },
   );
-}
-
-/**
- * The signal a request to another adapter goes out with: the call's own,
- * and for a streamed response (`responseType: 'stream'`) the caller's own
- * too. The call ends at the headers, and the breaker lets go of the
- * caller's signal then; bare axios hands it to the adapter, whose body it
- * still aborts (axios' fetch adapter cancels its stream with it).
- */
-function signalFor(call: AbortSignal | undefined, slot: SignalSlot): AbortSignal | undefined {
-  const callers = slot.callers;
-  // No signal of the call's: the request goes out with the caller's own, on its own config.
-  return call !== undefined &&
-    slot.config.responseType === 'stream' &&
-    callers instanceof AbortSignal
-    ? AbortSignal.any([call, callers])
-    : call;
 }
 
 /**
