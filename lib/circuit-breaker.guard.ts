@@ -16,7 +16,7 @@ import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 import { checkRequiredBreakers, type CircuitRequirement } from './circuit-requirement.js';
 import { keyFor } from './circuit-key.js';
-import { refusalOf, requireAnswering } from './http-refusal.js';
+import { answererOf, refusalOf } from './http-refusal.js';
 import type { CircuitBreakerRequirement } from './interfaces/circuit-breaker-admission-options.interface.js';
 
 /** Where a class made by `requiring()` keeps its requirements: no public type names them. */
@@ -39,6 +39,7 @@ const REQUIRED = Symbol('nestjs-circuit-breaker.required-circuits');
 export class CircuitBreakerGuard implements CanActivate {
   // Every parameter names its token: `requiring()` builds subclasses, which must inject alike.
   private readonly registry: CircuitBreakerRegistry;
+  private readonly filter: CircuitBreakerExceptionFilter;
 
   constructor(
     @Optional() @Inject(CircuitBreakerRegistry) registry: CircuitBreakerRegistry | undefined,
@@ -46,7 +47,7 @@ export class CircuitBreakerGuard implements CanActivate {
     @Optional() @Inject(HttpAdapterHost) private readonly adapterHost: HttpAdapterHost | undefined,
     @Optional()
     @Inject(CircuitBreakerExceptionFilter)
-    private readonly filter: CircuitBreakerExceptionFilter | undefined,
+    filter?: CircuitBreakerExceptionFilter,
   ) {
     // Nest builds the guard where it is used: without the module there, fail start-up saying so.
     this.registry = requireModule(
@@ -54,7 +55,7 @@ export class CircuitBreakerGuard implements CanActivate {
       '@RequireCircuitBreaker() (CircuitBreakerGuard)',
       'CircuitBreakerGuard',
     );
-    requireAnswering(adapterHost, filter, 'CircuitBreakerGuard');
+    this.filter = answererOf(adapterHost, filter, 'CircuitBreakerGuard');
     // What requiring() names is on no route's metadata, so the start-up check of names does not see it: check it here.
     for (const { name, key, site } of this.always()) {
       const breaker = this.registry.orchestrator.use(name, site);

@@ -60,11 +60,8 @@ export const circuitBreakerMessages = {
     `${integration} needs CircuitBreakerModule, whose CircuitBreakerRegistry it reads, and none is visible to it. ` +
     `Import CircuitBreakerModule.forRoot() (or forRootAsync()) in the root module, beside ${integration}, and keep it global (the default).`,
   answeringMissing: (className: string) =>
-    `${className} built with new is missing its HttpAdapterHost or CircuitBreakerExceptionFilter: without them a refused HTTP request would answer 500 instead of 503. ` +
-    `Pass all four arguments, new ${className}(registry, reflector, app.get(HttpAdapterHost), app.get(CircuitBreakerExceptionFilter)), or let Nest build it (list it in a module's providers and use app.get(${className})).`,
-  filterNotVisible: (className: string) =>
-    `${className} sees no CircuitBreakerExceptionFilter: without it a refused HTTP request would answer 500 instead of 503. ` +
-    `CircuitBreakerModule.forRoot() (or CircuitBreakerTestingModule.forRoot()) provides it beside CircuitBreakerRegistry: import that rather than providing CircuitBreakerRegistry yourself, or pass app.get(CircuitBreakerExceptionFilter) as the fourth argument of new ${className}().`,
+    `${className} built with new is missing its HttpAdapterHost: without it a refused HTTP request would answer 500 instead of 503. ` +
+    `Pass it, new ${className}(registry, reflector, app.get(HttpAdapterHost), app.get(CircuitBreakerExceptionFilter)), or let Nest build it (list it in a module's providers and use app.get(${className})).`,
   invalidInjectName: (value: unknown) =>
     `@InjectCircuitBreaker() takes a breaker name, a non-empty string, got ${describeValue(value)}. Pass the name, e.g. @InjectCircuitBreaker('payments').`,
   missingFallbackMethod: (qualifiedName: string, fallback: string) =>

@@ -15,7 +15,7 @@ import { requireModule } from './circuit-breaker-module-missing.error.js';
 import { CircuitBreakerRegistry } from './circuit-breaker.registry.js';
 import type { ConcurrencyLimitUse } from './concurrency-limit-use.js';
 import { concurrencyLimitMessages } from './concurrency-limit.messages.js';
-import { refusalOf, requireAnswering } from './http-refusal.js';
+import { answererOf, refusalOf } from './http-refusal.js';
 import { limitedHandling, type ClientConnection } from './limited-handling.js';
 import { criticalityReader } from './request-criticality.js';
 
@@ -42,6 +42,7 @@ import { criticalityReader } from './request-criticality.js';
 @Injectable()
 export class ConcurrencyLimitInterceptor implements NestInterceptor {
   private readonly registry: CircuitBreakerRegistry;
+  private readonly filter: CircuitBreakerExceptionFilter;
   private readonly criticalityOf: (context: ExecutionContext) => Criticality;
 
   constructor(
@@ -50,7 +51,7 @@ export class ConcurrencyLimitInterceptor implements NestInterceptor {
     @Optional() @Inject(HttpAdapterHost) private readonly adapterHost: HttpAdapterHost | undefined,
     @Optional()
     @Inject(CircuitBreakerExceptionFilter)
-    private readonly filter: CircuitBreakerExceptionFilter | undefined,
+    filter?: CircuitBreakerExceptionFilter,
   ) {
     // Nest builds the interceptor where it is used: without the module there, fail start-up saying so.
     this.registry = requireModule(
@@ -58,7 +59,7 @@ export class ConcurrencyLimitInterceptor implements NestInterceptor {
       '@ConcurrencyLimit() (ConcurrencyLimitInterceptor)',
       'ConcurrencyLimitInterceptor',
     );
-    requireAnswering(adapterHost, filter, 'ConcurrencyLimitInterceptor');
+    this.filter = answererOf(adapterHost, filter, 'ConcurrencyLimitInterceptor');
     if (this.registry.limiterNames().length === 0)
       throw new BreakerConfigError(concurrencyLimitMessages.noLimiters(), DEFAULT_LIMITER);
     this.criticalityOf = criticalityReader(this.registry.orchestrator.criticality, reflector);

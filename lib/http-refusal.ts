@@ -1,25 +1,26 @@
 import { HttpException, type ExecutionContext } from '@nestjs/common';
 import type { HttpAdapterHost } from '@nestjs/core';
 import type { CallRejectedError } from './core/index.js';
-import type { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
+import { CircuitBreakerExceptionFilter } from './circuit-breaker.exception-filter.js';
 import { circuitBreakerMessages } from './circuit-breaker.messages.js';
 
 /**
- * Fails a guard or an interceptor without the two arguments that answer a
- * refused HTTP request: it would answer 500 instead of 503, unnoticed until
- * an outage. Nest always injects `HttpAdapterHost`, so without it the class
- * was built by hand (`new`); with it but no filter, Nest built it where a
- * `CircuitBreakerRegistry` is provided other than by the module (a unit
- * test's stand-in), or it was built by hand with three arguments. @internal
+ * The filter a guard or an interceptor answers a refused HTTP request with.
+ * Nest always injects `HttpAdapterHost`: without it the class was built by
+ * hand (`new`) with two arguments, and would answer 500 instead of 503,
+ * unnoticed until an outage, so it fails here. Without the module's filter
+ * (Nest built it beside a `CircuitBreakerRegistry` of the application's own,
+ * a unit test's stand-in, or it was built by hand with three arguments), it
+ * answers as the filter does by default. @internal
  */
-export function requireAnswering(
+export function answererOf(
   adapterHost: HttpAdapterHost | undefined,
   filter: CircuitBreakerExceptionFilter | undefined,
   className: string,
-): void {
+): CircuitBreakerExceptionFilter {
   if (adapterHost === undefined)
     throw new TypeError(circuitBreakerMessages.answeringMissing(className));
-  if (filter === undefined) throw new TypeError(circuitBreakerMessages.filterNotVisible(className));
+  return filter ?? new CircuitBreakerExceptionFilter(adapterHost);
 }
 
 /**
