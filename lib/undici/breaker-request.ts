@@ -41,7 +41,8 @@ export function finish(request: BreakerRequest, error: Error): void {
 export function callerAborted(request: BreakerRequest, reason: Error): void {
   if (request.abortReason !== null) return;
   request.abortReason = reason;
-  request.permit.release();
+  // The ignored event and call-settle carry the caller's reason, as for every client.
+  request.permit.release(reason);
   request.abortUpstream(reason);
   // A response undici has finished (its end held here) gets no error from undici: the caller hears its own.
   if (request.failureBody?.endHeld === true) finish(request, reason);

@@ -271,14 +271,19 @@ describe.each(FORMS)('withCircuitBreaker() against a real server (%s form)', (ea
     const breaker = breakerOf({ consecutiveFailures: 1, timeoutMs: 500 });
     const dispatcher = agentWith({ breaker });
     const caller = new AbortController();
+    const heard: unknown[] = [];
+    breaker.on('ignored', ({ error }) => heard.push(error));
 
     const pending = request(`${upstream.origin}/hang`, { dispatcher, signal: caller.signal }).catch(
       (e: unknown) => e,
     );
     await upstream.whenRequests(1);
-    caller.abort(new Error('caller left'));
+    const reason = new Error('caller left');
+    caller.abort(reason);
 
     expect(((await pending) as Error).message).toBe('caller left');
+    // The ignored event says why, as it does for axios and execute().
+    expect(heard).toEqual([reason]);
     await upstream.whenClosed(1);
     const { totals } = breaker.snapshot();
     expect(totals.ignored).toBe(1);
