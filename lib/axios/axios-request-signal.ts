@@ -1,4 +1,6 @@
-import type { GenericAbortSignal } from 'axios';
+import type { GenericAbortSignal, InternalAxiosRequestConfig } from 'axios';
+
+type Token = NonNullable<InternalAxiosRequestConfig['cancelToken']>;
 
 /**
  * The signal a protected request is sent with: what axios' adapters use of
@@ -9,8 +11,10 @@ import type { GenericAbortSignal } from 'axios';
  * one of those costs a request more than everything else the breaker does
  * for it (about 10 µs and its garbage, on Node 20).
  *
- * Given the caller's own signal (`source`), it follows it: the caller's
- * abort aborts the request, with the caller's reason, until `settle()`.
+ * Given the caller's own signal (`source`) or cancel token (`token`), it
+ * follows them: the caller's abort or cancel aborts it, with the caller's
+ * reason, until `settle()`. So it also stands for the caller's cancel as
+ * one signal (`callerSignalOf()`).
  *
  * @internal
  */
@@ -23,14 +27,24 @@ export class RequestSignal {
   // An adapter listens once per request: one listener in a field, an array only past it.
   private listener: ((this: RequestSignal, event: unknown) => void) | undefined = undefined;
   private more: ((this: RequestSignal, event: unknown) => void)[] | undefined = undefined;
-  // Made only when there is a caller's signal to follow: HttpService's requests have a token and no signal.
+  // Made only for what there is to follow: HttpService's requests have a token and no signal.
   private readonly onSource: (() => void) | undefined = undefined;
+  private readonly onCancel: ((reason: unknown) => void) | undefined = undefined;
 
-  constructor(private readonly source?: GenericAbortSignal) {
-    if (source === undefined) return;
-    this.onSource = () => this.abort((source as { reason?: unknown }).reason);
-    if (source.aborted) this.onSource();
-    else source.addEventListener?.('abort', this.onSource);
+  constructor(
+    private readonly source?: GenericAbortSignal,
+    private readonly token?: Token,
+  ) {
+    if (source !== undefined) {
+      this.onSource = () => this.abort((source as { reason?: unknown }).reason);
+      if (source.aborted) this.onSource();
+      else source.addEventListener?.('abort', this.onSource);
+    }
+    if (token !== undefined) {
+      this.onCancel = (reason) => this.abort(reason);
+      // Calls onCancel at once when the token was already cancelled.
+      token.subscribe(this.onCancel);
+    }
   }
 
   addEventListener(type: string, listener: (this: RequestSignal, event: unknown) => void): void {
@@ -49,10 +63,13 @@ export class RequestSignal {
     if (this.aborted) throw this.reason;
   }
 
-  /** The request has settled: nothing aborts it any more, and the caller's signal is let go. */
+  /** The request has settled: nothing aborts it any more, and the caller's signal and token are let go. */
   settle(): void {
     this.settled = true;
+    this.listener = undefined;
+    this.more = undefined;
     if (this.onSource !== undefined) this.source!.removeEventListener?.('abort', this.onSource);
+    if (this.onCancel !== undefined) this.token!.unsubscribe(this.onCancel);
   }
 
   /** The breaker gave up on the call with `reason`: the request, if still going, is aborted. */
